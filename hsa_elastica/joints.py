@@ -1,0 +1,414 @@
+"""Rod tip <-> platform spring-damper joint (paper Section II-D, Eq. 6-7).
+
+One rod's distal node and distal element are tied to an attachment point on a rigid platform
+(PyElastica ``Cylinder``) by a translational and a rotational spring-damper. The joint is a
+PyElastica 1.0 ``ConnectionBase``::
+
+    sim.connect(first_rod=rod, second_rod=platform, first_connect_idx=-1, second_connect_idx=0
+        ).using(PlatformJoint, k_F=5e5, nu_F=0.0, k_tau=20.0, nu_tau=0.0,
+                attachment_point=np.array([x, y, -thickness / 2]))
+
+Frames (PyElastica conventions): ``director_collection[:, :, k]`` (written ``Q``) maps lab ->
+local, so lab vectors are ``Q.T @ v_local``. Angular velocities ``omega_collection`` and external
+torques are stored in the LOCAL (body / material) frame for rods and rigid bodies alike.
+
+The numerical work is done by the ``@njit(cache=True)`` kernels :func:`joint_force_kernel` and
+:func:`joint_torque_kernel` (pure functions on the systems' arrays, no allocation of 3-vectors in
+Python); the class only holds the parameters and the rest orientation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from elastica.joint import ConnectionBase
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.params import ParameterError
+
+__all__ = [
+    "PlatformJoint",
+    "joint_force_kernel",
+    "joint_torque_kernel",
+    "rotation_matrix_to_quaternion",
+    "rotation_vector_from_matrix",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# rotation helpers (numba)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def rotation_matrix_to_quaternion(
+    R: NDArray[np.float64],
+) -> tuple[float, float, float, float]:
+    """Unit quaternion ``(x, y, z, w)`` with ``w >= 0`` of the proper rotation matrix ``R``.
+
+    ``R`` acts on column vectors (``v' = R v``), the convention of ``scipy``'s
+    ``Rotation.from_matrix``. Shepperd's method: the largest of ``w, x, y, z`` is computed from
+    the diagonal first, so the result is accurate for every angle in [0, pi].
+    """
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    if tr >= R[0, 0] and tr >= R[1, 1] and tr >= R[2, 2]:
+        s = math.sqrt(1.0 + tr) * 2.0  # s = 4 w
+        w = 0.25 * s
+        x = (R[2, 1] - R[1, 2]) / s
+        y = (R[0, 2] - R[2, 0]) / s
+        z = (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
+        s = math.sqrt(max(1.0 + R[0, 0] - R[1, 1] - R[2, 2], 0.0)) * 2.0  # s = 4 x
+        w = (R[2, 1] - R[1, 2]) / s
+        x = 0.25 * s
+        y = (R[0, 1] + R[1, 0]) / s
+        z = (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] >= R[2, 2]:
+        s = math.sqrt(max(1.0 + R[1, 1] - R[0, 0] - R[2, 2], 0.0)) * 2.0  # s = 4 y
+        w = (R[0, 2] - R[2, 0]) / s
+        x = (R[0, 1] + R[1, 0]) / s
+        y = 0.25 * s
+        z = (R[1, 2] + R[2, 1]) / s
+    else:
+        s = math.sqrt(max(1.0 + R[2, 2] - R[0, 0] - R[1, 1], 0.0)) * 2.0  # s = 4 z
+        w = (R[1, 0] - R[0, 1]) / s
+        x = (R[0, 2] + R[2, 0]) / s
+        y = (R[1, 2] + R[2, 1]) / s
+        z = 0.25 * s
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if w < 0.0:
+        n = -n
+    return x / n, y / n, z / n, w / n
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rotation_vector_from_matrix(R: NDArray[np.float64]) -> tuple[float, float, float]:
+    """Rotation vector ``theta * axis`` (rad) of the rotation matrix ``R`` (``log`` map).
+
+    Same convention as ``scipy``'s ``Rotation.from_matrix(R).as_rotvec()``: ``R`` rotates column
+    vectors by ``|theta|`` about ``axis`` (right-hand rule), ``|theta| <= pi``. Computed from the
+    quaternion, so it is accurate near 0 and near pi.
+    """
+    x, y, z, w = rotation_matrix_to_quaternion(R)
+    s = math.sqrt(x * x + y * y + z * z)
+    if s < 1e-8:
+        # theta = 2 asin(s) ~ 2 s (1 + s^2/6); theta/s -> 2/w to O(s^2)
+        scale = 2.0 / w
+    else:
+        scale = 2.0 * math.atan2(s, w) / s
+    return scale * x, scale * y, scale * z
+
+
+# --------------------------------------------------------------------------------------------
+# joint kernels (numba)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def joint_force_kernel(
+    rod_position: NDArray[np.float64],
+    rod_velocity: NDArray[np.float64],
+    rod_external_forces: NDArray[np.float64],
+    node: int,
+    platform_position: NDArray[np.float64],
+    platform_velocity: NDArray[np.float64],
+    platform_director: NDArray[np.float64],
+    platform_omega: NDArray[np.float64],
+    platform_external_forces: NDArray[np.float64],
+    platform_external_torques: NDArray[np.float64],
+    body: int,
+    attachment_point: NDArray[np.float64],
+    k_F: float,
+    nu_F: float,
+) -> None:
+    """Translational spring-damper of Eq. 6, accumulated in place.
+
+    ``F = k_F (r_p - r_tip) + nu_F (v_p - v_tip)`` [N] with the attachment point
+    ``r_p = x_com + r``, ``r = Q_p^T a`` (lab) and ``v_p = v_com + (Q_p^T omega_p) x r``
+    (``omega_p`` is the body-frame angular velocity). ``+F`` is added to rod node ``node``,
+    ``-F`` to the platform centre of mass and the moment ``r x (-F)`` of that force about the
+    centre of mass to the platform torque, converted to the body frame (``Q_p (r x -F)``).
+    """
+    Q = platform_director[:, :, body]
+    # lab lever arm r = Q^T a, lab angular velocity w = Q^T omega_local
+    r0 = Q[0, 0] * attachment_point[0] + Q[1, 0] * attachment_point[1] + Q[2, 0] * attachment_point[2]
+    r1 = Q[0, 1] * attachment_point[0] + Q[1, 1] * attachment_point[1] + Q[2, 1] * attachment_point[2]
+    r2 = Q[0, 2] * attachment_point[0] + Q[1, 2] * attachment_point[1] + Q[2, 2] * attachment_point[2]
+    om = platform_omega[:, body]
+    w0 = Q[0, 0] * om[0] + Q[1, 0] * om[1] + Q[2, 0] * om[2]
+    w1 = Q[0, 1] * om[0] + Q[1, 1] * om[1] + Q[2, 1] * om[2]
+    w2 = Q[0, 2] * om[0] + Q[1, 2] * om[1] + Q[2, 2] * om[2]
+    # attachment point velocity v_p = v_com + w x r
+    vp0 = platform_velocity[0, body] + (w1 * r2 - w2 * r1)
+    vp1 = platform_velocity[1, body] + (w2 * r0 - w0 * r2)
+    vp2 = platform_velocity[2, body] + (w0 * r1 - w1 * r0)
+    f0 = k_F * (platform_position[0, body] + r0 - rod_position[0, node]) + nu_F * (
+        vp0 - rod_velocity[0, node]
+    )
+    f1 = k_F * (platform_position[1, body] + r1 - rod_position[1, node]) + nu_F * (
+        vp1 - rod_velocity[1, node]
+    )
+    f2 = k_F * (platform_position[2, body] + r2 - rod_position[2, node]) + nu_F * (
+        vp2 - rod_velocity[2, node]
+    )
+    rod_external_forces[0, node] += f0
+    rod_external_forces[1, node] += f1
+    rod_external_forces[2, node] += f2
+    platform_external_forces[0, body] -= f0
+    platform_external_forces[1, body] -= f1
+    platform_external_forces[2, body] -= f2
+    # moment about the COM of -F applied at r (lab), then to the body frame
+    t0 = -(r1 * f2 - r2 * f1)
+    t1 = -(r2 * f0 - r0 * f2)
+    t2 = -(r0 * f1 - r1 * f0)
+    for i in range(3):
+        platform_external_torques[i, body] += Q[i, 0] * t0 + Q[i, 1] * t1 + Q[i, 2] * t2
+
+
+@njit(cache=True)  # type: ignore[misc]
+def relative_orientation(
+    platform_director: NDArray[np.float64],
+    body: int,
+    rod_director: NDArray[np.float64],
+    element: int,
+) -> NDArray[np.float64]:
+    """``C = Q_p Q_tip^T`` (3, 3): the rod-tip material frame expressed in the platform frame."""
+    C = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            s = 0.0
+            for m in range(3):
+                s += platform_director[i, m, body] * rod_director[j, m, element]
+            C[i, j] = s
+    return C
+
+
+@njit(cache=True)  # type: ignore[misc]
+def joint_torque_kernel(
+    rod_director: NDArray[np.float64],
+    rod_omega: NDArray[np.float64],
+    rod_external_torques: NDArray[np.float64],
+    element: int,
+    platform_director: NDArray[np.float64],
+    platform_omega: NDArray[np.float64],
+    platform_external_torques: NDArray[np.float64],
+    body: int,
+    rest_relative_orientation: NDArray[np.float64],
+    k_tau: float,
+    nu_tau: float,
+) -> None:
+    """Rotational spring-damper of Eq. 7, accumulated in place (torques in N m).
+
+    With ``C0 = Q_p0 Q_t0^T`` the stored rest relative orientation, the orientation error is
+    the lab-frame rotation ``E = Q_p^T C0 Q_t`` that carries the platform from the pose rigidly
+    attached to the rod tip to its actual pose (``E = I`` when ``Q_p Q_t^T = C0``), and
+    ``theta = log(E)`` its rotation vector (lab frame). With the lab angular velocities
+    ``w_p = Q_p^T omega_p``, ``w_t = Q_t^T omega_t`` the lab torque on the platform is
+
+        ``tau_p = -k_tau theta - nu_tau (w_p - w_t)``,
+
+    and ``-tau_p`` acts on the rod tip element; each is added in its own local frame
+    (``Q_p tau_p``, ``Q_t (-tau_p)``). For ``C0 = I`` this is Eq. 7 of the paper
+    (``theta = -Q_p^T log(Q_p Q_t^T)``), written so the spring torque is the gradient of the
+    potential ``k_tau |theta|^2 / 2`` and both terms oppose the error.
+    """
+    Qp = platform_director[:, :, body]
+    Qt = rod_director[:, :, element]
+    # M = C0 Q_t, E = Q_p^T M
+    M = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            M[i, j] = (
+                rest_relative_orientation[i, 0] * Qt[0, j]
+                + rest_relative_orientation[i, 1] * Qt[1, j]
+                + rest_relative_orientation[i, 2] * Qt[2, j]
+            )
+    E = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            E[i, j] = Qp[0, i] * M[0, j] + Qp[1, i] * M[1, j] + Qp[2, i] * M[2, j]
+    th0, th1, th2 = rotation_vector_from_matrix(E)
+    op = platform_omega[:, body]
+    ot = rod_omega[:, element]
+    tp = np.empty(3)
+    for i in range(3):
+        w_rel = (Qp[0, i] * op[0] + Qp[1, i] * op[1] + Qp[2, i] * op[2]) - (
+            Qt[0, i] * ot[0] + Qt[1, i] * ot[1] + Qt[2, i] * ot[2]
+        )
+        th = th0 if i == 0 else (th1 if i == 1 else th2)
+        tp[i] = -k_tau * th - nu_tau * w_rel
+    for i in range(3):
+        platform_external_torques[i, body] += Qp[i, 0] * tp[0] + Qp[i, 1] * tp[1] + Qp[i, 2] * tp[2]
+        rod_external_torques[i, element] -= Qt[i, 0] * tp[0] + Qt[i, 1] * tp[1] + Qt[i, 2] * tp[2]
+
+
+# --------------------------------------------------------------------------------------------
+# operator class
+# --------------------------------------------------------------------------------------------
+def _check_gain(name: str, value: float, unit: str) -> np.float64:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"PlatformJoint.{name} = {value!r} is invalid: must be a finite number >= 0 ({unit})"
+        ) from None
+    if not math.isfinite(v) or v < 0.0:
+        raise ParameterError(
+            f"PlatformJoint.{name} = {value!r} is invalid: must be a finite number >= 0 ({unit})"
+        )
+    return np.float64(v)
+
+
+def _resolve_index(index: Any, n: int, what: str) -> int:
+    if isinstance(index, (tuple, list, np.ndarray)):
+        if len(index) != 1:
+            raise TypeError(
+                f"PlatformJoint connects one {what} per joint; got the index {index!r}"
+            )
+        index = index[0]
+    if not isinstance(index, (int, np.integer)):
+        raise TypeError(f"PlatformJoint: {what} index must be an integer, got {index!r}")
+    i = int(index)
+    if not -n <= i < n:
+        raise IndexError(f"PlatformJoint: {what} index {i} out of range for size {n}")
+    return i % n
+
+
+class PlatformJoint(ConnectionBase):
+    """Spring-damper joint between a rod's distal end and a rigid platform (Eq. 6-7).
+
+    Connect with ``first_rod`` = the rod (``first_connect_idx=-1``: its distal node and distal
+    element) and ``second_rod`` = the platform rigid body (``second_connect_idx=0``). Any system
+    with PyElastica's rod/rigid-body arrays works as the first system (tests use a second
+    rigid body, whose centre of mass then plays the role of the rod tip node).
+
+    Translation (Eq. 6): ``F = k_F (r_p - r_tip) + nu_F (v_p - v_tip)`` with the attachment
+    point ``r_p`` from rigid-body kinematics (see :func:`joint_force_kernel`); ``+F`` on the rod
+    tip node, ``-F`` and the moment ``r x (-F)`` on the platform.
+
+    Rotation (Eq. 7): the relative orientation ``Q_p Q_tip^T`` at the FIRST call (the first
+    force evaluation of the first time step: for a system started at rest this is the initial
+    configuration) is stored as rest orientation ``C0``; deviations are penalised with
+    ``k_tau`` times the lab-frame rotation vector of the error and relative angular velocities
+    with ``nu_tau`` (derivation in :func:`joint_torque_kernel`).
+
+    With ``nu_F = nu_tau = 0`` the joint is conservative with potential
+    ``k_F |r_p - r_tip|^2 / 2 + k_tau |theta|^2 / 2`` and conserves the total linear and angular
+    momentum of the pair (the force is central, along ``r_p - r_tip``).
+
+    Parameters (keyword-only)
+    -------------------------
+    k_F : float
+        Translational stiffness [N/m], >= 0.
+    nu_F : float
+        Translational damping [N s/m], >= 0.
+    k_tau : float
+        Rotational stiffness [N m/rad], >= 0.
+    nu_tau : float
+        Rotational damping [N m s/rad], >= 0.
+    attachment_point : array_like, shape (3,)
+        Attachment point in the platform's LOCAL frame relative to its centre of mass [m].
+    """
+
+    def __init__(
+        self,
+        *,
+        k_F: float,
+        nu_F: float = 0.0,
+        k_tau: float,
+        nu_tau: float = 0.0,
+        attachment_point: NDArray[np.float64] | tuple[float, float, float] | list[float],
+    ) -> None:
+        self.k_F = _check_gain("k_F", k_F, "N/m")
+        self.nu_F = _check_gain("nu_F", nu_F, "N s/m")
+        self.k_tau = _check_gain("k_tau", k_tau, "N m/rad")
+        self.nu_tau = _check_gain("nu_tau", nu_tau, "N m s/rad")
+        try:
+            a = np.array(attachment_point, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"PlatformJoint.attachment_point = {attachment_point!r} is invalid: "
+                "must be 3 finite numbers (m, platform local frame)"
+            ) from None
+        if a.shape != (3,) or not np.all(np.isfinite(a)):
+            raise ParameterError(
+                f"PlatformJoint.attachment_point = {attachment_point!r} is invalid: "
+                "must be 3 finite numbers (m, platform local frame)"
+            )
+        self.attachment_point: NDArray[np.float64] = a
+        #: rest relative orientation ``Q_p Q_tip^T`` (3, 3), set at the first call
+        self.rest_relative_orientation: NDArray[np.float64] | None = None
+        self._node = -1
+        self._element = -1
+        self._body = -1
+
+    def _resolve(self, system_one: Any, index_one: Any, system_two: Any, index_two: Any) -> None:
+        n_nodes = system_one.position_collection.shape[1]
+        n_elems = system_one.director_collection.shape[2]
+        if isinstance(index_one, (tuple, list, np.ndarray)) and len(index_one) == 1:
+            index_one = index_one[0]
+        if isinstance(index_one, (int, np.integer)) and int(index_one) >= 0:
+            # a non-negative index counts from the base: node i and element min(i, n_elems-1)
+            self._node = _resolve_index(index_one, n_nodes, "node")
+            self._element = min(self._node, n_elems - 1)
+        else:
+            # a negative index counts from the tip: -1 = distal node and distal element
+            self._node = _resolve_index(index_one, n_nodes, "node")
+            self._element = _resolve_index(index_one, n_elems, "element")
+        self._body = _resolve_index(index_two, system_two.position_collection.shape[1], "body")
+        self.rest_relative_orientation = relative_orientation(
+            system_two.director_collection, self._body, system_one.director_collection, self._element
+        )
+
+    def apply_forces(
+        self,
+        system_one: Any,
+        index_one: Any,
+        system_two: Any,
+        index_two: Any,
+        time: np.float64 = np.float64(0.0),
+    ) -> None:
+        """Eq. 6: add ``+F`` to the rod tip node, ``-F`` and ``r x (-F)`` to the platform."""
+        if self.rest_relative_orientation is None:
+            self._resolve(system_one, index_one, system_two, index_two)
+        joint_force_kernel(
+            system_one.position_collection,
+            system_one.velocity_collection,
+            system_one.external_forces,
+            self._node,
+            system_two.position_collection,
+            system_two.velocity_collection,
+            system_two.director_collection,
+            system_two.omega_collection,
+            system_two.external_forces,
+            system_two.external_torques,
+            self._body,
+            self.attachment_point,
+            self.k_F,
+            self.nu_F,
+        )
+
+    def apply_torques(
+        self,
+        system_one: Any,
+        index_one: Any,
+        system_two: Any,
+        index_two: Any,
+        time: np.float64 = np.float64(0.0),
+    ) -> None:
+        """Eq. 7: equal and opposite orientation spring-damper torques (local frames)."""
+        if self.rest_relative_orientation is None:
+            self._resolve(system_one, index_one, system_two, index_two)
+        assert self.rest_relative_orientation is not None
+        joint_torque_kernel(
+            system_one.director_collection,
+            system_one.omega_collection,
+            system_one.external_torques,
+            self._element,
+            system_two.director_collection,
+            system_two.omega_collection,
+            system_two.external_torques,
+            self._body,
+            self.rest_relative_orientation,
+            self.k_tau,
+            self.nu_tau,
+        )
