@@ -1,0 +1,358 @@
+"""Diagnostics callbacks -> ``pandas.DataFrame`` (see docs/architecture.md, "Diagnostics format").
+
+Two PyElastica 1.0 callbacks (``CallBackBaseClass`` subclasses) sample a system every ``every``
+time steps into a preallocated, geometrically growing 2-D float buffer (one row per sample):
+
+* :class:`RodRecorder` (Cosserat rod) - columns ``time``, ``position_{x|y|z}_{node}``,
+  ``velocity_{x|y|z}_{node}``, ``director_{r}{c}_{elem}``, ``sigma_{x|y|z}_{elem}``,
+  ``kappa_{x|y|z}_{vor}``, ``rest_length_{elem}``, ``base_twist_angle``;
+* :class:`RigidBodyRecorder` (e.g. the platform ``Cylinder``) - ``time``, ``position_{x|y|z}``,
+  ``quaternion_{x|y|z|w}``, ``velocity_{x|y|z}``, ``omega_{x|y|z}`` (body frame).
+
+Units: SI (m, m/s, rad, rad/s); strains are dimensionless (sigma) or 1/m (kappa).
+
+PyElastica instantiates callbacks itself when it finalizes, so to keep a handle on the recorder
+create it yourself and attach it::
+
+    rec = RodRecorder(every=25).attach(sim, rod)      # before sim.finalize()
+    ...
+    df = rec.to_dataframe()
+
+(``sim.collect_diagnostics(rod).using(RodRecorder, every=25)`` also works, but then PyElastica
+owns the only reference to the instance.) ``combine`` joins several recorders' frames on
+``time`` with column prefixes ``rod{i}/`` and ``platform/``; ``node_positions`` and
+``directors`` reshape the flat columns back to arrays.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from elastica.callback_functions import CallBackBaseClass
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.actuation import base_twist_angle
+from hsa_elastica.joints import rotation_matrix_to_quaternion, rotation_vector_from_matrix
+from hsa_elastica.params import ParameterError
+
+__all__ = [
+    "RigidBodyRecorder",
+    "RodRecorder",
+    "combine",
+    "directors",
+    "node_positions",
+    "rod_strains",
+]
+
+_XYZ = ("x", "y", "z")
+
+
+# --------------------------------------------------------------------------------------------
+# kernels
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def rod_strains(
+    position: NDArray[np.float64],
+    director: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    sigma_out: NDArray[np.float64],
+    kappa_out: NDArray[np.float64],
+) -> None:
+    """Shear/stretch ``sigma`` (3, n) and bend/twist ``kappa`` (3, n-1) of the current state.
+
+    Same definitions as PyElastica 1.0 (``CosseratRod.sigma`` / ``.kappa``), evaluated at the
+    sample's configuration (the rod's own arrays hold the values of the last internal-force
+    evaluation, half a step earlier):
+    ``sigma_k = (l_k / rest_l_k) Q_k t_k - e_3`` and
+    ``kappa_k = log(Q_k Q_{k+1}^T) / rest_voronoi_k`` (rotation vector, 1/m).
+    """
+    n = director.shape[2]
+    for k in range(n):
+        d0 = position[0, k + 1] - position[0, k]
+        d1 = position[1, k + 1] - position[1, k]
+        d2 = position[2, k + 1] - position[2, k]
+        # dilatation * tangent = (x_{k+1} - x_k) / rest_length
+        inv = 1.0 / rest_lengths[k]
+        for i in range(3):
+            sigma_out[i, k] = (
+                director[i, 0, k] * d0 + director[i, 1, k] * d1 + director[i, 2, k] * d2
+            ) * inv
+        sigma_out[2, k] -= 1.0
+    R = np.empty((3, 3))
+    for k in range(n - 1):
+        for i in range(3):
+            for j in range(3):
+                R[i, j] = (
+                    director[i, 0, k] * director[j, 0, k + 1]
+                    + director[i, 1, k] * director[j, 1, k + 1]
+                    + director[i, 2, k] * director[j, 2, k + 1]
+                )
+        v0, v1, v2 = rotation_vector_from_matrix(R)
+        inv = 1.0 / rest_voronoi_lengths[k]
+        kappa_out[0, k] = v0 * inv
+        kappa_out[1, k] = v1 * inv
+        kappa_out[2, k] = v2 * inv
+
+
+# --------------------------------------------------------------------------------------------
+# buffer and recorder base
+# --------------------------------------------------------------------------------------------
+class _RowBuffer:
+    """Preallocated 2-D float64 buffer whose capacity doubles when full."""
+
+    def __init__(self, n_columns: int, capacity: int = 64) -> None:
+        self.data: NDArray[np.float64] = np.empty((capacity, n_columns), dtype=np.float64)
+        self.n = 0
+
+    def next_row(self) -> NDArray[np.float64]:
+        if self.n == self.data.shape[0]:
+            grown = np.empty((2 * self.data.shape[0], self.data.shape[1]), dtype=np.float64)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        row = self.data[self.n]
+        self.n += 1
+        return row
+
+    def rows(self) -> NDArray[np.float64]:
+        return self.data[: self.n]
+
+
+def _resolve_every(every: int | None, fps: float | None, dt: float | None, owner: str) -> int:
+    if every is not None:
+        if fps is not None or dt is not None:
+            raise ParameterError(f"{owner}: give either every=... or fps=... and dt=..., not both")
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise ParameterError(f"{owner}.every = {every!r} is invalid: must be an integer >= 1 (steps)")
+        return int(every)
+    if fps is None or dt is None:
+        raise ParameterError(f"{owner}: give every=... (steps) or both fps=... (Hz) and dt=... (s)")
+    for name, value, unit in (("fps", fps, "Hz"), ("dt", dt, "s")):
+        if not isinstance(value, (int, float, np.floating, np.integer)) or not (
+            math.isfinite(float(value)) and float(value) > 0.0
+        ):
+            raise ParameterError(f"{owner}.{name} = {value!r} is invalid: must be a finite number > 0 ({unit})")
+    return max(1, int(round(1.0 / (float(fps) * float(dt)))))
+
+
+class _Forward(CallBackBaseClass):
+    """Thin PyElastica callback that forwards to a recorder created by the user."""
+
+    def __init__(self, target: CallBackBaseClass) -> None:
+        super().__init__()
+        self.target = target
+
+    def make_callback(self, system: Any, time: np.float64, current_step: int) -> None:
+        self.target.make_callback(system, time, current_step)
+
+    def on_close(self) -> None:
+        self.target.on_close()
+
+
+class _Recorder(CallBackBaseClass):
+    """Shared sampling logic; subclasses define the columns and fill one row per sample."""
+
+    def __init__(
+        self, *, every: int | None = None, fps: float | None = None, dt: float | None = None
+    ) -> None:
+        super().__init__()
+        #: steps between samples
+        self.every: int = _resolve_every(every, fps, dt, type(self).__name__)
+        self._buffer: _RowBuffer | None = None
+        self._columns: list[str] = []
+
+    # -- PyElastica interface -------------------------------------------------------------
+    def make_callback(self, system: Any, time: np.float64, current_step: int) -> None:
+        if current_step % self.every == 0:
+            self.record(system, float(time))
+
+    def attach(self, simulator: Any, system: Any) -> _Recorder:
+        """Register this instance as a callback of ``system`` in ``simulator``; returns self."""
+        simulator.collect_diagnostics(system).using(_Forward, target=self)
+        return self
+
+    # -- sampling -------------------------------------------------------------------------
+    def record(self, system: Any, time: float) -> None:
+        """Append one sample of ``system`` at ``time`` [s] (called by ``make_callback``)."""
+        if self._buffer is None:
+            self._columns = self._make_columns(system)
+            self._buffer = _RowBuffer(len(self._columns))
+        row = self._buffer.next_row()
+        row[0] = time
+        self._fill(system, row)
+
+    def _make_columns(self, system: Any) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fill(self, system: Any, row: NDArray[np.float64]) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- output ---------------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        return 0 if self._buffer is None else self._buffer.n
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._columns)
+
+    def to_array(self) -> NDArray[np.float64]:
+        """Copy of the samples, shape (n_samples, n_columns), columns as :attr:`columns`."""
+        if self._buffer is None:
+            return np.empty((0, 0))
+        return self._buffer.rows().copy()
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """One row per sample, a ``time`` column and flat float columns (contract format)."""
+        if self._buffer is None:
+            return pd.DataFrame({"time": np.empty(0)})
+        return pd.DataFrame(self._buffer.rows().copy(), columns=self._columns)
+
+
+def _vector_columns(name: str, n: int | None) -> list[str]:
+    if n is None:
+        return [f"{name}_{c}" for c in _XYZ]
+    return [f"{name}_{c}_{i}" for c in _XYZ for i in range(n)]
+
+
+class RodRecorder(_Recorder):
+    """Samples a Cosserat rod every ``every`` steps (or at ``fps`` for a step ``dt``).
+
+    Columns (n nodes, n-1 elements): ``time`` [s], ``position_{x|y|z}_{node}`` [m],
+    ``velocity_{x|y|z}_{node}`` [m/s], ``director_{r}{c}_{elem}`` (``Q[r, c]``, lab -> local),
+    ``sigma_{x|y|z}_{elem}`` [-], ``kappa_{x|y|z}_{vor}`` [1/m] (both evaluated at the sample,
+    see :func:`rod_strains`), ``rest_length_{elem}`` [m] (read from ``rod.rest_lengths``, so it
+    shows the auxetic coupling), ``base_twist_angle`` [rad]: the signed rotation of element 0
+    about its axis (right-hand rule about the base->tip tangent) relative to its directors at
+    the FIRST sample, from ``actuation.base_twist_angle`` (swing-twist decomposition: a tilt of
+    the element does not count); unwrapped between samples, so it keeps counting past +-pi as
+    long as it changes by less than pi between samples.
+    """
+
+    def __init__(
+        self, *, every: int | None = None, fps: float | None = None, dt: float | None = None
+    ) -> None:
+        super().__init__(every=every, fps=fps, dt=dt)
+        self._director0: NDArray[np.float64] | None = None
+        self._last_twist = 0.0
+
+    def _make_columns(self, rod: Any) -> list[str]:
+        n_nodes = rod.position_collection.shape[1]
+        n_elems = rod.director_collection.shape[2]
+        n_vor = n_elems - 1
+        self._sizes = (n_nodes, n_elems, n_vor)
+        cols = ["time"]
+        cols += _vector_columns("position", n_nodes)
+        cols += _vector_columns("velocity", n_nodes)
+        cols += [f"director_{r}{c}_{k}" for r in range(3) for c in range(3) for k in range(n_elems)]
+        cols += _vector_columns("sigma", n_elems)
+        cols += _vector_columns("kappa", n_vor)
+        cols += [f"rest_length_{k}" for k in range(n_elems)]
+        cols += ["base_twist_angle"]
+        o = 1
+        self._slices = []
+        for size in (3 * n_nodes, 3 * n_nodes, 9 * n_elems, 3 * n_elems, 3 * n_vor, n_elems):
+            self._slices.append(slice(o, o + size))
+            o += size
+        return cols
+
+    def _fill(self, rod: Any, row: NDArray[np.float64]) -> None:
+        n_nodes, n_elems, n_vor = self._sizes
+        s_pos, s_vel, s_dir, s_sig, s_kap, s_rest = self._slices
+        row[s_pos].reshape(3, n_nodes)[...] = rod.position_collection
+        row[s_vel].reshape(3, n_nodes)[...] = rod.velocity_collection
+        row[s_dir].reshape(3, 3, n_elems)[...] = rod.director_collection
+        rod_strains(
+            rod.position_collection,
+            rod.director_collection,
+            rod.rest_lengths,
+            rod.rest_voronoi_lengths,
+            row[s_sig].reshape(3, n_elems),
+            row[s_kap].reshape(3, n_vor),
+        )
+        row[s_rest] = rod.rest_lengths
+        if self._director0 is None:
+            self._director0 = np.array(rod.director_collection[:, :, 0], dtype=np.float64)
+        angle = base_twist_angle(rod, self._director0)
+        # unwrap: choose the 2 pi branch nearest to the previous sample
+        angle += 2.0 * math.pi * round((self._last_twist - angle) / (2.0 * math.pi))
+        self._last_twist = angle
+        row[-1] = angle
+
+
+class RigidBodyRecorder(_Recorder):
+    """Samples a rigid body (e.g. the platform ``Cylinder``) every ``every`` steps.
+
+    Columns: ``time`` [s], ``position_{x|y|z}`` (centre of mass) [m],
+    ``quaternion_{x|y|z|w}`` of the body->lab rotation ``director.T`` (scalar last, ``w >= 0``),
+    ``velocity_{x|y|z}`` [m/s], ``omega_{x|y|z}`` [rad/s] in the BODY frame (PyElastica's
+    ``omega_collection``).
+    """
+
+    def _make_columns(self, body: Any) -> list[str]:
+        return (
+            ["time"]
+            + _vector_columns("position", None)
+            + [f"quaternion_{c}" for c in ("x", "y", "z", "w")]
+            + _vector_columns("velocity", None)
+            + _vector_columns("omega", None)
+        )
+
+    def _fill(self, body: Any, row: NDArray[np.float64]) -> None:
+        row[1:4] = body.position_collection[:, 0]
+        row[4:8] = rotation_matrix_to_quaternion(body.director_collection[:, :, 0].T)
+        row[8:11] = body.velocity_collection[:, 0]
+        row[11:14] = body.omega_collection[:, 0]
+
+
+# --------------------------------------------------------------------------------------------
+# DataFrame helpers
+# --------------------------------------------------------------------------------------------
+def _count_indexed(df: pd.DataFrame, stem: str) -> int:
+    pattern = re.compile(re.escape(stem) + r"(\d+)$")
+    idx = [int(m.group(1)) for c in df.columns if (m := pattern.match(str(c)))]
+    if not idx:
+        raise KeyError(f"no columns '{stem}<i>' in the DataFrame")
+    n = max(idx) + 1
+    if len(idx) != n:
+        raise KeyError(f"columns '{stem}<i>' are not numbered 0..{n - 1}")
+    return n
+
+
+def node_positions(df: pd.DataFrame, prefix: str = "") -> NDArray[np.float64]:
+    """Node positions [m] from ``{prefix}position_{x|y|z}_{node}``: shape (n_t, 3, n_nodes)."""
+    n = _count_indexed(df, f"{prefix}position_x_")
+    cols = [f"{prefix}position_{c}_{i}" for c in _XYZ for i in range(n)]
+    return df[cols].to_numpy(dtype=np.float64).reshape(len(df), 3, n)
+
+
+def directors(df: pd.DataFrame, prefix: str = "") -> NDArray[np.float64]:
+    """Directors from ``{prefix}director_{r}{c}_{elem}``: shape (n_t, 3, 3, n_elem), lab->local."""
+    n = _count_indexed(df, f"{prefix}director_00_")
+    cols = [f"{prefix}director_{r}{c}_{k}" for r in range(3) for c in range(3) for k in range(n)]
+    return df[cols].to_numpy(dtype=np.float64).reshape(len(df), 3, 3, n)
+
+
+def combine(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Join recorder frames on ``time``; columns of ``frames[key]`` get the prefix ``key/``.
+
+    Keys are e.g. ``"rod0"``, ``"rod1"``, ``"platform"``. Recorders attached to the same
+    simulator and sampling at the same steps produce bit-identical times, so the join is exact;
+    samples present in only some frames get NaN in the others (outer join, sorted by time).
+    """
+    if not frames:
+        raise ParameterError("combine() needs at least one DataFrame")
+    out: pd.DataFrame | None = None
+    for key, df in frames.items():
+        if "time" not in df.columns:
+            raise KeyError(f"frame {key!r} has no 'time' column")
+        p = key if key.endswith("/") else key + "/"
+        renamed = df.rename(columns={c: f"{p}{c}" for c in df.columns if c != "time"})
+        out = renamed if out is None else out.merge(renamed, on="time", how="outer", sort=True)
+    assert out is not None
+    return out.reset_index(drop=True)

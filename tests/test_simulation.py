@@ -1,0 +1,126 @@
+"""Tests of the time loop: step count, final time, divergence detection without data loss."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from elastica import (
+    BaseSystemCollection,
+    CallBacks,
+    Connections,
+    Constraints,
+    CosseratRod,
+    Cylinder,
+    Forcing,
+    GravityForces,
+    OneEndFixedBC,
+    PositionVerlet,
+)
+
+from hsa_elastica.joints import PlatformJoint
+from hsa_elastica.recording import RigidBodyRecorder, RodRecorder
+from hsa_elastica.simulation import SimulationDiverged, run
+
+
+class _Sim(BaseSystemCollection, Constraints, Forcing, Connections, CallBacks):
+    pass
+
+
+def _build(every=10, k_F=None):
+    sim = _Sim()
+    rods = []
+    for i in range(3):
+        rod = CosseratRod.straight_rod(
+            10, np.array([0.05 * i, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]),
+            np.array([1.0, 0.0, 0.0]), 0.1, 0.0127, 1050.0, youngs_modulus=1e6, shear_modulus=4e5)
+        sim.append(rod)
+        sim.constrain(rod).using(OneEndFixedBC, constrained_position_idx=(0,),
+                                 constrained_director_idx=(0,))
+        sim.add_forcing_to(rod).using(GravityForces, acc_gravity=np.array([9.81, 0.0, 0.0]))
+        rods.append(rod)
+    plat = Cylinder(np.array([0.0, 0.0, 0.2]), np.array([0.0, 0.0, 1.0]),
+                    np.array([1.0, 0.0, 0.0]), 0.003, 0.0475, 700.0)
+    sim.append(plat)
+    if k_F is not None:  # platform hanging on rod 2's tip
+        sim.connect(rods[2], plat, -1, 0).using(PlatformJoint, k_F=k_F, k_tau=1.0,
+                                                attachment_point=np.array([-0.1, 0.0, -0.0015]))
+    recs = [RodRecorder(every=every).attach(sim, r) for r in rods]
+    prec = RigidBodyRecorder(every=every).attach(sim, plat)
+    sim.finalize()
+    return sim, rods, plat, recs, prec
+
+
+def test_run_steps_and_final_time_and_continuation():
+    sim, rods, plat, recs, prec = _build(every=10)
+    dt = 1e-5
+    t = run(sim, PositionVerlet(), duration=1e-3, dt=dt, check_every=30)
+    # 1e-3 / 1e-5 = 100 steps exactly (the ceil tolerates the float quotient 99.999...)
+    assert t == pytest.approx(1e-3, rel=1e-12)
+    assert recs[0].n_samples == 100 // 10 + 1
+    t = run(sim, PositionVerlet(), duration=5e-4, dt=dt, time=t, progress=True)
+    assert t == pytest.approx(1.5e-3, rel=1e-12)
+    df = recs[2].to_dataframe()
+    assert len(df) == 150 // 10 + 1
+    np.testing.assert_allclose(np.diff(df["time"]), 10 * dt, rtol=1e-9)
+    assert run(sim, PositionVerlet(), duration=0.0, dt=dt, time=t) == t
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # overflow in the blow-up is the point
+def test_divergence_raises_with_time_and_name_and_keeps_samples():
+    """A stiff joint (k_F = 1e6 N/m between rod 2's tip node (~5 g) and the platform (~15 g):
+    omega >~ 8e3 rad/s) stepped with dt = 2e-3 s, far beyond Verlet's limit omega dt < 2,
+    grows exponentially (a linear spring does not saturate) until the state overflows. The
+    exception names the system and the simulated time of the failing check; the recorders keep
+    every sample, finite ones included."""
+    sim, rods, plat, recs, prec = _build(every=5, k_F=1e6)
+    dt = 2e-3
+    caught = []
+    with pytest.raises(SimulationDiverged) as info:
+        run(sim, PositionVerlet(), duration=10.0, dt=dt, check_every=20,
+            systems_names={rods[0]: "rod 0 (right-handed)", 1: "rod 1 (left-handed)",
+                           rods[2]: "rod 2 (left-handed)", plat: "platform"},
+            on_diverge=caught.append)
+    exc = info.value
+    assert caught == [exc]
+    # rod 2 is checked before the platform (append order); rods 0 and 1 stay finite
+    assert exc.name == "rod 2 (left-handed)"
+    assert "rod 2 (left-handed)" in str(exc) and f"{exc.time:.6g}" in str(exc)
+    n_steps_at_check = round(exc.time / dt)
+    assert n_steps_at_check % 20 == 0 and 0 < n_steps_at_check < 10.0 / dt
+    assert exc.last_good_time == pytest.approx(exc.time - 20 * dt, rel=1e-9)
+    df = recs[2].to_dataframe()
+    assert len(df) == n_steps_at_check // 5 + 1  # nothing lost: a sample every 5 steps
+    good = df[df["time"] <= exc.last_good_time + 0.5 * dt]
+    assert len(good) >= 1 and np.isfinite(good.to_numpy()).all()
+    assert not np.isfinite(df.iloc[-1].to_numpy()).all()
+    # rod 0, not connected, recorded normally
+    assert np.isfinite(recs[0].to_dataframe().to_numpy()).all()
+    # picklable (e.g. across multiprocessing workers)
+    back = pickle.loads(pickle.dumps(exc))
+    assert (back.time, back.name, str(back)) == (exc.time, exc.name, str(exc))
+
+
+def test_default_names_and_sequence_names():
+    sim, rods, plat, recs, prec = _build()
+    rods[1].velocity_collection[0, 3] = np.nan
+    with pytest.raises(SimulationDiverged, match=r"rod 1 \(system 1, CosseratRod\)"):
+        run(sim, PositionVerlet(), duration=1e-4, dt=1e-5)
+    sim, rods, plat, recs, prec = _build()
+    plat.position_collection[2, 0] = np.inf
+    with pytest.raises(SimulationDiverged, match="the platform"):
+        run(sim, PositionVerlet(), duration=1e-4, dt=1e-5,
+            systems_names=["a", "b", "c", "the platform"])
+    with pytest.raises(ValueError, match="systems_names"):
+        run(sim, PositionVerlet(), duration=1e-4, dt=1e-5, systems_names=["a"])
+
+
+@pytest.mark.parametrize("kw,name", [(dict(duration=-1.0, dt=1e-5), "duration"),
+                                     (dict(duration=1.0, dt=0.0), "dt"),
+                                     (dict(duration=np.nan, dt=1e-5), "duration"),
+                                     (dict(duration=1.0, dt=1e-5, check_every=0), "check_every")])
+def test_invalid_arguments(kw, name):
+    sim, *_ = _build()
+    with pytest.raises(ValueError, match=name):
+        run(sim, PositionVerlet(), **kw)
