@@ -1,0 +1,712 @@
+"""Builders of a single HSA rod and of an n-rod HSA robot (paper Sections II-C to II-E).
+
+* :class:`HSASimulator` -- a PyElastica 1.0 ``BaseSystemCollection`` with the constraint,
+  forcing, connection, damping and callback modules (users may extend it further).
+* :func:`make_hsa_rod` -- a stock :class:`elastica.CosseratRod` with the hollow-tube section of
+  an HSA (no subclass: the auxetic coupling is an operator, see ``auxetics.py``).
+* :func:`build_single_rod` -- one rod with motor-angle or torque-driven base and a free,
+  twist-locked or fixed distal end (the characterization experiments of Section II-C).
+* :func:`build_robot` -- ``n_rods`` rods on a circle carrying a rigid cylindrical platform
+  through spring-damper joints (Section II-D/E, Eqs. 6-7).
+
+Hollow tube on a stock rod
+--------------------------
+PyElastica's ``straight_rod`` assumes a solid disk.  We build it with the *equivalent radius*
+``r_eq = sqrt(A / pi)`` of the tube area ``A = pi (r_o^2 - r_i^2)``, so the element volume and
+mass are ``rho A l`` and the factory's ``S = diag(alpha_c G A, alpha_c G A, E A)`` is already the
+tube's, then overwrite in place (before ``finalize``, so the memory block copies them):
+
+* ``shear_matrix[:, :, k] = diag(27/28 G A, 27/28 G A, E A)``  [N] (elements);
+* ``bend_matrix[:, :, k] = diag(B_xy, B_xy, B_z)``  [N m^2] (Voronoi domain, n-1 entries; the
+  factory's length-weighted average of uniform element values is that same value);
+* ``mass_second_moment_of_inertia[:, :, k] = rho l_k diag(I, I, 2 I)``  [kg m^2] with the
+  tube's ``I = pi/4 (r_o^4 - r_i^4)``, and its inverse.
+
+``rod.radius`` stays ``r_eq`` (used by PyElastica only for contact and by renderers).
+
+Robot layout (docs/architecture.md)
+-----------------------------------
+Origin at the centre of the circle of rod bases, +z toward the platform.  Rod ``i`` stands at
+angle ``a_i = first_rod_angle + 2 pi i / n_rods`` on the circle of radius ``circle_radius``, is
+built straight along +z with PyElastica ``normal`` = radial unit vector ``(cos a_i, sin a_i, 0)``
+and has handedness ``handedness[i]``.  The platform is a PyElastica ``Cylinder`` along +z with
+normal +x, so its local frame coincides with the lab frame initially (``Cylinder`` director rows
+are ``(normal, direction x normal, direction)``); its centre is at ``z = L + thickness / 2`` so
+its bottom face touches the rod tips, and rod ``i`` is attached at ``(x_i, y_i, -thickness / 2)``
+in the platform's local frame.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Generic, Sequence, TypeVar, Union
+
+import numpy as np
+from numpy.typing import NDArray
+
+from elastica import CosseratRod
+from elastica.boundary_conditions import FixedConstraint
+from elastica.dissipation import AnalyticalLinearDamper, DamperBase
+from elastica.external_forces import EndpointForces, GravityForces
+from elastica.modules import (
+    BaseSystemCollection,
+    CallBacks,
+    Connections,
+    Constraints,
+    Damping,
+    Forcing,
+)
+from elastica.rigidbody import Cylinder
+from elastica.timestepper.symplectic_steppers import PositionVerlet
+
+from hsa_elastica.actuation import (
+    BaseTwistTorque,
+    DistalTwistLockBC,
+    FreeTwistBC,
+    MotorAngleBC,
+    Ramp,
+)
+from hsa_elastica.auxetics import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
+from hsa_elastica.joints import PlatformJoint
+from hsa_elastica.params import (
+    ParameterError,
+    RobotParams,
+    RodParams,
+    SimulationParams,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "HSASimulator",
+    "make_hsa_rod",
+    "build_single_rod",
+    "build_robot",
+    "SingleRod",
+    "Robot",
+    "OperatorRef",
+]
+
+Schedule = Union[float, Callable[[float], float]]
+T = TypeVar("T")
+
+
+class HSASimulator(BaseSystemCollection, Constraints, Forcing, Connections, Damping, CallBacks):
+    """PyElastica system collection with every module an HSA simulation needs."""
+
+
+# --------------------------------------------------------------------------------------------
+# operator references
+# --------------------------------------------------------------------------------------------
+class OperatorRef(Generic[T]):
+    """Handle to an operator that PyElastica instantiates at ``finalize()``.
+
+    PyElastica 1.0's ``.using(cls, ...)`` stores the class and builds the instance inside
+    ``finalize()`` without returning it.  :meth:`capture` returns a thin subclass of ``cls``
+    (same signature) whose constructor records the new instance here, so builders can hand out
+    the coupling, boundary conditions, joints and recorders after ``finalize()``.
+    """
+
+    def __init__(self) -> None:
+        self._instance: T | None = None
+
+    @property
+    def instance(self) -> T:
+        """The operator instance (raises before ``finalize()``)."""
+        if self._instance is None:
+            raise RuntimeError("operator not instantiated yet: call simulator.finalize() first")
+        return self._instance
+
+    @property
+    def ready(self) -> bool:
+        """True once PyElastica instantiated the operator."""
+        return self._instance is not None
+
+    def capture(self, cls: type[T]) -> type[T]:
+        ref = self
+
+        def __init__(obj: Any, *args: Any, **kwargs: Any) -> None:
+            cls.__init__(obj, *args, **kwargs)  # type: ignore[misc]
+            ref._instance = obj
+
+        captured = type(cls.__name__, (cls,), {"__init__": __init__, "__doc__": cls.__doc__})
+        # keep PyElastica's signature check (inspect.signature(cls).bind(...)) meaningful
+        captured.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
+        captured.__module__ = cls.__module__
+        captured.__qualname__ = cls.__qualname__
+        return captured
+
+
+# --------------------------------------------------------------------------------------------
+# rods
+# --------------------------------------------------------------------------------------------
+def _unit_vector(name: str, value: Any) -> NDArray[np.float64]:
+    try:
+        v = np.array(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        v = np.array([])
+    norm = float(np.linalg.norm(v)) if v.shape == (3,) else 0.0
+    if v.shape != (3,) or not np.all(np.isfinite(v)) or norm == 0.0:
+        raise ParameterError(f"{name} = {value!r} is invalid: must be 3 finite numbers, not all 0")
+    return v / norm
+
+
+def make_hsa_rod(
+    rod_params: RodParams,
+    *,
+    base_position: Sequence[float] | NDArray[np.float64],
+    direction: Sequence[float] | NDArray[np.float64] = (0.0, 0.0, 1.0),
+    normal: Sequence[float] | NDArray[np.float64],
+    handedness: int | None = None,
+) -> CosseratRod:
+    """Stock straight ``CosseratRod`` with the hollow-tube section of ``rod_params``.
+
+    Parameters
+    ----------
+    rod_params : RodParams
+        Geometry [m], density [kg/m^3], moduli [Pa], rigidities [N m^2].
+    base_position : (3,) [m]
+        Position of node 0.
+    direction : (3,)
+        Rod axis (d3), base -> tip; normalised.
+    normal : (3,)
+        PyElastica ``normal`` (d1), must be perpendicular to ``direction``; normalised.
+    handedness : +1, -1 or None
+        Overrides ``rod_params.handedness``.  The rod itself is handedness-free (the auxetic
+        coupling carries it); the resolved parameters are attached as ``rod.hsa_params`` so
+        that downstream code knows what the rod was built from.
+
+    See the module docstring for the arrays that are overwritten (tube formulas).
+    """
+    if not isinstance(rod_params, RodParams):
+        raise ParameterError(f"rod_params = {rod_params!r} is invalid: must be a RodParams")
+    if handedness is not None:
+        rod_params = rod_params.with_handedness(handedness)
+    start = np.array(base_position, dtype=np.float64).reshape(-1)
+    if start.shape != (3,) or not np.all(np.isfinite(start)):
+        raise ParameterError(f"base_position = {base_position!r} is invalid: must be 3 finite numbers (m)")
+    d3 = _unit_vector("direction", direction)
+    d1 = _unit_vector("normal", normal)
+    if abs(float(d1 @ d3)) > 1e-12:
+        raise ParameterError(
+            f"normal = {normal!r} is invalid: must be perpendicular to direction = {direction!r}"
+        )
+
+    p = rod_params
+    n = p.n_elements
+    area = p.area
+    second = p.second_moment
+    rod = CosseratRod.straight_rod(
+        n,
+        start,
+        d3,
+        d1,
+        p.length,
+        p.equivalent_radius,
+        p.density,
+        youngs_modulus=p.youngs_modulus,
+        shear_modulus=p.shear_modulus,
+    )
+    # shear/stretch (elements), Eq. 1: S = diag(alpha_c G A, alpha_c G A, E A)  [N]
+    rod.shear_matrix[:] = 0.0
+    rod.shear_matrix[0, 0, :] = ALPHA_C * p.shear_modulus * area
+    rod.shear_matrix[1, 1, :] = ALPHA_C * p.shear_modulus * area
+    rod.shear_matrix[2, 2, :] = p.youngs_modulus * area
+    # bend/twist (Voronoi domain, n - 1 entries): B = diag(B_xy, B_xy, B_z)  [N m^2]
+    rod.bend_matrix[:] = 0.0
+    rod.bend_matrix[0, 0, :] = p.B_xy
+    rod.bend_matrix[1, 1, :] = p.B_xy
+    rod.bend_matrix[2, 2, :] = p.B_z
+    # mass second moment of inertia of a tube element: rho l diag(I, I, 2 I)  [kg m^2]
+    rho_l = p.density * np.asarray(rod.rest_lengths)
+    rod.mass_second_moment_of_inertia[:] = 0.0
+    rod.inv_mass_second_moment_of_inertia[:] = 0.0
+    for axis, moment in enumerate((second, second, 2.0 * second)):
+        rod.mass_second_moment_of_inertia[axis, axis, :] = rho_l * moment
+        rod.inv_mass_second_moment_of_inertia[axis, axis, :] = 1.0 / (rho_l * moment)
+    rod.hsa_params = p  # type: ignore[attr-defined]
+    return rod
+
+
+def stiffness_law(rod_params: RodParams) -> TwistStiffnessLaw | None:
+    """Eq. 5 law of ``rod_params`` (None when every slope is zero)."""
+    law = TwistStiffnessLaw(
+        E_slope=rod_params.E_slope,
+        G_slope=rod_params.G_slope,
+        bend_rigidity_slope=rod_params.bend_rigidity_slope,
+        twist_rigidity_slope=rod_params.twist_rigidity_slope,
+    )
+    return None if law.is_constant else law
+
+
+def coupling_kwargs(rod_params: RodParams) -> dict[str, Any]:
+    """Keyword arguments of :class:`AuxeticCoupling` for a rod built by :func:`make_hsa_rod`."""
+    return dict(
+        handedness=rod_params.handedness,
+        C_eps=rod_params.C_eps,
+        eps_min=rod_params.eps_min,
+        eps_max=rod_params.eps_max,
+        stiffness=stiffness_law(rod_params),
+        area=rod_params.area,
+        twist_filter_time=rod_params.twist_filter_time,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# shared operators: damping, gravity, recording
+# --------------------------------------------------------------------------------------------
+class _RigidBodyRateDamper(DamperBase):
+    """``v *= exp(-c_t dt)``, ``omega *= exp(-c_r dt)`` for a rigid body (rates in 1/s).
+
+    Used only when the translational and rotational rates differ: PyElastica's
+    ``AnalyticalLinearDamper`` then needs the rod-only ``dilatation`` array.
+    """
+
+    def __init__(self, *, translational: float, rotational: float, time_step: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._ct = math.exp(-translational * time_step)
+        self._cr = math.exp(-rotational * time_step)
+
+    def dampen_rates(self, system: Any, time: np.float64) -> None:
+        system.velocity_collection *= self._ct
+        system.omega_collection *= self._cr
+
+
+def _add_damping(sim: HSASimulator, system: Any, sim_params: SimulationParams, dt: float) -> None:
+    """Linear damping with rates ``sim_params.damping`` / ``rotational_damping`` [1/s].
+
+    Equal rates: ``AnalyticalLinearDamper(uniform_damping_constant=rate)``, i.e.
+    ``v *= exp(-rate dt)`` and ``omega *= exp(-rate dt)`` each step (rods and platform).
+    Different rates, rods: the physical protocol with ``rate * mass`` and ``rate * J`` (arrays)
+    so that the decay rates are exactly the given ones per unit mass / inertia.
+    """
+    c_t, c_r = sim_params.damping, sim_params.rotational_damping
+    if c_t == 0.0 and c_r == 0.0:
+        return
+    if c_t == c_r:
+        sim.dampen(system).using(AnalyticalLinearDamper, uniform_damping_constant=c_t, time_step=dt)
+    elif isinstance(system, CosseratRod):
+        sim.dampen(system).using(
+            AnalyticalLinearDamper,
+            translational_damping_constant=c_t * np.array(system.mass),
+            rotational_damping_constant=c_r
+            * np.diagonal(system.mass_second_moment_of_inertia).T.copy(),
+            time_step=dt,
+        )
+    else:
+        sim.dampen(system).using(
+            _RigidBodyRateDamper, translational=c_t, rotational=c_r, time_step=dt
+        )
+
+
+def _add_gravity(sim: HSASimulator, system: Any, sim_params: SimulationParams) -> None:
+    if sim_params.gravity is not None:
+        sim.add_forcing_to(system).using(
+            GravityForces, acc_gravity=np.array(sim_params.gravity, dtype=np.float64)
+        )
+
+
+def _add_recorder(sim: HSASimulator, system: Any, kind: str, every: int) -> Any:
+    """A ``recording.RodRecorder`` / ``RigidBodyRecorder`` attached to ``system``."""
+    from hsa_elastica import recording
+
+    cls = recording.RodRecorder if kind == "rod" else recording.RigidBodyRecorder
+    return cls(every=every).attach(sim, system)
+
+
+def _as_schedule(name: str, value: Any, sim_params: SimulationParams) -> Callable[[float], float]:
+    """A number becomes ``Ramp(target=value, duration=ramp_time, shape=ramp_shape)``."""
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(float(value)):
+        raise ParameterError(f"{name} = {value!r} is invalid: must be a finite number or a callable t -> value")
+    return Ramp(target=float(value), duration=sim_params.ramp_time, shape=sim_params.ramp_shape)
+
+
+def _scaled(profile: Callable[[float], float], target: float) -> Callable[[float], float]:
+    """``t -> target * profile(t)`` (a common dimensionless ramp scaled per rod)."""
+
+    def schedule(t: float) -> float:
+        return target * float(profile(t))
+
+    return schedule
+
+
+def _run(handle: Any, duration: float, names: list[str], **kwargs: Any) -> float:
+    """Advance ``handle`` by ``duration`` [s] from ``handle.time``; returns the new time."""
+    from hsa_elastica import simulation
+
+    handle.time = simulation.run(
+        handle.simulator,
+        handle.timestepper,
+        duration=duration,
+        dt=handle.dt,
+        time=handle.time,
+        systems_names=names,
+        **kwargs,
+    )
+    return float(handle.time)
+
+
+# --------------------------------------------------------------------------------------------
+# single rod
+# --------------------------------------------------------------------------------------------
+_BASES = ("motor", "free_twist")
+_DISTALS = ("free", "twist_locked", "fixed")
+
+
+@dataclass
+class SingleRod:
+    """Handle of a single-rod simulation built by :func:`build_single_rod`.
+
+    ``coupling``, ``base_bc``, ``base_torque`` and ``distal_bc`` are :class:`OperatorRef` whose
+    ``.instance`` is available after ``finalize()`` (``None`` when not requested); ``recorder``
+    is the ``recording.RodRecorder`` (None with ``record=False``).  ``time`` [s] is the simulated
+    time reached by :meth:`run`.
+    """
+
+    simulator: HSASimulator
+    rod: CosseratRod
+    rod_params: RodParams
+    sim_params: SimulationParams
+    timestepper: PositionVerlet
+    dt: float
+    coupling: OperatorRef[AuxeticCoupling]
+    base_bc: OperatorRef[Any]
+    base_torque: OperatorRef[BaseTwistTorque] | None
+    distal_bc: OperatorRef[Any] | None
+    recorder: Any | None
+    recorders: dict[str, Any] = field(default_factory=dict)
+    time: float = 0.0
+
+    def finalize(self) -> None:
+        """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
+        self.simulator.finalize()
+
+    def run(self, duration: float, **kwargs: Any) -> float:
+        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.simulation.run`
+        (keyword arguments are passed on); returns the new simulated time [s]."""
+        return _run(self, duration, ["rod"], **kwargs)
+
+    def diagnostics(self) -> "pd.DataFrame":
+        """Recorded samples of the rod (columns as in ``recording.RodRecorder``)."""
+        if self.recorder is None:
+            raise RuntimeError("built with record=False: nothing was recorded")
+        return self.recorder.to_dataframe()  # type: ignore[no-any-return]
+
+
+def build_single_rod(
+    rod_params: RodParams,
+    sim_params: SimulationParams | None = None,
+    *,
+    base: str = "motor",
+    angle: Schedule = 0.0,
+    torque: Schedule = 0.0,
+    distal: str = "twist_locked",
+    tip_force: Sequence[float] | NDArray[np.float64] | float | None = None,
+    record: bool = True,
+    base_position: Sequence[float] = (0.0, 0.0, 0.0),
+    normal: Sequence[float] = (1.0, 0.0, 0.0),
+    finalize: bool = True,
+) -> SingleRod:
+    """One HSA rod along +z from ``base_position`` (Section II-C experiments).
+
+    Parameters
+    ----------
+    rod_params, sim_params
+        Rod and simulation parameters (``sim_params`` defaults to ``SimulationParams()``).
+    base : ``"motor"`` | ``"free_twist"``
+        ``"motor"``: :class:`MotorAngleBC` driven by ``angle`` (option (a) of Section II-D);
+        ``"free_twist"``: :class:`FreeTwistBC` + :class:`BaseTwistTorque` driven by ``torque``
+        (option (b)).
+    angle : float [rad] or callable ``t -> phi``
+        Motor angle; a number is ramped with ``Ramp(target, sim.ramp_time, sim.ramp_shape)``.
+    torque : float [N m] or callable ``t -> tau``
+        Base twist torque about +z; a number is ramped likewise.
+    distal : ``"free"`` | ``"twist_locked"`` | ``"fixed"``
+        Distal end: free; :class:`DistalTwistLockBC` (moves and tilts, does not twist; the
+        characterization setup); or PyElastica's ``FixedConstraint`` on the last node and
+        element (blocked force).
+    tip_force : (3,) [N], a number (along +z) or None
+        Force on the distal node, ramped linearly over ``sim.ramp_time`` (``EndpointForces``).
+    record : bool
+        Add a ``recording.RodRecorder`` sampling at ``sim.record_fps``.
+    finalize : bool
+        Call ``simulator.finalize()`` (set False to add more operators first).
+    """
+    sim_params = SimulationParams() if sim_params is None else sim_params
+    if not isinstance(sim_params, SimulationParams):
+        raise ParameterError(f"sim_params = {sim_params!r} is invalid: must be a SimulationParams")
+    if base not in _BASES:
+        raise ParameterError(f"base = {base!r} is invalid: must be one of {_BASES}")
+    if distal not in _DISTALS:
+        raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
+    dt = sim_params.dt
+
+    sim = HSASimulator()
+    rod = make_hsa_rod(rod_params, base_position=base_position, normal=normal)
+    sim.append(rod)
+
+    coupling: OperatorRef[AuxeticCoupling] = OperatorRef()
+    sim.add_forcing_to(rod).using(coupling.capture(AuxeticCoupling), **coupling_kwargs(rod_params))
+
+    base_bc: OperatorRef[Any] = OperatorRef()
+    base_torque: OperatorRef[BaseTwistTorque] | None = None
+    if base == "motor":
+        sim.constrain(rod).using(
+            base_bc.capture(MotorAngleBC),
+            constrained_position_idx=(0,),
+            constrained_director_idx=(0,),
+            angle=_as_schedule("angle", angle, sim_params),
+        )
+    else:
+        sim.constrain(rod).using(
+            base_bc.capture(FreeTwistBC),
+            constrained_position_idx=(0,),
+            constrained_director_idx=(0,),
+        )
+        base_torque = OperatorRef()
+        sim.add_forcing_to(rod).using(
+            base_torque.capture(BaseTwistTorque), torque=_as_schedule("torque", torque, sim_params)
+        )
+
+    distal_bc: OperatorRef[Any] | None = None
+    if distal == "twist_locked":
+        distal_bc = OperatorRef()
+        sim.constrain(rod).using(distal_bc.capture(DistalTwistLockBC), constrained_director_idx=(-1,))
+    elif distal == "fixed":
+        distal_bc = OperatorRef()
+        sim.constrain(rod).using(
+            distal_bc.capture(FixedConstraint),
+            constrained_position_idx=(-1,),
+            constrained_director_idx=(-1,),
+        )
+
+    if tip_force is not None:
+        f = np.array(tip_force, dtype=np.float64).reshape(-1)
+        if f.shape == (1,):
+            f = np.array([0.0, 0.0, f[0]])
+        if f.shape != (3,) or not np.all(np.isfinite(f)):
+            raise ParameterError(
+                f"tip_force = {tip_force!r} is invalid: must be None, a number or 3 finite numbers (N)"
+            )
+        sim.add_forcing_to(rod).using(
+            EndpointForces, start_force=np.zeros(3), end_force=f, ramp_up_time=sim_params.ramp_time
+        )
+
+    _add_gravity(sim, rod, sim_params)
+    _add_damping(sim, rod, sim_params, dt)
+    recorder = _add_recorder(sim, rod, "rod", sim_params.record_every()) if record else None
+    handle = SingleRod(
+        simulator=sim,
+        rod=rod,
+        rod_params=rod_params,
+        sim_params=sim_params,
+        timestepper=PositionVerlet(),
+        dt=dt,
+        coupling=coupling,
+        base_bc=base_bc,
+        base_torque=base_torque,
+        distal_bc=distal_bc,
+        recorder=recorder,
+        recorders={"rod": recorder} if recorder is not None else {},
+    )
+    if finalize:
+        sim.finalize()
+    return handle
+
+
+# --------------------------------------------------------------------------------------------
+# robot
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Robot:
+    """Handle of an HSA robot built by :func:`build_robot`.
+
+    Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
+    ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
+    ``recording`` recorders (empty with ``record=False``).  ``time`` [s] is the simulated time
+    reached by :meth:`run`.
+    """
+
+    simulator: HSASimulator
+    params: RobotParams
+    motor_angles: tuple[float, ...]
+    rods: list[CosseratRod]
+    platform: Cylinder
+    timestepper: PositionVerlet
+    dt: float
+    rod_bases: NDArray[np.float64]  # (n_rods, 3) [m]
+    attachment_points: NDArray[np.float64]  # (n_rods, 3) [m], platform local frame
+    couplings: list[OperatorRef[AuxeticCoupling]]
+    motors: list[OperatorRef[MotorAngleBC]]
+    joints: list[OperatorRef[PlatformJoint]]
+    recorders: dict[str, Any]
+    time: float = 0.0
+
+    def finalize(self) -> None:
+        """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
+        self.simulator.finalize()
+
+    def run(self, duration: float, **kwargs: Any) -> float:
+        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.simulation.run`
+        (keyword arguments are passed on); returns the new simulated time [s]."""
+        names = [f"rod{i}" for i in range(len(self.rods))] + ["platform"]
+        return _run(self, duration, names, **kwargs)
+
+    def diagnostics(self) -> "pd.DataFrame":
+        """All recorders in one DataFrame: ``time`` and columns prefixed ``rod{i}/``,
+        ``platform/`` (the contract's robot format)."""
+        if not self.recorders:
+            raise RuntimeError("built with record=False: nothing was recorded")
+        from hsa_elastica.recording import combine
+
+        return combine({key: rec.to_dataframe() for key, rec in self.recorders.items()})
+
+
+def build_robot(
+    robot_params: RobotParams,
+    motor_angles: Sequence[float],
+    *,
+    ramp: float | Callable[[float], float] | None = None,
+    record: bool = True,
+    finalize: bool = True,
+) -> Robot:
+    """Build the n-rod HSA robot of Section II-D/E (layout: see the module docstring).
+
+    Parameters
+    ----------
+    robot_params : RobotParams
+    motor_angles : sequence of ``n_rods`` floats [rad]
+        Target motor angle of each rod (right-hand rule about the rod's own +z axis).
+    ramp : None, float [s] or callable ``t -> s in [0, 1]``
+        None: each rod follows ``Ramp(target=motor_angles[i], duration=sim.ramp_time,
+        shape=sim.ramp_shape)``; a float overrides the ramp duration; a callable is a common
+        dimensionless profile, ``phi_i(t) = motor_angles[i] * ramp(t)``.
+    record : bool
+        Add a ``RodRecorder`` per rod and a ``RigidBodyRecorder`` on the platform.
+    finalize : bool
+        Call ``simulator.finalize()`` (set False to add operators first).
+
+    Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` at its base,
+    a :class:`PlatformJoint` to the platform (gains from ``robot_params.joint``) and linear
+    damping; gravity (``GravityForces``) acts on rods and platform when ``sim.gravity`` is set.
+    """
+    if not isinstance(robot_params, RobotParams):
+        raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
+    n = robot_params.n_rods
+    try:
+        angles = tuple(float(a) for a in motor_angles)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"motor_angles = {motor_angles!r} is invalid: must be {n} finite numbers (rad)"
+        ) from None
+    if len(angles) != n or not all(math.isfinite(a) for a in angles):
+        raise ParameterError(
+            f"motor_angles = {motor_angles!r} is invalid: must be n_rods = {n} finite numbers (rad)"
+        )
+    sp = robot_params.simulation
+    if ramp is not None and not callable(ramp):
+        if isinstance(ramp, bool) or not isinstance(ramp, (int, float)) or not ramp >= 0.0:
+            raise ParameterError(
+                f"ramp = {ramp!r} is invalid: must be None, a duration >= 0 (s) or a callable"
+            )
+    dt = sp.dt
+    rp = robot_params.rod
+    pp = robot_params.platform
+    jp = robot_params.joint
+
+    sim = HSASimulator()
+    rods: list[CosseratRod] = []
+    bases = np.zeros((n, 3))
+    attachments = np.zeros((n, 3))
+    for i in range(n):
+        a = robot_params.rod_angle(i)
+        bases[i] = robot_params.rod_base(i)
+        radial = np.array([math.cos(a), math.sin(a), 0.0])
+        rod = make_hsa_rod(robot_params.rod_params(i), base_position=bases[i], normal=radial)
+        sim.append(rod)
+        rods.append(rod)
+        attachments[i] = (bases[i, 0], bases[i, 1], -0.5 * pp.thickness)
+
+    platform = Cylinder(
+        start=np.array([0.0, 0.0, rp.length]),
+        direction=np.array([0.0, 0.0, 1.0]),
+        normal=np.array([1.0, 0.0, 0.0]),
+        base_length=pp.thickness,
+        base_radius=pp.radius,
+        density=pp.density,
+    )
+    sim.append(platform)
+
+    couplings: list[OperatorRef[AuxeticCoupling]] = []
+    motors: list[OperatorRef[MotorAngleBC]] = []
+    joints: list[OperatorRef[PlatformJoint]] = []
+    recorders: dict[str, Any] = {}
+    every = sp.record_every()
+    for i, rod in enumerate(rods):
+        params_i = robot_params.rod_params(i)
+        c_ref: OperatorRef[AuxeticCoupling] = OperatorRef()
+        sim.add_forcing_to(rod).using(c_ref.capture(AuxeticCoupling), **coupling_kwargs(params_i))
+        couplings.append(c_ref)
+
+        schedule: Callable[[float], float]
+        if ramp is None or not callable(ramp):
+            duration = sp.ramp_time if ramp is None else float(ramp)
+            schedule = Ramp(target=angles[i], duration=duration, shape=sp.ramp_shape)
+        else:
+            profile, target = ramp, angles[i]
+            schedule = _scaled(profile, target)
+        m_ref: OperatorRef[MotorAngleBC] = OperatorRef()
+        sim.constrain(rod).using(
+            m_ref.capture(MotorAngleBC),
+            constrained_position_idx=(0,),
+            constrained_director_idx=(0,),
+            angle=schedule,
+        )
+        motors.append(m_ref)
+
+        j_ref: OperatorRef[PlatformJoint] = OperatorRef()
+        sim.connect(
+            first_rod=rod, second_rod=platform, first_connect_idx=-1, second_connect_idx=0
+        ).using(
+            j_ref.capture(PlatformJoint),
+            k_F=jp.k_F,
+            nu_F=jp.nu_F,
+            k_tau=jp.k_tau,
+            nu_tau=jp.nu_tau,
+            attachment_point=attachments[i].copy(),
+        )
+        joints.append(j_ref)
+
+        _add_gravity(sim, rod, sp)
+        _add_damping(sim, rod, sp, dt)
+        if record:
+            recorders[f"rod{i}"] = _add_recorder(sim, rod, "rod", every)
+
+    _add_gravity(sim, platform, sp)
+    _add_damping(sim, platform, sp, dt)
+    if record:
+        recorders["platform"] = _add_recorder(sim, platform, "rigid_body", every)
+
+    robot = Robot(
+        simulator=sim,
+        params=robot_params,
+        motor_angles=angles,
+        rods=rods,
+        platform=platform,
+        timestepper=PositionVerlet(),
+        dt=dt,
+        rod_bases=bases,
+        attachment_points=attachments,
+        couplings=couplings,
+        motors=motors,
+        joints=joints,
+        recorders=recorders,
+    )
+    if finalize:
+        sim.finalize()
+    return robot
