@@ -17,11 +17,19 @@ configuration of a stock :class:`elastica.CosseratRod` in place:
   that the twist couple stays the one of Eq. 4, ``B_z * theta / printed_voronoi``
   (PyElastica measures its own ``kappa`` against the updated rest Voronoi lengths);
 * Eq. 5 (optional, :class:`TwistStiffnessLaw`) -- linear twist-dependence of the stiffnesses,
-  using the same (clipped) handed twist strain as the rest-length law.
+  using the same (clipped) handed twist strain as the rest-length law;
+* reciprocal twist couple (default on, not in the paper): the derivative of the elastic
+  energy through the twist-dependent rest lengths, ``M_k = dU/dtheta_k``, applied like an
+  elastic couple.  It makes the coupling conservative (Maxwell-Betti: an HSA under axial load
+  produces a twist torque) and removes the self-excited stretch-twist mode of the one-way
+  law (docs/stability.md).
 
-Timing: PyElastica calls forcings after the internal forces of the step were computed, so the
-rest configuration written here is used from the next internal-force evaluation on (a lag of
-one time step, an O(dt) effect).
+Timing: PyElastica calls forcings after the internal forces of the step were computed.  The
+coupling writes the rest configuration for the current directors and then recomputes the
+rod's internal forces and torques (``compute_internal_forces_and_torques``), so there is no
+lag of the rest length behind the twist (a one-step lag is an O(dt) delay in a stiff loop and
+self-excites the stretch-twist mode, docs/stability.md).  Cost: one extra internal-force
+evaluation per rod and step.  Add the coupling before any forcing that reads internal forces.
 
 The kernels are pure ``numba`` functions on arrays; :class:`AuxeticCoupling` only holds
 parameters and the printed geometry captured from the rod on its first application.
@@ -52,6 +60,8 @@ __all__ = [
     "auxetic_rest_lengths",
     "twist_dependent_stiffness",
     "low_pass",
+    "reciprocal_twist_couple",
+    "apply_twist_couple",
 ]
 
 #: Timoshenko shear correction used by PyElastica's ``straight_rod`` (Kaneko 1975), [-].
@@ -212,6 +222,90 @@ def low_pass(
         filtered[k] += blend * (signal[k] - filtered[k])
 
 
+@njit(cache=True)  # type: ignore[misc]
+def reciprocal_twist_couple(
+    sigma: NDArray[np.float64],
+    rest_sigma: NDArray[np.float64],
+    internal_stress: NDArray[np.float64],
+    kappa: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+    kappa_h_elements: NDArray[np.float64],
+    C_eps: float,
+    eps_min: float,
+    eps_max: float,
+    handedness: float,
+    printed_lengths: NDArray[np.float64],
+    printed_voronoi_lengths: NDArray[np.float64],
+    couple: NDArray[np.float64],
+) -> None:
+    """Twist couple conjugate to the rest-length law (Maxwell-Betti reciprocal of Eq. 2-4).
+
+    The rest lengths ``l_i = (1 + eps_i) lbar_i`` depend on the Voronoi twist angles
+    ``theta_k = log(Q_{k+1} Q_k^T)_z``; with ``eps_i = C_eps (kh_{i-1} + kh_i) / 2`` and
+    ``kh_k = -h theta_k / Dbar_k`` (Eq. 3-4), an unclipped element has
+    ``d l_i / d theta_k = -h C_eps lbar_i / (2 Dbar_k)`` for ``i in {k, k+1}`` (0 when clipped).
+    The couple is ``M_k = dU/dtheta_k = sum_i (dU/dl_i)(dl_i/dtheta_k)`` [N m] with PyElastica's
+    elastic energy at fixed positions and directors:
+
+    * stretch/shear, ``U_i = 1/2 (s_i - s0_i).S_i (s_i - s0_i) l_i`` with
+      ``s_i = Q_i (x_{i+1} - x_i)/l_i - e_z``:
+      ``dU_i/dl_i = -(n_z + s.n - 1/2 (s - s0).n)`` with ``n = S (s - s0)`` (internal stress);
+    * bending, ``U_k = 1/2 (B_xx kx^2 + B_yy ky^2) D_k`` with ``kappa = theta / D`` and
+      ``D_k = (l_k + l_{k+1})/2``: ``dU_k/dl_i = -1/4 (B_xx kx^2 + B_yy ky^2)`` for
+      ``i in {k, k+1}``;
+    * twist: independent of the rest lengths (``B_zz`` is scaled by ``D / Dbar``).
+
+    At a clip limit the one-sided derivative is used only when the couple drives the strain
+    into the unclipped range (tension at ``eps_min``, compression at ``eps_max``).
+    The stiffness law (Eq. 5) contribution ``dU/dS dS/dtheta`` is not included.
+
+    ``sigma``, ``rest_sigma``, ``internal_stress`` (3, n); ``kappa`` [1/m], ``bend_matrix``
+    (3, 3, n-1) as used for this step's internal forces; ``kappa_h_elements`` (n,) element
+    averages of the handed twist strain [rad/m] (clip test); ``C_eps`` [m/rad];
+    ``printed_*`` [m].  Output ``couple`` (n-1,) [N m], to be applied as a local-z torque
+    ``+M_k`` on element k and ``-M_k`` on element k+1 (PyElastica's sign for an elastic couple).
+    """
+    n = sigma.shape[1]
+    # g_i = -dU/dl_i for the unclipped elements, 0 for the clipped ones
+    g = np.zeros(n)
+    for i in range(n):
+        e = C_eps * kappa_h_elements[i]
+        if e < eps_min or e > eps_max:
+            continue  # clipped: the rest length does not depend on the twist
+        s_dot_n = 0.0
+        ds_dot_n = 0.0
+        for d in range(3):
+            s_dot_n += sigma[d, i] * internal_stress[d, i]
+            ds_dot_n += (sigma[d, i] - rest_sigma[d, i]) * internal_stress[d, i]
+        g[i] = internal_stress[2, i] + s_dot_n - 0.5 * ds_dot_n
+        for k in (i - 1, i):
+            if 0 <= k <= n - 2:
+                g[i] += 0.25 * (
+                    bend_matrix[0, 0, k] * kappa[0, k] ** 2
+                    + bend_matrix[1, 1, k] * kappa[1, k] ** 2
+                )
+        # exactly at a clip limit (e.g. zero twist with eps_min = 0) the law has a kink: keep
+        # the one-sided derivative only if the couple drives the strain back into the range
+        if (e == eps_min and g[i] < 0.0) or (e == eps_max and g[i] > 0.0):
+            g[i] = 0.0
+    for k in range(n - 1):
+        couple[k] = (
+            handedness
+            * C_eps
+            / (2.0 * printed_voronoi_lengths[k])
+            * (printed_lengths[k] * g[k] + printed_lengths[k + 1] * g[k + 1])
+        )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_twist_couple(couple: NDArray[np.float64], external_torques: NDArray[np.float64]) -> None:
+    """Add Voronoi couples ``couple`` (n-1,) [N m] as local-z torques: ``+M_k`` on element k,
+    ``-M_k`` on element k+1 (PyElastica's difference operator for ``internal_couple``)."""
+    for k in range(couple.shape[0]):
+        external_torques[2, k] += couple[k]
+        external_torques[2, k + 1] -= couple[k]
+
+
 # --------------------------------------------------------------------------------------------
 # parameters and operator
 # --------------------------------------------------------------------------------------------
@@ -278,8 +372,9 @@ class AuxeticCoupling(NoForces):
     from the rod the first time the operator is applied (PyElastica instantiates forcings at
     ``finalize()`` without handing them the rod), so build the rod with its printed geometry.
     The operator writes ``rest_lengths``, ``rest_voronoi_lengths`` and the diagonals of
-    ``shear_matrix`` / ``bend_matrix`` in place, so memory blocks see the change.  It applies no
-    force or torque itself.
+    ``shear_matrix`` / ``bend_matrix`` in place, so memory blocks see the change.  With
+    ``reciprocal=True`` (default) it also applies the twist couple conjugate to the rest-length
+    law (:func:`reciprocal_twist_couple`), which makes the coupling conservative.
 
     Parameters (keyword-only)
     -------------------------
@@ -304,12 +399,22 @@ class AuxeticCoupling(NoForces):
         the rest-length and stiffness laws, which removes the high-frequency feedback path
         twist -> rest length -> axial force (see docs/stability.md).  Steady states are
         unchanged.
+    reciprocal : bool
+        Default False (the paper's one-way model).  True: apply the reciprocal twist couple ``M_k = dU/dtheta_k`` of the elastic
+        energy through the twist dependence of the rest lengths (an axially loaded HSA
+        produces a twist torque, Maxwell-Betti).  Without it (False, the paper's one-way model)
+        the coupling is not derived from an energy and self-excites a stretch-twist mode on
+        stiff, strongly coupled rods (docs/stability.md).  Changes results only where the rod
+        carries axial load (or is bent); the unloaded equilibria are unchanged.  Not allowed
+        with ``twist_filter_time > 0``.  Stable on single rods, but the 4-rod robot with it
+        diverged in the checks of docs/stability.md, hence off by default.
 
     Diagnostics (read-only, None before the first application)
     ----------------------------------------------------------
     eps : (n,) axial strain of each element [-].
     kappa_h : (n,) unclipped element average of the handed twist strain [rad/m].
     kappa_h_voronoi : (n-1,) handed twist strain on the Voronoi domain [rad/m].
+    reciprocal_couple : (n-1,) reciprocal twist couple of the last step [N m].
     """
 
     def __init__(
@@ -322,6 +427,7 @@ class AuxeticCoupling(NoForces):
         stiffness: TwistStiffnessLaw | None = None,
         area: float | None = None,
         twist_filter_time: float = 0.0,
+        reciprocal: bool = False,
     ) -> None:
         super().__init__()
         owner = "AuxeticCoupling"
@@ -349,7 +455,17 @@ class AuxeticCoupling(NoForces):
                 owner, "twist_filter_time", twist_filter_time, "a finite number >= 0 (s)"
             )
 
+        if not isinstance(reciprocal, (bool, np.bool_)):
+            raise _invalid(owner, "reciprocal", reciprocal, "True or False")
+        if reciprocal and float(twist_filter_time) > 0.0:
+            raise _invalid(
+                owner, "reciprocal", reciprocal,
+                "False when twist_filter_time > 0 (a lagged rest length makes the reciprocal "
+                "couple non-conservative; it diverges, docs/stability.md)",
+            )
+
         self.handedness = int(handedness)
+        self.reciprocal = bool(reciprocal)
         self.C_eps = float(C_eps)
         self.eps_min = float(eps_min)
         self.eps_max = float(eps_max)
@@ -393,6 +509,11 @@ class AuxeticCoupling(NoForces):
         return self._readonly(getattr(self, "_kappa_h_vor", None))
 
     @property
+    def reciprocal_couple(self) -> NDArray[np.float64] | None:
+        """Reciprocal twist couple ``M_k`` of the last step [N m] (zeros if disabled)."""
+        return self._readonly(getattr(self, "_couple", None))
+
+    @property
     def printed_lengths(self) -> NDArray[np.float64] | None:
         """Printed element lengths captured on the first application [m]."""
         return self._readonly(getattr(self, "_printed_lengths", None))
@@ -421,6 +542,7 @@ class AuxeticCoupling(NoForces):
         self._kappa_h_elem = np.zeros(n)
         self._kappa_h_elem_clipped = np.zeros(n)
         self._eps = np.zeros(n)
+        self._couple = np.zeros(n - 1)
         self._check_stiffness_positive()
         # the filter starts from the strain present at the first application
         handed_twist_strain(
@@ -475,7 +597,9 @@ class AuxeticCoupling(NoForces):
 
     # -- operator ----------------------------------------------------------------------------
     def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
-        """Update rest lengths and stiffnesses of ``system`` in place (no force applied)."""
+        """Update rest lengths and stiffnesses of ``system`` in place, recompute its internal
+        forces/torques with them, and compute the reciprocal couple (applied by
+        :meth:`apply_torques`)."""
         t = float(time)
         if not self._initialized:
             self._capture_printed_geometry(system, t)
@@ -528,6 +652,29 @@ class AuxeticCoupling(NoForces):
             system.shear_matrix,
             system.bend_matrix,
         )
+        # PyElastica computed the internal forces of this step before calling the forcings,
+        # with the rest configuration of the previous step.  Recompute them with the one just
+        # written: a one-step lag of the rest length behind the twist is an O(dt) delay in a
+        # stiff feedback loop and self-excites the stretch-twist mode (docs/stability.md).
+        system.compute_internal_forces_and_torques(time)
+        if self.reciprocal:
+            # derivative of the energy whose forces act in this step (sigma, internal_stress
+            # and kappa just recomputed)
+            reciprocal_twist_couple(
+                system.sigma,
+                system.rest_sigma,
+                system.internal_stress,
+                system.kappa,
+                system.bend_matrix,
+                self._kappa_h_elem,
+                self.C_eps,
+                self.eps_min,
+                self.eps_max,
+                float(self.handedness),
+                self._printed_lengths,
+                self._printed_voronoi,
+                self._couple,
+            )
         if not smallest > 0.0:
             raise FloatingPointError(
                 f"AuxeticCoupling.stiffness gave a non-positive stiffness ({smallest:.6g}) at "
@@ -537,4 +684,6 @@ class AuxeticCoupling(NoForces):
             )
 
     def apply_torques(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
-        """The coupling applies no torque."""
+        """Apply the reciprocal twist couple computed by :meth:`apply_forces` (if enabled)."""
+        if self.reciprocal and self._initialized:
+            apply_twist_couple(self._couple, system.external_torques)

@@ -396,8 +396,8 @@ class SimulationParams(_ParamsBase):
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
-    damping: float = field(default=20.0, metadata={"unit": "1/s, translational, per unit mass"})
-    rotational_damping: float = field(default=20.0, metadata={"unit": "1/s"})
+    damping: float = field(default=50.0, metadata={"unit": "1/s, translational, per unit mass"})
+    rotational_damping: float = field(default=50.0, metadata={"unit": "1/s"})
     gravity: tuple[float, float, float] | None = field(
         default=None, metadata={"unit": "m/s^2, None = no gravity"}
     )
