@@ -1,0 +1,109 @@
+"""Run directories: save a simulation so it can be re-rendered or analysed without re-simulating.
+
+Layout (docs/architecture.md, "Run directory")::
+
+    <out>/diagnostics.parquet   the recorder DataFrame (contract columns, SI units)
+    <out>/params.yaml           the parameters used (params.save_params, units in the header)
+    <out>/summary.json          a JSON object; keys include actuation_angles_rad,
+                                platform_position_m, platform_quaternion_xyzw,
+                                rod_tip_positions_m, converged, sim_time_s, wall_time_s
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .params import RobotParams, load_params, save_params
+
+__all__ = ["RunData", "save_run", "load_run", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
+
+DIAGNOSTICS = "diagnostics.parquet"
+PARAMS = "params.yaml"
+SUMMARY = "summary.json"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays (nested in dicts/lists) to plain JSON types.
+
+    Non-finite floats become ``None`` (JSON has no NaN)."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    return value
+
+
+@dataclass
+class RunData:
+    """A loaded run directory."""
+
+    path: Path
+    diagnostics: pd.DataFrame
+    params: RobotParams
+    summary: dict[str, Any]
+
+
+def save_run(
+    out_dir: str | Path,
+    diagnostics: pd.DataFrame,
+    params: RobotParams,
+    summary: Mapping[str, Any],
+) -> Path:
+    """Write ``diagnostics``, ``params`` and ``summary`` into ``out_dir`` (created if needed)."""
+    if diagnostics is None:
+        raise ValueError("save_run: diagnostics is None (run with record=True to save a run)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    df = diagnostics.reset_index(drop=True)
+    df.columns = [str(c) for c in df.columns]
+    df.to_parquet(out / DIAGNOSTICS, index=False)
+    save_params(params, out / PARAMS)
+    (out / SUMMARY).write_text(json.dumps(to_jsonable(summary), indent=2) + "\n", encoding="utf-8")
+    return out
+
+
+def load_run(run_dir: str | Path) -> RunData:
+    """Read a run directory written by :func:`save_run`.
+
+    Raises
+    ------
+    FileNotFoundError
+        if the directory or one of its files is missing (the message names the file).
+    ParameterError
+        if ``params.yaml`` is invalid.
+    """
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise FileNotFoundError(f"run directory {str(path)!r} does not exist")
+    for name in (DIAGNOSTICS, PARAMS):
+        if not (path / name).is_file():
+            raise FileNotFoundError(f"run directory {str(path)!r} has no {name}")
+    try:
+        diagnostics = pd.read_parquet(path / DIAGNOSTICS)
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise ValueError(f"cannot read {str(path / DIAGNOSTICS)!r}: {exc}") from exc
+    params = load_params(path / PARAMS, RobotParams)
+    summary: dict[str, Any] = {}
+    if (path / SUMMARY).is_file():
+        try:
+            summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"cannot parse {str(path / SUMMARY)!r}: {exc}") from exc
+    return RunData(path=path, diagnostics=diagnostics, params=params, summary=summary)
+

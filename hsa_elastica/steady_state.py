@@ -1,0 +1,324 @@
+"""Steady states of an HSA robot: run from rest to given motor angles and stop once settled.
+
+The robot (``robot.build_robot``) starts straight and at rest; each motor follows a ramp to its
+target angle (``SimulationParams.ramp_time`` / ``ramp_shape`` unless ``ramp`` is given).  The
+simulation advances in chunks of ``check_interval`` seconds with ``Robot.run`` (that is
+``simulation.run``, which keeps its divergence check).  After every chunk that ends at or after the end of the ramp, the
+*settling test* looks at
+
+* every rod node speed ``|v|`` [m/s] and the platform speed ``|v_platform|`` [m/s]: all must be
+  below ``tol_velocity``;
+* the platform angular speed ``|omega_platform|`` [rad/s]: below ``tol_omega``.
+
+The robot counts as *converged* once the test has held at every check for ``window`` seconds
+of simulated time in a row (a single slow instant at a turning point of an oscillation does not
+pass).  The run stops there (or at ``max_time``, then ``converged = False``).  With the default
+damping (20 1/s) velocities decay like ``exp(-20 t)``, so a ramped run typically settles a few
+tenths of a second after the ramp.
+
+The state reported is the one at the stopping time (not the last recorded sample); the same
+state is appended to the diagnostics if the recorders did not sample it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time as _time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .joints import rotation_matrix_to_quaternion
+from .params import RobotParams
+from .robot import Robot, build_robot
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["SteadyStateResult", "solve_steady_state", "robot_state", "JSON_KEYS"]
+
+#: Keys of the ``steady-state --json`` object (issue contract), in order.
+JSON_KEYS = (
+    "actuation_angles_rad",
+    "platform_position_m",
+    "platform_quaternion_xyzw",
+    "rod_tip_positions_m",
+    "converged",
+    "sim_time_s",
+    "wall_time_s",
+)
+
+
+@dataclass
+class SteadyStateResult:
+    """Outcome of :func:`solve_steady_state` (SI units, robot base frame).
+
+    Attributes
+    ----------
+    converged : bool
+        the settling test held for the whole window before ``max_time``.
+    sim_time_s, wall_time_s : float
+        simulated time at the stop [s] and wall-clock time of the run [s].
+    motor_angles_rad : (n_rods,) target motor angles [rad] about each rod's +z.
+    platform_position_m : (3,) platform centre of mass [m].
+    platform_quaternion_xyzw : (4,) body -> lab rotation of the platform, scalar last, w >= 0.
+    rod_tip_positions_m : (n_rods, 3) last node of each rod [m].
+    max_node_speed_m_s : largest rod node / platform speed at the stop [m/s].
+    max_platform_omega_rad_s : platform angular speed at the stop [rad/s].
+    settle_time_s : simulated time at which the final settling window started [s] (nan if none).
+    n_steps : number of time steps taken.
+    diagnostics : the recorded DataFrame (None when ``record=False``).
+    """
+
+    converged: bool
+    sim_time_s: float
+    wall_time_s: float
+    motor_angles_rad: NDArray[np.float64]
+    platform_position_m: NDArray[np.float64]
+    platform_quaternion_xyzw: NDArray[np.float64]
+    rod_tip_positions_m: NDArray[np.float64]
+    max_node_speed_m_s: float
+    max_platform_omega_rad_s: float
+    settle_time_s: float
+    n_steps: int
+    params: RobotParams
+    diagnostics: "pd.DataFrame | None" = field(default=None, repr=False)
+
+    @property
+    def platform_rotation(self) -> NDArray[np.float64]:
+        """Body -> lab rotation matrix of the platform (columns = platform axes in lab)."""
+        x, y, z, w = self.platform_quaternion_xyzw
+        return np.array(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+            ]
+        )
+
+    @property
+    def platform_tilt_rad(self) -> float:
+        """Angle between the platform normal and lab +z [rad]."""
+        return float(math.acos(max(-1.0, min(1.0, self.platform_rotation[2, 2]))))
+
+    @property
+    def platform_twist_rad(self) -> float:
+        """Rotation of the platform about lab +z [rad] (yaw of its x axis, in (-pi, pi])."""
+        r = self.platform_rotation
+        return float(math.atan2(r[1, 0], r[0, 0]))
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The ``steady-state --json`` object: exactly :data:`JSON_KEYS`, plain JSON types."""
+        return {
+            "actuation_angles_rad": [float(a) for a in self.motor_angles_rad],
+            "platform_position_m": [float(a) for a in self.platform_position_m],
+            "platform_quaternion_xyzw": [float(a) for a in self.platform_quaternion_xyzw],
+            "rod_tip_positions_m": [[float(a) for a in row] for row in self.rod_tip_positions_m],
+            "converged": bool(self.converged),
+            "sim_time_s": float(self.sim_time_s),
+            "wall_time_s": float(self.wall_time_s),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """Run-directory summary: the JSON keys plus diagnostics of the settling test."""
+        out = self.to_json_dict()
+        out.update(
+            max_node_speed_m_s=float(self.max_node_speed_m_s),
+            max_platform_omega_rad_s=float(self.max_platform_omega_rad_s),
+            settle_time_s=None if math.isnan(self.settle_time_s) else float(self.settle_time_s),
+            platform_tilt_rad=self.platform_tilt_rad,
+            platform_twist_rad=self.platform_twist_rad,
+            n_steps=int(self.n_steps),
+        )
+        return out
+
+
+def robot_state(robot: Robot) -> dict[str, Any]:
+    """Current pose and speeds of ``robot``: platform position [m], quaternion (xyzw, body ->
+    lab), rod tip positions (n_rods, 3) [m], max node/platform speed [m/s], platform |omega|."""
+    plat = robot.platform
+    q = rotation_matrix_to_quaternion(np.ascontiguousarray(plat.director_collection[:, :, 0].T))
+    speeds = [float(np.max(np.linalg.norm(r.velocity_collection, axis=0))) for r in robot.rods]
+    speeds.append(float(np.linalg.norm(plat.velocity_collection[:, 0])))
+    return {
+        "platform_position_m": np.array(plat.position_collection[:, 0], dtype=np.float64),
+        "platform_quaternion_xyzw": np.array(q, dtype=np.float64),
+        "rod_tip_positions_m": np.array(
+            [r.position_collection[:, -1] for r in robot.rods], dtype=np.float64
+        ),
+        "max_speed": max(speeds),
+        "platform_omega": float(np.linalg.norm(plat.omega_collection[:, 0])),
+    }
+
+
+def _positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -> float:
+    v = float(value)
+    ok = math.isfinite(v) and (v >= 0.0 if allow_zero else v > 0.0)
+    if not ok:
+        rel = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} = {value!r} is invalid: must be a finite number {rel} ({unit})")
+    return v
+
+
+def _append_final_sample(robot: Robot, t: float) -> None:
+    """Record the stopping state if the recorders did not sample it (keeps frames aligned)."""
+    if not robot.recorders:
+        return
+    systems: dict[str, Any] = {f"rod{i}": r for i, r in enumerate(robot.rods)}
+    systems["platform"] = robot.platform
+    for key, ref in robot.recorders.items():
+        rec = getattr(ref, "instance", ref)
+        arr = rec.to_array()
+        if arr.shape[0] == 0 or abs(float(arr[-1, 0]) - t) > 0.5 * robot.dt:
+            rec.record(systems[key], t)
+
+
+def solve_steady_state(
+    params: RobotParams,
+    motor_angles: Sequence[float] | NDArray[np.float64],
+    *,
+    tol_velocity: float = 1e-4,
+    tol_omega: float = 1e-3,
+    window: float = 0.05,
+    max_time: float | None = None,
+    check_interval: float = 0.002,
+    ramp: float | Callable[[float], float] | None = None,
+    stop_when_settled: bool = True,
+    record: bool = True,
+    progress: bool = False,
+    max_speed: float = 100.0,
+) -> SteadyStateResult:
+    """Run the robot from rest to ``motor_angles`` and stop once it has settled.
+
+    Parameters
+    ----------
+    params : RobotParams
+    motor_angles : (n_rods,) [rad]
+        Target motor angles (rotation of each rod base about its own +z, right-hand rule).
+    tol_velocity : m/s
+        Bound on every rod node speed and the platform speed (default 1e-4 m/s = 0.1 mm/s).
+    tol_omega : rad/s
+        Bound on the platform angular speed (default 1e-3 rad/s).
+    window : s
+        Simulated time the bounds must hold for, at every check (default 0.05 s).
+    max_time : s
+        Give up (``converged = False``) at this simulated time; default ``ramp + 3 s``.
+    check_interval : s
+        Simulated time between two settling checks (default 2 ms; rounded to whole steps).
+    ramp : None, float [s] or callable
+        Passed to :func:`robot.build_robot` (None: ``params.simulation.ramp_time``).  The
+        settling test starts at the end of the ramp (for a callable: at t = 0).
+    stop_when_settled : bool
+        False runs to ``max_time`` regardless (a fixed-duration run) and still reports whether
+        the settling test held over the last ``window``.
+    record : bool
+        Record diagnostics (``result.diagnostics``) at ``params.simulation.record_fps``.
+    progress : bool
+        tqdm bar in simulated seconds on stderr (only if stderr is a terminal; it appears after
+        2 s of wall time).
+    max_speed : m/s
+        Runaway guard: a node or platform speed above this (default 100 m/s, about the axial
+        wave speed of the paper's rods) raises ``SimulationDiverged`` even while the state is
+        still finite (``simulation.run`` only catches NaN/inf).
+
+    Raises
+    ------
+    ValueError
+        for an invalid tolerance/time, ``ParameterError`` for invalid angles,
+        ``simulation.SimulationDiverged`` if the state blows up.
+    """
+    from .simulation import SimulationDiverged
+
+    tol_v = _positive("tol_velocity", tol_velocity, "m/s")
+    v_max = _positive("max_speed", max_speed, "m/s")
+    tol_w = _positive("tol_omega", tol_omega, "rad/s")
+    win = _positive("window", window, "s", allow_zero=True)
+    chk = _positive("check_interval", check_interval, "s")
+    if not isinstance(params, RobotParams):
+        raise ValueError(f"params = {params!r} is invalid: must be a RobotParams")
+    sp = params.simulation
+    if ramp is None:
+        ramp_end = sp.ramp_time
+    elif callable(ramp):
+        ramp_end = 0.0
+    else:
+        ramp_end = _positive("ramp", ramp, "s", allow_zero=True)
+    t_max = ramp_end + 3.0 if max_time is None else _positive("max_time", max_time, "s")
+
+    wall0 = _time.perf_counter()
+    robot = build_robot(params, [float(a) for a in motor_angles], ramp=ramp, record=record)
+    dt = robot.dt
+    steps_per_check = max(1, int(round(chk / dt)))
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=t_max,
+            desc="simulated",
+            unit="s",
+            delay=2.0,
+            disable=not sys.stderr.isatty(),
+            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
+        )
+
+    t = 0.0
+    n_steps = 0
+    settled_since: float | None = None
+    converged = False
+    state = robot_state(robot)
+    try:
+        while t < t_max - 0.5 * dt:
+            n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
+            t_new = float(robot.run(n * dt, check_every=n))  # divergence check each chunk
+            n_steps += n
+            if bar is not None:
+                bar.update(t_new - t)
+            t_prev, t = t, t_new
+            state = robot_state(robot)
+            if not state["max_speed"] <= v_max:
+                exc = SimulationDiverged(t, "robot", t_prev)
+                exc.args = (
+                    f"simulation diverged: a node or the platform moves at "
+                    f"{state['max_speed']:.3g} m/s > max_speed = {v_max:g} m/s at t = {t:.6g} s "
+                    f"(last check at t = {t_prev:.6g} s)",
+                )
+                raise exc
+            calm = state["max_speed"] < tol_v and state["platform_omega"] < tol_w
+            if t >= ramp_end - 0.5 * dt and calm:
+                if settled_since is None:
+                    settled_since = t
+                converged = t - settled_since >= win - 0.5 * dt
+                if converged and stop_when_settled:
+                    break
+            else:
+                settled_since = None
+                converged = False
+    finally:
+        if bar is not None:
+            bar.close()
+
+    diagnostics = None
+    if record:
+        _append_final_sample(robot, t)
+        diagnostics = robot.diagnostics()
+    wall = _time.perf_counter() - wall0
+    return SteadyStateResult(
+        converged=bool(converged),
+        sim_time_s=float(t),
+        wall_time_s=float(wall),
+        motor_angles_rad=np.array(robot.motor_angles, dtype=np.float64),
+        platform_position_m=state["platform_position_m"],
+        platform_quaternion_xyzw=state["platform_quaternion_xyzw"],
+        rod_tip_positions_m=state["rod_tip_positions_m"],
+        max_node_speed_m_s=float(state["max_speed"]),
+        max_platform_omega_rad_s=float(state["platform_omega"]),
+        settle_time_s=float("nan") if settled_since is None else float(settled_since),
+        n_steps=n_steps,
+        params=params,
+        diagnostics=diagnostics,
+    )
