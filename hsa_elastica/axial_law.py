@@ -1,0 +1,269 @@
+"""Optional tension/compression-asymmetric axial law for HSA rods (extension of Eq. 5).
+
+The paper's model (Section II-B, Eq. 5) uses one axial stiffness ``S_zz = E(kappa_h) A`` for
+tension and compression.  The measured closed-HSA characterization (Good et al. 2022) is
+stiffer when pulled (spring constant) than when held at its printed length while twisted
+(blocked force: the rod is then compressed relative to its extended rest length), and the
+paper's conclusion points at lattice buckling at large twist.  This module offers, as an
+*option* (the paper's linear law stays the default), a compression stiffness ratio
+
+    ``r_c(kappa_h) = compression_ratio + compression_ratio_slope * kappa_h``  [-]
+
+applied to every element whose axial strain against the *current* rest length (the auxetic
+rest length of Eq. 2) is negative, ``sigma_z = e (Q t)_z - 1 < 0``.
+
+Implementation: a PyElastica forcing that leaves the stock rod untouched.  PyElastica's
+internal force is ``f = Delta_h(Q^T n / e)`` with ``n = S (sigma - sigma_0)`` (local frame),
+i.e. element ``i`` pushes node ``i`` with ``+Q_i^T n_i / e_i`` and node ``i+1`` with
+``-Q_i^T n_i / e_i``.  :class:`AxialCompressionLaw` adds, for compressed elements,
+``Delta n_z = (r_c - 1) n_z`` in the same way,
+
+    ``external_forces[:, i]   += (r_c - 1) n_z,i d3_i / e_i``,
+    ``external_forces[:, i+1] -= (r_c - 1) n_z,i d3_i / e_i``,
+
+with ``d3_i = Q_i^T e_z`` the element's axial director, so that the total axial force of a
+compressed element is ``r_c S_zz sigma_z / e`` (tension: unchanged).  It reads the stress of
+the current step: PyElastica computes internal forces before it calls forcings
+(``SymplecticStepperMixin``), so ``rod.internal_stress`` / ``rod.sigma`` are up to date.
+
+Twist strain: Eq. 4 against the printed Voronoi lengths, averaged to elements with zero
+padding (Eq. 3) and clipped to ``[eps_min, eps_max] / C_eps`` -- the same strain the rest-length
+and stiffness laws see (kernels of :mod:`hsa_elastica.auxetics`).
+
+Units: SI (N, m, rad/m); ``compression_ratio`` [-], ``compression_ratio_slope`` [m/rad].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from elastica.external_forces import NoForces
+
+from hsa_elastica.auxetics import average_to_elements, clip_strain, handed_twist_strain
+from hsa_elastica.params import ParameterError, RodParams
+
+__all__ = [
+    "AxialLawParams",
+    "AxialCompressionLaw",
+    "compression_ratio_kernel",
+    "compression_correction_forces",
+    "twist_range",
+]
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    try:
+        return bool(math.isfinite(float(value)))
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
+class AxialLawParams:
+    """Parameters of the compression-softening axial law (SI).
+
+    compression_ratio : r_c0 in (0, 1] [-], compression / tension stiffness at zero twist.
+    compression_ratio_slope : d r_c / d kappa_h [m/rad]; ``r_c`` must stay in (0, 1] over the
+        clipped twist-strain range (checked by :meth:`check_range`).
+
+    ``AxialLawParams()`` (r_c = 1, slope 0) is the paper's symmetric law.
+    """
+
+    compression_ratio: float = 1.0
+    compression_ratio_slope: float = 0.0
+
+    def __post_init__(self) -> None:
+        r = self.compression_ratio
+        if not (_finite(r) and 0.0 < float(r) <= 1.0):
+            raise ParameterError(
+                f"AxialLawParams.compression_ratio = {r!r} is invalid: must be a number in (0, 1]"
+            )
+        s = self.compression_ratio_slope
+        if not _finite(s):
+            raise ParameterError(
+                f"AxialLawParams.compression_ratio_slope = {s!r} is invalid: must be a finite "
+                f"number (m/rad)"
+            )
+        object.__setattr__(self, "compression_ratio", float(r))
+        object.__setattr__(self, "compression_ratio_slope", float(s))
+
+    @property
+    def is_symmetric(self) -> bool:
+        return self.compression_ratio == 1.0 and self.compression_ratio_slope == 0.0
+
+    def ratio(self, kappa_h: float) -> float:
+        """``r_c`` [-] at the (already clipped) handed twist strain ``kappa_h`` [rad/m]."""
+        return self.compression_ratio + self.compression_ratio_slope * kappa_h
+
+    def check_range(self, kappa_min: float, kappa_max: float) -> None:
+        """Raise unless ``0 < r_c <= 1`` at both ends of ``[kappa_min, kappa_max]`` [rad/m]."""
+        for k in (kappa_min, kappa_max):
+            if not math.isfinite(k):
+                if self.compression_ratio_slope != 0.0:
+                    raise ParameterError(
+                        "AxialLawParams.compression_ratio_slope = "
+                        f"{self.compression_ratio_slope!r} is invalid: needs a bounded twist "
+                        "range (C_eps > 0), else it must be 0"
+                    )
+                continue
+            r = self.ratio(k)
+            if not (0.0 < r <= 1.0 + 1e-12):
+                raise ParameterError(
+                    f"AxialLawParams.compression_ratio_slope = {self.compression_ratio_slope!r} is "
+                    f"invalid: r_c = {r:.6g} at kappa_h = {k:.6g} rad/m; r_c must stay in (0, 1] "
+                    f"over [{kappa_min:.6g}, {kappa_max:.6g}] rad/m"
+                )
+
+    def to_dict(self) -> dict[str, float]:
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AxialLawParams":
+        unknown = set(d) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ParameterError(f"AxialLawParams: unknown field(s) {sorted(unknown)}")
+        return cls(**d)
+
+
+def twist_range(rod: RodParams) -> tuple[float, float]:
+    """Clipped handed twist-strain range ``[eps_min, eps_max] / C_eps`` [rad/m] of ``rod``."""
+    if rod.C_eps > 0.0:
+        return rod.eps_min / rod.C_eps, rod.eps_max / rod.C_eps
+    return -math.inf, math.inf
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernels
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def compression_ratio_kernel(
+    kappa_h_elem: NDArray[np.float64],
+    r0: float,
+    slope: float,
+    sigma_z: NDArray[np.float64],
+    factor: NDArray[np.float64],
+) -> None:
+    """``factor[i] = r0 + slope * kappa_h[i]`` where ``sigma_z[i] < 0``, else 1 [-]."""
+    for i in range(factor.shape[0]):
+        if sigma_z[i] < 0.0:
+            factor[i] = r0 + slope * kappa_h_elem[i]
+        else:
+            factor[i] = 1.0
+
+
+@njit(cache=True)  # type: ignore[misc]
+def compression_correction_forces(
+    factor: NDArray[np.float64],
+    internal_stress: NDArray[np.float64],
+    director_collection: NDArray[np.float64],
+    dilatation: NDArray[np.float64],
+    external_forces: NDArray[np.float64],
+) -> None:
+    """Add ``(factor - 1) n_z d3 / e`` to node i and subtract it from node i+1 [N].
+
+    ``internal_stress`` (3, n) local-frame ``n`` [N]; ``director_collection`` (3, 3, n), row 2
+    is ``d3`` in the lab frame; ``dilatation`` (n,) [-]; ``external_forces`` (3, n+1) [N].
+    """
+    for i in range(factor.shape[0]):
+        c = factor[i] - 1.0
+        if c == 0.0:
+            continue
+        s = c * internal_stress[2, i] / dilatation[i]
+        for d in range(3):
+            f = s * director_collection[2, d, i]
+            external_forces[d, i] += f
+            external_forces[d, i + 1] -= f
+
+
+# --------------------------------------------------------------------------------------------
+# operator
+# --------------------------------------------------------------------------------------------
+class AxialCompressionLaw(NoForces):
+    """PyElastica forcing: axial stiffness ``r_c S_zz`` for compressed elements (see module).
+
+    Parameters (keyword-only)
+    -------------------------
+    law : AxialLawParams
+    handedness : +1 / -1 (as the rod's auxetic coupling).
+    kappa_h_min, kappa_h_max : clip range of the handed twist strain [rad/m]
+        (``eps_min / C_eps``, ``eps_max / C_eps``; +-inf without auxetic coupling).
+
+    Add it *after* the :class:`~hsa_elastica.auxetics.AuxeticCoupling` of the rod.  After each
+    application :attr:`factor` holds the per-element multiplier of the axial force (r_c or 1).
+    """
+
+    def __init__(
+        self,
+        *,
+        law: AxialLawParams,
+        handedness: int = 1,
+        kappa_h_min: float = -math.inf,
+        kappa_h_max: float = math.inf,
+    ) -> None:
+        super().__init__()
+        if not isinstance(law, AxialLawParams):
+            raise ParameterError(f"law = {law!r} is invalid: must be an AxialLawParams")
+        if handedness not in (1, -1):
+            raise ParameterError(f"handedness = {handedness!r} is invalid: must be +1 or -1")
+        if not (kappa_h_min <= kappa_h_max) or math.isnan(kappa_h_min) or math.isnan(kappa_h_max):
+            raise ParameterError(
+                f"kappa_h_min, kappa_h_max = {kappa_h_min!r}, {kappa_h_max!r} are invalid: "
+                f"need kappa_h_min <= kappa_h_max"
+            )
+        law.check_range(kappa_h_min, kappa_h_max)
+        self.law = law
+        self.handedness = int(handedness)
+        self.kappa_h_min = float(kappa_h_min)
+        self.kappa_h_max = float(kappa_h_max)
+        self._printed_voronoi: NDArray[np.float64] | None = None
+        self.factor: NDArray[np.float64] = np.ones(0)
+
+    @classmethod
+    def kwargs_for(cls, rod: RodParams, law: AxialLawParams) -> dict[str, Any]:
+        """Keyword arguments for ``sim.add_forcing_to(rod).using(AxialCompressionLaw, ...)``."""
+        lo, hi = twist_range(rod)
+        return dict(law=law, handedness=rod.handedness, kappa_h_min=lo, kappa_h_max=hi)
+
+    def _capture(self, system: Any) -> None:
+        n = int(system.n_elems)
+        self._printed_voronoi = np.array(system.rest_voronoi_lengths, dtype=np.float64, copy=True)
+        self._kv = np.zeros(n - 1)
+        self._ke = np.zeros(n)
+        self._ke_clipped = np.zeros(n)
+        self._sigma_z = np.zeros(n)
+        self.factor = np.ones(n)
+
+    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+        """Add the compression correction to ``system.external_forces`` in place."""
+        if self._printed_voronoi is None:
+            self._capture(system)
+        assert self._printed_voronoi is not None
+        law = self.law
+        if law.compression_ratio_slope != 0.0:
+            handed_twist_strain(
+                system.director_collection, self._printed_voronoi, float(self.handedness), self._kv
+            )
+            average_to_elements(self._kv, self._ke)
+            clip_strain(self._ke, self.kappa_h_min, self.kappa_h_max, self._ke_clipped)
+        np.subtract(system.sigma[2], system.rest_sigma[2], out=self._sigma_z)
+        compression_ratio_kernel(
+            self._ke_clipped, law.compression_ratio, law.compression_ratio_slope, self._sigma_z, self.factor
+        )
+        compression_correction_forces(
+            self.factor,
+            system.internal_stress,
+            system.director_collection,
+            system.dilatation,
+            system.external_forces,
+        )
+
+    def apply_torques(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+        """The law applies no torque."""

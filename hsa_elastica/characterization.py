@@ -1,0 +1,599 @@
+"""Virtual versions of the HSA characterization experiments (paper Section II-C, Fig. 3).
+
+Good et al. (ICRA 2022) characterized closed FPU 50 HSAs by four steady-state quantities,
+each as a function of the twist angle ``phi`` [rad] applied at the proximal end:
+
+* :func:`holding_torque` [N m] -- base twisted to ``phi`` (``MotorAngleBC``), distal twist
+  locked, otherwise free; the twist torque the base must supply at steady state, read as the
+  reaction of the internal twist couple of the first Voronoi region,
+  ``tau = -couple_z[0] / e_voronoi[0]^3`` (PyElastica applies ``couple / e^3`` to element 0).
+  The torque-driven alternative of the paper (``FreeTwistBC`` + ``BaseTwistTorque``, read the
+  angle) is :func:`twist_angle_under_torque`; both give the same curve (tested).
+* :func:`minimum_energy_length` [m] -- same set-up; tip z minus base z at steady state.
+* :func:`spring_constant` [N/m] -- same set-up at rest, then a small axial tip force
+  ``+F`` and ``-F``; ``k = 2 F / (z(+F) - z(-F))`` (central difference: the geometric
+  nonlinearity of PyElastica's stretch law ``n = S (1 - 1/e)`` cancels to first order; the
+  one-sided values ``F / (z(+F) - z0)`` and ``F / (z0 - z(-F))`` are returned by
+  :func:`spring_constant_details` as a linearity check).
+* :func:`blocked_force` [N] -- distal node and element held at their printed position and
+  orientation (``FixedConstraint``), base twisted to ``phi``; the axial compression force in
+  the last element, ``F_b = -(Q^T n)_z / e`` at steady state.
+
+Each run stops when the rod has settled: every node speed below ``tol_speed`` and every
+angular speed below ``tol_omega`` for ``window`` seconds after the actuation ramp (not after a
+fixed long time).  :func:`settling_sim_params` picks ``dt`` and a near-critical damping from
+the rod's slowest axial/torsional mode so that a run takes a few thousand steps.
+
+Closed forms (:func:`closed_form`) of the same discrete model (uniform twist, element strains
+with the half-strain end elements of the zero-padded average, see docs/architecture.md):
+
+* length ``= sum_i l_i (1 + eps_i)`` (``= L + C_eps phi`` unclipped);
+* holding torque ``= B_z(kappa_v) kappa_v`` with ``kappa_v = phi / sum(printed_voronoi)``
+  (``= B_z phi n / ((n-1) L)`` for a constant ``B_z``);
+* spring constant ``k = 1 / sum_i(rest_i / S_i)`` with ``S_i = E(kappa_i) A``;
+* blocked force ``f`` solving ``sum_i rest_i / (1 + f / S_i) = L`` (``= E A eps`` for uniform
+  elements) -- from ``n = S (1 - rest / l)``.
+
+Optional compression law: every experiment and :func:`closed_form` take ``axial_law``
+(:class:`hsa_elastica.axial_law.AxialLawParams`); with an asymmetric law the runs add the
+:class:`~hsa_elastica.axial_law.AxialCompressionLaw` forcing, the blocked force uses
+``r_c S_i`` and the spring constant is the pull-only value (the paper's experiment pulls).
+
+They are used for a fast parameter fit (``validation/characterization.py --fit``) and as
+independent references in the tests.
+
+Units: SI inside (m, N, N m, N/m, rad); the data file uses mm, N, N*mm, N/mm and degrees --
+:data:`DATA_UNITS` converts at the edges only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from elastica.external_forces import NoForces
+
+from hsa_elastica.axial_law import AxialCompressionLaw, AxialLawParams
+from hsa_elastica.params import ParameterError, RodParams, SimulationParams
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from hsa_elastica.robot import OperatorRef, SingleRod
+
+__all__ = [
+    "CHARACTERISTICS",
+    "DATA_UNITS",
+    "DATA_COLUMNS",
+    "NotSettledError",
+    "SettleOptions",
+    "default_data_path",
+    "load_characterization_data",
+    "to_data_unit",
+    "closed_form",
+    "settling_sim_params",
+    "holding_torque",
+    "twist_angle_under_torque",
+    "minimum_energy_length",
+    "spring_constant",
+    "spring_constant_details",
+    "blocked_force",
+    "simulate_point",
+]
+
+#: The four characteristics of Fig. 3 (names as in the data file).
+CHARACTERISTICS: tuple[str, ...] = (
+    "blocked_force",
+    "spring_constant",
+    "minimum_energy_length",
+    "holding_torque",
+)
+
+#: characteristic -> (unit string of the data file, factor: value_in_data_unit = factor * SI).
+DATA_UNITS: dict[str, tuple[str, float]] = {
+    "blocked_force": ("N", 1.0),
+    "spring_constant": ("N/mm", 1e-3),
+    "minimum_energy_length": ("mm", 1e3),
+    "holding_torque": ("N*mm", 1e3),
+}
+
+#: Columns of ``good2022_closed_fpu50.csv``.
+DATA_COLUMNS: tuple[str, ...] = (
+    "characteristic",
+    "rows",
+    "twist_angle_deg",
+    "value",
+    "err_low",
+    "err_high",
+    "unit",
+)
+
+
+class NotSettledError(RuntimeError):
+    """A characterization run did not settle within ``SettleOptions.max_time``."""
+
+
+# --------------------------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------------------------
+def default_data_path() -> Path:
+    """``<checkout>/../shared/data/good2022_closed_fpu50.csv`` (the project's reference data)."""
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / "good2022_closed_fpu50.csv"
+
+
+def load_characterization_data(path: str | Path | None = None) -> "pd.DataFrame":
+    """Read the measured characterization (Good et al. 2022) and check its columns and units.
+
+    Returns the file's columns unchanged (values in the data units of :data:`DATA_UNITS`).
+    """
+    import pandas as pd
+
+    p = default_data_path() if path is None else Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"characterization data not found: {p}")
+    df = pd.read_csv(p)
+    missing = [c for c in DATA_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{p}: missing columns {missing}; expected {list(DATA_COLUMNS)}")
+    unknown = sorted(set(df["characteristic"]) - set(CHARACTERISTICS))
+    if unknown:
+        raise ValueError(f"{p}: unknown characteristic(s) {unknown}; known: {CHARACTERISTICS}")
+    for ch, (unit, _) in DATA_UNITS.items():
+        units = set(df.loc[df["characteristic"] == ch, "unit"])
+        if units and units != {unit}:
+            raise ValueError(f"{p}: {ch} has unit(s) {sorted(units)}, expected {unit!r}")
+    if (df["err_low"] < 0).any() or (df["err_high"] < 0).any():
+        raise ValueError(f"{p}: error bars must be >= 0 (distances below / above value)")
+    return df
+
+
+def to_data_unit(characteristic: str, value_si: float) -> float:
+    """SI value of ``characteristic`` -> the data file's unit (N, N/mm, mm, N*mm)."""
+    if characteristic not in DATA_UNITS:
+        raise ValueError(
+            f"characteristic = {characteristic!r} is invalid: must be one of {CHARACTERISTICS}"
+        )
+    return float(value_si) * DATA_UNITS[characteristic][1]
+
+
+# --------------------------------------------------------------------------------------------
+# closed forms of the discrete model
+# --------------------------------------------------------------------------------------------
+def _element_strains(rod: RodParams, angle: float) -> dict[str, Any]:
+    """Uniform-twist steady state of ``rod`` twisted by ``angle`` [rad] (printed length)."""
+    n = rod.n_elements
+    l0 = rod.length / n
+    kappa_v = rod.handedness * angle / ((n - 1) * l0)  # handed Voronoi twist strain [rad/m]
+    kappa_e = np.full(n, kappa_v)
+    kappa_e[0] = kappa_e[-1] = 0.5 * kappa_v  # zero-padded average to elements
+    if rod.C_eps > 0.0:
+        lo, hi = rod.eps_min / rod.C_eps, rod.eps_max / rod.C_eps
+        kappa_e_law = np.clip(kappa_e, lo, hi)
+        kappa_v_law = float(np.clip(kappa_v, lo, hi))
+    else:
+        kappa_e_law, kappa_v_law = kappa_e, kappa_v
+    eps = np.clip(rod.C_eps * kappa_e, rod.eps_min, rod.eps_max)
+    rest = l0 * (1.0 + eps)
+    S = (rod.youngs_modulus + rod.E_slope * kappa_e_law) * rod.area
+    B_z = rod.B_z + rod.twist_rigidity_slope * kappa_v_law
+    return dict(n=n, l0=l0, kappa_v=kappa_v, rest=rest, S=S, B_z=B_z, kappa_e_law=kappa_e_law)
+
+
+def _blocked_force_closed(rest: NDArray[np.float64], S: NDArray[np.float64], length: float) -> float:
+    """Root ``f >= 0`` of ``sum(rest / (1 + f/S)) = length`` (Newton; monotone, convex)."""
+    if float(np.sum(rest)) <= length:
+        return 0.0
+    f = 0.0
+    for _ in range(100):
+        g = float(np.sum(rest / (1.0 + f / S))) - length
+        dg = -float(np.sum(rest / S / (1.0 + f / S) ** 2))
+        step = g / dg
+        f -= step
+        if abs(step) <= 1e-13 * max(1.0, abs(f)):
+            break
+    return f
+
+
+def _compressive(axial_law: AxialLawParams | None) -> bool:
+    return axial_law is not None and not axial_law.is_symmetric
+
+
+def closed_form(
+    rod: RodParams, characteristic: str, angle: float, *, axial_law: AxialLawParams | None = None
+) -> float:
+    """Steady-state ``characteristic`` [SI] of the discrete model at base twist ``angle`` [rad].
+
+    With an asymmetric ``axial_law`` (:mod:`hsa_elastica.axial_law`): the blocked rod's
+    elements are all in compression, so ``S_i -> r_c(kappa_i) S_i`` in the blocked-force root;
+    the spring constant is the one-sided *pull* value of :func:`spring_constant` (tension
+    only, exact for PyElastica's ``n = S (1 - rest / l)``): ``k = 1 / sum(rest_i / (S_i - F))``
+    with ``F = 0.01 E0 A``; length and holding torque are unaffected (no axial load).
+
+    See the module docstring for the formulas (Eqs. 2-5 with the contract's averaging).  The
+    twist is assumed uniform (exact for the free rod; for the blocked rod the Voronoi
+    dilatations differ slightly between end and interior regions, a second-order effect that
+    the simulator includes).  ``holding_torque`` is signed like ``angle`` for ``handedness=+1``.
+    """
+    st = _element_strains(rod, float(angle))
+    if characteristic == "minimum_energy_length":
+        return float(np.sum(st["rest"]))
+    if characteristic == "holding_torque":
+        return float(rod.handedness * st["B_z"] * st["kappa_v"])
+    if characteristic == "spring_constant":
+        if _compressive(axial_law):
+            force = 0.01 * rod.youngs_modulus * rod.area
+            return float(1.0 / np.sum(st["rest"] / (st["S"] - force)))
+        return float(1.0 / np.sum(st["rest"] / st["S"]))
+    if characteristic == "blocked_force":
+        S = st["S"]
+        if _compressive(axial_law):
+            assert axial_law is not None
+            S = S * (axial_law.compression_ratio + axial_law.compression_ratio_slope * st["kappa_e_law"])
+        return _blocked_force_closed(st["rest"], S, rod.length)
+    raise ValueError(
+        f"characteristic = {characteristic!r} is invalid: must be one of {CHARACTERISTICS}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# settling
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SettleOptions:
+    """When a characterization run counts as settled.
+
+    tol_speed : node speed tolerance as a fraction of the printed length per second [1/s]
+        (``1e-4`` -> 7.5 um/s for a 75 mm rod).
+    tol_omega : angular speed tolerance [rad/s].
+    window : the rod must stay below both tolerances for this many seconds [s].
+    max_time : give up (``NotSettledError``) after this simulated time past the ramp [s].
+    check_every : steps between two checks.
+    """
+
+    tol_speed: float = 1e-4
+    tol_omega: float = 1e-3
+    window: float = 0.01
+    max_time: float = 2.0
+    check_every: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("tol_speed", "tol_omega", "window", "max_time"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                math.isfinite(v) and v > 0
+            ):
+                raise ParameterError(f"SettleOptions.{name} = {v!r} is invalid: must be a finite number > 0")
+        if isinstance(self.check_every, bool) or not isinstance(self.check_every, int) or self.check_every < 1:
+            raise ParameterError(
+                f"SettleOptions.check_every = {self.check_every!r} is invalid: must be an integer >= 1"
+            )
+
+
+def _slowest_rate(rod: RodParams) -> float:
+    """Lowest angular frequency [rad/s] of the symmetric (axial, torsional) modes, untwisted.
+
+    Axial, fixed-free: ``pi/2 c_a / L``, ``c_a = sqrt(E0 / rho)``; torsional, both ends
+    twist-held: ``pi c_t / L``, ``c_t = sqrt(B_z / (rho 2 I))``.
+    """
+    c_a = math.sqrt(rod.youngs_modulus / rod.density)
+    c_t = math.sqrt(rod.B_z / (rod.density * 2.0 * rod.second_moment))
+    return min(0.5 * math.pi * c_a, math.pi * c_t) / rod.length
+
+
+def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> SimulationParams:
+    """Time step and damping for a fast quasi-static settle of ``rod`` (Section II-C runs).
+
+    * damping ``gamma = 2 omega_min`` [1/s] (uniform, translational = rotational), i.e. critical
+      for the slowest symmetric mode, so every mode decays at least like ``exp(-omega_min t)``;
+    * ``dt = 0.25 l / c_max`` [s] with ``c_max`` the axial wave speed at the stiffest point of
+      the law up to ``angle`` (PositionVerlet is stable for ``omega dt < 2``; the element
+      modes are at most ``2 c / l``);
+    * ramp time ``4 / omega_min`` [s], linear ramps are avoided (smooth quintic).
+    """
+    w = _slowest_rate(rod)
+    n = rod.n_elements
+    l0 = rod.length / n
+    kmax = abs(angle) / ((n - 1) * l0)
+    e_max = max(rod.youngs_modulus, rod.youngs_modulus + rod.E_slope * kmax, rod.shear_modulus)
+    c_max = math.sqrt(e_max / rod.density)
+    dt = 0.25 * l0 / c_max
+    gamma = 2.0 * w
+    return SimulationParams(
+        dt=dt,
+        damping=gamma,
+        rotational_damping=gamma,
+        ramp_time=4.0 / w,
+        ramp_shape="smooth",
+        record_fps=1.0 / dt,
+    )
+
+
+def _settle(handle: "SingleRod", time: float, *, quiet_after: float, options: SettleOptions) -> float:
+    """Step ``handle`` until settled (see :class:`SettleOptions`); returns the time [s]."""
+    rod = handle.rod
+    sim = handle.simulator
+    step = handle.timestepper.step
+    dt = handle.dt
+    v_tol = options.tol_speed * handle.rod_params.length
+    quiet = 0.0
+    t = np.float64(time)
+    deadline = quiet_after + options.max_time
+    while True:
+        for _ in range(options.check_every):
+            t = step(sim, t, dt)
+        v = float(np.max(np.abs(rod.velocity_collection)))
+        w = float(np.max(np.abs(rod.omega_collection)))
+        if not (math.isfinite(v) and math.isfinite(w)):
+            raise NotSettledError(f"characterization run diverged at t = {float(t):.4g} s")
+        if float(t) >= quiet_after and v < v_tol and w < options.tol_omega:
+            quiet += options.check_every * dt
+            if quiet >= options.window:
+                return float(t)
+        else:
+            quiet = 0.0
+        if float(t) > deadline:
+            raise NotSettledError(
+                f"characterization run not settled after {float(t):.3g} s: max speed {v:.3g} m/s "
+                f"(tol {v_tol:.3g}), max angular speed {w:.3g} rad/s (tol {options.tol_omega:.3g})"
+            )
+
+
+class _AdjustableTipForce(NoForces):
+    """Axial force [N] on the last node, along lab +z; ``force`` may be changed between settles."""
+
+    def __init__(self, *, force: float = 0.0) -> None:
+        super().__init__()
+        self.force = float(force)
+
+    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+        system.external_forces[2, -1] += self.force
+
+
+def _build(
+    rod: RodParams,
+    angle: float,
+    sim_params: SimulationParams | None,
+    *,
+    distal: str,
+    base: str = "motor",
+    torque: float = 0.0,
+    finalize: bool = True,
+    axial_law: AxialLawParams | None = None,
+) -> "tuple[SingleRod, OperatorRef[AxialCompressionLaw] | None]":
+    """Single rod of the Section II-C set-ups; with an asymmetric ``axial_law`` an
+    :class:`AxialCompressionLaw` forcing is added after the auxetic coupling (returned ref)."""
+    from hsa_elastica.actuation import Ramp
+    from hsa_elastica.robot import OperatorRef, build_single_rod
+
+    if not isinstance(rod, RodParams):
+        raise ParameterError(f"rod_params = {rod!r} is invalid: must be a RodParams")
+    if not math.isfinite(angle):
+        raise ParameterError(f"angle = {angle!r} is invalid: must be a finite number (rad)")
+    sp = settling_sim_params(rod, angle=angle) if sim_params is None else sim_params
+    with_law = _compressive(axial_law)
+    h = build_single_rod(
+        rod,
+        sp,
+        base=base,
+        angle=Ramp(target=float(angle), duration=sp.ramp_time, shape=sp.ramp_shape),
+        torque=Ramp(target=float(torque), duration=sp.ramp_time, shape=sp.ramp_shape),
+        distal=distal,
+        record=False,
+        finalize=finalize and not with_law,
+    )
+    if not with_law:
+        return h, None
+    assert axial_law is not None
+    ref: OperatorRef[AxialCompressionLaw] = OperatorRef()
+    h.simulator.add_forcing_to(h.rod).using(
+        ref.capture(AxialCompressionLaw), **AxialCompressionLaw.kwargs_for(rod, axial_law)
+    )
+    if finalize:
+        h.simulator.finalize()
+    return h, ref
+
+
+# --------------------------------------------------------------------------------------------
+# the four experiments
+# --------------------------------------------------------------------------------------------
+def _twisted_free_rod(
+    rod_params: RodParams,
+    angle: float,
+    sim_params: SimulationParams | None,
+    options: SettleOptions,
+    tip_force: "OperatorRef[_AdjustableTipForce] | None" = None,
+    axial_law: AxialLawParams | None = None,
+) -> tuple["SingleRod", float]:
+    h, _ = _build(
+        rod_params, angle, sim_params, distal="twist_locked", finalize=tip_force is None,
+        axial_law=axial_law,
+    )
+    if tip_force is not None:
+        h.simulator.add_forcing_to(h.rod).using(tip_force.capture(_AdjustableTipForce), force=0.0)
+        h.simulator.finalize()
+    t = _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
+    return h, t
+
+
+def holding_torque(
+    rod_params: RodParams,
+    angle: float,
+    *,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+    axial_law: AxialLawParams | None = None,
+) -> float:
+    """Twist torque [N m] about +z the base must supply to hold the base angle ``angle`` [rad].
+
+    Base: ``MotorAngleBC``; distal: ``DistalTwistLockBC``.  Read at steady state as minus the
+    internal twist couple of the first Voronoi region divided by its dilatation cubed (the
+    torque PyElastica applies to element 0, in its local frame whose z is the rod axis).
+    """
+    h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    rod = h.rod
+    rod.compute_internal_forces_and_torques(np.float64(0.0))
+    return float(-rod.internal_couple[2, 0] / rod.voronoi_dilatation[0] ** 3)
+
+
+def twist_angle_under_torque(
+    rod_params: RodParams,
+    torque: float,
+    *,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+) -> float:
+    """Steady base twist angle [rad] under a base torque ``torque`` [N m] (paper's procedure).
+
+    Base: ``FreeTwistBC`` + ``BaseTwistTorque``; distal twist locked.  The angle is read with
+    ``actuation.base_twist_angle`` (principal value, so |angle| < pi).
+    """
+    from hsa_elastica.actuation import base_twist_angle
+
+    if not math.isfinite(torque):
+        raise ParameterError(f"torque = {torque!r} is invalid: must be a finite number (N m)")
+    # the damping / time step of the angle that this torque gives in the closed form
+    guess = torque / max(rod_params.B_z, 1e-300) * (rod_params.length * (rod_params.n_elements - 1) / rod_params.n_elements)
+    sp = settling_sim_params(rod_params, angle=guess) if sim_params is None else sim_params
+    h, _ = _build(rod_params, 0.0, sp, distal="twist_locked", base="free_twist", torque=torque)
+    reference = np.array(h.rod.director_collection[..., 0])
+    _settle(h, 0.0, quiet_after=sp.ramp_time, options=options)
+    return base_twist_angle(h.rod, reference)
+
+
+def minimum_energy_length(
+    rod_params: RodParams,
+    angle: float,
+    *,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+    axial_law: AxialLawParams | None = None,
+) -> float:
+    """Steady-state length [m] (tip z - base z) of the rod with base angle ``angle`` [rad]."""
+    h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    pos = h.rod.position_collection
+    return float(pos[2, -1] - pos[2, 0])
+
+
+def spring_constant_details(
+    rod_params: RodParams,
+    angle: float,
+    *,
+    force: float | None = None,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+    axial_law: AxialLawParams | None = None,
+    pull_only: bool = False,
+) -> dict[str, float]:
+    """Axial spring constant of the twisted rod, with a linearity check.
+
+    ``force`` [N] defaults to 1 % of ``E0 A`` (1 % strain).  Returns ``k`` (central
+    difference), ``k_pull`` / ``k_push`` (one-sided) [N/m], ``z0`` [m] and ``force`` [N];
+    ``pull_only`` skips the push (``k``, ``k_push`` are then NaN).
+    """
+    if force is None:
+        force = 0.01 * rod_params.youngs_modulus * rod_params.area
+    if not (math.isfinite(force) and force > 0.0):
+        raise ParameterError(f"force = {force!r} is invalid: must be a finite number > 0 (N)")
+    from hsa_elastica.robot import OperatorRef
+
+    ref: OperatorRef[_AdjustableTipForce] = OperatorRef()
+    h, t = _twisted_free_rod(rod_params, angle, sim_params, options, tip_force=ref, axial_law=axial_law)
+    tip = ref.instance
+    pos = h.rod.position_collection
+    z0 = float(pos[2, -1] - pos[2, 0])
+    out = {"z0": z0, "force": float(force)}
+    sides = ((+1.0, "z_pull"),) if pull_only else ((+1.0, "z_pull"), (-1.0, "z_push"))
+    for sign, name in sides:
+        tip.force = sign * force
+        t = _settle(h, t, quiet_after=t, options=options)
+        out[name] = float(pos[2, -1] - pos[2, 0])
+    out["k_pull"] = force / (out["z_pull"] - z0)
+    if pull_only:
+        out["z_push"] = out["k"] = out["k_push"] = float("nan")
+    else:
+        out["k"] = 2.0 * force / (out["z_pull"] - out["z_push"])
+        out["k_push"] = force / (z0 - out["z_push"])
+    return out
+
+
+def spring_constant(
+    rod_params: RodParams,
+    angle: float,
+    *,
+    force: float | None = None,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+    axial_law: AxialLawParams | None = None,
+) -> float:
+    """Axial spring constant [N/m] at base angle ``angle`` [rad]; see :func:`spring_constant_details`.
+
+    Paper's law (``axial_law`` None or symmetric): the central difference ``k``.  With an
+    asymmetric ``axial_law`` the push side is softer by design, so the pull-only value
+    ``k_pull`` is returned -- the experiment of Section II-C applies a small *pulling* force --
+    and the push is not run.
+    """
+    pull = _compressive(axial_law)
+    det = spring_constant_details(
+        rod_params, angle, force=force, sim_params=sim_params, options=options, axial_law=axial_law,
+        pull_only=pull,
+    )
+    return det["k_pull"] if _compressive(axial_law) else det["k"]
+
+
+def blocked_force(
+    rod_params: RodParams,
+    angle: float,
+    *,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+    axial_law: AxialLawParams | None = None,
+) -> float:
+    """Axial force [N] the blocked distal end takes when the base is twisted to ``angle`` [rad].
+
+    Distal node and element fixed at their printed pose (``FixedConstraint``); read as the
+    compression of the last element, ``-(Q^T n)_z / e`` with ``n`` PyElastica's internal stress
+    (times the element's compression factor ``r_c`` of an asymmetric ``axial_law``).
+    """
+    h, law_ref = _build(rod_params, angle, sim_params, distal="fixed", axial_law=axial_law)
+    _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
+    rod = h.rod
+    rod.compute_internal_forces_and_torques(np.float64(0.0))
+    n_lab = rod.director_collection[..., -1].T @ rod.internal_stress[:, -1]
+    factor = 1.0
+    if law_ref is not None:
+        law = law_ref.instance
+        law.apply_forces(rod, np.float64(0.0))  # refresh factor for this state
+        rod.external_forces[:] = 0.0  # the probe must not leave a force behind
+        factor = float(law.factor[-1])
+    return float(-factor * n_lab[2] / rod.dilatation[-1])
+
+
+_EXPERIMENTS = {
+    "holding_torque": holding_torque,
+    "minimum_energy_length": minimum_energy_length,
+    "spring_constant": spring_constant,
+    "blocked_force": blocked_force,
+}
+
+
+def simulate_point(
+    rod_params: RodParams,
+    characteristic: str,
+    angle: float,
+    *,
+    axial_law: AxialLawParams | None = None,
+) -> float:
+    """Run the virtual experiment ``characteristic`` at base angle ``angle`` [rad]; SI result.
+
+    ``axial_law``: optional compression-softening law (:mod:`hsa_elastica.axial_law`).
+    """
+    if characteristic not in _EXPERIMENTS:
+        raise ValueError(
+            f"characteristic = {characteristic!r} is invalid: must be one of {CHARACTERISTICS}"
+        )
+    return float(_EXPERIMENTS[characteristic](rod_params, angle, axial_law=axial_law))

@@ -1,0 +1,1 @@
+"""Comparisons of hsa-elastica with measured data (see validation/characterization.py)."""
