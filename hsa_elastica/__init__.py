@@ -1,15 +1,147 @@
 """hsa-elastica: Handed Shearing Auxetic rods and robots as a PyElastica 1.0 plugin.
 
-The public API is listed in ``__all__``; see ``docs/architecture.md`` for the module map.
+Stölzle et al., "Modelling Handed Shearing Auxetics", RoboSoft 2023.  The physics lives in
+Elastica-native operators that work on the stock ``CosseratRod``:
+
+* :class:`AuxeticCoupling` (forcing, Eq. 2-5) and :class:`TwistStiffnessLaw` (Eq. 5),
+* :class:`MotorAngleBC`, :class:`FreeTwistBC`, :class:`DistalTwistLockBC` (constraints) and
+  :class:`BaseTwistTorque` (forcing) of Section II-D,
+* :class:`PlatformJoint` (connection, Eq. 6-7),
+* :class:`RodRecorder` / :class:`RigidBodyRecorder` (callbacks → ``pandas.DataFrame``).
+
+Builders (:func:`build_robot`, :func:`build_single_rod`), the fused fast path
+(:func:`build_fast_robot`), steady states, motion primitives, rendering and the SPCS kinematics
+(Sections III-IV) sit on top.  SI units throughout.  Rendering (pyvista) and kinematics (scipy)
+are imported lazily on first use.  Module map: ``docs/architecture.md``.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from hsa_elastica.actuation import (
+    BaseTwistTorque,
+    DistalTwistLockBC,
+    FreeTwistBC,
+    MotorAngleBC,
+    Ramp,
+    base_twist_angle,
+)
+from hsa_elastica.auxetics import AuxeticCoupling, TwistStiffnessLaw
+from hsa_elastica.axial_law import AxialCompressionLaw, AxialLawParams
+from hsa_elastica.joints import PlatformJoint
+from hsa_elastica.params import (
+    JointParams,
+    ParameterError,
+    PlatformParams,
+    RobotParams,
+    RodParams,
+    SimulationParams,
+    load_params,
+    paper_robot_params,
+    save_params,
+    table1_rod_params,
+)
+from hsa_elastica.primitives import PRIMITIVES, platform_to_angles, primitive_angles
+from hsa_elastica.recording import (
+    RigidBodyRecorder,
+    RodRecorder,
+    combine,
+    directors,
+    node_positions,
+)
+from hsa_elastica.robot import (
+    HSASimulator,
+    Robot,
+    SingleRod,
+    build_robot,
+    build_single_rod,
+    make_hsa_rod,
+)
+from hsa_elastica.simulation import SimulationDiverged, run
 
 __version__ = "0.1.0"
 
-__all__: list[str] = ["__version__"]
+# name -> module, imported on first attribute access (keeps ``import hsa_elastica`` light)
+_LAZY: dict[str, str] = {
+    # fused fast path (issue 5)
+    "FastRobot": "hsa_elastica.fast",
+    "build_fast_robot": "hsa_elastica.fast",
+    # steady states and run directories
+    "SteadyStateResult": "hsa_elastica.steady_state",
+    "solve_steady_state": "hsa_elastica.steady_state",
+    "save_run": "hsa_elastica.rundir",
+    "load_run": "hsa_elastica.rundir",
+    # rendering (pyvista, off screen)
+    "render_video": "hsa_elastica.render",
+    "render_still": "hsa_elastica.render",
+    # SPCS kinematics (Eq. 8-16)
+    "SPCSModel": "hsa_elastica.kinematics",
+    "IKResult": "hsa_elastica.kinematics",
+    "ErrorMetrics": "hsa_elastica.kinematics",
+    "KinematicsError": "hsa_elastica.kinematics",
+    "inverse_kinematics_lm": "hsa_elastica.kinematics",
+    "inverse_kinematics_gradient": "hsa_elastica.kinematics",
+    "error_metrics": "hsa_elastica.kinematics",
+    "rod_element_poses": "hsa_elastica.kinematics",
+}
 
-from hsa_elastica.kinematics import (  # noqa: E402  (SPCS kinematics, Eq. 8-16)
-    ErrorMetrics, IKResult, KinematicsError, SPCSModel, error_metrics, inverse_kinematics_gradient,
-    inverse_kinematics_lm, rod_element_poses,
-)
-__all__ += ["SPCSModel", "IKResult", "ErrorMetrics", "KinematicsError", "inverse_kinematics_lm",
-            "inverse_kinematics_gradient", "error_metrics", "rod_element_poses"]
+__all__ = [
+    "__version__",
+    # parameters
+    "RodParams",
+    "PlatformParams",
+    "JointParams",
+    "SimulationParams",
+    "RobotParams",
+    "ParameterError",
+    "paper_robot_params",
+    "table1_rod_params",
+    "save_params",
+    "load_params",
+    # operators
+    "AuxeticCoupling",
+    "TwistStiffnessLaw",
+    "AxialCompressionLaw",
+    "AxialLawParams",
+    "Ramp",
+    "MotorAngleBC",
+    "FreeTwistBC",
+    "BaseTwistTorque",
+    "DistalTwistLockBC",
+    "base_twist_angle",
+    "PlatformJoint",
+    "RodRecorder",
+    "RigidBodyRecorder",
+    "node_positions",
+    "directors",
+    "combine",
+    # builders and time loop
+    "HSASimulator",
+    "make_hsa_rod",
+    "build_robot",
+    "build_single_rod",
+    "Robot",
+    "SingleRod",
+    "run",
+    "SimulationDiverged",
+    # motion primitives
+    "PRIMITIVES",
+    "primitive_angles",
+    "platform_to_angles",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hsa_elastica' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
