@@ -4,7 +4,7 @@ Case of the paper's simulation study (IV-D): 11 variables (n_S = 2), 25 poses al
 Targets (issue 6): LM fit warm < 20 ms. The gradient iteration of Eq. 14 (lambda = 0.2, as in the
 paper) is run until it reaches the LM fit's accuracy in q or an iteration cap, and timed beside it.
 
-Run: /work/venv/bin/python benchmarks/bench_kinematics.py
+Run: python benchmarks/bench_kinematics.py
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ Units: SI inside (m, N, N m, N/m, rad); the data file uses mm, N, N*mm, N/mm and
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,7 +123,11 @@ class NotSettledError(RuntimeError):
 # data
 # --------------------------------------------------------------------------------------------
 def default_data_path() -> Path:
-    """``<checkout>/../shared/data/good2022_closed_fpu50.csv`` (the project's reference data)."""
+    """The measured characterization CSV: ``$HSA_ELASTICA_DATA`` if set, else
+    ``<checkout>/../shared/data/good2022_closed_fpu50.csv`` (the project's reference data)."""
+    override = os.environ.get("HSA_ELASTICA_DATA")
+    if override:
+        return Path(override)
     return Path(__file__).resolve().parents[2] / "shared" / "data" / "good2022_closed_fpu50.csv"
 
 

@@ -1,7 +1,7 @@
 """Tests of hsa_elastica.params: presets against the paper and measured data, validation, I/O.
 
 Reference numbers are computed by hand here (tube formulas) or read from the paper text
-(Section II-E) and from the measured characterization data in /work/shared/data.
+(Section II-E) and from the measured characterization data in ../shared/data (next to the checkout).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from hsa_elastica.params import (
     table1_rod_params,
 )
 
-DATA = Path("/work/shared/data/good2022_closed_fpu50.csv")
+from hsa_elastica.characterization import default_data_path
+
+DATA = default_data_path()
 
 
 def _measured(characteristic: str) -> pd.DataFrame:
