@@ -8,18 +8,19 @@ Measured in ONE run on one core (numbers move with machine load: each timing is 
   ``Cylinder`` (the paper platform), each tied to it with ``FixedJoint(k=5e5, nu=0, kt=20)`` (rest rotation = the initial one),
   ``OneEndFixedBC`` bases and ``AnalyticalLinearDamper(20 1/s)`` on every system;
 * our robot (``build_robot``, per-rod operators, ``Robot.run``);
-* our robot on the fused path (``hsa_elastica.fast``, ``FastRobot.run``).
+* our robot on the fused path (``hsa_elastica.fast``, ``FastRobot.run``; the default of
+  ``solve_steady_state`` and of the CLI).
 
 Per-step cost does not depend on dt; the real-time factor is ``dt / (wall time per step)``,
-printed for the paper's dt = 4e-5 s (unstable for the paper robot, see docs/performance.md)
-and for the stable dt.  Also: warm start and cold start (empty ``NUMBA_CACHE_DIR``) in a
-subprocess, peak memory (``ru_maxrss``) of a 15 s simulated run with diagnostics at 100 fps,
-and the wall time of a steady state of bend-north at full magnitude (if
-``hsa_elastica/steady_state.py`` exists).
+printed for the default dt = 3e-5 s and the paper's dt = 4e-5 s (unstable for the paper
+robot, see docs/performance.md).  Also: warm start and cold start (empty
+``NUMBA_CACHE_DIR``) in a subprocess, peak memory (``ru_maxrss``) of a 15 s simulated run with
+diagnostics at 100 fps, and the steady state of bend-north at full magnitude with the
+default parameters (wall time, fused and reference; pose against a long fixed-duration run).
 
 Usage::
 
-    python benchmarks/bench_robot.py            # everything (~3 min; cold start ~1-2 min)
+    python benchmarks/bench_robot.py            # everything (~4 min; cold start ~1 min)
     python benchmarks/bench_robot.py --quick    # timings only
 """
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import math
 import os
 import platform as _platform
@@ -40,7 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 PAPER_DT = 4e-5  # s, the paper's time step
-STABLE_DT = 3.5e-5  # s, largest stable dt of the paper robot found (docs/performance.md)
+DEFAULT_DT = 3e-5  # s, SimulationParams.dt default (stability limit 3.96e-5 s, docs/performance.md)
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ from hsa_elastica.params import paper_robot_params
 from hsa_elastica.primitives import primitive_angles
 p = paper_robot_params()
 p = dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, dt={dt!r}, record_fps=100.0))
-r = build_fast_robot(p, primitive_angles("elongation", 0.5, p), record=True)
+r = build_fast_robot(p, primitive_angles("bend_north", 1.0, p), record=True)
 w = time.perf_counter()
 status = "ok"
 try:
@@ -231,42 +231,49 @@ def peak_memory(dt: float) -> str:
 # --------------------------------------------------------------------------------------------
 # steady state
 # --------------------------------------------------------------------------------------------
-def steady_state(dt: float, fast: bool, max_time: float = 4.0) -> str:
-    """Bend-north, full magnitude, from rest: wall time to settle (steady_state's test)."""
-    from hsa_elastica import steady_state as ss
+def _pose_difference(a: Any, b: Any) -> tuple[float, float]:
+    """(platform position difference [mm], rotation angle between the platforms [deg])."""
+    dp = float(np.linalg.norm(a.platform_position_m - b.platform_position_m)) * 1e3
+    dot = abs(float(np.dot(a.platform_quaternion_xyzw, b.platform_quaternion_xyzw)))
+    return dp, math.degrees(2.0 * math.acos(min(1.0, dot)))
 
-    params = paper_params(dt)
+
+def steady_state() -> list[str]:
+    """Bend-north, full magnitude, from rest, default parameters (dt 3e-5 s, 1 s ramp):
+    wall time to settle (fused: warm second call; reference operators), and the settled pose
+    against a fixed-duration run to ramp + 3 s (the solver's default max_time)."""
+    from hsa_elastica.params import RobotParams
+    from hsa_elastica.steady_state import solve_steady_state
+
+    params = RobotParams()
     angles = bend_north(params)
-    w = time.perf_counter()
-    try:
-        if not fast:
-            res = ss.solve_steady_state(params, angles, max_time=max_time, record=False)
-            return (
-                f"reference: converged={res.converged} at {res.sim_time_s:.3f} s simulated, "
-                f"wall {time.perf_counter() - w:.1f} s, platform {res.platform_position_m * 1e3} mm"
-            )
-        from hsa_elastica.fast import build_fast_robot
-
-        robot = build_fast_robot(params, angles, record=False)
-        chk = max(1, int(round(0.002 / dt)))
-        ramp_end = params.simulation.ramp_time
-        settled_since = None
-        while robot.time < ramp_end + max_time:
-            robot.run(chk * dt, check_every=chk)
-            s = ss.robot_state(robot)  # type: ignore[arg-type]
-            if robot.time >= ramp_end and s["max_speed"] < 1e-4 and s["platform_omega"] < 1e-3:
-                settled_since = robot.time if settled_since is None else settled_since
-                if robot.time - settled_since >= 0.05:
-                    return (
-                        f"fast: converged at {robot.time:.3f} s simulated, wall "
-                        f"{time.perf_counter() - w:.1f} s, platform "
-                        f"{s['platform_position_m'] * 1e3} mm"
-                    )
-            else:
-                settled_since = None
-        return f"fast: not converged by {robot.time:.3f} s, wall {time.perf_counter() - w:.1f} s"
-    except Exception as exc:  # the paper robot's coupling instability (docs/stability.md)
-        return f"{'fast' if fast else 'reference'}: {type(exc).__name__}: {exc} (wall {time.perf_counter() - w:.1f} s)"
+    out = []
+    solve_steady_state(params, angles, record=False, max_time=0.01)  # warm the kernels
+    res = {}
+    for label, kw in (
+        ("fused (default)", dict(fast=True)),
+        ("reference operators", dict(fast=False)),
+        ("fused, fixed duration", dict(fast=True, stop_when_settled=False)),
+    ):
+        try:
+            r = solve_steady_state(params, angles, record=False, **kw)  # type: ignore[arg-type]
+        except Exception as exc:  # report instead of hiding the other numbers
+            out.append(f"{label}: {type(exc).__name__}: {exc}")
+            continue
+        res[label] = r
+        out.append(
+            f"{label}: converged={r.converged} at {r.sim_time_s:.3f} s simulated "
+            f"({r.n_steps} steps), wall {r.wall_time_s:.2f} s, platform "
+            f"{np.round(r.platform_position_m * 1e3, 4)} mm, tilt "
+            f"{math.degrees(r.platform_tilt_rad):.4f} deg"
+        )
+    if "fused (default)" in res and "fused, fixed duration" in res:
+        dp, da = _pose_difference(res["fused (default)"], res["fused, fixed duration"])
+        out.append(f"settled vs fixed-duration pose: {dp:.2e} mm, {da:.2e} deg")
+    if "fused (default)" in res and "reference operators" in res:
+        dp, da = _pose_difference(res["fused (default)"], res["reference operators"])
+        out.append(f"fused vs reference settled pose: {dp:.2e} mm, {da:.2e} deg")
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -297,11 +304,11 @@ def main(argv: list[str] | None = None) -> None:
     rows = [(name, b) for (name, _), b in zip(paths, best)]
     stock = rows[0][1]
     print()
-    print(f"| path | µs/step | real-time factor at dt {PAPER_DT:g} s | at dt {STABLE_DT:g} s | speed-up vs stock |")
+    print(f"| path | µs/step | real-time factor at dt {DEFAULT_DT:g} s | at dt {PAPER_DT:g} s | speed-up vs stock |")
     print("|---|---:|---:|---:|---:|")
     for name, wall in rows:
         print(
-            f"| {name} | {wall * 1e6:.1f} | {PAPER_DT / wall:.2f} | {STABLE_DT / wall:.2f} | {stock / wall:.2f}x |"
+            f"| {name} | {wall * 1e6:.1f} | {DEFAULT_DT / wall:.2f} | {PAPER_DT / wall:.2f} | {stock / wall:.2f}x |"
         )
     print()
     if args.quick:
@@ -309,12 +316,10 @@ def main(argv: list[str] | None = None) -> None:
     starts = warm_and_cold_start(cold=not args.no_cold)
     for key, (inside, total) in starts.items():
         print(f"{key} start (import + build + first step): {inside:.2f} s in-process, {total:.2f} s incl. interpreter")
-    print("peak memory:", peak_memory(2e-5))
-    if importlib.util.find_spec("hsa_elastica.steady_state") is not None:
-        print("steady state bend-north full, dt 2e-5 s:", steady_state(2e-5, fast=True))
-        print("steady state bend-north full, dt 2e-5 s:", steady_state(2e-5, fast=False))
-    else:
-        print("steady state: hsa_elastica/steady_state.py not found")
+    print("peak memory:", peak_memory(DEFAULT_DT))
+    print("steady state, bend-north full magnitude, default parameters (dt 3e-5 s):")
+    for line in steady_state():
+        print("  " + line)
 
 
 if __name__ == "__main__":

@@ -8,22 +8,26 @@ one ``@njit`` loop, :func:`advance`, that performs exactly PyElastica 1.0's
 arrays are views into those blocks)::
 
     zero-out is done at the end of each step, as PyElastica does
-    kinematic half step (rod block, rigid-body block)       overload_operator_kinematic_numba
+    kinematic half step (rod block, rigid-body block)       kinematic_update_inplace (*)
     t += dt/2;  constrain_values                             MotorAngleBC (numba kernel)
-    internal forces and torques of the rod block            cosserat_rod._compute_internal_*
-    synchronize: the forcings and connections in PyElastica's FIFO order
-        AuxeticCoupling (auxetics kernels, Eq. 2-5), PlatformJoint (joint kernels, Eq. 6-7),
-        GravityForces
+    AuxeticCoupling rest configuration (Eq. 2-5)             auxetics kernels
+    internal forces and torques of the rod block            internal_{forces,torques}_inplace (*)
+    synchronize: the other forcings and connections in PyElastica's FIFO order
+        PlatformJoint (joint kernels, Eq. 6-7), GravityForces
     accelerations + dynamic step (rods: PyElastica kernels; rigid body: same formula)
     constrain_rates, then damping                           MotorAngleBC, AnalyticalLinearDamper
     kinematic half step;  t += dt/2;  constrain_values
     callbacks (recorders) -- called from Python between calls, at their sampling steps
     external forces and torques zeroed
 
-Every kernel called in the loop is the same numba function the reference operators call
-(PyElastica's rod kernels, ``auxetics``/``joints``/``actuation`` kernels), so the physics stays
-PyElastica's and ours; only the Python dispatch between them is removed.  The fused path gives
-the same trajectory as ``Robot.run`` to round-off (``tests/test_fast.py``: 1e-10).
+Every kernel called in the loop is the numba function the reference operators call
+(PyElastica's rod kernels, ``auxetics``/``joints``/``actuation`` kernels), except the three
+marked (*): allocation-free rewrites of PyElastica's ``overload_operator_kinematic_numba``,
+``_compute_internal_forces`` and ``_compute_internal_torques`` with the same arithmetic in the
+same order (checked against PyElastica's kernels on random data in ``tests/test_fast.py``).
+So the physics stays PyElastica's and ours; the Python dispatch and the temporaries are
+removed.  The fused path gives the same trajectory as ``Robot.run`` to round-off
+(``tests/test_fast.py``: 1e-10).
 
 Usage::
 
@@ -54,19 +58,13 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from elastica._linalg import _batch_cross, _batch_matvec
 from elastica.dissipation import AnalyticalLinearDamper
 from elastica.external_forces import GravityForces
 from elastica.rod.cosserat_rod import (
-    _compute_internal_forces,
-    _compute_internal_torques,
     _update_accelerations,
     _zeroed_out_external_forces_and_torques,
 )
-from elastica.rod.data_structures import (
-    overload_operator_dynamic_numba,
-    overload_operator_kinematic_numba,
-)
+from elastica.rod.data_structures import overload_operator_dynamic_numba
 
 from hsa_elastica.actuation import MotorAngleBC, Ramp, rotate_about_own_axis
 from hsa_elastica.auxetics import (
@@ -204,6 +202,7 @@ class CouplingTable(NamedTuple):
     vor_start: NDArray[np.int64]  # first Voronoi entry of the rod in the block
     handedness: NDArray[np.float64]
     C_eps: NDArray[np.float64]  # m/rad
+    C_eps2: NDArray[np.float64]  # m^2/rad^2, optional quadratic rest-length law (0 = paper)
     eps_min: NDArray[np.float64]
     eps_max: NDArray[np.float64]
     kappa_min: NDArray[np.float64]  # rad/m, clip range of the stiffness law
@@ -213,6 +212,8 @@ class CouplingTable(NamedTuple):
     G_slope: NDArray[np.float64]
     bend_slope: NDArray[np.float64]
     twist_slope: NDArray[np.float64]
+    E_quad: NDArray[np.float64]  # Pa m^2/rad^2, optional quadratic terms (0 = paper's Eq. 5)
+    twist_quad: NDArray[np.float64]  # N m^2 m^2/rad^2
     filter_time: NDArray[np.float64]  # s, 0 = off
     printed_lengths: NDArray[np.float64]  # (n, ne)
     printed_voronoi: NDArray[np.float64]  # (n, nv)
@@ -337,20 +338,31 @@ def step_times(
 def _rigid_body_accelerations(body: BodyBlockArrays) -> None:
     """``RigidBodyBase.update_accelerations`` (PyElastica 1.0) for the rigid-body block.
 
-    ``a = F / m`` and ``alpha = J^-1 ((J omega) x omega + tau)`` (body frame).
+    ``a = F / m`` [m/s^2] and ``alpha = J^-1 ((J omega) x omega + tau)`` [rad/s^2] (body
+    frame), with the products summed in ``_batch_matvec`` / ``_batch_cross`` order, without
+    temporaries.
     """
     n = body.mass.shape[0]
     for i in range(3):
         for k in range(n):
             body.acceleration[i, k] = body.external_forces[i, k] / body.mass[k]
-    j_omega = _batch_matvec(body.mass_second_moment_of_inertia, body.omega)
-    lagrangian_transport = _batch_cross(j_omega, body.omega)
-    alpha = _batch_matvec(
-        body.inv_mass_second_moment_of_inertia, lagrangian_transport + body.external_torques
-    )
-    for i in range(3):
-        for k in range(n):
-            body.alpha[i, k] = alpha[i, k]
+    J = body.mass_second_moment_of_inertia
+    Ji = body.inv_mass_second_moment_of_inertia
+    w = body.omega
+    tau = body.external_torques
+    for k in range(n):
+        w0 = w[0, k]
+        w1 = w[1, k]
+        w2 = w[2, k]
+        jw0 = ((0.0 + J[0, 0, k] * w0) + J[0, 1, k] * w1) + J[0, 2, k] * w2
+        jw1 = ((0.0 + J[1, 0, k] * w0) + J[1, 1, k] * w1) + J[1, 2, k] * w2
+        jw2 = ((0.0 + J[2, 0, k] * w0) + J[2, 1, k] * w1) + J[2, 2, k] * w2
+        r0 = (jw1 * w2 - jw2 * w1) + tau[0, k]
+        r1 = (jw2 * w0 - jw0 * w2) + tau[1, k]
+        r2 = (jw0 * w1 - jw1 * w0) + tau[2, k]
+        body.alpha[0, k] = ((0.0 + Ji[0, 0, k] * r0) + Ji[0, 1, k] * r1) + Ji[0, 2, k] * r2
+        body.alpha[1, k] = ((0.0 + Ji[1, 0, k] * r0) + Ji[1, 1, k] * r1) + Ji[1, 2, k] * r2
+        body.alpha[2, k] = ((0.0 + Ji[2, 0, k] * r0) + Ji[2, 1, k] * r1) + Ji[2, 2, k] * r2
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -381,6 +393,9 @@ def _apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> 
     auxetic_rest_lengths(
         c.kappa_elem[i],
         c.C_eps[i],
+        c.C_eps2[i],
+        c.kappa_min[i],
+        c.kappa_max[i],
         c.eps_min[i],
         c.eps_max[i],
         c.printed_lengths[i],
@@ -398,6 +413,8 @@ def _apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> 
         c.G_slope[i],
         c.bend_slope[i],
         c.twist_slope[i],
+        c.E_quad[i],
+        c.twist_quad[i],
         c.printed_shear[i],
         c.printed_bend[i],
         c.printed_voronoi[i],
@@ -472,6 +489,323 @@ def _constrain_rates(
                 body.omega[a, b] *= db.rotational[i]
 
 
+# --------------------------------------------------------------------------------------------
+# allocation-free rod kernels used inside the fused loop
+#
+# Same arithmetic, in the same order, as PyElastica 1.0's kernels (named in each docstring),
+# but writing into the block's arrays and a per-call workspace instead of allocating a dozen
+# temporaries per call.  PyElastica's kernels remain the reference (``Robot.run`` uses them);
+# tests/test_fast.py compares each kernel with PyElastica's on random data.
+# --------------------------------------------------------------------------------------------
+class RodWork(NamedTuple):
+    """Scratch arrays of the fused rod kernels (allocated once per :func:`advance` call)."""
+
+    elem3: NDArray[np.float64]  # (3, n_elems)
+    elem3b: NDArray[np.float64]  # (3, n_elems)
+    vor3: NDArray[np.float64]  # (3, n_voronoi)
+    vor3b: NDArray[np.float64]  # (3, n_voronoi)
+    vor1: NDArray[np.float64]  # (n_voronoi,)
+    rotation: NDArray[np.float64]  # (3, 3, max(n_elems, n_bodies))
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rod_work(n_elems: int, n_bodies: int) -> RodWork:
+    """:class:`RodWork` for a rod block of ``n_elems`` elements (ghosts included) and a
+    rigid-body block of ``n_bodies`` bodies."""
+    nv = max(n_elems - 1, 0)
+    return RodWork(
+        np.empty((3, n_elems)), np.empty((3, n_elems)), np.empty((3, nv)), np.empty((3, nv)),
+        np.empty(nv), np.empty((3, 3, max(n_elems, n_bodies))),
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def kinematic_update_inplace(
+    prefac: float,
+    position: NDArray[np.float64],
+    director: NDArray[np.float64],
+    velocity: NDArray[np.float64],
+    omega: NDArray[np.float64],
+    rotation: NDArray[np.float64],
+) -> None:
+    """PyElastica's ``overload_operator_kinematic_numba`` without temporaries.
+
+    ``x += prefac v`` [m]; ``Q <- R(prefac omega) Q`` with Rodrigues' formula for the rotation
+    of angle ``prefac |omega|`` [rad] about ``omega / (|omega| + 1e-14)`` (as
+    ``_get_rotation_matrix``), the 3x3 product summed in ``_batch_matmul``'s order.
+    ``rotation`` (3, 3, >= n_elems) is scratch space (the loops run along the last, contiguous
+    axis so that LLVM vectorises them).
+    """
+    for i in range(3):
+        for k in range(position.shape[1]):
+            position[i, k] += prefac * velocity[i, k]
+    n = director.shape[2]
+    for k in range(n):
+        v0 = omega[0, k]
+        v1 = omega[1, k]
+        v2 = omega[2, k]
+        theta = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+        v0 /= theta + 1e-14
+        v1 /= theta + 1e-14
+        v2 /= theta + 1e-14
+        theta *= prefac
+        u = math.sin(theta)
+        w = 1.0 - math.cos(theta)
+        rotation[0, 0, k] = 1.0 - w * (v1 * v1 + v2 * v2)
+        rotation[1, 1, k] = 1.0 - w * (v0 * v0 + v2 * v2)
+        rotation[2, 2, k] = 1.0 - w * (v0 * v0 + v1 * v1)
+        rotation[0, 1, k] = u * v2 + w * v0 * v1
+        rotation[1, 0, k] = -u * v2 + w * v0 * v1
+        rotation[0, 2, k] = -u * v1 + w * v0 * v2
+        rotation[2, 0, k] = u * v1 + w * v0 * v2
+        rotation[1, 2, k] = u * v0 + w * v1 * v2
+        rotation[2, 1, k] = -u * v0 + w * v1 * v2
+    for m in range(3):
+        for k in range(n):
+            d0 = director[0, m, k]
+            d1 = director[1, m, k]
+            d2 = director[2, m, k]
+            director[0, m, k] = (
+                (0.0 + rotation[0, 0, k] * d0) + rotation[0, 1, k] * d1
+            ) + rotation[0, 2, k] * d2
+            director[1, m, k] = (
+                (0.0 + rotation[1, 0, k] * d0) + rotation[1, 1, k] * d1
+            ) + rotation[1, 2, k] * d2
+            director[2, m, k] = (
+                (0.0 + rotation[2, 0, k] * d0) + rotation[2, 1, k] * d1
+            ) + rotation[2, 2, k] * d2
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rotation_log_inplace(director: NDArray[np.float64], out: NDArray[np.float64]) -> None:
+    """PyElastica's ``_inv_rotate`` written into ``out`` (3, n-1): the rotation vector [rad]
+    ``log(Q_{k+1} Q_k^T)`` (axis times angle, with ``theta = arccos((tr - 1) / 2) + 1e-14``
+    and the trace clipped to [-1, 3]) between consecutive directors."""
+    for k in range(director.shape[2] - 1):
+        a0 = (
+            director[2, 0, k + 1] * director[1, 0, k]
+            + director[2, 1, k + 1] * director[1, 1, k]
+            + director[2, 2, k + 1] * director[1, 2, k]
+        ) - (
+            director[1, 0, k + 1] * director[2, 0, k]
+            + director[1, 1, k + 1] * director[2, 1, k]
+            + director[1, 2, k + 1] * director[2, 2, k]
+        )
+        a1 = (
+            director[0, 0, k + 1] * director[2, 0, k]
+            + director[0, 1, k + 1] * director[2, 1, k]
+            + director[0, 2, k + 1] * director[2, 2, k]
+        ) - (
+            director[2, 0, k + 1] * director[0, 0, k]
+            + director[2, 1, k + 1] * director[0, 1, k]
+            + director[2, 2, k + 1] * director[0, 2, k]
+        )
+        a2 = (
+            director[1, 0, k + 1] * director[0, 0, k]
+            + director[1, 1, k + 1] * director[0, 1, k]
+            + director[1, 2, k + 1] * director[0, 2, k]
+        ) - (
+            director[0, 0, k + 1] * director[1, 0, k]
+            + director[0, 1, k + 1] * director[1, 1, k]
+            + director[0, 2, k + 1] * director[1, 2, k]
+        )
+        trace = (
+            (
+                director[0, 0, k + 1] * director[0, 0, k]
+                + director[0, 1, k + 1] * director[0, 1, k]
+                + director[0, 2, k + 1] * director[0, 2, k]
+            )
+            + (
+                director[1, 0, k + 1] * director[1, 0, k]
+                + director[1, 1, k + 1] * director[1, 1, k]
+                + director[1, 2, k + 1] * director[1, 2, k]
+            )
+            + (
+                director[2, 0, k + 1] * director[2, 0, k]
+                + director[2, 1, k + 1] * director[2, 1, k]
+                + director[2, 2, k + 1] * director[2, 2, k]
+            )
+        )
+        trace = min(trace, 3.0)
+        trace = max(trace, -1.0)
+        theta = math.acos(0.5 * trace - 0.5) + 1e-14
+        magnitude = -0.5 * theta / math.sin(theta)
+        out[0, k] = a0 * magnitude
+        out[1, k] = a1 * magnitude
+        out[2, k] = a2 * magnitude
+
+
+@njit(cache=True)  # type: ignore[misc]
+def internal_forces_inplace(rod: RodBlockArrays, work: RodWork) -> None:
+    """PyElastica's ``_compute_internal_forces`` (Gazzola et al. 2018, Eq. 3.3-3.4 and the
+    shear/stretch force ``Delta(Q^T S (sigma - sigma_0) / e)``) without temporaries.
+
+    Updates ``lengths`` [m], ``tangents``, ``radius`` [m] (volume conserved), ``dilatation``,
+    ``voronoi_dilatation``, ``sigma``, ``internal_stress`` [N] and ``internal_forces`` [N].
+    """
+    x = rod.position
+    q = rod.director
+    ne = rod.lengths.shape[0]
+    for k in range(ne):
+        d0 = 0.0 + (x[0, k + 1] - x[0, k])
+        d1 = 0.0 + (x[1, k + 1] - x[1, k])
+        d2 = 0.0 + (x[2, k + 1] - x[2, k])
+        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) + 1e-14
+        rod.lengths[k] = length
+        t0 = d0 / length
+        t1 = d1 / length
+        t2 = d2 / length
+        rod.tangents[0, k] = t0
+        rod.tangents[1, k] = t1
+        rod.tangents[2, k] = t2
+        rod.radius[k] = np.sqrt(rod.volume[k] / length / np.pi)
+        e = length / rod.rest_lengths[k]
+        rod.dilatation[k] = e
+        # sigma = e Q t - d3;  n = S (sigma - sigma_0)
+        s0 = e * (((0.0 + q[0, 0, k] * t0) + q[0, 1, k] * t1) + q[0, 2, k] * t2) - 0.0
+        s1 = e * (((0.0 + q[1, 0, k] * t0) + q[1, 1, k] * t1) + q[1, 2, k] * t2) - 0.0
+        s2 = e * (((0.0 + q[2, 0, k] * t0) + q[2, 1, k] * t1) + q[2, 2, k] * t2) - 1.0
+        rod.sigma[0, k] = s0
+        rod.sigma[1, k] = s1
+        rod.sigma[2, k] = s2
+        r0 = s0 - rod.rest_sigma[0, k]
+        r1 = s1 - rod.rest_sigma[1, k]
+        r2 = s2 - rod.rest_sigma[2, k]
+        sm = rod.shear_matrix
+        n0 = ((0.0 + sm[0, 0, k] * r0) + sm[0, 1, k] * r1) + sm[0, 2, k] * r2
+        n1 = ((0.0 + sm[1, 0, k] * r0) + sm[1, 1, k] * r1) + sm[1, 2, k] * r2
+        n2 = ((0.0 + sm[2, 0, k] * r0) + sm[2, 1, k] * r1) + sm[2, 2, k] * r2
+        rod.internal_stress[0, k] = n0
+        rod.internal_stress[1, k] = n1
+        rod.internal_stress[2, k] = n2
+        # Q^T n / e
+        c = work.elem3
+        c[0, k] = (((0.0 + q[0, 0, k] * n0) + q[1, 0, k] * n1) + q[2, 0, k] * n2) / e
+        c[1, k] = (((0.0 + q[0, 1, k] * n0) + q[1, 1, k] * n1) + q[2, 1, k] * n2) / e
+        c[2, k] = (((0.0 + q[0, 2, k] * n0) + q[1, 2, k] * n1) + q[2, 2, k] * n2) / e
+    for k in range(ne - 1):
+        rod.voronoi_dilatation[k] = (0.5 * (rod.lengths[k + 1] + rod.lengths[k])) / rod.rest_voronoi_lengths[k]
+    _two_point_difference_into(work.elem3, rod.ghost_elems_idx, rod.internal_forces)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _two_point_difference_into(
+    a: NDArray[np.float64], ghost_idx: NDArray[Any], out: NDArray[np.float64]
+) -> None:
+    """``_two_point_difference_for_block_structure(a, ghost_idx)`` written into ``out``
+    (ghost entries of ``a`` are zeroed first, as PyElastica does)."""
+    n = a.shape[1]
+    for g in range(ghost_idx.shape[0]):
+        for i in range(3):
+            a[i, ghost_idx[g]] = 0.0
+    for i in range(3):
+        out[i, 0] = a[i, 0]
+        out[i, n] = -a[i, n - 1]
+        for k in range(1, n):
+            out[i, k] = a[i, k] - a[i, k - 1]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _trapezoidal_into(
+    a: NDArray[np.float64], ghost_idx: NDArray[Any], out: NDArray[np.float64]
+) -> None:
+    """``_trapezoidal_for_block_structure(a, ghost_idx)`` written into ``out``."""
+    n = a.shape[1]
+    for g in range(ghost_idx.shape[0]):
+        for i in range(3):
+            a[i, ghost_idx[g]] = 0.0
+    for i in range(3):
+        out[i, 0] = 0.5 * a[i, 0]
+        out[i, n] = 0.5 * a[i, n - 1]
+        for k in range(1, n):
+            out[i, k] = 0.5 * (a[i, k] + a[i, k - 1])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def internal_torques_inplace(rod: RodBlockArrays, work: RodWork) -> None:
+    """PyElastica's ``_compute_internal_torques`` (Gazzola et al. 2018, Eq. 2.14: bend/twist
+    couple ``Delta(B (kappa - kappa_0) / E^3) + A(kappa x tau D / E^3)``, shear couple
+    ``(Q t x n) l0``, Lagrangian transport and unsteady dilatation) without temporaries.
+
+    Needs ``lengths``, ``tangents``, ``dilatation``, ``voronoi_dilatation`` and
+    ``internal_stress`` from :func:`internal_forces_inplace` (as PyElastica's pair).  Updates
+    ``kappa`` [1/m], ``internal_couple`` [N m], ``dilatation_rate`` [1/s] and
+    ``internal_torques`` [N m].
+    """
+    q = rod.director
+    x = rod.position
+    v = rod.velocity
+    nv = rod.rest_voronoi_lengths.shape[0]
+    ne = rod.lengths.shape[0]
+    rotation_log_inplace(q, work.vor3)
+    inv_cube = work.vor1
+    a = work.vor3  # becomes the bend/twist couple / E^3
+    b = work.vor3b  # kappa x tau * D / E^3
+    bm = rod.bend_matrix
+    for k in range(nv):
+        rv = rod.rest_voronoi_lengths[k]
+        k0 = a[0, k] / rv
+        k1 = a[1, k] / rv
+        k2 = a[2, k] / rv
+        rod.kappa[0, k] = k0
+        rod.kappa[1, k] = k1
+        rod.kappa[2, k] = k2
+        r0 = k0 - rod.rest_kappa[0, k]
+        r1 = k1 - rod.rest_kappa[1, k]
+        r2 = k2 - rod.rest_kappa[2, k]
+        c0 = ((0.0 + bm[0, 0, k] * r0) + bm[0, 1, k] * r1) + bm[0, 2, k] * r2
+        c1 = ((0.0 + bm[1, 0, k] * r0) + bm[1, 1, k] * r1) + bm[1, 2, k] * r2
+        c2 = ((0.0 + bm[2, 0, k] * r0) + bm[2, 1, k] * r1) + bm[2, 2, k] * r2
+        rod.internal_couple[0, k] = c0
+        rod.internal_couple[1, k] = c1
+        rod.internal_couple[2, k] = c2
+        ic = 1.0 / rod.voronoi_dilatation[k] ** 3
+        inv_cube[k] = ic
+        a[0, k] = c0 * ic
+        a[1, k] = c1 * ic
+        a[2, k] = c2 * ic
+        b[0, k] = ((k1 * c2 - k2 * c1) * rv) * ic
+        b[1, k] = ((k2 * c0 - k0 * c2) * rv) * ic
+        b[2, k] = ((k0 * c1 - k1 * c0) * rv) * ic
+    couple_2d = work.elem3
+    couple_3d = work.elem3b
+    _two_point_difference_into(a, rod.ghost_voronoi_idx, couple_2d)
+    _trapezoidal_into(b, rod.ghost_voronoi_idx, couple_3d)
+    J = rod.mass_second_moment_of_inertia
+    w = rod.omega
+    n = rod.internal_stress
+    for k in range(ne):
+        r_dot_v = ((0.0 + x[0, k] * v[0, k]) + x[1, k] * v[1, k]) + x[2, k] * v[2, k]
+        r1_dot_v1 = ((0.0 + x[0, k + 1] * v[0, k + 1]) + x[1, k + 1] * v[1, k + 1]) + x[2, k + 1] * v[2, k + 1]
+        r_dot_v1 = ((0.0 + x[0, k] * v[0, k + 1]) + x[1, k] * v[1, k + 1]) + x[2, k] * v[2, k + 1]
+        r1_dot_v = ((0.0 + x[0, k + 1] * v[0, k]) + x[1, k + 1] * v[1, k]) + x[2, k + 1] * v[2, k]
+        e = rod.dilatation[k]
+        e_rate = (r_dot_v + r1_dot_v1 - r_dot_v1 - r1_dot_v) / rod.lengths[k] / rod.rest_lengths[k]
+        rod.dilatation_rate[k] = e_rate
+        t0 = rod.tangents[0, k]
+        t1 = rod.tangents[1, k]
+        t2 = rod.tangents[2, k]
+        qt0 = ((0.0 + q[0, 0, k] * t0) + q[0, 1, k] * t1) + q[0, 2, k] * t2
+        qt1 = ((0.0 + q[1, 0, k] * t0) + q[1, 1, k] * t1) + q[1, 2, k] * t2
+        qt2 = ((0.0 + q[2, 0, k] * t0) + q[2, 1, k] * t1) + q[2, 2, k] * t2
+        l0 = rod.rest_lengths[k]
+        ss0 = (qt1 * n[2, k] - qt2 * n[1, k]) * l0
+        ss1 = (qt2 * n[0, k] - qt0 * n[2, k]) * l0
+        ss2 = (qt0 * n[1, k] - qt1 * n[0, k]) * l0
+        w0 = w[0, k]
+        w1 = w[1, k]
+        w2 = w[2, k]
+        jw0 = (((0.0 + J[0, 0, k] * w0) + J[0, 1, k] * w1) + J[0, 2, k] * w2) / e
+        jw1 = (((0.0 + J[1, 0, k] * w0) + J[1, 1, k] * w1) + J[1, 2, k] * w2) / e
+        jw2 = (((0.0 + J[2, 0, k] * w0) + J[2, 1, k] * w1) + J[2, 2, k] * w2) / e
+        lt0 = jw1 * w2 - jw2 * w1
+        lt1 = jw2 * w0 - jw0 * w2
+        lt2 = jw0 * w1 - jw1 * w0
+        rod.internal_torques[0, k] = couple_2d[0, k] + couple_3d[0, k] + ss0 + lt0 + jw0 * e_rate / e
+        rod.internal_torques[1, k] = couple_2d[1, k] + couple_3d[1, k] + ss1 + lt1 + jw1 * e_rate / e
+        rod.internal_torques[2, k] = couple_2d[2, k] + couple_3d[2, k] + ss2 + lt2 + jw2 * e_rate / e
+
+
 @njit(cache=True)  # type: ignore[misc]
 def advance(
     n_steps: int,
@@ -507,11 +841,14 @@ def advance(
     half = np.float64(0.5 * dt)
     full = np.float64(dt)
     t = time
+    work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
     for s in range(n_steps):
         # ---- first half kinematic step --------------------------------------------------
-        overload_operator_kinematic_numba(half, rod.position, rod.director, rod.velocity, rod.omega)
-        overload_operator_kinematic_numba(
-            half, body.position, body.director, body.velocity, body.omega
+        kinematic_update_inplace(
+            half, rod.position, rod.director, rod.velocity, rod.omega, work.rotation
+        )
+        kinematic_update_inplace(
+            half, body.position, body.director, body.velocity, body.omega, work.rotation
         )
         t += half
         _constrain_values(values_program, motors, angle_half[s], rod)
@@ -530,45 +867,9 @@ def advance(
                     status[3] = t
                     return t
         # ---- internal forces (rods) -------------------------------------------------------
-        _compute_internal_forces(
-            rod.position,
-            rod.volume,
-            rod.lengths,
-            rod.tangents,
-            rod.radius,
-            rod.rest_lengths,
-            rod.rest_voronoi_lengths,
-            rod.dilatation,
-            rod.voronoi_dilatation,
-            rod.director,
-            rod.sigma,
-            rod.rest_sigma,
-            rod.shear_matrix,
-            rod.internal_stress,
-            rod.internal_forces,
-            rod.ghost_elems_idx,
-        )
-        _compute_internal_torques(
-            rod.position,
-            rod.velocity,
-            rod.tangents,
-            rod.lengths,
-            rod.rest_lengths,
-            rod.director,
-            rod.rest_voronoi_lengths,
-            rod.bend_matrix,
-            rod.rest_kappa,
-            rod.kappa,
-            rod.voronoi_dilatation,
-            rod.mass_second_moment_of_inertia,
-            rod.omega,
-            rod.internal_stress,
-            rod.internal_couple,
-            rod.dilatation,
-            rod.dilatation_rate,
-            rod.internal_torques,
-            rod.ghost_voronoi_idx,
-        )
+        # allocation-free equivalents of PyElastica's _compute_internal_forces/_torques
+        internal_forces_inplace(rod, work)
+        internal_torques_inplace(rod, work)
         # ---- synchronize: forcing and connections in FIFO order ---------------------------
         for p in range(sync_program.shape[0]):
             code = sync_program[p, 0]
@@ -643,9 +944,11 @@ def advance(
         overload_operator_dynamic_numba(full, body.v_w, body.dvdt_dwdt)
         _constrain_rates(rates_program, motors, rate_half[s], rod_dampers, body_dampers, rod, body)
         # ---- second half kinematic step ---------------------------------------------------
-        overload_operator_kinematic_numba(half, rod.position, rod.director, rod.velocity, rod.omega)
-        overload_operator_kinematic_numba(
-            half, body.position, body.director, body.velocity, body.omega
+        kinematic_update_inplace(
+            half, rod.position, rod.director, rod.velocity, rod.omega, work.rotation
+        )
+        kinematic_update_inplace(
+            half, body.position, body.director, body.velocity, body.omega, work.rotation
         )
         t += half
         _constrain_values(values_program, motors, angle_full[s], rod)
@@ -935,6 +1238,7 @@ class FastRobot:
             vor_start=np.array([o[2] for o in offsets], dtype=np.int64),
             handedness=col(lambda c: float(c.handedness)),
             C_eps=col(lambda c: c.C_eps),
+            C_eps2=col(lambda c: float(getattr(c, "C_eps2", 0.0))),
             eps_min=col(lambda c: c.eps_min),
             eps_max=col(lambda c: c.eps_max),
             kappa_min=col(lambda c: c.kappa_h_min),
@@ -944,6 +1248,8 @@ class FastRobot:
             G_slope=col(lambda c: c.stiffness.G_slope),
             bend_slope=col(lambda c: c.stiffness.bend_rigidity_slope),
             twist_slope=col(lambda c: c.stiffness.twist_rigidity_slope),
+            E_quad=col(lambda c: c.stiffness.E_quad),
+            twist_quad=col(lambda c: c.stiffness.twist_rigidity_quad),
             filter_time=col(lambda c: float(getattr(c, "twist_filter_time", 0.0))),
             printed_lengths=np.array([np.array(r.rest_lengths) for _, r in items]).reshape(n, ne),
             printed_voronoi=np.array([np.array(r.rest_voronoi_lengths) for _, r in items]).reshape(n, nv),
@@ -1120,15 +1426,32 @@ class FastRobot:
         check_every: int | None = None,
         systems_names: Sequence[str] | None = None,
         progress: bool = False,
+        max_speed: float | None = None,
+        max_stretch: float | None = None,
     ) -> float:
         """Advance by ``duration`` [s] from :attr:`time`; returns the new simulated time [s].
 
         ``ceil(duration / dt)`` steps (as :func:`hsa_elastica.simulation.run`), callbacks at
         their sampling steps, a non-finite check every ``check_every`` steps (default
-        ``chunk``) raising :class:`hsa_elastica.simulation.SimulationDiverged`.
+        ``chunk``) raising :class:`hsa_elastica.simulation.SimulationDiverged` on a blow-up
+        (non-finite state, speed above ``max_speed`` [m/s], rod longer than ``max_stretch``
+        times its rest length; defaults and meaning as :func:`hsa_elastica.simulation.run`).
         ``progress`` is accepted for interface compatibility and ignored.
         """
-        from hsa_elastica.simulation import SimulationDiverged
+        from hsa_elastica.simulation import (
+            DEFAULT_MAX_SPEED,
+            DEFAULT_MAX_STRETCH,
+            SimulationDiverged,
+            _bound,
+            find_runaway,
+        )
+
+        v_max = _bound("max_speed", DEFAULT_MAX_SPEED if max_speed is None else max_speed, "m/s")
+        stretch = _bound(
+            "max_stretch",
+            DEFAULT_MAX_STRETCH if max_stretch is None else max_stretch,
+            "dimensionless ratio",
+        )
 
         duration = float(duration)
         if not (math.isfinite(duration) and duration >= 0.0):
@@ -1152,6 +1475,7 @@ class FastRobot:
         names = list(systems_names) if systems_names is not None else (
             [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
         )
+        systems: list[Any] = [*self.robot.rods, self.robot.platform]
         while done < n_steps:
             n = min(limit, n_steps - done)
             step_now = int(round(t / dt))
@@ -1165,14 +1489,11 @@ class FastRobot:
                 step = round(np.float64(t) / np.float64(dt))
                 if step % cb == 0:
                     sim.apply_callbacks(np.float64(t), step)
-            systems: list[Any] = [*self.robot.rods, self.robot.platform]
-            for k, s in enumerate(systems):
-                if not (
-                    np.isfinite(s.position_collection).all()
-                    and np.isfinite(s.velocity_collection).all()
-                ):
-                    name = names[k] if k < len(names) else f"system {k}"
-                    raise SimulationDiverged(t, name, last_good)
+            bad = find_runaway(systems, max_speed=v_max, max_stretch=stretch)
+            if bad is not None:
+                k = bad[0]
+                name = names[k] if k < len(names) else f"system {k}"
+                raise SimulationDiverged(t, name, last_good, bad[1])
             last_good = t
         return self.time
 

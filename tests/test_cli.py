@@ -79,6 +79,25 @@ def test_steady_state_json_file(quick_params: Path, tmp_path: Path) -> None:
     assert d["converged"] is True and len(d["rod_tip_positions_m"]) == 4
 
 
+def test_reference_flag_same_result_as_fused_default(quick_params: Path, tmp_path: Path) -> None:
+    # Default = fused numba loop, --reference = per-rod PyElastica operators: the same equations
+    # in the same order, so the same steady state to round-off (1e-9 m on a 0.1 m robot; see
+    # tests/test_fast.py).  Asymmetric angles so the robot actually moves (>0.1 mm).
+    angles = ["0.9", "-0.4", "0.3", "-0.7"]
+    out = {}
+    for flag in ([], ["--reference"]):
+        path = tmp_path / f"ss{len(flag)}.json"
+        code = main(["steady-state", "--angles", *angles, "--params", str(quick_params),
+                     "--json", str(path), "--quiet", "--max-time", "0.03", *flag])
+        assert code == 0
+        out[len(flag)] = json.loads(path.read_text())
+    fast, ref = out[0], out[1]
+    assert fast["sim_time_s"] == ref["sim_time_s"]
+    assert abs(ref["platform_position_m"][2] - 0.1015) > 1e-4
+    for key in ("platform_position_m", "platform_quaternion_xyzw", "rod_tip_positions_m"):
+        np.testing.assert_allclose(fast[key], ref[key], rtol=0, atol=1e-9, err_msg=key)
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [

@@ -78,7 +78,9 @@ def test_divergence_raises_with_time_and_name_and_keeps_samples():
     dt = 2e-3
     caught = []
     with pytest.raises(SimulationDiverged) as info:
+        # speed/stretch bounds off: this test is about the non-finite check
         run(sim, PositionVerlet(), duration=10.0, dt=dt, check_every=20,
+            max_speed=np.inf, max_stretch=np.inf,
             systems_names={rods[0]: "rod 0 (right-handed)", 1: "rod 1 (left-handed)",
                            rods[2]: "rod 2 (left-handed)", plat: "platform"},
             on_diverge=caught.append)
@@ -102,6 +104,47 @@ def test_divergence_raises_with_time_and_name_and_keeps_samples():
     assert (back.time, back.name, str(back)) == (exc.time, exc.name, str(exc))
 
 
+def test_finite_blow_up_caught_by_speed_bound():
+    """Free rods (no joint) stepped with dt = 2e-3 s, six times the axial wave time
+    l / sqrt(E / rho) = 0.01 m / 31 m/s = 3.2e-4 s of their elements: Verlet is unstable but the
+    state stays finite (PyElastica's rods saturate at hundreds of m/s instead of overflowing),
+    so the non-finite check alone never fires.  Gravity (9.81 m/s^2 for 0.04 s) can give at
+    most 0.4 m/s, so a node above the default bound of 100 m/s is a blow-up: the first check
+    (step 20) raises, naming rod 0 (first in append order), the time and the speed."""
+    sim, rods, plat, recs, prec = _build()
+    dt = 2e-3
+    run(sim, PositionVerlet(), duration=0.2, dt=dt, check_every=20,
+        max_speed=np.inf, max_stretch=np.inf)  # finite: the NaN check alone passes
+    assert max(np.linalg.norm(r.velocity_collection, axis=0).max() for r in rods) > 100.0
+    sim, rods, plat, recs, prec = _build()
+    with pytest.raises(SimulationDiverged, match=r"max_speed = 100 m/s") as info:
+        run(sim, PositionVerlet(), duration=0.2, dt=dt, check_every=20,
+            systems_names=["rod 0", "rod 1", "rod 2", "platform"], max_stretch=np.inf)
+    exc = info.value
+    assert exc.name == "rod 0" and f"t = {exc.time:.6g} s" in str(exc)
+    assert exc.time == pytest.approx(20 * dt, rel=1e-9)
+    assert np.isfinite(rods[0].position_collection).all()
+    assert np.linalg.norm(rods[0].velocity_collection, axis=0).max() > 100.0
+    assert pickle.loads(pickle.dumps(exc)).reason == exc.reason
+
+
+def test_finite_blow_up_caught_by_stretch_bound():
+    """A rod stretched (finite, at rest) to 3x its rest length trips the default bound of 2x;
+    1.5x does not (the bound is on sum |x_i+1 - x_i| / sum rest_lengths, here 0.15 / 0.1).
+    Tiny dt and gravity only: the stretch does not change within the one step taken."""
+    sim, rods, plat, recs, prec = _build()
+    base = rods[1].position_collection[:, :1].copy()
+    rods[1].position_collection[:] = base + 1.5 * (rods[1].position_collection - base)
+    run(sim, PositionVerlet(), duration=1e-9, dt=1e-9)  # 1.5x: no error
+    rods[1].position_collection[:] = base + 2.0 * (rods[1].position_collection - base)  # 3x
+    with pytest.raises(SimulationDiverged, match=r"rod 1 .* is 300 mm long, 3 times its rest") as info:
+        run(sim, PositionVerlet(), duration=1e-9, dt=1e-9, time=1.0)
+    assert info.value.time == pytest.approx(1.0 + 1e-9, abs=1e-15)
+    assert "max_stretch = 2" in str(info.value)
+    # the bound is a parameter
+    run(sim, PositionVerlet(), duration=1e-9, dt=1e-9, max_stretch=3.5)
+
+
 def test_default_names_and_sequence_names():
     sim, rods, plat, recs, prec = _build()
     rods[1].velocity_collection[0, 3] = np.nan
@@ -119,7 +162,9 @@ def test_default_names_and_sequence_names():
 @pytest.mark.parametrize("kw,name", [(dict(duration=-1.0, dt=1e-5), "duration"),
                                      (dict(duration=1.0, dt=0.0), "dt"),
                                      (dict(duration=np.nan, dt=1e-5), "duration"),
-                                     (dict(duration=1.0, dt=1e-5, check_every=0), "check_every")])
+                                     (dict(duration=1.0, dt=1e-5, check_every=0), "check_every"),
+                                     (dict(duration=1.0, dt=1e-5, max_speed=0.0), "max_speed"),
+                                     (dict(duration=1.0, dt=1e-5, max_stretch=np.nan), "max_stretch")])
 def test_invalid_arguments(kw, name):
     sim, *_ = _build()
     with pytest.raises(ValueError, match=name):

@@ -173,3 +173,29 @@ def test_runaway_speed_guard() -> None:
 def test_invalid_arguments(kw: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         solve_steady_state(_params(), [0.0] * 4, **kw)
+
+
+def test_fast_path_same_pose_as_reference_operators() -> None:
+    # The fused loop (default) and the per-rod operators step the same equations in the same
+    # order (tests/test_fast.py: trajectories equal to 1e-10); here the whole solver path is
+    # compared: bend-north at full magnitude, a 10 ms ramp and a fixed 30 ms run (1500 steps,
+    # platform and rods in motion), poses within 1e-9 m (round-off of a 0.1 m robot is ~1e-16 m;
+    # 1e-9 m leaves room for its growth over the run only, not for a lag or a missed operator).
+    p = _params(ramp_time=0.01)
+    angles = primitive_angles("bend_north", 1.0, p)
+    kw = dict(max_time=0.03, stop_when_settled=False, record=True)
+    fast = solve_steady_state(p, angles, **kw)  # type: ignore[arg-type]
+    ref = solve_steady_state(p, angles, fast=False, **kw)  # type: ignore[arg-type]
+    assert fast.n_steps == ref.n_steps == 1500
+    assert fast.sim_time_s == ref.sim_time_s
+    assert np.linalg.norm(ref.platform_position_m - p.rod.length * np.array([0, 0, 1])) > 1e-4
+    np.testing.assert_allclose(fast.platform_position_m, ref.platform_position_m, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fast.rod_tip_positions_m, ref.rod_tip_positions_m, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        fast.platform_quaternion_xyzw, ref.platform_quaternion_xyzw, rtol=0, atol=1e-9
+    )
+    assert fast.diagnostics is not None and ref.diagnostics is not None
+    assert fast.diagnostics.shape == ref.diagnostics.shape
+    np.testing.assert_allclose(
+        fast.diagnostics.to_numpy(), ref.diagnostics.to_numpy(), rtol=0, atol=1e-9
+    )
