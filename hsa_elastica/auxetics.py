@@ -18,6 +18,10 @@ configuration of a stock :class:`elastica.CosseratRod` in place:
   (PyElastica measures its own ``kappa`` against the updated rest Voronoi lengths);
 * Eq. 5 (optional, :class:`TwistStiffnessLaw`) -- linear twist-dependence of the stiffnesses,
   using the same (clipped) handed twist strain as the rest-length law;
+* optional quadratic terms (not in the paper; default 0 = the paper's linear laws, bit-identical):
+  ``eps = clip(C_eps k + C_eps2 k^2, eps_min, eps_max)`` with ``k`` the handed twist strain
+  clipped to the linear law's range ``[eps_min, eps_max] / C_eps``, and ``E_quad k^2``,
+  ``twist_rigidity_quad k^2`` added to Young's modulus and the twist rigidity;
 * reciprocal twist couple (default on, not in the paper): the derivative of the elastic
   energy through the twist-dependent rest lengths, ``M_k = dU/dtheta_k``, applied like an
   elastic couple.  It makes the coupling conservative (Maxwell-Betti: an HSA under axial load
@@ -58,6 +62,7 @@ __all__ = [
     "average_to_elements",
     "clip_strain",
     "auxetic_rest_lengths",
+    "rest_strain",
     "twist_dependent_stiffness",
     "low_pass",
     "reciprocal_twist_couple",
@@ -133,9 +138,33 @@ def clip_strain(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def rest_strain(
+    k: float, C_eps: float, C_eps2: float, kappa_min: float, kappa_max: float,
+    eps_min: float, eps_max: float,
+) -> float:
+    """Axial strain [-] of the rest-length law at the handed twist strain ``k`` [rad/m].
+
+    Paper (Eq. 3, ``C_eps2 = 0``): ``clip(C_eps k, eps_min, eps_max)``.  Optional quadratic
+    law: ``clip(C_eps kc + C_eps2 kc^2, eps_min, eps_max)`` with ``kc = clip(k, kappa_min,
+    kappa_max)``, the linear law's range ``[eps_min, eps_max] / C_eps`` (for ``C_eps2 = 0``
+    both expressions are equal; the first is evaluated so the paper's model is bit-identical).
+    ``C_eps`` [m/rad], ``C_eps2`` [m^2/rad^2].
+    """
+    if C_eps2 == 0.0:
+        x = C_eps * k
+    else:
+        kc = min(max(k, kappa_min), kappa_max)
+        x = C_eps * kc + C_eps2 * kc * kc
+    return min(max(x, eps_min), eps_max)
+
+
+@njit(cache=True)  # type: ignore[misc]
 def auxetic_rest_lengths(
     kappa_h_elements: NDArray[np.float64],
     C_eps: float,
+    C_eps2: float,
+    kappa_min: float,
+    kappa_max: float,
     eps_min: float,
     eps_max: float,
     printed_lengths: NDArray[np.float64],
@@ -143,17 +172,19 @@ def auxetic_rest_lengths(
     rest_lengths: NDArray[np.float64],
     rest_voronoi_lengths: NDArray[np.float64],
 ) -> None:
-    """Rest-length law, Eq. 2-3, written in place.
+    """Rest-length law, Eq. 2-3 (optionally quadratic), written in place.
 
-    ``eps = clip(C_eps * kappa_h_elements, eps_min, eps_max)`` [-],
+    ``eps = rest_strain(kappa_h_elements)`` [-] (:func:`rest_strain`; the paper's
+    ``clip(C_eps * kappa_h_elements, eps_min, eps_max)`` for ``C_eps2 = 0``),
     ``rest_lengths = (1 + eps) * printed_lengths`` [m],
     ``rest_voronoi_lengths = 0.5 * (rest_lengths[1:] + rest_lengths[:-1])`` [m].
 
-    ``C_eps`` in m/rad, ``kappa_h_elements`` in rad/m (element averages of Eq. 4).
+    ``C_eps`` in m/rad, ``C_eps2`` in m^2/rad^2, ``kappa_h_elements`` and the twist range
+    ``kappa_min, kappa_max`` in rad/m (element averages of Eq. 4).
     """
     n = eps.shape[0]
     for i in range(n):
-        e = min(max(C_eps * kappa_h_elements[i], eps_min), eps_max)
+        e = rest_strain(kappa_h_elements[i], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max)
         eps[i] = e
         rest_lengths[i] = (1.0 + e) * printed_lengths[i]
     for k in range(n - 1):
@@ -169,6 +200,8 @@ def twist_dependent_stiffness(
     G_slope: float,
     bend_rigidity_slope: float,
     twist_rigidity_slope: float,
+    E_quad: float,
+    twist_rigidity_quad: float,
     printed_shear_matrix: NDArray[np.float64],
     printed_bend_matrix: NDArray[np.float64],
     printed_voronoi_lengths: NDArray[np.float64],
@@ -179,11 +212,15 @@ def twist_dependent_stiffness(
     """Twist-dependent stiffness (Eq. 5) and twist-rigidity scaling, written in place.
 
     Elements (``kappa_h_elements``, the clipped element averages, rad/m):
-    ``S_zz = S_zz0 + E_slope * A * k`` [N], ``S_xx = S_yy = S0 + alpha_c * G_slope * A * k`` [N].
+    ``S_zz = S_zz0 + E_slope * A * k + E_quad * A * k^2`` [N],
+    ``S_xx = S_yy = S0 + alpha_c * G_slope * A * k`` [N].
     Voronoi (``kappa_h_voronoi``, clipped, rad/m):
     ``B_xx = B_yy = B0 + bend_rigidity_slope * k`` [N m^2],
-    ``B_zz = (B_zz0 + twist_rigidity_slope * k) * rest_voronoi / printed_voronoi`` [N m^2].
-    Slopes: ``E_slope``, ``G_slope`` in Pa m/rad, rigidity slopes in N m^2 m/rad; ``area`` in m^2.
+    ``B_zz = (B_zz0 + twist_rigidity_slope * k + twist_rigidity_quad * k^2) * rest_voronoi /
+    printed_voronoi`` [N m^2].
+    Slopes: ``E_slope``, ``G_slope`` in Pa m/rad, rigidity slopes in N m^2 m/rad; optional
+    quadratic coefficients (0 = the paper's linear Eq. 5): ``E_quad`` in Pa m^2/rad^2,
+    ``twist_rigidity_quad`` in N m^2 m^2/rad^2; ``area`` in m^2.
     With all slopes zero only the twist-rigidity scaling acts.
 
     Returns the smallest diagonal entry written (callers check it is > 0).
@@ -195,15 +232,18 @@ def twist_dependent_stiffness(
         shear_matrix[0, 0, i] = printed_shear_matrix[0, 0, i] + s_shear
         shear_matrix[1, 1, i] = printed_shear_matrix[1, 1, i] + s_shear
         shear_matrix[2, 2, i] = printed_shear_matrix[2, 2, i] + E_slope * area * k
+        if E_quad != 0.0:
+            shear_matrix[2, 2, i] += E_quad * area * k * k
         for d in range(3):
             smallest = min(smallest, shear_matrix[d, d, i])
     for j in range(kappa_h_voronoi.shape[0]):
         k = kappa_h_voronoi[j]
         bend_matrix[0, 0, j] = printed_bend_matrix[0, 0, j] + bend_rigidity_slope * k
         bend_matrix[1, 1, j] = printed_bend_matrix[1, 1, j] + bend_rigidity_slope * k
-        bend_matrix[2, 2, j] = (printed_bend_matrix[2, 2, j] + twist_rigidity_slope * k) * (
-            rest_voronoi_lengths[j] / printed_voronoi_lengths[j]
-        )
+        b_z = printed_bend_matrix[2, 2, j] + twist_rigidity_slope * k
+        if twist_rigidity_quad != 0.0:
+            b_z += twist_rigidity_quad * k * k
+        bend_matrix[2, 2, j] = b_z * (rest_voronoi_lengths[j] / printed_voronoi_lengths[j])
         for d in range(3):
             smallest = min(smallest, bend_matrix[d, d, j])
     return smallest
@@ -231,6 +271,9 @@ def reciprocal_twist_couple(
     bend_matrix: NDArray[np.float64],
     kappa_h_elements: NDArray[np.float64],
     C_eps: float,
+    C_eps2: float,
+    kappa_min: float,
+    kappa_max: float,
     eps_min: float,
     eps_max: float,
     handedness: float,
@@ -259,6 +302,11 @@ def reciprocal_twist_couple(
     into the unclipped range (tension at ``eps_min``, compression at ``eps_max``).
     The stiffness law (Eq. 5) contribution ``dU/dS dS/dtheta`` is not included.
 
+    Quadratic rest-length law (``C_eps2 != 0``, :func:`rest_strain`): ``C_eps`` above becomes
+    ``d eps / d k = C_eps + 2 C_eps2 k`` [m/rad] at the element's twist strain ``k``; the element
+    counts as clipped when ``k`` is outside ``[kappa_min, kappa_max]`` or the polynomial is
+    outside ``[eps_min, eps_max]``.
+
     ``sigma``, ``rest_sigma``, ``internal_stress`` (3, n); ``kappa`` [1/m], ``bend_matrix``
     (3, 3, n-1) as used for this step's internal forces; ``kappa_h_elements`` (n,) element
     averages of the handed twist strain [rad/m] (clip test); ``C_eps`` [m/rad];
@@ -269,7 +317,16 @@ def reciprocal_twist_couple(
     # g_i = -dU/dl_i for the unclipped elements, 0 for the clipped ones
     g = np.zeros(n)
     for i in range(n):
-        e = C_eps * kappa_h_elements[i]
+        k_i = kappa_h_elements[i]
+        if C_eps2 == 0.0:
+            e = C_eps * k_i
+            at_low, at_high = e == eps_min, e == eps_max
+        else:
+            if k_i < kappa_min or k_i > kappa_max:
+                continue  # outside the twist range: the rest length is constant
+            e = C_eps * k_i + C_eps2 * k_i * k_i
+            at_low = e == eps_min or k_i == kappa_min
+            at_high = e == eps_max or k_i == kappa_max
         if e < eps_min or e > eps_max:
             continue  # clipped: the rest length does not depend on the twist
         s_dot_n = 0.0
@@ -286,8 +343,11 @@ def reciprocal_twist_couple(
                 )
         # exactly at a clip limit (e.g. zero twist with eps_min = 0) the law has a kink: keep
         # the one-sided derivative only if the couple drives the strain back into the range
-        if (e == eps_min and g[i] < 0.0) or (e == eps_max and g[i] > 0.0):
+        if (at_low and g[i] < 0.0) or (at_high and g[i] > 0.0):
             g[i] = 0.0
+        if C_eps2 != 0.0:
+            # d eps/d k relative to C_eps (C_eps > 0 whenever C_eps2 != 0, RodParams/AuxeticCoupling)
+            g[i] *= (C_eps + 2.0 * C_eps2 * k_i) / C_eps
     for k in range(n - 1):
         couple[k] = (
             handedness
@@ -329,12 +389,20 @@ class TwistStiffnessLaw:
     twist_rigidity_slope : float
         d B_z / d kappa_h [N m^2 m/rad]; ``B_zz = B_z0 + slope * kappa_h`` (then scaled by the
         Voronoi elongation like the constant twist rigidity).
+    E_quad : float
+        Optional quadratic term (not in the paper, default 0) [Pa m^2/rad^2]:
+        ``S_zz = (E0 + E_slope * kappa_h + E_quad * kappa_h^2) * A``.
+    twist_rigidity_quad : float
+        Optional quadratic term (default 0) [N m^2 m^2/rad^2]:
+        ``B_zz = B_z0 + twist_rigidity_slope * kappa_h + twist_rigidity_quad * kappa_h^2``.
     """
 
     E_slope: float = 0.0
     G_slope: float = 0.0
     bend_rigidity_slope: float = 0.0
     twist_rigidity_slope: float = 0.0
+    E_quad: float = 0.0
+    twist_rigidity_quad: float = 0.0
 
     def __post_init__(self) -> None:
         units = {
@@ -342,6 +410,8 @@ class TwistStiffnessLaw:
             "G_slope": "Pa m/rad",
             "bend_rigidity_slope": "N m^2 m/rad",
             "twist_rigidity_slope": "N m^2 m/rad",
+            "E_quad": "Pa m^2/rad^2",
+            "twist_rigidity_quad": "N m^2 m^2/rad^2",
         }
         for name, unit in units.items():
             value = getattr(self, name)
@@ -357,6 +427,8 @@ class TwistStiffnessLaw:
             and self.G_slope == 0.0
             and self.bend_rigidity_slope == 0.0
             and self.twist_rigidity_slope == 0.0
+            and self.E_quad == 0.0
+            and self.twist_rigidity_quad == 0.0
         )
 
 
@@ -382,6 +454,11 @@ class AuxeticCoupling(NoForces):
         +1 right-handed (elongates under positive base angles), -1 left-handed.
     C_eps : float
         Extension factor [m/rad], >= 0: ``eps = C_eps * kappa_h``.
+    C_eps2 : float
+        Optional quadratic term of the rest-length law [m^2/rad^2], default 0 (the paper's
+        linear law): ``eps = clip(C_eps k + C_eps2 k^2, eps_min, eps_max)`` with ``k`` the handed
+        twist strain clipped to ``[eps_min, eps_max] / C_eps`` (:func:`rest_strain`).  Needs
+        ``C_eps > 0`` and ``C_eps + 2 C_eps2 k >= 0`` over that range.
     eps_min, eps_max : float
         Limits of the axial strain [-], both in (-1, 10] with ``eps_min <= eps_max``.  A closed
         HSA has ``eps_min = 0``.  (``eps_min > 0`` would stretch the rod at zero twist.)
@@ -428,6 +505,7 @@ class AuxeticCoupling(NoForces):
         area: float | None = None,
         twist_filter_time: float = 0.0,
         reciprocal: bool = False,
+        C_eps2: float = 0.0,
     ) -> None:
         super().__init__()
         owner = "AuxeticCoupling"
@@ -440,6 +518,18 @@ class AuxeticCoupling(NoForces):
                 raise _invalid(owner, name, value, "a finite number in (-1, 10] (-)")
         if float(eps_min) > float(eps_max):
             raise _invalid(owner, "eps_min", eps_min, f"<= eps_max = {eps_max!r} (-)")
+        if isinstance(C_eps2, bool) or not _finite(C_eps2):
+            raise _invalid(owner, "C_eps2", C_eps2, "a finite number (m^2/rad^2)")
+        if float(C_eps2) != 0.0:
+            if float(C_eps) == 0.0:
+                raise _invalid(owner, "C_eps2", C_eps2, "0 when C_eps = 0 (m^2/rad^2)")
+            for k_end in (float(eps_min) / float(C_eps), float(eps_max) / float(C_eps)):
+                if float(C_eps) + 2.0 * float(C_eps2) * k_end < 0.0:
+                    raise _invalid(
+                        owner, "C_eps2", C_eps2,
+                        "such that d eps/d k = C_eps + 2 C_eps2 k >= 0 over "
+                        f"[eps_min, eps_max] / C_eps (fails at k = {k_end:.6g} rad/m) (m^2/rad^2)",
+                    )
         if stiffness is not None and not isinstance(stiffness, TwistStiffnessLaw):
             raise _invalid(owner, "stiffness", stiffness, "a TwistStiffnessLaw or None")
         if area is not None and (
@@ -467,6 +557,7 @@ class AuxeticCoupling(NoForces):
         self.handedness = int(handedness)
         self.reciprocal = bool(reciprocal)
         self.C_eps = float(C_eps)
+        self.C_eps2 = float(C_eps2)
         self.eps_min = float(eps_min)
         self.eps_max = float(eps_max)
         self.stiffness = stiffness if stiffness is not None else TwistStiffnessLaw()
@@ -562,7 +653,7 @@ class AuxeticCoupling(NoForces):
         ):
             return  # constant law, or unbounded range: checked every step instead
         A = self._area
-        checks = (
+        checks: tuple[tuple[str, float, NDArray[np.float64], str], ...] = (
             ("E_slope", law.E_slope * A, self._printed_shear[2, 2, :], "S_zz = (E0 + E_slope k) A"),
             (
                 "G_slope",
@@ -583,9 +674,17 @@ class AuxeticCoupling(NoForces):
                 "B_z = B_z0 + slope k",
             ),
         )
+        quads = {"E_slope": law.E_quad * A, "twist_rigidity_slope": law.twist_rigidity_quad}
         for name, slope, base, formula in checks:
-            for k in (self.kappa_h_min, self.kappa_h_max):
-                worst = float(np.min(base + slope * k))
+            quad = quads.get(name, 0.0)
+            ks = [self.kappa_h_min, self.kappa_h_max]
+            if quad > 0.0 and self.kappa_h_min < -slope / (2.0 * quad) < self.kappa_h_max:
+                ks.append(-slope / (2.0 * quad))  # convex: interior minimum
+            if quad != 0.0:
+                name = {"E_slope": "E_quad", "twist_rigidity_slope": "twist_rigidity_quad"}[name]
+                formula = formula.replace(" k", " k + quad k^2", 1)
+            for k in ks:
+                worst = float(np.min(base + slope * k + quad * k * k))
                 if worst <= 0.0:
                     raise ValueError(
                         f"TwistStiffnessLaw.{name} = {getattr(law, name)!r} is invalid: "
@@ -627,6 +726,9 @@ class AuxeticCoupling(NoForces):
         auxetic_rest_lengths(
             self._kappa_h_elem,
             self.C_eps,
+            self.C_eps2,
+            self.kappa_h_min,
+            self.kappa_h_max,
             self.eps_min,
             self.eps_max,
             self._printed_lengths,
@@ -645,6 +747,8 @@ class AuxeticCoupling(NoForces):
             law.G_slope,
             law.bend_rigidity_slope,
             law.twist_rigidity_slope,
+            law.E_quad,
+            law.twist_rigidity_quad,
             self._printed_shear,
             self._printed_bend,
             self._printed_voronoi,
@@ -668,6 +772,9 @@ class AuxeticCoupling(NoForces):
                 system.bend_matrix,
                 self._kappa_h_elem,
                 self.C_eps,
+                self.C_eps2,
+                self.kappa_h_min,
+                self.kappa_h_max,
                 self.eps_min,
                 self.eps_max,
                 float(self.handedness),

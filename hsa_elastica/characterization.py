@@ -27,12 +27,16 @@ the rod's slowest axial/torsional mode so that a run takes a few thousand steps.
 Closed forms (:func:`closed_form`) of the same discrete model (uniform twist, element strains
 with the half-strain end elements of the zero-padded average, see docs/architecture.md):
 
-* length ``= sum_i l_i (1 + eps_i)`` (``= L + C_eps phi`` unclipped);
+* length ``= sum_i l_i (1 + eps_i)`` (``= L + C_eps phi`` unclipped, linear law);
 * holding torque ``= B_z(kappa_v) kappa_v`` with ``kappa_v = phi / sum(printed_voronoi)``
   (``= B_z phi n / ((n-1) L)`` for a constant ``B_z``);
 * spring constant ``k = 1 / sum_i(rest_i / S_i)`` with ``S_i = E(kappa_i) A``;
 * blocked force ``f`` solving ``sum_i rest_i / (1 + f / S_i) = L`` (``= E A eps`` for uniform
   elements) -- from ``n = S (1 - rest / l)``.
+
+Optional quadratic twist laws (``RodParams.C_eps2``, ``E_quad``, ``twist_rigidity_quad``): the
+same formulas with ``eps_i``, ``E(kappa_i)`` and ``B_z(kappa_v)`` quadratic in the clipped twist
+strain (:func:`hsa_elastica.auxetics.rest_strain`).
 
 Optional compression law: every experiment and :func:`closed_form` take ``axial_law``
 (:class:`hsa_elastica.axial_law.AxialLawParams`); with an asymmetric law the runs add the
@@ -182,10 +186,13 @@ def _element_strains(rod: RodParams, angle: float) -> dict[str, Any]:
         kappa_v_law = float(np.clip(kappa_v, lo, hi))
     else:
         kappa_e_law, kappa_v_law = kappa_e, kappa_v
-    eps = np.clip(rod.C_eps * kappa_e, rod.eps_min, rod.eps_max)
+    if rod.C_eps2 == 0.0:
+        eps = np.clip(rod.C_eps * kappa_e, rod.eps_min, rod.eps_max)
+    else:  # optional quadratic law of the clipped twist strain
+        eps = np.clip(rod.C_eps * kappa_e_law + rod.C_eps2 * kappa_e_law**2, rod.eps_min, rod.eps_max)
     rest = l0 * (1.0 + eps)
-    S = (rod.youngs_modulus + rod.E_slope * kappa_e_law) * rod.area
-    B_z = rod.B_z + rod.twist_rigidity_slope * kappa_v_law
+    S = (rod.youngs_modulus + rod.E_slope * kappa_e_law + rod.E_quad * kappa_e_law**2) * rod.area
+    B_z = rod.B_z + rod.twist_rigidity_slope * kappa_v_law + rod.twist_rigidity_quad * kappa_v_law**2
     return dict(n=n, l0=l0, kappa_v=kappa_v, rest=rest, S=S, B_z=B_z, kappa_e_law=kappa_e_law)
 
 
@@ -304,7 +311,11 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
     n = rod.n_elements
     l0 = rod.length / n
     kmax = abs(angle) / ((n - 1) * l0)
-    e_max = max(rod.youngs_modulus, rod.youngs_modulus + rod.E_slope * kmax, rod.shear_modulus)
+    if rod.is_nonlinear:  # the quadratic law is evaluated on the clipped range only
+        kmax = min(kmax, rod.eps_max / rod.C_eps)
+    ks = np.linspace(0.0, kmax, 9)  # the quadratic law may peak inside the range
+    e_law = float(np.max(rod.youngs_modulus + rod.E_slope * ks + rod.E_quad * ks**2))
+    e_max = max(rod.youngs_modulus, e_law, rod.shear_modulus)
     c_max = math.sqrt(e_max / rod.density)
     dt = 0.25 * l0 / c_max
     gamma = 2.0 * w

@@ -194,6 +194,19 @@ class RodParams(_ParamsBase):
 
     and the rest-length law (Eqs. 2-3) is ``eps = clip(C_eps * kappa_h, eps_min, eps_max)``.
 
+    Optional richer twist laws (not in the paper, whose conclusion notes that the linear law
+    only holds in a limited range; all default to 0, the paper's linear model, bit-identical):
+    with ``k = clip(kappa_h, eps_min / C_eps, eps_max / C_eps)`` (the clipped twist range of
+    the linear law)::
+
+        eps  = clip(C_eps * k + C_eps2 * k^2, eps_min, eps_max)
+        S_zz = (youngs_modulus + E_slope * k + E_quad * k^2) * area
+        B_zz = B_z + twist_rigidity_slope * k + twist_rigidity_quad * k^2
+
+    ``C_eps2`` [m^2/rad^2], ``E_quad`` [Pa m^2/rad^2], ``twist_rigidity_quad``
+    [N m^2 m^2/rad^2]; they need ``C_eps > 0`` (a bounded range), the rest-length polynomial
+    must be non-decreasing and the stiffnesses positive over the whole range (validated).
+
     ``twist_filter_time`` [s] is not part of the paper's model: when > 0 the coupling low-passes
     the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``),
     which removes a high-frequency twist -> rest length -> axial feedback that makes the stiff
@@ -226,6 +239,10 @@ class RodParams(_ParamsBase):
     twist_filter_time: float = field(
         default=0.01, metadata={"unit": "s, low pass of the coupling's twist strain, 0 = off"}
     )
+    # optional nonlinear twist laws (0 = the paper's linear model)
+    C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
+    E_quad: float = field(default=0.0, metadata={"unit": "Pa m^2/rad^2"})
+    twist_rigidity_quad: float = field(default=0.0, metadata={"unit": "N m^2 m^2/rad^2"})
 
     def __post_init__(self) -> None:
         _check_int(self, "n_elements", ge=2)
@@ -255,7 +272,36 @@ class RodParams(_ParamsBase):
         for name in ("E_slope", "G_slope", "bend_rigidity_slope", "twist_rigidity_slope"):
             _check_real(self, name)
         _check_real(self, "twist_filter_time", ge=0.0)
+        for name in ("C_eps2", "E_quad", "twist_rigidity_quad"):
+            _check_real(self, name)
+            if getattr(self, name) != 0.0 and self.C_eps == 0.0:
+                raise _fail(
+                    self, name, getattr(self, name),
+                    "must be 0 when C_eps = 0 (the nonlinear laws need the bounded twist range "
+                    "[eps_min/C_eps, eps_max/C_eps])",
+                )
         self._check_stiffness_positive()
+        self._check_rest_length_monotone()
+
+    @property
+    def is_nonlinear(self) -> bool:
+        """True when any of the optional quadratic twist laws is on."""
+        return self.C_eps2 != 0.0 or self.E_quad != 0.0 or self.twist_rigidity_quad != 0.0
+
+    def _check_rest_length_monotone(self) -> None:
+        """``d eps / d k = C_eps + 2 C_eps2 k >= 0`` over the clipped twist range (a rest length
+        that shrinks under more twist would make the clip and the reciprocal couple ambiguous)."""
+        if self.C_eps2 == 0.0:
+            return
+        for k in (self.eps_min / self.C_eps, self.eps_max / self.C_eps):
+            slope = self.C_eps + 2.0 * self.C_eps2 * k
+            if slope < 0.0:
+                raise _fail(
+                    self, "C_eps2", self.C_eps2,
+                    f"makes d eps/d kappa_h = C_eps + 2 C_eps2 kappa_h = {slope:g} < 0 at "
+                    f"kappa_h = {k:g} rad/m; must keep the rest-length law non-decreasing over "
+                    f"[eps_min/C_eps, eps_max/C_eps]",
+                )
 
     def _check_stiffness_positive(self) -> None:
         """Eq. 5 must give positive stiffnesses over the clipped strain range.
@@ -267,19 +313,27 @@ class RodParams(_ParamsBase):
             return
         k_lo, k_hi = self.eps_min / self.C_eps, self.eps_max / self.C_eps
         checks = (
-            ("E_slope", self.youngs_modulus, self.E_slope, "youngs_modulus"),
-            ("G_slope", self.shear_modulus, self.G_slope, "shear_modulus"),
-            ("bend_rigidity_slope", self.B_xy, self.bend_rigidity_slope, "bend_rigidity"),
-            ("twist_rigidity_slope", self.B_z, self.twist_rigidity_slope, "twist_rigidity"),
+            # (field named in the error, base, slope, quadratic term, base field)
+            ("E_quad" if self.E_quad else "E_slope", self.youngs_modulus, self.E_slope,
+             self.E_quad, "youngs_modulus"),
+            ("G_slope", self.shear_modulus, self.G_slope, 0.0, "shear_modulus"),
+            ("bend_rigidity_slope", self.B_xy, self.bend_rigidity_slope, 0.0, "bend_rigidity"),
+            ("twist_rigidity_quad" if self.twist_rigidity_quad else "twist_rigidity_slope",
+             self.B_z, self.twist_rigidity_slope, self.twist_rigidity_quad, "twist_rigidity"),
         )
-        for name, base, slope, base_name in checks:
-            worst = min(base + slope * k_lo, base + slope * k_hi)
+        for name, base, slope, quad, base_name in checks:
+            worst = min(base + slope * k_lo + quad * k_lo**2, base + slope * k_hi + quad * k_hi**2)
+            if quad > 0.0:  # convex: the minimum may be inside the range
+                k_v = -slope / (2.0 * quad)
+                if k_lo < k_v < k_hi:
+                    worst = min(worst, base + slope * k_v + quad * k_v**2)
             if not worst > 0.0:
+                law = f"{base_name} + slope * kappa_h" + (" + quad * kappa_h^2" if quad else "")
                 raise _fail(
                     self,
                     name,
-                    slope,
-                    f"makes {base_name} + slope * kappa_h = {worst:g} <= 0 for kappa_h in "
+                    getattr(self, name),
+                    f"makes {law} = {worst:g} <= 0 for kappa_h in "
                     f"[eps_min/C_eps, eps_max/C_eps] = [{k_lo:g}, {k_hi:g}] rad/m; "
                     "must keep the stiffness > 0",
                 )

@@ -232,12 +232,14 @@ def make_hsa_rod(
 
 
 def stiffness_law(rod_params: RodParams) -> TwistStiffnessLaw | None:
-    """Eq. 5 law of ``rod_params`` (None when every slope is zero)."""
+    """Eq. 5 law of ``rod_params`` (None when every slope and quadratic term is zero)."""
     law = TwistStiffnessLaw(
         E_slope=rod_params.E_slope,
         G_slope=rod_params.G_slope,
         bend_rigidity_slope=rod_params.bend_rigidity_slope,
         twist_rigidity_slope=rod_params.twist_rigidity_slope,
+        E_quad=rod_params.E_quad,
+        twist_rigidity_quad=rod_params.twist_rigidity_quad,
     )
     return None if law.is_constant else law
 
@@ -252,6 +254,7 @@ def coupling_kwargs(rod_params: RodParams) -> dict[str, Any]:
         stiffness=stiffness_law(rod_params),
         area=rod_params.area,
         twist_filter_time=rod_params.twist_filter_time,
+        C_eps2=rod_params.C_eps2,
     )
 
 

@@ -72,6 +72,7 @@ def build(
     tip_force: tuple[float, float, float] | None = None,
     base_torque: float | None = None,
     coupling: bool = True,
+    coupling_kwargs: dict | None = None,
 ) -> tuple[RodSimulator, object]:
     sim = RodSimulator()
     rod = make_tube_rod(**TABLE1_ROW4)
@@ -98,7 +99,7 @@ def build(
             C_eps=C_eps,
             eps_min=eps_min,
             eps_max=eps_max,
-            stiffness=stiffness,
+            **{"stiffness": stiffness, **(coupling_kwargs or {})},
         )
     if tip_force is not None:
         sim.add_forcing_to(rod).using(
@@ -488,7 +489,7 @@ def test_axial_pull_twists_free_base_reciprocally(handedness: int) -> None:
             assert rod_length(rod) - L == pytest.approx(F / k_a, rel=2e-2)
 
 
-def _undamped_twisted_rod_energy_drift(reciprocal: bool) -> np.ndarray:
+def _undamped_twisted_rod_energy_drift(reciprocal: bool, c_eps2: float = 0.0) -> np.ndarray:
     """Paper robot rod twisted uniformly by phi = 1 rad (base held by MotorAngleBC at its
     initial, pre-twisted orientation, distal twist locked), axial positions at the hand-derived
     equilibrium plus a 20 um quarter-sine perturbation, no damping, dt = 2e-5 s, 0.3 s.
@@ -507,7 +508,7 @@ def _undamped_twisted_rod_energy_drift(reciprocal: bool) -> np.ndarray:
     kappa = phi / ((n - 1) * length / n)
     k_i = np.full(n, kappa)
     k_i[0] = k_i[-1] = 0.5 * kappa
-    z = np.concatenate([[0.0], np.cumsum(length / n * (1.0 + c_eps * k_i))])
+    z = np.concatenate([[0.0], np.cumsum(length / n * (1.0 + c_eps * k_i + c_eps2 * k_i**2))])
     z[1:] += 2e-4 * length * np.sin(0.5 * np.pi * np.arange(1, n + 1) / n)
     rod.position_collection[2] = z
     sim.constrain(rod).using(
@@ -516,7 +517,7 @@ def _undamped_twisted_rod_energy_drift(reciprocal: bool) -> np.ndarray:
     )
     sim.constrain(rod).using(DistalTwistLockBC, constrained_director_idx=(-1,))
     sim.add_forcing_to(rod).using(
-        AuxeticCoupling, handedness=1, C_eps=c_eps, reciprocal=reciprocal
+        AuxeticCoupling, handedness=1, C_eps=c_eps, reciprocal=reciprocal, C_eps2=c_eps2
     )
 
     def energy() -> float:
@@ -575,3 +576,79 @@ def test_reciprocal_coupling_settles_paper_robot_rod_without_filter() -> None:
         assert np.all(np.isfinite(rod.position_collection))
         assert rod_length(rod) == pytest.approx(0.100 + 0.01 * math.pi, rel=5e-3)
     assert np.abs(rod.velocity_collection).max() < 1e-5
+
+
+# ------------------------------------------------------------------------------------------
+# optional quadratic twist laws (not in the paper; default 0 = the linear law)
+# ------------------------------------------------------------------------------------------
+C_EPS2 = 5e-4  # m^2/rad^2: at phi = 1 rad (kappa ~ 10 rad/m) the quadratic term is ~half the linear
+
+
+def test_quadratic_rest_length_law_steady_length() -> None:
+    """Free rod twisted by phi, distal twist held: the hand formula of the discrete model with
+    eps = C_eps k + C_eps2 k^2 per element (interior elements k = phi / ((N-1) l), the two end
+    elements k / 2, zero-padded average of Eq. 3).  Static equilibrium without load, so the
+    measured error is round-off (~1e-15); 1e-9 relative."""
+    phi = 1.0
+    sim, rod = build(phi=phi, handedness=1, coupling_kwargs=dict(C_eps2=C_EPS2))
+    run_steps(sim, DT, SETTLE_STEPS)
+    k = handed_strain_profile(phi)
+    expected = float(np.sum(ELEM * (1.0 + C_EPS * k + C_EPS2 * k**2)))
+    assert expected - (L + C_EPS * phi) > 1e-3  # the quadratic term matters (> 1 mm)
+    assert rod_length(rod) == pytest.approx(expected, rel=1e-9)
+
+
+def test_quadratic_laws_zero_is_bit_identical_to_linear() -> None:
+    """C_eps2 = E_quad = twist_rigidity_quad = 0 must reproduce the paper's linear law exactly
+    (bitwise: the defaults are the paper's model)."""
+    runs = []
+    for extra in ({}, dict(C_eps2=0.0, stiffness=TwistStiffnessLaw(E_slope=1e5, E_quad=0.0,
+                                                                   twist_rigidity_quad=0.0))):
+        kw = dict(stiffness=TwistStiffnessLaw(E_slope=1e5))
+        kw.update(extra)
+        sim, rod = build(phi=1.0, handedness=1, coupling_kwargs=kw)
+        run_steps(sim, DT, 200)
+        runs.append(np.array(rod.position_collection))
+    assert np.array_equal(runs[0], runs[1])
+
+
+def test_quadratic_stiffness_law_spring_constant() -> None:
+    """Quadratic E law: the kernel writes S_zz = (E0 + E_slope k + E_quad k^2) A on the clipped
+    element strains (hand formula, exact up to round-off)."""
+    from hsa_elastica.auxetics import twist_dependent_stiffness
+
+    n, A, e0 = 4, 2e-4, 1e6
+    k_e = np.array([5.0, 10.0, 10.0, 5.0])
+    k_v = np.array([10.0, 10.0, 10.0])
+    shear0 = np.zeros((3, 3, n)); bend0 = np.zeros((3, 3, n - 1))
+    for d in range(3):
+        shear0[d, d] = e0 * A
+        bend0[d, d] = 1e-3
+    shear, bend = shear0.copy(), bend0.copy()
+    vor = np.full(n - 1, 0.01)
+    twist_dependent_stiffness(k_e, k_v, A, 2e4, 0.0, 0.0, 1e-5, 300.0, 2e-7, shear0, bend0, vor, vor,
+                              shear, bend)
+    assert np.allclose(shear[2, 2], (e0 + 2e4 * k_e + 300.0 * k_e**2) * A, rtol=1e-14)
+    assert np.allclose(bend[2, 2], 1e-3 + 1e-5 * k_v + 2e-7 * k_v**2, rtol=1e-14)
+
+
+def test_reciprocal_coupling_conserves_energy_with_quadratic_law() -> None:
+    """The reciprocal couple must use d eps / d k = C_eps + 2 C_eps2 k of the quadratic law;
+    same undamped check and 10 % tolerance as the linear law (a couple with C_eps only would
+    miss ~half of the coupling at kappa ~ 10 rad/m and not conserve the energy)."""
+    drift = _undamped_twisted_rod_energy_drift(True, C_EPS2)
+    assert np.all(np.isfinite(drift))
+    assert np.abs(drift).max() < 0.1
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(handedness=1, C_eps=0.0, C_eps2=1e-4), "C_eps2"),
+        (dict(handedness=1, C_eps=0.01, C_eps2=-1e-3), "C_eps2"),  # decreasing before eps_max
+        (dict(handedness=1, C_eps=0.01, C_eps2=float("nan")), "C_eps2"),
+    ],
+)
+def test_bad_quadratic_rest_length_law_names_the_field(kwargs: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        AuxeticCoupling(**kwargs)

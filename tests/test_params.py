@@ -288,3 +288,33 @@ def test_unreadable_or_malformed_files(tmp_path: Path) -> None:
     a_dir.mkdir()
     with pytest.raises(ParameterError, match="cannot read"):
         load_params(a_dir)
+
+
+# optional quadratic twist laws (default 0 = the paper's linear model)
+def test_quadratic_laws_default_to_the_linear_model() -> None:
+    rod = RodParams()
+    assert (rod.C_eps2, rod.E_quad, rod.twist_rigidity_quad) == (0.0, 0.0, 0.0)
+    assert not rod.is_nonlinear
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        (dict(C_eps=0.0, C_eps2=1e-4), "C_eps2"),  # needs a bounded twist range
+        (dict(C_eps=0.01, eps_max=0.5, C_eps2=-2e-4), "C_eps2"),  # d eps/dk < 0 at k = 50 rad/m
+        # E0 = 10 MPa, E_quad = -5e3 Pa m^2/rad^2: E(50 rad/m) = -2.5 MPa < 0 at the range end
+        (dict(C_eps=0.01, eps_max=0.5, E_quad=-5e3), "E_quad"),
+        # convex with an interior minimum: E0 = 1e5, slope -1e4, quad 200 -> min at k = 25: -2.5e4
+        (dict(C_eps=0.01, youngs_modulus=1e5, E_slope=-1e4, E_quad=200.0), "E_quad"),
+        (dict(C_eps=0.01, twist_rigidity_quad=-1e-5), "twist_rigidity_quad"),
+    ],
+)
+def test_invalid_quadratic_laws_name_the_field(changes: dict, field: str) -> None:
+    with pytest.raises(ParameterError, match=f"RodParams.{field} ="):
+        RodParams(**changes)
+
+
+def test_valid_quadratic_laws_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rod = RodParams(C_eps=0.01, C_eps2=-5e-5, E_quad=100.0, twist_rigidity_quad=1e-7)
+    assert rod.is_nonlinear
+    assert RodParams.from_dict(rod.to_dict()) == rod

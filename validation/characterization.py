@@ -14,7 +14,8 @@ rods and, with ``--fit``, with parameters fitted per row count, and writes
 
 Usage::
 
-    python -m validation.characterization [--rows 4 6 ...] [--fit] [--law linear|compression]
+    python -m validation.characterization [--rows 4 6 ...] [--fit]
+                                          [--law linear|compression|nonlinear|nonlinear+compression]
                                           [--jobs 2] [--out validation/out]
 
 The fit (``--fit``) is a reproducible ``scipy.optimize.least_squares`` (initial guess = Table I,
@@ -30,6 +31,13 @@ parameter set ``fitted_compression``: the same fit plus the compression stiffnes
 i.e. ``compression_ratio`` and ``compression_ratio_slope``), simulated with the
 ``AxialCompressionLaw`` forcing in all four experiments (spring constant: pull only), written
 to ``<results>/fitted_params_compression.yaml``.
+
+``--law nonlinear`` (optional) adds ``fitted_nonlinear``: the quadratic twist laws of
+``RodParams`` (``C_eps2``, ``E_quad``, ``twist_rigidity_quad``) fitted with the linear terms
+(:func:`fit_rod_nonlinear`, 8 parameters per row count, ``fitted_params_nonlinear.yaml``);
+``--law nonlinear+compression`` evaluates every set: table1, fitted, fitted_compression,
+fitted_nonlinear and ``fitted_nonlinear_compression`` (quadratic laws + compression law, 10
+parameters, ``fitted_params_nonlinear_compression.yaml``).
 """
 
 from __future__ import annotations
@@ -60,12 +68,28 @@ from hsa_elastica.params import RodParams, load_params, save_params, table1_rod_
 HERE = Path(__file__).resolve().parent
 FITTED_PARAMS = HERE / "fitted_params.yaml"
 FITTED_COMPRESSION = HERE / "fitted_params_compression.yaml"
+FITTED_NONLINEAR = HERE / "fitted_params_nonlinear.yaml"
+FITTED_NONLINEAR_COMPRESSION = HERE / "fitted_params_nonlinear_compression.yaml"
+#: --law choices: which parameter sets are fitted / simulated besides table1 and fitted
+LAW_SETS: dict[str, tuple[str, ...]] = {
+    "linear": (),
+    "compression": ("fitted_compression",),
+    "nonlinear": ("fitted_nonlinear",),
+    "nonlinear+compression": ("fitted_compression", "fitted_nonlinear", "fitted_nonlinear_compression"),
+}
+#: fitted parameters per row count of each parameter set (for the report)
+N_FITTED: dict[str, int] = {
+    "table1": 0, "fitted": 5, "fitted_compression": 7, "fitted_nonlinear": 8,
+    "fitted_nonlinear_compression": 10,
+}
 #: smallest compression ratio the fit may use [-]
 R_C_MIN = 0.05
 ROWS = (4, 6, 8, 10, 12)
 
 #: fitted fields of RodParams (SI), in fit-vector order
 FIT_FIELDS: tuple[str, ...] = ("C_eps", "youngs_modulus", "E_slope", "twist_rigidity", "twist_rigidity_slope")
+#: additional fields of the optional quadratic twist laws (--law nonlinear)
+NONLINEAR_FIELDS: tuple[str, ...] = ("C_eps2", "E_quad", "twist_rigidity_quad")
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,6 +274,127 @@ def fit_rod_compression(
     return fitted, law, info
 
 
+def _unchecked(rod: RodParams, **changes: float) -> RodParams:
+    """Copy of ``rod`` with ``changes`` set WITHOUT validation (fit iterates only; the result of
+    a fit is built with ``rod.replace``, which validates)."""
+    import copy
+
+    out = copy.copy(rod)
+    for k, v in changes.items():
+        object.__setattr__(out, k, float(v))
+    return out
+
+
+def _quad_min(c0: float, c1: float, c2: float, k_hi: float) -> float:
+    """Minimum of ``c0 + c1 k + c2 k^2`` over ``[0, k_hi]``."""
+    vals = [c0, c0 + c1 * k_hi + c2 * k_hi**2]
+    if c2 > 0.0 and 0.0 < -c1 / (2.0 * c2) < k_hi:
+        k = -c1 / (2.0 * c2)
+        vals.append(c0 + c1 * k + c2 * k**2)
+    return min(vals)
+
+
+def _cauchy(r: np.ndarray) -> np.ndarray:
+    """Residuals whose squares sum to the Cauchy cost ``sum log(1 + r^2)`` (f_scale = 1), so that
+    penalty terms can be added without passing through the robust loss."""
+    return np.sign(r) * np.sqrt(np.log1p(r * r))
+
+
+#: margin of the constraints of the nonlinear fit (fraction of the zero-twist value) and the
+#: weight of their penalty residual
+_MARGIN, _PENALTY = 0.05, 100.0
+
+
+def fit_rod_nonlinear(
+    rod: RodParams, data: pd.DataFrame, linear: RodParams, compression: bool = False
+) -> tuple[RodParams, AxialLawParams | None, dict[str, Any]]:
+    """Fit of the optional quadratic twist laws (``C_eps2``, ``E_quad``, ``twist_rigidity_quad``)
+    per row count, optionally with the compression law (``r_c`` at both ends of the range).
+
+    Same two stages as :func:`fit_rod` (holding torque: ``B_z, B_z_slope, B_z_quad``; the other
+    three curves: ``C_eps, C_eps2, E0, E_slope, E_quad`` [+ ``r_c(0), r_c(kmax)``]), Cauchy-loss
+    residuals normalised by the error bar.  Constraints over the whole clipped twist range
+    ``[0, eps_max / C_eps]`` (not only the measured one): rest-length law non-decreasing
+    (``C_eps2 >= -C_eps^2 / (2 eps_max)``, a bound on the scaled variable) and ``E``, ``B_z`` at
+    least ``_MARGIN`` of their zero-twist value (penalty residuals), so ``RodParams`` accepts
+    the result.  Starts: Table I (and half E slope) and the linear fit, quadratic terms 0,
+    ``r_c`` 1 / 0.7 / (0.9, 0.3); the lowest cost wins (deterministic).
+    """
+    from scipy.optimize import least_squares
+
+    info: dict[str, Any] = {}
+    L = rod.length
+    ks = 10.0 / L  # twist-strain scale [rad/m] (~ 1 rad over the rod)
+    # stage 1: twist rigidity, quadratic in the twist strain
+    hd = data[data["characteristic"] == "holding_torque"]
+    b0 = rod.B_z
+    bscale = np.array([b0, b0 / ks, b0 / ks**2])
+    k_hi_b = rod.eps_max / (0.5 * rod.C_eps)  # largest range stage 2 may give (C_eps >= 0.5 c0)
+
+    def res_b(z: np.ndarray) -> np.ndarray:
+        x = z * bscale
+        r = _unchecked(linear, twist_rigidity=x[0], twist_rigidity_slope=x[1], twist_rigidity_quad=x[2])
+        m = _quad_min(x[0], x[1], x[2], k_hi_b)
+        pen = _PENALTY * max(0.0, (_MARGIN * x[0] - m) / b0)
+        return np.r_[_cauchy(_normalised_residuals(r, hd)), pen]
+
+    best = None
+    for x0 in (np.array([b0, 0.0, 0.0]), np.array([linear.B_z, linear.twist_rigidity_slope, 0.0])):
+        rb = least_squares(res_b, x0 / bscale, bounds=(np.array([0.3, -np.inf, -np.inf]), np.array([3.0, np.inf, np.inf])))
+        if best is None or rb.cost < best.cost:
+            best = rb
+    assert best is not None
+    xb = best.x * bscale
+    info["B_z/B_z_slope/B_z_quad"] = {"cost": float(best.cost), "nfev": int(best.nfev)}
+
+    # stage 2: rest length and Young's modulus (+ compression ratio)
+    sub = data[data["characteristic"] != "holding_torque"]
+    c0, e0 = rod.C_eps, rod.youngs_modulus
+    names = ("C_eps", "u", "youngs_modulus", "E_slope", "E_quad")
+    scale = np.array([c0, 1.0, e0, e0 / ks, e0 / ks**2] + ([1.0, 1.0] if compression else []))
+    lo = np.array([0.5 * c0, -1.0, 0.3 * e0, -np.inf, -np.inf] + ([R_C_MIN, R_C_MIN] if compression else []))
+    hi = np.array([2.0 * c0, np.inf, 3.0 * e0, np.inf, np.inf] + ([1.0, 1.0] if compression else []))
+
+    def split(z: np.ndarray, check: bool) -> tuple[RodParams, AxialLawParams | None, float]:
+        x = z * scale
+        c = x[0]
+        kmax = rod.eps_max / c
+        # u = -1: d eps/d k = 0 at the end of the range (monotone limit)
+        fields = dict(C_eps=c, C_eps2=x[1] * c * c / (2.0 * rod.eps_max), youngs_modulus=x[2], E_slope=x[3], E_quad=x[4])
+        r = linear.replace(**fields) if check else _unchecked(linear, **fields)
+        law = law_from_ends(r, min(x[5], 1.0), min(x[6], 1.0)) if compression else None
+        pen = _PENALTY * max(0.0, (_MARGIN * x[2] - _quad_min(x[2], x[3], x[4], kmax)) / e0)
+        return r, law, pen
+
+    def res(z: np.ndarray) -> np.ndarray:
+        r, law, pen = split(z, False)
+        return np.r_[_cauchy(_normalised_residuals(r, sub, law)), pen]
+
+    u_lin = 0.0
+    starts = []
+    for c, e, es in ((c0, e0, rod.E_slope), (c0, e0, 0.5 * rod.E_slope), (linear.C_eps, linear.youngs_modulus, linear.E_slope)):
+        base = [c, u_lin, e, es, 0.0]
+        if compression:
+            starts += [np.array(base + [1.0, 1.0]), np.array(base + [0.7, 0.7]), np.array(base + [0.9, 0.3])]
+        else:
+            starts.append(np.array(base))
+    best = None
+    for x0 in starts:
+        x0 = np.clip(x0, lo + 1e-9 * np.abs(scale), hi - 1e-9 * np.abs(scale))
+        r2 = least_squares(res, x0 / scale, bounds=(lo / scale, hi / scale))
+        if best is None or r2.cost < best.cost:
+            best = r2
+    assert best is not None
+    info["/".join(names) + ("/r_c" if compression else "")] = {"cost": float(best.cost), "nfev": int(best.nfev)}
+    fitted, law, _ = split(best.x, False)
+    fitted = linear.replace(
+        C_eps=fitted.C_eps, C_eps2=fitted.C_eps2, youngs_modulus=fitted.youngs_modulus,
+        E_slope=fitted.E_slope, E_quad=fitted.E_quad,
+        twist_rigidity=float(xb[0]), twist_rigidity_slope=float(xb[1]), twist_rigidity_quad=float(xb[2]),
+    )  # validated
+    return fitted, law, info
+
+
 # --------------------------------------------------------------------------------------------
 # simulation of all points
 # --------------------------------------------------------------------------------------------
@@ -315,7 +460,8 @@ def plot_fig3(points: pd.DataFrame, path: Path) -> None:
     fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
     rows_all = sorted(points["rows"].unique())
     colors = {r: plt.cm.viridis(i / max(1, len(rows_all) - 1)) for i, r in enumerate(rows_all)}
-    styles = {"table1": "--", "fitted": ":", "fitted_compression": "-."}
+    styles = {"table1": "--", "fitted": ":", "fitted_compression": "-.",
+              "fitted_nonlinear": (0, (5, 1, 1, 1, 1, 1)), "fitted_nonlinear_compression": (0, (1, 1))}
     for ax, ch in zip(axes.ravel(), CHARACTERISTICS):
         for rows in rows_all:
             meas = points[(points["characteristic"] == ch) & (points["rows"] == rows)]
@@ -335,8 +481,9 @@ def plot_fig3(points: pd.DataFrame, path: Path) -> None:
         ax.grid(alpha=0.3)
     h, lab = axes[0, 0].get_legend_handles_labels()
     fig.legend(h, lab, loc="lower center", ncol=5, fontsize=7)
-    fig.suptitle("Closed FPU 50 HSAs: measured (solid, error bars; Good et al. 2022) vs simulated "
-                 "(dashed: Table I, dotted: fitted, dash-dot: fitted + compression law)", fontsize=10)
+    fig.suptitle("Closed FPU 50 HSAs: measured (solid, error bars; Good et al. 2022) vs simulated\n"
+                 "(dashed: Table I, dotted: fitted, dash-dot: fitted + compression law, dash-dot-dot: "
+                 "quadratic twist laws, fine dots: quadratic + compression)", fontsize=10)
     fig.tight_layout(rect=(0, 0.09, 1, 0.96))
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -361,7 +508,11 @@ def write_report(
     wall: float,
     laws: dict[str, dict[int, AxialLawParams]] | None = None,
 ) -> None:
-    overall = scores[scores["characteristic"] == "all"][["parameter_set", "n_points", "n_inside", "fraction_inside"]]
+    overall = scores[scores["characteristic"] == "all"][["parameter_set", "n_points", "n_inside", "fraction_inside"]].copy()
+    overall["fitted parameters per row count"] = [N_FITTED.get(p, 0) for p in overall["parameter_set"]]
+    overall["points per row count"] = "16-28"
+    bf = scores[(scores["characteristic"] == "blocked_force") & (scores["rows"] == "all")].set_index("parameter_set")["rmse"]
+    overall["blocked-force RMSE [N]"] = [float(bf.get(p, float("nan"))) for p in overall["parameter_set"]]
     per_ch = scores[(scores["rows"] == "all") & (scores["characteristic"] != "all")]
     per_ch = per_ch[["parameter_set", "characteristic", "n_inside", "n_points", "fraction_inside", "rmse", "mean_error", "unit"]]
     detail = scores[(scores["rows"] != "all")]
@@ -374,7 +525,9 @@ def write_report(
             kmax = float(data_max_kappa(rod, points[points["rows"] == rows]))
             prm.append({"parameter_set": pset, "rows": rows, "C_eps [mm/rad]": rod.C_eps * 1e3,
                         "E0 [kPa]": rod.youngs_modulus * 1e-3, "E_slope [kPa m/rad]": rod.E_slope * 1e-3,
+                        "C_eps2 [mm m/rad^2]": rod.C_eps2 * 1e3, "E_quad [kPa m^2/rad^2]": rod.E_quad * 1e-3,
                         "B_z [N m^2]": rod.B_z, "B_z_slope [N m^2 m/rad]": rod.twist_rigidity_slope,
+                        "B_z_quad [N m^2 m^2/rad^2]": rod.twist_rigidity_quad,
                         "r_c(0) [-]": law.compression_ratio, "r_c slope [m/rad]": law.compression_ratio_slope,
                         "r_c at largest angle [-]": law.ratio(kmax)})
     agree = float(np.max(np.abs(points["simulated"] - points["closed_form"]) / np.maximum(np.abs(points["closed_form"]), 1e-9)))
@@ -387,6 +540,8 @@ outer radius 19 mm, wall 2 mm; each run stops when settled). "inside" means
 `value - err_low <= simulated <= value + err_high`.
 
 ## Overall (simulator)
+Blocked-force RMSE of the paper's model (Table I, this simulator): {float(bf.get("table1", float("nan"))):.3g} N.
+Each row count has 16 (4 rows) to 28 (10, 12 rows) measured points (4 characteristics x 4-7 angles).
 {_md_table(overall)}
 
 ## Per characteristic (simulator; RMSE and mean error = simulated - measured, data unit)
@@ -485,10 +640,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, nargs="+", default=list(ROWS), choices=ROWS, help="row tilings (default: all)")
     ap.add_argument("--fit", action="store_true", help="fit C_eps, E0, E_slope, B_z, B_z_slope per row count and "
                     "write fitted_params.yaml")
-    ap.add_argument("--law", choices=("linear", "compression"), default="linear",
+    ap.add_argument("--law", choices=tuple(LAW_SETS), default="linear",
                     help="linear (default, the paper's law): Table I and the linear fit; compression: "
                     "also the fit with the compression stiffness ratio of hsa_elastica.axial_law "
-                    "(parameter set fitted_compression, fitted_params_compression.yaml)")
+                    "(parameter set fitted_compression, fitted_params_compression.yaml); nonlinear: also "
+                    "the fit with the optional quadratic twist laws C_eps2, E_quad, twist_rigidity_quad "
+                    "(fitted_nonlinear, fitted_params_nonlinear.yaml); nonlinear+compression: all of "
+                    "these plus quadratic laws with the compression law (fitted_nonlinear_compression)")
     ap.add_argument("--fitted", type=Path, default=None, help="also evaluate the fitted rods of this YAML "
                     "(default with --fit: the new fit)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes (default: cpu count)")
@@ -513,7 +671,8 @@ def main(argv: list[str] | None = None) -> int:
         rods["fitted"] = fitted
         args.results.mkdir(parents=True, exist_ok=True)
         _save_fitted(fitted, args.results / "fitted_params.yaml")
-        if args.law == "compression":
+        sets = LAW_SETS[args.law]
+        if "fitted_compression" in sets:
             rods["fitted_compression"], laws["fitted_compression"] = {}, {}
             for r in args.rows:
                 rod, law, info = fit_rod_compression(rods["table1"][r], data[data["rows"] == r], fitted[r])
@@ -522,14 +681,37 @@ def main(argv: list[str] | None = None) -> int:
                       + f", {law}  {info}")
             _save_fitted_compression(rods["fitted_compression"], laws["fitted_compression"],
                                      args.results / FITTED_COMPRESSION.name)
+        for pset, comp, path in (("fitted_nonlinear", False, FITTED_NONLINEAR),
+                                 ("fitted_nonlinear_compression", True, FITTED_NONLINEAR_COMPRESSION)):
+            if pset not in sets:
+                continue
+            rods[pset] = {}
+            if comp:
+                laws[pset] = {}
+            for r in args.rows:
+                rod, law, info = fit_rod_nonlinear(rods["table1"][r], data[data["rows"] == r], fitted[r], comp)
+                rods[pset][r] = rod
+                if law is not None:
+                    laws[pset][r] = law
+                print(f"fit {r:2d} rows {pset}: " + ", ".join(f"{f}={getattr(rod, f):.5g}" for f in FIT_FIELDS + NONLINEAR_FIELDS)
+                      + (f", {law}" if law is not None else "") + f"  {info}")
+            if comp:
+                _save_fitted_compression(rods[pset], laws[pset], args.results / path.name)
+            else:
+                _save_fitted(rods[pset], args.results / path.name)
     else:
         if args.fitted is not None:
             rods["fitted"] = {r: rod for r, rod in load_fitted(args.fitted).items() if r in args.rows}
-        if args.law == "compression":
-            path = (args.fitted.parent if args.fitted is not None else args.results) / FITTED_COMPRESSION.name
-            both = load_fitted_compression(path)
-            rods["fitted_compression"] = {r: v[0] for r, v in both.items() if r in args.rows}
-            laws["fitted_compression"] = {r: v[1] for r, v in both.items() if r in args.rows}
+        folder = args.fitted.parent if args.fitted is not None else args.results
+        for pset in LAW_SETS[args.law]:
+            name = {"fitted_compression": FITTED_COMPRESSION, "fitted_nonlinear": FITTED_NONLINEAR,
+                    "fitted_nonlinear_compression": FITTED_NONLINEAR_COMPRESSION}[pset].name
+            if pset == "fitted_nonlinear":
+                rods[pset] = {r: rod for r, rod in load_fitted(folder / name).items() if r in args.rows}
+                continue
+            both = load_fitted_compression(folder / name)
+            rods[pset] = {r: v[0] for r, v in both.items() if r in args.rows}
+            laws[pset] = {r: v[1] for r, v in both.items() if r in args.rows}
 
     points = simulate_all(data, rods, max(1, args.jobs), laws)
     wall = time.perf_counter() - t_start
@@ -543,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
     points[cols].to_csv(args.out / "characterization_points.csv", index=False)
     scores.to_csv(args.results / "scores.csv", index=False, float_format="%.6g")
     plot_fig3(points, args.results / "fig3_characterization.png")
-    if laws:
+    if laws or any(p.startswith("fitted_nonlinear") for p in rods):
         note += "\n" + _compression_note(scores, rods, laws)
     write_report(points, scores, cf_scores, rods, note, args.results / "results.md", wall, laws)
 
@@ -597,13 +779,14 @@ def _compression_note(
     scores: pd.DataFrame, rods: dict[str, dict[int, RodParams]], laws: dict[str, dict[int, AxialLawParams]]
 ) -> str:
     """Side-by-side per-characteristic scores of the linear and the compression-law fit."""
-    sel = scores[(scores["rows"] == "all") & scores["parameter_set"].isin(["table1", "fitted", "fitted_compression"])]
+    psets = [p for p in N_FITTED if p in set(scores["parameter_set"])]
+    sel = scores[(scores["rows"] == "all") & scores["parameter_set"].isin(psets)]
     wide = sel.pivot_table(index="characteristic", columns="parameter_set", values="n_inside", aggfunc="first")
     rm = sel.pivot_table(index="characteristic", columns="parameter_set", values="rmse", aggfunc="first")
     rows_out = []
     for ch in list(CHARACTERISTICS) + ["all"]:
         row: dict[str, Any] = {"characteristic": ch}
-        for pset in ("table1", "fitted", "fitted_compression"):
+        for pset in psets:
             if pset in wide.columns:
                 row[f"inside {pset}"] = int(wide.loc[ch, pset])
                 if ch != "all":
@@ -615,8 +798,24 @@ def _compression_note(
         "`r_c(kappa_h) S_zz` with `r_c = compression_ratio + compression_ratio_slope * kappa_h` in\n"
         "(0, 1] (tension unchanged); fitted together with `C_eps, E0, E_slope` (spring constant:\n"
         "pull only). Points inside the error bars and RMSE (data unit), simulator:\n\n"
-        + _md_table(pd.DataFrame(rows_out)) + "\n"
+        + _md_table(pd.DataFrame(rows_out)) + "\n" + (_NONLINEAR_NOTE if any("nonlinear" in p for p in psets) else "")
     )
+
+
+_NONLINEAR_NOTE = """
+## Optional quadratic twist laws (`--law nonlinear`, `--law nonlinear+compression`)
+The paper's conclusion says the linear law only holds in a limited range.  Optional
+`RodParams` fields (0 = the paper's linear model, bit-identical), with `k` the handed twist
+strain clipped to `[eps_min, eps_max] / C_eps` [rad/m]:
+`eps = clip(C_eps k + C_eps2 k^2, eps_min, eps_max)` (`C_eps2` [m^2/rad^2]),
+`E = E0 + E_slope k + E_quad k^2` (`E_quad` [Pa m^2/rad^2]),
+`B_z = B_z0 + B_z_slope k + B_z_quad k^2` (`twist_rigidity_quad` [N m^2 m^2/rad^2]).
+Fitted like the linear law (two stages, Cauchy loss on error-bar-normalised residuals) with
+the constraints that make them valid over the whole clipped range, not only the measured one:
+rest length non-decreasing, `E` and `B_z` >= 5 % of their zero-twist value.  Fitted parameters
+per row count: linear 5 (`C_eps, E0, E_slope, B_z, B_z_slope`), + compression 7, quadratic 8,
+quadratic + compression 10, against 16-28 measured points per row count.
+"""
 
 
 def load_fitted(path: Path = FITTED_PARAMS) -> dict[int, RodParams]:
