@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from elastica.boundary_conditions import ConstraintBase
 from elastica.external_forces import NoForces
 
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import invalid_parameter, is_finite_number
 
 __all__ = [
     "Ramp",
@@ -49,15 +49,8 @@ ScalarOrSchedule = Union[float, Callable[[float], float]]
 _SHAPES = ("linear", "smooth")
 
 
-def _invalid(owner: str, name: str, value: Any, allowed: str) -> ParameterError:
-    return ParameterError(f"{owner}.{name} = {value!r} is invalid: must be {allowed}")
-
-
-def _finite(value: Any) -> bool:
-    try:
-        return bool(math.isfinite(float(value)))
-    except (TypeError, ValueError):
-        return False
+_invalid = invalid_parameter
+_finite = is_finite_number
 
 
 # --------------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 from elastica._rotations import _inv_rotate
 from elastica.external_forces import NoForces
 
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import invalid_parameter, is_finite_number
 
 __all__ = [
     "ALPHA_C",
@@ -73,15 +73,8 @@ __all__ = [
 ALPHA_C: float = 27.0 / 28.0
 
 
-def _invalid(owner: str, name: str, value: Any, allowed: str) -> ParameterError:
-    return ParameterError(f"{owner}.{name} = {value!r} is invalid: must be {allowed}")
-
-
-def _finite(value: Any) -> bool:
-    try:
-        return bool(math.isfinite(float(value)))
-    except (TypeError, ValueError):
-        return False
+_invalid = invalid_parameter
+_finite = is_finite_number
 
 
 # --------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 from elastica.external_forces import NoForces
 
 from hsa_elastica.auxetics import average_to_elements, clip_strain, handed_twist_strain
-from hsa_elastica.params import ParameterError, RodParams
+from hsa_elastica.params import ParameterError, RodParams, is_finite_number
 
 __all__ = [
     "AxialLawParams",
@@ -57,13 +57,7 @@ __all__ = [
 ]
 
 
-def _finite(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    try:
-        return bool(math.isfinite(float(value)))
-    except (TypeError, ValueError):
-        return False
+_finite = is_finite_number
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,21 @@ class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
 
+def invalid_parameter(owner: str, name: str, value: Any, allowed: str) -> ParameterError:
+    """``ParameterError`` naming ``owner.name``, the bad value and the allowed range/unit."""
+    return ParameterError(f"{owner}.{name} = {value!r} is invalid: must be {allowed}")
+
+
+def is_finite_number(value: Any) -> bool:
+    """True for a finite real number (bool is not a number here)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return bool(math.isfinite(float(value)))
+    except (TypeError, ValueError):
+        return False
+
+
 # --------------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------------
@@ -444,9 +459,10 @@ _RAMP_SHAPES = ("linear", "smooth")
 class SimulationParams(_ParamsBase):
     """Time stepping, damping, gravity, actuation ramp and recording rate.
 
-    The default ``dt = 3e-5`` s is 0.76 of the measured Position-Verlet limit of the paper robot
-    (3.96e-5 s: the rod tip node, 3.7e-4 kg, held by the joint spring k_F = 5e5 N/m and the last
-    element's E A / l = 4.4e5 N/m; see docs/performance.md).  The paper's 4e-5 s diverges.
+    The default ``dt = 3e-5`` s is 0.83 of the largest stable step measured on the paper robot
+    (3.6e-5 s stable, 3.7e-5 s diverges; estimate 3.96e-5 s from the rod tip node, 3.7e-4 kg,
+    held by the joint spring k_F = 5e5 N/m and the last element's E A / l = 4.4e5 N/m; see
+    docs/performance.md).  The paper's 4e-5 s diverges.
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
