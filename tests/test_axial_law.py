@@ -15,7 +15,6 @@ import pytest
 
 from hsa_elastica import characterization as ch
 from hsa_elastica.axial_law import (
-    AxialCompressionLaw,
     AxialLawParams,
     compression_correction_forces,
     compression_ratio_kernel,

@@ -63,7 +63,7 @@ from hsa_elastica.characterization import (
     to_data_unit,
 )
 from hsa_elastica.axial_law import AxialLawParams, twist_range
-from hsa_elastica.params import RodParams, load_params, save_params, table1_rod_params
+from hsa_elastica.params import RodParams, table1_rod_params
 
 HERE = Path(__file__).resolve().parent
 FITTED_PARAMS = HERE / "fitted_params.yaml"
