@@ -130,6 +130,11 @@ def _single_index(owner: str, name: str, idx: Any) -> int:
     return int(arr[0])
 
 
+def _director_matrix(fixed_director: NDArray[np.float64]) -> NDArray[np.float64]:
+    """C-contiguous float64 (3, 3) copy of a constrained director (the reference)."""
+    return np.ascontiguousarray(np.array(fixed_director, dtype=np.float64).reshape(3, 3))
+
+
 # --------------------------------------------------------------------------------------------
 # kernels
 # --------------------------------------------------------------------------------------------
@@ -249,7 +254,34 @@ def base_twist_angle(rod: Any, reference_directors: NDArray[np.float64]) -> floa
 # --------------------------------------------------------------------------------------------
 
 
-class MotorAngleBC(ConstraintBase):
+class _ProximalBC(ConstraintBase):
+    """Base node held at its initial position, base element oriented by the subclass.
+
+    Resolves the single constrained node/element index and keeps the initial position and
+    director (the reference) plus a (3, 3) work array for the imposed director.
+    """
+
+    _owner = "_ProximalBC"  # class name in error messages
+
+    def __init__(
+        self,
+        fixed_position: NDArray[np.float64],
+        fixed_director: NDArray[np.float64],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._position_idx = _single_index(
+            self._owner, "constrained_position_idx", self.constrained_position_idx
+        )
+        self._director_idx = _single_index(
+            self._owner, "constrained_director_idx", self.constrained_director_idx
+        )
+        self.fixed_position = np.array(fixed_position, dtype=np.float64).reshape(3)
+        self.reference_director = _director_matrix(fixed_director)
+        self._director = np.empty((3, 3))
+
+
+class MotorAngleBC(_ProximalBC):
     """Motor-driven base of an HSA rod (Section II-D, option (a)).
 
     The base node keeps its initial position and the base element is the initial orientation
@@ -269,6 +301,8 @@ class MotorAngleBC(ConstraintBase):
     ``angle``: a float [rad] (held constant) or a callable ``t [s] -> phi [rad]``.
     """
 
+    _owner = "MotorAngleBC"
+
     def __init__(
         self,
         fixed_position: NDArray[np.float64],
@@ -277,21 +311,10 @@ class MotorAngleBC(ConstraintBase):
         angle: ScalarOrSchedule,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
-        self._position_idx = _single_index(
-            "MotorAngleBC", "constrained_position_idx", self.constrained_position_idx
-        )
-        self._director_idx = _single_index(
-            "MotorAngleBC", "constrained_director_idx", self.constrained_director_idx
-        )
+        super().__init__(fixed_position, fixed_director, **kwargs)
         self.angle = _schedule("MotorAngleBC", "angle", angle)
         rate = getattr(angle, "rate", None)
         self.angle_rate: Callable[[float], float] | None = rate if callable(rate) else None
-        self.fixed_position = np.array(fixed_position, dtype=np.float64).reshape(3)
-        self.reference_director = np.ascontiguousarray(
-            np.array(fixed_director, dtype=np.float64).reshape(3, 3)
-        )
-        self._director = np.empty((3, 3))
 
     def constrain_values(self, system: Any, time: np.float64) -> None:
         rotate_about_own_axis(self.reference_director, float(self.angle(float(time))), self._director)
@@ -305,7 +328,7 @@ class MotorAngleBC(ConstraintBase):
             system.omega_collection[2, self._director_idx] = float(self.angle_rate(float(time)))
 
 
-class FreeTwistBC(ConstraintBase):
+class FreeTwistBC(_ProximalBC):
     """Torque-driven base (Section II-D, option (b)): position fixed, only twist is free.
 
     The base node keeps its initial position (velocity 0).  The base element keeps its initial
@@ -315,24 +338,7 @@ class FreeTwistBC(ConstraintBase):
     :class:`BaseTwistTorque`.
     """
 
-    def __init__(
-        self,
-        fixed_position: NDArray[np.float64],
-        fixed_director: NDArray[np.float64],
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self._position_idx = _single_index(
-            "FreeTwistBC", "constrained_position_idx", self.constrained_position_idx
-        )
-        self._director_idx = _single_index(
-            "FreeTwistBC", "constrained_director_idx", self.constrained_director_idx
-        )
-        self.fixed_position = np.array(fixed_position, dtype=np.float64).reshape(3)
-        self.reference_director = np.ascontiguousarray(
-            np.array(fixed_director, dtype=np.float64).reshape(3, 3)
-        )
-        self._director = np.empty((3, 3))
+    _owner = "FreeTwistBC"
 
     def constrain_values(self, system: Any, time: np.float64) -> None:
         current = np.ascontiguousarray(system.director_collection[..., self._director_idx])
@@ -371,9 +377,7 @@ class DistalTwistLockBC(ConstraintBase):
         self._director_idx = _single_index(
             "DistalTwistLockBC", "constrained_director_idx", self.constrained_director_idx
         )
-        self.reference_director = np.ascontiguousarray(
-            np.array(fixed_director, dtype=np.float64).reshape(3, 3)
-        )
+        self.reference_director = _director_matrix(fixed_director)
         self._director = np.empty((3, 3))
 
     def constrain_values(self, system: Any, time: np.float64) -> None:

@@ -22,7 +22,7 @@ configuration of a stock :class:`elastica.CosseratRod` in place:
   ``eps = clip(C_eps k + C_eps2 k^2, eps_min, eps_max)`` with ``k`` the handed twist strain
   clipped to the linear law's range ``[eps_min, eps_max] / C_eps``, and ``E_quad k^2``,
   ``twist_rigidity_quad k^2`` added to Young's modulus and the twist rigidity;
-* reciprocal twist couple (default on, not in the paper): the derivative of the elastic
+* reciprocal twist couple (optional, default off, not in the paper): the derivative of the elastic
   energy through the twist-dependent rest lengths, ``M_k = dU/dtheta_k``, applied like an
   elastic couple.  It makes the coupling conservative (Maxwell-Betti: an HSA under axial load
   produces a twist torque) and removes the self-excited stretch-twist mode of the one-way
@@ -438,7 +438,7 @@ class AuxeticCoupling(NoForces):
     ``finalize()`` without handing them the rod), so build the rod with its printed geometry.
     The operator writes ``rest_lengths``, ``rest_voronoi_lengths`` and the diagonals of
     ``shear_matrix`` / ``bend_matrix`` in place, so memory blocks see the change.  With
-    ``reciprocal=True`` (default) it also applies the twist couple conjugate to the rest-length
+    ``reciprocal=True`` (default False) it also applies the twist couple conjugate to the rest-length
     law (:func:`reciprocal_twist_couple`), which makes the coupling conservative.
 
     Parameters (keyword-only)
@@ -470,9 +470,9 @@ class AuxeticCoupling(NoForces):
         twist -> rest length -> axial force (see docs/stability.md).  Steady states are
         unchanged.
     reciprocal : bool
-        Default False (the paper's one-way model).  True: apply the reciprocal twist couple ``M_k = dU/dtheta_k`` of the elastic
-        energy through the twist dependence of the rest lengths (an axially loaded HSA
-        produces a twist torque, Maxwell-Betti).  Without it (False, the paper's one-way model)
+        Default False (the paper's one-way model).  True: apply the reciprocal twist couple
+        ``M_k = dU/dtheta_k`` of the elastic energy through the twist dependence of the rest
+        lengths (an axially loaded HSA produces a twist torque, Maxwell-Betti).  Without it
         the coupling is not derived from an energy and self-excites a stretch-twist mode on
         stiff, strongly coupled rods (docs/stability.md).  Changes results only where the rod
         carries axial load (or is bent); the unloaded equilibria are unchanged.  Not allowed
@@ -646,35 +646,24 @@ class AuxeticCoupling(NoForces):
         ):
             return  # constant law, or unbounded range: checked every step instead
         A = self._area
-        checks: tuple[tuple[str, float, NDArray[np.float64], str], ...] = (
-            ("E_slope", law.E_slope * A, self._printed_shear[2, 2, :], "S_zz = (E0 + E_slope k) A"),
-            (
-                "G_slope",
-                ALPHA_C * law.G_slope * A,
-                np.minimum(self._printed_shear[0, 0, :], self._printed_shear[1, 1, :]),
-                "S_xx = S_yy = alpha_c (G0 + G_slope k) A",
-            ),
-            (
-                "bend_rigidity_slope",
-                law.bend_rigidity_slope,
-                np.minimum(self._printed_bend[0, 0, :], self._printed_bend[1, 1, :]),
-                "B_xy = B_xy0 + slope k",
-            ),
-            (
-                "twist_rigidity_slope",
-                law.twist_rigidity_slope,
-                self._printed_bend[2, 2, :],
-                "B_z = B_z0 + slope k",
-            ),
+        shear, bend = self._printed_shear, self._printed_bend
+        # (slope name, quadratic name, slope, quadratic coefficient, printed value, formula)
+        checks: tuple[tuple[str, str, float, float, NDArray[np.float64], str], ...] = (
+            ("E_slope", "E_quad", law.E_slope * A, law.E_quad * A, shear[2, 2, :],
+             "S_zz = (E0 + E_slope k) A"),
+            ("G_slope", "", ALPHA_C * law.G_slope * A, 0.0,
+             np.minimum(shear[0, 0, :], shear[1, 1, :]), "S_xx = S_yy = alpha_c (G0 + G_slope k) A"),
+            ("bend_rigidity_slope", "", law.bend_rigidity_slope, 0.0,
+             np.minimum(bend[0, 0, :], bend[1, 1, :]), "B_xy = B_xy0 + slope k"),
+            ("twist_rigidity_slope", "twist_rigidity_quad", law.twist_rigidity_slope,
+             law.twist_rigidity_quad, bend[2, 2, :], "B_z = B_z0 + slope k"),
         )
-        quads = {"E_slope": law.E_quad * A, "twist_rigidity_slope": law.twist_rigidity_quad}
-        for name, slope, base, formula in checks:
-            quad = quads.get(name, 0.0)
+        for name, quad_name, slope, quad, base, formula in checks:
             ks = [self.kappa_h_min, self.kappa_h_max]
             if quad > 0.0 and self.kappa_h_min < -slope / (2.0 * quad) < self.kappa_h_max:
                 ks.append(-slope / (2.0 * quad))  # convex: interior minimum
             if quad != 0.0:
-                name = {"E_slope": "E_quad", "twist_rigidity_slope": "twist_rigidity_quad"}[name]
+                name = quad_name
                 formula = formula.replace(" k", " k + quad k^2", 1)
             for k in ks:
                 worst = float(np.min(base + slope * k + quad * k * k))
@@ -696,23 +685,17 @@ class AuxeticCoupling(NoForces):
         if not self._initialized:
             self._capture_printed_geometry(system, t)
 
-        if self.twist_filter_time > 0.0:
-            handed_twist_strain(
-                system.director_collection,
-                self._printed_voronoi,
-                float(self.handedness),
-                self._kappa_h_vor_raw,
-            )
+        filtered = self.twist_filter_time > 0.0
+        handed_twist_strain(
+            system.director_collection,
+            self._printed_voronoi,
+            float(self.handedness),
+            self._kappa_h_vor_raw if filtered else self._kappa_h_vor,
+        )
+        if filtered:
             dt = max(t - self._last_time, 0.0)
             blend = 1.0 - math.exp(-dt / self.twist_filter_time)
             low_pass(self._kappa_h_vor_raw, blend, self._kappa_h_vor)
-        else:
-            handed_twist_strain(
-                system.director_collection,
-                self._printed_voronoi,
-                float(self.handedness),
-                self._kappa_h_vor,
-            )
         self._last_time = t
 
         average_to_elements(self._kappa_h_vor, self._kappa_h_elem)

@@ -27,7 +27,7 @@ from elastica.joint import ConnectionBase
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import invalid_parameter
 
 __all__ = [
     "PlatformJoint",
@@ -248,13 +248,9 @@ def _check_gain(name: str, value: float, unit: str) -> np.float64:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ParameterError(
-            f"PlatformJoint.{name} = {value!r} is invalid: must be a finite number >= 0 ({unit})"
-        ) from None
-    if not math.isfinite(v) or v < 0.0:
-        raise ParameterError(
-            f"PlatformJoint.{name} = {value!r} is invalid: must be a finite number >= 0 ({unit})"
-        )
+        v = math.nan
+    if not (math.isfinite(v) and v >= 0.0):
+        raise invalid_parameter("PlatformJoint", name, value, f"a finite number >= 0 ({unit})")
     return np.float64(v)
 
 
@@ -325,14 +321,11 @@ class PlatformJoint(ConnectionBase):
         try:
             a = np.array(attachment_point, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
-            raise ParameterError(
-                f"PlatformJoint.attachment_point = {attachment_point!r} is invalid: "
-                "must be 3 finite numbers (m, platform local frame)"
-            ) from None
+            a = np.empty(0)
         if a.shape != (3,) or not np.all(np.isfinite(a)):
-            raise ParameterError(
-                f"PlatformJoint.attachment_point = {attachment_point!r} is invalid: "
-                "must be 3 finite numbers (m, platform local frame)"
+            raise invalid_parameter(
+                "PlatformJoint", "attachment_point", attachment_point,
+                "3 finite numbers (m, platform local frame)",
             )
         self.attachment_point: NDArray[np.float64] = a
         #: rest relative orientation ``Q_p Q_tip^T`` (3, 3), set at the first call
@@ -346,13 +339,12 @@ class PlatformJoint(ConnectionBase):
         n_elems = system_one.director_collection.shape[2]
         if isinstance(index_one, (tuple, list, np.ndarray)) and len(index_one) == 1:
             index_one = index_one[0]
+        self._node = _resolve_index(index_one, n_nodes, "node")
         if isinstance(index_one, (int, np.integer)) and int(index_one) >= 0:
             # a non-negative index counts from the base: node i and element min(i, n_elems-1)
-            self._node = _resolve_index(index_one, n_nodes, "node")
             self._element = min(self._node, n_elems - 1)
         else:
             # a negative index counts from the tip: -1 = distal node and distal element
-            self._node = _resolve_index(index_one, n_nodes, "node")
             self._element = _resolve_index(index_one, n_elems, "element")
         self._body = _resolve_index(index_two, system_two.position_collection.shape[1], "body")
         self.rest_relative_orientation = relative_orientation(

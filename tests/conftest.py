@@ -1,4 +1,4 @@
-"""Shared small fixtures for the physics tests.
+"""Shared small helpers for the physics tests.
 
 Import the helpers directly (``from conftest import make_tube_rod, RodSimulator, ...``); pytest
 puts ``tests/`` on ``sys.path``.  Everything here is plain PyElastica 1.0 (no hsa_elastica
@@ -11,7 +11,6 @@ import math
 from typing import Any
 
 import numpy as np
-import pytest
 from elastica import (
     AnalyticalLinearDamper,
     BaseSystemCollection,
@@ -170,22 +169,3 @@ def find_operators(sim: RodSimulator, cls: type) -> list[Any]:
             if isinstance(owner, cls) and not any(owner is f for f in found):
                 found.append(owner)
     return found
-
-
-def axial_wave_dt(rod_kwargs: dict[str, Any], safety: float = 0.5) -> float:
-    """Time step ``safety * l / sqrt(E/rho)`` [s] from the axial wave speed and element length."""
-    l = rod_kwargs["length"] / rod_kwargs["n_elements"]
-    c = math.sqrt(rod_kwargs["youngs_modulus"] / rod_kwargs["density"])
-    return safety * l / c
-
-
-@pytest.fixture
-def rod_simulator() -> RodSimulator:
-    """A fresh empty :class:`RodSimulator`."""
-    return RodSimulator()
-
-
-@pytest.fixture
-def table1_rod() -> CosseratRod:
-    """Fresh Table I (4 rows) characterization rod, built along +z from the origin."""
-    return make_tube_rod(**TABLE1_ROW4)
