@@ -67,6 +67,13 @@ _REFERENCE_HELP = (
 )
 
 
+def _add_video_options(parser: argparse.ArgumentParser) -> None:
+    """``--fps`` and ``--size`` of the subcommands that render."""
+    parser.add_argument("--fps", type=_float, default=30.0, metavar="N", help="video frame rate (default 30)")
+    parser.add_argument("--size", type=_size, default=(960, 720), metavar="WxH",
+                        help="video/still size in pixels (default 960x720)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .primitives import PRIMITIVES
 
@@ -98,9 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--duration", type=_float, metavar="S",
         help="simulate exactly S seconds instead of stopping when settled",
     )
-    p.add_argument("--fps", type=_float, default=30.0, metavar="N", help="video frame rate (default 30)")
-    p.add_argument("--size", type=_size, default=(960, 720), metavar="WxH",
-                   help="video/still size in pixels (default 960x720)")
+    _add_video_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")
     p.add_argument("--reference", action="store_true", help=_REFERENCE_HELP)
 
@@ -135,9 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
     r.add_argument("--out", metavar="FILE.mp4", required=True, help="output video")
     r.add_argument("--still", metavar="FILE.png", help="also write a PNG of the final state")
-    r.add_argument("--fps", type=_float, default=30.0, metavar="N", help="video frame rate (default 30)")
-    r.add_argument("--size", type=_size, default=(960, 720), metavar="WxH",
-                   help="video/still size in pixels (default 960x720)")
+    _add_video_options(r)
     r.add_argument(
         "--color-by", default="handedness", metavar="Q",
         help="'handedness' (default), 'elongation' (rest-length strain, Eq. 3) or a recorded "
@@ -193,18 +196,19 @@ def _finish_run(
     params: Any,
     *,
     out: str | None,
-    render: str | None,
-    still: str | None,
-    fps: float,
     quiet: bool,
-    extra: dict[str, Any],
+    render: str | None = None,
+    still: str | None = None,
+    fps: float = 30.0,
     size: tuple[int, int] = (960, 720),
+    extra: dict[str, Any] | None = None,
 ) -> None:
+    """Save the run directory and render the video/still that were asked for."""
     if out is not None:
         from .rundir import save_run
 
         summary = result.summary()
-        summary.update(extra)
+        summary.update(extra or {})
         save_run(out, result.diagnostics, params, summary)
         _info(quiet, f"run saved to {out}")
     if render is not None:
@@ -285,10 +289,7 @@ def _cmd_steady_state(args: argparse.Namespace) -> int:
         Path(args.json).write_text(payload + "\n", encoding="utf-8")
     if args.json != "-" and not args.quiet:
         print(_describe(result))
-    _finish_run(
-        result, params, out=args.out, render=None, still=None, fps=30.0, quiet=args.quiet or args.json == "-",
-        extra={},
-    )
+    _finish_run(result, params, out=args.out, quiet=args.quiet or args.json == "-")
     return 0
 
 

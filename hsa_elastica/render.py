@@ -607,10 +607,7 @@ def render_still(
 
     The camera frames the whole run, so stills of one run share the same view.
     """
-    df = diagnostics.reset_index(drop=True)
-    if len(df) == 0:
-        raise ValueError("diagnostics frame is empty: nothing to render")
-    scene = RobotScene(df, params, window_size=window_size, color_by=color_by, show_frames=show_frames)
+    scene = RobotScene(diagnostics, params, window_size=window_size, color_by=color_by, show_frames=show_frames)
     try:
         scene.update(index)
         return _write_png(scene.image(), path)

@@ -278,7 +278,7 @@ class _RigidBodyRateDamper(DamperBase):
         system.omega_collection *= self._cr
 
 
-def _add_damping(sim: HSASimulator, system: Any, sim_params: SimulationParams, dt: float) -> None:
+def _add_damping(sim: HSASimulator, system: Any, sim_params: SimulationParams) -> None:
     """Linear damping with rates ``sim_params.damping`` / ``rotational_damping`` [1/s].
 
     Equal rates: ``AnalyticalLinearDamper(uniform_damping_constant=rate)``, i.e.
@@ -286,7 +286,7 @@ def _add_damping(sim: HSASimulator, system: Any, sim_params: SimulationParams, d
     Different rates, rods: the physical protocol with ``rate * mass`` and ``rate * J`` (arrays)
     so that the decay rates are exactly the given ones per unit mass / inertia.
     """
-    c_t, c_r = sim_params.damping, sim_params.rotational_damping
+    c_t, c_r, dt = sim_params.damping, sim_params.rotational_damping, sim_params.dt
     if c_t == 0.0 and c_r == 0.0:
         return
     if c_t == c_r:
@@ -318,6 +318,18 @@ def _add_recorder(sim: HSASimulator, system: Any, kind: str, every: int) -> Any:
 
     cls = recording.RodRecorder if kind == "rod" else recording.RigidBodyRecorder
     return cls(every=every).attach(sim, system)
+
+
+def _add_environment(
+    sim: HSASimulator, system: Any, sim_params: SimulationParams, record_as: str | None
+) -> Any:
+    """Gravity and damping on ``system``, plus a recorder of kind ``record_as`` (``"rod"`` |
+    ``"rigid_body"``) sampling at ``sim_params.record_fps``; returns the recorder (or None)."""
+    _add_gravity(sim, system, sim_params)
+    _add_damping(sim, system, sim_params)
+    if record_as is None:
+        return None
+    return _add_recorder(sim, system, record_as, sim_params.record_every())
 
 
 def _as_schedule(name: str, value: Any, sim_params: SimulationParams) -> Callable[[float], float]:
@@ -500,9 +512,7 @@ def build_single_rod(
             EndpointForces, start_force=np.zeros(3), end_force=f, ramp_up_time=sim_params.ramp_time
         )
 
-    _add_gravity(sim, rod, sim_params)
-    _add_damping(sim, rod, sim_params, dt)
-    recorder = _add_recorder(sim, rod, "rod", sim_params.record_every()) if record else None
+    recorder = _add_environment(sim, rod, sim_params, "rod" if record else None)
     handle = SingleRod(
         simulator=sim,
         rod=rod,
@@ -623,6 +633,7 @@ def build_robot(
     jp = robot_params.joint
 
     sim = HSASimulator()
+    rod_params = [robot_params.rod_params(i) for i in range(n)]
     rods: list[CosseratRod] = []
     bases = np.zeros((n, 3))
     attachments = np.zeros((n, 3))
@@ -630,7 +641,7 @@ def build_robot(
         a = robot_params.rod_angle(i)
         bases[i] = robot_params.rod_base(i)
         radial = np.array([math.cos(a), math.sin(a), 0.0])
-        rod = make_hsa_rod(robot_params.rod_params(i), base_position=bases[i], normal=radial)
+        rod = make_hsa_rod(rod_params[i], base_position=bases[i], normal=radial)
         sim.append(rod)
         rods.append(rod)
         attachments[i] = (bases[i, 0], bases[i, 1], -0.5 * pp.thickness)
@@ -649,20 +660,19 @@ def build_robot(
     motors: list[OperatorRef[MotorAngleBC]] = []
     joints: list[OperatorRef[PlatformJoint]] = []
     recorders: dict[str, Any] = {}
-    every = sp.record_every()
+    ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
     for i, rod in enumerate(rods):
-        params_i = robot_params.rod_params(i)
         c_ref: OperatorRef[AuxeticCoupling] = OperatorRef()
-        sim.add_forcing_to(rod).using(c_ref.capture(AuxeticCoupling), **coupling_kwargs(params_i))
+        sim.add_forcing_to(rod).using(
+            c_ref.capture(AuxeticCoupling), **coupling_kwargs(rod_params[i])
+        )
         couplings.append(c_ref)
 
         schedule: Callable[[float], float]
-        if ramp is None or not callable(ramp):
-            duration = sp.ramp_time if ramp is None else float(ramp)
-            schedule = Ramp(target=angles[i], duration=duration, shape=sp.ramp_shape)
+        if callable(ramp):
+            schedule = _scaled(ramp, angles[i])
         else:
-            profile, target = ramp, angles[i]
-            schedule = _scaled(profile, target)
+            schedule = Ramp(target=angles[i], duration=ramp_time, shape=sp.ramp_shape)
         m_ref: OperatorRef[MotorAngleBC] = OperatorRef()
         sim.constrain(rod).using(
             m_ref.capture(MotorAngleBC),
@@ -685,15 +695,9 @@ def build_robot(
         )
         joints.append(j_ref)
 
-        _add_gravity(sim, rod, sp)
-        _add_damping(sim, rod, sp, dt)
-        if record:
-            recorders[f"rod{i}"] = _add_recorder(sim, rod, "rod", every)
+        recorders[f"rod{i}"] = _add_environment(sim, rod, sp, "rod" if record else None)
 
-    _add_gravity(sim, platform, sp)
-    _add_damping(sim, platform, sp, dt)
-    if record:
-        recorders["platform"] = _add_recorder(sim, platform, "rigid_body", every)
+    recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
 
     robot = Robot(
         simulator=sim,
@@ -708,7 +712,7 @@ def build_robot(
         couplings=couplings,
         motors=motors,
         joints=joints,
-        recorders=recorders,
+        recorders=recorders if record else {},
     )
     if finalize:
         sim.finalize()

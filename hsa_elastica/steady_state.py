@@ -92,14 +92,9 @@ class SteadyStateResult:
     @property
     def platform_rotation(self) -> NDArray[np.float64]:
         """Body -> lab rotation matrix of the platform (columns = platform axes in lab)."""
-        x, y, z, w = self.platform_quaternion_xyzw
-        return np.array(
-            [
-                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-            ]
-        )
+        from .render import quaternion_to_matrix  # pyvista is only imported to draw
+
+        return quaternion_to_matrix(self.platform_quaternion_xyzw)
 
     @property
     def platform_tilt_rad(self) -> float:
@@ -171,8 +166,7 @@ def _append_final_sample(robot: Robot, t: float) -> None:
         return
     systems: dict[str, Any] = {f"rod{i}": r for i, r in enumerate(robot.rods)}
     systems["platform"] = robot.platform
-    for key, ref in robot.recorders.items():
-        rec = getattr(ref, "instance", ref)
+    for key, rec in robot.recorders.items():
         arr = rec.to_array()
         if arr.shape[0] == 0 or abs(float(arr[-1, 0]) - t) > 0.5 * robot.dt:
             rec.record(systems[key], t)

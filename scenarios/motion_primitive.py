@@ -19,10 +19,9 @@ import sys
 
 import numpy as np
 
+from hsa_elastica.cli import _finish_run  # the save/render step of `hsa-elastica primitive`
 from hsa_elastica.params import RobotParams, load_params
 from hsa_elastica.primitives import PRIMITIVES, primitive_angles
-from hsa_elastica.render import render_still, render_video
-from hsa_elastica.rundir import save_run
 from hsa_elastica.steady_state import solve_steady_state
 
 
@@ -52,16 +51,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{(p[2] - params.rod.length - 0.5*params.platform.thickness)*1e3:.2f} mm")
     print(f"platform tilt {math.degrees(res.platform_tilt_rad):.2f} deg, twist "
           f"{math.degrees(res.platform_twist_rad):.2f} deg")
-    if args.out:
-        save_run(args.out, res.diagnostics, params, {**res.summary(), "primitive": args.name,
-                                                        "magnitude": args.magnitude})
-        print(f"run directory: {args.out}")
-    if args.render:
-        n = render_video(res.diagnostics, params, args.render, fps=args.fps, still=args.still)
-        print(f"video: {args.render} ({n} frames)")
-    elif args.still:
-        render_still(res.diagnostics, params, args.still)
-        print(f"still: {args.still}")
+    _finish_run(
+        res, params, out=args.out, render=args.render, still=args.still, fps=args.fps, quiet=False,
+        extra={"primitive": args.name, "magnitude": args.magnitude},
+    )
     return 0
 
 
