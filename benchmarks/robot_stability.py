@@ -57,8 +57,8 @@ def run_case(name, damping, tau, hold, dt=None, freeze=None, freeze_rods=None, m
                 frozen = True
             step = 1.0 if freeze is None or frozen else min(1.0, freeze - robot.time)
             robot.run(step)
-            if True:  # every chunk: 1 s, plus the partial chunk ending at the freeze time
-                speeds.append(max(float(np.abs(r.velocity_collection).max()) for r in robot.rods))
+            # every chunk: 1 s, plus the partial chunk ending at the freeze time
+            speeds.append(max(float(np.abs(r.velocity_collection).max()) for r in robot.rods))
     except Exception:  # SimulationDiverged or FloatingPointError
         return f"DIVERGED {robot.time:.2f} s", speeds, None
     pos = robot.platform.position_collection[:, 0] * 1e3

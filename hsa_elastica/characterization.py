@@ -558,7 +558,7 @@ def spring_constant(
         rod_params, angle, force=force, sim_params=sim_params, options=options, axial_law=axial_law,
         pull_only=pull,
     )
-    return det["k_pull"] if _compressive(axial_law) else det["k"]
+    return det["k_pull"] if pull else det["k"]
 
 
 def blocked_force(

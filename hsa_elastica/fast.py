@@ -577,55 +577,25 @@ def kinematic_update_inplace(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _row_dot(director: NDArray[np.float64], i: int, j: int, k: int) -> float:
+    """``Q_{k+1}[i, :] . Q_k[j, :]`` summed left to right (``_batch_matmul``'s order)."""
+    return (
+        director[i, 0, k + 1] * director[j, 0, k]
+        + director[i, 1, k + 1] * director[j, 1, k]
+        + director[i, 2, k + 1] * director[j, 2, k]
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
 def rotation_log_inplace(director: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """PyElastica's ``_inv_rotate`` written into ``out`` (3, n-1): the rotation vector [rad]
     ``log(Q_{k+1} Q_k^T)`` (axis times angle, with ``theta = arccos((tr - 1) / 2) + 1e-14``
     and the trace clipped to [-1, 3]) between consecutive directors."""
     for k in range(director.shape[2] - 1):
-        a0 = (
-            director[2, 0, k + 1] * director[1, 0, k]
-            + director[2, 1, k + 1] * director[1, 1, k]
-            + director[2, 2, k + 1] * director[1, 2, k]
-        ) - (
-            director[1, 0, k + 1] * director[2, 0, k]
-            + director[1, 1, k + 1] * director[2, 1, k]
-            + director[1, 2, k + 1] * director[2, 2, k]
-        )
-        a1 = (
-            director[0, 0, k + 1] * director[2, 0, k]
-            + director[0, 1, k + 1] * director[2, 1, k]
-            + director[0, 2, k + 1] * director[2, 2, k]
-        ) - (
-            director[2, 0, k + 1] * director[0, 0, k]
-            + director[2, 1, k + 1] * director[0, 1, k]
-            + director[2, 2, k + 1] * director[0, 2, k]
-        )
-        a2 = (
-            director[1, 0, k + 1] * director[0, 0, k]
-            + director[1, 1, k + 1] * director[0, 1, k]
-            + director[1, 2, k + 1] * director[0, 2, k]
-        ) - (
-            director[0, 0, k + 1] * director[1, 0, k]
-            + director[0, 1, k + 1] * director[1, 1, k]
-            + director[0, 2, k + 1] * director[1, 2, k]
-        )
-        trace = (
-            (
-                director[0, 0, k + 1] * director[0, 0, k]
-                + director[0, 1, k + 1] * director[0, 1, k]
-                + director[0, 2, k + 1] * director[0, 2, k]
-            )
-            + (
-                director[1, 0, k + 1] * director[1, 0, k]
-                + director[1, 1, k + 1] * director[1, 1, k]
-                + director[1, 2, k + 1] * director[1, 2, k]
-            )
-            + (
-                director[2, 0, k + 1] * director[2, 0, k]
-                + director[2, 1, k + 1] * director[2, 1, k]
-                + director[2, 2, k + 1] * director[2, 2, k]
-            )
-        )
+        a0 = _row_dot(director, 2, 1, k) - _row_dot(director, 1, 2, k)
+        a1 = _row_dot(director, 0, 2, k) - _row_dot(director, 2, 0, k)
+        a2 = _row_dot(director, 1, 0, k) - _row_dot(director, 0, 1, k)
+        trace = _row_dot(director, 0, 0, k) + _row_dot(director, 1, 1, k) + _row_dot(director, 2, 2, k)
         trace = min(trace, 3.0)
         trace = max(trace, -1.0)
         theta = math.acos(0.5 * trace - 0.5) + 1e-14
@@ -1019,6 +989,15 @@ def _schedule_table(
         rates[k] = float(rate(float(t))) if rate is not None else 0.0
 
 
+def _gravity_table(rows: list[tuple[int, int, NDArray[np.float64]]]) -> GravityTable:
+    """:class:`GravityTable` of ``(start, size, g)`` rows."""
+    return GravityTable(
+        start=np.array([r[0] for r in rows], dtype=np.int64),
+        size=np.array([r[1] for r in rows], dtype=np.int64),
+        acceleration=np.array([r[2] for r in rows], dtype=np.float64).reshape(-1, 3),
+    )
+
+
 class FastRobot:
     """A robot built by :func:`hsa_elastica.robot.build_robot`, stepped by :func:`advance`.
 
@@ -1093,8 +1072,9 @@ class FastRobot:
     def _compile(self, sim: Any) -> None:
         couplings: list[tuple[AuxeticCoupling, Any]] = []
         joints: list[tuple[PlatformJoint, Any, Any, Any, Any]] = []
-        rod_gravity: list[tuple[Any, NDArray[np.float64]]] = []
-        body_gravity: list[tuple[Any, NDArray[np.float64]]] = []
+        # gravity rows: (first node / body index in the block, node / body count, g [m/s^2])
+        rod_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
+        body_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
         sync: list[tuple[int, int]] = []
         seen: dict[int, int] = {}
         for op in _feature_group(sim, "_feature_group_synchronize"):
@@ -1123,17 +1103,19 @@ class FastRobot:
                     )
                 code = OP_JOINT_FORCE if method == "apply_forces" else OP_JOINT_TORQUE
                 sync.append((code, seen[key]))
-            elif type(inst) is GravityForces or isinstance(inst, GravityForces):
+            elif isinstance(inst, GravityForces):
                 if method == "apply_torques":
                     continue
                 system = kw["system"]
                 g = np.array(inst.acc_gravity, dtype=np.float64).reshape(3)
                 if self._is_rod(system):
                     sync.append((OP_GRAVITY_ROD, len(rod_gravity)))
-                    rod_gravity.append((system, g))
+                    rod_gravity.append(
+                        (self._rod_offsets(system)[0], system.position_collection.shape[1], g)
+                    )
                 elif self._is_body(system):
                     sync.append((OP_GRAVITY_BODY, len(body_gravity)))
-                    body_gravity.append((system, g))
+                    body_gravity.append((self._body_index(system), 1, g))
                 else:
                     raise FastPathUnsupported("GravityForces on an unknown system")
             else:
@@ -1196,16 +1178,8 @@ class FastRobot:
             translational=np.array([c for _, c, _ in body_dampers], dtype=np.float64),
             rotational=np.array([c for _, _, c in body_dampers], dtype=np.float64),
         )
-        self.rod_gravity = GravityTable(
-            start=np.array([self._rod_offsets(s)[0] for s, _ in rod_gravity], dtype=np.int64),
-            size=np.array([s.position_collection.shape[1] for s, _ in rod_gravity], dtype=np.int64),
-            acceleration=np.array([g for _, g in rod_gravity], dtype=np.float64).reshape(-1, 3),
-        )
-        self.body_gravity = GravityTable(
-            start=np.array([self._body_index(s) for s, _ in body_gravity], dtype=np.int64),
-            size=np.ones(len(body_gravity), dtype=np.int64),
-            acceleration=np.array([g for _, g in body_gravity], dtype=np.float64).reshape(-1, 3),
-        )
+        self.rod_gravity = _gravity_table(rod_gravity)
+        self.body_gravity = _gravity_table(body_gravity)
         self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
         self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
         self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
@@ -1361,7 +1335,7 @@ class FastRobot:
             if not isinstance(every, (int, np.integer)) or every < 1:
                 return 1
             period = math.gcd(period, int(every))
-        return period if period > 0 else 0
+        return period  # 0: no callbacks
 
     # -- running -------------------------------------------------------------------------
     @property
@@ -1442,12 +1416,12 @@ class FastRobot:
             DEFAULT_MAX_SPEED,
             DEFAULT_MAX_STRETCH,
             SimulationDiverged,
-            _bound,
             find_runaway,
         )
+        from hsa_elastica.simulation import _bound as _checked_bound  # not this module's _bound
 
-        v_max = _bound("max_speed", DEFAULT_MAX_SPEED if max_speed is None else max_speed, "m/s")
-        stretch = _bound(
+        v_max = _checked_bound("max_speed", DEFAULT_MAX_SPEED if max_speed is None else max_speed, "m/s")
+        stretch = _checked_bound(
             "max_stretch",
             DEFAULT_MAX_STRETCH if max_stretch is None else max_stretch,
             "dimensionless ratio",

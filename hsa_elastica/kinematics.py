@@ -124,7 +124,7 @@ def _trig_coefficients(t: float) -> tuple[float, float, float, float, float]:
 # Small dense helpers (3x3) for numba
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _hat(v: FloatArray, out: FloatArray) -> None:
+def _hat(v: FloatArray | tuple[float, float, float], out: FloatArray) -> None:
     out[0, 0] = 0.0
     out[0, 1] = -v[2]
     out[0, 2] = v[1]
@@ -144,6 +144,14 @@ def _mm3(a: FloatArray, b: FloatArray, out: FloatArray) -> None:
 
 
 @njit(cache=True)
+def _mm3_new(a: FloatArray, b: FloatArray) -> FloatArray:
+    """New 3x3 array ``a @ b`` (as :func:`_mm3`)."""
+    out = np.empty((3, 3))
+    _mm3(a, b, out)
+    return out
+
+
+@njit(cache=True)
 def _exp_se3_kernel(xi: FloatArray, h: float, R: FloatArray, p: FloatArray) -> None:
     """Eq. 12: exp(h hat(xi)) = I + X + b X^2 + c X^3, X = h hat(xi), written in blocks.
 
@@ -159,17 +167,8 @@ def _exp_se3_kernel(xi: FloatArray, h: float, R: FloatArray, p: FloatArray) -> N
     r0 = h * xi[3]
     r1 = h * xi[4]
     r2 = h * xi[5]
-    # K entries
     K = np.empty((3, 3))
-    K[0, 0] = 0.0
-    K[0, 1] = -k2
-    K[0, 2] = k1
-    K[1, 0] = k2
-    K[1, 1] = 0.0
-    K[1, 2] = -k0
-    K[2, 0] = -k1
-    K[2, 1] = k0
-    K[2, 2] = 0.0
+    _hat(k, K)
     for i in range(3):
         pi = 0.0
         for j in range(3):
@@ -202,22 +201,14 @@ def _left_jacobian_kernel(xi: FloatArray, h: float, J: FloatArray) -> None:
     P = np.empty((3, 3))
     _hat(k, Phi)
     _hat(r, P)
-    Phi2 = np.empty((3, 3))
-    _mm3(Phi, Phi, Phi2)
-    PhiP = np.empty((3, 3))
-    _mm3(Phi, P, PhiP)
-    PPhi = np.empty((3, 3))
-    _mm3(P, Phi, PPhi)
-    PhiPPhi = np.empty((3, 3))
-    _mm3(PhiP, Phi, PhiPPhi)
-    Phi2P = np.empty((3, 3))
-    _mm3(Phi2, P, Phi2P)
-    PPhi2 = np.empty((3, 3))
-    _mm3(P, Phi2, PPhi2)
-    PhiPPhi2 = np.empty((3, 3))
-    _mm3(PhiP, Phi2, PhiPPhi2)
-    Phi2PPhi = np.empty((3, 3))
-    _mm3(Phi2P, Phi, Phi2PPhi)
+    Phi2 = _mm3_new(Phi, Phi)
+    PhiP = _mm3_new(Phi, P)
+    PPhi = _mm3_new(P, Phi)
+    PhiPPhi = _mm3_new(PhiP, Phi)
+    Phi2P = _mm3_new(Phi2, P)
+    PPhi2 = _mm3_new(P, Phi2)
+    PhiPPhi2 = _mm3_new(PhiP, Phi2)
+    Phi2PPhi = _mm3_new(Phi2P, Phi)
     for i in range(3):
         for j in range(3):
             eye = 1.0 if i == j else 0.0
@@ -783,15 +774,14 @@ class SPCSModel:
             seg[-1] = self.length
         seg.flags.writeable = False
         object.__setattr__(self, "_seg_start", seg)
+        # xi_j = REST_STRAIN + A[j] q: columns (phi0, q_CS, q_PCS_0, ..., q_PCS_{nS-1})
+        b_cs, b_pcs = self.strain_basis()
+        n_cs, n_pcs = len(cs), len(pcs)
         amap = np.zeros((self.n_segments, 6, self.n_q))
-        col = 1
-        for nm in cs:
-            amap[:, STRAIN_NAMES.index(nm), col] = 1.0
-            col += 1
+        amap[:, :, 1 : 1 + n_cs] = b_cs
         for j in range(self.n_segments):
-            for nm in pcs:
-                amap[j, STRAIN_NAMES.index(nm), col] = 1.0
-                col += 1
+            start = 1 + n_cs + j * n_pcs
+            amap[j, :, start : start + n_pcs] = b_pcs
         amap.flags.writeable = False
         object.__setattr__(self, "_amap", amap)
 

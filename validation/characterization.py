@@ -153,6 +153,25 @@ def closed_form_values(rod: RodParams, data: pd.DataFrame, law: AxialLawParams |
     )
 
 
+def _closed_form_points(
+    data: pd.DataFrame,
+    pset: str,
+    by_rows: dict[int, RodParams],
+    by_law: dict[int, AxialLawParams] | None = None,
+    column: str = "closed_form",
+) -> pd.DataFrame:
+    """The data points of the row counts of ``by_rows``, labelled ``parameter_set = pset``,
+    with the closed-form values [data units] of each row count's rod (and law) in ``column``."""
+    by_law = {} if by_law is None else by_law
+    d = data[data["rows"].isin(list(by_rows))].copy()
+    d["parameter_set"] = pset
+    d[column] = np.nan
+    for rows, rod in by_rows.items():
+        m = d["rows"] == rows
+        d.loc[m, column] = closed_form_values(rod, d[m], by_law.get(rows))
+    return d
+
+
 def _with(rod: RodParams, x: np.ndarray, fields: tuple[str, ...]) -> RodParams:
     return rod.replace(**{f: float(v) for f, v in zip(fields, x)})
 
@@ -166,6 +185,24 @@ def _normalised_residuals(rod: RodParams, data: pd.DataFrame, law: AxialLawParam
     return (s - data["value"].to_numpy()) / side
 
 
+def _inside(x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Start ``x0`` moved just inside the bounds ``[lo, hi]``, in units of ``scale``."""
+    return np.clip(x0, lo + 1e-9 * np.abs(scale), hi - 1e-9 * np.abs(scale)) / scale
+
+
+def _lowest_cost(res: Any, starts: list[np.ndarray], bounds: tuple[np.ndarray, np.ndarray], **kw: Any) -> Any:
+    """``scipy.optimize.least_squares`` from each start; the result of lowest cost (first on ties)."""
+    from scipy.optimize import least_squares
+
+    best = None
+    for z0 in starts:
+        r = least_squares(res, z0, bounds=bounds, **kw)
+        if best is None or r.cost < best.cost:
+            best = r
+    assert best is not None
+    return best
+
+
 def fit_rod(rod: RodParams, data: pd.DataFrame) -> tuple[RodParams, dict[str, Any]]:
     """Least-squares fit of ``FIT_FIELDS`` of ``rod`` to the measured points of one row count.
 
@@ -177,8 +214,6 @@ def fit_rod(rod: RodParams, data: pd.DataFrame) -> tuple[RodParams, dict[str, An
     Bounds keep every stiffness positive over the whole clipped strain range
     ``[0, eps_max / C_eps]`` (``RodParams`` validates this).
     """
-    from scipy.optimize import least_squares
-
     info: dict[str, Any] = {}
     c0, e0, b0 = rod.C_eps, rod.youngs_modulus, rod.B_z
     kmax_lo = rod.eps_max / (2.0 * c0)  # strain range bound for the smallest allowed C_eps (0.5 c0)
@@ -203,18 +238,15 @@ def fit_rod(rod: RodParams, data: pd.DataFrame) -> tuple[RodParams, dict[str, An
         sub = data[mask]
         if sub.empty:
             continue
-        best = None
         starts = [x_table, x_table * np.array([1.0] * (len(fields) - 1) + [0.5])]
-        for x0 in starts:
-            x0 = np.clip(x0, lo + 1e-9 * np.abs(scale), hi - 1e-9 * np.abs(scale))
 
-            def res(z: np.ndarray) -> np.ndarray:
-                return _normalised_residuals(_with(current, z * scale, fields), sub)
+        def res(z: np.ndarray) -> np.ndarray:
+            return _normalised_residuals(_with(current, z * scale, fields), sub)
 
-            r = least_squares(res, x0 / scale, bounds=(lo / scale, hi / scale), loss="cauchy", f_scale=1.0)
-            if best is None or r.cost < best.cost:
-                best = r
-        assert best is not None
+        best = _lowest_cost(
+            res, [_inside(x0, lo, hi, scale) for x0 in starts], (lo / scale, hi / scale),
+            loss="cauchy", f_scale=1.0,
+        )
         current = _with(current, best.x * scale, fields)
         info["/".join(fields)] = {"cost": float(best.cost), "nfev": int(best.nfev), "status": int(best.status)}
     return current, info
@@ -235,8 +267,6 @@ def fit_rod_compression(
     length, spring constant (pull) and blocked force.  Starts: Table I (and half slope) with
     ``r_c = 1``, and the linear fit's axial fields with ``r_c = 0.7``; deterministic.
     """
-    from scipy.optimize import least_squares
-
     info: dict[str, Any] = {}
     if linear is None:
         linear, info = fit_rod(rod, data)
@@ -262,13 +292,10 @@ def fit_rod_compression(
         np.array([linear.C_eps, linear.youngs_modulus, linear.E_slope, 0.7, 0.7]),
         np.array([linear.C_eps, linear.youngs_modulus, linear.E_slope, 0.9, 0.3]),
     ]
-    best = None
-    for x0 in starts:
-        x0 = np.clip(x0, lo + 1e-9 * np.abs(scale), hi - 1e-9 * np.abs(scale))
-        r = least_squares(res, x0 / scale, bounds=(lo / scale, hi / scale), loss="cauchy", f_scale=1.0)
-        if best is None or r.cost < best.cost:
-            best = r
-    assert best is not None
+    best = _lowest_cost(
+        res, [_inside(x0, lo, hi, scale) for x0 in starts], (lo / scale, hi / scale),
+        loss="cauchy", f_scale=1.0,
+    )
     fitted, law = split(best.x)
     info["C_eps/youngs_modulus/E_slope/r_c"] = {"cost": float(best.cost), "nfev": int(best.nfev), "status": int(best.status)}
     return fitted, law, info
@@ -320,8 +347,6 @@ def fit_rod_nonlinear(
     the result.  Starts: Table I (and half E slope) and the linear fit, quadratic terms 0,
     ``r_c`` 1 / 0.7 / (0.9, 0.3); the lowest cost wins (deterministic).
     """
-    from scipy.optimize import least_squares
-
     info: dict[str, Any] = {}
     L = rod.length
     ks = 10.0 / L  # twist-strain scale [rad/m] (~ 1 rad over the rod)
@@ -338,12 +363,11 @@ def fit_rod_nonlinear(
         pen = _PENALTY * max(0.0, (_MARGIN * x[0] - m) / b0)
         return np.r_[_cauchy(_normalised_residuals(r, hd)), pen]
 
-    best = None
-    for x0 in (np.array([b0, 0.0, 0.0]), np.array([linear.B_z, linear.twist_rigidity_slope, 0.0])):
-        rb = least_squares(res_b, x0 / bscale, bounds=(np.array([0.3, -np.inf, -np.inf]), np.array([3.0, np.inf, np.inf])))
-        if best is None or rb.cost < best.cost:
-            best = rb
-    assert best is not None
+    starts_b = [np.array([b0, 0.0, 0.0]), np.array([linear.B_z, linear.twist_rigidity_slope, 0.0])]
+    best = _lowest_cost(
+        res_b, [x0 / bscale for x0 in starts_b],
+        (np.array([0.3, -np.inf, -np.inf]), np.array([3.0, np.inf, np.inf])),
+    )
     xb = best.x * bscale
     info["B_z/B_z_slope/B_z_quad"] = {"cost": float(best.cost), "nfev": int(best.nfev)}
 
@@ -355,19 +379,20 @@ def fit_rod_nonlinear(
     lo = np.array([0.5 * c0, -1.0, 0.3 * e0, -np.inf, -np.inf] + ([R_C_MIN, R_C_MIN] if compression else []))
     hi = np.array([2.0 * c0, np.inf, 3.0 * e0, np.inf, np.inf] + ([1.0, 1.0] if compression else []))
 
-    def split(z: np.ndarray, check: bool) -> tuple[RodParams, AxialLawParams | None, float]:
+    def split(z: np.ndarray) -> tuple[RodParams, AxialLawParams | None, float]:
+        """Unchecked rod (fit iterates), compression law, constraint penalty of scaled ``z``."""
         x = z * scale
         c = x[0]
         kmax = rod.eps_max / c
         # u = -1: d eps/d k = 0 at the end of the range (monotone limit)
         fields = dict(C_eps=c, C_eps2=x[1] * c * c / (2.0 * rod.eps_max), youngs_modulus=x[2], E_slope=x[3], E_quad=x[4])
-        r = linear.replace(**fields) if check else _unchecked(linear, **fields)
+        r = _unchecked(linear, **fields)
         law = law_from_ends(r, min(x[5], 1.0), min(x[6], 1.0)) if compression else None
         pen = _PENALTY * max(0.0, (_MARGIN * x[2] - _quad_min(x[2], x[3], x[4], kmax)) / e0)
         return r, law, pen
 
     def res(z: np.ndarray) -> np.ndarray:
-        r, law, pen = split(z, False)
+        r, law, pen = split(z)
         return np.r_[_cauchy(_normalised_residuals(r, sub, law)), pen]
 
     u_lin = 0.0
@@ -378,15 +403,9 @@ def fit_rod_nonlinear(
             starts += [np.array(base + [1.0, 1.0]), np.array(base + [0.7, 0.7]), np.array(base + [0.9, 0.3])]
         else:
             starts.append(np.array(base))
-    best = None
-    for x0 in starts:
-        x0 = np.clip(x0, lo + 1e-9 * np.abs(scale), hi - 1e-9 * np.abs(scale))
-        r2 = least_squares(res, x0 / scale, bounds=(lo / scale, hi / scale))
-        if best is None or r2.cost < best.cost:
-            best = r2
-    assert best is not None
+    best = _lowest_cost(res, [_inside(x0, lo, hi, scale) for x0 in starts], (lo / scale, hi / scale))
     info["/".join(names) + ("/r_c" if compression else "")] = {"cost": float(best.cost), "nfev": int(best.nfev)}
-    fitted, law, _ = split(best.x, False)
+    fitted, law, _ = split(best.x)
     fitted = linear.replace(
         C_eps=fitted.C_eps, C_eps2=fitted.C_eps2, youngs_modulus=fitted.youngs_modulus,
         E_slope=fitted.E_slope, E_quad=fitted.E_quad,
@@ -419,12 +438,7 @@ def simulate_all(
     tasks: list[tuple[str, int, str, float, RodParams, AxialLawParams | None]] = []
     for pset, by_rows in rods.items():
         by_law = laws.get(pset, {})
-        d = data[data["rows"].isin(list(by_rows))].copy()
-        d["parameter_set"] = pset
-        d["closed_form"] = np.nan
-        for rows, rod in by_rows.items():
-            m = d["rows"] == rows
-            d.loc[m, "closed_form"] = closed_form_values(rod, d[m], by_law.get(rows))
+        d = _closed_form_points(data, pset, by_rows, by_law)
         frames.append(d)
         tasks += [(pset, int(r.rows), r.characteristic, float(r.twist_angle_deg), by_rows[int(r.rows)],
                    by_law.get(int(r.rows))) for r in d.itertuples()]
@@ -571,16 +585,10 @@ def data_max_kappa(rod: RodParams, points: pd.DataFrame) -> float:
 def _paper_law_note(data: pd.DataFrame, rods: dict[str, dict[int, RodParams]]) -> tuple[str, pd.DataFrame]:
     """Closed-form check of the 'half twist strain' remark (Table I E slopes halved)."""
     half = {r: rod.replace(E_slope=0.5 * rod.E_slope) for r, rod in rods["table1"].items()}
-    frames = []
-    for pset, by_rows in {"table1": rods["table1"], "table1_half_E_slope": half, **({"fitted": rods["fitted"]} if "fitted" in rods else {})}.items():
-        d = data[data["rows"].isin(list(by_rows))].copy()
-        d["parameter_set"] = pset
-        d["cf"] = np.nan
-        for rows, rod in by_rows.items():
-            m = d["rows"] == rows
-            d.loc[m, "cf"] = closed_form_values(rod, d[m])
-        frames.append(d)
-    cf_points = pd.concat(frames, ignore_index=True)
+    sets = {"table1": rods["table1"], "table1_half_E_slope": half, **({"fitted": rods["fitted"]} if "fitted" in rods else {})}
+    cf_points = pd.concat(
+        [_closed_form_points(data, pset, by_rows, column="cf") for pset, by_rows in sets.items()], ignore_index=True
+    )
     sc = score(cf_points, column="cf")
     sel = sc[(sc["rows"] == "all") & sc["characteristic"].isin(["spring_constant", "blocked_force"])]
     ratio = ""
