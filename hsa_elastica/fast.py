@@ -81,6 +81,7 @@ from hsa_elastica.joints import (
     joint_force_kernel,
     joint_torque_kernel,
     relative_orientation,
+    resolve_joint_indices,
 )
 from hsa_elastica.params import ParameterError, RobotParams
 
@@ -1244,20 +1245,11 @@ class FastRobot:
         for joint, one, idx_one, two, idx_two in items:
             if not self._is_rod(one) or not self._is_body(two):
                 raise FastPathUnsupported("PlatformJoint must connect a rod (first) to a body")
-            n_nodes = one.position_collection.shape[1]
-            n_elems = one.director_collection.shape[2]
-            i = idx_one[0] if isinstance(idx_one, (tuple, list, np.ndarray)) else idx_one
-            i = int(i)
-            # same resolution as PlatformJoint._resolve: negative counts from the tip
-            if i >= 0:
-                node, elem = i, min(i, n_elems - 1)
-            else:
-                node, elem = i % n_nodes, i % n_elems
-            j = idx_two[0] if isinstance(idx_two, (tuple, list, np.ndarray)) else idx_two
+            node, elem, body = resolve_joint_indices(one, idx_one, two, idx_two)
             n0, e0, _ = self._rod_offsets(one)
             nodes.append(n0 + node)
             elems.append(e0 + elem)
-            bodies.append(self._body_index(two) + int(j) % two.position_collection.shape[1])
+            bodies.append(self._body_index(two) + body)
         n = len(items)
         return JointTable(
             node=np.array(nodes, dtype=np.int64),

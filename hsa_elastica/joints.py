@@ -31,6 +31,7 @@ from hsa_elastica.params import invalid_parameter
 
 __all__ = [
     "PlatformJoint",
+    "resolve_joint_indices",
     "joint_force_kernel",
     "joint_torque_kernel",
     "rotation_matrix_to_quaternion",
@@ -269,6 +270,28 @@ def _resolve_index(index: Any, n: int, what: str) -> int:
     return i % n
 
 
+def resolve_joint_indices(
+    system_one: Any, index_one: Any, system_two: Any, index_two: Any
+) -> tuple[int, int, int]:
+    """``(node, element, body)`` joined by a :class:`PlatformJoint` (non-negative indices).
+
+    A non-negative ``index_one`` counts from the base (node i, element min(i, n_elems-1)); a
+    negative one from the tip (-1 = distal node and distal element).  Out-of-range or
+    non-integer indices raise with the index named.
+    """
+    n_nodes = system_one.position_collection.shape[1]
+    n_elems = system_one.director_collection.shape[2]
+    if isinstance(index_one, (tuple, list, np.ndarray)) and len(index_one) == 1:
+        index_one = index_one[0]
+    node = _resolve_index(index_one, n_nodes, "node")
+    if isinstance(index_one, (int, np.integer)) and int(index_one) >= 0:
+        element = min(node, n_elems - 1)
+    else:
+        element = _resolve_index(index_one, n_elems, "element")
+    body = _resolve_index(index_two, system_two.position_collection.shape[1], "body")
+    return node, element, body
+
+
 class PlatformJoint(ConnectionBase):
     """Spring-damper joint between a rod's distal end and a rigid platform (Eq. 6-7).
 
@@ -335,18 +358,9 @@ class PlatformJoint(ConnectionBase):
         self._body = -1
 
     def _resolve(self, system_one: Any, index_one: Any, system_two: Any, index_two: Any) -> None:
-        n_nodes = system_one.position_collection.shape[1]
-        n_elems = system_one.director_collection.shape[2]
-        if isinstance(index_one, (tuple, list, np.ndarray)) and len(index_one) == 1:
-            index_one = index_one[0]
-        self._node = _resolve_index(index_one, n_nodes, "node")
-        if isinstance(index_one, (int, np.integer)) and int(index_one) >= 0:
-            # a non-negative index counts from the base: node i and element min(i, n_elems-1)
-            self._element = min(self._node, n_elems - 1)
-        else:
-            # a negative index counts from the tip: -1 = distal node and distal element
-            self._element = _resolve_index(index_one, n_elems, "element")
-        self._body = _resolve_index(index_two, system_two.position_collection.shape[1], "body")
+        self._node, self._element, self._body = resolve_joint_indices(
+            system_one, index_one, system_two, index_two
+        )
         self.rest_relative_orientation = relative_orientation(
             system_two.director_collection, self._body, system_one.director_collection, self._element
         )

@@ -430,3 +430,21 @@ def test_energy_decreases_with_damping():
     E = _energy_history(2.0, 2e-4, fix_first=True, n_samples=40)
     assert np.all(np.diff(E) < 0.0)
     assert E[-1] < 0.05 * E[0]  # measured 1.5e-2 (the weakly damped torsion mode remains)
+
+
+def test_joint_indices_shared_by_both_paths_reject_out_of_range():
+    """``resolve_joint_indices`` (used by PlatformJoint and the fused path): -1 is the distal
+    node and element, 0 the base; an index past the ends raises instead of wrapping."""
+    from types import SimpleNamespace
+
+    from hsa_elastica.joints import resolve_joint_indices
+
+    rod = SimpleNamespace(position_collection=np.zeros((3, 11)), director_collection=np.zeros((3, 3, 10)))
+    body = SimpleNamespace(position_collection=np.zeros((3, 1)))
+    assert resolve_joint_indices(rod, -1, body, 0) == (10, 9, 0)
+    assert resolve_joint_indices(rod, (0,), body, (0,)) == (0, 0, 0)
+    assert resolve_joint_indices(rod, 10, body, 0) == (10, 9, 0)
+    with pytest.raises(IndexError, match="node index 11"):
+        resolve_joint_indices(rod, 11, body, 0)
+    with pytest.raises(IndexError, match="body index 1"):
+        resolve_joint_indices(rod, -1, body, 1)
