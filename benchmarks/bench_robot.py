@@ -8,7 +8,7 @@ Measured in ONE run on one core (numbers move with machine load: each timing is 
   ``Cylinder`` (the paper platform), each tied to it with ``FixedJoint(k=5e5, nu=0, kt=20)`` (rest rotation = the initial one),
   ``OneEndFixedBC`` bases and ``AnalyticalLinearDamper(20 1/s)`` on every system;
 * our robot (``build_robot``, per-rod operators, ``Robot.run``);
-* our robot on the fused path (``hsa_elastica.fast``, ``FastRobot.run``; the default of
+* our robot on the fused path (``hsa_elastica.engines.fused``, ``FastRobot.run``; the default of
   ``solve_steady_state`` and of the CLI).
 
 Per-step cost does not depend on dt; the real-time factor is ``dt / (wall time per step)``,
@@ -126,7 +126,7 @@ def paper_params(dt: float, **changes: Any) -> Any:
 
 
 def bend_north(params: Any) -> list[float]:
-    from hsa_elastica.primitives import primitive_angles
+    from hsa_elastica.robots.primitives import primitive_angles
 
     return [float(a) for a in primitive_angles("bend_north", 1.0, params)]
 
@@ -148,8 +148,8 @@ def time_stock(dt: float, steps: int) -> float:
 
 
 def time_robot(dt: float, steps: int, fast: bool, record: bool = True) -> float:
-    from hsa_elastica.fast import build_fast_robot
-    from hsa_elastica.robot import build_robot
+    from hsa_elastica.robots.builders import build_fast_robot
+    from hsa_elastica.robots.builders import build_robot
 
     params = paper_params(dt)
     angles = bend_north(params)
@@ -166,9 +166,9 @@ def time_robot(dt: float, steps: int, fast: bool, record: bool = True) -> float:
 _START = r"""
 import time
 t0 = time.perf_counter()
-from hsa_elastica.fast import build_fast_robot
+from hsa_elastica.robots.builders import build_fast_robot
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.primitives import primitive_angles
+from hsa_elastica.robots.primitives import primitive_angles
 p = paper_robot_params()
 r = build_fast_robot(p, primitive_angles("bend_north", 1.0, p), record=True)
 r.run(r.dt)
@@ -177,9 +177,9 @@ print(time.perf_counter() - t0)
 
 _MEMORY = r"""
 import dataclasses, resource, sys, time
-from hsa_elastica.fast import build_fast_robot
+from hsa_elastica.robots.builders import build_fast_robot
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.primitives import primitive_angles
+from hsa_elastica.robots.primitives import primitive_angles
 p = paper_robot_params()
 p = dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, dt={dt!r}, record_fps=100.0))
 r = build_fast_robot(p, primitive_angles("bend_north", 1.0, p), record=True)
@@ -243,7 +243,7 @@ def steady_state() -> list[str]:
     wall time to settle (fused: warm second call; reference operators), and the settled pose
     against a fixed-duration run to ramp + 3 s (the solver's default max_time)."""
     from hsa_elastica.params import RobotParams
-    from hsa_elastica.steady_state import solve_steady_state
+    from hsa_elastica.robots.steady_state import solve_steady_state
 
     params = RobotParams()
     angles = bend_north(params)

@@ -18,10 +18,10 @@ import io
 import pstats
 import time
 
-from hsa_elastica.fast import build_fast_robot
+from hsa_elastica.robots.builders import build_fast_robot
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.primitives import primitive_angles
-from hsa_elastica.robot import build_robot
+from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.robots.builders import build_robot
 
 
 def profile(fast: bool, steps: int, top: int) -> None:

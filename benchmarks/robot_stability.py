@@ -27,9 +27,10 @@ import time
 
 import numpy as np
 
-from hsa_elastica.fast import OP_COUPLING, OP_NOOP, build_fast_robot
+from hsa_elastica.physics.tables import OP_COUPLING, OP_NOOP
+from hsa_elastica.robots.builders import build_fast_robot
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.primitives import PRIMITIVES, primitive_angles
+from hsa_elastica.robots.primitives import PRIMITIVES, primitive_angles
 
 
 def freeze_couplings(robot, rods=None):

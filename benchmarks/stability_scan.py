@@ -44,8 +44,8 @@ from conftest import (  # noqa: E402  (shared rod builder of the test-suite)
 )
 from elastica import PositionVerlet  # noqa: E402
 
-from hsa_elastica.actuation import DistalTwistLockBC, MotorAngleBC, Ramp  # noqa: E402
-from hsa_elastica.auxetics import AuxeticCoupling, TwistStiffnessLaw  # noqa: E402
+from hsa_elastica.physics.actuation import DistalTwistLockBC, MotorAngleBC, Ramp  # noqa: E402
+from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling, TwistStiffnessLaw  # noqa: E402
 
 
 @dataclass(frozen=True)

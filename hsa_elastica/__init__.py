@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hsa_elastica.actuation import (
+from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
     FreeTwistBC,
@@ -28,9 +28,9 @@ from hsa_elastica.actuation import (
     Ramp,
     base_twist_angle,
 )
-from hsa_elastica.auxetics import AuxeticCoupling, TwistStiffnessLaw
-from hsa_elastica.axial_law import AxialCompressionLaw, AxialLawParams
-from hsa_elastica.joints import PlatformJoint
+from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling, TwistStiffnessLaw
+from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
+from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.params import (
     JointParams,
     ParameterError,
@@ -43,15 +43,15 @@ from hsa_elastica.params import (
     save_params,
     table1_rod_params,
 )
-from hsa_elastica.primitives import PRIMITIVES, platform_to_angles, primitive_angles
-from hsa_elastica.recording import (
+from hsa_elastica.robots.primitives import PRIMITIVES, platform_to_angles, primitive_angles
+from hsa_elastica.io.recording import (
     RigidBodyRecorder,
     RodRecorder,
     combine,
     directors,
     node_positions,
 )
-from hsa_elastica.robot import (
+from hsa_elastica.robots.builders import (
     HSASimulator,
     Robot,
     SingleRod,
@@ -59,32 +59,32 @@ from hsa_elastica.robot import (
     build_single_rod,
     make_hsa_rod,
 )
-from hsa_elastica.simulation import SimulationDiverged, run
+from hsa_elastica.engines.timeloop import SimulationDiverged, run
 
 __version__ = "0.1.0"
 
 # name -> module, imported on first attribute access (keeps ``import hsa_elastica`` light)
 _LAZY: dict[str, str] = {
     # fused fast path (issue 5)
-    "FastRobot": "hsa_elastica.fast",
-    "build_fast_robot": "hsa_elastica.fast",
+    "FastRobot": "hsa_elastica.engines.fused",
+    "build_fast_robot": "hsa_elastica.robots.builders",
     # steady states and run directories
-    "SteadyStateResult": "hsa_elastica.steady_state",
-    "solve_steady_state": "hsa_elastica.steady_state",
-    "save_run": "hsa_elastica.rundir",
-    "load_run": "hsa_elastica.rundir",
+    "SteadyStateResult": "hsa_elastica.robots.steady_state",
+    "solve_steady_state": "hsa_elastica.robots.steady_state",
+    "save_run": "hsa_elastica.io.rundir",
+    "load_run": "hsa_elastica.io.rundir",
     # rendering (pyvista, off screen)
-    "render_video": "hsa_elastica.render",
-    "render_still": "hsa_elastica.render",
+    "render_video": "hsa_elastica.io.render",
+    "render_still": "hsa_elastica.io.render",
     # SPCS kinematics (Eq. 8-16)
-    "SPCSModel": "hsa_elastica.kinematics",
-    "IKResult": "hsa_elastica.kinematics",
-    "ErrorMetrics": "hsa_elastica.kinematics",
-    "KinematicsError": "hsa_elastica.kinematics",
-    "inverse_kinematics_lm": "hsa_elastica.kinematics",
-    "inverse_kinematics_gradient": "hsa_elastica.kinematics",
-    "error_metrics": "hsa_elastica.kinematics",
-    "rod_element_poses": "hsa_elastica.kinematics",
+    "SPCSModel": "hsa_elastica.spcs.kinematics",
+    "IKResult": "hsa_elastica.spcs.kinematics",
+    "ErrorMetrics": "hsa_elastica.spcs.kinematics",
+    "KinematicsError": "hsa_elastica.spcs.kinematics",
+    "inverse_kinematics_lm": "hsa_elastica.spcs.kinematics",
+    "inverse_kinematics_gradient": "hsa_elastica.spcs.kinematics",
+    "error_metrics": "hsa_elastica.spcs.kinematics",
+    "rod_element_poses": "hsa_elastica.spcs.kinematics",
 }
 
 __all__ = [

@@ -6,9 +6,9 @@ Example::
     python scenarios/motion_primitive.py bend_north --magnitude 1.0 \
         --out runs/bend_north --render renders/bend_north.mp4 --still renders/bend_north.png
 
-The motor angles come from ``hsa_elastica.primitives.primitive_angles`` (see docs/primitives.md
+The motor angles come from ``hsa_elastica.robots.primitives.primitive_angles`` (see docs/primitives.md
 for the sign conventions); the run stops once all node and platform speeds have stayed below
-``--tol`` for the settling window (``hsa_elastica.steady_state``).
+``--tol`` for the settling window (``hsa_elastica.robots.steady_state``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import sys
 
 import numpy as np
 
-from hsa_elastica.cli import _finish_run  # the save/render step of `hsa-elastica primitive`
+from hsa_elastica.cli.common import finish_run as _finish_run  # the save/render step of `hsa-elastica primitive`
 from hsa_elastica.params import RobotParams, load_params
-from hsa_elastica.primitives import PRIMITIVES, primitive_angles
-from hsa_elastica.steady_state import solve_steady_state
+from hsa_elastica.robots.primitives import PRIMITIVES, primitive_angles
+from hsa_elastica.robots.steady_state import solve_steady_state
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 from hsa_elastica.params import RodParams, SimulationParams, load_params
-from hsa_elastica.robot import build_single_rod
+from hsa_elastica.robots.builders import build_single_rod
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ import math
 import sys
 
 from hsa_elastica.params import RobotParams, load_params
-from hsa_elastica.steady_state import solve_steady_state
+from hsa_elastica.robots.steady_state import solve_steady_state
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,7 @@ from conftest import (
 from elastica import EndpointForces
 from scipy.spatial.transform import Rotation
 
-from hsa_elastica.actuation import (
+from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
     FreeTwistBC,

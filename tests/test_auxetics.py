@@ -36,7 +36,7 @@ from conftest import (
 from elastica import EndpointForces
 from scipy.spatial.transform import Rotation
 
-from hsa_elastica.actuation import (
+from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
     FreeTwistBC,
@@ -44,7 +44,7 @@ from hsa_elastica.actuation import (
     Ramp,
     base_twist_angle,
 )
-from hsa_elastica.auxetics import AuxeticCoupling, TwistStiffnessLaw
+from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling, TwistStiffnessLaw
 from hsa_elastica.params import ParameterError
 
 L = TABLE1_ROW4["length"]
@@ -615,7 +615,7 @@ def test_quadratic_laws_zero_is_bit_identical_to_linear() -> None:
 def test_quadratic_stiffness_law_spring_constant() -> None:
     """Quadratic E law: the kernel writes S_zz = (E0 + E_slope k + E_quad k^2) A on the clipped
     element strains (hand formula, exact up to round-off)."""
-    from hsa_elastica.auxetics import twist_dependent_stiffness
+    from hsa_elastica.physics.auxetic_law import twist_dependent_stiffness
 
     n, A, e0 = 4, 2e-4, 1e6
     k_e = np.array([5.0, 10.0, 10.0, 5.0])

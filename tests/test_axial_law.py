@@ -1,4 +1,4 @@
-"""Compression-softening axial law (hsa_elastica.axial_law).
+"""Compression-softening axial law (hsa_elastica.physics.compression_law).
 
 References are closed forms of PyElastica's stretch law, independent of the code under test:
 a free rod loaded by an axial tip force ``F`` has, in every element, ``F = k (1 - rest / l)``
@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from hsa_elastica import characterization as ch
-from hsa_elastica.axial_law import (
+from hsa_elastica.experiments import characterization as ch
+from hsa_elastica.physics.compression_law import (
     AxialLawParams,
     compression_correction_forces,
     compression_ratio_kernel,
@@ -59,7 +59,7 @@ def test_kernel_is_equal_and_opposite_and_only_in_compression():
 
 def _tip_loaded_length(rod, law, force):
     """Untwisted rod (motor base at 0 rad, distal twist locked), axial tip force [N]."""
-    from hsa_elastica.robot import OperatorRef
+    from hsa_elastica.robots.builders import OperatorRef
 
     tip: OperatorRef[ch._AdjustableTipForce] = OperatorRef()
     h, ref = ch._build(rod, 0.0, None, distal="twist_locked", finalize=False, axial_law=law)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hsa_elastica import characterization as ch
+from hsa_elastica.experiments import characterization as ch
 from hsa_elastica.params import table1_rod_params
 
 ROWS = 4

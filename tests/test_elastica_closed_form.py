@@ -30,7 +30,7 @@ from elastica import (
 )
 from scipy.integrate import solve_bvp
 
-from hsa_elastica.simulation import run
+from hsa_elastica.engines.timeloop import run
 
 LOAD = 1.0  # P L^2 / EI
 W_OVER_L = 0.301721

@@ -1,4 +1,4 @@
-"""The fused fast path (hsa_elastica.fast) against the per-rod reference operators.
+"""The fused fast path (hsa_elastica.engines.fused) against the per-rod reference operators.
 
 Reference: the same robot stepped by PyElastica's ``PositionVerlet.step`` with the per-rod
 operators (``Robot.run``).  The fused loop calls the same kernels in the same order, so the
@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 from elastica.external_forces import EndpointForces
 
-from hsa_elastica.fast import FastPathUnsupported, FastRobot, build_fast_robot
+from hsa_elastica.engines.fused import FastPathUnsupported, FastRobot
+from hsa_elastica.robots.builders import build_fast_robot
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.robot import build_robot
-from hsa_elastica.simulation import SimulationDiverged
+from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.engines.timeloop import SimulationDiverged
 
 TOL = 1e-10
 DT = 2e-5  # below the stability limit of the paper robot (docs/performance.md)
@@ -179,7 +180,7 @@ def _random_rotations(rng: np.random.Generator, n: int) -> np.ndarray:
 def _random_block(seed: int):  # type: ignore[no-untyped-def]
     """A rod block of 3 rods x 6 elements with 2 ghost elements (indices 6, 13), the
     PyElastica layout: n_elems = 20, n_nodes = 21, n_voronoi = 19 (ghost Voronoi 5, 6, 12, 13)."""
-    from hsa_elastica.fast import RodBlockArrays
+    from hsa_elastica.physics.tables import RodBlockArrays
 
     rng = np.random.default_rng(seed)
     ne, nn, nv = 20, 21, 19
@@ -246,7 +247,7 @@ def _close(name: str, new: np.ndarray, ref: np.ndarray) -> None:
 def test_internal_force_and_torque_kernels_match_pyelastica(seed: int) -> None:
     from elastica.rod.cosserat_rod import _compute_internal_forces, _compute_internal_torques
 
-    from hsa_elastica.fast import internal_forces_inplace, internal_torques_inplace, rod_work
+    from hsa_elastica.physics.rod_kernels import internal_forces_inplace, internal_torques_inplace, rod_work
 
     new, ref = _random_block(seed)
     r = ref
@@ -280,7 +281,7 @@ def test_kinematic_update_and_rotation_log_match_pyelastica(prefac: float) -> No
     from elastica._rotations import _inv_rotate
     from elastica.rod.data_structures import overload_operator_kinematic_numba
 
-    from hsa_elastica.fast import kinematic_update_inplace, rod_work, rotation_log_inplace
+    from hsa_elastica.physics.rod_kernels import kinematic_update_inplace, rod_work, rotation_log_inplace
 
     new, ref = _random_block(3)
     ref.omega[:, 4] = 0.0  # zero angular velocity: the 1e-14 guard of Rodrigues' formula
@@ -312,7 +313,8 @@ def test_kinematic_update_and_rotation_log_match_pyelastica(prefac: float) -> No
 def test_rigid_body_accelerations_match_pyelastica() -> None:
     from elastica import Cylinder
 
-    from hsa_elastica.fast import BodyBlockArrays, _rigid_body_accelerations
+    from hsa_elastica.physics.tables import BodyBlockArrays
+    from hsa_elastica.physics.rod_kernels import rigid_body_accelerations as _rigid_body_accelerations
 
     rng = np.random.default_rng(7)
     body = Cylinder(np.zeros(3), np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0]),

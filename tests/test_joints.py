@@ -16,7 +16,7 @@ from elastica import (
 )
 from scipy.spatial.transform import Rotation
 
-from hsa_elastica.joints import PlatformJoint
+from hsa_elastica.physics.joints import PlatformJoint
 
 
 class _Sim(BaseSystemCollection, Connections, Constraints, CallBacks):
@@ -437,7 +437,7 @@ def test_joint_indices_shared_by_both_paths_reject_out_of_range():
     node and element, 0 the base; an index past the ends raises instead of wrapping."""
     from types import SimpleNamespace
 
-    from hsa_elastica.joints import resolve_joint_indices
+    from hsa_elastica.physics.joints import resolve_joint_indices
 
     rod = SimpleNamespace(position_collection=np.zeros((3, 11)), director_collection=np.zeros((3, 3, 10)))
     body = SimpleNamespace(position_collection=np.zeros((3, 1)))

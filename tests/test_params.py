@@ -25,7 +25,7 @@ from hsa_elastica.params import (
     table1_rod_params,
 )
 
-from hsa_elastica.characterization import default_data_path
+from hsa_elastica.experiments.characterization import default_data_path
 
 DATA = default_data_path()
 

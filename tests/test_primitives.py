@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from hsa_elastica.primitives import (
+from hsa_elastica.robots.primitives import (
     PRIMITIVES,
     commands_to_angles,
     platform_to_angles,

@@ -18,7 +18,7 @@ from elastica import (
 )
 from scipy.spatial.transform import Rotation
 
-from hsa_elastica.recording import (
+from hsa_elastica.io.recording import (
     RigidBodyRecorder,
     RodRecorder,
     combine,

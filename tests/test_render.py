@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from hsa_elastica.params import RobotParams
-from hsa_elastica.render import quaternion_to_matrix, render_still, render_video, select_frames
+from hsa_elastica.io.render import quaternion_to_matrix, render_still, render_video, select_frames
 
 PARAMS = RobotParams()
 N_ELEM = PARAMS.rod.n_elements

@@ -1,4 +1,4 @@
-"""Tests of hsa_elastica.robot: tube section of a built rod, robot layout, short robot runs.
+"""Tests of hsa_elastica.robots.builders: tube section of a built rod, robot layout, short robot runs.
 
 Reference values are hand formulas (tube area / second moment, circle layout), symmetry
 (mirror-image bending) and the closed-form elongation of Eqs. 2-4 (total extension
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from hsa_elastica.auxetics import AuxeticCoupling
-from hsa_elastica.actuation import DistalTwistLockBC, MotorAngleBC, FreeTwistBC
-from hsa_elastica.joints import PlatformJoint
+from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
+from hsa_elastica.physics.actuation import DistalTwistLockBC, MotorAngleBC, FreeTwistBC
+from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.params import (
     ParameterError,
     RodParams,
@@ -22,7 +22,7 @@ from hsa_elastica.params import (
     paper_robot_params,
     table1_rod_params,
 )
-from hsa_elastica.robot import (
+from hsa_elastica.robots.builders import (
     HSASimulator,
     build_robot,
     build_single_rod,

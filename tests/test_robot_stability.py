@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hsa_elastica.fast import OP_COUPLING, OP_NOOP, build_fast_robot
+from hsa_elastica.physics.tables import OP_COUPLING, OP_NOOP
+from hsa_elastica.robots.builders import build_fast_robot
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.primitives import primitive_angles
+from hsa_elastica.robots.primitives import primitive_angles
 
 DAMPING = 20.0  # 1/s, the lightest damping the lead used for robot runs
 T_SETTLE = 2.5  # s: ramp (1 s) + settling; max rod speed ~1e-7 m/s here

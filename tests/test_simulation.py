@@ -19,9 +19,9 @@ from elastica import (
     PositionVerlet,
 )
 
-from hsa_elastica.joints import PlatformJoint
-from hsa_elastica.recording import RigidBodyRecorder, RodRecorder
-from hsa_elastica.simulation import SimulationDiverged, run
+from hsa_elastica.physics.joints import PlatformJoint
+from hsa_elastica.io.recording import RigidBodyRecorder, RodRecorder
+from hsa_elastica.engines.timeloop import SimulationDiverged, run
 
 
 class _Sim(BaseSystemCollection, Constraints, Forcing, Connections, CallBacks):

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hsa_elastica.kinematics import error_metrics
-from hsa_elastica.robot import build_robot
+from hsa_elastica.spcs.kinematics import error_metrics
+from hsa_elastica.robots.builders import build_robot
 from validation.spcs_study import (
     SettleSettings,
     SteadyShape,

@@ -1,4 +1,4 @@
-"""Tests of the settling test / steady-state solver (hsa_elastica.steady_state).
+"""Tests of the settling test / steady-state solver (hsa_elastica.robots.steady_state).
 
 Reference values are closed forms written out here (axial compliance of the rods under gravity,
 the auxetic extension C_eps * phi of Eq. 3), not outputs of the code under test.
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from hsa_elastica.params import RobotParams
-from hsa_elastica.primitives import primitive_angles
-from hsa_elastica.steady_state import JSON_KEYS, solve_steady_state
+from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.robots.steady_state import JSON_KEYS, solve_steady_state
 
 DT = 2e-5
 
@@ -151,7 +151,7 @@ def test_json_dict_contract() -> None:
 def test_runaway_speed_guard() -> None:
     # gravity starts the robot moving at ~1e-3 m/s; a (deliberately tiny) max_speed of 1e-6 m/s
     # must stop the run at the first check with SimulationDiverged naming the speed
-    from hsa_elastica.simulation import SimulationDiverged
+    from hsa_elastica.engines.timeloop import SimulationDiverged
 
     p = _params(ramp_time=0.01, gravity=(0.0, 0.0, -9.81))
     with pytest.raises(SimulationDiverged, match="max_speed") as err:

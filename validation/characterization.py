@@ -1,6 +1,6 @@
 """Validation against the measured closed-HSA characterization (paper Section II-C, Fig. 3).
 
-Runs the four virtual experiments of :mod:`hsa_elastica.characterization` at every measured
+Runs the four virtual experiments of :mod:`hsa_elastica.experiments.characterization` at every measured
 point of ``../shared/data/good2022_closed_fpu50.csv`` (4-12 rows, 120 points) with the Table I
 rods and, with ``--fit``, with parameters fitted per row count, and writes
 
@@ -27,7 +27,7 @@ others out of their error bars.
 
 ``--law compression`` (optional; the paper's linear law stays the default) adds a third
 parameter set ``fitted_compression``: the same fit plus the compression stiffness ratio of
-:mod:`hsa_elastica.axial_law` (``r_c`` at zero twist and at the end of the clipped twist range,
+:mod:`hsa_elastica.physics.compression_law` (``r_c`` at zero twist and at the end of the clipped twist range,
 i.e. ``compression_ratio`` and ``compression_ratio_slope``), simulated with the
 ``AxialCompressionLaw`` forcing in all four experiments (spring constant: pull only), written
 to ``<results>/fitted_params_compression.yaml``.
@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hsa_elastica.characterization import (
+from hsa_elastica.experiments.characterization import (
     CHARACTERISTICS,
     DATA_UNITS,
     closed_form,
@@ -62,7 +62,7 @@ from hsa_elastica.characterization import (
     simulate_point,
     to_data_unit,
 )
-from hsa_elastica.axial_law import AxialLawParams, twist_range
+from hsa_elastica.physics.compression_law import AxialLawParams, twist_range
 from hsa_elastica.params import RodParams, table1_rod_params
 
 HERE = Path(__file__).resolve().parent
@@ -650,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
                     "write fitted_params.yaml")
     ap.add_argument("--law", choices=tuple(LAW_SETS), default="linear",
                     help="linear (default, the paper's law): Table I and the linear fit; compression: "
-                    "also the fit with the compression stiffness ratio of hsa_elastica.axial_law "
+                    "also the fit with the compression stiffness ratio of hsa_elastica.physics.compression_law "
                     "(parameter set fitted_compression, fitted_params_compression.yaml); nonlinear: also "
                     "the fit with the optional quadratic twist laws C_eps2, E_quad, twist_rigidity_quad "
                     "(fitted_nonlinear, fitted_params_nonlinear.yaml); nonlinear+compression: all of "
@@ -767,7 +767,7 @@ def _save_fitted_compression(
     body = {int(r): {"rod": rods[r].to_dict(), "axial_law": laws[r].to_dict()} for r in rods}
     header = ("# Fitted closed-HSA rods with the compression law (validation/characterization.py --fit "
               "--law compression)\n# rod: RodParams fields (SI, see fitted_params.yaml); axial_law: "
-              "hsa_elastica.axial_law.AxialLawParams\n# (compression_ratio [-] at zero twist, "
+              "hsa_elastica.physics.compression_law.AxialLawParams\n# (compression_ratio [-] at zero twist, "
               "compression_ratio_slope [m/rad]).\n")
     path.write_text(header + yaml.safe_dump(body, sort_keys=True))
 

@@ -49,17 +49,17 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hsa_elastica.kinematics import (
+from hsa_elastica.spcs.kinematics import (
     SPCSModel,
     error_metrics,
     inverse_kinematics_lm,
     rod_element_poses,
 )
 from hsa_elastica.params import RobotParams, paper_robot_params
-from hsa_elastica.primitives import primitive_angles
-from hsa_elastica.recording import directors, node_positions
-from hsa_elastica.simulation import SimulationDiverged
-from hsa_elastica.steady_state import solve_steady_state
+from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.io.recording import directors, node_positions
+from hsa_elastica.engines.timeloop import SimulationDiverged
+from hsa_elastica.robots.steady_state import solve_steady_state
 
 HERE = Path(__file__).resolve().parent
 FloatArray = NDArray[np.float64]

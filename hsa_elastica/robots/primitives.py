@@ -52,7 +52,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .params import RobotParams
+    from hsa_elastica.params import RobotParams
 
 __all__ = [
     "PRIMITIVES",
@@ -104,7 +104,7 @@ PRIMITIVES: dict[str, PlatformCommand] = {
 
 
 def _default_params() -> "RobotParams":
-    from .params import RobotParams
+    from hsa_elastica.params import RobotParams
 
     return RobotParams()
 

@@ -36,8 +36,8 @@ from elastica.callback_functions import CallBackBaseClass
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.actuation import base_twist_angle
-from hsa_elastica.joints import rotation_matrix_to_quaternion, rotation_vector_from_matrix
+from hsa_elastica.physics.actuation import base_twist_angle
+from hsa_elastica.physics.joints import rotation_matrix_to_quaternion, rotation_vector_from_matrix
 from hsa_elastica.params import ParameterError
 
 __all__ = [

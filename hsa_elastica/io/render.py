@@ -38,7 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .params import RobotParams, RodParams
+    from hsa_elastica.params import RobotParams, RodParams
 
 __all__ = ["render_video", "render_still", "RobotScene", "select_frames"]
 

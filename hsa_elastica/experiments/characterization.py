@@ -36,11 +36,11 @@ with the half-strain end elements of the zero-padded average, see docs/architect
 
 Optional quadratic twist laws (``RodParams.C_eps2``, ``E_quad``, ``twist_rigidity_quad``): the
 same formulas with ``eps_i``, ``E(kappa_i)`` and ``B_z(kappa_v)`` quadratic in the clipped twist
-strain (:func:`hsa_elastica.auxetics.rest_strain`).
+strain (:func:`hsa_elastica.physics.auxetic_coupling.rest_strain`).
 
 Optional compression law: every experiment and :func:`closed_form` take ``axial_law``
-(:class:`hsa_elastica.axial_law.AxialLawParams`); with an asymmetric law the runs add the
-:class:`~hsa_elastica.axial_law.AxialCompressionLaw` forcing, the blocked force uses
+(:class:`hsa_elastica.physics.compression_law.AxialLawParams`); with an asymmetric law the runs add the
+:class:`~hsa_elastica.physics.compression_law.AxialCompressionLaw` forcing, the blocked force uses
 ``r_c S_i`` and the spring constant is the pull-only value (the paper's experiment pulls).
 
 They are used for a fast parameter fit (``validation/characterization.py --fit``) and as
@@ -63,13 +63,13 @@ from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
-from hsa_elastica.axial_law import AxialCompressionLaw, AxialLawParams
+from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 from hsa_elastica.params import ParameterError, RodParams, SimulationParams
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from hsa_elastica.robot import OperatorRef, SingleRod
+    from hsa_elastica.robots.builders import OperatorRef, SingleRod
 
 __all__ = [
     "CHARACTERISTICS",
@@ -132,7 +132,7 @@ def default_data_path() -> Path:
     override = os.environ.get("HSA_ELASTICA_DATA")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "shared" / "data" / "good2022_closed_fpu50.csv"
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "good2022_closed_fpu50.csv"
 
 
 def load_characterization_data(path: str | Path | None = None) -> "pd.DataFrame":
@@ -220,7 +220,7 @@ def closed_form(
 ) -> float:
     """Steady-state ``characteristic`` [SI] of the discrete model at base twist ``angle`` [rad].
 
-    With an asymmetric ``axial_law`` (:mod:`hsa_elastica.axial_law`): the blocked rod's
+    With an asymmetric ``axial_law`` (:mod:`hsa_elastica.physics.compression_law`): the blocked rod's
     elements are all in compression, so ``S_i -> r_c(kappa_i) S_i`` in the blocked-force root;
     the spring constant is the one-sided *pull* value of :func:`spring_constant` (tension
     only, exact for PyElastica's ``n = S (1 - rest / l)``): ``k = 1 / sum(rest_i / (S_i - F))``
@@ -383,8 +383,8 @@ def _build(
 ) -> "tuple[SingleRod, OperatorRef[AxialCompressionLaw] | None]":
     """Single rod of the Section II-C set-ups; with an asymmetric ``axial_law`` an
     :class:`AxialCompressionLaw` forcing is added after the auxetic coupling (returned ref)."""
-    from hsa_elastica.actuation import Ramp
-    from hsa_elastica.robot import OperatorRef, build_single_rod
+    from hsa_elastica.physics.actuation import Ramp
+    from hsa_elastica.robots.builders import OperatorRef, build_single_rod
 
     if not isinstance(rod, RodParams):
         raise ParameterError(f"rod_params = {rod!r} is invalid: must be a RodParams")
@@ -468,7 +468,7 @@ def twist_angle_under_torque(
     Base: ``FreeTwistBC`` + ``BaseTwistTorque``; distal twist locked.  The angle is read with
     ``actuation.base_twist_angle`` (principal value, so |angle| < pi).
     """
-    from hsa_elastica.actuation import base_twist_angle
+    from hsa_elastica.physics.actuation import base_twist_angle
 
     if not math.isfinite(torque):
         raise ParameterError(f"torque = {torque!r} is invalid: must be a finite number (N m)")
@@ -515,7 +515,7 @@ def spring_constant_details(
         force = 0.01 * rod_params.youngs_modulus * rod_params.area
     if not (math.isfinite(force) and force > 0.0):
         raise ParameterError(f"force = {force!r} is invalid: must be a finite number > 0 (N)")
-    from hsa_elastica.robot import OperatorRef
+    from hsa_elastica.robots.builders import OperatorRef
 
     ref: OperatorRef[_AdjustableTipForce] = OperatorRef()
     h, t = _twisted_free_rod(rod_params, angle, sim_params, options, tip_force=ref, axial_law=axial_law)
@@ -606,7 +606,7 @@ def simulate_point(
 ) -> float:
     """Run the virtual experiment ``characteristic`` at base angle ``angle`` [rad]; SI result.
 
-    ``axial_law``: optional compression-softening law (:mod:`hsa_elastica.axial_law`).
+    ``axial_law``: optional compression-softening law (:mod:`hsa_elastica.physics.compression_law`).
     """
     if characteristic not in _EXPERIMENTS:
         raise ValueError(

@@ -115,7 +115,7 @@ def _names(
     return [str(n) for n in systems_names]
 
 
-def _bound(name: str, value: float, unit: str) -> float:
+def check_bound(name: str, value: float, unit: str) -> float:
     v = float(value)
     if math.isnan(v) or v <= 0.0:
         raise ParameterError(f"run(): {name} = {value!r} is invalid: must be > 0 ({unit}; inf = off)")
@@ -204,8 +204,8 @@ def run(
         raise ParameterError(f"run(): check_every = {check_every!r} is invalid: must be an integer >= 1 (steps)")
     if not math.isfinite(float(time)):
         raise ParameterError(f"run(): time = {time!r} is invalid: must be a finite number (s)")
-    v_max = _bound("max_speed", max_speed, "m/s")
-    stretch = _bound("max_stretch", max_stretch, "dimensionless ratio")
+    v_max = check_bound("max_speed", max_speed, "m/s")
+    stretch = check_bound("max_stretch", max_stretch, "dimensionless ratio")
 
     n_steps = int(math.ceil(duration / dt * (1.0 - 1e-9)))
     systems = _user_systems(simulator)

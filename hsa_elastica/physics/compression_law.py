@@ -28,7 +28,7 @@ the current step: PyElastica computes internal forces before it calls forcings
 
 Twist strain: Eq. 4 against the printed Voronoi lengths, averaged to elements with zero
 padding (Eq. 3) and clipped to ``[eps_min, eps_max] / C_eps`` -- the same strain the rest-length
-and stiffness laws see (kernels of :mod:`hsa_elastica.auxetics`).
+and stiffness laws see (kernels of :mod:`hsa_elastica.physics.auxetic_coupling`).
 
 Units: SI (N, m, rad/m); ``compression_ratio`` [-], ``compression_ratio_slope`` [m/rad].
 """
@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
-from hsa_elastica.auxetics import average_to_elements, clip_strain, handed_twist_strain
+from hsa_elastica.physics.auxetic_law import average_to_elements, clip_strain, handed_twist_strain
 from hsa_elastica.params import ParameterError, RodParams, is_finite_number
 
 __all__ = [
@@ -190,7 +190,7 @@ class AxialCompressionLaw(NoForces):
     kappa_h_min, kappa_h_max : clip range of the handed twist strain [rad/m]
         (``eps_min / C_eps``, ``eps_max / C_eps``; +-inf without auxetic coupling).
 
-    Add it *after* the :class:`~hsa_elastica.auxetics.AuxeticCoupling` of the rod.  After each
+    Add it *after* the :class:`~hsa_elastica.physics.auxetic_coupling.AuxeticCoupling` of the rod.  After each
     application :attr:`factor` holds the per-element multiplier of the axial force (r_c or 1).
     """
 

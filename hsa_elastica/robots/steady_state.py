@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .joints import rotation_matrix_to_quaternion
-from .params import RobotParams
-from .robot import Robot, build_robot
+from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
+from hsa_elastica.params import RobotParams
+from hsa_elastica.robots.builders import Robot, build_robot
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -92,7 +92,7 @@ class SteadyStateResult:
     @property
     def platform_rotation(self) -> NDArray[np.float64]:
         """Body -> lab rotation matrix of the platform (columns = platform axes in lab)."""
-        from .render import quaternion_to_matrix  # pyvista is only imported to draw
+        from hsa_elastica.io.render import quaternion_to_matrix  # pyvista is only imported to draw
 
         return quaternion_to_matrix(self.platform_quaternion_xyzw)
 
@@ -221,7 +221,7 @@ def solve_steady_state(
         wave speed of the paper's rods) raises ``SimulationDiverged`` even while the state is
         still finite (also checked by ``simulation.run`` / ``FastRobot.run`` at every chunk).
     fast : bool
-        True (default): step the robot with the fused loop (:class:`hsa_elastica.fast.FastRobot`,
+        True (default): step the robot with the fused loop (:class:`hsa_elastica.engines.fused.FastRobot`,
         same trajectory as the per-rod operators to round-off, about 4x faster); False: the
         reference per-rod operators (``Robot.run``).  A simulator the fused loop cannot compile
         raises ``fast.FastPathUnsupported``.
@@ -251,7 +251,7 @@ def solve_steady_state(
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in motor_angles], ramp=ramp, record=record)
     if fast:
-        from .fast import FastRobot
+        from hsa_elastica.engines.fused import FastRobot
 
         robot = FastRobot(robot)
     dt = robot.dt

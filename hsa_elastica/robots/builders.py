@@ -61,15 +61,15 @@ from elastica.modules import (
 from elastica.rigidbody import Cylinder
 from elastica.timestepper.symplectic_steppers import PositionVerlet
 
-from hsa_elastica.actuation import (
+from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
     FreeTwistBC,
     MotorAngleBC,
     Ramp,
 )
-from hsa_elastica.auxetics import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
-from hsa_elastica.joints import PlatformJoint
+from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
+from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.params import (
     ParameterError,
     RobotParams,
@@ -80,6 +80,8 @@ from hsa_elastica.params import (
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from hsa_elastica.engines.fused import FastRobot
+
 __all__ = [
     "HSASimulator",
     "make_hsa_rod",
@@ -88,6 +90,7 @@ __all__ = [
     "SingleRod",
     "Robot",
     "OperatorRef",
+    "build_fast_robot",
 ]
 
 Schedule = Union[float, Callable[[float], float]]
@@ -270,12 +273,14 @@ class _RigidBodyRateDamper(DamperBase):
 
     def __init__(self, *, translational: float, rotational: float, time_step: float, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._ct = math.exp(-translational * time_step)
-        self._cr = math.exp(-rotational * time_step)
+        self.velocity_factors = (
+            math.exp(-translational * time_step),  # per step, translational [-]
+            math.exp(-rotational * time_step),  # per step, rotational [-]
+        )
 
     def dampen_rates(self, system: Any, time: np.float64) -> None:
-        system.velocity_collection *= self._ct
-        system.omega_collection *= self._cr
+        system.velocity_collection *= self.velocity_factors[0]
+        system.omega_collection *= self.velocity_factors[1]
 
 
 def _add_damping(sim: HSASimulator, system: Any, sim_params: SimulationParams) -> None:
@@ -314,7 +319,7 @@ def _add_gravity(sim: HSASimulator, system: Any, sim_params: SimulationParams) -
 
 def _add_recorder(sim: HSASimulator, system: Any, kind: str, every: int) -> Any:
     """A ``recording.RodRecorder`` / ``RigidBodyRecorder`` attached to ``system``."""
-    from hsa_elastica import recording
+    from hsa_elastica.io import recording as recording
 
     cls = recording.RodRecorder if kind == "rod" else recording.RigidBodyRecorder
     return cls(every=every).attach(sim, system)
@@ -352,7 +357,7 @@ def _scaled(profile: Callable[[float], float], target: float) -> Callable[[float
 
 def _run(handle: Any, duration: float, names: list[str], **kwargs: Any) -> float:
     """Advance ``handle`` by ``duration`` [s] from ``handle.time``; returns the new time."""
-    from hsa_elastica import simulation
+    from hsa_elastica.engines import timeloop as simulation
 
     handle.time = simulation.run(
         handle.simulator,
@@ -402,7 +407,7 @@ class SingleRod:
         self.simulator.finalize()
 
     def run(self, duration: float, **kwargs: Any) -> float:
-        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.simulation.run`
+        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.engines.timeloop.run`
         (keyword arguments are passed on); returns the new simulated time [s]."""
         return _run(self, duration, ["rod"], **kwargs)
 
@@ -565,7 +570,7 @@ class Robot:
         self.simulator.finalize()
 
     def run(self, duration: float, **kwargs: Any) -> float:
-        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.simulation.run`
+        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.engines.timeloop.run`
         (keyword arguments are passed on); returns the new simulated time [s]."""
         names = [f"rod{i}" for i in range(len(self.rods))] + ["platform"]
         return _run(self, duration, names, **kwargs)
@@ -575,7 +580,7 @@ class Robot:
         ``platform/`` (the contract's robot format)."""
         if not self.recorders:
             raise RuntimeError("built with record=False: nothing was recorded")
-        from hsa_elastica.recording import combine
+        from hsa_elastica.io.recording import combine
 
         return combine({key: rec.to_dataframe() for key, rec in self.recorders.items()})
 
@@ -717,3 +722,18 @@ def build_robot(
     if finalize:
         sim.finalize()
     return robot
+
+
+def build_fast_robot(
+    robot_params: RobotParams,
+    motor_angles: Sequence[float],
+    *,
+    ramp: float | Callable[[float], float] | None = None,
+    record: bool = True,
+    chunk: int = 500,
+) -> FastRobot:
+    """:func:`hsa_elastica.robots.builders.build_robot` stepped by the fused loop (same arguments)."""
+    from hsa_elastica.engines.fused import FastRobot
+
+    robot = build_robot(robot_params, motor_angles, ramp=ramp, record=record, finalize=True)
+    return FastRobot(robot, chunk=chunk)

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .params import RobotParams, load_params, save_params
+from hsa_elastica.params import RobotParams, load_params, save_params
 
 __all__ = ["RunData", "save_run", "load_run", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
 

@@ -1,0 +1,98 @@
+"""The only place that touches PyElastica 1.0 internals (private names and layouts).
+
+PyElastica 1.0 builds operators inside ``finalize()`` and keeps them, bound, in private
+"feature group" lists; memory blocks hold the systems' arrays as views.  The fused stepper and
+the static solver compile a finalized simulator into tables (:mod:`hsa_elastica.engines.compile`)
+and need to read both.  Everything that depends on those private details is here, so that a
+PyElastica release that changes them breaks one small module, loudly (:class:`CompatError`),
+not the physics silently.  Written against pyelastica 1.0.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "CompatError",
+    "feature_group",
+    "bound_operator",
+    "block_offset",
+    "damper_coefficients",
+    "memory_blocks",
+    "callback_instance",
+]
+
+#: feature groups of PyElastica 1.0's ``BaseSystemCollection``, by public role
+_GROUPS = {
+    "synchronize": "_feature_group_synchronize",
+    "constrain_values": "_feature_group_constrain_values",
+    "constrain_rates": "_feature_group_constrain_rates",
+    "damping": "_feature_group_damping",
+    "callback": "_feature_group_callback",
+}
+
+
+class CompatError(TypeError):
+    """The simulator does not have the PyElastica 1.0 layout this package was written for."""
+
+
+def feature_group(simulator: Any, role: str) -> list[Any]:
+    """The bound operators of one of PyElastica 1.0's feature groups, in call order.
+
+    ``role`` is one of ``synchronize``, ``constrain_values``, ``constrain_rates``, ``damping``,
+    ``callback``.
+    """
+    group = getattr(simulator, _GROUPS[role], None)
+    if group is None:
+        raise CompatError(
+            f"the simulator has no PyElastica 1.0 feature group {_GROUPS[role]!r} "
+            "(hsa-elastica's compiled engines are written against pyelastica 1.0)"
+        )
+    return list(group)
+
+
+def bound_operator(op: Any) -> tuple[Any, str, dict[str, Any]]:
+    """``functools.partial(instance.method, **kwargs)`` -> (instance, method name, kwargs)."""
+    if not isinstance(op, functools.partial) or not hasattr(op.func, "__self__"):
+        raise CompatError(f"unrecognised operator {op!r}")
+    return op.func.__self__, op.func.__name__, dict(op.keywords)
+
+
+def callback_instance(op: Any) -> Any:
+    """The callback object behind a bound callback of the ``callback`` feature group."""
+    inst = getattr(getattr(op, "func", None), "__self__", None)
+    return getattr(inst, "target", inst)
+
+
+def block_offset(view: NDArray[np.float64], block: NDArray[np.float64]) -> int:
+    """Index offset along the last axis of ``view`` inside ``block`` (both C-ordered rows)."""
+    if not np.shares_memory(view, block):
+        raise CompatError("a system's arrays are not views into its memory block")
+    delta = view.__array_interface__["data"][0] - block.__array_interface__["data"][0]
+    offset, rest = divmod(delta, block.strides[-1])
+    if rest != 0 or not 0 <= offset < block.shape[-1]:
+        raise CompatError("unexpected memory-block layout")
+    return int(offset)
+
+
+def damper_coefficients(damper: Any) -> tuple[Any, Any] | None:
+    """Per-step velocity factors ``(translational, rotational)`` of a linear damper, or None.
+
+    PyElastica's ``AnalyticalLinearDamper`` keeps them in private attributes; the package's
+    rigid-body damper exposes them publicly.
+    """
+    from elastica.dissipation import AnalyticalLinearDamper
+
+    if isinstance(damper, AnalyticalLinearDamper):
+        return damper._translational_damping_coefficient, damper._rotational_damping_coefficient
+    factors = getattr(damper, "velocity_factors", None)
+    return None if factors is None else tuple(factors)
+
+
+def memory_blocks(simulator: Any) -> list[Any]:
+    """The finalized simulator's memory blocks (``final_systems()``)."""
+    return list(simulator.final_systems())

@@ -1,0 +1,414 @@
+"""Compile a finalized HSA simulator into the tables of :mod:`hsa_elastica.physics.tables`.
+
+The fused stepper and the static solver do not walk the operators every step: they read one
+:class:`CompiledModel` -- views of the memory blocks (the state), one table per law (auxetic
+couplings, joints, motors, dampers, gravity) and the *programs* that list the operators in
+PyElastica's call order.  The operator instances are read through their public attributes;
+where PyElastica keeps things private (feature groups, memory-block layout, damper factors) the
+access goes through :mod:`hsa_elastica.compat`.  Only the package's own operators and
+PyElastica's ``GravityForces`` / ``AnalyticalLinearDamper`` are supported; anything else raises
+:class:`FastPathUnsupported` naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from elastica.external_forces import GravityForces
+
+from hsa_elastica import compat
+from hsa_elastica.physics.actuation import MotorAngleBC
+from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
+from hsa_elastica.physics.joints import PlatformJoint, resolve_joint_indices
+from hsa_elastica.physics.tables import (
+    OP_COUPLING,
+    OP_DAMP_BODY,
+    OP_DAMP_ROD,
+    OP_GRAVITY_BODY,
+    OP_GRAVITY_ROD,
+    OP_JOINT_FORCE,
+    OP_JOINT_TORQUE,
+    OP_MOTOR,
+    ROD_FIELDS,
+    BodyBlockArrays,
+    BodyDamperTable,
+    CouplingTable,
+    GravityTable,
+    JointTable,
+    MotorTable,
+    RodBlockArrays,
+    RodDamperTable,
+)
+
+__all__ = ["CompiledModel", "FastPathUnsupported", "compile_simulator"]
+
+
+class FastPathUnsupported(compat.CompatError):
+    """The simulator holds an operator (or layout) the compiled engines do not implement."""
+
+
+@dataclass
+class CompiledModel:
+    """State views, law tables and operator programs of one finalized simulator.
+
+    ``schedules`` holds each motor's ``(angle, angle_rate)`` callables (rad, rad/s);
+    ``callback_every`` is the gcd of the recorders' sampling periods in steps (0: none).
+    """
+
+    rod_arrays: RodBlockArrays
+    body_arrays: BodyBlockArrays
+    couplings: CouplingTable
+    joints: JointTable
+    motors: MotorTable
+    schedules: list[tuple[Callable[[float], float], Callable[[float], float] | None]]
+    rod_dampers: RodDamperTable
+    body_dampers: BodyDamperTable
+    rod_gravity: GravityTable
+    body_gravity: GravityTable
+    sync_program: NDArray[np.int64]
+    values_program: NDArray[np.int64]
+    rates_program: NDArray[np.int64]
+    callback_every: int
+
+
+def compile_simulator(sim: Any) -> CompiledModel:
+    """The :class:`CompiledModel` of a finalized simulator whose operators were not applied yet."""
+    return _Compiler(sim).model
+
+
+def _gravity_table(rows: list[tuple[int, int, NDArray[np.float64]]]) -> GravityTable:
+    """:class:`GravityTable` of ``(start, size, g)`` rows."""
+    return GravityTable(
+        start=np.array([r[0] for r in rows], dtype=np.int64),
+        size=np.array([r[1] for r in rows], dtype=np.int64),
+        acceleration=np.array([r[2] for r in rows], dtype=np.float64).reshape(-1, 3),
+    )
+
+
+class _Compiler:
+    """Reads the operators of one simulator into tables (used once, by :func:`compile_simulator`)."""
+
+    def __init__(self, sim: Any) -> None:
+        blocks = compat.memory_blocks(sim)
+        rod_blocks = [b for b in blocks if hasattr(b, "ghost_elems_idx")]
+        body_blocks = [b for b in blocks if not hasattr(b, "ghost_elems_idx")]
+        if len(rod_blocks) != 1 or len(body_blocks) != 1 or len(blocks) != 2:
+            raise FastPathUnsupported(
+                "the fast path needs exactly one rod memory block and one rigid-body block "
+                "(straight CosseratRods + Cylinder/Sphere bodies)"
+            )
+        rb, bb = rod_blocks[0], body_blocks[0]
+        if getattr(rb, "ring_rod_flag", False):
+            raise FastPathUnsupported("ring rods are not supported by the fast path")
+        self._rod_block, self._body_block = rb, bb
+        self.rod_arrays = RodBlockArrays(
+            **{
+                f: getattr(rb, ROD_FIELDS.get(f, f))
+                for f in RodBlockArrays._fields
+            }
+        )
+        self.body_arrays = BodyBlockArrays(
+            **{f: getattr(bb, ROD_FIELDS.get(f, f)) for f in BodyBlockArrays._fields}
+        )
+        for arr in (*self.rod_arrays, *self.body_arrays):
+            if arr.dtype.kind == "f" and arr.dtype != np.float64:
+                raise FastPathUnsupported("memory-block arrays must be float64")
+        self._compile(sim)
+        self.model = CompiledModel(
+            rod_arrays=self.rod_arrays,
+            body_arrays=self.body_arrays,
+            couplings=self.couplings,
+            joints=self.joints,
+            motors=self.motors,
+            schedules=self._schedules,
+            rod_dampers=self.rod_dampers,
+            body_dampers=self.body_dampers,
+            rod_gravity=self.rod_gravity,
+            body_gravity=self.body_gravity,
+            sync_program=self.sync_program,
+            values_program=self.values_program,
+            rates_program=self.rates_program,
+            callback_every=self._callback_period(sim),
+        )
+
+    # -- compilation ---------------------------------------------------------------------
+    def _rod_offsets(self, rod: Any) -> tuple[int, int, int]:
+        r = self.rod_arrays
+        return (
+            compat.block_offset(rod.position_collection, r.position),
+            compat.block_offset(rod.director_collection, r.director),
+            compat.block_offset(rod.bend_matrix, r.bend_matrix),
+        )
+
+    def _body_index(self, body: Any) -> int:
+        return compat.block_offset(body.position_collection, self.body_arrays.position)
+
+    def _is_rod(self, system: Any) -> bool:
+        return hasattr(system, "rest_lengths") and np.shares_memory(
+            system.position_collection, self.rod_arrays.position
+        )
+
+    def _is_body(self, system: Any) -> bool:
+        return not hasattr(system, "rest_lengths") and np.shares_memory(
+            system.position_collection, self.body_arrays.position
+        )
+
+    def _compile(self, sim: Any) -> None:
+        couplings: list[tuple[AuxeticCoupling, Any]] = []
+        joints: list[tuple[PlatformJoint, Any, Any, Any, Any]] = []
+        # gravity rows: (first node / body index in the block, node / body count, g [m/s^2])
+        rod_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
+        body_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
+        sync: list[tuple[int, int]] = []
+        seen: dict[int, int] = {}
+        for op in compat.feature_group(sim, "synchronize"):
+            inst, method, kw = compat.bound_operator(op)
+            if isinstance(inst, AuxeticCoupling):
+                if getattr(inst, "reciprocal", False):
+                    raise FastPathUnsupported(
+                        "AuxeticCoupling(reciprocal=True) is not supported by the fast path"
+                    )
+                if method == "apply_torques":
+                    continue  # without the reciprocal couple the coupling applies no torque
+                if not self._is_rod(kw["system"]):
+                    raise FastPathUnsupported("AuxeticCoupling on a system outside the rod block")
+                if inst.eps is not None:
+                    raise FastPathUnsupported("AuxeticCoupling was already applied (not fresh)")
+                sync.append((OP_COUPLING, len(couplings)))
+                couplings.append((inst, kw["system"]))
+            elif isinstance(inst, PlatformJoint):
+                key = id(inst)
+                if key not in seen:
+                    if inst.rest_relative_orientation is not None:
+                        raise FastPathUnsupported("PlatformJoint was already applied (not fresh)")
+                    seen[key] = len(joints)
+                    joints.append(
+                        (inst, kw["system_one"], kw["index_one"], kw["system_two"], kw["index_two"])
+                    )
+                code = OP_JOINT_FORCE if method == "apply_forces" else OP_JOINT_TORQUE
+                sync.append((code, seen[key]))
+            elif isinstance(inst, GravityForces):
+                if method == "apply_torques":
+                    continue
+                system = kw["system"]
+                g = np.array(inst.acc_gravity, dtype=np.float64).reshape(3)
+                if self._is_rod(system):
+                    sync.append((OP_GRAVITY_ROD, len(rod_gravity)))
+                    rod_gravity.append(
+                        (self._rod_offsets(system)[0], system.position_collection.shape[1], g)
+                    )
+                elif self._is_body(system):
+                    sync.append((OP_GRAVITY_BODY, len(body_gravity)))
+                    body_gravity.append((self._body_index(system), 1, g))
+                else:
+                    raise FastPathUnsupported("GravityForces on an unknown system")
+            else:
+                raise FastPathUnsupported(
+                    f"forcing/connection {type(inst).__name__} is not supported by the fast path"
+                )
+
+        motors: list[tuple[MotorAngleBC, Any]] = []
+        values: list[tuple[int, int]] = []
+        motor_of: dict[int, int] = {}
+        for op in compat.feature_group(sim, "constrain_values"):
+            inst, method, kw = compat.bound_operator(op)
+            if not isinstance(inst, MotorAngleBC) or not self._is_rod(kw["system"]):
+                raise FastPathUnsupported(
+                    f"constraint {type(inst).__name__} is not supported by the fast path"
+                )
+            motor_of[id(inst)] = len(motors)
+            values.append((OP_MOTOR, len(motors)))
+            motors.append((inst, kw["system"]))
+
+        rates: list[tuple[int, int]] = []
+        for op in compat.feature_group(sim, "constrain_rates"):
+            inst, method, kw = compat.bound_operator(op)
+            if id(inst) not in motor_of:
+                raise FastPathUnsupported(
+                    f"constraint {type(inst).__name__} is not supported by the fast path"
+                )
+            rates.append((OP_MOTOR, motor_of[id(inst)]))
+        rod_dampers: list[tuple[Any, Any, Any, bool]] = []
+        body_dampers: list[tuple[Any, float, float]] = []
+        for op in compat.feature_group(sim, "damping"):
+            inst, method, kw = compat.bound_operator(op)
+            system = kw["system"]
+            factors = compat.damper_coefficients(inst)
+            if factors is None:
+                raise FastPathUnsupported(
+                    f"damper {type(inst).__name__} is not supported by the fast path"
+                )
+            ct, cr = factors
+            if self._is_rod(system):
+                rates.append((OP_DAMP_ROD, len(rod_dampers)))
+                rod_dampers.append((system, ct, cr, np.ndim(cr) > 0))
+            elif self._is_body(system) and np.ndim(ct) == 0 and np.ndim(cr) == 0:
+                rates.append((OP_DAMP_BODY, len(body_dampers)))
+                body_dampers.append((system, float(ct), float(cr)))
+            else:
+                raise FastPathUnsupported("damper on an unsupported system")
+
+        # ---- tables ----------------------------------------------------------------------
+        self.couplings = self._coupling_table(couplings)
+        self.joints = self._joint_table(joints)
+        self.motors = self._motor_table(motors)
+        self._schedules = [(bc.angle, bc.angle_rate) for bc, _ in motors]
+        self.rod_dampers = self._rod_damper_table(rod_dampers)
+        self.body_dampers = BodyDamperTable(
+            body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
+            translational=np.array([c for _, c, _ in body_dampers], dtype=np.float64),
+            rotational=np.array([c for _, _, c in body_dampers], dtype=np.float64),
+        )
+        self.rod_gravity = _gravity_table(rod_gravity)
+        self.body_gravity = _gravity_table(body_gravity)
+        self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
+        self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
+        self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
+
+    def _coupling_table(self, items: list[tuple[AuxeticCoupling, Any]]) -> CouplingTable:
+        n = len(items)
+        if n == 0:
+            ne = nv = 1
+        else:
+            sizes = {int(rod.n_elems) for _, rod in items}
+            if len(sizes) != 1:
+                raise FastPathUnsupported("the fast path needs rods with equal element counts")
+            ne = sizes.pop()
+            nv = ne - 1
+        offsets = [self._rod_offsets(rod) for _, rod in items]
+
+        def col(f: Callable[[AuxeticCoupling], float]) -> NDArray[np.float64]:
+            return np.array([f(c) for c, _ in items], dtype=np.float64)
+
+        areas = []
+        for c, rod in items:
+            if c.area is None:
+                areas.append(float(np.mean(np.asarray(rod.volume) / np.asarray(rod.rest_lengths))))
+            else:
+                areas.append(float(c.area))
+        z = lambda *shape: np.zeros((n, *shape))  # noqa: E731
+        return CouplingTable(
+            elem_start=np.array([o[1] for o in offsets], dtype=np.int64),
+            vor_start=np.array([o[2] for o in offsets], dtype=np.int64),
+            handedness=col(lambda c: float(c.handedness)),
+            C_eps=col(lambda c: c.C_eps),
+            C_eps2=col(lambda c: float(getattr(c, "C_eps2", 0.0))),
+            eps_min=col(lambda c: c.eps_min),
+            eps_max=col(lambda c: c.eps_max),
+            kappa_min=col(lambda c: c.kappa_h_min),
+            kappa_max=col(lambda c: c.kappa_h_max),
+            area=np.array(areas, dtype=np.float64),
+            E_slope=col(lambda c: c.stiffness.E_slope),
+            G_slope=col(lambda c: c.stiffness.G_slope),
+            bend_slope=col(lambda c: c.stiffness.bend_rigidity_slope),
+            twist_slope=col(lambda c: c.stiffness.twist_rigidity_slope),
+            E_quad=col(lambda c: c.stiffness.E_quad),
+            twist_quad=col(lambda c: c.stiffness.twist_rigidity_quad),
+            filter_time=col(lambda c: float(getattr(c, "twist_filter_time", 0.0))),
+            printed_lengths=np.array([np.array(r.rest_lengths) for _, r in items]).reshape(n, ne),
+            printed_voronoi=np.array([np.array(r.rest_voronoi_lengths) for _, r in items]).reshape(n, nv),
+            printed_shear=np.array([np.array(r.shear_matrix) for _, r in items]).reshape(n, 3, 3, ne),
+            printed_bend=np.array([np.array(r.bend_matrix) for _, r in items]).reshape(n, 3, 3, nv),
+            kappa_vor_raw=z(nv),
+            kappa_vor=z(nv),
+            kappa_vor_clipped=z(nv),
+            kappa_elem=z(ne),
+            kappa_elem_clipped=z(ne),
+            eps=z(ne),
+            last_time=np.zeros(n),
+            initialized=np.zeros(n, dtype=np.int64),
+        )
+
+    def _joint_table(self, items: list[tuple[PlatformJoint, Any, Any, Any, Any]]) -> JointTable:
+        nodes, elems, bodies = [], [], []
+        for joint, one, idx_one, two, idx_two in items:
+            if not self._is_rod(one) or not self._is_body(two):
+                raise FastPathUnsupported("PlatformJoint must connect a rod (first) to a body")
+            node, elem, body = resolve_joint_indices(one, idx_one, two, idx_two)
+            n0, e0, _ = self._rod_offsets(one)
+            nodes.append(n0 + node)
+            elems.append(e0 + elem)
+            bodies.append(self._body_index(two) + body)
+        n = len(items)
+        return JointTable(
+            node=np.array(nodes, dtype=np.int64),
+            element=np.array(elems, dtype=np.int64),
+            body=np.array(bodies, dtype=np.int64),
+            attachment=np.array([j.attachment_point for j, *_ in items], dtype=np.float64).reshape(n, 3),
+            k_F=np.array([j.k_F for j, *_ in items], dtype=np.float64),
+            nu_F=np.array([j.nu_F for j, *_ in items], dtype=np.float64),
+            k_tau=np.array([j.k_tau for j, *_ in items], dtype=np.float64),
+            nu_tau=np.array([j.nu_tau for j, *_ in items], dtype=np.float64),
+            rest_orientation=np.zeros((n, 3, 3)),
+            initialized=np.zeros(n, dtype=np.int64),
+        )
+
+    def _motor_table(self, items: list[tuple[MotorAngleBC, Any]]) -> MotorTable:
+        nodes, elems = [], []
+        for bc, rod in items:
+            n0, e0, _ = self._rod_offsets(rod)
+            pos_idx = int(np.asarray(bc.constrained_position_idx).reshape(-1)[0])
+            dir_idx = int(np.asarray(bc.constrained_director_idx).reshape(-1)[0])
+            nodes.append(n0 + pos_idx % rod.position_collection.shape[1])
+            elems.append(e0 + dir_idx % rod.director_collection.shape[2])
+        n = len(items)
+        return MotorTable(
+            node=np.array(nodes, dtype=np.int64),
+            element=np.array(elems, dtype=np.int64),
+            fixed_position=np.array([bc.fixed_position for bc, _ in items], dtype=np.float64).reshape(n, 3),
+            reference_director=np.array(
+                [bc.reference_director for bc, _ in items], dtype=np.float64
+            ).reshape(n, 3, 3),
+            has_rate=np.array([bc.angle_rate is not None for bc, _ in items], dtype=np.int64),
+            work=np.zeros((3, 3)),
+        )
+
+    def _rod_damper_table(self, items: list[tuple[Any, Any, Any, bool]]) -> RodDamperTable:
+        n = len(items)
+        if n == 0:
+            return RodDamperTable(
+                node_start=np.zeros(0, dtype=np.int64),
+                elem_start=np.zeros(0, dtype=np.int64),
+                translational=np.zeros((0, 1)),
+                rotational=np.zeros((0, 3, 1)),
+                power=np.zeros(0, dtype=np.int64),
+            )
+        nn = {rod.position_collection.shape[1] for rod, *_ in items}
+        if len(nn) != 1:
+            raise FastPathUnsupported("the fast path needs rods with equal element counts")
+        n_nodes = nn.pop()
+        n_elems = n_nodes - 1
+        trans = np.empty((n, n_nodes))
+        rot = np.empty((n, 3, n_elems))
+        starts_n, starts_e = [], []
+        for k, (rod, ct, cr, _) in enumerate(items):
+            n0, e0, _ = self._rod_offsets(rod)
+            starts_n.append(n0)
+            starts_e.append(e0)
+            trans[k] = np.broadcast_to(np.asarray(ct, dtype=np.float64), (n_nodes,))
+            rot[k] = np.broadcast_to(np.asarray(cr, dtype=np.float64), (3, n_elems))
+        return RodDamperTable(
+            node_start=np.array(starts_n, dtype=np.int64),
+            elem_start=np.array(starts_e, dtype=np.int64),
+            translational=trans,
+            rotational=rot,
+            power=np.array([p for *_, p in items], dtype=np.int64),
+        )
+
+    def _callback_period(self, sim: Any) -> int:
+        """Steps between callback calls: the gcd of the recorders' ``every`` (1 if unknown)."""
+        period = 0
+        for op in compat.feature_group(sim, "callback"):
+            target = compat.callback_instance(op)
+            every = getattr(target, "every", None)
+            if not isinstance(every, (int, np.integer)) or every < 1:
+                return 1
+            period = math.gcd(period, int(every))
+        return period  # 0: no callbacks
+
+    # -- running -------------------------------------------------------------------------

@@ -1,0 +1,394 @@
+"""The auxetic laws of an HSA rod (paper Section II-B, Eq. 2-5): numba kernels.
+
+One kernel per law, called by every execution path (the :class:`AuxeticCoupling` operator, the
+fused stepper and the static solver through :func:`auxetic_update`):
+
+* Eq. 4 -- handed twist strain against the *printed* Voronoi lengths
+  (:func:`handed_twist_strain`), ``kappa_h = -handedness * log(Q_{k+1} Q_k^T)_z / printed_voronoi``
+  [rad/m];
+* Eq. 3 -- averaged to the elements with zero padding (:func:`average_to_elements`) and turned
+  into an axial strain ``eps = clip(C_eps * avg, eps_min, eps_max)`` (:func:`rest_strain`; an
+  optional quadratic term ``C_eps2``);
+* Eq. 2 -- ``rest = (1 + eps) * printed`` and the rest Voronoi lengths
+  (:func:`auxetic_rest_lengths`);
+* Eq. 5 -- stiffnesses linear (optionally quadratic) in the clipped twist strain, and the twist
+  rigidity scaled by ``rest_voronoi / printed_voronoi`` (:func:`twist_dependent_stiffness`);
+* the reciprocal (Maxwell-Betti) twist couple of the rest-length law
+  (:func:`reciprocal_twist_couple`, optional).
+
+:func:`auxetic_update` is the whole sequence strain -> (filter) -> rest lengths -> stiffness,
+written once.  Units: SI; strains in rad/m, ``C_eps`` in m/rad.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from elastica._rotations import _inv_rotate
+
+
+__all__ = [
+    "ALPHA_C",
+    "auxetic_update",
+    "handed_twist_strain",
+    "average_to_elements",
+    "clip_strain",
+    "auxetic_rest_lengths",
+    "rest_strain",
+    "twist_dependent_stiffness",
+    "low_pass",
+    "reciprocal_twist_couple",
+    "apply_twist_couple",
+]
+
+#: Timoshenko shear correction used by PyElastica's ``straight_rod`` (Kaneko 1975), [-].
+ALPHA_C: float = 27.0 / 28.0
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernels (pure functions on arrays)
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)  # type: ignore[misc]
+def handed_twist_strain(
+    director_collection: NDArray[np.float64],
+    printed_voronoi_lengths: NDArray[np.float64],
+    handedness: float,
+    kappa_h_voronoi: NDArray[np.float64],
+) -> None:
+    """Handed twist strain on the Voronoi domain (Eq. 4), written into ``kappa_h_voronoi``.
+
+    ``kappa_h[k] = -handedness * log(Q_{k+1} Q_k^T)_z / printed_voronoi[k]`` [rad/m].
+
+    Parameters
+    ----------
+    director_collection : (3, 3, n) directors (rows map lab -> local).
+    printed_voronoi_lengths : (n-1,) printed Voronoi lengths [m].
+    handedness : +1 (right-handed) or -1 (left-handed).
+    kappa_h_voronoi : (n-1,) output [rad/m].
+    """
+    rotation_vectors = _inv_rotate(director_collection)
+    for k in range(kappa_h_voronoi.shape[0]):
+        kappa_h_voronoi[k] = -handedness * rotation_vectors[2, k] / printed_voronoi_lengths[k]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def average_to_elements(
+    voronoi_values: NDArray[np.float64], element_values: NDArray[np.float64]
+) -> None:
+    """Average Voronoi values to the n elements with zero padding (operator ``A^h`` of Eq. 3).
+
+    ``element[i] = 0.5 * (v[i-1] + v[i])`` with ``v[-1] = v[n-1] = 0`` (PyElastica's quadrature
+    kernel), so that for uniform elements ``sum(element) * l = sum(v) * l``.
+    """
+    n = element_values.shape[0]
+    for i in range(n):
+        left = voronoi_values[i - 1] if i >= 1 else 0.0
+        right = voronoi_values[i] if i <= n - 2 else 0.0
+        element_values[i] = 0.5 * (left + right)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def clip_strain(
+    values: NDArray[np.float64], lower: float, upper: float, out: NDArray[np.float64]
+) -> None:
+    """``out = min(max(values, lower), upper)`` elementwise (``lower``/``upper`` may be +-inf)."""
+    for i in range(values.shape[0]):
+        out[i] = min(max(values[i], lower), upper)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rest_strain(
+    k: float, C_eps: float, C_eps2: float, kappa_min: float, kappa_max: float,
+    eps_min: float, eps_max: float,
+) -> float:
+    """Axial strain [-] of the rest-length law at the handed twist strain ``k`` [rad/m].
+
+    Paper (Eq. 3, ``C_eps2 = 0``): ``clip(C_eps k, eps_min, eps_max)``.  Optional quadratic
+    law: ``clip(C_eps kc + C_eps2 kc^2, eps_min, eps_max)`` with ``kc = clip(k, kappa_min,
+    kappa_max)``, the linear law's range ``[eps_min, eps_max] / C_eps`` (for ``C_eps2 = 0``
+    both expressions are equal; the first is evaluated so the paper's model is bit-identical).
+    ``C_eps`` [m/rad], ``C_eps2`` [m^2/rad^2].
+    """
+    if C_eps2 == 0.0:
+        x = C_eps * k
+    else:
+        kc = min(max(k, kappa_min), kappa_max)
+        x = C_eps * kc + C_eps2 * kc * kc
+    return min(max(x, eps_min), eps_max)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def auxetic_rest_lengths(
+    kappa_h_elements: NDArray[np.float64],
+    C_eps: float,
+    C_eps2: float,
+    kappa_min: float,
+    kappa_max: float,
+    eps_min: float,
+    eps_max: float,
+    printed_lengths: NDArray[np.float64],
+    eps: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+) -> None:
+    """Rest-length law, Eq. 2-3 (optionally quadratic), written in place.
+
+    ``eps = rest_strain(kappa_h_elements)`` [-] (:func:`rest_strain`; the paper's
+    ``clip(C_eps * kappa_h_elements, eps_min, eps_max)`` for ``C_eps2 = 0``),
+    ``rest_lengths = (1 + eps) * printed_lengths`` [m],
+    ``rest_voronoi_lengths = 0.5 * (rest_lengths[1:] + rest_lengths[:-1])`` [m].
+
+    ``C_eps`` in m/rad, ``C_eps2`` in m^2/rad^2, ``kappa_h_elements`` and the twist range
+    ``kappa_min, kappa_max`` in rad/m (element averages of Eq. 4).
+    """
+    n = eps.shape[0]
+    for i in range(n):
+        e = rest_strain(kappa_h_elements[i], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max)
+        eps[i] = e
+        rest_lengths[i] = (1.0 + e) * printed_lengths[i]
+    for k in range(n - 1):
+        rest_voronoi_lengths[k] = 0.5 * (rest_lengths[k + 1] + rest_lengths[k])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def twist_dependent_stiffness(
+    kappa_h_elements: NDArray[np.float64],
+    kappa_h_voronoi: NDArray[np.float64],
+    area: float,
+    E_slope: float,
+    G_slope: float,
+    bend_rigidity_slope: float,
+    twist_rigidity_slope: float,
+    E_quad: float,
+    twist_rigidity_quad: float,
+    printed_shear_matrix: NDArray[np.float64],
+    printed_bend_matrix: NDArray[np.float64],
+    printed_voronoi_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+) -> float:
+    """Twist-dependent stiffness (Eq. 5) and twist-rigidity scaling, written in place.
+
+    Elements (``kappa_h_elements``, the clipped element averages, rad/m):
+    ``S_zz = S_zz0 + E_slope * A * k + E_quad * A * k^2`` [N],
+    ``S_xx = S_yy = S0 + alpha_c * G_slope * A * k`` [N].
+    Voronoi (``kappa_h_voronoi``, clipped, rad/m):
+    ``B_xx = B_yy = B0 + bend_rigidity_slope * k`` [N m^2],
+    ``B_zz = (B_zz0 + twist_rigidity_slope * k + twist_rigidity_quad * k^2) * rest_voronoi /
+    printed_voronoi`` [N m^2].
+    Slopes: ``E_slope``, ``G_slope`` in Pa m/rad, rigidity slopes in N m^2 m/rad; optional
+    quadratic coefficients (0 = the paper's linear Eq. 5): ``E_quad`` in Pa m^2/rad^2,
+    ``twist_rigidity_quad`` in N m^2 m^2/rad^2; ``area`` in m^2.
+    With all slopes zero only the twist-rigidity scaling acts.
+
+    Returns the smallest diagonal entry written (callers check it is > 0).
+    """
+    smallest = np.inf
+    for i in range(kappa_h_elements.shape[0]):
+        k = kappa_h_elements[i]
+        s_shear = ALPHA_C * G_slope * area * k
+        shear_matrix[0, 0, i] = printed_shear_matrix[0, 0, i] + s_shear
+        shear_matrix[1, 1, i] = printed_shear_matrix[1, 1, i] + s_shear
+        shear_matrix[2, 2, i] = printed_shear_matrix[2, 2, i] + E_slope * area * k
+        if E_quad != 0.0:
+            shear_matrix[2, 2, i] += E_quad * area * k * k
+        for d in range(3):
+            smallest = min(smallest, shear_matrix[d, d, i])
+    for j in range(kappa_h_voronoi.shape[0]):
+        k = kappa_h_voronoi[j]
+        bend_matrix[0, 0, j] = printed_bend_matrix[0, 0, j] + bend_rigidity_slope * k
+        bend_matrix[1, 1, j] = printed_bend_matrix[1, 1, j] + bend_rigidity_slope * k
+        b_z = printed_bend_matrix[2, 2, j] + twist_rigidity_slope * k
+        if twist_rigidity_quad != 0.0:
+            b_z += twist_rigidity_quad * k * k
+        bend_matrix[2, 2, j] = b_z * (rest_voronoi_lengths[j] / printed_voronoi_lengths[j])
+        for d in range(3):
+            smallest = min(smallest, bend_matrix[d, d, j])
+    return smallest
+
+
+@njit(cache=True)  # type: ignore[misc]
+def low_pass(
+    signal: NDArray[np.float64], blend: float, filtered: NDArray[np.float64]
+) -> None:
+    """First-order low pass in place: ``filtered += blend * (signal - filtered)``.
+
+    ``blend = 1 - exp(-dt / tau)`` (exact discretisation of ``tau * y' = x - y`` for a
+    piecewise-constant input), ``blend = 1`` means no filtering.
+    """
+    for k in range(signal.shape[0]):
+        filtered[k] += blend * (signal[k] - filtered[k])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def reciprocal_twist_couple(
+    sigma: NDArray[np.float64],
+    rest_sigma: NDArray[np.float64],
+    internal_stress: NDArray[np.float64],
+    kappa: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+    kappa_h_elements: NDArray[np.float64],
+    C_eps: float,
+    C_eps2: float,
+    kappa_min: float,
+    kappa_max: float,
+    eps_min: float,
+    eps_max: float,
+    handedness: float,
+    printed_lengths: NDArray[np.float64],
+    printed_voronoi_lengths: NDArray[np.float64],
+    couple: NDArray[np.float64],
+) -> None:
+    """Twist couple conjugate to the rest-length law (Maxwell-Betti reciprocal of Eq. 2-4).
+
+    The rest lengths ``l_i = (1 + eps_i) lbar_i`` depend on the Voronoi twist angles
+    ``theta_k = log(Q_{k+1} Q_k^T)_z``; with ``eps_i = C_eps (kh_{i-1} + kh_i) / 2`` and
+    ``kh_k = -h theta_k / Dbar_k`` (Eq. 3-4), an unclipped element has
+    ``d l_i / d theta_k = -h C_eps lbar_i / (2 Dbar_k)`` for ``i in {k, k+1}`` (0 when clipped).
+    The couple is ``M_k = dU/dtheta_k = sum_i (dU/dl_i)(dl_i/dtheta_k)`` [N m] with PyElastica's
+    elastic energy at fixed positions and directors:
+
+    * stretch/shear, ``U_i = 1/2 (s_i - s0_i).S_i (s_i - s0_i) l_i`` with
+      ``s_i = Q_i (x_{i+1} - x_i)/l_i - e_z``:
+      ``dU_i/dl_i = -(n_z + s.n - 1/2 (s - s0).n)`` with ``n = S (s - s0)`` (internal stress);
+    * bending, ``U_k = 1/2 (B_xx kx^2 + B_yy ky^2) D_k`` with ``kappa = theta / D`` and
+      ``D_k = (l_k + l_{k+1})/2``: ``dU_k/dl_i = -1/4 (B_xx kx^2 + B_yy ky^2)`` for
+      ``i in {k, k+1}``;
+    * twist: independent of the rest lengths (``B_zz`` is scaled by ``D / Dbar``).
+
+    At a clip limit the one-sided derivative is used only when the couple drives the strain
+    into the unclipped range (tension at ``eps_min``, compression at ``eps_max``).
+    The stiffness law (Eq. 5) contribution ``dU/dS dS/dtheta`` is not included.
+
+    Quadratic rest-length law (``C_eps2 != 0``, :func:`rest_strain`): ``C_eps`` above becomes
+    ``d eps / d k = C_eps + 2 C_eps2 k`` [m/rad] at the element's twist strain ``k``; the element
+    counts as clipped when ``k`` is outside ``[kappa_min, kappa_max]`` or the polynomial is
+    outside ``[eps_min, eps_max]``.
+
+    ``sigma``, ``rest_sigma``, ``internal_stress`` (3, n); ``kappa`` [1/m], ``bend_matrix``
+    (3, 3, n-1) as used for this step's internal forces; ``kappa_h_elements`` (n,) element
+    averages of the handed twist strain [rad/m] (clip test); ``C_eps`` [m/rad];
+    ``printed_*`` [m].  Output ``couple`` (n-1,) [N m], to be applied as a local-z torque
+    ``+M_k`` on element k and ``-M_k`` on element k+1 (PyElastica's sign for an elastic couple).
+    """
+    n = sigma.shape[1]
+    # g_i = -dU/dl_i for the unclipped elements, 0 for the clipped ones
+    g = np.zeros(n)
+    for i in range(n):
+        k_i = kappa_h_elements[i]
+        if C_eps2 == 0.0:
+            e = C_eps * k_i
+            at_low, at_high = e == eps_min, e == eps_max
+        else:
+            if k_i < kappa_min or k_i > kappa_max:
+                continue  # outside the twist range: the rest length is constant
+            e = C_eps * k_i + C_eps2 * k_i * k_i
+            at_low = e == eps_min or k_i == kappa_min
+            at_high = e == eps_max or k_i == kappa_max
+        if e < eps_min or e > eps_max:
+            continue  # clipped: the rest length does not depend on the twist
+        s_dot_n = 0.0
+        ds_dot_n = 0.0
+        for d in range(3):
+            s_dot_n += sigma[d, i] * internal_stress[d, i]
+            ds_dot_n += (sigma[d, i] - rest_sigma[d, i]) * internal_stress[d, i]
+        g[i] = internal_stress[2, i] + s_dot_n - 0.5 * ds_dot_n
+        for k in (i - 1, i):
+            if 0 <= k <= n - 2:
+                g[i] += 0.25 * (
+                    bend_matrix[0, 0, k] * kappa[0, k] ** 2
+                    + bend_matrix[1, 1, k] * kappa[1, k] ** 2
+                )
+        # exactly at a clip limit (e.g. zero twist with eps_min = 0) the law has a kink: keep
+        # the one-sided derivative only if the couple drives the strain back into the range
+        if (at_low and g[i] < 0.0) or (at_high and g[i] > 0.0):
+            g[i] = 0.0
+        if C_eps2 != 0.0:
+            # d eps/d k relative to C_eps (C_eps > 0 whenever C_eps2 != 0, RodParams/AuxeticCoupling)
+            g[i] *= (C_eps + 2.0 * C_eps2 * k_i) / C_eps
+    for k in range(n - 1):
+        couple[k] = (
+            handedness
+            * C_eps
+            / (2.0 * printed_voronoi_lengths[k])
+            * (printed_lengths[k] * g[k] + printed_lengths[k + 1] * g[k + 1])
+        )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_twist_couple(couple: NDArray[np.float64], external_torques: NDArray[np.float64]) -> None:
+    """Add Voronoi couples ``couple`` (n-1,) [N m] as local-z torques: ``+M_k`` on element k,
+    ``-M_k`` on element k+1 (PyElastica's difference operator for ``internal_couple``)."""
+    for k in range(couple.shape[0]):
+        external_torques[2, k] += couple[k]
+        external_torques[2, k + 1] -= couple[k]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def auxetic_update(
+    director: NDArray[np.float64],
+    handedness: float,
+    C_eps: float,
+    C_eps2: float,
+    eps_min: float,
+    eps_max: float,
+    kappa_min: float,
+    kappa_max: float,
+    area: float,
+    E_slope: float,
+    G_slope: float,
+    bend_rigidity_slope: float,
+    twist_rigidity_slope: float,
+    E_quad: float,
+    twist_rigidity_quad: float,
+    filter_blend: float,
+    printed_lengths: NDArray[np.float64],
+    printed_voronoi: NDArray[np.float64],
+    printed_shear: NDArray[np.float64],
+    printed_bend: NDArray[np.float64],
+    kappa_vor_raw: NDArray[np.float64],
+    kappa_vor: NDArray[np.float64],
+    kappa_vor_clipped: NDArray[np.float64],
+    kappa_elem: NDArray[np.float64],
+    kappa_elem_clipped: NDArray[np.float64],
+    eps: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+) -> float:
+    """The auxetic rest configuration of one rod (Eq. 2-5) for its present directors.
+
+    The one sequence every path runs: handed twist strain (Eq. 4, into ``kappa_vor`` [rad/m];
+    with ``filter_blend < 0`` unfiltered, else through :func:`low_pass` of the raw strain in
+    ``kappa_vor_raw`` with that blend) -> element average (Eq. 3, ``kappa_elem``) -> rest lengths
+    and rest Voronoi lengths (Eq. 2, :func:`auxetic_rest_lengths`, ``eps``) -> both strains clipped
+    to ``[kappa_min, kappa_max]`` -> stiffness law and twist-rigidity scaling (Eq. 5,
+    :func:`twist_dependent_stiffness`).  Writes ``rest_lengths``, ``rest_voronoi_lengths`` [m]
+    and the diagonals of ``shear_matrix`` [N] / ``bend_matrix`` [N m^2] in place.
+
+    Returns the smallest stiffness written (callers check it is > 0).
+    """
+    if filter_blend < 0.0:
+        handed_twist_strain(director, printed_voronoi, handedness, kappa_vor)
+    else:
+        handed_twist_strain(director, printed_voronoi, handedness, kappa_vor_raw)
+        low_pass(kappa_vor_raw, filter_blend, kappa_vor)
+    average_to_elements(kappa_vor, kappa_elem)
+    auxetic_rest_lengths(
+        kappa_elem, C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
+        printed_lengths, eps, rest_lengths, rest_voronoi_lengths,
+    )
+    clip_strain(kappa_elem, kappa_min, kappa_max, kappa_elem_clipped)
+    clip_strain(kappa_vor, kappa_min, kappa_max, kappa_vor_clipped)
+    return twist_dependent_stiffness(  # type: ignore[no-any-return]
+        kappa_elem_clipped, kappa_vor_clipped, area, E_slope, G_slope, bend_rigidity_slope,
+        twist_rigidity_slope, E_quad, twist_rigidity_quad, printed_shear, printed_bend,
+        printed_voronoi, rest_voronoi_lengths, shear_matrix, bend_matrix,
+    )

@@ -1,0 +1,238 @@
+"""One force evaluation of a compiled HSA model: every law, once, in PyElastica's order.
+
+:func:`evaluate_forces` is the single place where the model's forces are summed for the
+compiled engines -- the fused stepper (:mod:`hsa_elastica.engines.fused`) calls it once per
+step and the static solver calls it for its residual.  It applies, in the order PyElastica 1.0
+calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
+
+1. the motor-angle boundary conditions (Section II-D; :func:`constrain_values`,
+   kernel :func:`~hsa_elastica.physics.actuation.rotate_about_own_axis`);
+2. the auxetic rest configuration (Eq. 2-5; :func:`apply_coupling`, kernel
+   :func:`~hsa_elastica.physics.auxetic_law.auxetic_update`);
+3. the rods' internal forces and torques (:mod:`hsa_elastica.physics.rod_kernels`);
+4. the forcings and connections in FIFO order: platform joints (Eq. 6-7, kernels of
+   :mod:`hsa_elastica.physics.joints`) and gravity (PyElastica's kernel).
+
+External forces and torques are *added* (the caller zeroes them, as PyElastica does at the end
+of a step).  :func:`constrain_rates` is the velocity half of the boundary conditions and the
+dampers.  The operator classes (``AuxeticCoupling``, ``MotorAngleBC``, ``PlatformJoint``) call the
+same kernels on single systems.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from elastica.external_forces import GravityForces
+
+from hsa_elastica.physics.actuation import rotate_about_own_axis
+from hsa_elastica.physics.auxetic_law import auxetic_update, handed_twist_strain
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
+from hsa_elastica.physics.rod_kernels import (
+    RodWork,
+    internal_forces_inplace,
+    internal_torques_inplace,
+)
+from hsa_elastica.physics.tables import (
+    OP_COUPLING,
+    OP_DAMP_BODY,
+    OP_DAMP_ROD,
+    OP_GRAVITY_BODY,
+    OP_GRAVITY_ROD,
+    OP_JOINT_FORCE,
+    OP_JOINT_TORQUE,
+    OP_MOTOR,
+    STATUS_STIFFNESS,
+    BodyBlockArrays,
+    BodyDamperTable,
+    CouplingTable,
+    GravityTable,
+    JointTable,
+    MotorTable,
+    RodBlockArrays,
+    RodDamperTable,
+)
+
+__all__ = ["evaluate_forces", "apply_coupling", "constrain_values", "constrain_rates"]
+
+#: PyElastica's gravity kernel (a staticmethod: bound to a module name so numba can call it)
+_gravity_kernel = GravityForces.compute_gravity_forces
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> float:
+    """``AuxeticCoupling.apply_forces`` on coupling ``i`` of the table (its rod's slice of the
+    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0)."""
+    ne = c.printed_lengths.shape[1]
+    nv = c.printed_voronoi.shape[1]
+    e0 = c.elem_start[i]
+    v0 = c.vor_start[i]
+    director = rod.director[:, :, e0 : e0 + ne]
+    if c.initialized[i] == 0:
+        # first application: the twist filter starts from the present strain
+        handed_twist_strain(director, c.printed_voronoi[i], c.handedness[i], c.kappa_vor[i])
+        c.last_time[i] = t
+        c.initialized[i] = 1
+    blend = -1.0
+    if c.filter_time[i] > 0.0:
+        blend = 1.0 - math.exp(-max(t - c.last_time[i], 0.0) / c.filter_time[i])
+    c.last_time[i] = t
+    return auxetic_update(  # type: ignore[no-any-return]
+        director, c.handedness[i], c.C_eps[i], c.C_eps2[i], c.eps_min[i], c.eps_max[i],
+        c.kappa_min[i], c.kappa_max[i], c.area[i], c.E_slope[i], c.G_slope[i],
+        c.bend_slope[i], c.twist_slope[i], c.E_quad[i], c.twist_quad[i], blend,
+        c.printed_lengths[i], c.printed_voronoi[i], c.printed_shear[i], c.printed_bend[i],
+        c.kappa_vor_raw[i], c.kappa_vor[i], c.kappa_vor_clipped[i], c.kappa_elem[i],
+        c.kappa_elem_clipped[i], c.eps[i], rod.rest_lengths[e0 : e0 + ne],
+        rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
+        rod.bend_matrix[:, :, v0 : v0 + nv],
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def constrain_values(
+    program: NDArray[np.int64], m: MotorTable, angles: NDArray[np.float64], rod: RodBlockArrays
+) -> None:
+    """``MotorAngleBC.constrain_values``: base node fixed, base element turned by ``phi``."""
+    for p in range(program.shape[0]):
+        if program[p, 0] != OP_MOTOR:
+            continue
+        i = program[p, 1]
+        rotate_about_own_axis(m.reference_director[i], angles[i], m.work)
+        node = m.node[i]
+        elem = m.element[i]
+        for a in range(3):
+            rod.position[a, node] = m.fixed_position[i, a]
+        for a in range(3):
+            for b in range(3):
+                rod.director[a, b, elem] = m.work[a, b]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def constrain_rates(
+    program: NDArray[np.int64],
+    m: MotorTable,
+    rates: NDArray[np.float64],
+    dr: RodDamperTable,
+    db: BodyDamperTable,
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+) -> None:
+    """``MotorAngleBC.constrain_rates`` then the dampers, in PyElastica's order."""
+    for p in range(program.shape[0]):
+        code = program[p, 0]
+        i = program[p, 1]
+        if code == OP_MOTOR:
+            node = m.node[i]
+            elem = m.element[i]
+            for a in range(3):
+                rod.velocity[a, node] = 0.0
+                rod.omega[a, elem] = 0.0
+            if m.has_rate[i] != 0:
+                rod.omega[2, elem] = rates[i]
+        elif code == OP_DAMP_ROD:
+            n0 = dr.node_start[i]
+            e0 = dr.elem_start[i]
+            nn = dr.translational.shape[1]
+            ne = dr.rotational.shape[2]
+            for a in range(3):
+                for k in range(nn):
+                    rod.velocity[a, n0 + k] *= dr.translational[i, k]
+            if dr.power[i] != 0:
+                for a in range(3):
+                    for k in range(ne):
+                        rod.omega[a, e0 + k] *= dr.rotational[i, a, k] ** rod.dilatation[e0 + k]
+            else:
+                for a in range(3):
+                    for k in range(ne):
+                        rod.omega[a, e0 + k] *= dr.rotational[i, a, k]
+        elif code == OP_DAMP_BODY:
+            b = db.body[i]
+            for a in range(3):
+                body.velocity[a, b] *= db.translational[i]
+            for a in range(3):
+                body.omega[a, b] *= db.rotational[i]
+
+
+
+@njit(cache=True)  # type: ignore[misc]
+def evaluate_forces(
+    t: float,
+    angles: NDArray[np.float64],
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    couplings: CouplingTable,
+    joints: JointTable,
+    motors: MotorTable,
+    rod_gravity: GravityTable,
+    body_gravity: GravityTable,
+    sync_program: NDArray[np.int64],
+    values_program: NDArray[np.int64],
+    work: RodWork,
+    status: NDArray[np.float64],
+) -> bool:
+    """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
+
+    Imposes the motor angles (positions and directors of the rod bases), writes the auxetic rest
+    configuration, computes the rods' ``internal_forces`` [N] / ``internal_torques`` [N m] and
+    *adds* the joints' and gravity's contributions to ``external_forces`` / ``external_torques``
+    of the rod and rigid-body blocks.  Returns False (with ``status[0] = STATUS_STIFFNESS``,
+    ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
+    stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
+    """
+    constrain_values(values_program, motors, angles, rod)
+    # auxetic coupling (Eq. 2-5): the operator rewrites the rest configuration and recomputes
+    # the internal forces; applying it before the single internal-force evaluation gives the
+    # same state at half the cost
+    for p in range(sync_program.shape[0]):
+        if sync_program[p, 0] == OP_COUPLING:
+            i = sync_program[p, 1]
+            smallest = apply_coupling(couplings, i, t, rod)
+            if not smallest > 0.0:
+                status[0] = STATUS_STIFFNESS
+                status[1] = i
+                status[2] = smallest
+                status[3] = t
+                return False
+    internal_forces_inplace(rod, work)
+    internal_torques_inplace(rod, work)
+    # synchronize: forcing and connections in FIFO order
+    for p in range(sync_program.shape[0]):
+        code = sync_program[p, 0]
+        i = sync_program[p, 1]
+        if code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
+            if joints.initialized[i] == 0:
+                joints.rest_orientation[i] = relative_orientation(
+                    body.director, joints.body[i], rod.director, joints.element[i]
+                )
+                joints.initialized[i] = 1
+            if code == OP_JOINT_FORCE:
+                joint_force_kernel(
+                    rod.position, rod.velocity, rod.external_forces, joints.node[i],
+                    body.position, body.velocity, body.director, body.omega,
+                    body.external_forces, body.external_torques, joints.body[i],
+                    joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                )
+            else:
+                joint_torque_kernel(
+                    rod.director, rod.omega, rod.external_torques, joints.element[i],
+                    body.director, body.omega, body.external_torques, joints.body[i],
+                    joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                )
+        elif code == OP_GRAVITY_ROD:
+            n0 = rod_gravity.start[i]
+            n1 = n0 + rod_gravity.size[i]
+            _gravity_kernel(
+                rod_gravity.acceleration[i], rod.mass[n0:n1], rod.external_forces[:, n0:n1]
+            )
+        elif code == OP_GRAVITY_BODY:
+            b0 = body_gravity.start[i]
+            b1 = b0 + body_gravity.size[i]
+            _gravity_kernel(
+                body_gravity.acceleration[i], body.mass[b0:b1], body.external_forces[:, b0:b1]
+            )
+    return True

@@ -1,0 +1,195 @@
+"""Array layout of a compiled HSA model: the state (PyElastica memory-block views) and one
+table per physical law, as consumed by :mod:`hsa_elastica.physics.forces`.
+
+A *program* is an ``(n, 2)`` int64 array of rows ``(operator code, row in that operator's
+table)`` listing the operators in the order PyElastica 1.0 calls them; the codes are the
+``OP_*`` constants below.  Tables are NamedTuples of arrays (numba passes them by reference).
+Built by :mod:`hsa_elastica.engines.compile`; read by the fused stepper and the static solver.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "RodBlockArrays",
+    "BodyBlockArrays",
+    "CouplingTable",
+    "JointTable",
+    "MotorTable",
+    "RodDamperTable",
+    "BodyDamperTable",
+    "GravityTable",
+    "ROD_FIELDS",
+]
+
+# --------------------------------------------------------------------------------------------
+# operator codes of the programs (one row = (code, index into the operator's table))
+# --------------------------------------------------------------------------------------------
+OP_NOOP = 0
+OP_COUPLING = 1
+OP_JOINT_FORCE = 2
+OP_JOINT_TORQUE = 3
+OP_GRAVITY_ROD = 4
+OP_GRAVITY_BODY = 5
+OP_MOTOR = 6
+OP_DAMP_ROD = 7
+OP_DAMP_BODY = 8
+
+#: status codes returned by :func:`advance`
+STATUS_OK = 0
+STATUS_STIFFNESS = 1
+
+
+# --------------------------------------------------------------------------------------------
+# array bundles (numba accepts NamedTuples of arrays)
+# --------------------------------------------------------------------------------------------
+class RodBlockArrays(NamedTuple):
+    """Views of the arrays of PyElastica's ``MemoryBlockCosseratRod`` (all rods, ghosts)."""
+
+    position: NDArray[np.float64]
+    velocity: NDArray[np.float64]
+    omega: NDArray[np.float64]
+    director: NDArray[np.float64]
+    v_w: NDArray[np.float64]
+    dvdt_dwdt: NDArray[np.float64]
+    acceleration: NDArray[np.float64]
+    alpha: NDArray[np.float64]
+    external_forces: NDArray[np.float64]
+    external_torques: NDArray[np.float64]
+    mass: NDArray[np.float64]
+    volume: NDArray[np.float64]
+    lengths: NDArray[np.float64]
+    tangents: NDArray[np.float64]
+    radius: NDArray[np.float64]
+    rest_lengths: NDArray[np.float64]
+    rest_voronoi_lengths: NDArray[np.float64]
+    dilatation: NDArray[np.float64]
+    voronoi_dilatation: NDArray[np.float64]
+    sigma: NDArray[np.float64]
+    rest_sigma: NDArray[np.float64]
+    shear_matrix: NDArray[np.float64]
+    internal_stress: NDArray[np.float64]
+    internal_forces: NDArray[np.float64]
+    ghost_elems_idx: NDArray[Any]
+    bend_matrix: NDArray[np.float64]
+    rest_kappa: NDArray[np.float64]
+    kappa: NDArray[np.float64]
+    mass_second_moment_of_inertia: NDArray[np.float64]
+    inv_mass_second_moment_of_inertia: NDArray[np.float64]
+    internal_couple: NDArray[np.float64]
+    dilatation_rate: NDArray[np.float64]
+    internal_torques: NDArray[np.float64]
+    ghost_voronoi_idx: NDArray[Any]
+
+
+
+ROD_FIELDS = {
+    "position": "position_collection",
+    "velocity": "velocity_collection",
+    "omega": "omega_collection",
+    "director": "director_collection",
+    "v_w": "v_w_collection",
+    "dvdt_dwdt": "dvdt_dwdt_collection",
+    "acceleration": "acceleration_collection",
+    "alpha": "alpha_collection",
+}
+
+
+
+class BodyBlockArrays(NamedTuple):
+    """Views of the arrays of PyElastica's ``MemoryBlockRigidBody``."""
+
+    position: NDArray[np.float64]
+    velocity: NDArray[np.float64]
+    omega: NDArray[np.float64]
+    director: NDArray[np.float64]
+    v_w: NDArray[np.float64]
+    dvdt_dwdt: NDArray[np.float64]
+    acceleration: NDArray[np.float64]
+    alpha: NDArray[np.float64]
+    external_forces: NDArray[np.float64]
+    external_torques: NDArray[np.float64]
+    mass: NDArray[np.float64]
+    mass_second_moment_of_inertia: NDArray[np.float64]
+    inv_mass_second_moment_of_inertia: NDArray[np.float64]
+
+
+class CouplingTable(NamedTuple):
+    """Parameters and state of the auxetic couplings (one row per coupling)."""
+
+    elem_start: NDArray[np.int64]  # first element of the rod in the block
+    vor_start: NDArray[np.int64]  # first Voronoi entry of the rod in the block
+    handedness: NDArray[np.float64]
+    C_eps: NDArray[np.float64]  # m/rad
+    C_eps2: NDArray[np.float64]  # m^2/rad^2, optional quadratic rest-length law (0 = paper)
+    eps_min: NDArray[np.float64]
+    eps_max: NDArray[np.float64]
+    kappa_min: NDArray[np.float64]  # rad/m, clip range of the stiffness law
+    kappa_max: NDArray[np.float64]
+    area: NDArray[np.float64]  # m^2
+    E_slope: NDArray[np.float64]
+    G_slope: NDArray[np.float64]
+    bend_slope: NDArray[np.float64]
+    twist_slope: NDArray[np.float64]
+    E_quad: NDArray[np.float64]  # Pa m^2/rad^2, optional quadratic terms (0 = paper's Eq. 5)
+    twist_quad: NDArray[np.float64]  # N m^2 m^2/rad^2
+    filter_time: NDArray[np.float64]  # s, 0 = off
+    printed_lengths: NDArray[np.float64]  # (n, ne)
+    printed_voronoi: NDArray[np.float64]  # (n, nv)
+    printed_shear: NDArray[np.float64]  # (n, 3, 3, ne)
+    printed_bend: NDArray[np.float64]  # (n, 3, 3, nv)
+    kappa_vor_raw: NDArray[np.float64]  # (n, nv) state / work
+    kappa_vor: NDArray[np.float64]
+    kappa_vor_clipped: NDArray[np.float64]
+    kappa_elem: NDArray[np.float64]  # (n, ne)
+    kappa_elem_clipped: NDArray[np.float64]
+    eps: NDArray[np.float64]
+    last_time: NDArray[np.float64]
+    initialized: NDArray[np.int64]
+
+
+class JointTable(NamedTuple):
+    node: NDArray[np.int64]  # rod node index in the block
+    element: NDArray[np.int64]  # rod element index in the block
+    body: NDArray[np.int64]  # body index in the rigid-body block
+    attachment: NDArray[np.float64]  # (n, 3) m, body frame
+    k_F: NDArray[np.float64]
+    nu_F: NDArray[np.float64]
+    k_tau: NDArray[np.float64]
+    nu_tau: NDArray[np.float64]
+    rest_orientation: NDArray[np.float64]  # (n, 3, 3), set at the first call
+    initialized: NDArray[np.int64]
+
+
+class MotorTable(NamedTuple):
+    node: NDArray[np.int64]
+    element: NDArray[np.int64]
+    fixed_position: NDArray[np.float64]  # (n, 3)
+    reference_director: NDArray[np.float64]  # (n, 3, 3)
+    has_rate: NDArray[np.int64]
+    work: NDArray[np.float64]  # (3, 3)
+
+
+class RodDamperTable(NamedTuple):
+    node_start: NDArray[np.int64]
+    elem_start: NDArray[np.int64]
+    translational: NDArray[np.float64]  # (n, n_nodes) factor per step
+    rotational: NDArray[np.float64]  # (n, 3, n_elems) factor (per step, ** dilatation if power)
+    power: NDArray[np.int64]
+
+
+class BodyDamperTable(NamedTuple):
+    body: NDArray[np.int64]
+    translational: NDArray[np.float64]
+    rotational: NDArray[np.float64]
+
+
+class GravityTable(NamedTuple):
+    start: NDArray[np.int64]  # first node (rods) / body index
+    size: NDArray[np.int64]  # number of nodes / bodies
+    acceleration: NDArray[np.float64]  # (n, 3) m/s^2
+
