@@ -1,0 +1,582 @@
+"""Static equilibrium of a compiled HSA model: Newton on the residual of the dynamic model.
+
+The residual is the right-hand side of the equations of motion at rest, evaluated by the one
+force evaluation of the package, :func:`hsa_elastica.physics.forces.evaluate_forces` (motor
+angles, auxetic rest configuration Eq. 2-5, rods' internal forces and couples, platform joints
+Eq. 6-7, gravity).  With all velocities zero the damping, Lagrangian-transport and
+unsteady-dilatation terms vanish, so the unknowns are
+
+* the positions [m] of the rod nodes not held by a motor boundary condition (3 per node),
+* a rotation-vector increment [rad] per rod element not held by a motor (3 per element),
+  applied as PyElastica's kinematic update does (``Q <- R(dtheta) Q``, ``dtheta`` in the
+  element's local frame), so that it is power-conjugate to the local couple,
+* the position [m] and a rotation increment [rad] of each rigid body (the platform),
+
+and the residual rows are the net force on each free node (``internal_forces +
+external_forces``, N), the net couple on each free element (``internal_torques +
+external_torques``, local frame, N m) and the external force [N] / torque [N m, body frame] on
+each body.  The Jacobian ``J = dF/dx`` is assembled by forward differences with column
+colouring (the sparsity pattern is found once per model by perturbing each unknown alone at a
+randomly perturbed pose); Newton steps are solved by sparse LU (``scipy.sparse.linalg``).
+
+Stability: the linearised dynamics about an equilibrium are ``M dx'' = J dx`` (``M`` = node
+masses, element and body second moments of inertia), so a pose is stable when every eigenvalue
+of ``M^-1 K`` (``K = -J``, the tangent stiffness, not symmetric: the auxetic law is not derived
+from a potential) has a positive real part.  :meth:`StaticSolver.stability` returns the smallest
+real part among the eigenvalues of ``M^-1 K`` closest to zero [1/s^2] (shift-invert Arnoldi);
+a negative value is a divergence (buckling) mode.
+
+The twist filter of the coupling (``twist_filter_time``) is a dynamic regularisation: the
+solver uses a copy of the coupling table with the filter off, i.e. the unfiltered strain.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
+from hsa_elastica.physics.forces import evaluate_forces
+from hsa_elastica.physics.rod_kernels import kinematic_update_inplace, rod_work
+from hsa_elastica.physics.tables import (
+    BodyBlockArrays,
+    CouplingTable,
+    GravityTable,
+    JointTable,
+    MotorTable,
+    RodBlockArrays,
+)
+
+__all__ = ["StaticSolver", "StaticOutcome", "KIND_NODE", "KIND_ELEMENT", "KIND_BODY_POS", "KIND_BODY_ROT"]
+
+KIND_NODE = 0
+KIND_ELEMENT = 1
+KIND_BODY_POS = 2
+KIND_BODY_ROT = 3
+
+#: forward-difference steps: position [m] and rotation [rad] (~sqrt(eps) of the unit scale
+#: 0.1 m / 1 rad, so truncation and round-off errors are both ~1e-8 relative)
+FD_STEP_POSITION = 1e-8
+FD_STEP_ROTATION = 1e-7
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernels
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def _rotate(director: NDArray[np.float64], k: int, w0: float, w1: float, w2: float,
+            scratch: NDArray[np.float64]) -> None:
+    """``director[:, :, k] <- R(w) director[:, :, k]`` with the kinematic-update kernel."""
+    omega = np.empty((3, 1))
+    omega[0, 0] = w0
+    omega[1, 0] = w1
+    omega[2, 0] = w2
+    nothing = np.empty((3, 0))
+    kinematic_update_inplace(1.0, nothing, director[:, :, k : k + 1], nothing, omega, scratch)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def residual(
+    angles: NDArray[np.float64],
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    couplings: CouplingTable,
+    joints: JointTable,
+    motors: MotorTable,
+    rod_gravity: GravityTable,
+    body_gravity: GravityTable,
+    sync_program: NDArray[np.int64],
+    values_program: NDArray[np.int64],
+    work: Any,
+    status: NDArray[np.float64],
+    kind: NDArray[np.int64],
+    index: NDArray[np.int64],
+    comp: NDArray[np.int64],
+    out: NDArray[np.float64],
+) -> bool:
+    """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
+    rod.external_forces[:] = 0.0
+    rod.external_torques[:] = 0.0
+    body.external_forces[:] = 0.0
+    body.external_torques[:] = 0.0
+    ok = evaluate_forces(
+        0.0, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
+        sync_program, values_program, work, status,
+    )
+    for j in range(kind.shape[0]):
+        i = index[j]
+        a = comp[j]
+        k = kind[j]
+        if k == KIND_NODE:
+            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
+        elif k == KIND_ELEMENT:
+            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
+        elif k == KIND_BODY_POS:
+            out[j] = body.external_forces[a, i]
+        else:
+            out[j] = body.external_torques[a, i]
+    return ok  # type: ignore[no-any-return]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_increment(
+    dx: NDArray[np.float64],
+    scale: float,
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    kind: NDArray[np.int64],
+    index: NDArray[np.int64],
+    comp: NDArray[np.int64],
+    scratch: NDArray[np.float64],
+) -> None:
+    """Move the state by ``scale * dx`` (positions added, rotations applied per element/body;
+    the three components of one rotation are consecutive unknowns)."""
+    j = 0
+    n = kind.shape[0]
+    while j < n:
+        k = kind[j]
+        i = index[j]
+        if k == KIND_NODE:
+            rod.position[comp[j], i] += scale * dx[j]
+            j += 1
+        elif k == KIND_BODY_POS:
+            body.position[comp[j], i] += scale * dx[j]
+            j += 1
+        elif k == KIND_ELEMENT:
+            _rotate(rod.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
+            j += 3
+        else:
+            _rotate(body.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
+            j += 3
+
+
+@njit(cache=True)  # type: ignore[misc]
+def fd_jacobian(
+    angles: NDArray[np.float64],
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    couplings: CouplingTable,
+    joints: JointTable,
+    motors: MotorTable,
+    rod_gravity: GravityTable,
+    body_gravity: GravityTable,
+    sync_program: NDArray[np.int64],
+    values_program: NDArray[np.int64],
+    work: Any,
+    status: NDArray[np.float64],
+    kind: NDArray[np.int64],
+    index: NDArray[np.int64],
+    comp: NDArray[np.int64],
+    steps: NDArray[np.float64],
+    color_ptr: NDArray[np.int64],
+    color_cols: NDArray[np.int64],
+    indptr: NDArray[np.int64],
+    indices: NDArray[np.int64],
+    f0: NDArray[np.float64],
+    f1: NDArray[np.float64],
+    saved: NDArray[np.float64],
+    data: NDArray[np.float64],
+    scratch: NDArray[np.float64],
+) -> None:
+    """Forward-difference Jacobian ``dF/dx`` into ``data`` (CSC pattern ``indptr``/``indices``).
+
+    Columns of one colour (``color_cols[color_ptr[c]:color_ptr[c+1]]``) share no row and are
+    perturbed together; the state is restored exactly (saved copies) after each colour.
+    """
+    for c in range(color_ptr.shape[0] - 1):
+        for p in range(color_ptr[c], color_ptr[c + 1]):
+            j = color_cols[p]
+            i = index[j]
+            a = comp[j]
+            h = steps[j]
+            k = kind[j]
+            if k == KIND_NODE:
+                saved[p, 0, 0] = rod.position[a, i]
+                rod.position[a, i] += h
+            elif k == KIND_BODY_POS:
+                saved[p, 0, 0] = body.position[a, i]
+                body.position[a, i] += h
+            elif k == KIND_ELEMENT:
+                saved[p] = rod.director[:, :, i]
+                _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
+                        h if a == 2 else 0.0, scratch)
+            else:
+                saved[p] = body.director[:, :, i]
+                _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
+                        h if a == 2 else 0.0, scratch)
+        residual(angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
+                 sync_program, values_program, work, status, kind, index, comp, f1)
+        for p in range(color_ptr[c], color_ptr[c + 1]):
+            j = color_cols[p]
+            i = index[j]
+            a = comp[j]
+            k = kind[j]
+            if k == KIND_NODE:
+                rod.position[a, i] = saved[p, 0, 0]
+            elif k == KIND_BODY_POS:
+                body.position[a, i] = saved[p, 0, 0]
+            elif k == KIND_ELEMENT:
+                rod.director[:, :, i] = saved[p]
+            else:
+                body.director[:, :, i] = saved[p]
+            inv = 1.0 / steps[j]
+            for q in range(indptr[j], indptr[j + 1]):
+                r = indices[q]
+                data[q] = (f1[r] - f0[r]) * inv
+
+
+# --------------------------------------------------------------------------------------------
+# solver
+# --------------------------------------------------------------------------------------------
+@dataclass
+class StaticOutcome:
+    """Result of :meth:`StaticSolver.solve` (the state is left in the model's arrays).
+
+    ``residual_force_N`` / ``residual_torque_Nm``: max-norm of the force / couple rows at the
+    end; ``min_eigenvalue``: smallest real part of the eigenvalues of ``M^-1 K`` near zero
+    [1/s^2] (nan when not computed); ``stable``: ``min_eigenvalue > 0``; ``branch_switched``:
+    the symmetric solution was unstable and the solver moved to a buckled branch.
+    """
+
+    converged: bool
+    iterations: int
+    residual_force_N: float
+    residual_torque_Nm: float
+    stable: bool | None = None
+    min_eigenvalue: float = float("nan")
+    branch_switched: bool = False
+    message: str = ""
+    angles: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+
+class StaticSolver:
+    """Newton solver for the static equilibrium of a :class:`CompiledModel` (see module doc).
+
+    The model must be fresh (built, finalized, never stepped): construction captures the joints'
+    rest orientation at the assembly pose, as the first dynamic step does, and zeroes the
+    velocities.  The solver then owns the model's state arrays.
+
+    ``tol_force`` [N] / ``tol_torque`` [N m]: max-norm convergence bounds (defaults 1e-8 N and
+    1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
+    """
+
+    def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
+                 tol_torque: float = 1e-9) -> None:
+        if any(bool(j.joints.initialized.any()) for j in [model]) or bool(
+            model.couplings.initialized.any()
+        ):
+            raise FastPathUnsupported("StaticSolver needs a fresh compiled model (never evaluated)")
+        self.model = model
+        self.tol_force = float(tol_force)
+        self.tol_torque = float(tol_torque)
+        self.couplings = model.couplings._replace(
+            filter_time=np.zeros_like(model.couplings.filter_time)
+        )
+        rod, body = model.rod_arrays, model.body_arrays
+        for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
+            arr[:] = 0.0
+        self.n_motors = int(model.motors.node.shape[0])
+        self._layout()
+        self.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
+        self.status = np.zeros(4)
+        self.scratch = np.empty((3, 3, 1))
+        self.f = np.zeros(self.n)
+        self.f1 = np.zeros(self.n)
+        # joints' rest orientation at the assembly pose (motor angles 0)
+        self.evaluate(np.zeros(self.n_motors))
+        self._pattern_and_colors()
+        self.angles = np.zeros(self.n_motors)
+
+    # -- layout ------------------------------------------------------------------------------
+    def _layout(self) -> None:
+        rod, body, m = self.model.rod_arrays, self.model.body_arrays, self.model.motors
+        ghost_e = np.asarray(rod.ghost_elems_idx, dtype=np.int64)
+        ghost_n = ghost_e[::2] + 1
+        nodes = np.setdiff1d(np.arange(rod.position.shape[1]), np.concatenate([ghost_n, m.node]))
+        elems = np.setdiff1d(np.arange(rod.director.shape[2]), np.concatenate([ghost_e, m.element]))
+        nb = body.position.shape[1]
+        kind, index, comp = [], [], []
+        for k, idx in ((KIND_NODE, nodes), (KIND_ELEMENT, elems)):
+            for i in idx:
+                kind += [k] * 3
+                index += [int(i)] * 3
+                comp += [0, 1, 2]
+        for b in range(nb):
+            kind += [KIND_BODY_POS] * 3 + [KIND_BODY_ROT] * 3
+            index += [b] * 6
+            comp += [0, 1, 2, 0, 1, 2]
+        self.kind = np.array(kind, dtype=np.int64)
+        self.index = np.array(index, dtype=np.int64)
+        self.comp = np.array(comp, dtype=np.int64)
+        self.n = int(self.kind.shape[0])
+        rot = (self.kind == KIND_ELEMENT) | (self.kind == KIND_BODY_ROT)
+        self.is_torque = rot
+        self.steps = np.where(rot, FD_STEP_ROTATION, FD_STEP_POSITION)
+        # inertia of each unknown (stability): node mass [kg], element J/e [kg m^2], body m, J
+        mass = np.empty(self.n)
+        for j in range(self.n):
+            k, i, a = self.kind[j], self.index[j], self.comp[j]
+            if k == KIND_NODE:
+                mass[j] = rod.mass[i]
+            elif k == KIND_ELEMENT:
+                mass[j] = rod.mass_second_moment_of_inertia[a, a, i]
+            elif k == KIND_BODY_POS:
+                mass[j] = body.mass[i]
+            else:
+                mass[j] = body.mass_second_moment_of_inertia[a, a, i]
+        self.inertia = mass
+        # merit weights: 1 N ~ 0.01 N m (rod radius scale)
+        self.weights = np.where(rot, 100.0, 1.0)
+
+    # -- evaluations ---------------------------------------------------------------------------
+    def _args(self) -> tuple[Any, ...]:
+        m = self.model
+        return (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
+                m.body_gravity, m.sync_program, m.values_program, self.work, self.status,
+                self.kind, self.index, self.comp)
+
+    def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
+                 ) -> NDArray[np.float64]:
+        """Residual at the current state for motor ``angles`` [rad] (forces N, couples N m)."""
+        f = self.f if out is None else out
+        ok = residual(np.asarray(angles, dtype=np.float64), *self._args(), f)
+        if not ok:
+            f[:] = np.nan
+        return f
+
+    def norms(self, f: NDArray[np.float64]) -> tuple[float, float]:
+        """Max-norms of the force rows [N] and of the couple rows [N m]."""
+        af = np.abs(f)
+        return float(af[~self.is_torque].max(initial=0.0)), float(af[self.is_torque].max(initial=0.0))
+
+    def jacobian(self, angles: NDArray[np.float64], f0: NDArray[np.float64]) -> sp.csc_matrix:
+        """Forward-difference ``dF/dx`` (CSC) at the current state, ``f0`` its residual."""
+        fd_jacobian(np.asarray(angles, dtype=np.float64), *self._args(), self.steps,
+                    self.color_ptr, self.color_cols, self.indptr, self.indices, f0, self.f1,
+                    self.saved, self.data, self.scratch)
+        return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
+
+    def save_state(self) -> tuple[NDArray[np.float64], ...]:
+        m = self.model
+        return (m.rod_arrays.position.copy(), m.rod_arrays.director.copy(),
+                m.body_arrays.position.copy(), m.body_arrays.director.copy())
+
+    def restore_state(self, s: tuple[NDArray[np.float64], ...]) -> None:
+        m = self.model
+        m.rod_arrays.position[:] = s[0]
+        m.rod_arrays.director[:] = s[1]
+        m.body_arrays.position[:] = s[2]
+        m.body_arrays.director[:] = s[3]
+
+    def move(self, dx: NDArray[np.float64], scale: float = 1.0) -> None:
+        """Move the state by ``scale * dx`` (layout of the unknowns)."""
+        m = self.model
+        apply_increment(np.asarray(dx, dtype=np.float64), float(scale), m.rod_arrays,
+                        m.body_arrays, self.kind, self.index, self.comp, self.scratch)
+
+    # -- sparsity pattern and colouring -----------------------------------------------------
+    def _pattern_and_colors(self) -> None:
+        """Sparsity of ``dF/dx`` from dense differences at two randomly perturbed poses (with
+        the strain clipping of the coupling lifted, so no dependency hides behind a clip),
+        then a greedy colouring of the columns (two columns share a colour if no row needs
+        both)."""
+        n = self.n
+        saved_state = self.save_state()
+        unclipped = self.couplings._replace(
+            eps_min=np.full_like(self.couplings.eps_min, -np.inf),
+            eps_max=np.full_like(self.couplings.eps_max, np.inf),
+        )
+        keep = self.couplings
+        self.couplings = unclipped
+        self.indptr = np.arange(0, n * n + 1, n, dtype=np.int64)
+        self.indices = np.tile(np.arange(n, dtype=np.int64), n)
+        self.data = np.zeros(n * n)
+        self.color_ptr = np.arange(n + 1, dtype=np.int64)
+        self.color_cols = np.arange(n, dtype=np.int64)
+        self.saved = np.zeros((n, 3, 3))
+        rng = np.random.default_rng(12345)
+        pattern = np.zeros((n, n), dtype=bool)
+        try:
+            for _ in range(2):
+                self.restore_state(saved_state)
+                dx = np.where(self.is_torque, 1e-2, 1e-4) * rng.standard_normal(n)
+                self.move(dx)
+                f0 = self.evaluate(np.full(self.n_motors, 0.3)).copy()
+                self.jacobian(np.full(self.n_motors, 0.3), f0)
+                pattern |= self.data.reshape(n, n).T != 0.0
+        finally:
+            self.couplings = keep
+            self.restore_state(saved_state)
+        pattern |= np.eye(n, dtype=bool)
+        csc = sp.csc_matrix(pattern)
+        csc.sort_indices()
+        self.indptr = csc.indptr.astype(np.int64)
+        self.indices = csc.indices.astype(np.int64)
+        self.data = np.zeros(self.indices.shape[0])
+        conflict = (csc.T @ csc).tocsr()
+        colors = -np.ones(n, dtype=np.int64)
+        for j in range(n):
+            nb = conflict.indices[conflict.indptr[j] : conflict.indptr[j + 1]]
+            used = set(colors[nb].tolist())
+            c = 0
+            while c in used:
+                c += 1
+            colors[j] = c
+        order = np.argsort(colors, kind="stable")
+        counts = np.bincount(colors)
+        self.color_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.color_cols = order.astype(np.int64)
+        self.n_colors = int(counts.shape[0])
+        self.saved = np.zeros((n, 3, 3))
+
+    # -- Newton ----------------------------------------------------------------------------
+    def converged(self, f: NDArray[np.float64]) -> bool:
+        fn, tn = self.norms(f)
+        return fn <= self.tol_force and tn <= self.tol_torque
+
+    def _merit(self, f: NDArray[np.float64]) -> float:
+        v = float(np.linalg.norm(self.weights * f))
+        return v if math.isfinite(v) else math.inf
+
+    def newton(self, angles: NDArray[np.float64], *, max_iter: int = 40,
+               shift: float = 0.0) -> tuple[bool, int]:
+        """Damped Newton from the current state at ``angles`` [rad]; returns (converged, iterations).
+
+        ``shift`` > 0 [1/s^2] solves ``(K + shift M) dx = F`` instead (pseudo-transient
+        continuation: a heavily damped implicit step of the dynamics, which moves away from
+        unstable equilibria); the shift is reduced as the residual falls and is zero near
+        the solution.
+        """
+        a = np.asarray(angles, dtype=np.float64)
+        f = self.evaluate(a).copy()
+        merit = self._merit(f)
+        sigma0 = sigma = float(shift)
+        peak = merit
+        for it in range(max_iter):
+            if self.converged(f):
+                return True, it
+            if not math.isfinite(merit):
+                return False, it
+            jac = self.jacobian(a, f)
+            if sigma > 0.0:
+                jac = jac - sp.diags(sigma * self.inertia, format="csc")
+            try:
+                dx = spla.spsolve(jac, -f)
+            except (RuntimeError, ValueError):
+                return False, it
+            if not np.all(np.isfinite(dx)):
+                return False, it
+            # at most 0.3 rad of rotation and 5 mm of displacement per unknown and iteration
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            alpha = 1.0 / big
+            state = self.save_state()
+            while True:
+                self.move(dx, alpha)
+                f_new = self.evaluate(a)
+                m_new = self._merit(f_new)
+                if m_new < (1.0 - 1e-4 * alpha) * merit or (sigma > 0.0 and math.isfinite(m_new)):
+                    break
+                self.restore_state(state)
+                alpha *= 0.5
+                if alpha < 1e-4:
+                    return False, it
+            if sigma > 0.0:
+                # switched evolution relaxation: the shift follows the residual down from its
+                # peak and is dropped (pure Newton) once the residual fell 1e4-fold
+                peak = max(peak, m_new)
+                sigma = 0.0 if m_new < 1e-4 * peak else sigma0 * min(1.0, m_new / peak)
+            f = f_new.copy()
+            merit = m_new
+        return self.converged(f), max_iter
+
+    # -- stability ---------------------------------------------------------------------------
+    def stability(self, angles: NDArray[np.float64], k: int = 6
+                  ) -> tuple[float, NDArray[np.float64]]:
+        """Smallest real part [1/s^2] of the eigenvalues of ``M^-1 K`` nearest zero and its
+        eigenvector (unknowns' layout, real part), at the current state."""
+        a = np.asarray(angles, dtype=np.float64)
+        f = self.evaluate(a).copy()
+        stiff = -self.jacobian(a, f)
+        s = 1.0 / np.sqrt(self.inertia)
+        scaled = (sp.diags(s) @ stiff @ sp.diags(s)).tocsc()  # similar to M^-1 K
+        try:
+            vals, vecs = spla.eigs(scaled, k=min(k, self.n - 2), sigma=0.0, which="LM")
+        except (RuntimeError, ValueError, spla.ArpackNoConvergence):
+            dense = scaled.toarray()
+            vals, vecs = np.linalg.eig(dense)
+        i = int(np.argmin(vals.real))
+        return float(vals[i].real), np.asarray(vecs[:, i].real * s)
+
+    # -- continuation --------------------------------------------------------------------------
+    def solve(self, target: NDArray[np.float64], *, start: NDArray[np.float64] | None = None,
+              steps: int = 1, max_halvings: int = 6, check_stability: bool = True,
+              branch_rule: Any = None) -> StaticOutcome:
+        """Equilibrium at motor angles ``target`` [rad] by continuation from the current state
+        (an equilibrium at angles ``start``, default the last solved angles) in ``steps``
+        equal increments (halved on failure), then the stability test and, if unstable, a
+        switch to a stable branch (``branch_rule(solver, candidates)`` picks among the stable
+        candidates, default: the first).
+        """
+        target = np.asarray(target, dtype=np.float64)
+        a0 = self.angles.copy() if start is None else np.asarray(start, dtype=np.float64)
+        total_it = 0
+        s_done, ds = 0.0, 1.0 / max(int(steps), 1)
+        halvings = 0
+        while s_done < 1.0 - 1e-12:
+            s_next = min(1.0, s_done + ds)
+            state = self.save_state()
+            ok, it = self.newton(a0 + s_next * (target - a0))
+            total_it += it
+            if ok:
+                s_done = s_next
+                self.angles = a0 + s_done * (target - a0)
+                continue
+            self.restore_state(state)
+            halvings += 1
+            if halvings > max_halvings:
+                fn, tn = self.norms(self.evaluate(target))
+                return StaticOutcome(False, total_it, fn, tn, message="continuation failed",
+                                     angles=target)
+            ds *= 0.5
+        self.angles = target.copy()
+        fn, tn = self.norms(self.evaluate(target))
+        out = StaticOutcome(True, total_it, fn, tn, angles=target)
+        if check_stability:
+            self._stabilize(out, branch_rule)
+        return out
+
+    def _stabilize(self, out: StaticOutcome, branch_rule: Any) -> None:
+        lam, vec = self.stability(out.angles)
+        out.min_eigenvalue, out.stable = lam, lam > 0.0
+        if out.stable:
+            return
+        base = self.save_state()
+        candidates = []
+        rot = np.abs(vec[self.is_torque]).max(initial=0.0)
+        amp = 0.02 / max(rot, 1e-300)  # 0.02 rad of the largest rotation along the mode
+        for sign in (1.0, -1.0):
+            self.restore_state(base)
+            self.move(vec, sign * amp)
+            ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
+            out.iterations += it
+            if not ok:
+                continue
+            lam2, _ = self.stability(out.angles)
+            if lam2 > 0.0:
+                candidates.append((self.save_state(), lam2))
+        if not candidates:
+            self.restore_state(base)
+            out.message = "unstable equilibrium; no stable branch found"
+            return
+        pick = 0 if branch_rule is None else int(branch_rule(self, [c[0] for c in candidates]))
+        self.restore_state(candidates[pick][0])
+        out.min_eigenvalue, out.stable, out.branch_switched = candidates[pick][1], True, True
+        out.residual_force_N, out.residual_torque_Nm = self.norms(self.evaluate(out.angles))
