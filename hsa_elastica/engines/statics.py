@@ -580,3 +580,39 @@ class StaticSolver:
         self.restore_state(candidates[pick][0])
         out.min_eigenvalue, out.stable, out.branch_switched = candidates[pick][1], True, True
         out.residual_force_N, out.residual_torque_Nm = self.norms(self.evaluate(out.angles))
+
+
+def copy_model(model: CompiledModel) -> CompiledModel:
+    """A deep copy of a compiled model's arrays and tables (the state included)."""
+    import dataclasses
+
+    def dup(t: Any) -> Any:
+        return type(t)(*[np.array(a, copy=True) for a in t])
+
+    return dataclasses.replace(
+        model, rod_arrays=dup(model.rod_arrays), body_arrays=dup(model.body_arrays),
+        couplings=dup(model.couplings), joints=dup(model.joints), motors=dup(model.motors),
+        rod_dampers=dup(model.rod_dampers), body_dampers=dup(model.body_dampers),
+        rod_gravity=dup(model.rod_gravity), body_gravity=dup(model.body_gravity),
+    )
+
+
+def model_residual(model: CompiledModel, angles: NDArray[np.float64]) -> tuple[float, float]:
+    """Max-norms of the static residual (forces [N], couples [N m]) of ``model``'s current
+    pose at motor ``angles`` [rad], velocities taken as zero.  Works on a copy: the model is
+    not modified.  A model never evaluated gets its joints' rest orientation from this pose."""
+    m = copy_model(model)
+    fresh = not bool(m.joints.initialized.any())
+    couplings = m.couplings._replace(filter_time=np.zeros_like(m.couplings.filter_time))
+    rod, body = m.rod_arrays, m.body_arrays
+    for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
+        arr[:] = 0.0
+    solver = StaticSolver.__new__(StaticSolver)
+    solver.model, solver.couplings = m, couplings
+    solver._layout()
+    solver.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
+    solver.status = np.zeros(4)
+    solver.f = np.zeros(solver.n)
+    if fresh:
+        solver.evaluate(np.zeros(m.motors.node.shape[0]))
+    return solver.norms(solver.evaluate(np.asarray(angles, dtype=np.float64)))
