@@ -370,6 +370,7 @@ class StaticSolver:
 
     def restore_state(self, s: tuple[NDArray[np.float64], ...]) -> None:
         m = self.model
+        self._lu = None
         m.rod_arrays.position[:] = s[0]
         m.rod_arrays.director[:] = s[1]
         m.body_arrays.position[:] = s[2]
@@ -457,7 +458,7 @@ class StaticSolver:
         a = np.asarray(angles, dtype=np.float64)
         f = self.evaluate(a).copy()
         merit = self._merit(f)
-        sigma0 = sigma = float(shift)
+        sigma = float(shift)
         peak = merit
         for it in range(max_iter):
             if self.converged(f):
@@ -468,7 +469,8 @@ class StaticSolver:
             if sigma > 0.0:
                 jac = jac - sp.diags(sigma * self.inertia, format="csc")
             try:
-                dx = spla.spsolve(jac, -f)
+                lu = spla.splu(jac, permc_spec="MMD_AT_PLUS_A")
+                dx = lu.solve(-f)
             except (RuntimeError, ValueError):
                 return False, it
             if not np.all(np.isfinite(dx)):
@@ -488,32 +490,104 @@ class StaticSolver:
                 alpha *= 0.5
                 if alpha < 1e-4:
                     return False, it
+            self._lu = lu if sigma == 0.0 else None
             if sigma > 0.0:
-                # switched evolution relaxation: the shift follows the residual down from its
-                # peak and is dropped (pure Newton) once the residual fell 1e4-fold
+                # the shift stays until the residual fell 1e3-fold from its peak (a smaller
+                # shift too early lets Newton fall back onto the unstable pose), then Newton
                 peak = max(peak, m_new)
-                sigma = 0.0 if m_new < 1e-4 * peak else sigma0 * min(1.0, m_new / peak)
+                sigma = 0.0 if m_new < 1e-3 * peak else sigma
             f = f_new.copy()
             merit = m_new
+            if sigma == 0.0:
+                f, merit = self._chord(a, lu, f, merit)
         return self.converged(f), max_iter
 
-    # -- stability ---------------------------------------------------------------------------
-    def stability(self, angles: NDArray[np.float64], k: int = 6
-                  ) -> tuple[float, NDArray[np.float64]]:
-        """Smallest real part [1/s^2] of the eigenvalues of ``M^-1 K`` nearest zero and its
-        eigenvector (unknowns' layout, real part), at the current state."""
-        a = np.asarray(angles, dtype=np.float64)
-        f = self.evaluate(a).copy()
-        stiff = -self.jacobian(a, f)
-        s = 1.0 / np.sqrt(self.inertia)
-        scaled = (sp.diags(s) @ stiff @ sp.diags(s)).tocsc()  # similar to M^-1 K
+    def _chord(self, a: NDArray[np.float64], lu: Any, f: NDArray[np.float64], merit: float
+               ) -> tuple[NDArray[np.float64], float]:
+        """Up to four more steps with the same factorisation, each kept only if it divides the
+        residual by 4 or more (a Jacobian costs ~40 residuals, a chord step one)."""
+        for _ in range(4):
+            if self.converged(f):
+                break
+            dx = lu.solve(-f)
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            if big > 1.0 or not np.all(np.isfinite(dx)):
+                break
+            state = self.save_state()
+            self.move(dx)
+            f_new = self.evaluate(a)
+            m_new = self._merit(f_new)
+            if not m_new < 0.25 * merit:
+                self.restore_state(state)
+                self._lu = lu
+                break
+            f, merit = f_new.copy(), m_new
+        return f, merit
+
+    def predict(self, a_from: NDArray[np.float64], a_to: NDArray[np.float64]) -> None:
+        """Tangent predictor: move an equilibrium at ``a_from`` by ``dx/da (a_to - a_from)``,
+        ``dx/da = -J^-1 dF/da`` (``dF/da`` by forward differences, J from the last Newton
+        factorisation or a new one)."""
+        da = np.asarray(a_to, dtype=np.float64) - np.asarray(a_from, dtype=np.float64)
+        if not np.any(da):
+            return
+        a = np.asarray(a_from, dtype=np.float64).copy()
+        f0 = self.evaluate(a).copy()
+        if not np.all(np.isfinite(f0)):
+            return
+        h = 1e-6
+        dfda = np.zeros(self.n)
+        for i in np.nonzero(da)[0]:
+            a[i] += h
+            dfda += (self.evaluate(a) - f0) * (da[i] / h)
+            a[i] -= h
+        lu = getattr(self, "_lu", None)
         try:
-            vals, vecs = spla.eigs(scaled, k=min(k, self.n - 2), sigma=0.0, which="LM")
+            if lu is None:
+                lu = spla.splu(self.jacobian(a, f0), permc_spec="MMD_AT_PLUS_A")
+            dx = lu.solve(-dfda)
+        except (RuntimeError, ValueError):
+            return
+        if not np.all(np.isfinite(dx)):
+            return
+        big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 1.0,
+                  float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.02, 1.0)
+        self.move(dx, 1.0 / big)
+
+    # -- stability ---------------------------------------------------------------------------
+    def stability(self, angles: NDArray[np.float64], k: int = 3, *, vectors: bool = True
+                  ) -> tuple[float, NDArray[np.float64]]:
+        """Smallest real part [1/s^2] among the ``k`` eigenvalues of ``M^-1 K`` nearest zero
+        (shift-invert Arnoldi on the similar matrix ``M^-1/2 K M^-1/2`` with the last Newton
+        factorisation when there is one) and its eigenvector (unknowns' layout, real part;
+        empty with ``vectors=False``), at the current state."""
+        a = np.asarray(angles, dtype=np.float64)
+        lu = getattr(self, "_lu", None)
+        if lu is None:
+            f = self.evaluate(a).copy()
+            lu = spla.splu(self.jacobian(a, f), permc_spec="MMD_AT_PLUS_A")
+            self._lu = lu
+        s = 1.0 / np.sqrt(self.inertia)
+        n = self.n
+        # A = S K S with K = -J:  A^-1 v = -S^-1 J^-1 S^-1 v
+        op_inv = spla.LinearOperator((n, n), matvec=lambda v: -lu.solve(np.ravel(v) / s) / s,
+                                     dtype=np.float64)
+        # A itself is only needed by ARPACK's interface in shift-invert mode (never applied)
+        dummy = spla.LinearOperator((n, n), matvec=lambda v: np.zeros(n), dtype=np.float64)
+        rng = np.random.default_rng(0)
+        try:
+            res = spla.eigs(dummy, k=k, sigma=0.0, which="LM", OPinv=op_inv,
+                            return_eigenvectors=vectors, v0=rng.standard_normal(n), tol=1e-6)
         except (RuntimeError, ValueError, spla.ArpackNoConvergence):
-            dense = scaled.toarray()
+            jac = self.jacobian(a, self.evaluate(a).copy())
+            dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()
             vals, vecs = np.linalg.eig(dense)
-        i = int(np.argmin(vals.real))
-        return float(vals[i].real), np.asarray(vecs[:, i].real * s)
+            res = (vals, vecs) if vectors else vals
+        vals, vecs = (res if vectors else (res, None))
+        i = int(np.argmin(np.real(vals)))
+        vec = np.asarray(vecs[:, i].real * s) if vecs is not None else np.zeros(0)
+        return float(np.real(vals[i])), vec
 
     # -- continuation --------------------------------------------------------------------------
     def solve(self, target: NDArray[np.float64], *, start: NDArray[np.float64] | None = None,
@@ -533,6 +607,7 @@ class StaticSolver:
         while s_done < 1.0 - 1e-12:
             s_next = min(1.0, s_done + ds)
             state = self.save_state()
+            self.predict(a0 + s_done * (target - a0), a0 + s_next * (target - a0))
             ok, it = self.newton(a0 + s_next * (target - a0))
             total_it += it
             if ok:
@@ -554,10 +629,11 @@ class StaticSolver:
         return out
 
     def _stabilize(self, out: StaticOutcome, branch_rule: Any) -> None:
-        lam, vec = self.stability(out.angles)
+        lam, _ = self.stability(out.angles, vectors=False)
         out.min_eigenvalue, out.stable = lam, lam > 0.0
         if out.stable:
             return
+        lam, vec = self.stability(out.angles)
         base = self.save_state()
         candidates = []
         rot = np.abs(vec[self.is_torque]).max(initial=0.0)
@@ -569,7 +645,7 @@ class StaticSolver:
             out.iterations += it
             if not ok:
                 continue
-            lam2, _ = self.stability(out.angles)
+            lam2, _ = self.stability(out.angles, vectors=False)
             if lam2 > 0.0:
                 candidates.append((self.save_state(), lam2))
         if not candidates:
