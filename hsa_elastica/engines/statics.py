@@ -39,198 +39,23 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
-from hsa_elastica.physics.forces import evaluate_forces
-from hsa_elastica.physics.rod_kernels import kinematic_update_inplace, rod_work
-from hsa_elastica.physics.tables import (
-    BodyBlockArrays,
-    CouplingTable,
-    GravityTable,
-    JointTable,
-    MotorTable,
-    RodBlockArrays,
+from hsa_elastica.engines.statics_kernels import (
+    FD_STEP_POSITION,
+    FD_STEP_ROTATION,
+    KIND_BODY_POS,
+    KIND_BODY_ROT,
+    KIND_ELEMENT,
+    KIND_NODE,
+    apply_increment,
+    fd_jacobian,
+    residual,
 )
+from hsa_elastica.physics.rod_kernels import rod_work
 
-__all__ = ["StaticSolver", "StaticOutcome", "KIND_NODE", "KIND_ELEMENT", "KIND_BODY_POS", "KIND_BODY_ROT"]
-
-KIND_NODE = 0
-KIND_ELEMENT = 1
-KIND_BODY_POS = 2
-KIND_BODY_ROT = 3
-
-#: forward-difference steps: position [m] and rotation [rad] (~sqrt(eps) of the unit scale
-#: 0.1 m / 1 rad, so truncation and round-off errors are both ~1e-8 relative)
-FD_STEP_POSITION = 1e-8
-FD_STEP_ROTATION = 1e-7
-
-
-# --------------------------------------------------------------------------------------------
-# numba kernels
-# --------------------------------------------------------------------------------------------
-@njit(cache=True)  # type: ignore[misc]
-def _rotate(director: NDArray[np.float64], k: int, w0: float, w1: float, w2: float,
-            scratch: NDArray[np.float64]) -> None:
-    """``director[:, :, k] <- R(w) director[:, :, k]`` with the kinematic-update kernel."""
-    omega = np.empty((3, 1))
-    omega[0, 0] = w0
-    omega[1, 0] = w1
-    omega[2, 0] = w2
-    nothing = np.empty((3, 0))
-    kinematic_update_inplace(1.0, nothing, director[:, :, k : k + 1], nothing, omega, scratch)
-
-
-@njit(cache=True)  # type: ignore[misc]
-def residual(
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    rod_gravity: GravityTable,
-    body_gravity: GravityTable,
-    sync_program: NDArray[np.int64],
-    values_program: NDArray[np.int64],
-    work: Any,
-    status: NDArray[np.float64],
-    kind: NDArray[np.int64],
-    index: NDArray[np.int64],
-    comp: NDArray[np.int64],
-    out: NDArray[np.float64],
-) -> bool:
-    """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
-    rod.external_forces[:] = 0.0
-    rod.external_torques[:] = 0.0
-    body.external_forces[:] = 0.0
-    body.external_torques[:] = 0.0
-    ok = evaluate_forces(
-        0.0, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-        sync_program, values_program, work, status,
-    )
-    for j in range(kind.shape[0]):
-        i = index[j]
-        a = comp[j]
-        k = kind[j]
-        if k == KIND_NODE:
-            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
-        elif k == KIND_ELEMENT:
-            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
-        elif k == KIND_BODY_POS:
-            out[j] = body.external_forces[a, i]
-        else:
-            out[j] = body.external_torques[a, i]
-    return ok  # type: ignore[no-any-return]
-
-
-@njit(cache=True)  # type: ignore[misc]
-def apply_increment(
-    dx: NDArray[np.float64],
-    scale: float,
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    kind: NDArray[np.int64],
-    index: NDArray[np.int64],
-    comp: NDArray[np.int64],
-    scratch: NDArray[np.float64],
-) -> None:
-    """Move the state by ``scale * dx`` (positions added, rotations applied per element/body;
-    the three components of one rotation are consecutive unknowns)."""
-    j = 0
-    n = kind.shape[0]
-    while j < n:
-        k = kind[j]
-        i = index[j]
-        if k == KIND_NODE:
-            rod.position[comp[j], i] += scale * dx[j]
-            j += 1
-        elif k == KIND_BODY_POS:
-            body.position[comp[j], i] += scale * dx[j]
-            j += 1
-        elif k == KIND_ELEMENT:
-            _rotate(rod.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
-            j += 3
-        else:
-            _rotate(body.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
-            j += 3
-
-
-@njit(cache=True)  # type: ignore[misc]
-def fd_jacobian(
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    rod_gravity: GravityTable,
-    body_gravity: GravityTable,
-    sync_program: NDArray[np.int64],
-    values_program: NDArray[np.int64],
-    work: Any,
-    status: NDArray[np.float64],
-    kind: NDArray[np.int64],
-    index: NDArray[np.int64],
-    comp: NDArray[np.int64],
-    steps: NDArray[np.float64],
-    color_ptr: NDArray[np.int64],
-    color_cols: NDArray[np.int64],
-    indptr: NDArray[np.int64],
-    indices: NDArray[np.int64],
-    f0: NDArray[np.float64],
-    f1: NDArray[np.float64],
-    saved: NDArray[np.float64],
-    data: NDArray[np.float64],
-    scratch: NDArray[np.float64],
-) -> None:
-    """Forward-difference Jacobian ``dF/dx`` into ``data`` (CSC pattern ``indptr``/``indices``).
-
-    Columns of one colour (``color_cols[color_ptr[c]:color_ptr[c+1]]``) share no row and are
-    perturbed together; the state is restored exactly (saved copies) after each colour.
-    """
-    for c in range(color_ptr.shape[0] - 1):
-        for p in range(color_ptr[c], color_ptr[c + 1]):
-            j = color_cols[p]
-            i = index[j]
-            a = comp[j]
-            h = steps[j]
-            k = kind[j]
-            if k == KIND_NODE:
-                saved[p, 0, 0] = rod.position[a, i]
-                rod.position[a, i] += h
-            elif k == KIND_BODY_POS:
-                saved[p, 0, 0] = body.position[a, i]
-                body.position[a, i] += h
-            elif k == KIND_ELEMENT:
-                saved[p] = rod.director[:, :, i]
-                _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
-                        h if a == 2 else 0.0, scratch)
-            else:
-                saved[p] = body.director[:, :, i]
-                _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
-                        h if a == 2 else 0.0, scratch)
-        residual(angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-                 sync_program, values_program, work, status, kind, index, comp, f1)
-        for p in range(color_ptr[c], color_ptr[c + 1]):
-            j = color_cols[p]
-            i = index[j]
-            a = comp[j]
-            k = kind[j]
-            if k == KIND_NODE:
-                rod.position[a, i] = saved[p, 0, 0]
-            elif k == KIND_BODY_POS:
-                body.position[a, i] = saved[p, 0, 0]
-            elif k == KIND_ELEMENT:
-                rod.director[:, :, i] = saved[p]
-            else:
-                body.director[:, :, i] = saved[p]
-            inv = 1.0 / steps[j]
-            for q in range(indptr[j], indptr[j + 1]):
-                r = indices[q]
-                data[q] = (f1[r] - f0[r]) * inv
-
+__all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
 
 # --------------------------------------------------------------------------------------------
 # solver
@@ -268,10 +93,9 @@ class StaticSolver:
     """
 
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
-                 tol_torque: float = 1e-9) -> None:
-        if any(bool(j.joints.initialized.any()) for j in [model]) or bool(
-            model.couplings.initialized.any()
-        ):
+                 tol_torque: float = 1e-9, check_only: bool = False) -> None:
+        fresh = not bool(model.joints.initialized.any())
+        if not fresh and not check_only:
             raise FastPathUnsupported("StaticSolver needs a fresh compiled model (never evaluated)")
         self.model = model
         self.tol_force = float(tol_force)
@@ -290,7 +114,10 @@ class StaticSolver:
         self.f = np.zeros(self.n)
         self.f1 = np.zeros(self.n)
         # joints' rest orientation at the assembly pose (motor angles 0)
-        self.evaluate(np.zeros(self.n_motors))
+        if fresh:
+            self.evaluate(np.zeros(self.n_motors))
+        if check_only:
+            return  # residual evaluations only (no Jacobian)
         self._pattern_and_colors()
         self.angles = np.zeros(self.n_motors)
 
@@ -346,7 +173,7 @@ class StaticSolver:
                  ) -> NDArray[np.float64]:
         """Residual at the current state for motor ``angles`` [rad] (forces N, couples N m)."""
         f = self.f if out is None else out
-        ok = residual(np.asarray(angles, dtype=np.float64), *self._args(), f)
+        ok = residual(np.asarray(angles, dtype=np.float64), *self._args(), f)  # type: ignore[call-arg]
         if not ok:
             f[:] = np.nan
         return f
@@ -358,7 +185,8 @@ class StaticSolver:
 
     def jacobian(self, angles: NDArray[np.float64], f0: NDArray[np.float64]) -> sp.csc_matrix:
         """Forward-difference ``dF/dx`` (CSC) at the current state, ``f0`` its residual."""
-        fd_jacobian(np.asarray(angles, dtype=np.float64), *self._args(), self.steps,
+        fd_jacobian(  # type: ignore[call-arg]
+            np.asarray(angles, dtype=np.float64), *self._args(), self.steps,
                     self.color_ptr, self.color_cols, self.indptr, self.indices, f0, self.f1,
                     self.saved, self.data, self.scratch)
         return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
@@ -584,9 +412,9 @@ class StaticSolver:
             dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()
             vals, vecs = np.linalg.eig(dense)
             res = (vals, vecs) if vectors else vals
-        vals, vecs = (res if vectors else (res, None))
+        vals = res[0] if vectors else res
         i = int(np.argmin(np.real(vals)))
-        vec = np.asarray(vecs[:, i].real * s) if vecs is not None else np.zeros(0)
+        vec = np.asarray(res[1][:, i].real * s) if vectors else np.zeros(0)
         return float(np.real(vals[i])), vec
 
     # -- continuation --------------------------------------------------------------------------
@@ -677,18 +505,5 @@ def model_residual(model: CompiledModel, angles: NDArray[np.float64]) -> tuple[f
     """Max-norms of the static residual (forces [N], couples [N m]) of ``model``'s current
     pose at motor ``angles`` [rad], velocities taken as zero.  Works on a copy: the model is
     not modified.  A model never evaluated gets its joints' rest orientation from this pose."""
-    m = copy_model(model)
-    fresh = not bool(m.joints.initialized.any())
-    couplings = m.couplings._replace(filter_time=np.zeros_like(m.couplings.filter_time))
-    rod, body = m.rod_arrays, m.body_arrays
-    for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
-        arr[:] = 0.0
-    solver = StaticSolver.__new__(StaticSolver)
-    solver.model, solver.couplings = m, couplings
-    solver._layout()
-    solver.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
-    solver.status = np.zeros(4)
-    solver.f = np.zeros(solver.n)
-    if fresh:
-        solver.evaluate(np.zeros(m.motors.node.shape[0]))
+    solver = StaticSolver(copy_model(model), check_only=True)
     return solver.norms(solver.evaluate(np.asarray(angles, dtype=np.float64)))

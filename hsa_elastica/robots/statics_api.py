@@ -11,12 +11,13 @@ equilibrium and the robot settles on one of two mirror-image tilted poses.  The 
 stability of every solution (eigenvalues of ``M^-1 K``, see
 :meth:`~hsa_elastica.engines.statics.StaticSolver.stability`) and, on an unstable one, follows
 the unstable mode in both directions to the stable poses.  Which mirror pose the dynamics reach
-is decided by round-off-level asymmetries of the assembly; for the robots of this package the
-dynamic relaxation settles on the pose whose platform centre lies further toward +y (then +x),
-and the solver picks that one (``tests/test_statics.py`` and ``benchmarks/bench_statics.py``
-compare with the dynamics).  A solve that does not converge, or ends on an unstable pose with
-no stable neighbour, falls back to dynamic relaxation (``method = "dynamic"`` in the result,
-and a warning is logged).
+is decided by round-off-level asymmetries of the run (it changes with the twist magnitude), so
+no rule predicts it: by default the solver then runs the dynamic relaxation once and keeps the
+static pose nearest to the one the dynamics settled on (``mirror_branch="+y"`` skips that and
+takes the pose with the platform further toward +y).  Symmetric commands are always solved from
+the straight pose, so that the instability is seen.  A solve that does not converge, or ends on
+an unstable pose with no stable neighbour, falls back to dynamic relaxation
+(``method = "dynamic"`` in the result, and a warning is logged).
 """
 
 from __future__ import annotations
@@ -83,11 +84,38 @@ def _check_angles(params: RobotParams, motor_angles: Any, name: str = "motor_ang
     return a
 
 
-def prefer_positive_y(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]
-                      ) -> int:
-    """Index of the candidate state whose first body lies furthest toward +y (then +x)."""
-    keys = [(round(float(c[2][1, 0]), 9), round(float(c[2][0, 0]), 9)) for c in candidates]
-    return int(max(range(len(keys)), key=lambda i: keys[i]))
+def _mirror_symmetric(params: RobotParams, angles: NDArray[np.float64]) -> bool:
+    """The command maps to itself under the half-turn of the rod layout (rod ``i`` -> rod
+    ``i + n/2``, same handedness): the pose may buckle onto one of two mirror branches."""
+    n = params.n_rods
+    if n % 2:
+        return False
+    h = np.asarray(params.handedness)
+    j = (np.arange(n) + n // 2) % n
+    return bool(np.all(h == h[j]) and np.all(angles == angles[j]))
+
+
+def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch: str) -> Any:
+    """Picks among the stable states found on both sides of an unstable symmetric pose."""
+
+    def by_y(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
+        keys = [(round(float(c[2][1, 0]), 9), round(float(c[2][0, 0]), 9)) for c in candidates]
+        return int(max(range(len(keys)), key=lambda i: keys[i]))
+
+    def by_dynamics(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
+        if len(candidates) == 1:
+            return 0
+        log.info("mirror branches at %s: asking the dynamic relaxation which one it reaches",
+                 np.array2string(angles, precision=4))
+        target = solve_steady_state(params, angles, record=False).platform_position_m
+        dist = [float(np.linalg.norm(c[2][:, 0] - target)) for c in candidates]
+        return int(np.argmin(dist))
+
+    if mirror_branch == "dynamic":
+        return by_dynamics
+    if mirror_branch == "+y":
+        return by_y
+    raise ParameterError(f"mirror_branch = {mirror_branch!r} is invalid: must be 'dynamic' or '+y'")
 
 
 def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float64],
@@ -118,17 +146,20 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
 
 def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
                params: RobotParams, angles: NDArray[np.float64], warm: Any,
-               check_stability: bool, fallback: bool) -> SteadyStateResult:
+               check_stability: bool, fallback: bool, mirror_branch: str) -> SteadyStateResult:
     wall0 = _time.perf_counter()
     out: StaticOutcome | None = None
-    if warm is not None:
+    rule = _branch_rule(params, angles, mirror_branch)
+    if warm is not None and not (check_stability and _mirror_symmetric(params, angles)):
+        # (a symmetric command is solved from the straight pose: continuing from a tilted
+        # neighbour could land on either mirror branch without any instability to detect)
         solver.restore_state(warm[1])
         out = solver.solve(angles, start=warm[0], steps=1, max_halvings=3,
-                           check_stability=check_stability, branch_rule=prefer_positive_y)
+                           check_stability=check_stability, branch_rule=rule)
     if out is None or not out.converged:
         solver.restore_state(straight)
         out = solver.solve(angles, start=np.zeros_like(angles), steps=CONTINUATION_STEPS,
-                           check_stability=check_stability, branch_rule=prefer_positive_y)
+                           check_stability=check_stability, branch_rule=rule)
     if out.converged and out.stable is not False:
         return _result(solver, params, angles, out, _time.perf_counter() - wall0)
     reason = out.message or "not converged"
@@ -151,6 +182,7 @@ def solve_static(
     initial: SteadyStateResult | None = None,
     check_stability: bool = True,
     fallback: bool = True,
+    mirror_branch: str = "dynamic",
 ) -> SteadyStateResult:
     """Static equilibrium of the robot ``params`` at ``motor_angles`` [rad] (one per rod).
 
@@ -158,7 +190,10 @@ def solve_static(
     ``initial`` (a result of this function for the same ``params``), Newton from that pose.
     ``check_stability`` tests the solution and moves off unstable (symmetric buckling) poses;
     ``fallback`` runs :func:`solve_steady_state` when the static solve fails (then
-    ``method = "dynamic"``).  Returns a :class:`SteadyStateResult` with ``method = "static"``,
+    ``method = "dynamic"``).  ``mirror_branch``: how to choose between two mirror-image
+    buckled poses (symmetric twist commands): ``"dynamic"`` (default) runs the dynamic
+    relaxation once and keeps the static pose nearest to it, ``"+y"`` takes the pose whose
+    platform lies further toward +y without running the dynamics.  Returns a :class:`SteadyStateResult` with ``method = "static"``,
     ``sim_time_s = 0``, ``iterations`` and ``stable``.
 
     Raises ``ParameterError`` for invalid ``params`` or angles (wrong count, NaN).
@@ -174,7 +209,8 @@ def solve_static(
         if initial.params != params:
             raise ParameterError("initial is invalid: it was solved for other params")
         warm = initial.state
-    return _solve_one(solver, straight, params, angles, warm, check_stability, fallback)
+    return _solve_one(solver, straight, params, angles, warm, check_stability, fallback,
+                      mirror_branch)
 
 
 def solve_static_batch(
@@ -183,6 +219,7 @@ def solve_static_batch(
     *,
     check_stability: bool = True,
     fallback: bool = True,
+    mirror_branch: str = "dynamic",
 ) -> list[SteadyStateResult]:
     """:func:`solve_static` for each row of ``angles_array`` ((n_poses, n_rods) [rad]), each
     started from the previous solution (from the straight pose if that fails)."""
@@ -201,7 +238,8 @@ def solve_static_batch(
     results: list[SteadyStateResult] = []
     warm = None
     for a in checked:
-        res = _solve_one(solver, straight, params, a, warm, check_stability, fallback)
+        res = _solve_one(solver, straight, params, a, warm, check_stability, fallback,
+                         mirror_branch)
         warm = res.state if res.method == "static" and res.converged else None
         results.append(res)
     return results
