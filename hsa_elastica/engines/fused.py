@@ -68,6 +68,7 @@ from elastica.rod.cosserat_rod import (
 )
 from elastica.rod.data_structures import overload_operator_dynamic_numba
 
+from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported, compile_simulator
 from hsa_elastica.engines.timeloop import (
     DEFAULT_MAX_SPEED,
@@ -296,8 +297,11 @@ def _schedule_table(
 
 
 
-class FastRobot:
+class FastRobot(ControlMixin):
     """A robot built by :func:`hsa_elastica.robots.builders.build_robot`, stepped by :func:`advance`.
+
+    Step API as the wrapped robot (:class:`~hsa_elastica.engines.control.ControlMixin`):
+    ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
 
     Same interface as :class:`hsa_elastica.robots.builders.Robot` for running and reading results:
     :meth:`run`, :meth:`diagnostics`, :attr:`time`, and every other attribute of the wrapped

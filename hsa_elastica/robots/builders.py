@@ -61,6 +61,7 @@ from elastica.modules import (
 from elastica.rigidbody import Cylinder
 from elastica.timestepper.symplectic_steppers import PositionVerlet
 
+from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
@@ -573,8 +574,11 @@ def build_single_rod(
 # robot
 # --------------------------------------------------------------------------------------------
 @dataclass
-class Robot:
+class Robot(ControlMixin):
     """Handle of an HSA robot built by :func:`build_robot`.
+
+    Step API (:class:`~hsa_elastica.engines.control.ControlMixin`): ``set_motor_angles(u)``,
+    ``step(dt_control)``, ``state()``.
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
     ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
