@@ -94,7 +94,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         _, handedness = rod_layout(self.params)
         self.n_rods = int(self.params.n_rods)
         ends = handedness.astype(np.float64) * self.phi_max
-        self.action_space = spaces.Box(
+        self.action_space: spaces.Box = spaces.Box(
             low=np.minimum(ends, 0.0).astype(np.float32),
             high=np.maximum(ends, 0.0).astype(np.float32),
             dtype=np.float32,
@@ -125,7 +125,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if target.shape != (3,) or not np.all(np.isfinite(target)):
             raise ParameterError(f"reset(): options['target'] = {target!r} is invalid: must be 3 finite numbers (m)")
         self.target = target
-        robot = build_robot(self.params, [0.0] * self.n_rods, record=False)
+        robot: Any = build_robot(self.params, [0.0] * self.n_rods, record=False)
         if self.fast:
             from hsa_elastica.engines.fused import FastRobot
 
