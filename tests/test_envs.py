@@ -52,8 +52,10 @@ def test_seeded_targets_and_reward_is_minus_distance() -> None:
 
 
 def test_options_target_and_torque_observation() -> None:
-    env = HSARobotEnv(motor_torques=True, max_steps=2)
+    env = HSARobotEnv(motor_torques=True, max_steps=2, n_elements=10, dt=5e-5)
+    assert env.params.rod.n_elements == 10 and env.params.simulation.dt == 5e-5
     obs, info = env.reset(seed=0, options={"target": (0.0, 0.0, 0.11)})
+    assert len(env.robot.rods[0].rest_lengths) == 10
     assert obs.shape == (20,)
     np.testing.assert_allclose(info["target"], (0.0, 0.0, 0.11))
     obs, *_ = env.step(env.action_space.high * 0.0 + 0.5 * (env.action_space.high + env.action_space.low))
