@@ -96,6 +96,21 @@ def time_step(params: Any, n_steps: int, changing: bool) -> float:
     return time.perf_counter() - t0
 
 
+def time_command_change(params: Any, calls: int, changing: bool) -> float:
+    """Wall time [s] per ``set_motor_angles`` + ``step`` call of ONE internal step: the
+    per-interval cost of the step API itself (the kernel work of one step is the same)."""
+    robot = _robot(params)
+    u = commands(calls)
+    robot.set_motor_angles(u[0])
+    robot.step(robot.dt)
+    t0 = time.perf_counter()
+    for k in range(calls):
+        if changing:
+            robot.set_motor_angles(u[k])
+        robot.step(robot.dt)
+    return (time.perf_counter() - t0) / calls
+
+
 def best(fns: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
     out = {k: float("inf") for k in fns}
     for _ in range(repeat):
@@ -131,6 +146,13 @@ def report(params: Any, n: int, repeat: int) -> None:
         },
         repeat,
     )
+    per_call = best(
+        {
+            "fixed": lambda: time_command_change(params, 300, changing=False),
+            "changing": lambda: time_command_change(params, 300, changing=True),
+        },
+        repeat,
+    )
     steps_per_internal = sim_time / params.simulation.dt
     print()
     print(f"{'measurement':52s} {'wall [s]':>9s} {'env steps/s':>12s} {'real-time x':>12s} {'us/step':>8s}")
@@ -149,6 +171,12 @@ def report(params: Any, n: int, repeat: int) -> None:
     print(f"step-API overhead, changing vs fixed command: "
           f"{(res['step_changing'] / res['step_fixed'] - 1) * 100:+.1f} % (target < 10 %); "
           f"changing commands vs one run(T): {(res['step_changing'] / res['run_fixed'] - 1) * 100:+.1f} %")
+    interval = res["step_fixed"] / n  # wall time of one 20 ms interval, fixed command
+    extra = per_call["changing"] - per_call["fixed"]
+    print(f"per-call cost of a one-step step(): fixed {per_call['fixed'] * 1e6:.0f} us, changing "
+          f"{per_call['changing'] * 1e6:.0f} us; the command change adds {extra * 1e6:.0f} us = "
+          f"{extra / interval * 100:.2f} % of a 20 ms interval ({interval * 1e3:.1f} ms wall); the "
+          f"whole step-API call is {per_call['changing'] / interval * 100:.1f} % of it")
 
 
 if __name__ == "__main__":
