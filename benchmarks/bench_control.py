@@ -100,9 +100,11 @@ def time_command_change(params: Any, calls: int, changing: bool) -> float:
     """Wall time [s] per ``set_motor_angles`` + ``step`` call of ONE internal step: the
     per-interval cost of the step API itself (the kernel work of one step is the same)."""
     robot = _robot(params)
-    u = commands(calls)
+    # a new command each call, changing by 1 urad (one-step intervals: a 20 ms command
+    # sequence here would turn the motors at ~3000 rad/s and blow the rods up)
+    u = commands(1)[0] + 1e-6 * np.arange(calls)[:, None]
     robot.set_motor_angles(u[0])
-    robot.step(robot.dt)
+    robot.step(0.1)  # reach the first command slowly
     t0 = time.perf_counter()
     for k in range(calls):
         if changing:
