@@ -268,7 +268,7 @@ def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = 
             "CompiledModel"
         )
     if motor_angles is None:
-        angles = np.array([float(sched(t)) for sched, _ in model.schedules])
+        angles = np.array([float(bc.angle(t)) for bc in model.motor_bcs])
     else:
         angles = np.asarray(motor_angles, dtype=np.float64)
         if angles.shape != (model.motors.node.shape[0],) or not np.all(np.isfinite(angles)):
