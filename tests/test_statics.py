@@ -130,3 +130,21 @@ def test_batch_bad_row_named_and_matches_single() -> None:
     single = solve_static(p, rows[1])
     # two Newton routes to one equilibrium: equal to the solver tolerance (~1e-12 m)
     np.testing.assert_allclose(batch[1].platform_position_m, single.platform_position_m, atol=1e-9)
+
+
+@pytest.mark.parametrize("variant", ["gravity_sideways", "three_rods"])
+def test_static_equals_dynamic_other_robots(variant: str) -> None:
+    # gravity in another direction than the rods, and another rod count: same agreement
+    # bound as above (issue targets 0.05 mm / 0.05 deg)
+    p0 = RobotParams()
+    if variant == "gravity_sideways":
+        p = p0.replace(simulation=p0.simulation.replace(gravity=(9.81, 0.0, 0.0)))
+        a = [1.0, -1.0, 1.0, -1.0]
+    else:
+        p = p0.replace(n_rods=3, handedness=(1, -1, 1))
+        a = [2.0, -1.0, 0.5]
+    st = solve_static(p, a)
+    dyn = solve_steady_state(p, a, record=False)
+    assert st.method == "static" and st.stable and dyn.converged
+    assert np.max(np.abs(st.platform_position_m - dyn.platform_position_m)) < 5e-5
+    assert _angle_between_deg(st.platform_quaternion_xyzw, dyn.platform_quaternion_xyzw) < 0.05
