@@ -48,11 +48,35 @@ REFERENCE_HELP = (
 )
 
 
+def _video_option(name: str, parse: Any) -> Any:
+    """An argparse type: ``parse(text)`` then the range check of ``render.check_video_options``."""
+
+    def convert(text: str) -> Any:
+        from hsa_elastica.io.render import check_video_options
+
+        value = parse(text)
+        try:
+            check_video_options(**{name: value})
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).split(" is invalid: ")[-1]) from None
+        return value
+
+    convert.__name__ = name  # argparse names the type in "invalid <name> value" messages
+    return convert
+
+
 def add_video_options(parser: argparse.ArgumentParser) -> None:
-    """``--fps`` and ``--size`` of the subcommands that render."""
-    parser.add_argument("--fps", type=float_arg, default=30.0, metavar="N", help="video frame rate (default 30)")
-    parser.add_argument("--size", type=size_arg, default=(960, 720), metavar="WxH",
-                        help="video/still size in pixels (default 960x720)")
+    """``--fps``, ``--speed``, ``--hold`` and ``--size`` of the subcommands that render (ranges
+    checked while parsing, by ``hsa_elastica.io.render.check_video_options``)."""
+    parser.add_argument("--fps", type=_video_option("fps", float_arg), default=30.0, metavar="N",
+                        help="video frame rate, 1 <= N <= 240 (default 30)")
+    parser.add_argument("--speed", type=_video_option("speed", float_arg), default=0.25, metavar="F",
+                        help="playback speed relative to real time: 0.25 shows 1 s of simulated time "
+                        "in 4 s of video (default 0.25)")
+    parser.add_argument("--hold", type=_video_option("hold", float_arg), default=1.5, metavar="S",
+                        help="seconds of video on the final state, 0 <= S <= 60 (default 1.5)")
+    parser.add_argument("--size", type=_video_option("window_size", size_arg), default=(960, 720),
+                        metavar="WxH", help="video/still size in pixels, 16..4096 per side (default 960x720)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,9 +122,12 @@ def finish_run(
     still: str | None = None,
     fps: float = 30.0,
     size: tuple[int, int] = (960, 720),
+    speed: float | None = None,
+    hold: float | None = None,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Save the run directory and render the video/still that were asked for."""
+    """Save the run directory and render the video/still that were asked for (``speed``,
+    ``hold``: see ``--speed``/``--hold``; None = the renderer's default)."""
     if out is not None:
         from hsa_elastica.io.rundir import save_run
 
@@ -111,9 +138,10 @@ def finish_run(
     if render is not None:
         from hsa_elastica.io.render import render_video
 
+        timing = {k: v for k, v in (("speed", speed), ("hold", hold)) if v is not None}
         n = render_video(
             result.diagnostics, params, render, fps=fps, still=still, window_size=size,
-            progress=progress(quiet),
+            progress=progress(quiet), **timing,
         )
         info(quiet, f"{n} frames written to {render}")
     elif still is not None:
