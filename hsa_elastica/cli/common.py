@@ -66,17 +66,21 @@ def _video_option(name: str, parse: Any) -> Any:
 
 
 def add_video_options(parser: argparse.ArgumentParser) -> None:
-    """``--fps``, ``--speed``, ``--hold`` and ``--size`` of the subcommands that render (ranges
-    checked while parsing, by ``hsa_elastica.io.render.check_video_options``)."""
-    parser.add_argument("--fps", type=_video_option("fps", float_arg), default=30.0, metavar="N",
-                        help="video frame rate, 1 <= N <= 240 (default 30)")
-    parser.add_argument("--speed", type=_video_option("speed", float_arg), default=0.25, metavar="F",
-                        help="playback speed relative to real time: 0.25 shows 1 s of simulated time "
-                        "in 4 s of video (default 0.25)")
-    parser.add_argument("--hold", type=_video_option("hold", float_arg), default=1.5, metavar="S",
-                        help="seconds of video on the final state, 0 <= S <= 60 (default 1.5)")
-    parser.add_argument("--size", type=_video_option("window_size", size_arg), default=(960, 720),
-                        metavar="WxH", help="video/still size in pixels, 16..4096 per side (default 960x720)")
+    """``--fps``, ``--speed``, ``--hold`` and ``--size`` of the subcommands that render (defaults
+    and ranges from :mod:`hsa_elastica.io.render`, checked while parsing)."""
+    from hsa_elastica.io import render as r
+
+    parser.add_argument("--fps", type=_video_option("fps", float_arg), default=r.DEFAULT_FPS, metavar="N",
+                        help=f"video frame rate, {r.MIN_FPS:g} <= N <= {r.MAX_FPS:g} (default {r.DEFAULT_FPS:g})")
+    parser.add_argument("--speed", type=_video_option("speed", float_arg), default=r.DEFAULT_SPEED,
+                        metavar="F", help="playback speed relative to real time: 0.25 shows 1 s of simulated "
+                        f"time in 4 s of video (default {r.DEFAULT_SPEED:g})")
+    parser.add_argument("--hold", type=_video_option("hold", float_arg), default=r.DEFAULT_HOLD, metavar="S",
+                        help=f"seconds of video on the final state, 0 <= S <= {r.MAX_HOLD:g} "
+                        f"(default {r.DEFAULT_HOLD:g})")
+    parser.add_argument("--size", type=_video_option("window_size", size_arg), default=r.DEFAULT_SIZE,
+                        metavar="WxH", help=f"video/still size in pixels, {r.MIN_SIZE}..{r.MAX_SIZE} per side "
+                        f"(default {r.DEFAULT_SIZE[0]}x{r.DEFAULT_SIZE[1]})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -136,12 +140,12 @@ def finish_run(
         save_run(out, result.diagnostics, params, summary)
         info(quiet, f"run saved to {out}")
     if render is not None:
-        from hsa_elastica.io.render import render_video
+        from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video
 
-        timing = {k: v for k, v in (("speed", speed), ("hold", hold)) if v is not None}
         n = render_video(
             result.diagnostics, params, render, fps=fps, still=still, window_size=size,
-            progress=progress(quiet), **timing,
+            speed=DEFAULT_SPEED if speed is None else speed, hold=DEFAULT_HOLD if hold is None else hold,
+            progress=progress(quiet),
         )
         info(quiet, f"{n} frames written to {render}")
     elif still is not None:

@@ -40,7 +40,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "render_video", "render_still", "check_output_path", "RobotScene", "select_frames",
     "frame_times", "quaternion_to_matrix", "VIDEO_EXTENSIONS", "STILL_EXTENSIONS",
-    "DEFAULT_SPEED", "DEFAULT_HOLD", "MIN_FPS", "MAX_FPS", "MAX_SIZE", "MAX_HOLD",
+    "DEFAULT_FPS", "DEFAULT_SPEED", "DEFAULT_HOLD", "DEFAULT_SIZE", "MIN_FPS", "MAX_FPS", "MIN_SIZE",
+    "MAX_SIZE", "MAX_HOLD", "check_video_options",
 ]
 
 VIDEO_EXTENSIONS = (".mp4",)  # H.264 in MP4: plays in browsers, on GitHub and in every player
