@@ -48,6 +48,7 @@ _N_SIDES = 20  # tube cross-section resolution
 _ROD_FRAME_FRACTIONS = (1.0 / 6.0, 0.5, 5.0 / 6.0)  # where along a rod local frames are drawn
 _VIEW_DIRECTION = (1.0, -1.6, 0.9)  # from the focal point towards the camera: south-east, above
 _VIEW_ANGLE_DEG = 30.0
+_REACH_FRACTION = 0.35  # lateral reach framed in any case, per unit rod length
 
 
 def prepare_offscreen() -> Any:
@@ -443,23 +444,30 @@ class RobotScene:
         It frames (a) the data over all samples, (b) the compass and (c) a frustum about the
         robot axis from the base up to the robot at its maximum auxetic extension (rods of
         ``L (1 + min(eps_max, C_eps pi / L))`` plus the platform), as wide at the top as the
-        farthest reach of the data, so that e.g. the four bending primitives are seen from the
-        same distance.
+        farther of the data's reach and a fixed reach (platform radius + 0.35 L, about the
+        platform's edge in a full bending primitive), so that the runs of one robot, e.g. the
+        seven primitives, are seen from the same distance unless one reaches farther.
         """
-        pts = [p.transpose(0, 2, 1).reshape(-1, 3) for p in self.positions]
-        if self.has_platform:
-            r = self._plat_radius
-            pts.append(self.platform_pos + np.array([r, r, self._plat_thickness]))
-            pts.append(self.platform_pos - np.array([r, r, 0.0]))
+        nodes = np.concatenate([p.transpose(0, 2, 1).reshape(-1, 3) for p in self.positions])
+        pad = self.radius * np.vstack([np.eye(3), -np.eye(3)])  # tube surface around the nodes
+        pts = [(nodes[:, None, :] + pad[None, :, :]).reshape(-1, 3)]
+        if self.has_platform:  # the rims of both faces of the disk at every sample
+            a = np.linspace(0.0, 2.0 * math.pi, 16, endpoint=False)
+            rim = self._plat_radius * np.column_stack([np.cos(a), np.sin(a), np.zeros_like(a)])
+            for dz in (-0.5 * self._plat_thickness, 0.5 * self._plat_thickness):
+                body = rim + [0.0, 0.0, dz]
+                pts.append((np.einsum("tij,pj->tpi", self.platform_rot, body) + self.platform_pos[:, None, :]).reshape(-1, 3))
         allp = np.concatenate(pts)
-        lo = allp.min(axis=0) - self.radius
-        hi = allp.max(axis=0) + self.radius
+        lo = allp.min(axis=0)
+        hi = allp.max(axis=0)
         eps_max = min(float(rod.eps_max), float(rod.C_eps) * math.pi / float(rod.length))
         z_max = float(rod.length) * (1.0 + max(eps_max, 0.0))
-        reach = max(self.radius, self.ground_radius)
+        # a reach every run is framed with, so that stills of different runs share one scale:
+        # the platform's edge when bent like the Fig. 2 primitives (centre ~0.35 L off axis)
+        reach = max(self.radius, self.ground_radius) + _REACH_FRACTION * float(rod.length)
         if robot is not None:
             z_max += float(robot.platform.thickness)
-            reach = max(reach, 0.5 * float(robot.platform.diameter))
+            reach = max(reach, 0.5 * float(robot.platform.diameter) + _REACH_FRACTION * float(rod.length))
         hi[2] = max(hi[2], z_max)
         lo[2] = min(lo[2], 0.0)
         xy = max(float(np.max(np.abs(lo[:2]))), float(np.max(np.abs(hi[:2]))), reach)
