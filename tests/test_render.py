@@ -30,8 +30,8 @@ from hsa_elastica.io.render_scene import (
     HANDEDNESS_COLORS,
     WORLD_AXIS_COLORS,
     RobotScene,
-    colorbar_ticks,
 )
+from hsa_elastica.io.render_layout import colorbar_ticks
 
 PARAMS = RobotParams()
 N_ELEM = PARAMS.rod.n_elements
@@ -408,3 +408,28 @@ def test_cli_render_writes_video_and_still(tmp_path, capsys) -> None:
     # 0.5 s / 0.5 = 1 s of motion at 10 fps (11 frames) + 0.3 s hold (3 frames)
     assert len(_decode(tmp_path / "v.mp4")) == 14
     assert imageio.imread(str(tmp_path / "s.png")).shape[:2] == (48, 64)
+
+
+def test_fit_camera_is_tight() -> None:
+    # every point projects inside the central 90 % of the left 70 % of the image, and some point
+    # touches that boundary (no closer camera would fit), checked with an independent pinhole
+    # projection of the returned camera
+    from hsa_elastica.io.render_layout import fit_camera
+
+    rng = np.random.default_rng(0)
+    pts = rng.normal(size=(200, 3)) * [0.03, 0.05, 0.08] + [0.01, 0.0, 0.1]
+    focal, pos = fit_camera(pts, direction=(1.0, -1.6, 0.9), view_angle_deg=30.0, aspect=4 / 3,
+                            fill=0.9, left_fraction=0.7)
+    fwd = (focal - pos) / np.linalg.norm(focal - pos)
+    right = np.cross(fwd, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, fwd)
+    depth = (pts - pos) @ fwd
+    t = math.tan(math.radians(15.0))
+    u = ((pts - pos) @ right) / (depth * t * 4 / 3)  # -1 .. 1 across the full width
+    v = ((pts - pos) @ up) / (depth * t)
+    assert np.all(depth > 0)
+    strip = (-1.0 + 0.7 * (1 - 0.9), -1.0 + 1.4 - 0.7 * (1 - 0.9))  # left 70 %, 90 % fill
+    assert u.min() >= strip[0] - 0.02 and u.max() <= strip[1] + 0.02
+    assert np.abs(v).max() <= 0.9 + 1e-6
+    assert max(np.abs(v).max() / 0.9, (u.max() - u.min()) / (strip[1] - strip[0])) > 0.97

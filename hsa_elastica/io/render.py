@@ -164,6 +164,21 @@ def _frames_of(diagnostics: pd.DataFrame, fps: float, speed: float, n_frames: in
     return resample(df, frame_times(float(times[0]), float(times[-1]), fps=fps, speed=speed))
 
 
+def _write_frames(writer: Any, scene: RobotScene, n_frames: int, n_hold: int, progress: bool) -> None:
+    iterator: Any = range(n_frames)
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(iterator, desc="render", unit="frame", delay=2.0, disable=not sys.stderr.isatty())
+    image = None
+    for k in iterator:
+        scene.update(k)
+        image = scene.image()
+        writer.append_data(image)
+    for _ in range(n_hold):
+        writer.append_data(image)
+
+
 def render_video(
     diagnostics: pd.DataFrame,
     params: "RobotParams | RodParams",
@@ -204,20 +219,13 @@ def render_video(
         with _atomic_output(path) as tmp:
             writer = _open_writer(tmp, fps)
             try:
-                iterator: Any = range(len(sub))
-                if progress:
-                    from tqdm import tqdm
-
-                    iterator = tqdm(iterator, desc="render", unit="frame", delay=2.0, disable=not sys.stderr.isatty())
-                image = None
-                for k in iterator:
-                    scene.update(k)
-                    image = scene.image()
-                    writer.append_data(image)
-                for _ in range(n_hold):
-                    writer.append_data(image)
-            finally:
-                writer.close()
+                _write_frames(writer, scene, len(sub), n_hold, progress)
+            except BaseException:
+                # keep the original error (e.g. Ctrl-C, which also stops ffmpeg: its close fails)
+                with contextlib.suppress(Exception):
+                    writer.close()
+                raise
+            writer.close()
         if still is not None:
             scene.update(len(sub) - 1)
             _write_png(scene.image(), still)
