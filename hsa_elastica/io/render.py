@@ -227,6 +227,7 @@ def render_video(
                 raise
             writer.close()
         if still is not None:
+            scene.speed = None  # a still has no playback speed
             scene.update(len(sub) - 1)
             _write_png(scene.image(), still)
     finally:

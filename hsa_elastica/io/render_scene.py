@@ -187,11 +187,11 @@ class RobotScene:
             self._build_legend(pv, handedness, show_frames)
         self.speed = speed
         font = max(8, int(round(self.window_size[1] / 50)))
-        self._text = (
-            self.plotter.add_text("", position="upper_left", font_size=font, color="black")
-            if show_time
-            else None
-        )
+        self._text = None
+        if show_time:  # a text actor a few pixels in from the upper-left corner
+            pad = max(4, self.window_size[1] // 60)
+            top = self.window_size[1] - pad - int(round(1.4 * 1.333 * font))  # font pt -> px
+            self._text = self.plotter.add_text("t", position=(pad, top), font_size=font, color="black")
         self._set_camera(rod, robot)
         self.index = -1
         self.update(0)
@@ -441,7 +441,7 @@ class RobotScene:
             label = f"t = {self.times[i]:.2f} s"
             if self.speed is not None:
                 label += f"  ({self.speed:g}x speed)"
-            self._text.set_text("upper_left", label)
+            self._text.SetInput(label)
         self.index = i
 
     def _update_frames(self, i: int) -> None:
