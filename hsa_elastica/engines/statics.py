@@ -92,6 +92,13 @@ class StaticSolver:
     1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
     """
 
+    #: trust region of a Newton step: largest rotation [rad] / displacement [m] of one unknown
+    max_rotation_step = 0.3
+    max_displacement_step = 0.005
+    #: largest rotation [rad] / displacement [m] of one unknown in the tangent predictor
+    max_predict_rotation = 1.0
+    max_predict_displacement = 0.02
+
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False) -> None:
         fresh = not bool(model.joints.initialized.any())
@@ -304,8 +311,9 @@ class StaticSolver:
             if not np.all(np.isfinite(dx)):
                 return False, it
             # at most 0.3 rad of rotation and 5 mm of displacement per unknown and iteration
-            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
-                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / self.max_rotation_step,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / self.max_displacement_step,
+                      1.0)
             alpha = 1.0 / big
             state = self.save_state()
             while True:
@@ -338,8 +346,9 @@ class StaticSolver:
             if self.converged(f):
                 break
             dx = lu.solve(-f)
-            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
-                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / self.max_rotation_step,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / self.max_displacement_step,
+                      1.0)
             if big > 1.0 or not np.all(np.isfinite(dx)):
                 break
             state = self.save_state()
@@ -379,8 +388,9 @@ class StaticSolver:
             return
         if not np.all(np.isfinite(dx)):
             return
-        big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 1.0,
-                  float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.02, 1.0)
+        big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / self.max_predict_rotation,
+                  float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / self.max_predict_displacement,
+                  1.0)
         self.move(dx, 1.0 / big)
 
     # -- stability ---------------------------------------------------------------------------

@@ -220,9 +220,16 @@ def solve_static_batch(
     check_stability: bool = True,
     fallback: bool = True,
     mirror_branch: str = "dynamic",
+    order: str = "nearest",
 ) -> list[SteadyStateResult]:
     """:func:`solve_static` for each row of ``angles_array`` ((n_poses, n_rods) [rad]), each
-    started from the previous solution (from the straight pose if that fails)."""
+    started from the previous solution (from the straight pose if that fails).
+
+    ``order``: ``"nearest"`` (default) solves the poses along a greedy nearest-neighbour tour
+    (max-norm of the angle difference, starting next to the straight pose), so that each
+    Newton solve starts close to its solution; ``"given"`` keeps the rows' order.  Results
+    are returned in the rows' order either way.
+    """
     solver, straight = static_solver(params)
     try:
         rows = np.asarray(angles_array, dtype=np.float64)
@@ -235,14 +242,38 @@ def solve_static_batch(
             f"angles_array has shape {rows.shape}: must be (n_poses, n_rods = {params.n_rods})"
         )
     checked = [_check_angles(params, r, f"angles_array[{k}]") for k, r in enumerate(rows)]
-    results: list[SteadyStateResult] = []
+    if order == "nearest":
+        sequence = nearest_neighbour_order(rows)
+    elif order == "given":
+        sequence = np.arange(len(checked))
+    else:
+        raise ParameterError(f"order = {order!r} is invalid: must be 'nearest' or 'given'")
+    results: list[SteadyStateResult | None] = [None] * len(checked)
     warm = None
-    for a in checked:
-        res = _solve_one(solver, straight, params, a, warm, check_stability, fallback,
+    for k in sequence:
+        res = _solve_one(solver, straight, params, checked[k], warm, check_stability, fallback,
                          mirror_branch)
         warm = res.state if res.method == "static" and res.converged else None
-        results.append(res)
-    return results
+        results[k] = res
+    return [r for r in results if r is not None]
+
+
+def nearest_neighbour_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Greedy nearest-neighbour tour through the rows of ``rows`` ((n, m) angles [rad]),
+    starting from the row nearest to zero, distances in the max-norm: each pose follows a
+    near one, so the previous solution is a good start.  O(n^2) time, O(n) memory."""
+    n = rows.shape[0]
+    left = np.ones(n, dtype=bool)
+    out = np.empty(n, dtype=np.int64)
+    cur = np.zeros(rows.shape[1])
+    for k in range(n):
+        d = np.abs(rows - cur).max(axis=1, initial=0.0)
+        d[~left] = np.inf
+        j = int(np.argmin(d))
+        out[k] = j
+        left[j] = False
+        cur = rows[j]
+    return out
 
 
 def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = None) -> float:
