@@ -53,6 +53,7 @@ from hsa_elastica.engines.statics_kernels import (
     fd_jacobian,
     residual,
 )
+from hsa_elastica.engines.statics_linalg import BorderedBandSolver
 from hsa_elastica.physics.rod_kernels import rod_work
 
 __all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
@@ -271,6 +272,25 @@ class StaticSolver:
         self.color_cols = order.astype(np.int64)
         self.n_colors = int(counts.shape[0])
         self.saved = np.zeros((n, 3, 3))
+        border = (self.kind == KIND_BODY_POS) | (self.kind == KIND_BODY_ROT)
+        try:
+            self.band: BorderedBandSolver | None = BorderedBandSolver(
+                self.indptr, self.indices, border)
+        except ValueError:  # rods coupled directly (not through a body): general sparse LU
+            self.band = None
+
+    def factorize(self, jac: sp.csc_matrix, shift: NDArray[np.float64] | None = None) -> Any:
+        """LU of ``jac - diag(shift)`` (``jac`` from :meth:`jacobian`): the bordered band
+        LU (:mod:`hsa_elastica.engines.statics_linalg`), or SuperLU if that one is singular
+        or not applicable.  Raises ``RuntimeError`` when the matrix is singular."""
+        if self.band is not None:
+            try:
+                return self.band.factor(jac.data, shift)
+            except RuntimeError:
+                pass
+        if shift is not None:
+            jac = jac - sp.diags(shift, format="csc")
+        return spla.splu(jac, permc_spec="MMD_AT_PLUS_A")
 
     # -- Newton ----------------------------------------------------------------------------
     def converged(self, f: NDArray[np.float64]) -> bool:
@@ -301,10 +321,8 @@ class StaticSolver:
             if not math.isfinite(merit):
                 return False, it
             jac = self.jacobian(a, f)
-            if sigma > 0.0:
-                jac = jac - sp.diags(sigma * self.inertia, format="csc")
             try:
-                lu = spla.splu(jac, permc_spec="MMD_AT_PLUS_A")
+                lu = self.factorize(jac, sigma * self.inertia if sigma > 0.0 else None)
                 dx = lu.solve(-f)
             except (RuntimeError, ValueError):
                 return False, it
@@ -382,7 +400,7 @@ class StaticSolver:
         lu = getattr(self, "_lu", None)
         try:
             if lu is None:
-                lu = spla.splu(self.jacobian(a, f0), permc_spec="MMD_AT_PLUS_A")
+                lu = self.factorize(self.jacobian(a, f0))
             dx = lu.solve(-dfda)
         except (RuntimeError, ValueError):
             return
@@ -404,7 +422,7 @@ class StaticSolver:
         lu = getattr(self, "_lu", None)
         if lu is None:
             f = self.evaluate(a).copy()
-            lu = spla.splu(self.jacobian(a, f), permc_spec="MMD_AT_PLUS_A")
+            lu = self.factorize(self.jacobian(a, f))
             self._lu = lu
         s = 1.0 / np.sqrt(self.inertia)
         n = self.n
