@@ -172,10 +172,14 @@ class StaticSolver:
 
     # -- evaluations ---------------------------------------------------------------------------
     def _args(self) -> tuple[Any, ...]:
+        cached = getattr(self, "_args_cache", None)
+        if cached is not None and cached[2] is self.couplings:
+            return cached  # type: ignore[no-any-return]
         m = self.model
-        return (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
+        self._args_cache = (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
                 m.body_gravity, m.sync_program, m.values_program, self.work, self.status,
                 self.kind, self.index, self.comp)
+        return self._args_cache
 
     def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
                  ) -> NDArray[np.float64]:
@@ -206,7 +210,11 @@ class StaticSolver:
 
     def restore_state(self, s: tuple[NDArray[np.float64], ...]) -> None:
         m = self.model
-        self._lu = None
+        if not (np.array_equal(m.rod_arrays.position, s[0])
+                and np.array_equal(m.rod_arrays.director, s[1])
+                and np.array_equal(m.body_arrays.position, s[2])
+                and np.array_equal(m.body_arrays.director, s[3])):
+            self._lu = None  # the last factorisation belongs to another state
         m.rod_arrays.position[:] = s[0]
         m.rod_arrays.director[:] = s[1]
         m.body_arrays.position[:] = s[2]
@@ -434,7 +442,8 @@ class StaticSolver:
         rng = np.random.default_rng(0)
         try:
             res = spla.eigs(dummy, k=k, sigma=0.0, which="LM", OPinv=op_inv,
-                            return_eigenvectors=vectors, v0=rng.standard_normal(n), tol=1e-6)
+                            return_eigenvectors=vectors, v0=rng.standard_normal(n), tol=1e-6,
+                            ncv=min(n - 1, 2 * k + 6))
         except (RuntimeError, ValueError, spla.ArpackNoConvergence):
             jac = self.jacobian(a, self.evaluate(a).copy())
             dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()

@@ -119,7 +119,7 @@ def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch
 
 
 def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float64],
-            out: StaticOutcome, wall: float) -> SteadyStateResult:
+            out: StaticOutcome, wall: float, cpu: float) -> SteadyStateResult:
     body = solver.model.body_arrays
     rod = solver.model.rod_arrays
     q = rotation_matrix_to_quaternion(np.ascontiguousarray(body.director[:, :, 0].T))
@@ -141,6 +141,7 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
         iterations=int(out.iterations),
         stable=out.stable,
         state=(angles.copy(), solver.save_state()),
+        cpu_time_s=float(cpu),
     )
 
 
@@ -148,6 +149,7 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
                params: RobotParams, angles: NDArray[np.float64], warm: Any,
                check_stability: bool, fallback: bool, mirror_branch: str) -> SteadyStateResult:
     wall0 = _time.perf_counter()
+    cpu0 = _time.process_time()
     out: StaticOutcome | None = None
     rule = _branch_rule(params, angles, mirror_branch)
     if warm is not None and not (check_stability and _mirror_symmetric(params, angles)):
@@ -161,10 +163,12 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
         out = solver.solve(angles, start=np.zeros_like(angles), steps=CONTINUATION_STEPS,
                            check_stability=check_stability, branch_rule=rule)
     if out.converged and out.stable is not False:
-        return _result(solver, params, angles, out, _time.perf_counter() - wall0)
+        return _result(solver, params, angles, out, _time.perf_counter() - wall0,
+                       _time.process_time() - cpu0)
     reason = out.message or "not converged"
     if not fallback:
-        res = _result(solver, params, angles, out, _time.perf_counter() - wall0)
+        res = _result(solver, params, angles, out, _time.perf_counter() - wall0,
+                       _time.process_time() - cpu0)
         res.converged = False
         return res
     log.warning("static solve at motor angles %s: %s; falling back to dynamic relaxation",
