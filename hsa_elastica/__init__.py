@@ -77,14 +77,14 @@ _LAZY: dict[str, str] = {
     "render_video": "hsa_elastica.io.render",
     "render_still": "hsa_elastica.io.render",
     # SPCS kinematics (Eq. 8-16)
-    "SPCSModel": "hsa_elastica.spcs.kinematics",
-    "IKResult": "hsa_elastica.spcs.kinematics",
-    "ErrorMetrics": "hsa_elastica.spcs.kinematics",
-    "KinematicsError": "hsa_elastica.spcs.kinematics",
-    "inverse_kinematics_lm": "hsa_elastica.spcs.kinematics",
-    "inverse_kinematics_gradient": "hsa_elastica.spcs.kinematics",
-    "error_metrics": "hsa_elastica.spcs.kinematics",
-    "rod_element_poses": "hsa_elastica.spcs.kinematics",
+    "SPCSModel": "hsa_elastica.spcs",
+    "IKResult": "hsa_elastica.spcs",
+    "ErrorMetrics": "hsa_elastica.spcs",
+    "KinematicsError": "hsa_elastica.spcs",
+    "inverse_kinematics_lm": "hsa_elastica.spcs",
+    "inverse_kinematics_gradient": "hsa_elastica.spcs",
+    "error_metrics": "hsa_elastica.spcs",
+    "rod_element_poses": "hsa_elastica.spcs",
 }
 
 __all__ = [

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
+from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.params import RobotParams
 from hsa_elastica.robots.builders import Robot, build_robot
 
