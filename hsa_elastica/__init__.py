@@ -60,6 +60,9 @@ from hsa_elastica.robots.builders import (
     make_hsa_rod,
 )
 from hsa_elastica.engines.timeloop import SimulationDiverged, run
+from hsa_elastica import _legacy
+
+_legacy.install()  # old flat module paths (hsa_elastica.fast, ...) import with a DeprecationWarning
 
 __version__ = "0.1.0"
 
@@ -136,6 +139,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
+    if module is None and f"{__name__}.{name}" in _legacy.LEGACY:
+        # an old submodule used as an attribute (hsa_elastica.robot.build_robot)
+        return importlib.import_module(f"{__name__}.{name}")
     if module is None:
         raise AttributeError(f"module 'hsa_elastica' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)

@@ -200,10 +200,26 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
+def other_modules(tree: ast.AST) -> set[str]:
+    """Names bound by ``import x`` to modules other than PyElastica's (``sys._getframe`` is fine)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] != "elastica":
+                    names.add(alias.asname or alias.name.split(".")[0])
+    return names
+
+
+GETATTR_FAMILY = {"getattr", "hasattr", "setattr", "delattr"}
+
+
 def private_uses(path: Path, own: set[str]) -> list[str]:
     """PyElastica private names used by one module, as ``line: what`` strings."""
     found: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    stdlib = other_modules(tree)
+    for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "elastica":
             names = [a.name for a in node.names]
@@ -214,12 +230,15 @@ def private_uses(path: Path, own: set[str]) -> list[str]:
                 if alias.name.split(".")[0] == "elastica" and any(_private(c) for c in alias.name.split(".")):
                     found.append(f"{line}: import {alias.name}")
         elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
-            found.append(f"{line}: .{node.attr}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if "_feature_group" in node.value or (
-                node.value.isidentifier() and _private(node.value) and node.value not in own
-            ):
-                found.append(f"{line}: string {node.value!r}")
+            if not (isinstance(node.value, ast.Name) and node.value.id in stdlib):
+                found.append(f"{line}: .{node.attr}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in GETATTR_FAMILY and len(node.args) >= 2:
+            arg = node.args[1]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _private(arg.value):
+                if arg.value not in own:
+                    found.append(f"{line}: {node.func.id}(..., {arg.value!r})")  # type: ignore[attr-defined]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "_feature_group" in node.value:
+            found.append(f"{line}: string {node.value!r}")
     return found
 
 
