@@ -44,6 +44,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
+from elastica.typing import RodType
 
 from hsa_elastica.physics.auxetic_law import average_to_elements, clip_strain, handed_twist_strain
 from hsa_elastica.params import ParameterError, RodParams, is_finite_number
@@ -226,7 +227,7 @@ class AxialCompressionLaw(NoForces):
         lo, hi = twist_range(rod)
         return dict(law=law, handedness=rod.handedness, kappa_h_min=lo, kappa_h_max=hi)
 
-    def _capture(self, system: Any) -> None:
+    def _capture(self, system: RodType) -> None:
         n = int(system.n_elems)
         self._printed_voronoi = np.array(system.rest_voronoi_lengths, dtype=np.float64, copy=True)
         self._kv = np.zeros(n - 1)
@@ -235,7 +236,7 @@ class AxialCompressionLaw(NoForces):
         self._sigma_z = np.zeros(n)
         self.factor = np.ones(n)
 
-    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+    def apply_forces(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:
         """Add the compression correction to ``system.external_forces`` in place."""
         if self._printed_voronoi is None:
             self._capture(system)
@@ -259,5 +260,5 @@ class AxialCompressionLaw(NoForces):
             system.external_forces,
         )
 
-    def apply_torques(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+    def apply_torques(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:
         """The law applies no torque."""

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from elastica.joint import ConnectionBase
+from elastica.typing import ConnectionIndex, RigidBodyType, RodType
 from numba import njit
 from numpy.typing import NDArray
 
@@ -211,7 +212,10 @@ def _resolve_index(index: Any, n: int, what: str) -> int:
 
 
 def resolve_joint_indices(
-    system_one: Any, index_one: Any, system_two: Any, index_two: Any
+    system_one: RodType | RigidBodyType,
+    index_one: ConnectionIndex,
+    system_two: RodType | RigidBodyType,
+    index_two: ConnectionIndex,
 ) -> tuple[int, int, int]:
     """``(node, element, body)`` joined by a :class:`PlatformJoint` (non-negative indices).
 
@@ -297,7 +301,13 @@ class PlatformJoint(ConnectionBase):
         self._element = -1
         self._body = -1
 
-    def _resolve(self, system_one: Any, index_one: Any, system_two: Any, index_two: Any) -> None:
+    def _resolve(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+    ) -> None:
         self._node, self._element, self._body = resolve_joint_indices(
             system_one, index_one, system_two, index_two
         )
@@ -307,10 +317,10 @@ class PlatformJoint(ConnectionBase):
 
     def apply_forces(
         self,
-        system_one: Any,
-        index_one: Any,
-        system_two: Any,
-        index_two: Any,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
         time: np.float64 = np.float64(0.0),
     ) -> None:
         """Eq. 6: add ``+F`` to the rod tip node, ``-F`` and ``r x (-F)`` to the platform."""
@@ -335,10 +345,10 @@ class PlatformJoint(ConnectionBase):
 
     def apply_torques(
         self,
-        system_one: Any,
-        index_one: Any,
-        system_two: Any,
-        index_two: Any,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
         time: np.float64 = np.float64(0.0),
     ) -> None:
         """Eq. 7: equal and opposite orientation spring-damper torques (local frames)."""

@@ -51,6 +51,49 @@ def _strains_kernel(q: FloatArray, rest: FloatArray, amap: FloatArray) -> FloatA
 
 
 @njit(cache=True)
+def _proximal_frames(
+    q: FloatArray, xi: FloatArray, amap: FloatArray, seg_start: FloatArray, want_jac: bool
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Segment-start poses and accumulated twists of the product of exponentials (Eq. 13).
+
+    Returns ``Rb`` (n_S + 1, 3, 3), ``pb`` (n_S + 1, 3): the base-frame pose
+    ``R_z(phi0) E_1 ... E_j`` at the start of segment j (index n_S = tip), and ``G``
+    (n_S + 1, 6, n_q): the summed base-frame twists (angular, linear) of the full segments
+    before j (zero if not ``want_jac``).
+    """
+    n_seg = amap.shape[0]
+    n_q = amap.shape[2]
+    Rb = np.zeros((n_seg + 1, 3, 3))
+    pb = np.zeros((n_seg + 1, 3))
+    c0 = math.cos(q[0])
+    s0 = math.sin(q[0])
+    Rb[0, 0, 0] = c0
+    Rb[0, 0, 1] = -s0
+    Rb[0, 1, 0] = s0
+    Rb[0, 1, 1] = c0
+    Rb[0, 2, 2] = 1.0
+    Rt = np.empty((3, 3))
+    pt = np.empty(3)
+    Jl = np.empty((6, 6))
+    JA = np.empty((6, n_q))
+    G = np.zeros((n_seg + 1, 6, n_q))
+
+    for j in range(n_seg):
+        length = seg_start[j + 1] - seg_start[j]
+        _exp_se3_kernel(xi[j], length, Rt, pt)
+        _mm3(Rb[j], Rt, Rb[j + 1])
+        for i in range(3):
+            pb[j + 1, i] = pb[j, i] + Rb[j, i, 0] * pt[0] + Rb[j, i, 1] * pt[1] + Rb[j, i, 2] * pt[2]
+        if want_jac:
+            _left_jacobian_kernel(xi[j], length, Jl)
+            _twist_columns(Jl, amap[j], length, Rb[j], pb[j], JA)
+            for r in range(6):
+                for m in range(n_q):
+                    G[j + 1, r, m] = G[j, r, m] + JA[r, m]
+    return Rb, pb, G
+
+
+@njit(cache=True)
 def _fk_jac_kernel(
     q: FloatArray,
     rest: FloatArray,
@@ -71,36 +114,11 @@ def _fk_jac_kernel(
     n_seg = amap.shape[0]
     n_q = amap.shape[2]
     xi = _strains_kernel(q, rest, amap)
-    Rb = np.empty((n_seg + 1, 3, 3))
-    pb = np.zeros((n_seg + 1, 3))
-    c0 = math.cos(q[0])
-    s0 = math.sin(q[0])
-    for i in range(3):
-        for j in range(3):
-            Rb[0, i, j] = 0.0
-    Rb[0, 0, 0] = c0
-    Rb[0, 0, 1] = -s0
-    Rb[0, 1, 0] = s0
-    Rb[0, 1, 1] = c0
-    Rb[0, 2, 2] = 1.0
+    Rb, pb, G = _proximal_frames(q, xi, amap, seg_start, want_jac)
     Rt = np.empty((3, 3))
     pt = np.empty(3)
     Jl = np.empty((6, 6))
     JA = np.empty((6, n_q))
-    G = np.zeros((n_seg + 1, 6, n_q))  # accumulated twists of full proximal segments
-
-    for j in range(n_seg):
-        length = seg_start[j + 1] - seg_start[j]
-        _exp_se3_kernel(xi[j], length, Rt, pt)
-        _mm3(Rb[j], Rt, Rb[j + 1])
-        for i in range(3):
-            pb[j + 1, i] = pb[j, i] + Rb[j, i, 0] * pt[0] + Rb[j, i, 1] * pt[1] + Rb[j, i, 2] * pt[2]
-        if want_jac:
-            _left_jacobian_kernel(xi[j], length, Jl)
-            _twist_columns(Jl, amap[j], length, Rb[j], pb[j], JA)
-            for r in range(6):
-                for m in range(n_q):
-                    G[j + 1, r, m] = G[j, r, m] + JA[r, m]
 
     R = np.empty((3, 3))
     p = np.empty(3)
