@@ -65,10 +65,16 @@ _finite = is_finite_number
 class AxialLawParams:
     """Parameters of the compression-softening axial law (SI).
 
-    compression_ratio : r_c0 in (0, 1] [-], compression / tension stiffness at zero twist.
-    compression_ratio_slope : d r_c / d kappa_h [m/rad]; ``r_c`` must stay in (0, 1] over the
-        clipped twist-strain range (checked by :meth:`check_range`).
+    Attributes
+    ----------
+    compression_ratio : float
+        ``r_c0`` in (0, 1] [-], compression / tension stiffness at zero twist.
+    compression_ratio_slope : float
+        ``d r_c / d kappa_h`` [m/rad]; ``r_c`` must stay in (0, 1] over the clipped
+        twist-strain range (checked by :meth:`check_range`).
 
+    Notes
+    -----
     ``AxialLawParams()`` (r_c = 1, slope 0) is the paper's symmetric law.
     """
 
@@ -184,13 +190,18 @@ def compression_correction_forces(
 class AxialCompressionLaw(NoForces):
     """PyElastica forcing: axial stiffness ``r_c S_zz`` for compressed elements (see module).
 
-    Parameters (keyword-only)
-    -------------------------
+    Parameters
+    ----------
     law : AxialLawParams
-    handedness : +1 / -1 (as the rod's auxetic coupling).
-    kappa_h_min, kappa_h_max : clip range of the handed twist strain [rad/m]
-        (``eps_min / C_eps``, ``eps_max / C_eps``; +-inf without auxetic coupling).
+        The law's parameters (keyword-only, as all arguments).
+    handedness : int
+        +1 / -1 (as the rod's auxetic coupling).
+    kappa_h_min, kappa_h_max : float
+        Clip range of the handed twist strain [rad/m] (``eps_min / C_eps``,
+        ``eps_max / C_eps``; +-inf without auxetic coupling).
 
+    Notes
+    -----
     Add it *after* the :class:`~hsa_elastica.physics.auxetic_coupling.AuxeticCoupling` of the rod.  After each
     application :attr:`factor` holds the per-element multiplier of the axial force (r_c or 1).
     """

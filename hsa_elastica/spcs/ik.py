@@ -88,8 +88,8 @@ def _gradient_ik_kernel(
     """Eq. 14: q <- q + lambda * J_A^T (chi_d - chi(q)); ``step`` = lambda per coordinate (0 = fixed).
 
     The desired quaternion's sign is chosen per pose and iteration to lie in the model's
-    hemisphere (q and -q are the same rotation). Stops when max |dq| < tol.
-    Returns (q, iterations, last max|dq|).
+    hemisphere (q and -q are the same rotation). Stops when ``max |dq| < tol``.
+    Returns ``(q, iterations, last max |dq|)``.
     """
     n = s.shape[0]
     n_q = amap.shape[2]
@@ -249,7 +249,7 @@ def inverse_kinematics_gradient(
     the measured quaternion's sign is aligned with the model's. ``step_size`` lambda: scalar or
     per-coordinate array of length n_q (the paper uses 0.2, and 1 for the twist strains); it must
     be small enough for stability (lambda < 2 / sigma_max(J_A)^2). ``phi0`` fixes the base angle.
-    Stops when max |dq| < ``tol`` or after ``max_iter`` iterations (then ``success`` is False).
+    Stops when ``max |dq| < tol`` or after ``max_iter`` iterations (then ``success`` is False).
     """
     R, p, sa, q_init = _prepare_ik(model, poses, s, q0, phi0)
     step = _finite_array(step_size, "step_size")

@@ -228,18 +228,20 @@ class SPCSModel:
 
     Parameters
     ----------
-    length:
+    length : float
         printed (initial) length ``L`` of the rod [m], > 0.
-    n_segments:
+    n_segments : int
         number ``n_S`` >= 1 of piecewise constant strain segments.
-    cs_strains:
+    cs_strains : tuple of str
         names (from :data:`STRAIN_NAMES`) of the strains constant over the whole rod (Eq. 11,
         ``B_CS``); default twist and stretch.
-    pcs_strains:
+    pcs_strains : tuple of str
         names of the strains constant per segment (``B_PCS``); default bend and shear.
-    segment_lengths:
+    segment_lengths : tuple of float or None
         optional printed segment lengths [m] (each > 0, summing to ``length``); default equal.
 
+    Notes
+    -----
     ``q = (phi0, q_CS, q_PCS_1, ..., q_PCS_nS)`` has ``n_q = 1 + n_CS + n_S n_PCS`` entries;
     ``q = 0`` is the straight rod at rest. Default: 11 variables for ``n_S = 2``.
     """
