@@ -53,6 +53,9 @@ napoleon_use_ivar = True
 myst_heading_anchors = 3
 myst_enable_extensions = ["dollarmath"]
 
+# the Gymnasium environments are an optional extra (rl): document them without it
+autodoc_mock_imports = ["gymnasium"]
+
 html_theme = "alabaster"
 html_title = "hsa-elastica"
 nitpicky = False

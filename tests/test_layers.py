@@ -1,7 +1,7 @@
 """The package's layering, read from the source with ``ast`` (no import is executed).
 
 Layers, low to high (``docs/architecture.md``): params, compat < physics < spcs < io < engines
-< robots < experiments < cli < the package ``__init__`` (public API) and its legacy-name shim.
+< robots < experiments, envs < cli < the package ``__init__`` (public API) and its legacy-name shim.
 A module may import only from its own or lower layers; imports under ``if TYPE_CHECKING:`` are
 type hints only and are skipped, function-level imports count.  There must be no import cycle
 between modules.  PyElastica's private names (underscored modules, functions and attributes,
@@ -27,6 +27,7 @@ LAYERS = {
     "engines": 4,
     "robots": 5,
     "experiments": 6,
+    "envs": 6,
     "cli": 7,
 }
 TOP = 8  # hsa_elastica/__init__.py and hsa_elastica/_legacy.py
