@@ -51,6 +51,7 @@ JSON_KEYS = (
     "converged",
     "sim_time_s",
     "wall_time_s",
+    "method",
 )
 
 
@@ -84,6 +85,15 @@ class SteadyStateResult:
         the parameters of the run.
     diagnostics : pandas.DataFrame or None
         the recorded DataFrame (None when ``record=False``).
+    method : str
+        ``"dynamic"`` (relaxation, this function) or ``"static"`` (Newton on the static
+        equations, :func:`hsa_elastica.robots.statics_api.solve_static`).
+    iterations : int
+        Newton iterations of a static solve (0 for a dynamic one).
+    stable : bool or None
+        the static solution is stable (None: not tested, or dynamic).
+    state : object
+        the solver's full state of a static solve (warm start of the next one).
     """
 
     converged: bool
@@ -99,6 +109,10 @@ class SteadyStateResult:
     n_steps: int
     params: RobotParams
     diagnostics: "pd.DataFrame | None" = field(default=None, repr=False)
+    method: str = "dynamic"
+    iterations: int = 0
+    stable: bool | None = None
+    state: Any = field(default=None, repr=False)
 
     @property
     def platform_rotation(self) -> NDArray[np.float64]:
@@ -128,6 +142,7 @@ class SteadyStateResult:
             "converged": bool(self.converged),
             "sim_time_s": float(self.sim_time_s),
             "wall_time_s": float(self.wall_time_s),
+            "method": str(self.method),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -140,6 +155,8 @@ class SteadyStateResult:
             platform_tilt_rad=self.platform_tilt_rad,
             platform_twist_rad=self.platform_twist_rad,
             n_steps=int(self.n_steps),
+            iterations=int(self.iterations),
+            stable=self.stable,
         )
         return out
 
