@@ -17,7 +17,10 @@ external_forces``, N), the net couple on each free element (``internal_torques +
 external_torques``, local frame, N m) and the external force [N] / torque [N m, body frame] on
 each body.  The Jacobian ``J = dF/dx`` is assembled by forward differences with column
 colouring (the sparsity pattern is found once per model by perturbing each unknown alone at a
-randomly perturbed pose); Newton steps are solved by sparse LU (``scipy.sparse.linalg``).
+randomly perturbed pose); Newton steps are solved by the bordered band LU of
+:mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
+eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
+singular or the rods couple directly.
 
 Stability: the linearised dynamics about an equilibrium are ``M dx'' = J dx`` (``M`` = node
 masses, element and body second moments of inertia), so a pose is stable when every eigenvalue
