@@ -171,7 +171,7 @@ def _chunk_path(out: Path, chunk: int) -> Path:
     return out / "chunks" / f"chunk-{chunk:06d}.parquet"
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
