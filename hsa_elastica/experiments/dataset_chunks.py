@@ -31,7 +31,11 @@ __all__ = ["ChunkTask", "SOLVERS", "resolve_solver", "arrow_schema", "column_doc
 SOLVERS = ("auto", "static", "dynamic")
 
 # modules that may provide the static solver ``solve_static(params, angles, *, initial=None)``
-_STATIC_MODULES = ("hsa_elastica.robots.steady_state", "hsa_elastica.robots.statics")
+_STATIC_MODULES = (
+    "hsa_elastica.robots.statics_api",
+    "hsa_elastica.robots.steady_state",
+    "hsa_elastica.robots.statics",
+)
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,14 @@ def _pose_solver(solver: str, shapes: bool) -> tuple[Callable[..., Any], bool]:
         kwargs: dict[str, Any] = {"record": True} if shapes and "record" in accepted else {}
 
         def static(params: Any, angles: Any, initial: Any) -> Any:
-            return fn(params, angles, initial=initial, **kwargs)
+            result = fn(params, angles, initial=initial, **kwargs)
+            if shapes and getattr(result, "diagnostics", None) is None and getattr(
+                result, "state", None
+            ) is None:  # a fallback to relaxation without the rod state: record it
+                from hsa_elastica.robots.steady_state import solve_steady_state
+
+                result = solve_steady_state(params, angles, record=True)
+            return result
 
         return static, "initial" in accepted
     from hsa_elastica.robots.steady_state import solve_steady_state
@@ -162,8 +173,34 @@ def _vector(result: Any, name: str, size: int) -> list[float]:
     return [float(v) for v in np.asarray(value, dtype=np.float64).reshape(size)]
 
 
+def _static_shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
+    """Rod shapes of a static solution: its saved state re-evaluated once in the cached static
+    solver of its params (so the curvatures are PyElastica's ``kappa`` of exactly that state)."""
+    import importlib
+
+    api = importlib.import_module(_STATIC_MODULES[0])
+    solver, _ = api.static_solver(result.params)
+    solver.restore_state(result.state[1])
+    solver.evaluate(np.asarray(result.motor_angles_rad, dtype=np.float64))
+    model = solver.model
+    n_el = int(result.params.rod.n_elements)
+    out: dict[str, list[float]] = {}
+    for i in range(n_rods):
+        tip = int(model.joints.node[i])
+        pos = model.rod_arrays.position[:, tip - n_el:tip + 1]
+        v0 = int(model.couplings.vor_start[i])
+        kappa = model.rod_arrays.kappa[:, v0:v0 + n_el - 1]
+        for k, c in enumerate("xyz"):
+            out[f"rod{i}_{c}"] = [float(v) for v in pos[k]]
+        for k, name in enumerate(("bend_1", "bend_2", "twist")):
+            out[f"rod{i}_{name}"] = [float(v) for v in kappa[k]]
+    return out
+
+
 def _shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
     df = getattr(result, "diagnostics", None)
+    if (df is None or len(df) == 0) and getattr(result, "state", None) is not None:
+        return _static_shape_values(result, n_rods)
     if df is None or len(df) == 0:
         raise RuntimeError(
             "shapes were asked for but the solver returned no rod state (no diagnostics)"
@@ -234,7 +271,8 @@ def solve_chunk(task: ChunkTask) -> Any:
         try:
             result = solve(params, [float(a) for a in angles], previous if warm else None)
             row = _row(result, n_rods, task.shapes, task.solver)
-            previous = result if row["converged"] else None
+            # warm start only from a converged solution of the solver itself (not a fallback)
+            previous = result if row["converged"] and row["method"] == task.solver else None
         except Exception as exc:  # noqa: BLE001 - one bad pose must not lose the chunk
             row = _failed_row(exc, n_rods, task.shapes)
             previous = None
