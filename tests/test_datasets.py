@@ -19,12 +19,15 @@ import pytest
 
 from hsa_elastica.cli import main
 from hsa_elastica.experiments import datasets as ds
-from hsa_elastica.experiments.dataset_chunks import ChunkTask, solve_chunk
+from hsa_elastica.experiments.dataset_chunks import ChunkTask, resolve_solver, solve_chunk
 from hsa_elastica.params import RobotParams, RodParams, SimulationParams, save_params
 
 ROOT = Path(__file__).resolve().parents[1]
-N = 8  # poses of the resumability / determinism runs
-CHUNK = 1  # one pose per chunk: the kill lands between chunk files
+HAVE_STATIC = resolve_solver("auto") == "static"
+# poses of the resumability / determinism runs, one per chunk so that the kill lands between
+# chunk files: the static solver takes tens of ms per pose, relaxation a few tenths of a second
+N = 40 if HAVE_STATIC else 8
+CHUNK = 1
 
 
 def tiny_params() -> RobotParams:
@@ -115,6 +118,30 @@ def test_chunk_rows_match_a_direct_solve_and_shapes_are_consistent() -> None:
         assert nodes.shape == (3, 7) and len(row[f"rod{i}_twist"]) == 5
         assert np.array_equal(nodes[:, -1], tip)  # shape and tip columns agree
         assert np.allclose(nodes[:, 0], p.rod_base(i), atol=1e-12)  # base held by the motor
+
+
+@pytest.mark.skipif(not HAVE_STATIC, reason="the static solver is not available")
+def test_static_shapes_agree_with_relaxation() -> None:
+    p = tiny_params()
+    angles = np.array([[1.0, -0.5, 2.0, -1.5], [1.1, -0.5, 2.0, -1.4]])
+
+    def rows(solver: str) -> list[dict]:  # type: ignore[type-arg]
+        task = ChunkTask(chunk=0, samples=np.array([0, 1]), angles=angles,
+                         params_json=json.dumps(p.to_dict()), solver=solver, shapes=True)
+        return solve_chunk(task).to_pylist()  # type: ignore[no-any-return]
+
+    static, dynamic = rows("static"), rows("dynamic")
+    assert [r["method"] for r in static] == ["static", "static"] and all(r["stable"] for r in static)
+    for s, d in zip(static, dynamic):
+        # relaxation stops at node speeds < 1e-4 m/s with damping 50 1/s, i.e. within about
+        # 1e-4 / 50 = 2e-6 m of the equilibrium (measured: 3e-8 m); curvatures reach ~20 1/m
+        # and a 1e-6 m node error over 17 mm elements is ~1e-4 1/m (measured: 3e-5 1/m)
+        for i in range(4):
+            for c in "xyz":
+                assert np.allclose(s[f"rod{i}_{c}"], d[f"rod{i}_{c}"], rtol=0, atol=2e-6)
+                assert s[f"rod{i}_{c}"][-1] == s[f"tip{i}_{c}"]
+            for name in ("bend_1", "bend_2", "twist"):
+                assert np.allclose(s[f"rod{i}_{name}"], d[f"rod{i}_{name}"], rtol=0, atol=1e-3)
 
 
 def test_kill_9_then_resume_gives_the_uninterrupted_dataset(
