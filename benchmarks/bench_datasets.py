@@ -8,8 +8,8 @@ starts, so the numbers are the steady dataset rate, not the cluster start-up:
    and the ratio 2 workers / 1 worker (issue 15 target >= 1.7);
 2. peak RSS of the client process (the ``hsa-elastica dataset`` command, run as a subprocess
    against the warm cluster) and of the workers, at two N (memory flat in N);
-3. seconds per pose of the dataset's solver against dynamic relaxation on a few of the same
-   poses, one core (the ratio is 1 when the dataset itself uses dynamic relaxation).
+3. CPU seconds per pose of the dataset's solver inside one chunk (warm started) and from rest,
+   against dynamic relaxation on a few of the same poses, one core.
 
 The issue's target is 10,000 random poses in under 5 minutes of wall time on 2 cores with the
 static solver; the projected time for 10,000 poses at the measured 2-worker rate is printed.
@@ -95,19 +95,25 @@ def memory(params_file: Path, n: int, solver: str, tmp: Path) -> tuple[float, fl
     return wall, usage.ru_maxrss / 1024.0, max(workers.values())
 
 
-def per_pose(params, angles, solver: str) -> float:  # type: ignore[no-untyped-def]
-    """Seconds per pose in this process (one core), warm, cold start from rest every pose."""
+def per_pose(params, angles, solver: str, *, warm: bool) -> float:  # type: ignore[no-untyped-def]
+    """CPU seconds per pose in this process (one core, numba warm): ``warm`` solves the poses
+    as one chunk of the dataset plan (nearest-neighbour order, warm started), else each pose
+    as its own chunk (from rest)."""
     from hsa_elastica.experiments.dataset_chunks import ChunkTask, solve_chunk
 
     def task(a: np.ndarray) -> ChunkTask:
-        return ChunkTask(chunk=0, samples=np.arange(len(a)), angles=a,
+        order = ds.plan_chunks(a, len(a))[0]
+        return ChunkTask(chunk=0, samples=order, angles=a[order],
                          params_json=json.dumps(params.to_dict()), solver=solver, shapes=False)
 
-    solve_chunk(task(angles[:1]))  # warm-up
-    t0 = time.perf_counter()
-    for a in angles:  # one chunk per pose: no warm start, as the first pose of a chunk
-        solve_chunk(task(a[None, :]))
-    return (time.perf_counter() - t0) / len(angles)
+    solve_chunk(task(angles[:1]))  # numba cache load
+    t0 = time.process_time()
+    if warm:
+        solve_chunk(task(angles))
+    else:
+        for a in angles:
+            solve_chunk(task(a[None, :]))
+    return (time.process_time() - t0) / len(angles)
 
 
 def main() -> None:
@@ -148,12 +154,16 @@ def main() -> None:
                   f"{client_mb:6.0f} MB, worker {worker_mb:6.0f} MB")
 
     k = max(1, args.compare)
-    t_solver = per_pose(params, angles[:k], solver)
-    t_dyn = t_solver if solver == "dynamic" else per_pose(params, angles[:k], "dynamic")
-    print(f"  per pose, one core, from rest ({k} poses): {solver} {t_solver * 1e3:.1f} ms, "
-          f"dynamic relaxation {t_dyn * 1e3:.1f} ms; ratio dynamic / {solver} = "
-          f"{t_dyn / t_solver:.1f}")
-
+    # poses of one chunk of the plan of the N poses (what a worker solves in a row)
+    plan = ds.plan_chunks(angles, ds.default_chunk_size(len(angles)))
+    chunk = angles[plan[len(plan) // 2]]
+    t_chunk = per_pose(params, chunk, solver, warm=True)
+    t_cold = per_pose(params, chunk[:k], solver, warm=False)
+    t_dyn = t_cold if solver == "dynamic" else per_pose(params, chunk[:k], "dynamic", warm=False)
+    print(f"  CPU per pose, one core: {solver} in a chunk of {len(chunk)} (warm started) "
+          f"{t_chunk * 1e3:.1f} ms, {solver} from rest {t_cold * 1e3:.1f} ms ({k} poses), "
+          f"dynamic relaxation {t_dyn * 1e3:.1f} ms ({k} poses)")
+    print(f"  ratio dynamic relaxation / dataset {solver} per pose = {t_dyn / t_chunk:.1f}")
 
 if __name__ == "__main__":
     main()
