@@ -57,7 +57,7 @@ def throughput(params, angles, solver: str, workers: int, tmp: Path) -> tuple[fl
     from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+                      dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, \
             Client(cluster) as client:
         _warm(client, params, solver)
         cpu0 = sum(client.run(time.process_time).values())
@@ -77,7 +77,7 @@ def memory(params_file: Path, n: int, solver: str, tmp: Path) -> tuple[float, fl
     from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+                      dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, \
             Client(cluster) as client:
         _warm(client, paper_robot_params(), solver)
         cmd = [sys.executable, "-m", "hsa_elastica.cli", "dataset", "--random", str(n),

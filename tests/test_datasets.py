@@ -178,7 +178,7 @@ def test_two_workers_on_an_existing_scheduler_give_the_same_bytes(
     from dask.distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster:
+                      dashboard_address=":0") as cluster:
         out = tmp_path / "ds"
         assert main(cli_args(params_file, out, "--scheduler", cluster.scheduler_address)) == 0
     assert chunk_bytes(out) == chunk_bytes(reference)

@@ -275,7 +275,7 @@ def _start_client(workers: int | None, scheduler: str | None) -> tuple[Any, Any,
         return client, None, max(1, sum(client.nthreads().values()))
     n = workers if workers is not None else (os.cpu_count() or 1)
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster), cluster, n
 
 
