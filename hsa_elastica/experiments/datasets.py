@@ -190,7 +190,8 @@ def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.
         "schema_version": SCHEMA_VERSION,
         "package_version": __version__,
         "params": params.to_dict(),
-        "sampling": sampling,
+        # the CSV file name is not part of the identity: its angles are (angles_sha256)
+        "sampling": {k: v for k, v in sampling.items() if k != "file"},
         "angles_sha256": hashlib.sha256(np.ascontiguousarray(angles).tobytes()).hexdigest(),
         "n_samples": int(len(angles)),
         "solver": solver,
@@ -199,6 +200,8 @@ def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.
     }
     meta = dict(ident)
     meta["fingerprint"] = hashlib.sha256(_canonical(ident).encode()).hexdigest()
+    if "file" in sampling:
+        meta["sampling"] = dict(sampling)
     meta["n_chunks"] = int(math.ceil(len(angles) / chunk_size))
     meta["chunk_files"] = "chunks/chunk-NNNNNN.parquet"
     meta["columns"] = column_docs(params.n_rods, shapes)
@@ -206,7 +209,7 @@ def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
-    keys = ("params", "sampling", "n_samples", "solver", "shapes", "chunk_size",
+    keys = ("params", "sampling", "angles_sha256", "n_samples", "solver", "shapes", "chunk_size",
             "package_version", "schema_version")
     diff = [k for k in keys if old.get(k) != new.get(k)]
     return ", ".join(diff) or "fingerprint"
@@ -257,6 +260,8 @@ class DatasetSummary:
 
     def line(self) -> str:
         rate = self.samples_computed / self.wall_time_s if self.wall_time_s > 0 else 0.0
+        if self.samples_computed == 0:
+            return f"{self.n_samples} samples in {self.out}: complete, nothing to compute"
         return (
             f"{self.n_samples} samples in {self.out} ({self.n_chunks} chunks: "
             f"{self.chunks_computed} computed, {self.chunks_reused} already there); "
