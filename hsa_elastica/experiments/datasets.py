@@ -384,7 +384,6 @@ def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     Raises ``FileNotFoundError`` if ``out`` holds no dataset and ``ValueError`` if chunks are
     missing (unless ``allow_partial``: then the finished chunks only).
     """
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
