@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HAVE_STATIC = resolve_solver("auto") == "static"
 # poses of the resumability / determinism runs, one per chunk so that the kill lands between
 # chunk files: the static solver takes tens of ms per pose, relaxation a few tenths of a second
-N = 40 if HAVE_STATIC else 8
+N = 24 if HAVE_STATIC else 8
 CHUNK = 1
 
 
