@@ -108,12 +108,12 @@ def per_pose(params, angles, solver: str, *, warm: bool) -> float:  # type: igno
 
     solve_chunk(task(angles[:1]))  # numba cache load
     t0 = time.process_time()
-    if warm:
-        solve_chunk(task(angles))
-    else:
-        for a in angles:
-            solve_chunk(task(a[None, :]))
-    return (time.process_time() - t0) / len(angles)
+    tables = [solve_chunk(task(angles))] if warm else [solve_chunk(task(a[None, :])) for a in angles]
+    cpu = (time.process_time() - t0) / len(angles)
+    errors = [e for t in tables for e in t.column("error").to_pylist() if e is not None]
+    if errors:
+        raise RuntimeError(f"{solver} solves failed: {errors[0]}")
+    return cpu
 
 
 def main() -> None:
