@@ -91,7 +91,13 @@ _LAZY: dict[str, str] = {
     "inverse_kinematics_gradient": "hsa_elastica.spcs",
     "error_metrics": "hsa_elastica.spcs",
     "rod_element_poses": "hsa_elastica.spcs",
+    # steady-state datasets (Dask imported only when a dataset is built)
+    "build_dataset": "hsa_elastica.experiments.datasets",
+    "load_dataset": "hsa_elastica.experiments.datasets:load",
 }
+
+# submodules reachable as attributes, e.g. ``hsa_elastica.dataset.load(DIR)``
+_LAZY_MODULES: dict[str, str] = {"dataset": "hsa_elastica.experiments.datasets"}
 
 __all__ = [
     "__version__",
@@ -141,16 +147,21 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        value: Any = importlib.import_module(_LAZY_MODULES[name])
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None and f"{__name__}.{name}" in _legacy.LEGACY:
         # an old submodule used as an attribute (hsa_elastica.robot.build_robot)
         return importlib.import_module(f"{__name__}.{name}")
     if module is None:
         raise AttributeError(f"module 'hsa_elastica' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attr = module.partition(":")
+    value = getattr(importlib.import_module(module), attr or name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))
