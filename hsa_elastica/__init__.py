@@ -93,7 +93,7 @@ _LAZY: dict[str, str] = {
     "rod_element_poses": "hsa_elastica.spcs",
     # steady-state datasets (Dask imported only when a dataset is built)
     "build_dataset": "hsa_elastica.experiments.datasets",
-    "load_dataset": "hsa_elastica.experiments.datasets:load",
+    "load_dataset": "hsa_elastica.experiments.datasets",
 }
 
 # submodules reachable as attributes, e.g. ``hsa_elastica.dataset.load(DIR)``

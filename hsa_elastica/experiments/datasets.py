@@ -183,7 +183,9 @@ def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
 
 def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.float64],
               solver: str, shapes: bool, chunk_size: int) -> dict[str, Any]:
-    from hsa_elastica import __version__
+    from importlib.metadata import version
+
+    __version__ = version("hsa-elastica")
 
     ident = {
         "format": FORMAT,
@@ -409,6 +411,10 @@ def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     if not allow_partial and (len(df) != meta["n_samples"] or df["sample"].duplicated().any()):
         raise ValueError(f"{out}: expected {meta['n_samples']} unique samples, found {len(df)}")
     return df
+
+
+#: ``hsa_elastica.load_dataset``: :func:`load` under the package-level name
+load_dataset = load
 
 
 def describe_sampling(kind: str, **fields: Any) -> dict[str, Any]:
