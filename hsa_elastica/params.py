@@ -222,6 +222,15 @@ class RodParams(_ParamsBase):
     [N m^2 m^2/rad^2]; they need ``C_eps > 0`` (a bounded range), the rest-length polynomial
     must be non-decreasing and the stiffnesses positive over the whole range (validated).
 
+    Rigid end caps (``cap_length_base``, ``cap_length_top`` [m], default 0): printed rods end
+    in rigid caps that do not deform.  ``length`` and every law above describe the *flexible*
+    auxetic part only.  The base cap stands on the base plate along the rod axis and turns with
+    the motor about its own axis, so the flexible part starts ``cap_length_base`` above the
+    plate with the same motor boundary condition; the top cap is part of the platform, so the
+    joint attaches ``cap_length_top`` below the platform's lower face (see
+    :func:`hsa_elastica.robots.builders.build_robot`).  The caps are massless (put their mass
+    into ``PlatformParams.payload_mass`` if it matters).
+
     ``twist_filter_time`` [s] is not part of the paper's model: when > 0 the coupling low-passes
     the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``),
     which removes a high-frequency twist -> rest length -> axial feedback that makes the stiff
@@ -258,9 +267,18 @@ class RodParams(_ParamsBase):
     C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
     E_quad: float = field(default=0.0, metadata={"unit": "Pa m^2/rad^2"})
     twist_rigidity_quad: float = field(default=0.0, metadata={"unit": "N m^2 m^2/rad^2"})
+    # rigid end caps of the printed rod (0 = none, the paper's model)
+    cap_length_base: float = field(
+        default=0.0, metadata={"unit": "m, rigid cap between base plate and flexible part"}
+    )
+    cap_length_top: float = field(
+        default=0.0, metadata={"unit": "m, rigid cap between flexible part and platform"}
+    )
 
     def __post_init__(self) -> None:
         _check_int(self, "n_elements", ge=2)
+        _check_real(self, "cap_length_base", ge=0.0)
+        _check_real(self, "cap_length_top", ge=0.0)
         for name in ("length", "outer_radius", "density", "youngs_modulus", "shear_modulus"):
             _check_real(self, name, gt=0.0)
         _check_real(self, "wall_thickness", gt=0.0)
@@ -415,15 +433,37 @@ class RodParams(_ParamsBase):
 
 @dataclass(frozen=True)
 class PlatformParams(_ParamsBase):
-    """The rigid cylindrical platform on top of the rods (Section II-E)."""
+    """The rigid cylindrical platform on top of the rods (Section II-E).
+
+    ``payload_mass`` [kg] is an extra mass carried by the platform with its centre of mass at
+    the platform centre (the platform's density is raised so that the disc carries it; a
+    payload off the centre is not modelled).  ``marker_offset`` [m] is a point fixed to the
+    platform, in the platform frame (origin at the platform centre, +z along the platform
+    normal away from the rods): the point a motion-capture system tracks (the marker
+    centroid), reported as ``platform_marker_position_m`` by the steady-state solvers.
+    """
 
     diameter: float = field(default=0.095, metadata={"unit": "m"})
     thickness: float = field(default=0.003, metadata={"unit": "m"})
     density: float = field(default=700.0, metadata={"unit": "kg/m^3"})
+    payload_mass: float = field(default=0.0, metadata={"unit": "kg, at the platform centre"})
+    marker_offset: tuple[float, float, float] = field(
+        default=(0.0, 0.0, 0.0), metadata={"unit": "m, tracked point in the platform frame"}
+    )
 
     def __post_init__(self) -> None:
         for name in ("diameter", "thickness", "density"):
             _check_real(self, name, gt=0.0)
+        _check_real(self, "payload_mass", ge=0.0)
+        m = self.marker_offset
+        if (
+            isinstance(m, (str, bytes))
+            or not hasattr(m, "__len__")
+            or len(m) != 3
+            or not all(_is_real(x) and math.isfinite(float(x)) for x in m)
+        ):
+            raise _fail(self, "marker_offset", m, "must be 3 finite numbers")
+        object.__setattr__(self, "marker_offset", tuple(float(x) for x in m))
 
     @property
     def radius(self) -> float:
@@ -431,9 +471,27 @@ class PlatformParams(_ParamsBase):
         return 0.5 * self.diameter
 
     @property
+    def volume(self) -> float:
+        """Platform disc volume [m^3]."""
+        return math.pi * self.radius**2 * self.thickness
+
+    @property
     def mass(self) -> float:
-        """Platform mass [kg]."""
+        """Platform disc mass [kg] (without the payload)."""
         return self.density * math.pi * self.radius**2 * self.thickness
+
+    @property
+    def total_mass(self) -> float:
+        """Platform disc plus payload [kg]."""
+        return self.mass + self.payload_mass
+
+    @property
+    def effective_density(self) -> float:
+        """Density of the simulated disc carrying the payload [kg/m^3] (``density`` when
+        ``payload_mass == 0``)."""
+        if self.payload_mass == 0.0:
+            return self.density
+        return self.total_mass / self.volume
 
 
 @dataclass(frozen=True)
@@ -555,6 +613,12 @@ class RobotParams(_ParamsBase):
         """Base position of rod ``i`` [m] (z = 0)."""
         a = self.rod_angle(i)
         return (self.circle_radius * math.cos(a), self.circle_radius * math.sin(a), 0.0)
+
+    def rod_start(self, i: int) -> tuple[float, float, float]:
+        """First node of the flexible part of rod ``i`` [m]: ``cap_length_base`` above its
+        base on the plate."""
+        x, y, _ = self.rod_base(i)
+        return (x, y, self.rod.cap_length_base)
 
     def rod_params(self, i: int) -> RodParams:
         """Rod parameters of rod ``i`` with its handedness from ``handedness[i]``."""
