@@ -45,6 +45,9 @@ __all__ = [
     "table1_rod_params",
     "save_params",
     "load_params",
+    "load_params_per_key",
+    "resolve_params",
+    "PRESETS",
 ]
 
 ALPHA_C: float = 27.0 / 28.0
@@ -820,13 +823,16 @@ def save_params(params: _ParamsBase, path: str | Path) -> Path:
     return path
 
 
-def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
-    """Read a YAML/TOML file written by :func:`save_params` (or by hand) into ``cls``.
+_SECTIONS = {
+    "RodParams": "rod",
+    "PlatformParams": "platform",
+    "JointParams": "joint",
+    "SimulationParams": "simulation",
+    "AxialLawParams": "axial_law",
+}
 
-    Missing keys take their defaults; unknown keys, invalid values and unreadable or malformed
-    files raise :class:`ParameterError`.
-    """
-    path = Path(path)
+
+def _read_mapping(path: Path) -> Any:
     fmt = _format(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -842,4 +848,131 @@ def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyPa
         raise ParameterError(
             f"parameter file {str(path)!r} must contain a mapping at top level, got {data!r}"
         )
-    return cls.from_dict(data)
+    return data
+
+
+def _split_key(path: str | Path) -> tuple[Path, str | None]:
+    """``"file.yaml#10"`` -> (``file.yaml``, ``"10"``); no ``#`` -> (path, None)."""
+    text = str(path)
+    if "#" in text:
+        head, _, key = text.rpartition("#")
+        return Path(head), key
+    return Path(path), None
+
+
+def _is_keyed(data: Mapping[Any, Any]) -> bool:
+    """A per-key file (e.g. one entry per row count): every top-level key is an integer."""
+    return bool(data) and all(isinstance(k, int) and not isinstance(k, bool) for k in data)
+
+
+def _section(data: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
+    """The part of ``data`` for ``cls``: ``data[section]`` when ``data`` groups several
+    parameter sets (e.g. ``{rod: ..., axial_law: ...}``) and ``cls`` has no field of that name."""
+    key = _SECTIONS.get(cls.__name__)
+    if key is not None and isinstance(data.get(key), Mapping):
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        if key not in names and not set(map(str, data)) <= names:
+            return data[key]  # type: ignore[no-any-return]
+    return data
+
+
+def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
+    """Read a YAML/TOML file written by :func:`save_params` (or by hand) into ``cls``.
+
+    Missing keys take their defaults; unknown keys, invalid values and unreadable or malformed
+    files raise :class:`ParameterError`.
+
+    Files holding one parameter set per key (the characterization fits in ``validation/``,
+    one rod per row count) are read one entry at a time with ``"FILE.yaml#KEY"``, e.g.
+    ``load_params("validation/fitted_params.yaml#10", RodParams)``, or all at once with
+    :func:`load_params_per_key`.  An entry grouping several sets (``{rod: ..., axial_law:
+    ...}``) gives ``cls`` its own section (``rod`` for :class:`RodParams`).
+    """
+    path, key = _split_key(path)
+    data: Any = _read_mapping(path)
+    if key is not None:
+        matches = [k for k in data if str(k) == key]
+        if not matches:
+            raise ParameterError(
+                f"parameter file {str(path)!r} has no entry {key!r}; entries: "
+                f"{', '.join(str(k) for k in data)}"
+            )
+        data = data[matches[0]]
+        if not isinstance(data, Mapping):
+            raise ParameterError(f"{str(path)}#{key} must be a mapping, got {data!r}")
+    elif _is_keyed(data):
+        keys = ", ".join(str(k) for k in data)
+        raise ParameterError(
+            f"parameter file {str(path)!r} holds one parameter set per key ({keys}): select "
+            f"one as '{path}#KEY' (e.g. '{path}#{next(iter(data))}') or read all with "
+            f"load_params_per_key"
+        )
+    body = _section(data, cls)
+    if issubclass(cls, _ParamsBase):
+        return cls.from_dict(body, where=f"{path}#{key}" if key else str(path))
+    return cls.from_dict(body)  # type: ignore[attr-defined, no-any-return]
+
+
+def load_params_per_key(path: str | Path, cls: type[_AnyParams]) -> dict[int, _AnyParams]:
+    """Read a per-key parameter file (e.g. ``validation/fitted_params.yaml``: one
+    :class:`RodParams` per row count) into ``{key: cls}``."""
+    path = Path(path)
+    data = _read_mapping(path)
+    if not _is_keyed(data):
+        raise ParameterError(
+            f"parameter file {str(path)!r} is not a per-key file (its top-level keys are not "
+            f"integers); read it with load_params"
+        )
+    return {int(k): load_params(f"{path}#{k}", cls) for k in data}
+
+
+# --------------------------------------------------------------------------------------------
+# named presets
+# --------------------------------------------------------------------------------------------
+_PRESET_DIR = Path(__file__).resolve().parent / "presets"
+
+#: preset names accepted wherever a parameter file is (``--params NAME``): name -> description
+PRESETS: dict[str, str] = {
+    "paper_robot": "the four-rod robot of Section II-E of the paper (paper_robot_params())",
+    "fpu_robot_2022": "the real four-rod FPU robot (rigid caps, hanging mount), calibrated on "
+    "the motion capture shipped in hsa_elastica/data (presets/fpu_robot_2022.yaml)",
+}
+
+
+def resolve_params(name_or_path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
+    """Parameters from a preset name (:data:`PRESETS`) or a file (:func:`load_params`,
+    including ``FILE#KEY``).
+
+    With ``cls = RobotParams`` a file holding only rod parameters (e.g. an entry of the
+    characterization fits) gives ``RobotParams(rod=...)`` with the other defaults.
+    """
+    text = str(name_or_path)
+    if text in PRESETS:
+        if text == "paper_robot":
+            robot = paper_robot_params()
+        else:
+            robot = load_params(_PRESET_DIR / f"{text}.yaml", RobotParams)
+        if cls is RobotParams:
+            return robot  # type: ignore[return-value]
+        section = _SECTIONS.get(cls.__name__)
+        if section is None or not hasattr(robot, section):
+            raise ParameterError(f"preset {text!r} holds RobotParams, not {cls.__name__}")
+        value = getattr(robot, section)
+        return value.with_handedness(1) if isinstance(value, RodParams) else value  # type: ignore[no-any-return]
+    path = Path(_split_key(text)[0])
+    if not path.suffix and not path.exists():
+        raise ParameterError(
+            f"{text!r} is neither a preset ({', '.join(PRESETS)}) nor a parameter file"
+        )
+    try:
+        return load_params(text, cls)
+    except ParameterError:
+        if cls is not RobotParams:
+            raise
+        try:
+            rod = load_params(text, RodParams)
+        except ParameterError:
+            pass
+        else:
+            return RobotParams(rod=rod)  # type: ignore[return-value]
+        raise

@@ -33,7 +33,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         help="one motor angle per rod in RADIANS (rotation of each rod base about its own +z "
         "axis, right-hand rule; rods at 45, 135, 225, 315 deg, handedness R, L, R, L)",
     )
-    s.add_argument("--params", metavar="FILE", help="robot parameters (.yaml/.yml/.toml)")
+    s.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022)")
     s.add_argument(
         "--json", metavar="PATH", help="write the result as one JSON object to PATH ('-' = stdout)"
     )
