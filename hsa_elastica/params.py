@@ -958,7 +958,7 @@ def resolve_params(name_or_path: str | Path, cls: type[_AnyParams] = RobotParams
         if section is None or not hasattr(robot, section):
             raise ParameterError(f"preset {text!r} holds RobotParams, not {cls.__name__}")
         value = getattr(robot, section)
-        return value.with_handedness(1) if isinstance(value, RodParams) else value  # type: ignore[no-any-return]
+        return value.with_handedness(1) if isinstance(value, RodParams) else value  # type: ignore[no-any-return, return-value]
     path = Path(_split_key(text)[0])
     if not path.suffix and not path.exists():
         raise ParameterError(

@@ -21,7 +21,9 @@ minimised by ``scipy.optimize.least_squares`` (trust-region reflective, bounds) 
 parameters, named by dotted paths into :class:`~hsa_elastica.params.RobotParams`
 (``rod.C_eps``, ``rod.twist_rigidity``, ``rod.cap_length_top``, ``platform.marker_offset.z``,
 ``joint.k_tau`` ...) plus ``mocap.yaw``.  The optimiser works on scaled variables
-``u = value / scale`` (``scale = |start|``, or 1 mm / 1e-3 of the unit for a zero start).
+``u = 1 + (value - start) / scale`` (``scale = |start|``, or 1e-3 of the SI unit for a zero
+start; 0.01 rad for ``mocap.yaw``), so that the relative finite-difference step ``diff_step``
+is a step of ``diff_step * scale`` for every parameter.
 
 Uncertainties: ``cov = s^2 (J^T J)^-1`` with ``s^2 = sum(r^2) / (m - n)`` (``m`` residuals,
 ``n`` parameters), ``J`` the Jacobian of the weighted residuals at the optimum; the reported
@@ -245,7 +247,8 @@ def check_names(params: RobotParams, names: Sequence[str]) -> None:
 # --------------------------------------------------------------------------------------------
 def default_steady_state_fn() -> SteadyStateFn:
     """The static solver (``solve_static``) when the package has one, else dynamic relaxation
-    (:func:`hsa_elastica.robots.steady_state.solve_steady_state`, ``record=False``)."""
+    (:func:`hsa_elastica.robots.steady_state.solve_steady_state`, ``record=False``; a run that
+    diverges is repeated with half the time step and a ramp of at least 1 s)."""
     from hsa_elastica.robots import steady_state as ss
 
     static = getattr(ss, "solve_static", None)
@@ -259,8 +262,21 @@ def default_steady_state_fn() -> SteadyStateFn:
     if static is not None:
         return static  # type: ignore[no-any-return]
 
+    from hsa_elastica.engines.timeloop import SimulationDiverged
+
     def relax(params: RobotParams, angles: NDArray[np.float64]) -> Any:
-        return ss.solve_steady_state(params, angles, record=False)
+        try:
+            return ss.solve_steady_state(params, angles, record=False)
+        except SimulationDiverged:
+            # a fast ramp into a near-unstable pose can blow up; the steady state does not
+            # depend on the path, so retry gently: half the step, a 1 s ramp
+            sp = params.simulation
+            gentle = params.replace(
+                simulation=sp.replace(dt=0.5 * sp.dt, ramp_time=max(1.0, sp.ramp_time))
+            )
+            res = ss.solve_steady_state(gentle, angles, record=False)
+            res.params = params
+            return res
 
     return relax
 
@@ -490,7 +506,7 @@ def calibrate(
         raise CalibrationError("no poses to fit")
 
     def unpack(u: NDArray[np.float64]) -> tuple[RobotParams, float]:
-        x = u * scale
+        x = x0 + (u - 1.0) * scale
         vals = dict(zip(names, (float(v) for v in x)))
         return with_values(params, vals), vals.get("mocap.yaw", 0.0)
 
@@ -509,15 +525,17 @@ def calibrate(
         memo[key] = r
         if verbose:
             print(f"  eval {n_eval}: cost {0.5 * float(r @ r):.6g} at "
-                  + ", ".join(f"{n}={v:.6g}" for n, v in zip(names, u * scale)), flush=True)
+                  + ", ".join(f"{n}={v:.6g}" for n, v in zip(names, x0 + (u - 1.0) * scale)),
+                  flush=True)
         return r
 
     wall0 = _time.perf_counter()
-    lo = np.array([b[0] for b in bnds]) / scale
-    hi = np.array([b[1] for b in bnds]) / scale
-    r0 = fun(x0 / scale)
+    lo = 1.0 + (np.array([b[0] for b in bnds]) - x0) / scale
+    hi = 1.0 + (np.array([b[1] for b in bnds]) - x0) / scale
+    u0 = np.ones(len(names))
+    r0 = fun(u0)
     sol = least_squares(
-        fun, x0 / scale, bounds=(lo, hi), diff_step=diff_step, max_nfev=max_nfev,
+        fun, u0, bounds=(lo, hi), diff_step=diff_step, max_nfev=max_nfev,
         xtol=xtol, ftol=1e-6, x_scale=1.0, method="trf",
     )
     wall = _time.perf_counter() - wall0
@@ -534,7 +552,7 @@ def calibrate(
         params=fitted,
         names=names,
         start=x0,
-        values=np.asarray(sol.x) * scale,
+        values=x0 + (np.asarray(sol.x) - 1.0) * scale,
         std=std,
         correlation=np.nan_to_num(corr),
         rms_start=run_rms(r0, runs),
