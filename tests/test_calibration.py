@@ -96,8 +96,8 @@ def test_caps_add_rigid_length_and_the_flexible_part_elongates_by_C_eps_phi() ->
 def test_caps_are_the_same_in_the_fused_and_the_reference_path() -> None:
     p = _small_robot()
     angles = [1.2, -0.3, 0.2, -1.0]  # a bending pose: exercises joints and caps off-axis
-    fast = solve_steady_state(p, angles, record=False, max_time=0.5, stop_when_settled=False)
-    ref = solve_steady_state(p, angles, record=False, max_time=0.5, stop_when_settled=False, fast=False)
+    fast = solve_steady_state(p, angles, record=False, max_time=0.1, stop_when_settled=False)
+    ref = solve_steady_state(p, angles, record=False, max_time=0.1, stop_when_settled=False, fast=False)
     # same trajectory to round-off (the fused loop is the operators' arithmetic in one kernel)
     np.testing.assert_allclose(fast.platform_position_m, ref.platform_position_m, rtol=0, atol=1e-9)
 
