@@ -201,3 +201,16 @@ def test_shipped_runs_load_and_fitted_files_resolve() -> None:
         assert rod.length == pytest.approx(0.112)  # Table I: 10 rows, 112 mm
         assert resolve_params(f"{f}#10").rod == rod
     assert math.isclose(resolve_params("paper_robot").rod.length, 0.1)
+
+
+def test_preset_by_name_dumps_and_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "fpu.yaml"
+    assert main(["params", "--preset", "fpu_robot_2022", "--dump", str(out)]) == 0
+    p = load_params(out)
+    assert p == resolve_params("fpu_robot_2022")
+    # the README's facts, within a factor 2 (physically plausible calibration)
+    assert 0.0125 <= p.rod.cap_length_base <= 0.05 and 0.007 <= p.rod.cap_length_top <= 0.04
+    assert 0.03 <= p.rod.length <= 0.12 and 0.005 <= p.rod.C_eps <= 0.02
+    assert p.simulation.gravity is not None and p.simulation.gravity[2] > 9.0  # hanging mount
+    assert main(["params", "--preset", "nope", "--dump", str(out)]) == 2
+    assert "unknown" in capsys.readouterr().err
