@@ -24,7 +24,8 @@ B. twisting run: ``rod.bend_rigidity`` and ``rod.twist_rigidity`` (the platform 
 Usage::
 
     python -m validation.real_robot --fit      # stages A and B, writes the preset YAML
-    python -m validation.real_robot            # figure + validation/real_robot.md
+    python -m validation.real_robot --uncertainty   # joint 1-sigma at the preset (both runs)
+    python -m validation.real_robot            # figure, prints the RMS table of real_robot.md
 
 The evaluation simulates ``--max-poses`` poses per run, evenly spread (default 50).
 """
@@ -234,7 +235,6 @@ def main(argv: list[str] | None = None) -> int:
     plot(runs, before, after, FIGURE)
     table = _rms_table(runs, before, after)
     print(table)
-    (HERE / "real_robot_rms.md").write_text(table + "\n")
     return 0
 
 
