@@ -486,7 +486,8 @@ def calibrate(
     ``start`` overrides start values (e.g. ``{"mocap.yaw": 0.02}``); ``bounds`` as in
     :func:`check_bounds`; ``diff_step`` is the relative finite-difference step of the
     Jacobian; ``max_nfev`` bounds the number of residual evaluations (each simulates every
-    pose once).  Raises :class:`CalibrationError` on bad names or bounds.
+    pose once; ``max_nfev=1`` takes no step and only reports the residuals and the
+    uncertainties at the start).  Raises :class:`CalibrationError` on bad names or bounds.
     """
     from scipy.optimize import least_squares
 
