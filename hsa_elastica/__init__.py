@@ -38,8 +38,10 @@ from hsa_elastica.params import (
     RobotParams,
     RodParams,
     SimulationParams,
+    PRESETS,
     load_params,
     paper_robot_params,
+    resolve_params,
     save_params,
     table1_rod_params,
 )
@@ -85,6 +87,11 @@ _LAZY: dict[str, str] = {
     "inverse_kinematics_gradient": "hsa_elastica.spcs.kinematics",
     "error_metrics": "hsa_elastica.spcs.kinematics",
     "rod_element_poses": "hsa_elastica.spcs.kinematics",
+    # calibration against measured steady states (motion capture)
+    "calibrate": "hsa_elastica.experiments.calibration",
+    "CalibrationResult": "hsa_elastica.experiments.calibration",
+    "CalibrationError": "hsa_elastica.experiments.calibration",
+    "load_mocap_run": "hsa_elastica.experiments.calibration",
 }
 
 __all__ = [
@@ -100,6 +107,8 @@ __all__ = [
     "table1_rod_params",
     "save_params",
     "load_params",
+    "resolve_params",
+    "PRESETS",
     # operators
     "AuxeticCoupling",
     "TwistStiffnessLaw",

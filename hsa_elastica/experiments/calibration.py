@@ -53,6 +53,7 @@ __all__ = [
     "ANGLE_WEIGHT",
     "MEASURED_COLUMNS",
     "load_run",
+    "load_mocap_run",
     "load_runs",
     "get_value",
     "with_values",
@@ -148,6 +149,11 @@ def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None) -> M
         position=values[:, n_rods:n_rods + 3].copy(),
         quaternion=q,
     )
+
+
+load_mocap_run = load_run
+"""Alias of :func:`load_run` (public name in ``hsa_elastica``; ``load_run`` there is the
+run-directory reader)."""
 
 
 def load_runs(paths: Sequence[str | Path], n_rods: int = 4) -> list[MocapRun]:
