@@ -58,6 +58,7 @@ JSON_KEYS = (
     "converged",
     "sim_time_s",
     "wall_time_s",
+    "method",
 )
 
 
@@ -80,6 +81,11 @@ class SteadyStateResult:
     settle_time_s : simulated time at which the final settling window started [s] (nan if none).
     n_steps : number of time steps taken.
     diagnostics : the recorded DataFrame (None when ``record=False``).
+    method : ``"dynamic"`` (relaxation, this function) or ``"static"`` (Newton on the static
+        equations, :func:`hsa_elastica.robots.statics_api.solve_static`).
+    iterations : Newton iterations of a static solve (0 for a dynamic one).
+    stable : the static solution is stable (None: not tested, or dynamic).
+    state : the solver's full state of a static solve (warm start of the next one).
     platform_marker_position_m : (3,) the platform's tracked point
         (``params.platform.marker_offset`` in the platform frame) in the base frame [m];
         computed from the pose when not given (:func:`marker_position`).
@@ -98,6 +104,10 @@ class SteadyStateResult:
     n_steps: int
     params: RobotParams
     diagnostics: "pd.DataFrame | None" = field(default=None, repr=False)
+    method: str = "dynamic"
+    iterations: int = 0
+    stable: bool | None = None
+    state: Any = field(default=None, repr=False)
     platform_marker_position_m: NDArray[np.float64] | None = None
 
     def __post_init__(self) -> None:
@@ -137,6 +147,7 @@ class SteadyStateResult:
             "converged": bool(self.converged),
             "sim_time_s": float(self.sim_time_s),
             "wall_time_s": float(self.wall_time_s),
+            "method": str(self.method),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -149,6 +160,8 @@ class SteadyStateResult:
             platform_tilt_rad=self.platform_tilt_rad,
             platform_twist_rad=self.platform_twist_rad,
             n_steps=int(self.n_steps),
+            iterations=int(self.iterations),
+            stable=self.stable,
         )
         return out
 
