@@ -102,6 +102,21 @@ def test_caps_are_the_same_in_the_fused_and_the_reference_path() -> None:
     np.testing.assert_allclose(fast.platform_position_m, ref.platform_position_m, rtol=0, atol=1e-9)
 
 
+def test_caps_and_marker_in_the_static_solver_match_dynamic_relaxation() -> None:
+    from hsa_elastica.robots.statics_api import solve_static
+
+    p = _small_robot()
+    p = p.replace(simulation=p.simulation.replace(gravity=(0.0, -0.5, 9.81)))  # tilted mount
+    angles = [1.2, -0.3, 0.2, -1.0]
+    dyn = solve_steady_state(p, angles, record=False)
+    sta = solve_static(p, angles)
+    assert dyn.converged and sta.method == "static"
+    # both are the same equilibrium; dynamic relaxation stops at node speeds < 0.1 mm/s with
+    # damping 50 1/s, i.e. a few micrometres short of it: 20 um
+    np.testing.assert_allclose(sta.platform_marker_position_m, dyn.platform_marker_position_m, atol=2e-5)
+    np.testing.assert_allclose(sta.rod_tip_positions_m, dyn.rod_tip_positions_m, atol=2e-5)
+
+
 def test_hanging_mount_stretches_along_plus_z() -> None:
     p = _small_robot()
     hang = p.replace(

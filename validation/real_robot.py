@@ -27,7 +27,8 @@ Usage::
     python -m validation.real_robot --uncertainty   # joint 1-sigma at the preset (both runs)
     python -m validation.real_robot            # figure, prints the RMS table of real_robot.md
 
-The evaluation simulates ``--max-poses`` poses per run, evenly spread (default 50).
+The evaluation simulates ``--max-poses`` poses per run, evenly spread (default 50), with the
+static solver (the calibration's default).
 """
 
 from __future__ import annotations

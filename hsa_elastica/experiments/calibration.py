@@ -5,9 +5,9 @@ Data: CSV files with one row per settled pose (the format of the shipped
 in, the pose of the platform's marker body ``platform_{x,y,z}_m`` [m] and
 ``platform_q{x,y,z,w}`` (base frame, scalar last) out.  See :func:`load_runs`.
 
-Model: for each pose the steady state of the robot (``steady_state_fn(params, angles)``,
-by default the static solver when the package has one, else dynamic relaxation
-:func:`hsa_elastica.robots.steady_state.solve_steady_state`) gives the simulated marker point
+Model: for each pose the steady state of the robot (by default the static solver
+:func:`hsa_elastica.robots.statics_api.solve_static_batch`, warm-started along each run; any
+``steady_state_fn(params, angles)``, e.g. :func:`relaxation_steady_state_fn`) gives the simulated marker point
 ``platform_marker_position_m`` (``PlatformParams.marker_offset`` in the platform frame) and the
 platform orientation.  An optional ``mocap.yaw`` [rad] rotates the simulated pose about the base
 frame's +z into the motion-capture frame.
@@ -58,6 +58,7 @@ __all__ = [
     "get_value",
     "with_values",
     "default_steady_state_fn",
+    "relaxation_steady_state_fn",
     "predict",
     "pose_errors",
     "run_rms",
@@ -252,23 +253,19 @@ def check_names(params: RobotParams, names: Sequence[str]) -> None:
 # model
 # --------------------------------------------------------------------------------------------
 def default_steady_state_fn() -> SteadyStateFn:
-    """The static solver (``solve_static``) when the package has one, else dynamic relaxation
-    (:func:`hsa_elastica.robots.steady_state.solve_steady_state`, ``record=False``; a run that
-    diverges is repeated with half the time step and a ramp of at least 1 s)."""
-    from hsa_elastica.robots import steady_state as ss
+    """The static solver :func:`hsa_elastica.robots.statics_api.solve_static` (Newton on the
+    static equations; it falls back to dynamic relaxation itself when Newton fails)."""
+    from hsa_elastica.robots.statics_api import solve_static
 
-    static = getattr(ss, "solve_static", None)
-    if static is None:
-        try:
-            from hsa_elastica.robots import statics  # type: ignore[attr-defined]
+    return solve_static  # type: ignore[return-value]
 
-            static = getattr(statics, "solve_static", None)
-        except ImportError:
-            static = None
-    if static is not None:
-        return static  # type: ignore[no-any-return]
 
+def relaxation_steady_state_fn() -> SteadyStateFn:
+    """Dynamic relaxation (:func:`hsa_elastica.robots.steady_state.solve_steady_state`,
+    ``record=False``); a run that diverges is repeated with half the time step and a ramp of
+    at least 1 s."""
     from hsa_elastica.engines.timeloop import SimulationDiverged
+    from hsa_elastica.robots import steady_state as ss
 
     def relax(params: RobotParams, angles: NDArray[np.float64]) -> Any:
         try:
@@ -300,15 +297,23 @@ def predict(
     yaw: float = 0.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Simulated marker positions (N, 3) [m] and platform rotation matrices (N, 3, 3) of the
-    poses of ``run``, rotated by ``yaw`` [rad] about +z into the motion-capture frame."""
+    poses of ``run``, rotated by ``yaw`` [rad] about +z into the motion-capture frame.
+
+    ``steady_state_fn(params, angles) -> result`` (any object with
+    ``platform_marker_position_m`` and ``platform_quaternion_xyzw``); None: the static solver
+    in a warm-started batch (``solve_static_batch``)."""
     from hsa_elastica.io.render import quaternion_to_matrix
 
-    fn = steady_state_fn or default_steady_state_fn()
     rz = _rotz(yaw)
     pos = np.empty((len(run), 3))
     rot = np.empty((len(run), 3, 3))
-    for k, angles in enumerate(run.motor_angles):
-        res = fn(params, np.asarray(angles, dtype=np.float64))
+    if steady_state_fn is None:  # the static solver, each pose warm-started from the previous
+        from hsa_elastica.robots.statics_api import solve_static_batch
+
+        results = list(solve_static_batch(params, run.motor_angles))
+    else:
+        results = [steady_state_fn(params, np.asarray(a, dtype=np.float64)) for a in run.motor_angles]
+    for k, res in enumerate(results):
         pos[k] = rz @ np.asarray(res.platform_marker_position_m, dtype=np.float64)
         rot[k] = rz @ quaternion_to_matrix(np.asarray(res.platform_quaternion_xyzw))
     return pos, rot
@@ -507,7 +512,7 @@ def calibrate(
     ])
     bnds = check_bounds(params, names, bounds)
     scale = np.array([_scale(n, float(v)) for n, v in zip(names, x0)])
-    fn = steady_state_fn or default_steady_state_fn()
+    fn = steady_state_fn
     n_poses = sum(len(r) for r in runs)
     if n_poses == 0:
         raise CalibrationError("no poses to fit")
