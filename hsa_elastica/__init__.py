@@ -38,8 +38,10 @@ from hsa_elastica.params import (
     RobotParams,
     RodParams,
     SimulationParams,
+    PRESETS,
     load_params,
     paper_robot_params,
+    resolve_params,
     save_params,
     table1_rod_params,
 )
@@ -94,6 +96,11 @@ _LAZY: dict[str, str] = {
     # steady-state datasets (Dask imported only when a dataset is built)
     "build_dataset": "hsa_elastica.experiments.datasets",
     "load_dataset": "hsa_elastica.experiments.datasets",
+    # calibration against measured steady states (motion capture)
+    "calibrate": "hsa_elastica.experiments.calibration",
+    "CalibrationResult": "hsa_elastica.experiments.calibration",
+    "CalibrationError": "hsa_elastica.experiments.calibration",
+    "load_mocap_run": "hsa_elastica.experiments.calibration",
 }
 
 # submodules reachable as attributes, e.g. ``hsa_elastica.dataset.load(DIR)``
@@ -112,6 +119,8 @@ __all__ = [
     "table1_rod_params",
     "save_params",
     "load_params",
+    "resolve_params",
+    "PRESETS",
     # operators
     "AuxeticCoupling",
     "TwistStiffnessLaw",

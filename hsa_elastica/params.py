@@ -45,6 +45,9 @@ __all__ = [
     "table1_rod_params",
     "save_params",
     "load_params",
+    "load_params_per_key",
+    "resolve_params",
+    "PRESETS",
 ]
 
 ALPHA_C: float = 27.0 / 28.0
@@ -222,6 +225,15 @@ class RodParams(_ParamsBase):
     [N m^2 m^2/rad^2]; they need ``C_eps > 0`` (a bounded range), the rest-length polynomial
     must be non-decreasing and the stiffnesses positive over the whole range (validated).
 
+    Rigid end caps (``cap_length_base``, ``cap_length_top`` [m], default 0): printed rods end
+    in rigid caps that do not deform.  ``length`` and every law above describe the *flexible*
+    auxetic part only.  The base cap stands on the base plate along the rod axis and turns with
+    the motor about its own axis, so the flexible part starts ``cap_length_base`` above the
+    plate with the same motor boundary condition; the top cap is part of the platform, so the
+    joint attaches ``cap_length_top`` below the platform's lower face (see
+    :func:`hsa_elastica.robots.builders.build_robot`).  The caps are massless (put their mass
+    into ``PlatformParams.payload_mass`` if it matters).
+
     ``twist_filter_time`` [s] is not part of the paper's model: when > 0 the coupling low-passes
     the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``),
     which removes a high-frequency twist -> rest length -> axial feedback that makes the stiff
@@ -258,9 +270,18 @@ class RodParams(_ParamsBase):
     C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
     E_quad: float = field(default=0.0, metadata={"unit": "Pa m^2/rad^2"})
     twist_rigidity_quad: float = field(default=0.0, metadata={"unit": "N m^2 m^2/rad^2"})
+    # rigid end caps of the printed rod (0 = none, the paper's model)
+    cap_length_base: float = field(
+        default=0.0, metadata={"unit": "m, rigid cap between base plate and flexible part"}
+    )
+    cap_length_top: float = field(
+        default=0.0, metadata={"unit": "m, rigid cap between flexible part and platform"}
+    )
 
     def __post_init__(self) -> None:
         _check_int(self, "n_elements", ge=2)
+        _check_real(self, "cap_length_base", ge=0.0)
+        _check_real(self, "cap_length_top", ge=0.0)
         for name in ("length", "outer_radius", "density", "youngs_modulus", "shear_modulus"):
             _check_real(self, name, gt=0.0)
         _check_real(self, "wall_thickness", gt=0.0)
@@ -415,15 +436,37 @@ class RodParams(_ParamsBase):
 
 @dataclass(frozen=True)
 class PlatformParams(_ParamsBase):
-    """The rigid cylindrical platform on top of the rods (Section II-E)."""
+    """The rigid cylindrical platform on top of the rods (Section II-E).
+
+    ``payload_mass`` [kg] is an extra mass carried by the platform with its centre of mass at
+    the platform centre (the platform's density is raised so that the disc carries it; a
+    payload off the centre is not modelled).  ``marker_offset`` [m] is a point fixed to the
+    platform, in the platform frame (origin at the platform centre, +z along the platform
+    normal away from the rods): the point a motion-capture system tracks (the marker
+    centroid), reported as ``platform_marker_position_m`` by the steady-state solvers.
+    """
 
     diameter: float = field(default=0.095, metadata={"unit": "m"})
     thickness: float = field(default=0.003, metadata={"unit": "m"})
     density: float = field(default=700.0, metadata={"unit": "kg/m^3"})
+    payload_mass: float = field(default=0.0, metadata={"unit": "kg, at the platform centre"})
+    marker_offset: tuple[float, float, float] = field(
+        default=(0.0, 0.0, 0.0), metadata={"unit": "m, tracked point in the platform frame"}
+    )
 
     def __post_init__(self) -> None:
         for name in ("diameter", "thickness", "density"):
             _check_real(self, name, gt=0.0)
+        _check_real(self, "payload_mass", ge=0.0)
+        m = self.marker_offset
+        if (
+            isinstance(m, (str, bytes))
+            or not hasattr(m, "__len__")
+            or len(m) != 3
+            or not all(_is_real(x) and math.isfinite(float(x)) for x in m)
+        ):
+            raise _fail(self, "marker_offset", m, "must be 3 finite numbers")
+        object.__setattr__(self, "marker_offset", tuple(float(x) for x in m))
 
     @property
     def radius(self) -> float:
@@ -431,9 +474,27 @@ class PlatformParams(_ParamsBase):
         return 0.5 * self.diameter
 
     @property
+    def volume(self) -> float:
+        """Platform disc volume [m^3]."""
+        return math.pi * self.radius**2 * self.thickness
+
+    @property
     def mass(self) -> float:
-        """Platform mass [kg]."""
+        """Platform disc mass [kg] (without the payload)."""
         return self.density * math.pi * self.radius**2 * self.thickness
+
+    @property
+    def total_mass(self) -> float:
+        """Platform disc plus payload [kg]."""
+        return self.mass + self.payload_mass
+
+    @property
+    def effective_density(self) -> float:
+        """Density of the simulated disc carrying the payload [kg/m^3] (``density`` when
+        ``payload_mass == 0``)."""
+        if self.payload_mass == 0.0:
+            return self.density
+        return self.total_mass / self.volume
 
 
 @dataclass(frozen=True)
@@ -560,6 +621,12 @@ class RobotParams(_ParamsBase):
         """Base position of rod ``i`` [m] (z = 0)."""
         a = self.rod_angle(i)
         return (self.circle_radius * math.cos(a), self.circle_radius * math.sin(a), 0.0)
+
+    def rod_start(self, i: int) -> tuple[float, float, float]:
+        """First node of the flexible part of rod ``i`` [m]: ``cap_length_base`` above its
+        base on the plate."""
+        x, y, _ = self.rod_base(i)
+        return (x, y, self.rod.cap_length_base)
 
     def rod_params(self, i: int) -> RodParams:
         """Rod parameters of rod ``i`` with its handedness from ``handedness[i]``."""
@@ -761,13 +828,16 @@ def save_params(params: _ParamsBase, path: str | Path) -> Path:
     return path
 
 
-def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
-    """Read a YAML/TOML file written by :func:`save_params` (or by hand) into ``cls``.
+_SECTIONS = {
+    "RodParams": "rod",
+    "PlatformParams": "platform",
+    "JointParams": "joint",
+    "SimulationParams": "simulation",
+    "AxialLawParams": "axial_law",
+}
 
-    Missing keys take their defaults; unknown keys, invalid values and unreadable or malformed
-    files raise :class:`ParameterError`.
-    """
-    path = Path(path)
+
+def _read_mapping(path: Path) -> Any:
     fmt = _format(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -783,4 +853,131 @@ def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyPa
         raise ParameterError(
             f"parameter file {str(path)!r} must contain a mapping at top level, got {data!r}"
         )
-    return cls.from_dict(data)
+    return data
+
+
+def _split_key(path: str | Path) -> tuple[Path, str | None]:
+    """``"file.yaml#10"`` -> (``file.yaml``, ``"10"``); no ``#`` -> (path, None)."""
+    text = str(path)
+    if "#" in text:
+        head, _, key = text.rpartition("#")
+        return Path(head), key
+    return Path(path), None
+
+
+def _is_keyed(data: Mapping[Any, Any]) -> bool:
+    """A per-key file (e.g. one entry per row count): every top-level key is an integer."""
+    return bool(data) and all(isinstance(k, int) and not isinstance(k, bool) for k in data)
+
+
+def _section(data: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
+    """The part of ``data`` for ``cls``: ``data[section]`` when ``data`` groups several
+    parameter sets (e.g. ``{rod: ..., axial_law: ...}``) and ``cls`` has no field of that name."""
+    key = _SECTIONS.get(cls.__name__)
+    if key is not None and isinstance(data.get(key), Mapping):
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        if key not in names and not set(map(str, data)) <= names:
+            return data[key]  # type: ignore[no-any-return]
+    return data
+
+
+def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
+    """Read a YAML/TOML file written by :func:`save_params` (or by hand) into ``cls``.
+
+    Missing keys take their defaults; unknown keys, invalid values and unreadable or malformed
+    files raise :class:`ParameterError`.
+
+    Files holding one parameter set per key (the characterization fits in ``validation/``,
+    one rod per row count) are read one entry at a time with ``"FILE.yaml#KEY"``, e.g.
+    ``load_params("validation/fitted_params.yaml#10", RodParams)``, or all at once with
+    :func:`load_params_per_key`.  An entry grouping several sets (``{rod: ..., axial_law:
+    ...}``) gives ``cls`` its own section (``rod`` for :class:`RodParams`).
+    """
+    path, key = _split_key(path)
+    data: Any = _read_mapping(path)
+    if key is not None:
+        matches = [k for k in data if str(k) == key]
+        if not matches:
+            raise ParameterError(
+                f"parameter file {str(path)!r} has no entry {key!r}; entries: "
+                f"{', '.join(str(k) for k in data)}"
+            )
+        data = data[matches[0]]
+        if not isinstance(data, Mapping):
+            raise ParameterError(f"{str(path)}#{key} must be a mapping, got {data!r}")
+    elif _is_keyed(data):
+        keys = ", ".join(str(k) for k in data)
+        raise ParameterError(
+            f"parameter file {str(path)!r} holds one parameter set per key ({keys}): select "
+            f"one as '{path}#KEY' (e.g. '{path}#{next(iter(data))}') or read all with "
+            f"load_params_per_key"
+        )
+    body = _section(data, cls)
+    if issubclass(cls, _ParamsBase):
+        return cls.from_dict(body, where=f"{path}#{key}" if key else str(path))
+    return cls.from_dict(body)  # type: ignore[attr-defined, no-any-return]
+
+
+def load_params_per_key(path: str | Path, cls: type[_AnyParams]) -> dict[int, _AnyParams]:
+    """Read a per-key parameter file (e.g. ``validation/fitted_params.yaml``: one
+    :class:`RodParams` per row count) into ``{key: cls}``."""
+    path = Path(path)
+    data = _read_mapping(path)
+    if not _is_keyed(data):
+        raise ParameterError(
+            f"parameter file {str(path)!r} is not a per-key file (its top-level keys are not "
+            f"integers); read it with load_params"
+        )
+    return {int(k): load_params(f"{path}#{k}", cls) for k in data}
+
+
+# --------------------------------------------------------------------------------------------
+# named presets
+# --------------------------------------------------------------------------------------------
+_PRESET_DIR = Path(__file__).resolve().parent / "presets"
+
+#: preset names accepted wherever a parameter file is (``--params NAME``): name -> description
+PRESETS: dict[str, str] = {
+    "paper_robot": "the four-rod robot of Section II-E of the paper (paper_robot_params())",
+    "fpu_robot_2022": "the real four-rod FPU robot (rigid caps, hanging mount), calibrated on "
+    "the motion capture shipped in hsa_elastica/data (presets/fpu_robot_2022.yaml)",
+}
+
+
+def resolve_params(name_or_path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
+    """Parameters from a preset name (:data:`PRESETS`) or a file (:func:`load_params`,
+    including ``FILE#KEY``).
+
+    With ``cls = RobotParams`` a file holding only rod parameters (e.g. an entry of the
+    characterization fits) gives ``RobotParams(rod=...)`` with the other defaults.
+    """
+    text = str(name_or_path)
+    if text in PRESETS:
+        if text == "paper_robot":
+            robot = paper_robot_params()
+        else:
+            robot = load_params(_PRESET_DIR / f"{text}.yaml", RobotParams)
+        if cls is RobotParams:
+            return robot  # type: ignore[return-value]
+        section = _SECTIONS.get(cls.__name__)
+        if section is None or not hasattr(robot, section):
+            raise ParameterError(f"preset {text!r} holds RobotParams, not {cls.__name__}")
+        value = getattr(robot, section)
+        return value.with_handedness(1) if isinstance(value, RodParams) else value  # type: ignore[no-any-return, return-value]
+    path = Path(_split_key(text)[0])
+    if not path.suffix and not path.exists():
+        raise ParameterError(
+            f"{text!r} is neither a preset ({', '.join(PRESETS)}) nor a parameter file"
+        )
+    try:
+        return load_params(text, cls)
+    except ParameterError:
+        if cls is not RobotParams:
+            raise
+        try:
+            rod = load_params(text, RodParams)
+        except ParameterError:
+            pass
+        else:
+            return RobotParams(rod=rod)  # type: ignore[return-value]
+        raise

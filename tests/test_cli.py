@@ -52,8 +52,9 @@ def test_steady_state_json_contract(quick_params: Path) -> None:
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)  # exactly one JSON object on stdout
     assert list(d) == [
-        "actuation_angles_rad", "platform_position_m", "platform_quaternion_xyzw",
-        "rod_tip_positions_m", "converged", "sim_time_s", "wall_time_s", "method",
+        "actuation_angles_rad", "platform_position_m", "platform_marker_position_m",
+        "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "sim_time_s",
+        "wall_time_s", "method",
     ]
     assert d["method"] == "dynamic"
     assert d["actuation_angles_rad"] == [0.0, 0.0, 0.0, 0.0]

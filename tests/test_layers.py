@@ -21,6 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hsa_elastica"
 LAYERS = {
     "params": 0,
     "compat": 0,
+    "data": 0,
+    "presets": 0,
     "physics": 1,
     "spcs": 2,
     "io": 3,

@@ -87,12 +87,12 @@ def add_video_options(parser: argparse.ArgumentParser) -> None:
 # helpers
 # --------------------------------------------------------------------------------------------
 def load_robot_params(path: str | None) -> Any:
-    from hsa_elastica.params import ParameterError, RobotParams, load_params
+    from hsa_elastica.params import ParameterError, RobotParams, resolve_params
 
     if path is None:
         return RobotParams()
     try:
-        return load_params(path, RobotParams)
+        return resolve_params(path, RobotParams)
     except ParameterError as exc:
         raise UsageError(f"{PROG}: --params: {exc}") from None
 

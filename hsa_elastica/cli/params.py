@@ -22,14 +22,25 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "every field's unit is listed in the header comment.",
     )
     d.add_argument("--dump", metavar="FILE", required=True, help="output file (.yaml/.yml/.toml)")
+    d.add_argument(
+        "--preset", metavar="NAME",
+        help="write a named preset instead of the defaults: paper_robot (Section II-E) or "
+        "fpu_robot_2022 (the real robot calibrated on motion capture)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from hsa_elastica.params import ParameterError, RobotParams, save_params
+    from hsa_elastica.params import PRESETS, ParameterError, RobotParams, resolve_params, save_params
 
+    if args.preset is not None and args.preset not in PRESETS:
+        raise UsageError(
+            f"{PROG} params: --preset {args.preset!r} is unknown; choose one of {', '.join(PRESETS)}"
+        )
     try:
-        path = save_params(RobotParams(), args.dump)
+        params = RobotParams() if args.preset is None else resolve_params(args.preset)
+        path = save_params(params, args.dump)
     except (ParameterError, OSError) as exc:
         raise UsageError(f"{PROG} params: {exc}") from None
-    print(f"default robot parameters written to {path}", file=sys.stderr)
+    what = "default robot parameters" if args.preset is None else f"preset {args.preset}"
+    print(f"{what} written to {path}", file=sys.stderr)
     return 0

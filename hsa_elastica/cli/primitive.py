@@ -35,7 +35,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "--magnitude", type=float_arg, default=1.0,
         help="fraction of the maximum motor angle phi_max = pi rad, in [0, 1] (default 1)",
     )
-    p.add_argument("--params", metavar="FILE", help="robot parameters (.yaml/.yml/.toml)")
+    p.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022)")
     p.add_argument("--out", metavar="DIR", help="save a run directory (diagnostics, params, summary)")
     p.add_argument("--render", metavar="FILE.mp4", help="render the run to an mp4 video")
     p.add_argument("--still", metavar="FILE.png", help="write a PNG of the final state")

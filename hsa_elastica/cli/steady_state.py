@@ -51,7 +51,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         help="batch mode: a CSV with columns angle_0 .. angle_{n-1} [rad], one pose per row; "
         "needs --out FILE.csv or FILE.parquet",
     )
-    s.add_argument("--params", metavar="FILE", help="robot parameters (.yaml/.yml/.toml)")
+    s.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022)")
     s.add_argument(
         "--json", metavar="PATH", help="write the result as one JSON object to PATH ('-' = stdout)"
     )

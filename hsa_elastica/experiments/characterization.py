@@ -127,12 +127,14 @@ class NotSettledError(RuntimeError):
 # data
 # --------------------------------------------------------------------------------------------
 def default_data_path() -> Path:
-    """The measured characterization CSV: ``$HSA_ELASTICA_DATA`` if set, else
-    ``<checkout>/../shared/data/good2022_closed_fpu50.csv`` (the project's reference data)."""
+    """The measured characterization CSV: ``$HSA_ELASTICA_DATA`` if set, else the copy shipped
+    with the package (``hsa_elastica.data.path("good2022_closed_fpu50.csv")``)."""
     override = os.environ.get("HSA_ELASTICA_DATA")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "shared" / "data" / "good2022_closed_fpu50.csv"
+    from hsa_elastica.data import path as data_path
+
+    return data_path("good2022_closed_fpu50.csv")
 
 
 def load_characterization_data(path: str | Path | None = None) -> "pd.DataFrame":

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
-from hsa_elastica.params import invalid_parameter, is_finite_number
+from hsa_elastica.params import RodParams, invalid_parameter, is_finite_number
 from hsa_elastica.physics.auxetic_law import (
     ALPHA_C,
     apply_twist_couple,
@@ -90,6 +90,20 @@ class TwistStiffnessLaw:
                 raise _invalid("TwistStiffnessLaw", name, value, f"a finite number ({unit})")
             object.__setattr__(self, name, float(value))
 
+    @classmethod
+    def from_params(cls, rod_params: RodParams) -> "TwistStiffnessLaw | None":
+        """Eq. 5 law of ``rod_params`` (every slope and quadratic term), or None when all are
+        zero (the printed stiffnesses)."""
+        law = cls(
+            E_slope=rod_params.E_slope,
+            G_slope=rod_params.G_slope,
+            bend_rigidity_slope=rod_params.bend_rigidity_slope,
+            twist_rigidity_slope=rod_params.twist_rigidity_slope,
+            E_quad=rod_params.E_quad,
+            twist_rigidity_quad=rod_params.twist_rigidity_quad,
+        )
+        return None if law.is_constant else law
+
     @property
     def is_constant(self) -> bool:
         """True when every slope is zero."""
@@ -106,7 +120,13 @@ class TwistStiffnessLaw:
 class AuxeticCoupling(NoForces):
     """HSA auxetic coupling of twist and rest length (Eq. 2-5) as a PyElastica forcing.
 
-    Usage::
+    Usage (every law parameter of a :class:`~hsa_elastica.params.RodParams`, so a fitted law
+    cannot be dropped by copying fields by hand)::
+
+        sim.add_forcing_to(rod).using(AuxeticCoupling, **AuxeticCoupling.params_kwargs(p))
+        coupling = AuxeticCoupling.from_params(p)  # an instance, for direct use
+
+    or by hand::
 
         sim.add_forcing_to(rod).using(AuxeticCoupling, handedness=+1, C_eps=0.01,
                                       eps_min=0.0, eps_max=0.5, stiffness=None)
@@ -164,6 +184,35 @@ class AuxeticCoupling(NoForces):
     kappa_h_voronoi : (n-1,) handed twist strain on the Voronoi domain [rad/m].
     reciprocal_couple : (n-1,) reciprocal twist couple of the last step [N m].
     """
+
+    @staticmethod
+    def params_kwargs(rod_params: RodParams) -> dict[str, Any]:
+        """Keyword arguments carrying every law parameter of ``rod_params``: handedness,
+        ``C_eps``, ``C_eps2``, ``eps_min``, ``eps_max``, the Eq. 5 slopes and quadratic terms
+        (:meth:`TwistStiffnessLaw.from_params`), the tube area and ``twist_filter_time`` --
+        for ``sim.add_forcing_to(rod).using(AuxeticCoupling, **kwargs)``."""
+        if not isinstance(rod_params, RodParams):
+            raise invalid_parameter(
+                "AuxeticCoupling", "rod_params", rod_params, "a RodParams"
+            )
+        return dict(
+            handedness=rod_params.handedness,
+            C_eps=rod_params.C_eps,
+            eps_min=rod_params.eps_min,
+            eps_max=rod_params.eps_max,
+            stiffness=TwistStiffnessLaw.from_params(rod_params),
+            area=rod_params.area,
+            twist_filter_time=rod_params.twist_filter_time,
+            C_eps2=rod_params.C_eps2,
+        )
+
+    @classmethod
+    def from_params(cls, rod_params: RodParams, **overrides: Any) -> "AuxeticCoupling":
+        """The coupling of ``rod_params`` with every law parameter (see :meth:`params_kwargs`);
+        ``overrides`` (e.g. ``reciprocal=True``) replace single keyword arguments."""
+        kwargs = cls.params_kwargs(rod_params)
+        kwargs.update(overrides)
+        return cls(**kwargs)
 
     def __init__(
         self,

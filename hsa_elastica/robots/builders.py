@@ -34,6 +34,16 @@ normal +x, so its local frame coincides with the lab frame initially (``Cylinder
 are ``(normal, direction x normal, direction)``); its centre is at ``z = L + thickness / 2`` so
 its bottom face touches the rod tips, and rod ``i`` is attached at ``(x_i, y_i, -thickness / 2)``
 in the platform's local frame.
+
+Rigid end caps (``RodParams.cap_length_base`` / ``cap_length_top``, no new force law): the
+base frame stays on the base plate; the flexible part of rod ``i`` starts at
+``(x_i, y_i, cap_length_base)`` (the base cap turns with the motor about its own axis, so the
+motor boundary condition is unchanged), the attachment point is ``(x_i, y_i, -thickness / 2 -
+cap_length_top)`` in the platform frame (the top cap is rigidly part of the platform), and the
+platform centre starts at ``z = cap_length_base + L + cap_length_top + thickness / 2``.  Every
+path (operators, fused stepper, static solver) reads these positions from the built simulator,
+so the caps act everywhere.  A payload (``PlatformParams.payload_mass``) raises the platform's
+density.
 """
 
 from __future__ import annotations
@@ -237,29 +247,13 @@ def make_hsa_rod(
 
 def stiffness_law(rod_params: RodParams) -> TwistStiffnessLaw | None:
     """Eq. 5 law of ``rod_params`` (None when every slope and quadratic term is zero)."""
-    law = TwistStiffnessLaw(
-        E_slope=rod_params.E_slope,
-        G_slope=rod_params.G_slope,
-        bend_rigidity_slope=rod_params.bend_rigidity_slope,
-        twist_rigidity_slope=rod_params.twist_rigidity_slope,
-        E_quad=rod_params.E_quad,
-        twist_rigidity_quad=rod_params.twist_rigidity_quad,
-    )
-    return None if law.is_constant else law
+    return TwistStiffnessLaw.from_params(rod_params)
 
 
 def coupling_kwargs(rod_params: RodParams) -> dict[str, Any]:
-    """Keyword arguments of :class:`AuxeticCoupling` for a rod built by :func:`make_hsa_rod`."""
-    return dict(
-        handedness=rod_params.handedness,
-        C_eps=rod_params.C_eps,
-        eps_min=rod_params.eps_min,
-        eps_max=rod_params.eps_max,
-        stiffness=stiffness_law(rod_params),
-        area=rod_params.area,
-        twist_filter_time=rod_params.twist_filter_time,
-        C_eps2=rod_params.C_eps2,
-    )
+    """Keyword arguments of :class:`AuxeticCoupling` for a rod built by :func:`make_hsa_rod`
+    (:meth:`AuxeticCoupling.params_kwargs`: every law parameter of ``rod_params``)."""
+    return AuxeticCoupling.params_kwargs(rod_params)
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,7 +587,7 @@ class Robot(ControlMixin):
     platform: Cylinder
     timestepper: PositionVerlet
     dt: float
-    rod_bases: NDArray[np.float64]  # (n_rods, 3) [m]
+    rod_bases: NDArray[np.float64]  # (n_rods, 3) [m], first node of each flexible part
     attachment_points: NDArray[np.float64]  # (n_rods, 3) [m], platform local frame
     couplings: list[OperatorRef[AuxeticCoupling]]
     motors: list[OperatorRef[MotorAngleBC]]
@@ -678,20 +672,21 @@ def build_robot(
     attachments = np.zeros((n, 3))
     for i in range(n):
         a = robot_params.rod_angle(i)
-        bases[i] = robot_params.rod_base(i)
+        bases[i] = robot_params.rod_start(i)
         radial = np.array([math.cos(a), math.sin(a), 0.0])
         rod = make_hsa_rod(rod_params[i], base_position=bases[i], normal=radial)
         sim.append(rod)
         rods.append(rod)
-        attachments[i] = (bases[i, 0], bases[i, 1], -0.5 * pp.thickness)
+        # rigid top cap: part of the platform, the joint holds the flexible tip below it
+        attachments[i] = (bases[i, 0], bases[i, 1], -0.5 * pp.thickness - rp.cap_length_top)
 
     platform = Cylinder(
-        start=np.array([0.0, 0.0, rp.length]),
+        start=np.array([0.0, 0.0, rp.cap_length_base + rp.length + rp.cap_length_top]),
         direction=np.array([0.0, 0.0, 1.0]),
         normal=np.array([1.0, 0.0, 0.0]),
         base_length=pp.thickness,
         base_radius=pp.radius,
-        density=pp.density,
+        density=pp.effective_density,
     )
     sim.append(platform)
 

@@ -40,12 +40,19 @@ from hsa_elastica.robots.builders import Robot, build_robot
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["SteadyStateResult", "solve_steady_state", "robot_state", "JSON_KEYS"]
+__all__ = [
+    "SteadyStateResult",
+    "solve_steady_state",
+    "robot_state",
+    "JSON_KEYS",
+    "marker_position",
+]
 
 #: Keys of the ``steady-state --json`` object (issue contract), in order.
 JSON_KEYS = (
     "actuation_angles_rad",
     "platform_position_m",
+    "platform_marker_position_m",
     "platform_quaternion_xyzw",
     "rod_tip_positions_m",
     "converged",
@@ -97,6 +104,9 @@ class SteadyStateResult:
     cpu_time_s : float
         CPU time of this process spent on a static solve [s] (nan for a dynamic one); on a
         shared machine it is the one-core cost, unlike ``wall_time_s``.
+    platform_marker_position_m : (3,) array
+        the platform's tracked point (``params.platform.marker_offset`` in the platform frame)
+        in the base frame [m]; computed from the pose when not given (:func:`marker_position`).
     """
 
     converged: bool
@@ -117,6 +127,13 @@ class SteadyStateResult:
     stable: bool | None = None
     state: Any = field(default=None, repr=False)
     cpu_time_s: float = float("nan")
+    platform_marker_position_m: NDArray[np.float64] | None = None
+
+    def __post_init__(self) -> None:
+        if self.platform_marker_position_m is None:
+            self.platform_marker_position_m = marker_position(
+                self.params, self.platform_position_m, self.platform_quaternion_xyzw
+            )
 
     @property
     def platform_rotation(self) -> NDArray[np.float64]:
@@ -141,6 +158,9 @@ class SteadyStateResult:
         return {
             "actuation_angles_rad": [float(a) for a in self.motor_angles_rad],
             "platform_position_m": [float(a) for a in self.platform_position_m],
+            "platform_marker_position_m": [
+                float(a) for a in np.asarray(self.platform_marker_position_m)
+            ],
             "platform_quaternion_xyzw": [float(a) for a in self.platform_quaternion_xyzw],
             "rod_tip_positions_m": [[float(a) for a in row] for row in self.rod_tip_positions_m],
             "converged": bool(self.converged),
@@ -163,6 +183,28 @@ class SteadyStateResult:
             stable=self.stable,
         )
         return out
+
+
+def marker_position(
+    params: RobotParams,
+    position: NDArray[np.float64] | Sequence[float],
+    quaternion_xyzw: NDArray[np.float64] | Sequence[float],
+) -> NDArray[np.float64]:
+    """Base-frame position [m] of the platform's tracked point: ``p + R(q) marker_offset`` with
+    the platform centre ``p`` [m], its body -> lab quaternion ``q`` (x, y, z, w) and
+    ``params.platform.marker_offset`` [m] in the platform frame."""
+    x, y, z, w = (float(v) for v in quaternion_xyzw)
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    rot = np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+    offset = np.array(params.platform.marker_offset, dtype=np.float64)
+    return np.asarray(position, dtype=np.float64) + rot @ offset
 
 
 def robot_state(robot: Robot) -> dict[str, Any]:

@@ -1,0 +1,579 @@
+"""Calibration of robot parameters against measured steady states (motion capture).
+
+Data: CSV files with one row per settled pose (the format of the shipped
+``hsa_elastica/data/*_steady_state.csv``): measured motor angles ``motor_angle_rad_j`` [rad]
+in, the pose of the platform's marker body ``platform_{x,y,z}_m`` [m] and
+``platform_q{x,y,z,w}`` (base frame, scalar last) out.  See :func:`load_runs`.
+
+Model: for each pose the steady state of the robot (by default the static solver
+:func:`hsa_elastica.robots.statics_api.solve_static_batch`, warm-started along each run; any
+``steady_state_fn(params, angles)``, e.g. :func:`relaxation_steady_state_fn`) gives the simulated marker point
+``platform_marker_position_m`` (``PlatformParams.marker_offset`` in the platform frame) and the
+platform orientation.  An optional ``mocap.yaw`` [rad] rotates the simulated pose about the base
+frame's +z into the motion-capture frame.
+
+Residuals per pose, weighted (``POSITION_WEIGHT = 1 mm``, ``ANGLE_WEIGHT = 1 deg``)::
+
+    r_pos = (p_sim - p_meas) / 1 mm                         (3 values)
+    r_rot = rotvec(R_meas^T R_sim) / 1 deg                  (3 values, the orientation error)
+
+minimised by ``scipy.optimize.least_squares`` (trust-region reflective, bounds) over the free
+parameters, named by dotted paths into :class:`~hsa_elastica.params.RobotParams`
+(``rod.C_eps``, ``rod.twist_rigidity``, ``rod.cap_length_top``, ``platform.marker_offset.z``,
+``joint.k_tau`` ...) plus ``mocap.yaw``.  The optimiser works on scaled variables
+``u = 1 + (value - start) / scale`` (``scale = |start|``, or 1e-3 of the SI unit for a zero
+start; 0.01 rad for ``mocap.yaw``), so that the relative finite-difference step ``diff_step``
+is a step of ``diff_step * scale`` for every parameter.
+
+Uncertainties: ``cov = s^2 (J^T J)^-1`` with ``s^2 = sum(r^2) / (m - n)`` (``m`` residuals,
+``n`` parameters), ``J`` the Jacobian of the weighted residuals at the optimum; the reported
+standard deviation is ``sqrt(diag(cov))``.  This assumes independent residuals of equal
+variance; neighbouring poses of a sweep are correlated, so read them as lower bounds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.params import ParameterError, RobotParams
+
+__all__ = [
+    "CalibrationError",
+    "MocapRun",
+    "CalibrationResult",
+    "POSITION_WEIGHT",
+    "ANGLE_WEIGHT",
+    "MEASURED_COLUMNS",
+    "load_run",
+    "load_mocap_run",
+    "load_runs",
+    "get_value",
+    "with_values",
+    "default_steady_state_fn",
+    "relaxation_steady_state_fn",
+    "predict",
+    "pose_errors",
+    "run_rms",
+    "check_names",
+    "check_bounds",
+    "residuals",
+    "calibrate",
+]
+
+POSITION_WEIGHT = 1e-3
+"""Residual weight of a position error [m]: 1 mm counts as 1."""
+ANGLE_WEIGHT = math.radians(1.0)
+"""Residual weight of an orientation error [rad]: 1 deg counts as 1."""
+
+#: columns a run CSV must have (``j`` = rod index 0 .. n_rods-1 for the angles)
+MEASURED_COLUMNS = (
+    "platform_x_m", "platform_y_m", "platform_z_m",
+    "platform_qx", "platform_qy", "platform_qz", "platform_qw",
+)
+MOCAP_NAMES = ("mocap.yaw",)
+
+SteadyStateFn = Callable[[RobotParams, NDArray[np.float64]], Any]
+
+
+class CalibrationError(ParameterError):
+    """Bad calibration input: unreadable data, missing columns, NaNs, unknown parameter names
+    or bounds that make the robot invalid (one-line message)."""
+
+
+# --------------------------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MocapRun:
+    """Measured steady states of one run (SI, robot base frame)."""
+
+    name: str
+    motor_angles: NDArray[np.float64]  # (N, n_rods) [rad]
+    position: NDArray[np.float64]  # (N, 3) marker position [m]
+    quaternion: NDArray[np.float64]  # (N, 4) marker body orientation, x y z w
+
+    def __len__(self) -> int:
+        return int(self.motor_angles.shape[0])
+
+    def subset(self, index: Sequence[int] | NDArray[np.int64]) -> "MocapRun":
+        """The poses ``index`` of this run."""
+        idx = np.asarray(index, dtype=np.int64)
+        return MocapRun(self.name, self.motor_angles[idx], self.position[idx], self.quaternion[idx])
+
+    def every(self, max_poses: int | None) -> "MocapRun":
+        """At most ``max_poses`` poses, evenly spread over the run (all for None)."""
+        if max_poses is None or max_poses >= len(self):
+            return self
+        return self.subset(np.unique(np.linspace(0, len(self) - 1, max_poses).round().astype(int)))
+
+
+def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None) -> MocapRun:
+    """Read one run CSV; :class:`CalibrationError` on missing columns, NaNs or no rows."""
+    import pandas as pd
+
+    p = Path(path)
+    try:
+        df = pd.read_csv(p)
+    except (OSError, ValueError) as exc:
+        raise CalibrationError(f"cannot read data file {str(p)!r}: {exc}") from None
+    angle_cols = [f"motor_angle_rad_{j}" for j in range(n_rods)]
+    needed = angle_cols + list(MEASURED_COLUMNS)
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise CalibrationError(
+            f"data file {str(p)!r}: missing column(s) {', '.join(missing)} "
+            f"(needs {', '.join(needed)})"
+        )
+    if len(df) == 0:
+        raise CalibrationError(f"data file {str(p)!r} has no rows")
+    values = df[needed].to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise CalibrationError(
+            f"data file {str(p)!r}: {int(bad.sum())} missing or non-finite value(s), first in "
+            f"column {needed[int(cols[0])]} at data row {int(rows[0]) + 1}"
+        )
+    q = values[:, n_rods + 3:]
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    return MocapRun(
+        name=name or p.stem,
+        motor_angles=values[:, :n_rods].copy(),
+        position=values[:, n_rods:n_rods + 3].copy(),
+        quaternion=q,
+    )
+
+
+load_mocap_run = load_run
+"""Alias of :func:`load_run` (public name in ``hsa_elastica``; ``load_run`` there is the
+run-directory reader)."""
+
+
+def load_runs(paths: Sequence[str | Path], n_rods: int = 4) -> list[MocapRun]:
+    """:func:`load_run` of each path (a shipped run may be named: ``"elongation"``)."""
+    from hsa_elastica import data
+
+    out = []
+    for p in paths:
+        path = data.path(str(p)) if str(p) in data.MOCAP_RUNS else Path(p)
+        out.append(load_run(path, n_rods))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# parameters by dotted name
+# --------------------------------------------------------------------------------------------
+_COMPONENTS = {"x": 0, "y": 1, "z": 2}
+
+
+def _resolve(params: RobotParams, name: str) -> tuple[list[str], int | None]:
+    """Path of field names (and a tuple component) of ``name`` in ``params``; raises
+    :class:`CalibrationError` for an unknown or non-numeric name."""
+    parts = name.split(".")
+    obj: Any = params
+    path: list[str] = []
+    for i, part in enumerate(parts):
+        fields = {f.name for f in dataclasses.fields(obj)} if dataclasses.is_dataclass(obj) else set()
+        if part in fields:
+            path.append(part)
+            obj = getattr(obj, part)
+            continue
+        if isinstance(obj, tuple) and part in _COMPONENTS and i == len(parts) - 1:
+            return path, _COMPONENTS[part]
+        raise CalibrationError(
+            f"unknown parameter {name!r}: {'.'.join(path) or 'RobotParams'} has no field "
+            f"{part!r} (use dotted names like rod.C_eps, rod.twist_rigidity, "
+            f"platform.marker_offset.z, or mocap.yaw)"
+        )
+    if isinstance(obj, bool) or not isinstance(obj, (int, float)):
+        raise CalibrationError(f"parameter {name!r} = {obj!r} is not a number and cannot be fitted")
+    return path, None
+
+
+def get_value(params: RobotParams, name: str) -> float:
+    """Current value of the dotted parameter ``name`` (``mocap.yaw`` is 0: not a robot field)."""
+    if name in MOCAP_NAMES:
+        return 0.0
+    path, comp = _resolve(params, name)
+    obj: Any = params
+    for part in path:
+        obj = getattr(obj, part)
+    return float(obj[comp] if comp is not None else obj)
+
+
+def with_values(params: RobotParams, values: dict[str, float]) -> RobotParams:
+    """Copy of ``params`` with the dotted parameters set (validated: ParameterError if the
+    result is not a valid robot).  ``mocap.*`` names are ignored (not robot fields)."""
+    for name, value in values.items():
+        if name in MOCAP_NAMES:
+            continue
+        path, comp = _resolve(params, name)
+        params = _set(params, path, comp, float(value))
+    return params
+
+
+def _set(obj: Any, path: list[str], comp: int | None, value: float) -> Any:
+    head = path[0]
+    if len(path) == 1:
+        if comp is None:
+            new: Any = value
+            if isinstance(getattr(obj, head), int):
+                new = int(round(value))
+        else:
+            t = list(getattr(obj, head))
+            t[comp] = value
+            new = tuple(t)
+    else:
+        new = _set(getattr(obj, head), path[1:], comp, value)
+    return dataclasses.replace(obj, **{head: new})
+
+
+def check_names(params: RobotParams, names: Sequence[str]) -> None:
+    """Refuse unknown or repeated names (:class:`CalibrationError`)."""
+    if not names:
+        raise CalibrationError("no free parameter given")
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise CalibrationError(f"parameter {n!r} given twice")
+        seen.add(n)
+        if n not in MOCAP_NAMES:
+            _resolve(params, n)
+
+
+# --------------------------------------------------------------------------------------------
+# model
+# --------------------------------------------------------------------------------------------
+def default_steady_state_fn() -> SteadyStateFn:
+    """The static solver :func:`hsa_elastica.robots.statics_api.solve_static` (Newton on the
+    static equations; it falls back to dynamic relaxation itself when Newton fails)."""
+    from hsa_elastica.robots.statics_api import solve_static
+
+    return solve_static  # type: ignore[return-value]
+
+
+def relaxation_steady_state_fn() -> SteadyStateFn:
+    """Dynamic relaxation (:func:`hsa_elastica.robots.steady_state.solve_steady_state`,
+    ``record=False``); a run that diverges is repeated with half the time step and a ramp of
+    at least 1 s."""
+    from hsa_elastica.engines.timeloop import SimulationDiverged
+    from hsa_elastica.robots import steady_state as ss
+
+    def relax(params: RobotParams, angles: NDArray[np.float64]) -> Any:
+        try:
+            return ss.solve_steady_state(params, angles, record=False)
+        except SimulationDiverged:
+            # a fast ramp into a near-unstable pose can blow up; the steady state does not
+            # depend on the path, so retry gently: half the step, a 1 s ramp
+            sp = params.simulation
+            gentle = params.replace(
+                simulation=sp.replace(dt=0.5 * sp.dt, ramp_time=max(1.0, sp.ramp_time))
+            )
+            res = ss.solve_steady_state(gentle, angles, record=False)
+            res.params = params
+            return res
+
+    return relax
+
+
+def _rotz(yaw: float) -> NDArray[np.float64]:
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def predict(
+    params: RobotParams,
+    run: MocapRun,
+    steady_state_fn: SteadyStateFn | None = None,
+    *,
+    yaw: float = 0.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Simulated marker positions (N, 3) [m] and platform rotation matrices (N, 3, 3) of the
+    poses of ``run``, rotated by ``yaw`` [rad] about +z into the motion-capture frame.
+
+    ``steady_state_fn(params, angles) -> result`` (any object with
+    ``platform_marker_position_m`` and ``platform_quaternion_xyzw``); None: the static solver
+    in a warm-started batch (``solve_static_batch``)."""
+    from hsa_elastica.io.render import quaternion_to_matrix
+
+    rz = _rotz(yaw)
+    pos = np.empty((len(run), 3))
+    rot = np.empty((len(run), 3, 3))
+    if steady_state_fn is None:  # the static solver, each pose warm-started from the previous
+        from hsa_elastica.robots.statics_api import solve_static_batch
+
+        results = list(solve_static_batch(params, run.motor_angles))
+    else:
+        results = [steady_state_fn(params, np.asarray(a, dtype=np.float64)) for a in run.motor_angles]
+    for k, res in enumerate(results):
+        pos[k] = rz @ np.asarray(res.platform_marker_position_m, dtype=np.float64)
+        rot[k] = rz @ quaternion_to_matrix(np.asarray(res.platform_quaternion_xyzw))
+    return pos, rot
+
+
+def pose_errors(
+    run: MocapRun, pos: NDArray[np.float64], rot: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Position error (N, 3) [m] and orientation error rotation vectors (N, 3) [rad] of the
+    simulated poses against the measured ones (``rotvec(R_meas^T R_sim)``)."""
+    from scipy.spatial.transform import Rotation
+
+    meas = Rotation.from_quat(run.quaternion)
+    err = (meas.inv() * Rotation.from_matrix(rot)).as_rotvec()
+    return pos - run.position, err
+
+
+def residuals(
+    params: RobotParams,
+    runs: Sequence[MocapRun],
+    steady_state_fn: SteadyStateFn | None = None,
+    *,
+    yaw: float = 0.0,
+) -> NDArray[np.float64]:
+    """Weighted residual vector (6 per pose: position / 1 mm, orientation / 1 deg)."""
+    out = []
+    for run in runs:
+        pos, rot = predict(params, run, steady_state_fn, yaw=yaw)
+        dp, dr = pose_errors(run, pos, rot)
+        out.append(np.hstack([dp / POSITION_WEIGHT, dr / ANGLE_WEIGHT]).ravel())
+    return np.concatenate(out)
+
+
+def run_rms(r: NDArray[np.float64], runs: Sequence[MocapRun]) -> dict[str, tuple[float, float]]:
+    """Per run: (position RMS [mm], orientation RMS [deg]) of the weighted residuals ``r``
+    (RMS of the error vector norms)."""
+    out: dict[str, tuple[float, float]] = {}
+    i = 0
+    for run in runs:
+        block = r[i:i + 6 * len(run)].reshape(len(run), 6)
+        i += 6 * len(run)
+        pos = float(np.sqrt(np.mean(np.sum(block[:, :3] ** 2, axis=1))))
+        ang = float(np.sqrt(np.mean(np.sum(block[:, 3:] ** 2, axis=1))))
+        out[run.name] = (pos, ang)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# least squares
+# --------------------------------------------------------------------------------------------
+@dataclass
+class CalibrationResult:
+    """Outcome of :func:`calibrate` (SI values; RMS in mm and deg)."""
+
+    params: RobotParams  # fitted robot (mocap.* not included)
+    names: list[str]
+    start: NDArray[np.float64]
+    values: NDArray[np.float64]
+    std: NDArray[np.float64]  # sqrt(diag(cov)), same units as values
+    correlation: NDArray[np.float64]  # (n, n)
+    rms_start: dict[str, tuple[float, float]]  # run -> (mm, deg)
+    rms: dict[str, tuple[float, float]]
+    cost: float  # 0.5 sum(r^2) at the optimum
+    n_residuals: int
+    n_evaluations: int
+    wall_time_s: float
+    success: bool
+    message: str
+    bounds: list[tuple[float, float]] = field(default_factory=list)
+
+    @property
+    def fitted(self) -> dict[str, float]:
+        """``{name: value}`` of the free parameters (incl. ``mocap.yaw``)."""
+        return dict(zip(self.names, (float(v) for v in self.values)))
+
+    def report(self) -> str:
+        """Human-readable summary: parameters with 1-sigma, per-run RMS before/after."""
+        lines = ["parameter                      start            fitted         1-sigma"]
+        for n, a, b, s in zip(self.names, self.start, self.values, self.std):
+            lines.append(f"{n:28s} {a:14.6g} {b:14.6g} {s:14.3g}")
+        lines.append("run                                       RMS start (mm, deg)   RMS fitted (mm, deg)")
+        for run, (pm, pd) in self.rms.items():
+            sm, sd = self.rms_start[run]
+            lines.append(f"{run:42s} {sm:8.2f} {sd:8.2f}        {pm:8.2f} {pd:8.2f}")
+        lines.append(
+            f"{self.n_evaluations} model evaluations, {self.wall_time_s:.0f} s, "
+            f"{'converged' if self.success else 'NOT converged'}: {self.message}"
+        )
+        return "\n".join(lines)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "parameters": {
+                n: {"start": float(a), "value": float(b), "std": float(s),
+                    "bounds": [float(lo), float(hi)]}
+                for n, a, b, s, (lo, hi) in zip(
+                    self.names, self.start, self.values, self.std, self.bounds
+                )
+            },
+            "correlation": self.correlation.tolist(),
+            "rms_start_mm_deg": {k: list(v) for k, v in self.rms_start.items()},
+            "rms_mm_deg": {k: list(v) for k, v in self.rms.items()},
+            "cost": self.cost,
+            "n_residuals": self.n_residuals,
+            "n_evaluations": self.n_evaluations,
+            "wall_time_s": self.wall_time_s,
+            "success": self.success,
+            "message": self.message,
+        }
+
+
+def _scale(name: str, start: float) -> float:
+    if name == "mocap.yaw":
+        return 0.01
+    return abs(start) if start != 0.0 else 1e-3
+
+
+def _valid(params: RobotParams, name: str, value: float) -> str | None:
+    """None if ``params`` with ``name = value`` is a valid robot, else the error message."""
+    try:
+        with_values(params, {name: value})
+    except ParameterError as exc:
+        return str(exc)
+    return None
+
+
+def check_bounds(
+    params: RobotParams, names: Sequence[str], bounds: dict[str, tuple[float, float]] | None
+) -> list[tuple[float, float]]:
+    """Bounds of each free parameter: given ones are checked (start inside, robot valid at
+    both finite ends); defaults are ``[start/10, 10 start]`` for a positive start,
+    ``[10 start, start/10]`` for a negative one, ``(-inf, inf)`` for zero (``[0, inf)`` when
+    negative values are invalid) and ``[-pi, pi]`` for ``mocap.yaw``."""
+    bounds = dict(bounds or {})
+    unknown = [n for n in bounds if n not in names]
+    if unknown:
+        raise CalibrationError(f"bounds given for parameter(s) not free: {', '.join(unknown)}")
+    out = []
+    for n in names:
+        x0 = get_value(params, n)
+        if n in bounds:
+            lo, hi = (float(v) for v in bounds[n])
+            if not lo < hi or not lo <= x0 <= hi:
+                raise CalibrationError(
+                    f"bounds of {n}: [{lo:g}, {hi:g}] must satisfy lower < upper and contain the "
+                    f"start value {x0:g}"
+                )
+        elif n == "mocap.yaw":
+            lo, hi = -math.pi, math.pi
+        elif x0 > 0.0:
+            lo, hi = x0 / 10.0, x0 * 10.0
+        elif x0 < 0.0:
+            lo, hi = x0 * 10.0, x0 / 10.0
+        else:
+            lo = 0.0 if _valid(params, n, -1e-9) is not None else -math.inf
+            hi = math.inf
+        for end in (lo, hi):
+            if n not in MOCAP_NAMES and math.isfinite(end):
+                msg = _valid(params, n, end)
+                if msg is not None:
+                    raise CalibrationError(f"bound {n} = {end:g} makes the robot invalid: {msg}")
+        out.append((lo, hi))
+    return out
+
+
+def calibrate(
+    params: RobotParams,
+    runs: Sequence[MocapRun],
+    free: Sequence[str],
+    *,
+    bounds: dict[str, tuple[float, float]] | None = None,
+    steady_state_fn: SteadyStateFn | None = None,
+    start: dict[str, float] | None = None,
+    diff_step: float = 1e-3,
+    max_nfev: int = 30,
+    xtol: float = 1e-4,
+    verbose: bool = False,
+) -> CalibrationResult:
+    """Least-squares fit of the dotted parameters ``free`` to the measured ``runs``.
+
+    ``start`` overrides start values (e.g. ``{"mocap.yaw": 0.02}``); ``bounds`` as in
+    :func:`check_bounds`; ``diff_step`` is the relative finite-difference step of the
+    Jacobian; ``max_nfev`` bounds the number of residual evaluations (each simulates every
+    pose once; ``max_nfev=1`` takes no step and only reports the residuals and the
+    uncertainties at the start).  Raises :class:`CalibrationError` on bad names or bounds.
+    """
+    from scipy.optimize import least_squares
+
+    names = list(free)
+    check_names(params, names)
+    if start:
+        check_names(params, list(start))
+        params = with_values(params, {k: v for k, v in start.items() if k not in MOCAP_NAMES})
+    x0 = np.array([
+        float(start[n]) if start and n in start else get_value(params, n) for n in names
+    ])
+    bnds = check_bounds(params, names, bounds)
+    scale = np.array([_scale(n, float(v)) for n, v in zip(names, x0)])
+    fn = steady_state_fn
+    n_poses = sum(len(r) for r in runs)
+    if n_poses == 0:
+        raise CalibrationError("no poses to fit")
+
+    def unpack(u: NDArray[np.float64]) -> tuple[RobotParams, float]:
+        x = x0 + (u - 1.0) * scale
+        vals = dict(zip(names, (float(v) for v in x)))
+        return with_values(params, vals), vals.get("mocap.yaw", 0.0)
+
+    n_eval = 0
+    memo: dict[bytes, NDArray[np.float64]] = {}
+
+    def fun(u: NDArray[np.float64]) -> NDArray[np.float64]:
+        nonlocal n_eval
+        key = np.asarray(u, dtype=np.float64).tobytes()
+        if key in memo:  # least_squares evaluates the start point again
+            return memo[key]
+        n_eval += 1
+        p, yaw = unpack(u)
+        r = residuals(p, runs, fn, yaw=yaw)
+        memo.clear()
+        memo[key] = r
+        if verbose:
+            print(f"  eval {n_eval}: cost {0.5 * float(r @ r):.6g} at "
+                  + ", ".join(f"{n}={v:.6g}" for n, v in zip(names, x0 + (u - 1.0) * scale)),
+                  flush=True)
+        return r
+
+    wall0 = _time.perf_counter()
+    lo = 1.0 + (np.array([b[0] for b in bnds]) - x0) / scale
+    hi = 1.0 + (np.array([b[1] for b in bnds]) - x0) / scale
+    u0 = np.ones(len(names))
+    r0 = fun(u0)
+    sol = least_squares(
+        fun, u0, bounds=(lo, hi), diff_step=diff_step, max_nfev=max_nfev,
+        xtol=xtol, ftol=1e-6, x_scale=1.0, method="trf",
+    )
+    wall = _time.perf_counter() - wall0
+    r = np.asarray(sol.fun)
+    m, n = r.size, len(names)
+    jac = np.asarray(sol.jac) / scale[None, :]  # d r / d x
+    s2 = float(r @ r) / max(m - n, 1)
+    cov = s2 * np.linalg.pinv(jac.T @ jac)
+    std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = cov / np.outer(std, std)
+    fitted, _ = unpack(np.asarray(sol.x))
+    return CalibrationResult(
+        params=fitted,
+        names=names,
+        start=x0,
+        values=x0 + (np.asarray(sol.x) - 1.0) * scale,
+        std=std,
+        correlation=np.nan_to_num(corr),
+        rms_start=run_rms(r0, runs),
+        rms=run_rms(r, runs),
+        cost=float(sol.cost),
+        n_residuals=m,
+        n_evaluations=n_eval,
+        wall_time_s=wall,
+        success=bool(sol.success),
+        message=str(sol.message),
+        bounds=bnds,
+    )

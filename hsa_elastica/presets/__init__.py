@@ -1,0 +1,1 @@
+"""Named parameter presets shipped as YAML (see ``hsa_elastica.params.PRESETS``)."""

@@ -1,0 +1,231 @@
+"""Real-robot geometry (rigid caps, marker point, hanging mount) and the calibration.
+
+Physics references, none taken from the code under test:
+* a rod with rigid caps elongates like its flexible part alone: ``L + C_eps * phi`` for the
+  linear rest-length law (shared/data/README.md), the caps add their lengths and nothing else;
+* caps of length 0 reproduce the layout of the paper robot exactly (bases on z = 0, platform
+  centre at ``L + thickness / 2``);
+* a synthetic calibration (poses simulated from known parameters plus Gaussian noise) must find
+  the known parameters within its reported uncertainty.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hsa_elastica.cli import main
+from hsa_elastica.experiments.calibration import (
+    MocapRun,
+    POSITION_WEIGHT,
+    calibrate,
+    load_run,
+    predict,
+)
+from hsa_elastica.params import (
+    PlatformParams,
+    RobotParams,
+    RodParams,
+    SimulationParams,
+    load_params,
+    paper_robot_params,
+    resolve_params,
+)
+from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.robots.steady_state import solve_steady_state
+
+
+def _small_robot(**rod_changes: float) -> RobotParams:
+    """A coarse robot (8 elements, 0.2 s ramp) that settles in well under a second of wall
+    time; caps 25 mm / 20 mm and a marker 11 mm above the platform centre."""
+    rod = RodParams(
+        n_elements=8, length=0.06, C_eps=0.01, bend_rigidity=0.03, twist_rigidity=0.014,
+        cap_length_base=0.025, cap_length_top=0.02,
+    ).replace(**rod_changes)
+    return RobotParams(
+        rod=rod,
+        platform=PlatformParams(thickness=0.007, marker_offset=(0.0, 0.0, 0.011)),
+        simulation=SimulationParams(ramp_time=0.2),
+    )
+
+
+def test_zero_caps_keep_the_paper_layout_bit_identical() -> None:
+    p = paper_robot_params()
+    explicit = p.replace(
+        rod=p.rod.replace(cap_length_base=0.0, cap_length_top=0.0),
+        platform=p.platform.replace(payload_mass=0.0, marker_offset=(0.0, 0.0, 0.0)),
+    )
+    for params in (p, explicit):
+        robot = build_robot(params, [0.3, -0.3, 0.3, -0.3], record=False)
+        for i, rod in enumerate(robot.rods):
+            x, y, _ = params.rod_base(i)
+            # exact: the builder must place the rods as before the caps existed
+            assert rod.position_collection[2, 0] == 0.0
+            assert (rod.position_collection[0, 0], rod.position_collection[1, 0]) == (x, y)
+        assert robot.platform.position_collection[2, 0] == params.rod.length + 0.5 * params.platform.thickness
+        np.testing.assert_array_equal(robot.attachment_points[:, 2], -0.5 * params.platform.thickness)
+        assert float(robot.platform.mass[0]) == pytest.approx(params.platform.mass, rel=1e-12)
+    a = solve_steady_state(p, [0.5, -0.5, 0.5, -0.5], record=False, max_time=0.3)
+    b = solve_steady_state(explicit, [0.5, -0.5, 0.5, -0.5], record=False, max_time=0.3)
+    np.testing.assert_array_equal(a.platform_position_m, b.platform_position_m)
+    np.testing.assert_array_equal(a.rod_tip_positions_m, b.rod_tip_positions_m)
+
+
+def test_caps_add_rigid_length_and_the_flexible_part_elongates_by_C_eps_phi() -> None:
+    p = _small_robot()
+    phi = 1.5
+    res = solve_steady_state(p, [phi, -phi, phi, -phi], record=False)
+    assert res.converged
+    rod, plat = p.rod, p.platform
+    # closed form: caps + flexible part (L + C_eps phi) + half the platform + marker offset.
+    # Tolerance 0.3 mm: the joints' twist springs (k_tau = 20 N m/rad) let each rod tip turn by
+    # about B_z phi / (L k_tau) = 0.017 rad, which costs C_eps * 0.017 = 0.2 mm of elongation.
+    expected = rod.cap_length_base + rod.length + rod.C_eps * phi + rod.cap_length_top
+    expected += 0.5 * plat.thickness + plat.marker_offset[2]
+    assert res.platform_marker_position_m[2] == pytest.approx(expected, abs=3e-4)
+    # the rods' flexible parts start at the cap top and end cap_length_top below the platform
+    assert np.all(res.rod_tip_positions_m[:, 2] < res.platform_position_m[2] - rod.cap_length_top)
+    np.testing.assert_allclose(
+        res.platform_marker_position_m - res.platform_position_m, [0, 0, 0.011], atol=1e-6
+    )
+
+
+def test_caps_are_the_same_in_the_fused_and_the_reference_path() -> None:
+    p = _small_robot()
+    angles = [1.2, -0.3, 0.2, -1.0]  # a bending pose: exercises joints and caps off-axis
+    fast = solve_steady_state(p, angles, record=False, max_time=0.1, stop_when_settled=False)
+    ref = solve_steady_state(p, angles, record=False, max_time=0.1, stop_when_settled=False, fast=False)
+    # same trajectory to round-off (the fused loop is the operators' arithmetic in one kernel)
+    np.testing.assert_allclose(fast.platform_position_m, ref.platform_position_m, rtol=0, atol=1e-9)
+
+
+def test_caps_and_marker_in_the_static_solver_match_dynamic_relaxation() -> None:
+    from hsa_elastica.robots.statics_api import solve_static
+
+    p = _small_robot()
+    p = p.replace(simulation=p.simulation.replace(gravity=(0.0, -0.5, 9.81)))  # tilted mount
+    angles = [1.2, -0.3, 0.2, -1.0]
+    dyn = solve_steady_state(p, angles, record=False)
+    sta = solve_static(p, angles)
+    assert dyn.converged and sta.method == "static"
+    # both are the same equilibrium; dynamic relaxation stops at node speeds < 0.1 mm/s with
+    # damping 50 1/s, i.e. a few micrometres short of it: 20 um
+    np.testing.assert_allclose(sta.platform_marker_position_m, dyn.platform_marker_position_m, atol=2e-5)
+    np.testing.assert_allclose(sta.rod_tip_positions_m, dyn.rod_tip_positions_m, atol=2e-5)
+
+
+def test_hanging_mount_stretches_along_plus_z() -> None:
+    p = _small_robot()
+    hang = p.replace(
+        simulation=p.simulation.replace(gravity=(0.0, 0.0, 9.81)),
+        platform=p.platform.replace(payload_mass=1.0),
+    )
+    a = solve_steady_state(p, [0.0] * 4, record=False)
+    b = solve_steady_state(hang, [0.0] * 4, record=False)
+    # 1 kg + platform + rods hanging on four rods of axial stiffness E A / L each: the platform
+    # sinks by about m g L / (4 E A) (> 0, along +z); within 30 % (rod weight, shear, joints)
+    m = hang.platform.total_mass + 2.0 * hang.rod.mass  # half of each rod's weight reaches the tip
+    expected = m * 9.81 * p.rod.length / (4.0 * p.rod.axial_stiffness)
+    dz = b.platform_position_m[2] - a.platform_position_m[2]
+    assert dz == pytest.approx(expected, rel=0.3)
+
+
+# --------------------------------------------------------------------------------------------
+# calibration
+# --------------------------------------------------------------------------------------------
+def test_synthetic_calibration_recovers_known_parameters() -> None:
+    truth = _small_robot(C_eps=0.0105, cap_length_top=0.018)
+    start = _small_robot(C_eps=0.009, cap_length_top=0.02)
+    angles = np.array([[0.4, -0.4, 0.4, -0.4], [1.6, -1.6, 1.6, -1.6], [1.5, -0.2, 0.3, -1.2]])
+    exact = MocapRun("synthetic", angles, np.zeros((3, 3)), np.tile([0, 0, 0, 1.0], (3, 1)))
+    pos, rot = predict(truth, exact)
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(7)
+    noisy_pos = pos + rng.normal(0.0, 0.2 * POSITION_WEIGHT, pos.shape)  # 0.2 mm noise
+    run = MocapRun("synthetic", angles, noisy_pos, Rotation.from_matrix(rot).as_quat())
+    res = calibrate(start, [run], ["rod.C_eps", "rod.cap_length_top"], diff_step=1e-3)
+    for name, true in (("rod.C_eps", 0.0105), ("rod.cap_length_top", 0.018)):
+        i = res.names.index(name)
+        # within 3 reported standard deviations (a 3-sigma test fails by chance 0.3 % of the
+        # time for a fixed seed it either always passes or always fails)
+        assert abs(res.values[i] - true) < 3.0 * res.std[i], (name, res.values[i], res.std[i])
+        assert res.std[i] > 0.0
+    # the fitted model explains the data to the noise level (0.2 mm per component)
+    assert res.rms["synthetic"][0] < 1.0
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+_HEADER = ("motor_angle_rad_0,motor_angle_rad_1,motor_angle_rad_2,motor_angle_rad_3,"
+           "platform_x_m,platform_y_m,platform_z_m,platform_qx,platform_qy,platform_qz,platform_qw\n")
+
+
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        ("motor_angle_rad_0,platform_x_m\n0,0\n", "missing column"),
+        (_HEADER + "0,0,0,0,0,0,0.12,0,0,0,1\n0,0,,0,0,0,0.12,0,0,0,1\n", "non-finite"),
+        (_HEADER, "no rows"),
+    ],
+)
+def test_bad_csv_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       body: str, needle: str) -> None:
+    data = _write(tmp_path, "run.csv", body)
+    code = main(["calibrate", "--data", str(data), "--params", "paper_robot", "--free", "rod.C_eps",
+                 "--out", str(tmp_path / "f.yaml")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and needle in err
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--free", "rod.C_epz"], "unknown parameter 'rod.C_epz'"),
+        (["--free", "rod.handedness_x"], "unknown parameter"),
+        (["--free", "rod.length", "--bounds", "rod.length", "-0.01", "0.2"], "makes the robot invalid"),
+        (["--free", "rod.C_eps", "--bounds", "rod.length", "0.01", "0.2"], "not free"),
+    ],
+)
+def test_bad_free_names_and_bounds_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          extra: list[str], needle: str) -> None:
+    code = main(["calibrate", "--data", "elongation", "--params", "paper_robot",
+                 "--out", str(tmp_path / "f.yaml"), *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and needle in err, err
+
+
+def test_shipped_runs_load_and_fitted_files_resolve() -> None:
+    from hsa_elastica import data
+
+    run = load_run(data.path("elongation"))
+    assert len(run) == 100 and run.motor_angles.shape == (100, 4)
+    assert 0.11 < run.position[0, 2] < 0.13  # README: rest marker height 119.6 mm
+    here = Path(__file__).resolve().parents[1] / "validation"
+    for f in sorted(here.glob("fitted_params*.yaml")):
+        rod = load_params(f"{f}#10", RodParams)
+        assert rod.length == pytest.approx(0.112)  # Table I: 10 rows, 112 mm
+        assert resolve_params(f"{f}#10").rod == rod
+    assert math.isclose(resolve_params("paper_robot").rod.length, 0.1)
+
+
+def test_preset_by_name_dumps_and_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "fpu.yaml"
+    assert main(["params", "--preset", "fpu_robot_2022", "--dump", str(out)]) == 0
+    p = load_params(out)
+    assert p == resolve_params("fpu_robot_2022")
+    # the README's facts, within a factor 2 (physically plausible calibration)
+    assert 0.0125 <= p.rod.cap_length_base <= 0.05 and 0.007 <= p.rod.cap_length_top <= 0.04
+    assert 0.03 <= p.rod.length <= 0.12 and 0.005 <= p.rod.C_eps <= 0.02
+    assert p.simulation.gravity is not None and p.simulation.gravity[2] > 9.0  # hanging mount
+    assert main(["params", "--preset", "nope", "--dump", str(out)]) == 2
+    assert "unknown" in capsys.readouterr().err
