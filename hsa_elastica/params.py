@@ -196,6 +196,21 @@ _P = TypeVar("_P", bound=_ParamsBase)
 # --------------------------------------------------------------------------------------------
 # dataclasses
 # --------------------------------------------------------------------------------------------
+#: loss factor tan(delta) of the TPU assumed for the default Kelvin-Voigt damping (see
+#: docs/stability.md: representative of polyurethane elastomers at room temperature)
+TPU_LOSS_FACTOR = 0.1
+#: default retardation times [s]: tan(delta) / omega of the paper robot's lowest mode that
+#: loads the strain (elongation bounce: axial/shear; bending sway: bend/twist; docs/stability.md)
+RETARDATION_AXIAL = 7.0e-5
+RETARDATION_BEND = 6.0e-4
+RETARDATION_FIELDS = (
+    "retardation_time_axial",
+    "retardation_time_shear",
+    "retardation_time_bend",
+    "retardation_time_twist",
+)
+
+
 @dataclass(frozen=True)
 class RodParams(_ParamsBase):
     """One HSA rod: a hollow tube with the auxetic coupling of Eqs. (2)-(5).
@@ -228,6 +243,13 @@ class RodParams(_ParamsBase):
     paper-robot rod diverge after settling (observed at dt = 5e-6 .. 4e-5 s and every damping
     from 0.2 to 100 1/s); steady states are unchanged.  The default 0.01 s is the safe setting
     measured in docs/stability.md (stable with damping >= 10-20 1/s); 0 is the paper's model.
+
+    ``retardation_time_axial`` / ``_shear`` / ``_bend`` / ``_twist`` [s] are the Kelvin-Voigt
+    retardation times of the TPU (viscous stress = retardation time x stiffness x strain rate;
+    :mod:`hsa_elastica.physics.material_damping`): a mode of angular frequency ``omega`` that
+    loads mainly one strain has the loss factor ``omega tau`` and the damping ratio
+    ``omega tau / 2``.  Defaults: ``TPU_LOSS_FACTOR / omega`` of the paper robot's elongation
+    bounce (axial, shear) and bending sway (bend, twist); 0 switches a term off.
     """
 
     n_elements: int = field(default=25, metadata={"unit": "-"})
@@ -258,6 +280,11 @@ class RodParams(_ParamsBase):
     C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
     E_quad: float = field(default=0.0, metadata={"unit": "Pa m^2/rad^2"})
     twist_rigidity_quad: float = field(default=0.0, metadata={"unit": "N m^2 m^2/rad^2"})
+    # Kelvin-Voigt material damping of the TPU (physics/material_damping.py); 0 = elastic
+    retardation_time_axial: float = field(default=RETARDATION_AXIAL, metadata={"unit": "s"})
+    retardation_time_shear: float = field(default=RETARDATION_AXIAL, metadata={"unit": "s"})
+    retardation_time_bend: float = field(default=RETARDATION_BEND, metadata={"unit": "s"})
+    retardation_time_twist: float = field(default=RETARDATION_BEND, metadata={"unit": "s"})
 
     def __post_init__(self) -> None:
         _check_int(self, "n_elements", ge=2)
@@ -287,6 +314,8 @@ class RodParams(_ParamsBase):
         for name in ("E_slope", "G_slope", "bend_rigidity_slope", "twist_rigidity_slope"):
             _check_real(self, name)
         _check_real(self, "twist_filter_time", ge=0.0)
+        for name in RETARDATION_FIELDS:
+            _check_real(self, name, ge=0.0, le=1.0)
         for name in ("C_eps2", "E_quad", "twist_rigidity_quad"):
             _check_real(self, name)
             if getattr(self, name) != 0.0 and self.C_eps == 0.0:

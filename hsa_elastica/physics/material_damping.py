@@ -1,0 +1,341 @@
+"""Kelvin-Voigt material damping of the rod (viscous stresses proportional to strain rates).
+
+The TPU of an HSA is a visco-elastic solid.  A Kelvin-Voigt element adds to the elastic
+internal stresses of the discrete Cosserat rod (Gazzola et al. 2018) the viscous stresses
+
+    ``n_v = T_s S sigma_dot``  [N]   (shear x, y: ``tau_shear``; axial z: ``tau_axial``)
+    ``m_v = T_b B kappa_dot``  [N m] (bend x, y: ``tau_bend``;  twist z: ``tau_twist``)
+
+with ``S``, ``B`` the rod's current (auxetic, Eq. 5) diagonal shear and bend matrices and the
+retardation times ``tau_*`` [s].  A harmonic strain of angular frequency ``omega`` then sees the
+loss factor ``tan(delta) = omega tau``; a lightly damped mode dominated by one strain has the
+damping ratio ``zeta = omega tau / 2``.  The stresses act on frame-indifferent strain rates of
+the discrete rod (rigid motions are not damped, unlike PyElastica's velocity dampers):
+
+    element k:  ``sigma_dot_k = Q_k (v_{k+1} - v_k) / l0_k - omega_k x a_k``, ``a_k = Q_k (x_{k+1} - x_k) / l0_k``
+    Voronoi k:  ``kappa_dot_k = (omega_{k+1} - R_k omega_k) / D0_k``,  ``R_k = Q_{k+1} Q_k^T``
+
+(local frames; ``omega`` is PyElastica's local angular velocity).  The forces and couples are
+minus the gradient, with respect to the velocities, of the Rayleigh dissipation function
+``D = 1/2 sum_k l0_k sigma_dot_k . n_v,k + 1/2 sum_k D0_k kappa_dot_k . m_v,k >= 0``, so the
+mechanical power they exert is ``-2 D <= 0``: the operator can only remove energy.
+
+Time integration (semi-implicit, a damper).  PyElastica's explicit Position Verlet is stable
+for a Kelvin-Voigt stress added to the forces only while ``dt tau omega_max^2`` is of order one
+(``omega_max`` is the rod's highest element mode, ~5e4 rad/s axially for the paper rod), and
+even an implicit damping applied *before* the kick shrinks the elastic limit from
+``omega dt < 2`` to ``omega dt < sqrt(2)`` for a strongly damped mode.  The damping is
+therefore a damper, applied like PyElastica's dampers *after* the kick (the stability limit of
+``x' = x + dt v'``, ``v' = beta (v - dt omega^2 x)`` is ``(omega dt)^2 < 2 (1 + beta) / beta``,
+never below the undamped ``omega dt < 2``), with a linearly implicit (backward Euler) update
+``dq = dt P^-1 F_v(q)``: ``P = M + dt C_hat`` is the mass matrix plus a tridiagonal majorant of
+the viscous matrix (per rod: one scalar tridiagonal system for the node velocities, with the
+largest of the axial/shear viscosities per element, and one per component of the local
+angular velocities).  For the slow modes ``dt C_hat << M`` and the update is the Kelvin-Voigt
+force; for the stiff element modes it is backward Euler, without an upper limit on the
+retardation times from the time step.  Held ends (``hold_base``: node 0 and element 0, set by
+the motor; ``hold_tip``: the last node and element) are not changed.
+
+The one kernel :func:`kelvin_voigt_damp` is called by the damper :class:`KelvinVoigtDamping`
+(per-rod operator path) and by :func:`hsa_elastica.physics.forces.constrain_rates` (compiled
+path, same place in the step).  Forces and static solutions are unaffected (the damper acts
+on the rates only; zero at rest).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from elastica.dissipation import DamperBase
+
+from hsa_elastica.params import invalid_parameter
+
+__all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
+
+#: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
+WORK_ROWS = 16
+
+
+@njit(cache=True)  # type: ignore[misc]
+def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
+    """Workspace of :func:`kelvin_voigt_damp` for a rod of ``n_nodes`` nodes."""
+    return np.zeros((WORK_ROWS, n_nodes))
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _tridiagonal_solve(
+    diag: NDArray[np.float64],
+    off: NDArray[np.float64],
+    rhs: NDArray[np.float64],
+    scratch: NDArray[np.float64],
+    n: int,
+) -> None:
+    """Solve the symmetric tridiagonal system (``diag[0:n]``, ``off[0:n-1]``) in place in
+    ``rhs[0:n]`` (Thomas algorithm; the matrices here are diagonally dominant)."""
+    c = scratch
+    c[0] = off[0] / diag[0] if n > 1 else 0.0
+    rhs[0] = rhs[0] / diag[0]
+    for i in range(1, n):
+        denom = diag[i] - off[i - 1] * c[i - 1]
+        if i < n - 1:
+            c[i] = off[i] / denom
+        rhs[i] = (rhs[i] - off[i - 1] * rhs[i - 1]) / denom
+    for i in range(n - 2, -1, -1):
+        rhs[i] -= c[i] * rhs[i + 1]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def kelvin_voigt_damp(
+    position: NDArray[np.float64],
+    velocity: NDArray[np.float64],
+    omega: NDArray[np.float64],
+    director: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+    mass: NDArray[np.float64],
+    inertia: NDArray[np.float64],
+    tau_shear: float,
+    tau_axial: float,
+    tau_bend: float,
+    tau_twist: float,
+    dt: float,
+    hold_base: bool,
+    hold_tip: bool,
+    work: NDArray[np.float64],
+) -> None:
+    """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
+
+    Arrays are one rod's PyElastica arrays (positions/velocities ``(3, n+1)``, directors
+    ``(3, 3, n)``, ``omega`` local ``(3, n)``, ``mass`` ``(n+1,)``, ``inertia`` the mass second
+    moments ``(3, 3, n)``); retardation times in s, ``dt`` the time step [s]; ``hold_base`` /
+    ``hold_tip`` leave the end node and element unchanged; ``work`` from
+    :func:`kelvin_voigt_work`.  See the module docstring for the scheme.
+    """
+    ne = rest_lengths.shape[0]
+    nn = ne + 1
+    fx = work[0]
+    fy = work[1]
+    fz = work[2]
+    tq0 = work[3]
+    tq1 = work[4]
+    tq2 = work[5]
+    diag = work[6]
+    off = work[7]
+    scratch = work[8]
+    rdiag0 = work[9]
+    rdiag1 = work[10]
+    rdiag2 = work[11]
+    roff0 = work[12]
+    roff1 = work[13]
+    roff2 = work[14]
+    edil = work[15]
+    for i in range(nn):
+        fx[i] = 0.0
+        fy[i] = 0.0
+        fz[i] = 0.0
+        diag[i] = mass[i]
+    for k in range(ne):
+        tq0[k] = 0.0
+        tq1[k] = 0.0
+        tq2[k] = 0.0
+    # ---- stretch/shear: element k, nodes k and k+1 ---------------------------------------
+    for k in range(ne):
+        q = director
+        l0 = rest_lengths[k]
+        d0 = position[0, k + 1] - position[0, k]
+        d1 = position[1, k + 1] - position[1, k]
+        d2 = position[2, k + 1] - position[2, k]
+        u0 = velocity[0, k + 1] - velocity[0, k]
+        u1 = velocity[1, k + 1] - velocity[1, k]
+        u2 = velocity[2, k + 1] - velocity[2, k]
+        a0 = (q[0, 0, k] * d0 + q[0, 1, k] * d1 + q[0, 2, k] * d2) / l0
+        a1 = (q[1, 0, k] * d0 + q[1, 1, k] * d1 + q[1, 2, k] * d2) / l0
+        a2 = (q[2, 0, k] * d0 + q[2, 1, k] * d1 + q[2, 2, k] * d2) / l0
+        edil[k] = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        w0 = omega[0, k]
+        w1 = omega[1, k]
+        w2 = omega[2, k]
+        # sigma_dot = Q dv / l0 - omega x a
+        g0 = (q[0, 0, k] * u0 + q[0, 1, k] * u1 + q[0, 2, k] * u2) / l0 - (w1 * a2 - w2 * a1)
+        g1 = (q[1, 0, k] * u0 + q[1, 1, k] * u1 + q[1, 2, k] * u2) / l0 - (w2 * a0 - w0 * a2)
+        g2 = (q[2, 0, k] * u0 + q[2, 1, k] * u1 + q[2, 2, k] * u2) / l0 - (w0 * a1 - w1 * a0)
+        c0 = tau_shear * shear_matrix[0, 0, k]
+        c1 = tau_shear * shear_matrix[1, 1, k]
+        c2 = tau_axial * shear_matrix[2, 2, k]
+        n0 = c0 * g0
+        n1 = c1 * g1
+        n2 = c2 * g2
+        # lab force Q^T n_v: +node k, -node k+1
+        f0 = q[0, 0, k] * n0 + q[1, 0, k] * n1 + q[2, 0, k] * n2
+        f1 = q[0, 1, k] * n0 + q[1, 1, k] * n1 + q[2, 1, k] * n2
+        f2 = q[0, 2, k] * n0 + q[1, 2, k] * n1 + q[2, 2, k] * n2
+        fx[k] += f0
+        fy[k] += f1
+        fz[k] += f2
+        fx[k + 1] -= f0
+        fy[k + 1] -= f1
+        fz[k + 1] -= f2
+        # local couple l0 a x n_v on element k
+        tq0[k] += l0 * (a1 * n2 - a2 * n1)
+        tq1[k] += l0 * (a2 * n0 - a0 * n2)
+        tq2[k] += l0 * (a0 * n1 - a1 * n0)
+        # node preconditioner: largest viscosity of the element, as a scalar spring
+        cmax = max(c0, max(c1, c2))
+        wgt = dt * cmax / l0
+        diag[k] += wgt
+        diag[k + 1] += wgt
+        off[k] = -wgt
+        # rotational preconditioner: inertia / e + the shear viscosity of this element
+        e = edil[k]
+        rdiag0[k] = inertia[0, 0, k] / e + dt * l0 * c1 * e * e
+        rdiag1[k] = inertia[1, 1, k] / e + dt * l0 * c0 * e * e
+        rdiag2[k] = inertia[2, 2, k] / e
+    # ---- bend/twist: Voronoi k between elements k and k+1 ---------------------------------
+    for k in range(ne - 1):
+        q = director
+        d0v = rest_voronoi_lengths[k]
+        # R omega_k with R = Q_{k+1} Q_k^T: first lab W_k = Q_k^T omega_k, then Q_{k+1} W_k
+        W0 = q[0, 0, k] * omega[0, k] + q[1, 0, k] * omega[1, k] + q[2, 0, k] * omega[2, k]
+        W1 = q[0, 1, k] * omega[0, k] + q[1, 1, k] * omega[1, k] + q[2, 1, k] * omega[2, k]
+        W2 = q[0, 2, k] * omega[0, k] + q[1, 2, k] * omega[1, k] + q[2, 2, k] * omega[2, k]
+        j = k + 1
+        r0 = q[0, 0, j] * W0 + q[0, 1, j] * W1 + q[0, 2, j] * W2
+        r1 = q[1, 0, j] * W0 + q[1, 1, j] * W1 + q[1, 2, j] * W2
+        r2 = q[2, 0, j] * W0 + q[2, 1, j] * W1 + q[2, 2, j] * W2
+        b0 = tau_bend * bend_matrix[0, 0, k]
+        b1 = tau_bend * bend_matrix[1, 1, k]
+        b2 = tau_twist * bend_matrix[2, 2, k]
+        m0 = b0 * (omega[0, j] - r0) / d0v
+        m1 = b1 * (omega[1, j] - r1) / d0v
+        m2 = b2 * (omega[2, j] - r2) / d0v
+        # -m_v on element k+1 (its frame), +R^T m_v on element k (its frame)
+        tq0[j] -= m0
+        tq1[j] -= m1
+        tq2[j] -= m2
+        M0 = q[0, 0, j] * m0 + q[1, 0, j] * m1 + q[2, 0, j] * m2
+        M1 = q[0, 1, j] * m0 + q[1, 1, j] * m1 + q[2, 1, j] * m2
+        M2 = q[0, 2, j] * m0 + q[1, 2, j] * m1 + q[2, 2, j] * m2
+        tq0[k] += q[0, 0, k] * M0 + q[0, 1, k] * M1 + q[0, 2, k] * M2
+        tq1[k] += q[1, 0, k] * M0 + q[1, 1, k] * M1 + q[1, 2, k] * M2
+        tq2[k] += q[2, 0, k] * M0 + q[2, 1, k] * M1 + q[2, 2, k] * M2
+        w0 = dt * b0 / d0v
+        w1 = dt * b1 / d0v
+        w2 = dt * b2 / d0v
+        rdiag0[k] += w0
+        rdiag0[j] += w0
+        roff0[k] = -w0
+        rdiag1[k] += w1
+        rdiag1[j] += w1
+        roff1[k] = -w1
+        rdiag2[k] += w2
+        rdiag2[j] += w2
+        roff2[k] = -w2
+    # ---- semi-implicit velocity increments --------------------------------------------------
+    big = 1e20
+    if hold_base:
+        diag[0] = big * mass[0]
+        fx[0] = 0.0
+        fy[0] = 0.0
+        fz[0] = 0.0
+        rdiag0[0] = big * inertia[0, 0, 0]
+        rdiag1[0] = big * inertia[1, 1, 0]
+        rdiag2[0] = big * inertia[2, 2, 0]
+        tq0[0] = 0.0
+        tq1[0] = 0.0
+        tq2[0] = 0.0
+    if hold_tip:
+        diag[nn - 1] = big * mass[nn - 1]
+        fx[nn - 1] = 0.0
+        fy[nn - 1] = 0.0
+        fz[nn - 1] = 0.0
+        rdiag0[ne - 1] = big * inertia[0, 0, ne - 1]
+        rdiag1[ne - 1] = big * inertia[1, 1, ne - 1]
+        rdiag2[ne - 1] = big * inertia[2, 2, ne - 1]
+        tq0[ne - 1] = 0.0
+        tq1[ne - 1] = 0.0
+        tq2[ne - 1] = 0.0
+    _tridiagonal_solve(diag, off, fx, scratch, nn)
+    _tridiagonal_solve(diag, off, fy, scratch, nn)
+    _tridiagonal_solve(diag, off, fz, scratch, nn)
+    for i in range(nn):
+        velocity[0, i] += dt * fx[i]
+        velocity[1, i] += dt * fy[i]
+        velocity[2, i] += dt * fz[i]
+    _tridiagonal_solve(rdiag0, roff0, tq0, scratch, ne)
+    _tridiagonal_solve(rdiag1, roff1, tq1, scratch, ne)
+    _tridiagonal_solve(rdiag2, roff2, tq2, scratch, ne)
+    for k in range(ne):
+        # d omega = dt e J^-1 T with T = (J / e) y: the increment is dt y (J diagonal or not)
+        omega[0, k] += dt * tq0[k]
+        omega[1, k] += dt * tq1[k]
+        omega[2, k] += dt * tq2[k]
+
+
+def _check_time(name: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if isinstance(value, bool) or not (math.isfinite(v) and 0.0 <= v <= 1.0):
+        raise invalid_parameter("KelvinVoigtDamping", name, value, "a number in [0, 1] (s)")
+    return v
+
+
+class KelvinVoigtDamping(DamperBase):
+    """PyElastica damper: Kelvin-Voigt material damping of one rod (see the module).
+
+    Parameters (keyword-only): ``tau_axial``, ``tau_shear``, ``tau_bend``, ``tau_twist``
+    retardation times [s] (0 = no damping of that strain), ``time_step`` [s] (the simulation's
+    dt), ``hold_base`` / ``hold_tip`` (leave the end node and element to a boundary condition,
+    e.g. :class:`~hsa_elastica.physics.actuation.MotorAngleBC` at the base).  It reads the
+    rest lengths and stiffnesses the rod's
+    :class:`~hsa_elastica.physics.auxetic_coupling.AuxeticCoupling` wrote in this step.
+    """
+
+    def __init__(
+        self,
+        *,
+        tau_axial: float,
+        tau_shear: float,
+        tau_bend: float,
+        tau_twist: float,
+        time_step: float,
+        hold_base: bool = True,
+        hold_tip: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.tau_axial = _check_time("tau_axial", tau_axial)
+        self.tau_shear = _check_time("tau_shear", tau_shear)
+        self.tau_bend = _check_time("tau_bend", tau_bend)
+        self.tau_twist = _check_time("tau_twist", tau_twist)
+        try:
+            dt = float(time_step)
+        except (TypeError, ValueError):
+            dt = math.nan
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise invalid_parameter("KelvinVoigtDamping", "time_step", time_step, "a number > 0 (s)")
+        self.time_step = dt
+        self.hold_base = bool(hold_base)
+        self.hold_tip = bool(hold_tip)
+        self._work: NDArray[np.float64] | None = None
+
+    def dampen_rates(self, system: Any, time: np.float64) -> None:
+        """Update the rod's velocities and angular velocities in place."""
+        if self._work is None:
+            self._work = kelvin_voigt_work(system.position_collection.shape[1])
+        kelvin_voigt_damp(
+            system.position_collection, system.velocity_collection, system.omega_collection,
+            system.director_collection, system.rest_lengths, system.rest_voronoi_lengths,
+            system.shear_matrix, system.bend_matrix, system.mass,
+            system.mass_second_moment_of_inertia, self.tau_shear, self.tau_axial,
+            self.tau_bend, self.tau_twist, self.time_step, self.hold_base, self.hold_tip,
+            self._work,
+        )
