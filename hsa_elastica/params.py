@@ -238,11 +238,9 @@ class RodParams(_ParamsBase):
     must be non-decreasing and the stiffnesses positive over the whole range (validated).
 
     ``twist_filter_time`` [s] is not part of the paper's model: when > 0 the coupling low-passes
-    the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``),
-    which removes a high-frequency twist -> rest length -> axial feedback that makes the stiff
-    paper-robot rod diverge after settling (observed at dt = 5e-6 .. 4e-5 s and every damping
-    from 0.2 to 100 1/s); steady states are unchanged.  The default 0.01 s is the safe setting
-    measured in docs/stability.md (stable with damping >= 10-20 1/s); 0 is the paper's model.
+    the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``).
+    It is a delayed feedback and does not make the model passive; the default is 0 (off): the
+    Kelvin-Voigt material damping below keeps the robot stable (docs/stability.md).
 
     ``retardation_time_axial`` / ``_shear`` / ``_bend`` / ``_twist`` [s] are the Kelvin-Voigt
     retardation times of the TPU (viscous stress = retardation time x stiffness x strain rate;
@@ -274,7 +272,7 @@ class RodParams(_ParamsBase):
     bend_rigidity_slope: float = field(default=0.0, metadata={"unit": "N m^2 m/rad"})
     twist_rigidity_slope: float = field(default=0.0, metadata={"unit": "N m^2 m/rad"})
     twist_filter_time: float = field(
-        default=0.01, metadata={"unit": "s, low pass of the coupling's twist strain, 0 = off"}
+        default=0.0, metadata={"unit": "s, low pass of the coupling's twist strain, 0 = off"}
     )
     # optional nonlinear twist laws (0 = the paper's linear model)
     C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
@@ -492,11 +490,17 @@ class SimulationParams(_ParamsBase):
     (3.6e-5 s stable, 3.7e-5 s diverges; estimate 3.96e-5 s from the rod tip node, 3.7e-4 kg,
     held by the joint spring k_F = 5e5 N/m and the last element's E A / l = 4.4e5 N/m; see
     docs/performance.md).  The paper's 4e-5 s diverges.
+
+    ``damping`` / ``rotational_damping`` [1/s] are velocity decay rates of every node and
+    element (PyElastica's ``AnalyticalLinearDamper``: air drag and joint friction lumped, it
+    also damps rigid motion).  The material's own dissipation is the Kelvin-Voigt damping of
+    ``RodParams`` (retardation times); the default 5 1/s is the light setting at which every
+    primitive was measured stable without the twist filter (docs/stability.md).
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
-    damping: float = field(default=50.0, metadata={"unit": "1/s, translational, per unit mass"})
-    rotational_damping: float = field(default=50.0, metadata={"unit": "1/s"})
+    damping: float = field(default=5.0, metadata={"unit": "1/s, translational, per unit mass"})
+    rotational_damping: float = field(default=5.0, metadata={"unit": "1/s"})
     gravity: tuple[float, float, float] | None = field(
         default=None, metadata={"unit": "m/s^2, None = no gravity"}
     )
