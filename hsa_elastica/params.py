@@ -201,8 +201,8 @@ _P = TypeVar("_P", bound=_ParamsBase)
 TPU_LOSS_FACTOR = 0.1
 #: default retardation times [s]: tan(delta) / omega of the paper robot's lowest mode that
 #: loads the strain (elongation bounce: axial/shear; bending sway: bend/twist; docs/stability.md)
-RETARDATION_AXIAL = 7.0e-5
-RETARDATION_BEND = 6.0e-4
+RETARDATION_AXIAL = 7.5e-5
+RETARDATION_BEND = 1.0e-3
 RETARDATION_FIELDS = (
     "retardation_time_axial",
     "retardation_time_shear",

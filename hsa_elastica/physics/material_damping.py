@@ -58,7 +58,7 @@ from hsa_elastica.params import invalid_parameter
 __all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
 
 #: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
-WORK_ROWS = 16
+WORK_ROWS = 17
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -68,25 +68,73 @@ def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
 
 
 @njit(cache=True)  # type: ignore[misc]
-def _tridiagonal_solve(
+def _tridiagonal_solve_shared(
     diag: NDArray[np.float64],
     off: NDArray[np.float64],
-    rhs: NDArray[np.float64],
+    r0: NDArray[np.float64],
+    r1: NDArray[np.float64],
+    r2: NDArray[np.float64],
     scratch: NDArray[np.float64],
     n: int,
 ) -> None:
-    """Solve the symmetric tridiagonal system (``diag[0:n]``, ``off[0:n-1]``) in place in
-    ``rhs[0:n]`` (Thomas algorithm; the matrices here are diagonally dominant)."""
+    """Solve the symmetric tridiagonal system (``diag[0:n]``, ``off[0:n-1]``) for the three
+    right-hand sides ``r0, r1, r2`` in place (Thomas algorithm, one division per row; the
+    matrices here are diagonally dominant)."""
     c = scratch
-    c[0] = off[0] / diag[0] if n > 1 else 0.0
-    rhs[0] = rhs[0] / diag[0]
+    inv = 1.0 / diag[0]
+    c[0] = off[0] * inv
+    r0[0] *= inv
+    r1[0] *= inv
+    r2[0] *= inv
     for i in range(1, n):
-        denom = diag[i] - off[i - 1] * c[i - 1]
-        if i < n - 1:
-            c[i] = off[i] / denom
-        rhs[i] = (rhs[i] - off[i - 1] * rhs[i - 1]) / denom
+        o = off[i - 1]
+        inv = 1.0 / (diag[i] - o * c[i - 1])
+        c[i] = off[i] * inv
+        r0[i] = (r0[i] - o * r0[i - 1]) * inv
+        r1[i] = (r1[i] - o * r1[i - 1]) * inv
+        r2[i] = (r2[i] - o * r2[i - 1]) * inv
     for i in range(n - 2, -1, -1):
-        rhs[i] -= c[i] * rhs[i + 1]
+        r0[i] -= c[i] * r0[i + 1]
+        r1[i] -= c[i] * r1[i + 1]
+        r2[i] -= c[i] * r2[i + 1]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _tridiagonal_solve_three(
+    d0: NDArray[np.float64], o0: NDArray[np.float64], r0: NDArray[np.float64],
+    d1: NDArray[np.float64], o1: NDArray[np.float64], r1: NDArray[np.float64],
+    d2: NDArray[np.float64], o2: NDArray[np.float64], r2: NDArray[np.float64],
+    c0: NDArray[np.float64], c1: NDArray[np.float64], c2: NDArray[np.float64],
+    n: int,
+) -> None:
+    """Three independent symmetric tridiagonal solves in one sweep (independent divisions
+    overlap); as :func:`_tridiagonal_solve_shared` otherwise."""
+    i0 = 1.0 / d0[0]
+    i1 = 1.0 / d1[0]
+    i2 = 1.0 / d2[0]
+    c0[0] = o0[0] * i0
+    c1[0] = o1[0] * i1
+    c2[0] = o2[0] * i2
+    r0[0] *= i0
+    r1[0] *= i1
+    r2[0] *= i2
+    for i in range(1, n):
+        a0 = o0[i - 1]
+        a1 = o1[i - 1]
+        a2 = o2[i - 1]
+        i0 = 1.0 / (d0[i] - a0 * c0[i - 1])
+        i1 = 1.0 / (d1[i] - a1 * c1[i - 1])
+        i2 = 1.0 / (d2[i] - a2 * c2[i - 1])
+        c0[i] = o0[i] * i0
+        c1[i] = o1[i] * i1
+        c2[i] = o2[i] * i2
+        r0[i] = (r0[i] - a0 * r0[i - 1]) * i0
+        r1[i] = (r1[i] - a1 * r1[i - 1]) * i1
+        r2[i] = (r2[i] - a2 * r2[i - 1]) * i2
+    for i in range(n - 2, -1, -1):
+        r0[i] -= c0[i] * r0[i + 1]
+        r1[i] -= c1[i] * r1[i + 1]
+        r2[i] -= c2[i] * r2[i + 1]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -135,7 +183,7 @@ def kelvin_voigt_damp(
     roff0 = work[12]
     roff1 = work[13]
     roff2 = work[14]
-    edil = work[15]
+    scratch2 = work[15]
     for i in range(nn):
         fx[i] = 0.0
         fy[i] = 0.0
@@ -149,23 +197,25 @@ def kelvin_voigt_damp(
     for k in range(ne):
         q = director
         l0 = rest_lengths[k]
+        il0 = 1.0 / l0
         d0 = position[0, k + 1] - position[0, k]
         d1 = position[1, k + 1] - position[1, k]
         d2 = position[2, k + 1] - position[2, k]
         u0 = velocity[0, k + 1] - velocity[0, k]
         u1 = velocity[1, k + 1] - velocity[1, k]
         u2 = velocity[2, k + 1] - velocity[2, k]
-        a0 = (q[0, 0, k] * d0 + q[0, 1, k] * d1 + q[0, 2, k] * d2) / l0
-        a1 = (q[1, 0, k] * d0 + q[1, 1, k] * d1 + q[1, 2, k] * d2) / l0
-        a2 = (q[2, 0, k] * d0 + q[2, 1, k] * d1 + q[2, 2, k] * d2) / l0
-        edil[k] = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        a0 = (q[0, 0, k] * d0 + q[0, 1, k] * d1 + q[0, 2, k] * d2) * il0
+        a1 = (q[1, 0, k] * d0 + q[1, 1, k] * d1 + q[1, 2, k] * d2) * il0
+        a2 = (q[2, 0, k] * d0 + q[2, 1, k] * d1 + q[2, 2, k] * d2) * il0
+        e = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        ie = 1.0 / e
         w0 = omega[0, k]
         w1 = omega[1, k]
         w2 = omega[2, k]
         # sigma_dot = Q dv / l0 - omega x a
-        g0 = (q[0, 0, k] * u0 + q[0, 1, k] * u1 + q[0, 2, k] * u2) / l0 - (w1 * a2 - w2 * a1)
-        g1 = (q[1, 0, k] * u0 + q[1, 1, k] * u1 + q[1, 2, k] * u2) / l0 - (w2 * a0 - w0 * a2)
-        g2 = (q[2, 0, k] * u0 + q[2, 1, k] * u1 + q[2, 2, k] * u2) / l0 - (w0 * a1 - w1 * a0)
+        g0 = (q[0, 0, k] * u0 + q[0, 1, k] * u1 + q[0, 2, k] * u2) * il0 - (w1 * a2 - w2 * a1)
+        g1 = (q[1, 0, k] * u0 + q[1, 1, k] * u1 + q[1, 2, k] * u2) * il0 - (w2 * a0 - w0 * a2)
+        g2 = (q[2, 0, k] * u0 + q[2, 1, k] * u1 + q[2, 2, k] * u2) * il0 - (w0 * a1 - w1 * a0)
         c0 = tau_shear * shear_matrix[0, 0, k]
         c1 = tau_shear * shear_matrix[1, 1, k]
         c2 = tau_axial * shear_matrix[2, 2, k]
@@ -188,19 +238,18 @@ def kelvin_voigt_damp(
         tq2[k] += l0 * (a0 * n1 - a1 * n0)
         # node preconditioner: largest viscosity of the element, as a scalar spring
         cmax = max(c0, max(c1, c2))
-        wgt = dt * cmax / l0
+        wgt = dt * cmax * il0
         diag[k] += wgt
         diag[k + 1] += wgt
         off[k] = -wgt
         # rotational preconditioner: inertia / e + the shear viscosity of this element
-        e = edil[k]
-        rdiag0[k] = inertia[0, 0, k] / e + dt * l0 * c1 * e * e
-        rdiag1[k] = inertia[1, 1, k] / e + dt * l0 * c0 * e * e
-        rdiag2[k] = inertia[2, 2, k] / e
+        rdiag0[k] = inertia[0, 0, k] * ie + dt * l0 * c1 * e * e
+        rdiag1[k] = inertia[1, 1, k] * ie + dt * l0 * c0 * e * e
+        rdiag2[k] = inertia[2, 2, k] * ie
     # ---- bend/twist: Voronoi k between elements k and k+1 ---------------------------------
     for k in range(ne - 1):
         q = director
-        d0v = rest_voronoi_lengths[k]
+        id0 = 1.0 / rest_voronoi_lengths[k]
         # R omega_k with R = Q_{k+1} Q_k^T: first lab W_k = Q_k^T omega_k, then Q_{k+1} W_k
         W0 = q[0, 0, k] * omega[0, k] + q[1, 0, k] * omega[1, k] + q[2, 0, k] * omega[2, k]
         W1 = q[0, 1, k] * omega[0, k] + q[1, 1, k] * omega[1, k] + q[2, 1, k] * omega[2, k]
@@ -212,9 +261,9 @@ def kelvin_voigt_damp(
         b0 = tau_bend * bend_matrix[0, 0, k]
         b1 = tau_bend * bend_matrix[1, 1, k]
         b2 = tau_twist * bend_matrix[2, 2, k]
-        m0 = b0 * (omega[0, j] - r0) / d0v
-        m1 = b1 * (omega[1, j] - r1) / d0v
-        m2 = b2 * (omega[2, j] - r2) / d0v
+        m0 = b0 * (omega[0, j] - r0) * id0
+        m1 = b1 * (omega[1, j] - r1) * id0
+        m2 = b2 * (omega[2, j] - r2) * id0
         # -m_v on element k+1 (its frame), +R^T m_v on element k (its frame)
         tq0[j] -= m0
         tq1[j] -= m1
@@ -225,9 +274,9 @@ def kelvin_voigt_damp(
         tq0[k] += q[0, 0, k] * M0 + q[0, 1, k] * M1 + q[0, 2, k] * M2
         tq1[k] += q[1, 0, k] * M0 + q[1, 1, k] * M1 + q[1, 2, k] * M2
         tq2[k] += q[2, 0, k] * M0 + q[2, 1, k] * M1 + q[2, 2, k] * M2
-        w0 = dt * b0 / d0v
-        w1 = dt * b1 / d0v
-        w2 = dt * b2 / d0v
+        w0 = dt * b0 * id0
+        w1 = dt * b1 * id0
+        w2 = dt * b2 * id0
         rdiag0[k] += w0
         rdiag0[j] += w0
         roff0[k] = -w0
@@ -261,16 +310,14 @@ def kelvin_voigt_damp(
         tq0[ne - 1] = 0.0
         tq1[ne - 1] = 0.0
         tq2[ne - 1] = 0.0
-    _tridiagonal_solve(diag, off, fx, scratch, nn)
-    _tridiagonal_solve(diag, off, fy, scratch, nn)
-    _tridiagonal_solve(diag, off, fz, scratch, nn)
+    _tridiagonal_solve_shared(diag, off, fx, fy, fz, scratch, nn)
     for i in range(nn):
         velocity[0, i] += dt * fx[i]
         velocity[1, i] += dt * fy[i]
         velocity[2, i] += dt * fz[i]
-    _tridiagonal_solve(rdiag0, roff0, tq0, scratch, ne)
-    _tridiagonal_solve(rdiag1, roff1, tq1, scratch, ne)
-    _tridiagonal_solve(rdiag2, roff2, tq2, scratch, ne)
+    _tridiagonal_solve_three(
+        rdiag0, roff0, tq0, rdiag1, roff1, tq1, rdiag2, roff2, tq2, scratch, scratch2, work[16], ne
+    )
     for k in range(ne):
         # d omega = dt e J^-1 T with T = (J / e) y: the increment is dt y (J diagonal or not)
         omega[0, k] += dt * tq0[k]
