@@ -58,7 +58,7 @@ from hsa_elastica.params import invalid_parameter
 __all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
 
 #: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
-WORK_ROWS = 17
+WORK_ROWS = 20
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -184,6 +184,9 @@ def kelvin_voigt_damp(
     roff1 = work[13]
     roff2 = work[14]
     scratch2 = work[15]
+    sa0 = work[17]
+    sa1 = work[18]
+    sa2 = work[19]
     for i in range(nn):
         fx[i] = 0.0
         fy[i] = 0.0
@@ -232,20 +235,74 @@ def kelvin_voigt_damp(
         fx[k + 1] -= f0
         fy[k + 1] -= f1
         fz[k + 1] -= f2
-        # local couple l0 a x n_v on element k
-        tq0[k] += l0 * (a1 * n2 - a2 * n1)
-        tq1[k] += l0 * (a2 * n0 - a0 * n2)
-        tq2[k] += l0 * (a0 * n1 - a1 * n0)
+        sa0[k] = a0
+        sa1[k] = a1
+        sa2[k] = a2
         # node preconditioner: largest viscosity of the element, as a scalar spring
         cmax = max(c0, max(c1, c2))
         wgt = dt * cmax * il0
         diag[k] += wgt
         diag[k + 1] += wgt
         off[k] = -wgt
-        # rotational preconditioner: inertia / e + the shear viscosity of this element
-        rdiag0[k] = inertia[0, 0, k] * ie + dt * l0 * c1 * e * e
-        rdiag1[k] = inertia[1, 1, k] * ie + dt * l0 * c0 * e * e
-        rdiag2[k] = inertia[2, 2, k] * ie
+        # rotational preconditioner (lab frame): diagonal of Q^T (J / e) Q plus an isotropic
+        # majorant of the shear viscosity's rotational block l0 [a]x^T K [a]x
+        cs = max(c0, c1) + c2 * (a0 * a0 + a1 * a1) * ie * ie
+        extra = dt * l0 * cs * e * e
+        J = inertia
+        for c in range(3):
+            acc = 0.0
+            for a in range(3):
+                qa = q[a, c, k]
+                acc += qa * (J[a, 0, k] * q[0, c, k] + J[a, 1, k] * q[1, c, k] + J[a, 2, k] * q[2, c, k])
+            if c == 0:
+                rdiag0[k] = acc * ie + extra
+            elif c == 1:
+                rdiag1[k] = acc * ie + extra
+            else:
+                rdiag2[k] = acc * ie + extra
+    # ---- (1) node velocities: semi-implicit step with the angular velocities of the step ---
+    big = 1e20
+    if hold_base:
+        diag[0] = big * mass[0]
+        fx[0] = 0.0
+        fy[0] = 0.0
+        fz[0] = 0.0
+    if hold_tip:
+        diag[nn - 1] = big * mass[nn - 1]
+        fx[nn - 1] = 0.0
+        fy[nn - 1] = 0.0
+        fz[nn - 1] = 0.0
+    _tridiagonal_solve_shared(diag, off, fx, fy, fz, scratch, nn)
+    for i in range(nn):
+        velocity[0, i] += dt * fx[i]
+        velocity[1, i] += dt * fy[i]
+        velocity[2, i] += dt * fz[i]
+    # ---- (2) element angular velocities, with the updated node velocities (block
+    # Gauss-Seidel: each block step is a backward-Euler step of its own, so it only removes
+    # kinetic energy whatever the coupling through the shear strain rate) ------------------
+    for k in range(ne):
+        q = director
+        il0 = 1.0 / rest_lengths[k]
+        u0 = velocity[0, k + 1] - velocity[0, k]
+        u1 = velocity[1, k + 1] - velocity[1, k]
+        u2 = velocity[2, k + 1] - velocity[2, k]
+        a0 = sa0[k]
+        a1 = sa1[k]
+        a2 = sa2[k]
+        w0 = omega[0, k]
+        w1 = omega[1, k]
+        w2 = omega[2, k]
+        g0 = (q[0, 0, k] * u0 + q[0, 1, k] * u1 + q[0, 2, k] * u2) * il0 - (w1 * a2 - w2 * a1)
+        g1 = (q[1, 0, k] * u0 + q[1, 1, k] * u1 + q[1, 2, k] * u2) * il0 - (w2 * a0 - w0 * a2)
+        g2 = (q[2, 0, k] * u0 + q[2, 1, k] * u1 + q[2, 2, k] * u2) * il0 - (w0 * a1 - w1 * a0)
+        n0 = tau_shear * shear_matrix[0, 0, k] * g0
+        n1 = tau_shear * shear_matrix[1, 1, k] * g1
+        n2 = tau_axial * shear_matrix[2, 2, k] * g2
+        l0 = rest_lengths[k]
+        # local couple l0 a x n_v on element k
+        tq0[k] += l0 * (a1 * n2 - a2 * n1)
+        tq1[k] += l0 * (a2 * n0 - a0 * n2)
+        tq2[k] += l0 * (a0 * n1 - a1 * n0)
     # ---- bend/twist: Voronoi k between elements k and k+1 ---------------------------------
     for k in range(ne - 1):
         q = director
@@ -274,55 +331,51 @@ def kelvin_voigt_damp(
         tq0[k] += q[0, 0, k] * M0 + q[0, 1, k] * M1 + q[0, 2, k] * M2
         tq1[k] += q[1, 0, k] * M0 + q[1, 1, k] * M1 + q[1, 2, k] * M2
         tq2[k] += q[2, 0, k] * M0 + q[2, 1, k] * M1 + q[2, 2, k] * M2
-        w0 = dt * b0 * id0
-        w1 = dt * b1 * id0
-        w2 = dt * b2 * id0
-        rdiag0[k] += w0
-        rdiag0[j] += w0
-        roff0[k] = -w0
-        rdiag1[k] += w1
-        rdiag1[j] += w1
-        roff1[k] = -w1
-        rdiag2[k] += w2
-        rdiag2[j] += w2
-        roff2[k] = -w2
-    # ---- semi-implicit velocity increments --------------------------------------------------
-    big = 1e20
+        # lab-frame isotropic majorant of the bend/twist viscosity: kappa_dot in the lab frame
+        # is (W_{k+1} - W_k) / D0, so a scalar Laplacian with the largest viscosity bounds it
+        wv = dt * max(b0, max(b1, b2)) * id0
+        rdiag0[k] += wv
+        rdiag0[j] += wv
+        rdiag1[k] += wv
+        rdiag1[j] += wv
+        rdiag2[k] += wv
+        rdiag2[j] += wv
+        roff0[k] = -wv
+    # local torques -> lab frame
+    for k in range(ne):
+        q = director
+        x0 = tq0[k]
+        x1 = tq1[k]
+        x2 = tq2[k]
+        tq0[k] = q[0, 0, k] * x0 + q[1, 0, k] * x1 + q[2, 0, k] * x2
+        tq1[k] = q[0, 1, k] * x0 + q[1, 1, k] * x1 + q[2, 1, k] * x2
+        tq2[k] = q[0, 2, k] * x0 + q[1, 2, k] * x1 + q[2, 2, k] * x2
     if hold_base:
-        diag[0] = big * mass[0]
-        fx[0] = 0.0
-        fy[0] = 0.0
-        fz[0] = 0.0
-        rdiag0[0] = big * inertia[0, 0, 0]
-        rdiag1[0] = big * inertia[1, 1, 0]
-        rdiag2[0] = big * inertia[2, 2, 0]
+        rdiag0[0] = big * rdiag0[0]
+        rdiag1[0] = big * rdiag1[0]
+        rdiag2[0] = big * rdiag2[0]
         tq0[0] = 0.0
         tq1[0] = 0.0
         tq2[0] = 0.0
     if hold_tip:
-        diag[nn - 1] = big * mass[nn - 1]
-        fx[nn - 1] = 0.0
-        fy[nn - 1] = 0.0
-        fz[nn - 1] = 0.0
-        rdiag0[ne - 1] = big * inertia[0, 0, ne - 1]
-        rdiag1[ne - 1] = big * inertia[1, 1, ne - 1]
-        rdiag2[ne - 1] = big * inertia[2, 2, ne - 1]
+        rdiag0[ne - 1] = big * rdiag0[ne - 1]
+        rdiag1[ne - 1] = big * rdiag1[ne - 1]
+        rdiag2[ne - 1] = big * rdiag2[ne - 1]
         tq0[ne - 1] = 0.0
         tq1[ne - 1] = 0.0
         tq2[ne - 1] = 0.0
-    _tridiagonal_solve_shared(diag, off, fx, fy, fz, scratch, nn)
-    for i in range(nn):
-        velocity[0, i] += dt * fx[i]
-        velocity[1, i] += dt * fy[i]
-        velocity[2, i] += dt * fz[i]
     _tridiagonal_solve_three(
-        rdiag0, roff0, tq0, rdiag1, roff1, tq1, rdiag2, roff2, tq2, scratch, scratch2, work[16], ne
+        rdiag0, roff0, tq0, rdiag1, roff0, tq1, rdiag2, roff0, tq2, scratch, scratch2, work[16], ne
     )
     for k in range(ne):
-        # d omega = dt e J^-1 T with T = (J / e) y: the increment is dt y (J diagonal or not)
-        omega[0, k] += dt * tq0[k]
-        omega[1, k] += dt * tq1[k]
-        omega[2, k] += dt * tq2[k]
+        # lab increment dt y -> local frame
+        q = director
+        y0 = dt * tq0[k]
+        y1 = dt * tq1[k]
+        y2 = dt * tq2[k]
+        omega[0, k] += q[0, 0, k] * y0 + q[0, 1, k] * y1 + q[0, 2, k] * y2
+        omega[1, k] += q[1, 0, k] * y0 + q[1, 1, k] * y1 + q[1, 2, k] * y2
+        omega[2, k] += q[2, 0, k] * y0 + q[2, 1, k] * y1 + q[2, 2, k] * y2
 
 
 def _check_time(name: str, value: Any) -> float:
