@@ -248,18 +248,13 @@ def kelvin_voigt_damp(
         # majorant of the shear viscosity's rotational block l0 [a]x^T K [a]x
         cs = max(c0, c1) + c2 * (a0 * a0 + a1 * a1) * ie * ie
         extra = dt * l0 * cs * e * e
-        J = inertia
-        for c in range(3):
-            acc = 0.0
-            for a in range(3):
-                qa = q[a, c, k]
-                acc += qa * (J[a, 0, k] * q[0, c, k] + J[a, 1, k] * q[1, c, k] + J[a, 2, k] * q[2, c, k])
-            if c == 0:
-                rdiag0[k] = acc * ie + extra
-            elif c == 1:
-                rdiag1[k] = acc * ie + extra
-            else:
-                rdiag2[k] = acc * ie + extra
+        # (the element inertia of a CosseratRod is diagonal in its local frame)
+        j0 = inertia[0, 0, k] * ie
+        j1 = inertia[1, 1, k] * ie
+        j2 = inertia[2, 2, k] * ie
+        rdiag0[k] = j0 * q[0, 0, k] ** 2 + j1 * q[1, 0, k] ** 2 + j2 * q[2, 0, k] ** 2 + extra
+        rdiag1[k] = j0 * q[0, 1, k] ** 2 + j1 * q[1, 1, k] ** 2 + j2 * q[2, 1, k] ** 2 + extra
+        rdiag2[k] = j0 * q[0, 2, k] ** 2 + j1 * q[1, 2, k] ** 2 + j2 * q[2, 2, k] ** 2 + extra
     # ---- (1) node velocities: semi-implicit step with the angular velocities of the step ---
     big = 1e20
     if hold_base:
@@ -299,10 +294,13 @@ def kelvin_voigt_damp(
         n1 = tau_shear * shear_matrix[1, 1, k] * g1
         n2 = tau_axial * shear_matrix[2, 2, k] * g2
         l0 = rest_lengths[k]
-        # local couple l0 a x n_v on element k
-        tq0[k] += l0 * (a1 * n2 - a2 * n1)
-        tq1[k] += l0 * (a2 * n0 - a0 * n2)
-        tq2[k] += l0 * (a0 * n1 - a1 * n0)
+        # couple l0 a x n_v on element k (local), accumulated in the lab frame
+        x0 = l0 * (a1 * n2 - a2 * n1)
+        x1 = l0 * (a2 * n0 - a0 * n2)
+        x2 = l0 * (a0 * n1 - a1 * n0)
+        tq0[k] += q[0, 0, k] * x0 + q[1, 0, k] * x1 + q[2, 0, k] * x2
+        tq1[k] += q[0, 1, k] * x0 + q[1, 1, k] * x1 + q[2, 1, k] * x2
+        tq2[k] += q[0, 2, k] * x0 + q[1, 2, k] * x1 + q[2, 2, k] * x2
     # ---- bend/twist: Voronoi k between elements k and k+1 ---------------------------------
     for k in range(ne - 1):
         q = director
@@ -321,16 +319,16 @@ def kelvin_voigt_damp(
         m0 = b0 * (omega[0, j] - r0) * id0
         m1 = b1 * (omega[1, j] - r1) * id0
         m2 = b2 * (omega[2, j] - r2) * id0
-        # -m_v on element k+1 (its frame), +R^T m_v on element k (its frame)
-        tq0[j] -= m0
-        tq1[j] -= m1
-        tq2[j] -= m2
+        # -m_v on element k+1, +m_v on element k (lab frame: M = Q_{k+1}^T m_v)
         M0 = q[0, 0, j] * m0 + q[1, 0, j] * m1 + q[2, 0, j] * m2
         M1 = q[0, 1, j] * m0 + q[1, 1, j] * m1 + q[2, 1, j] * m2
         M2 = q[0, 2, j] * m0 + q[1, 2, j] * m1 + q[2, 2, j] * m2
-        tq0[k] += q[0, 0, k] * M0 + q[0, 1, k] * M1 + q[0, 2, k] * M2
-        tq1[k] += q[1, 0, k] * M0 + q[1, 1, k] * M1 + q[1, 2, k] * M2
-        tq2[k] += q[2, 0, k] * M0 + q[2, 1, k] * M1 + q[2, 2, k] * M2
+        tq0[j] -= M0
+        tq1[j] -= M1
+        tq2[j] -= M2
+        tq0[k] += M0
+        tq1[k] += M1
+        tq2[k] += M2
         # lab-frame isotropic majorant of the bend/twist viscosity: kappa_dot in the lab frame
         # is (W_{k+1} - W_k) / D0, so a scalar Laplacian with the largest viscosity bounds it
         wv = dt * max(b0, max(b1, b2)) * id0
@@ -341,15 +339,6 @@ def kelvin_voigt_damp(
         rdiag2[k] += wv
         rdiag2[j] += wv
         roff0[k] = -wv
-    # local torques -> lab frame
-    for k in range(ne):
-        q = director
-        x0 = tq0[k]
-        x1 = tq1[k]
-        x2 = tq2[k]
-        tq0[k] = q[0, 0, k] * x0 + q[1, 0, k] * x1 + q[2, 0, k] * x2
-        tq1[k] = q[0, 1, k] * x0 + q[1, 1, k] * x1 + q[2, 1, k] * x2
-        tq2[k] = q[0, 2, k] * x0 + q[1, 2, k] * x1 + q[2, 2, k] * x2
     if hold_base:
         rdiag0[0] = big * rdiag0[0]
         rdiag1[0] = big * rdiag1[0]
