@@ -46,10 +46,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: subcommands that run a simulation (and may have to compile the numba kernels first)
+_SIMULATING = frozenset({_primitive.NAME, _steady_state.NAME})
+
+
+def _announce_compile() -> None:
+    """Say so on stderr when the numba cache is cold (the first run compiles for a minute+)."""
+    from hsa_elastica.engines.fused import COMPILE_NOTICE, kernels_cached
+
+    if not kernels_cached():
+        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
     try:
         args = build_parser().parse_args(argv)
+        if args.command in _SIMULATING and not getattr(args, "quiet", False):
+            _announce_compile()
         return _COMMANDS[args.command](args)
     except UsageError as exc:
         print(one_line(str(exc)), file=sys.stderr)

@@ -48,11 +48,39 @@ REFERENCE_HELP = (
 )
 
 
+def _video_option(name: str, parse: Any) -> Any:
+    """An argparse type: ``parse(text)`` then the range check of ``render.check_video_options``."""
+
+    def convert(text: str) -> Any:
+        from hsa_elastica.io.render import check_video_options
+
+        value = parse(text)
+        try:
+            check_video_options(**{name: value})
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).split(" is invalid: ")[-1]) from None
+        return value
+
+    convert.__name__ = name  # argparse names the type in "invalid <name> value" messages
+    return convert
+
+
 def add_video_options(parser: argparse.ArgumentParser) -> None:
-    """``--fps`` and ``--size`` of the subcommands that render."""
-    parser.add_argument("--fps", type=float_arg, default=30.0, metavar="N", help="video frame rate (default 30)")
-    parser.add_argument("--size", type=size_arg, default=(960, 720), metavar="WxH",
-                        help="video/still size in pixels (default 960x720)")
+    """``--fps``, ``--speed``, ``--hold`` and ``--size`` of the subcommands that render (defaults
+    and ranges from :mod:`hsa_elastica.io.render`, checked while parsing)."""
+    from hsa_elastica.io import render as r
+
+    parser.add_argument("--fps", type=_video_option("fps", float_arg), default=r.DEFAULT_FPS, metavar="N",
+                        help=f"video frame rate, {r.MIN_FPS:g} <= N <= {r.MAX_FPS:g} (default {r.DEFAULT_FPS:g})")
+    parser.add_argument("--speed", type=_video_option("speed", float_arg), default=r.DEFAULT_SPEED,
+                        metavar="F", help="playback speed relative to real time: 0.25 shows 1 s of simulated "
+                        f"time in 4 s of video (default {r.DEFAULT_SPEED:g})")
+    parser.add_argument("--hold", type=_video_option("hold", float_arg), default=r.DEFAULT_HOLD, metavar="S",
+                        help=f"seconds of video on the final state, 0 <= S <= {r.MAX_HOLD:g} "
+                        f"(default {r.DEFAULT_HOLD:g})")
+    parser.add_argument("--size", type=_video_option("window_size", size_arg), default=r.DEFAULT_SIZE,
+                        metavar="WxH", help=f"video/still size in pixels, {r.MIN_SIZE}..{r.MAX_SIZE} per side "
+                        f"(default {r.DEFAULT_SIZE[0]}x{r.DEFAULT_SIZE[1]})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,9 +126,12 @@ def finish_run(
     still: str | None = None,
     fps: float = 30.0,
     size: tuple[int, int] = (960, 720),
+    speed: float | None = None,
+    hold: float | None = None,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Save the run directory and render the video/still that were asked for."""
+    """Save the run directory and render the video/still that were asked for (``speed``,
+    ``hold``: see ``--speed``/``--hold``; None = the renderer's default)."""
     if out is not None:
         from hsa_elastica.io.rundir import save_run
 
@@ -109,10 +140,11 @@ def finish_run(
         save_run(out, result.diagnostics, params, summary)
         info(quiet, f"run saved to {out}")
     if render is not None:
-        from hsa_elastica.io.render import render_video
+        from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video
 
         n = render_video(
             result.diagnostics, params, render, fps=fps, still=still, window_size=size,
+            speed=DEFAULT_SPEED if speed is None else speed, hold=DEFAULT_HOLD if hold is None else hold,
             progress=progress(quiet),
         )
         info(quiet, f"{n} frames written to {render}")

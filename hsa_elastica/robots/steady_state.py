@@ -51,6 +51,7 @@ JSON_KEYS = (
     "converged",
     "sim_time_s",
     "wall_time_s",
+    "method",
 )
 
 
@@ -73,6 +74,11 @@ class SteadyStateResult:
     settle_time_s : simulated time at which the final settling window started [s] (nan if none).
     n_steps : number of time steps taken.
     diagnostics : the recorded DataFrame (None when ``record=False``).
+    method : ``"dynamic"`` (relaxation, this function) or ``"static"`` (Newton on the static
+        equations, :func:`hsa_elastica.robots.statics_api.solve_static`).
+    iterations : Newton iterations of a static solve (0 for a dynamic one).
+    stable : the static solution is stable (None: not tested, or dynamic).
+    state : the solver's full state of a static solve (warm start of the next one).
     """
 
     converged: bool
@@ -88,6 +94,10 @@ class SteadyStateResult:
     n_steps: int
     params: RobotParams
     diagnostics: "pd.DataFrame | None" = field(default=None, repr=False)
+    method: str = "dynamic"
+    iterations: int = 0
+    stable: bool | None = None
+    state: Any = field(default=None, repr=False)
 
     @property
     def platform_rotation(self) -> NDArray[np.float64]:
@@ -117,6 +127,7 @@ class SteadyStateResult:
             "converged": bool(self.converged),
             "sim_time_s": float(self.sim_time_s),
             "wall_time_s": float(self.wall_time_s),
+            "method": str(self.method),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -129,6 +140,8 @@ class SteadyStateResult:
             platform_tilt_rad=self.platform_tilt_rad,
             platform_twist_rad=self.platform_twist_rad,
             n_steps=int(self.n_steps),
+            iterations=int(self.iterations),
+            stable=self.stable,
         )
         return out
 
