@@ -17,7 +17,7 @@ Examples::
     python benchmarks/robot_hold.py --no-kv --filter 0.01 --damping 50   # the former defaults
     python benchmarks/robot_hold.py --no-kv --damping 5 --hold 10         # the elastic model
 
-Cost: ~1 s wall per simulated second on one core.
+Cost: ~1.2 s wall per simulated second on one free core (the default 30 s hold: ~40 s per case).
 """
 
 from __future__ import annotations
