@@ -28,10 +28,14 @@ even an implicit damping applied *before* the kick shrinks the elastic limit fro
 therefore a damper, applied like PyElastica's dampers *after* the kick (the stability limit of
 ``x' = x + dt v'``, ``v' = beta (v - dt omega^2 x)`` is ``(omega dt)^2 < 2 (1 + beta) / beta``,
 never below the undamped ``omega dt < 2``), with a linearly implicit (backward Euler) update
-``dq = dt P^-1 F_v(q)``: ``P = M + dt C_hat`` is the mass matrix plus a tridiagonal majorant of
-the viscous matrix (per rod: one scalar tridiagonal system for the node velocities, with the
-largest of the axial/shear viscosities per element, and one per component of the local
-angular velocities).  For the slow modes ``dt C_hat << M`` and the update is the Kelvin-Voigt
+``dq = dt P^-1 F_v(q)``: ``P = M + dt C_hat`` is the (diagonal) mass matrix plus a tridiagonal
+majorant of the viscous matrix.  Per rod, first the node velocities (one scalar tridiagonal
+system with the largest of the axial/shear viscosities per element, the angular velocities
+held), then the element angular velocities with the updated node velocities (block
+Gauss-Seidel), in the lab frame, where ``kappa_dot`` is a plain difference of neighbouring
+angular velocities: one scalar tridiagonal system per lab component with the largest
+bend/twist viscosity per Voronoi region and the diagonal of ``Q^T (J / e) Q``.  Each block step
+then has ``dt P^-1 C`` with eigenvalues in [0, 1).  For the slow modes ``dt C_hat << M`` and the update is the Kelvin-Voigt
 force; for the stiff element modes it is backward Euler, without an upper limit on the
 retardation times from the time step.  Held ends (``hold_base``: node 0 and element 0, set by
 the motor; ``hold_tip``: the last node and element) are not changed.
