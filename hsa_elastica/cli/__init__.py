@@ -1,6 +1,6 @@
 """``hsa-elastica`` command-line tool: one module per subcommand.
 
-Subcommands: ``primitive``, ``steady-state``, ``render``, ``params`` (``hsa-elastica COMMAND
+Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``params`` (``hsa-elastica COMMAND
 --help`` lists each one's options with their defaults and units).  Each subcommand module has
 ``NAME``, ``add_parser(subparsers)`` and ``run(args) -> exit code``; the shared argument types,
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
@@ -19,6 +19,7 @@ import sys
 from types import ModuleType
 from typing import Callable, Sequence
 
+from hsa_elastica.cli import dataset as _dataset
 from hsa_elastica.cli import params as _params
 from hsa_elastica.cli import primitive as _primitive
 from hsa_elastica.cli import render as _render
@@ -28,7 +29,7 @@ from hsa_elastica.cli.common import PROG, Parser, UsageError, one_line
 __all__ = ["main", "build_parser"]
 
 #: subcommand modules, in the order ``--help`` lists them
-SUBCOMMANDS: tuple[ModuleType, ...] = (_primitive, _steady_state, _render, _params)
+SUBCOMMANDS: tuple[ModuleType, ...] = (_primitive, _steady_state, _dataset, _render, _params)
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {m.NAME: m.run for m in SUBCOMMANDS}
 
 

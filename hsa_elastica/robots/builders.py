@@ -676,6 +676,8 @@ def build_robot(
     finalize : bool
         Call ``simulator.finalize()`` (set False to add operators first).
 
+    Notes
+    -----
     Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` at its base,
     a :class:`PlatformJoint` to the platform (gains from ``robot_params.joint``) and linear
     damping; gravity (``GravityForces``) acts on rods and platform when ``sim.gravity`` is set.
