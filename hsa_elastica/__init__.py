@@ -7,6 +7,7 @@ Elastica-native operators that work on the stock ``CosseratRod``:
 * :class:`MotorAngleBC`, :class:`FreeTwistBC`, :class:`DistalTwistLockBC` (constraints) and
   :class:`BaseTwistTorque` (forcing) of Section II-D,
 * :class:`PlatformJoint` (connection, Eq. 6-7),
+* :class:`KelvinVoigtDamping` (damper: material damping of the TPU, docs/stability.md),
 * :class:`RodRecorder` / :class:`RigidBodyRecorder` (callbacks → ``pandas.DataFrame``).
 
 Builders (:func:`build_robot`, :func:`build_single_rod`), the fused fast path
@@ -31,6 +32,7 @@ from hsa_elastica.physics.actuation import (
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling, TwistStiffnessLaw
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 from hsa_elastica.physics.joints import PlatformJoint
+from hsa_elastica.physics.material_damping import KelvinVoigtDamping
 from hsa_elastica.params import (
     JointParams,
     ParameterError,
@@ -133,6 +135,7 @@ __all__ = [
     "DistalTwistLockBC",
     "base_twist_angle",
     "PlatformJoint",
+    "KelvinVoigtDamping",
     "RodRecorder",
     "RigidBodyRecorder",
     "node_positions",

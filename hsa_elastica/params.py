@@ -199,6 +199,21 @@ _P = TypeVar("_P", bound=_ParamsBase)
 # --------------------------------------------------------------------------------------------
 # dataclasses
 # --------------------------------------------------------------------------------------------
+#: loss factor tan(delta) of the TPU assumed for the default Kelvin-Voigt damping (see
+#: docs/stability.md: representative of polyurethane elastomers at room temperature)
+TPU_LOSS_FACTOR = 0.1
+#: default retardation times [s]: tan(delta) / omega of the paper robot's lowest mode that
+#: loads the strain (elongation bounce: axial/shear; bending sway: bend/twist; docs/stability.md)
+RETARDATION_AXIAL = 7.5e-5
+RETARDATION_BEND = 1.0e-3
+RETARDATION_FIELDS = (
+    "retardation_time_axial",
+    "retardation_time_shear",
+    "retardation_time_bend",
+    "retardation_time_twist",
+)
+
+
 @dataclass(frozen=True)
 class RodParams(_ParamsBase):
     """One HSA rod: a hollow tube with the auxetic coupling of Eqs. (2)-(5).
@@ -235,11 +250,16 @@ class RodParams(_ParamsBase):
     into ``PlatformParams.payload_mass`` if it matters).
 
     ``twist_filter_time`` [s] is not part of the paper's model: when > 0 the coupling low-passes
-    the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``),
-    which removes a high-frequency twist -> rest length -> axial feedback that makes the stiff
-    paper-robot rod diverge after settling (observed at dt = 5e-6 .. 4e-5 s and every damping
-    from 0.2 to 100 1/s); steady states are unchanged.  The default 0.01 s is the safe setting
-    measured in docs/stability.md (stable with damping >= 10-20 1/s); 0 is the paper's model.
+    the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``).
+    It is a delayed feedback and does not make the model passive; the default is 0 (off): the
+    Kelvin-Voigt material damping below keeps the robot stable (docs/stability.md).
+
+    ``retardation_time_axial`` / ``_shear`` / ``_bend`` / ``_twist`` [s] are the Kelvin-Voigt
+    retardation times of the TPU (viscous stress = retardation time x stiffness x strain rate;
+    :mod:`hsa_elastica.physics.material_damping`): a mode of angular frequency ``omega`` that
+    loads mainly one strain has the loss factor ``omega tau`` and the damping ratio
+    ``omega tau / 2``.  Defaults: ``TPU_LOSS_FACTOR / omega`` of the paper robot's elongation
+    bounce (axial, shear) and bending sway (bend, twist); 0 switches a term off.
     """
 
     n_elements: int = field(default=25, metadata={"unit": "-"})
@@ -264,7 +284,7 @@ class RodParams(_ParamsBase):
     bend_rigidity_slope: float = field(default=0.0, metadata={"unit": "N m^2 m/rad"})
     twist_rigidity_slope: float = field(default=0.0, metadata={"unit": "N m^2 m/rad"})
     twist_filter_time: float = field(
-        default=0.01, metadata={"unit": "s, low pass of the coupling's twist strain, 0 = off"}
+        default=0.0, metadata={"unit": "s, low pass of the coupling's twist strain, 0 = off"}
     )
     # optional nonlinear twist laws (0 = the paper's linear model)
     C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
@@ -277,6 +297,11 @@ class RodParams(_ParamsBase):
     cap_length_top: float = field(
         default=0.0, metadata={"unit": "m, rigid cap between flexible part and platform"}
     )
+    # Kelvin-Voigt material damping of the TPU (physics/material_damping.py); 0 = elastic
+    retardation_time_axial: float = field(default=RETARDATION_AXIAL, metadata={"unit": "s"})
+    retardation_time_shear: float = field(default=RETARDATION_AXIAL, metadata={"unit": "s"})
+    retardation_time_bend: float = field(default=RETARDATION_BEND, metadata={"unit": "s"})
+    retardation_time_twist: float = field(default=RETARDATION_BEND, metadata={"unit": "s"})
 
     def __post_init__(self) -> None:
         _check_int(self, "n_elements", ge=2)
@@ -308,6 +333,8 @@ class RodParams(_ParamsBase):
         for name in ("E_slope", "G_slope", "bend_rigidity_slope", "twist_rigidity_slope"):
             _check_real(self, name)
         _check_real(self, "twist_filter_time", ge=0.0)
+        for name in RETARDATION_FIELDS:
+            _check_real(self, name, ge=0.0, le=1.0)
         for name in ("C_eps2", "E_quad", "twist_rigidity_quad"):
             _check_real(self, name)
             if getattr(self, name) != 0.0 and self.C_eps == 0.0:
@@ -524,11 +551,17 @@ class SimulationParams(_ParamsBase):
     (3.6e-5 s stable, 3.7e-5 s diverges; estimate 3.96e-5 s from the rod tip node, 3.7e-4 kg,
     held by the joint spring k_F = 5e5 N/m and the last element's E A / l = 4.4e5 N/m; see
     docs/performance.md).  The paper's 4e-5 s diverges.
+
+    ``damping`` / ``rotational_damping`` [1/s] are velocity decay rates of every node and
+    element (PyElastica's ``AnalyticalLinearDamper``: air drag and joint friction lumped, it
+    also damps rigid motion).  The material's own dissipation is the Kelvin-Voigt damping of
+    ``RodParams`` (retardation times); the default 5 1/s is the light setting at which every
+    primitive was measured stable without the twist filter (docs/stability.md).
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
-    damping: float = field(default=50.0, metadata={"unit": "1/s, translational, per unit mass"})
-    rotational_damping: float = field(default=50.0, metadata={"unit": "1/s"})
+    damping: float = field(default=5.0, metadata={"unit": "1/s, translational, per unit mass"})
+    rotational_damping: float = field(default=5.0, metadata={"unit": "1/s"})
     gravity: tuple[float, float, float] | None = field(
         default=None, metadata={"unit": "m/s^2, None = no gravity"}
     )

@@ -25,6 +25,7 @@ from hsa_elastica import compat
 from hsa_elastica.physics.actuation import MotorAngleBC
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.joints import PlatformJoint, resolve_joint_indices
+from hsa_elastica.physics.material_damping import WORK_ROWS, KelvinVoigtDamping
 from hsa_elastica.physics.tables import (
     OP_COUPLING,
     OP_DAMP_BODY,
@@ -33,6 +34,7 @@ from hsa_elastica.physics.tables import (
     OP_GRAVITY_ROD,
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
+    OP_MATERIAL_DAMPING,
     OP_MOTOR,
     ROD_FIELDS,
     BodyBlockArrays,
@@ -40,6 +42,7 @@ from hsa_elastica.physics.tables import (
     CouplingTable,
     GravityTable,
     JointTable,
+    MaterialDampingTable,
     MotorTable,
     RodBlockArrays,
     RodDamperTable,
@@ -73,6 +76,7 @@ class CompiledModel:
     body_dampers: BodyDamperTable
     rod_gravity: GravityTable
     body_gravity: GravityTable
+    material: MaterialDampingTable
     sync_program: NDArray[np.int64]
     values_program: NDArray[np.int64]
     rates_program: NDArray[np.int64]
@@ -134,6 +138,7 @@ class _Compiler:
             body_dampers=self.body_dampers,
             rod_gravity=self.rod_gravity,
             body_gravity=self.body_gravity,
+            material=self.material,
             sync_program=self.sync_program,
             values_program=self.values_program,
             rates_program=self.rates_program,
@@ -169,6 +174,7 @@ class _Compiler:
         # gravity rows: (first node / body index in the block, node / body count, g [m/s^2])
         rod_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
         body_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
+        material: list[tuple[KelvinVoigtDamping, Any]] = []
         sync: list[tuple[int, int]] = []
         seen: dict[int, int] = {}
         for op in compat.feature_group(sim, "synchronize"):
@@ -243,6 +249,12 @@ class _Compiler:
         for op in compat.feature_group(sim, "damping"):
             inst, method, kw = compat.bound_operator(op)
             system = kw["system"]
+            if isinstance(inst, KelvinVoigtDamping):
+                if not self._is_rod(system):
+                    raise FastPathUnsupported("KelvinVoigtDamping on a system outside the rod block")
+                rates.append((OP_MATERIAL_DAMPING, len(material)))
+                material.append((inst, system))
+                continue
             factors = compat.damper_coefficients(inst)
             if factors is None:
                 raise FastPathUnsupported(
@@ -271,9 +283,30 @@ class _Compiler:
         )
         self.rod_gravity = _gravity_table(rod_gravity)
         self.body_gravity = _gravity_table(body_gravity)
+        self.material = self._material_table(material)
         self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
         self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
         self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
+
+    def _material_table(self, items: list[tuple[KelvinVoigtDamping, Any]]) -> MaterialDampingTable:
+        rows = [self._rod_offsets(rod) for _, rod in items]
+        sizes = [int(rod.n_elems) for _, rod in items]
+        width = max(sizes, default=0) + 1
+        return MaterialDampingTable(
+            node_start=np.array([r[0] for r in rows], dtype=np.int64),
+            elem_start=np.array([r[1] for r in rows], dtype=np.int64),
+            vor_start=np.array([r[2] for r in rows], dtype=np.int64),
+            n_elems=np.array(sizes, dtype=np.int64),
+            tau=np.array(
+                [[op.tau_shear, op.tau_axial, op.tau_bend, op.tau_twist] for op, _ in items],
+                dtype=np.float64,
+            ).reshape(-1, 4),
+            dt=np.array([op.time_step for op, _ in items], dtype=np.float64),
+            hold=np.array(
+                [[op.hold_base, op.hold_tip] for op, _ in items], dtype=np.int64
+            ).reshape(-1, 2),
+            work=np.zeros((len(items), WORK_ROWS, width)),
+        )
 
     def _coupling_table(self, items: list[tuple[AuxeticCoupling, Any]]) -> CouplingTable:
         n = len(items)

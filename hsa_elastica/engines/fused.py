@@ -89,6 +89,7 @@ from hsa_elastica.physics.tables import (
     CouplingTable,
     GravityTable,
     JointTable,
+    MaterialDampingTable,
     MotorTable,
     RodBlockArrays,
     RodDamperTable,
@@ -190,6 +191,7 @@ def advance(
     body_dampers: BodyDamperTable,
     rod_gravity: GravityTable,
     body_gravity: GravityTable,
+    material: MaterialDampingTable,
     sync_program: NDArray[np.int64],
     values_program: NDArray[np.int64],
     rates_program: NDArray[np.int64],
@@ -240,7 +242,9 @@ def advance(
         overload_operator_dynamic_numba(full, rod.v_w, rod.dvdt_dwdt)
         rigid_body_accelerations(body)
         overload_operator_dynamic_numba(full, body.v_w, body.dvdt_dwdt)
-        constrain_rates(rates_program, motors, rate_half[s], rod_dampers, body_dampers, rod, body)
+        constrain_rates(
+            rates_program, motors, rate_half[s], rod_dampers, body_dampers, material, rod, body
+        )
         # ---- second half kinematic step ---------------------------------------------------
         kinematic_update_inplace(
             half, rod.position, rod.director, rod.velocity, rod.omega, work.rotation
@@ -332,6 +336,7 @@ class FastRobot(ControlMixin):
         self.body_dampers = model.body_dampers
         self.rod_gravity = model.rod_gravity
         self.body_gravity = model.body_gravity
+        self.material = model.material
         self.sync_program = model.sync_program
         self.values_program = model.values_program
         self.rates_program = model.rates_program
@@ -385,6 +390,7 @@ class FastRobot(ControlMixin):
             self.body_dampers,
             self.rod_gravity,
             self.body_gravity,
+            self.material,
             self.sync_program,
             self.values_program,
             self.rates_program,

@@ -15,7 +15,8 @@ calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
 
 External forces and torques are *added* (the caller zeroes them, as PyElastica does at the end
 of a step).  :func:`constrain_rates` is the velocity half of the boundary conditions and the
-dampers.  The operator classes (``AuxeticCoupling``, ``MotorAngleBC``, ``PlatformJoint``) call the
+dampers (linear velocity damping and the Kelvin-Voigt material damping,
+:func:`~hsa_elastica.physics.material_damping.kelvin_voigt_damp`).  The operator classes (``AuxeticCoupling``, ``MotorAngleBC``, ``PlatformJoint``) call the
 same kernels on single systems.
 """
 
@@ -32,6 +33,7 @@ from elastica.external_forces import GravityForces
 from hsa_elastica.physics.actuation import rotate_about_own_axis
 from hsa_elastica.physics.auxetic_law import auxetic_update, handed_twist_strain
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
+from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rod_kernels import (
     RodWork,
     internal_forces_inplace,
@@ -45,6 +47,7 @@ from hsa_elastica.physics.tables import (
     OP_GRAVITY_ROD,
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
+    OP_MATERIAL_DAMPING,
     OP_MOTOR,
     STATUS_STIFFNESS,
     BodyBlockArrays,
@@ -52,12 +55,13 @@ from hsa_elastica.physics.tables import (
     CouplingTable,
     GravityTable,
     JointTable,
+    MaterialDampingTable,
     MotorTable,
     RodBlockArrays,
     RodDamperTable,
 )
 
-__all__ = ["evaluate_forces", "apply_coupling", "constrain_values", "constrain_rates"]
+__all__ = ["evaluate_forces", "apply_coupling", "apply_material_damping", "constrain_values", "constrain_rates"]
 
 #: PyElastica's gravity kernel (a staticmethod: bound to a module name so numba can call it)
 _gravity_kernel = GravityForces.compute_gravity_forces
@@ -94,6 +98,25 @@ def apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> f
 
 
 @njit(cache=True)  # type: ignore[misc]
+def apply_material_damping(m: MaterialDampingTable, i: int, rod: RodBlockArrays) -> None:
+    """``KelvinVoigtDamping.dampen_rates`` on row ``i`` of the table (its rod's block slice)."""
+    ne = m.n_elems[i]
+    n0 = m.node_start[i]
+    e0 = m.elem_start[i]
+    v0 = m.vor_start[i]
+    n1 = n0 + ne + 1
+    e1 = e0 + ne
+    v1 = v0 + ne - 1
+    kelvin_voigt_damp(
+        rod.position[:, n0:n1], rod.velocity[:, n0:n1], rod.omega[:, e0:e1],
+        rod.director[:, :, e0:e1], rod.rest_lengths[e0:e1], rod.rest_voronoi_lengths[v0:v1],
+        rod.shear_matrix[:, :, e0:e1], rod.bend_matrix[:, :, v0:v1], rod.mass[n0:n1],
+        rod.mass_second_moment_of_inertia[:, :, e0:e1], m.tau[i, 0], m.tau[i, 1],
+        m.tau[i, 2], m.tau[i, 3], m.dt[i], m.hold[i, 0] != 0, m.hold[i, 1] != 0, m.work[i],
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
 def constrain_values(
     program: NDArray[np.int64], m: MotorTable, angles: NDArray[np.float64], rod: RodBlockArrays
 ) -> None:
@@ -119,6 +142,7 @@ def constrain_rates(
     rates: NDArray[np.float64],
     dr: RodDamperTable,
     db: BodyDamperTable,
+    material: MaterialDampingTable,
     rod: RodBlockArrays,
     body: BodyBlockArrays,
 ) -> None:
@@ -150,6 +174,8 @@ def constrain_rates(
                 for a in range(3):
                     for k in range(ne):
                         rod.omega[a, e0 + k] *= dr.rotational[i, a, k]
+        elif code == OP_MATERIAL_DAMPING:
+            apply_material_damping(material, i, rod)
         elif code == OP_DAMP_BODY:
             b = db.body[i]
             for a in range(3):

@@ -23,6 +23,7 @@ __all__ = [
     "RodDamperTable",
     "BodyDamperTable",
     "GravityTable",
+    "MaterialDampingTable",
     "ROD_FIELDS",
 ]
 
@@ -38,6 +39,7 @@ OP_GRAVITY_BODY = 5
 OP_MOTOR = 6
 OP_DAMP_ROD = 7
 OP_DAMP_BODY = 8
+OP_MATERIAL_DAMPING = 9
 
 #: status codes returned by :func:`advance`
 STATUS_OK = 0
@@ -193,3 +195,16 @@ class GravityTable(NamedTuple):
     size: NDArray[np.int64]  # number of nodes / bodies
     acceleration: NDArray[np.float64]  # (n, 3) m/s^2
 
+
+
+class MaterialDampingTable(NamedTuple):
+    """Kelvin-Voigt damping of rods (one row per rod; physics/material_damping.py)."""
+
+    node_start: NDArray[np.int64]  # first node of the rod in the block
+    elem_start: NDArray[np.int64]  # first element of the rod in the block
+    vor_start: NDArray[np.int64]  # first Voronoi entry of the rod in the block
+    n_elems: NDArray[np.int64]
+    tau: NDArray[np.float64]  # (n, 4) s: shear, axial, bend, twist
+    dt: NDArray[np.float64]  # s, the time step of the semi-implicit update
+    hold: NDArray[np.int64]  # (n, 2) base / tip node and element left to a boundary condition
+    work: NDArray[np.float64]  # (n, WORK_ROWS, max nodes) workspace

@@ -81,6 +81,7 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
 from hsa_elastica.physics.joints import PlatformJoint
+from hsa_elastica.physics.material_damping import KelvinVoigtDamping
 from hsa_elastica.params import (
     ParameterError,
     RobotParams,
@@ -254,6 +255,29 @@ def coupling_kwargs(rod_params: RodParams) -> dict[str, Any]:
     """Keyword arguments of :class:`AuxeticCoupling` for a rod built by :func:`make_hsa_rod`
     (:meth:`AuxeticCoupling.params_kwargs`: every law parameter of ``rod_params``)."""
     return AuxeticCoupling.params_kwargs(rod_params)
+
+
+def material_damping_kwargs(rod_params: RodParams, dt: float) -> dict[str, Any] | None:
+    """Keyword arguments of :class:`KelvinVoigtDamping` for the rod (None: all times are 0)."""
+    taus = dict(
+        tau_axial=rod_params.retardation_time_axial,
+        tau_shear=rod_params.retardation_time_shear,
+        tau_bend=rod_params.retardation_time_bend,
+        tau_twist=rod_params.retardation_time_twist,
+    )
+    if not any(v > 0.0 for v in taus.values()):
+        return None
+    return dict(taus, time_step=dt)
+
+
+def _add_material_damping(
+    sim: HSASimulator, rod: Any, rod_params: RodParams, dt: float, *, hold_base: bool,
+    hold_tip: bool,
+) -> None:
+    """Kelvin-Voigt damping of the TPU (a damper; reads the coupling's rest state)."""
+    kw = material_damping_kwargs(rod_params, dt)
+    if kw is not None:
+        sim.dampen(rod).using(KelvinVoigtDamping, hold_base=hold_base, hold_tip=hold_tip, **kw)
 
 
 # --------------------------------------------------------------------------------------------
@@ -499,6 +523,9 @@ def build_single_rod(
 
     coupling: OperatorRef[AuxeticCoupling] = OperatorRef()
     sim.add_forcing_to(rod).using(coupling.capture(AuxeticCoupling), **coupling_kwargs(rod_params))
+    _add_material_damping(
+        sim, rod, rod_params, dt, hold_base=True, hold_tip=distal in ("twist_locked", "fixed")
+    )
 
     base_bc: OperatorRef[Any] = OperatorRef()
     base_torque: OperatorRef[BaseTwistTorque] | None = None
@@ -701,6 +728,7 @@ def build_robot(
             c_ref.capture(AuxeticCoupling), **coupling_kwargs(rod_params[i])
         )
         couplings.append(c_ref)
+        _add_material_damping(sim, rod, rod_params[i], dt, hold_base=True, hold_tip=False)
 
         schedule: Callable[[float], float]
         target = per_rod[i]
