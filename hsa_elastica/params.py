@@ -62,6 +62,9 @@ MAX_C_EPS = 1.0
 #: 1/s; velocity decay time 1 ms.  Far above it the robot only creeps (overdamped with a
 #: relaxation time c / omega^2 of hours for its slow modes) and nothing settles in a run.
 MAX_DAMPING = 1e3
+#: rad; motor angles are bounded to two turns each way (the paper's phi_max is pi; the
+#: auxetic rest-length strain saturates at eps_max long before)
+MAX_MOTOR_ANGLE = 4.0 * math.pi
 #: Hz; no recorder samples faster than every time step, nor faster than this
 MAX_RECORD_FPS = 1e4
 

@@ -196,6 +196,8 @@ class SimulationDiverged(RuntimeError):
         self.name = str(name)
         self.reason = str(reason)
         self.last_good_time = float("nan") if last_good_time is None else float(last_good_time)
+        #: set by callers that keep a partial outcome (e.g. ``solve_steady_state``'s result)
+        self.result: Any = None
         msg = f"simulation diverged: {self.name} {self.reason} at t = {self.time:.6g} s"
         if last_good_time is not None:
             msg += f" (last good state checked at t = {self.last_good_time:.6g} s)"

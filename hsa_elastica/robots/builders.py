@@ -72,6 +72,7 @@ from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, Twis
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.params import (
+    MAX_MOTOR_ANGLE,
     ParameterError,
     RobotParams,
     RodParams,
@@ -636,6 +637,11 @@ def build_robot(
     if len(angles) != n or not all(math.isfinite(a) for a in angles):
         raise ParameterError(
             f"motor_angles = {motor_angles!r} is invalid: must be n_rods = {n} finite numbers (rad)"
+        )
+    if any(abs(a) > MAX_MOTOR_ANGLE for a in angles):
+        raise ParameterError(
+            f"motor_angles = {list(angles)!r} is invalid: each must be within "
+            f"+-{MAX_MOTOR_ANGLE:.6g} rad (4 pi, two turns)"
         )
     sp = robot_params.simulation
     if ramp is not None and not callable(ramp):
