@@ -15,21 +15,30 @@ message on stderr, no traceback; 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from types import ModuleType
-from typing import Callable, Sequence
+from typing import Sequence
 
-from hsa_elastica.cli import params as _params
-from hsa_elastica.cli import primitive as _primitive
-from hsa_elastica.cli import render as _render
-from hsa_elastica.cli import steady_state as _steady_state
 from hsa_elastica.cli.common import PROG, Parser, UsageError, one_line
 
 __all__ = ["main", "build_parser"]
 
-#: subcommand modules, in the order ``--help`` lists them
-SUBCOMMANDS: tuple[ModuleType, ...] = (_primitive, _steady_state, _render, _params)
-_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {m.NAME: m.run for m in SUBCOMMANDS}
+#: subcommand modules, in the order ``--help`` lists them (imported by :func:`build_parser`,
+#: inside :func:`main`'s error handling: the simulator's imports take a second or two, and an
+#: interrupt then must end in "interrupted", exit 130, like any other)
+SUBCOMMANDS: tuple[str, ...] = (
+    "hsa_elastica.cli.primitive",
+    "hsa_elastica.cli.steady_state",
+    "hsa_elastica.cli.render",
+    "hsa_elastica.cli.params",
+)
+
+
+def _version() -> str:
+    from hsa_elastica import __version__
+
+    return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,10 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Simulate Handed Shearing Auxetic (HSA) robots (PyElastica plugin). "
         "SI units: angles in rad, lengths in m, times in s.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for module in SUBCOMMANDS:
+    modules: list[ModuleType] = [importlib.import_module(name) for name in SUBCOMMANDS]
+    for module in modules:
         module.add_parser(sub)
+    parser.set_defaults(_commands={m.NAME: m.run for m in modules})
     return parser
 
 
@@ -50,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
     try:
         args = build_parser().parse_args(argv)
-        return _COMMANDS[args.command](args)
+        return int(args._commands[args.command](args))
     except UsageError as exc:
         print(one_line(str(exc)), file=sys.stderr)
         return 2
@@ -65,5 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hsa_elastica.engines.timeloop import SimulationDiverged
 
         kind = "simulation failed" if isinstance(exc, SimulationDiverged) else type(exc).__name__
-        print(one_line(f"{PROG}: {kind}: {exc}"), file=sys.stderr)
+        message = f"{PROG}: {kind}: {exc}"
+        saved = getattr(exc, "saved_to", None)
+        if saved is not None:
+            message += f"; the run so far (not converged) was saved to {saved}"
+        print(one_line(message), file=sys.stderr)
         return 1

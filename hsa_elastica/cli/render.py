@@ -8,6 +8,7 @@ from hsa_elastica.cli.common import (
     PROG,
     UsageError,
     add_video_options,
+    check_render_path,
     info,
     progress,
 )
@@ -39,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from hsa_elastica.io.render import render_video
     from hsa_elastica.io.rundir import load_run
 
-    if not args.fps > 0:
-        raise UsageError(f"{PROG} render: --fps = {args.fps} is invalid: must be > 0")
+    check_render_path(args.out, "video", "--out")
+    check_render_path(args.still, "still", "--still")
     try:
         run = load_run(args.run_dir)
     except (FileNotFoundError, ValueError, ParameterError) as exc:
