@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 PROG = "hsa-elastica"
-#: frames per second; above any display or video codec's useful rate
+#: frames per second: a video has at least one frame per second, and no more than any
+#: display or codec uses
+MIN_VIDEO_FPS = 1.0
 MAX_VIDEO_FPS = 1000.0
 #: extensions the renderer writes (H.264 video, PNG still)
 OUTPUT_EXTENSIONS = {"video": (".mp4",), "still": (".png",)}
@@ -66,9 +68,10 @@ REFERENCE_HELP = (
 
 def fps_arg(text: str) -> float:
     v = float_arg(text)
-    if not 0.0 < v <= MAX_VIDEO_FPS:
+    if not MIN_VIDEO_FPS <= v <= MAX_VIDEO_FPS:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is invalid: must be > 0 and <= {MAX_VIDEO_FPS:g} (frames per second)"
+            f"{text!r} is invalid: must be >= {MIN_VIDEO_FPS:g} and <= {MAX_VIDEO_FPS:g} "
+            "(frames per second)"
         )
     return v
 
@@ -76,7 +79,7 @@ def fps_arg(text: str) -> float:
 def add_video_options(parser: argparse.ArgumentParser) -> None:
     """``--fps`` and ``--size`` of the subcommands that render."""
     parser.add_argument("--fps", type=fps_arg, default=30.0, metavar="N",
-                        help=f"video frame rate in (0, {MAX_VIDEO_FPS:g}] (default 30)")
+                        help=f"video frame rate in [{MIN_VIDEO_FPS:g}, {MAX_VIDEO_FPS:g}] (default 30)")
     parser.add_argument("--size", type=size_arg, default=(960, 720), metavar="WxH",
                         help="video/still size in pixels (default 960x720)")
 
