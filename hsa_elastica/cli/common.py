@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -99,7 +98,9 @@ def add_out_options(parser: argparse.ArgumentParser) -> None:
 def _writable_dir(directory: Path, flag: str, path: str) -> None:
     if not directory.is_dir():
         raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
+    from hsa_elastica.io.rundir import can_create_in
+
+    if not can_create_in(directory):
         raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} is not writable")
 
 
@@ -110,9 +111,7 @@ def check_output_file(path: str | None, flag: str) -> None:
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{PROG}: {flag} {path}: is a directory, expected a file name")
-    _writable_dir(p.parent if str(p.parent) else Path("."), flag, path)
-    if p.exists() and not os.access(p, os.W_OK):
-        raise UsageError(f"{PROG}: {flag} {path}: file exists and is not writable")
+    _writable_dir(p.parent, flag, path)
 
 
 def _check_extension(path: str, kind: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -60,6 +61,16 @@ class RunData:
     summary: dict[str, Any]
 
 
+def can_create_in(directory: Path) -> bool:
+    """True if a file can be created in ``directory`` (tried for real: permission bits do not
+    tell for root or a read-only file system)."""
+    try:
+        with tempfile.TemporaryFile(dir=directory, prefix=".hsa-elastica-probe-"):
+            return True
+    except OSError:
+        return False
+
+
 def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | None:
     """Why ``out_dir`` cannot receive a run (None if it can): its parent must be an existing
     writable directory; an existing ``out_dir`` must be a writable directory and empty unless
@@ -68,7 +79,7 @@ def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | No
     if out.exists() and not out.is_dir():
         return "exists and is not a directory"
     if out.is_dir():
-        if not os.access(out, os.W_OK | os.X_OK):
+        if not can_create_in(out):
             return "directory is not writable"
         if not overwrite and any(out.iterdir()):
             return "directory is not empty (it may hold another run); choose a new directory or pass --overwrite"
@@ -76,7 +87,7 @@ def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | No
     parent = out.parent
     if not parent.is_dir():
         return f"parent directory {str(parent)!r} does not exist"
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not can_create_in(parent):
         return f"parent directory {str(parent)!r} is not writable"
     return None
 
