@@ -512,9 +512,12 @@ class SimulationParams(_ParamsBase):
     """Time stepping, damping, gravity, actuation ramp and recording rate.
 
     The default ``dt = 3e-5`` s is 0.83 of the largest stable step measured on the paper robot
-    (3.6e-5 s stable, 3.7e-5 s diverges; estimate 3.96e-5 s from the rod tip node, 3.7e-4 kg,
-    held by the joint spring k_F = 5e5 N/m and the last element's E A / l = 4.4e5 N/m; see
-    docs/performance.md).  The paper's 4e-5 s diverges.
+    (3.6e-5 s stable, 3.7e-5 s diverges; the linearised estimate
+    :func:`hsa_elastica.engines.timeloop.max_stable_dt` gives 2/omega_max = 3.65e-5 s from the
+    axial element chain with the joint spring k_F on the tip node, and the builders refuse a
+    dt above 0.95 of it).  The paper's 4e-5 s diverges.  ``damping`` and
+    ``rotational_damping`` are at most :data:`MAX_DAMPING`, ``record_fps`` at most
+    :data:`MAX_RECORD_FPS` (a rate above 1/dt records every step).
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
