@@ -6,10 +6,13 @@ Subcommands: ``primitive``, ``steady-state``, ``render``, ``params`` (``hsa-elas
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
 scenario scripts).
 
-Set ``HSA_ELASTICA_DEBUG=1`` to get the traceback of an unexpected error.
+Set ``HSA_ELASTICA_DEBUG=1`` to get the traceback of an unexpected error.  ``hsa-elastica
+--version`` prints the package version.
 
-Exit codes: 0 success, 1 the simulation failed (diverged), 2 bad input -- always a one-line
-message on stderr, no traceback; 130 interrupted.
+Exit codes: 0 success, 1 the simulation failed (diverged; ``--out`` still receives the run
+recorded so far, marked ``"converged": false, "diverged": true``), 2 bad input -- parameters,
+flags and output paths are all checked before simulating -- always a one-line message on
+stderr, no traceback; 130 interrupted (also during start-up).
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ divergence check.  After every chunk that ends at or after the end of the ramp, 
 
 * every rod node speed ``|v|`` [m/s] and the platform speed ``|v_platform|`` [m/s]: all must be
   below ``tol_velocity``;
-* the platform angular speed ``|omega_platform|`` [rad/s]: below ``tol_omega``.
+* the platform angular speed ``|omega_platform|`` [rad/s]: below ``tol_omega``;
+* the residual force per unit mass that the velocity damping would be balancing if the robot
+  were creeping, ``|v| (exp(c dt) - 1) / dt ~ c |v|`` [m/s^2]: below ``tol_residual`` (so a
+  heavily damped robot that is slow but not yet at its equilibrium is not converged).
 
 The robot counts as *converged* once the test has held at every check for ``window`` seconds
 of simulated time in a row (a single slow instant at a turning point of an oscillation does not
