@@ -4,7 +4,7 @@ All quantities are SI (m, kg, s, rad, Pa, N).  Every dataclass is frozen and val
 ``__post_init__``; an invalid value raises :class:`ParameterError` whose message names
 ``ClassName.field``, the offending value and the allowed range with its unit, e.g.::
 
-    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number > 0 (Pa)
+    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number > 0 and <= 1e+12 (Pa)
 
 Presets
 -------
@@ -65,7 +65,7 @@ MAX_DAMPING = 1e3
 #: rad; motor angles are bounded to two turns each way (the paper's phi_max is pi; the
 #: auxetic rest-length strain saturates at eps_max long before)
 MAX_MOTOR_ANGLE = 4.0 * math.pi
-#: Hz; recorders sample at most every time step (record_every >= 1) and at most this often
+#: Hz; ``record_fps`` is at most this, or 1 / dt (one sample per step) if that is larger
 MAX_RECORD_FPS = 1e4
 
 
@@ -517,7 +517,7 @@ class SimulationParams(_ParamsBase):
     axial element chain with the joint spring k_F on the tip node, and the builders refuse a
     dt above 0.95 of it).  The paper's 4e-5 s diverges.  ``damping`` and
     ``rotational_damping`` are at most :data:`MAX_DAMPING`, ``record_fps`` at most
-    :data:`MAX_RECORD_FPS` (a rate above 1/dt records every step).
+    ``max(MAX_RECORD_FPS, 1 / dt)`` (every step).
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
@@ -547,8 +547,8 @@ class SimulationParams(_ParamsBase):
         _check_real(self, "ramp_time", gt=0.0)
         if self.ramp_shape not in _RAMP_SHAPES:
             raise _fail(self, "ramp_shape", self.ramp_shape, f"must be one of {_RAMP_SHAPES}")
-        # (a rate above 1 / dt records every step: see record_every)
-        _check_real(self, "record_fps", gt=0.0, le=MAX_RECORD_FPS)
+        # at most MAX_RECORD_FPS, or one sample per step if that is more (record_every >= 1)
+        _check_real(self, "record_fps", gt=0.0, le=max(MAX_RECORD_FPS, (1.0 + 1e-9) / self.dt))
 
     def record_every(self) -> int:
         """Steps between two recorded samples: ``max(1, round(1 / (record_fps dt)))``."""

@@ -43,12 +43,25 @@ DEFAULT_MAX_STRETCH = 2.0
 # --------------------------------------------------------------------------------------------
 # stability limit of the explicit integrator
 # --------------------------------------------------------------------------------------------
-def _largest_stiffness(rod: RodParams, base: float, slope: float, quad: float = 0.0) -> float:
-    """Largest value of ``base + slope k + quad k^2`` over the clipped twist range of Eq. 5."""
-    if rod.C_eps == 0.0 or (slope == 0.0 and quad == 0.0):
-        return base
-    ks = [rod.eps_min / rod.C_eps, rod.eps_max / rod.C_eps]
-    return max(base + slope * k + quad * k * k for k in ks)
+def _twist_samples(rod: RodParams) -> list[float]:
+    """Handed twist strains [rad/m] at which the stiffness laws are evaluated: 0 and 9 points
+    over the clipped range ``[eps_min, eps_max] / C_eps`` of Eq. 2-5 (just 0 if C_eps = 0)."""
+    if rod.C_eps == 0.0:
+        return [0.0]
+    lo, hi = rod.eps_min / rod.C_eps, rod.eps_max / rod.C_eps
+    return [0.0, *np.linspace(lo, hi, 9).tolist()]
+
+
+def _laws_at(rod: RodParams, k: float) -> tuple[float, float, float, float, float]:
+    """``(E, G, B_xy, B_z, 1 + eps)`` of Eq. 2-5 at handed twist strain ``k`` [rad/m]."""
+    eps = min(max(rod.C_eps * k + rod.C_eps2 * k * k, rod.eps_min), rod.eps_max)
+    return (
+        rod.youngs_modulus + rod.E_slope * k + rod.E_quad * k * k,
+        rod.shear_modulus + rod.G_slope * k,
+        rod.B_xy + rod.bend_rigidity_slope * k,
+        rod.B_z + rod.twist_rigidity_slope * k + rod.twist_rigidity_quad * k * k,
+        1.0 + eps,
+    )
 
 
 def _omega_max(stiffness: NDArray[np.float64], inertia: NDArray[np.float64]) -> float:
@@ -57,22 +70,22 @@ def _omega_max(stiffness: NDArray[np.float64], inertia: NDArray[np.float64]) -> 
     return float(math.sqrt(max(np.linalg.eigvalsh(scale[:, None] * stiffness * scale[None, :])[-1], 0.0)))
 
 
-def _chain_modes(rod: RodParams, k_tip: float, k_tip_rot: float) -> dict[str, float]:
+def _chain_modes(rod: RodParams, k_tip: float, k_tip_rot: float, twist: float) -> dict[str, float]:
     """Highest frequency [rad/s] of the axial, lateral (shear + bend) and twist motions of one
-    straight rod, linearised about the printed state: node 0 and element 0 held by the motor,
-    the tip node on a spring ``k_tip`` [N/m] and the tip element on ``k_tip_rot`` [N m/rad]
-    (the platform joint, Eqs. 6-7; the platform itself is ~40x heavier than a node and is
-    treated as fixed).  Masses and inertias as the rod builder sets them: node mass rho A l
-    (half at the tip), element inertia rho l diag(I, I, 2I)."""
+    straight rod, linearised about the straight state at handed twist strain ``twist``
+    [rad/m] (moduli of Eq. 5 and rest length ``l (1 + eps)`` of Eq. 2-3 there): node 0 and
+    element 0 held by the motor, the tip node on a spring ``k_tip`` [N/m] and the tip element
+    on ``k_tip_rot`` [N m/rad] (the platform joint, Eqs. 6-7; the platform itself is ~40x
+    heavier than a node and is treated as fixed).  Masses and inertias as the rod builder sets
+    them from the printed element length l: node mass rho A l (half at the tip), element
+    inertia rho l diag(I, I, 2I)."""
     n = rod.n_elements
-    l = rod.length / n
+    l_print = rod.length / n
     area, inertia_2 = rod.area, rod.second_moment
-    m = np.full(n, rod.density * area * l)
+    m = np.full(n, rod.density * area * l_print)
     m[-1] *= 0.5
-    e_max = _largest_stiffness(rod, rod.youngs_modulus, rod.E_slope, rod.E_quad)
-    g_max = _largest_stiffness(rod, rod.shear_modulus, rod.G_slope)
-    b_max = _largest_stiffness(rod, rod.B_xy, rod.bend_rigidity_slope)
-    bz_max = _largest_stiffness(rod, rod.B_z, rod.twist_rigidity_slope, rod.twist_rigidity_quad)
+    e_mod, g_mod, b_xy, b_z, stretch = _laws_at(rod, twist)
+    l = l_print * stretch  # rest length of an element (and of a Voronoi domain)
 
     def chain(k: float, size: int) -> NDArray[np.float64]:
         # springs k between consecutive dofs, the first dof also tied to the fixed base
@@ -83,12 +96,12 @@ def _chain_modes(rod: RodParams, k_tip: float, k_tip_rot: float) -> dict[str, fl
         K[-1, -1] = k
         return K
 
-    axial = chain(e_max * area / l, n)
+    axial = chain(e_mod * area / l, n)
     axial[-1, -1] += k_tip
     # lateral: node displacements u_1..u_n and element rotations th_1..th_{n-1}; shear strain
     # of element e is (u_{e+1} - u_e) / l - th_e (energy S l gamma^2 / 2), bending between
     # neighbouring elements (B / l) (th_{e+1} - th_e)^2 / 2
-    shear = ALPHA_C * g_max * area
+    shear = ALPHA_C * g_mod * area
     size = 2 * n - 1
     lateral = np.zeros((size, size))
     for e in range(n):
@@ -98,16 +111,16 @@ def _chain_modes(rod: RodParams, k_tip: float, k_tip_rot: float) -> dict[str, fl
             g[n + e - 1] -= 1.0
         g[e] += 1.0 / l
         lateral += shear * l * np.outer(g, g)
-    lateral[n:, n:] += chain(b_max / l, n - 1)
+    lateral[n:, n:] += chain(b_xy / l, n - 1)
     lateral[n - 1, n - 1] += k_tip
     lateral[-1, -1] += k_tip_rot
-    lateral_inertia = np.concatenate([m, np.full(n - 1, rod.density * l * inertia_2)])
-    twist = chain(bz_max / l, n - 1)
-    twist[-1, -1] += k_tip_rot
+    lateral_inertia = np.concatenate([m, np.full(n - 1, rod.density * l_print * inertia_2)])
+    torsion = chain(b_z / l, n - 1)
+    torsion[-1, -1] += k_tip_rot
     return {
         "axial": _omega_max(axial, m),
         "shear/bend": _omega_max(lateral, lateral_inertia),
-        "twist": _omega_max(twist, np.full(n - 1, rod.density * l * 2.0 * inertia_2)),
+        "twist": _omega_max(torsion, np.full(n - 1, rod.density * l_print * 2.0 * inertia_2)),
     }
 
 
@@ -127,9 +140,9 @@ def max_stable_dt(params: RobotParams | RodParams, joint: JointParams | None = N
     the axial, shear/bend and twist waves of one element (``omega ~ 2 sqrt(E A / l / (rho A l))
     = 2 c / l``, ``c = sqrt(E / rho)``) and the tip node held by the platform joint spring
     ``k_F`` (Eq. 6) next to the last element.  :func:`_chain_modes` computes the exact highest
-    frequency of each linearised chain (straight rod, stiffest moduli of Eq. 5 over the
-    twist range, printed element length -- elongation only softens the elements), and the
-    limit is ``DT_SAFETY * 2 / omega_max`` (see :data:`DT_SAFETY` for the calibration).  For
+    frequency of each linearised chain of the straight rod, with the moduli of Eq. 5 and the
+    rest lengths of Eq. 2-3 at twist strains sampled over the whole clipped range (the
+    stiffest wins), and the limit is ``DT_SAFETY * 2 / omega_max`` (see :data:`DT_SAFETY` for the calibration).  For
     the paper robot with defaults: 2 / omega_max = 3.65e-5 s (axial chain + joint spring),
     limit 3.47e-5 s; the default dt = 3e-5 s is below it.  Velocity damping
     (``v *= exp(-c dt)``) is unconditionally stable and does not change the limit.
@@ -145,9 +158,11 @@ def max_stable_dt(params: RobotParams | RodParams, joint: JointParams | None = N
         raise ParameterError(f"max_stable_dt: params = {params!r} must be RobotParams or RodParams")
     k_tip = 0.0 if joint is None else joint.k_F
     k_rot = 0.0 if joint is None else joint.k_tau
-    modes = _chain_modes(rod, k_tip, k_rot)
-    mode = max(modes, key=lambda k: modes[k])
-    omega = modes[mode]
+    omega, mode = 0.0, "axial"
+    for twist in _twist_samples(rod):
+        for name, w in _chain_modes(rod, k_tip, k_rot, twist).items():
+            if w > omega:
+                omega, mode = w, name
     return (math.inf if omega == 0.0 else DT_SAFETY * 2.0 / omega), mode
 
 
