@@ -24,6 +24,7 @@ __all__ = [
     "damper_coefficients",
     "memory_blocks",
     "callback_instance",
+    "numba_cache_has_entry",
 ]
 
 #: feature groups of PyElastica 1.0's ``BaseSystemCollection``, by public role
@@ -96,3 +97,15 @@ def damper_coefficients(damper: Any) -> tuple[Any, Any] | None:
 def memory_blocks(simulator: Any) -> list[Any]:
     """The finalized simulator's memory blocks (``final_systems()``)."""
     return list(simulator.final_systems())
+
+
+def numba_cache_has_entry(dispatcher: Any) -> bool:
+    """True if numba's on-disk cache holds a compiled entry of ``dispatcher`` (an
+    ``@njit(cache=True)`` function) for its current source, i.e. its first call will load
+    machine code instead of compiling.  Reads numba's cache index (private API; written
+    against numba 0.59-0.61); returns False when that cannot be read."""
+    try:
+        index = dispatcher._cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - any numba layout change: report a cold cache
+        return False
+    return bool(index)

@@ -551,7 +551,12 @@ class SimulationParams(_ParamsBase):
         _check_real(self, "record_fps", gt=0.0, le=max(MAX_RECORD_FPS, (1.0 + 1e-9) / self.dt))
 
     def record_every(self) -> int:
-        """Steps between two recorded samples: ``max(1, round(1 / (record_fps dt)))``."""
+        """Steps between two recorded samples, rounded: ``max(1, round(1 / (record_fps dt)))``.
+
+        The builders' recorders do not sample every ``record_every()`` steps (that period drifts,
+        e.g. 333 steps = 9.99 ms for 100 fps at dt = 3e-5 s): they take sample ``k`` at the step
+        nearest to ``k / record_fps`` (``recording.RodRecorder(fps=..., dt=...)``).
+        """
         return max(1, int(round(1.0 / (self.record_fps * self.dt))))
 
 

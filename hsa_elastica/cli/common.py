@@ -193,14 +193,26 @@ def load_robot_params(path: str | None) -> Any:
         raise UsageError(f"{PROG}: --params: {exc}") from None
 
 
-def solve(params: Any, angles: Any, *, out: str | None, extra: dict[str, Any] | None = None,
-          **kwargs: Any) -> Any:
+def announce_compile(quiet: bool) -> None:
+    """Say so on stderr when the numba cache is cold (the first run compiles for a minute+);
+    called once every input has been checked, right before simulating."""
+    if quiet:
+        return
+    from hsa_elastica.engines.fused import COMPILE_NOTICE, kernels_cached
+
+    if not kernels_cached():
+        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+
+def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,
+          extra: dict[str, Any] | None = None, **kwargs: Any) -> Any:
     """``solve_steady_state(params, angles, **kwargs)``; on divergence the partial run is
     saved to ``out`` (summary ``"converged": false, "diverged": true``) before re-raising."""
     from hsa_elastica.engines.timeloop import SimulationDiverged
     from hsa_elastica.params import ParameterError
     from hsa_elastica.robots.steady_state import solve_steady_state
 
+    announce_compile(quiet)
     try:
         return solve_steady_state(params, angles, **kwargs)
     except ParameterError as exc:

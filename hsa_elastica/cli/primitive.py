@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         params,
         angles,
         out=args.out,
+        quiet=args.quiet,
         extra=extra,
         max_time=args.duration,
         stop_when_settled=args.duration is None,

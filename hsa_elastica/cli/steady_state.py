@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             params,
             args.angles,
             out=args.out,
+            quiet=args.quiet,
             max_time=args.max_time,
             record=args.out is not None,
             progress=progress(args.quiet),

@@ -56,8 +56,11 @@ class FastPathUnsupported(compat.CompatError):
 class CompiledModel:
     """State views, law tables and operator programs of one finalized simulator.
 
-    ``schedules`` holds each motor's ``(angle, angle_rate)`` callables (rad, rad/s);
-    ``callback_every`` is the gcd of the recorders' sampling periods in steps (0: none).
+    ``motor_bcs`` holds the :class:`MotorAngleBC` instances (row ``i`` of ``motors``): their
+    ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
+    reassigned after compilation is followed.  ``callbacks`` are the callback objects (the
+    recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their ``every``
+    attributes in steps (0: none; 1 if one has none).
     """
 
     rod_arrays: RodBlockArrays
@@ -65,7 +68,7 @@ class CompiledModel:
     couplings: CouplingTable
     joints: JointTable
     motors: MotorTable
-    schedules: list[tuple[Callable[[float], float], Callable[[float], float] | None]]
+    motor_bcs: list[MotorAngleBC]
     rod_dampers: RodDamperTable
     body_dampers: BodyDamperTable
     rod_gravity: GravityTable
@@ -74,6 +77,7 @@ class CompiledModel:
     values_program: NDArray[np.int64]
     rates_program: NDArray[np.int64]
     callback_every: int
+    callbacks: list[Any]
 
 
 def compile_simulator(sim: Any) -> CompiledModel:
@@ -125,7 +129,7 @@ class _Compiler:
             couplings=self.couplings,
             joints=self.joints,
             motors=self.motors,
-            schedules=self._schedules,
+            motor_bcs=self._motor_bcs,
             rod_dampers=self.rod_dampers,
             body_dampers=self.body_dampers,
             rod_gravity=self.rod_gravity,
@@ -134,6 +138,7 @@ class _Compiler:
             values_program=self.values_program,
             rates_program=self.rates_program,
             callback_every=self._callback_period(sim),
+            callbacks=[compat.callback_instance(op) for op in compat.feature_group(sim, "callback")],
         )
 
     # -- compilation ---------------------------------------------------------------------
@@ -257,7 +262,7 @@ class _Compiler:
         self.couplings = self._coupling_table(couplings)
         self.joints = self._joint_table(joints)
         self.motors = self._motor_table(motors)
-        self._schedules = [(bc.angle, bc.angle_rate) for bc, _ in motors]
+        self._motor_bcs = [bc for bc, _ in motors]
         self.rod_dampers = self._rod_damper_table(rod_dampers)
         self.body_dampers = BodyDamperTable(
             body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),

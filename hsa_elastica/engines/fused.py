@@ -42,8 +42,10 @@ Usage::
 or wrap a robot built by :func:`hsa_elastica.robots.builders.build_robot` (fresh, finalized):
 ``FastRobot(build_robot(...))``.  Only the operators listed above are supported; anything else
 in the simulator raises :class:`FastPathUnsupported` at construction (use ``Robot.run``).
-Motor schedules that are :class:`~hsa_elastica.physics.actuation.Ramp` instances are evaluated inside
-numba; other callables are tabulated in Python once per chunk of steps (correct, slower).
+Motor schedules are read from the ``MotorAngleBC`` instances at every call of :func:`advance`
+(so ``robot.motors[i].instance.angle = ...`` between runs is followed) and tabulated at the
+exact mid-step and end-of-step times of every step of the call: :class:`~hsa_elastica.physics.actuation.Ramp`
+instances inside numba, other callables in Python (same values, slower).
 
 State ownership: the fused loop keeps its own copy of the operators' internal state (printed
 geometry, twist filter, joint rest orientation); the reference operator instances of the
@@ -66,6 +68,7 @@ from elastica.rod.cosserat_rod import (
 )
 from elastica.rod.data_structures import overload_operator_dynamic_numba
 
+from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported, compile_simulator
 from hsa_elastica.engines.timeloop import (
     DEFAULT_MAX_SPEED,
@@ -99,7 +102,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from hsa_elastica.robots.builders import Robot
 
-__all__ = ["FastPathUnsupported", "FastRobot", "advance", "step_times", "ramp_table"]
+__all__ = [
+    "FastPathUnsupported",
+    "FastRobot",
+    "advance",
+    "step_times",
+    "ramp_table",
+    "kernels_cached",
+    "COMPILE_NOTICE",
+]
+
+#: printed (stderr) by the command-line tool before a run that has to compile the kernels
+COMPILE_NOTICE = "compiling kernels (first run only)..."
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -245,6 +259,14 @@ def advance(
     return t
 
 
+def kernels_cached() -> bool:
+    """True if numba's cache holds the compiled fused loop (:func:`advance`), i.e. a run will
+    not spend a minute or more compiling the kernels first."""
+    from hsa_elastica import compat
+
+    return compat.numba_cache_has_entry(advance)
+
+
 def _schedule_table(
     schedule: Callable[[float], float],
     rate: Callable[[float], float] | None,
@@ -275,8 +297,11 @@ def _schedule_table(
 
 
 
-class FastRobot:
+class FastRobot(ControlMixin):
     """A robot built by :func:`hsa_elastica.robots.builders.build_robot`, stepped by :func:`advance`.
+
+    Step API as the wrapped robot (:class:`~hsa_elastica.engines.control.ControlMixin`):
+    ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
 
     Same interface as :class:`hsa_elastica.robots.builders.Robot` for running and reading results:
     :meth:`run`, :meth:`diagnostics`, :attr:`time`, and every other attribute of the wrapped
@@ -303,8 +328,9 @@ class FastRobot:
         self.body_arrays = model.body_arrays
         self.couplings = model.couplings
         self.joints = model.joints
-        self.motors = model.motors
-        self._schedules = model.schedules
+        # the motor table; ``self.motors`` stays the wrapped robot's operator handles
+        self.motor_table = model.motors
+        self._motor_bcs = model.motor_bcs
         self.rod_dampers = model.rod_dampers
         self.body_dampers = model.body_dampers
         self.rod_gravity = model.rod_gravity
@@ -313,6 +339,7 @@ class FastRobot:
         self.values_program = model.values_program
         self.rates_program = model.rates_program
         self._callback_every = model.callback_every
+        self._callbacks = model.callbacks
         self._status = np.zeros(4)
 
     @property
@@ -325,7 +352,9 @@ class FastRobot:
         self.robot.time = float(value)
 
     def _advance(self, n: int, t: float) -> float:
-        m = len(self._schedules)
+        # the schedules are read from the operators now (they may have been reassigned since
+        # the last call) and tabulated at the exact operator times of each of the n steps
+        m = len(self._motor_bcs)
         t_half = np.empty(n)
         t_full = np.empty(n)
         step_times(t, self.dt, t_half, t_full)
@@ -333,7 +362,9 @@ class FastRobot:
         a_full = np.empty((n, m))
         r_half = np.empty((n, m))
         scratch = np.empty(n)
-        for i, (angle, rate) in enumerate(self._schedules):
+        for i, bc in enumerate(self._motor_bcs):
+            angle, rate = bc.angle, bc.angle_rate
+            self.motor_table.has_rate[i] = rate is not None
             values = np.empty(n)
             _schedule_table(angle, rate, t_half, values, scratch)
             a_half[:, i] = values
@@ -352,7 +383,7 @@ class FastRobot:
             self.body_arrays,
             self.couplings,
             self.joints,
-            self.motors,
+            self.motor_table,
             self.rod_dampers,
             self.body_dampers,
             self.rod_gravity,
@@ -424,15 +455,15 @@ class FastRobot:
         while done < n_steps:
             n = min(limit, n_steps - done)
             step_now = int(round(t / dt))
-            if cb > 0:
-                to_callback = cb - (step_now % cb)
-                n = min(n, to_callback)
+            next_callback = self._next_callback_step(step_now + 1) if cb > 0 else -1
+            if next_callback > 0:
+                n = min(n, next_callback - step_now)
             t = self._advance(n, t)
             done += n
             self.time = t
             if cb > 0:
                 step = round(np.float64(t) / np.float64(dt))
-                if step % cb == 0:
+                if step == next_callback:
                     sim.apply_callbacks(np.float64(t), step)
             bad = find_runaway(systems, max_speed=v_max, max_stretch=stretch)
             if bad is not None:
@@ -441,6 +472,20 @@ class FastRobot:
                 raise SimulationDiverged(t, name, last_good, bad[1])
             last_good = t
         return self.time
+
+    def _next_callback_step(self, step: int) -> int:
+        """First step ``>= step`` at which a callback samples (recorders tell their own
+        sampling steps; other callbacks sample every ``every`` steps, or every step)."""
+        best = -1
+        for target in self._callbacks:
+            if hasattr(target, "next_sample_step"):
+                s = int(target.next_sample_step(step))
+            else:
+                every = getattr(target, "every", 1)
+                every = int(every) if isinstance(every, (int, np.integer)) and every >= 1 else 1
+                s = -(-step // every) * every
+            best = s if best < 0 else min(best, s)
+        return best
 
     def diagnostics(self) -> "pd.DataFrame":
         """Recorded samples, as :meth:`hsa_elastica.robots.builders.Robot.diagnostics`."""

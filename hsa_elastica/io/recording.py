@@ -165,15 +165,34 @@ class _Recorder(CallBackBaseClass):
         self, *, every: int | None = None, fps: float | None = None, dt: float | None = None
     ) -> None:
         super().__init__()
-        #: steps between samples
+        #: steps between samples (rounded; with ``fps`` the samples follow :attr:`steps_per_sample`)
         self.every: int = _resolve_every(every, fps, dt, type(self).__name__)
+        #: exact sampling period in steps: ``every``, or ``1 / (fps dt)`` (at least 1).  Sample
+        #: ``k`` is taken at step ``round(k * steps_per_sample)``, so with ``fps`` the sample
+        #: times are ``k / fps`` to within ``dt / 2`` and do not drift.
+        self.steps_per_sample: float = (
+            float(self.every) if every is not None else max(1.0, 1.0 / (float(fps) * float(dt)))  # type: ignore[arg-type]
+        )
         self._buffer: _RowBuffer | None = None
         self._columns: list[str] = []
 
     # -- PyElastica interface -------------------------------------------------------------
     def make_callback(self, system: Any, time: np.float64, current_step: int) -> None:
-        if current_step % self.every == 0:
+        if self.is_sample_step(int(current_step)):
             self.record(system, float(time))
+
+    def is_sample_step(self, step: int) -> bool:
+        """True if step number ``step`` is a sampling step (``round(k * steps_per_sample)``)."""
+        p = self.steps_per_sample
+        return int(round(round(step / p) * p)) == step
+
+    def next_sample_step(self, step: int) -> int:
+        """The first sampling step ``>= step``."""
+        p = self.steps_per_sample
+        k = max(0, math.floor(step / p))
+        while int(round(k * p)) < step:
+            k += 1
+        return int(round(k * p))
 
     def attach(self, simulator: Any, system: Any) -> _Recorder:
         """Register this instance as a callback of ``system`` in ``simulator``; returns self."""

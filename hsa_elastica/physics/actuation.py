@@ -298,7 +298,10 @@ class MotorAngleBC(_ProximalBC):
                                  constrained_director_idx=(0,), angle=Ramp(target=phi,
                                  duration=1.0))
 
-    ``angle``: a float [rad] (held constant) or a callable ``t [s] -> phi [rad]``.
+    ``angle``: a float [rad] (held constant) or a callable ``t [s] -> phi [rad]``.  It may be
+    reassigned at any time (``bc.angle = Ramp(...)`` or a number): the assignment validates the
+    value and sets :attr:`angle_rate` from the new schedule's ``rate`` method (None if it has
+    none); every path, including the fused stepper, reads the schedule at each step from then on.
     """
 
     _owner = "MotorAngleBC"
@@ -312,9 +315,19 @@ class MotorAngleBC(_ProximalBC):
         **kwargs: Any,
     ) -> None:
         super().__init__(fixed_position, fixed_director, **kwargs)
-        self.angle = _schedule("MotorAngleBC", "angle", angle)
-        rate = getattr(angle, "rate", None)
-        self.angle_rate: Callable[[float], float] | None = rate if callable(rate) else None
+        self.angle_rate: Callable[[float], float] | None = None
+        self.angle = angle  # type: ignore[assignment]
+
+    @property
+    def angle(self) -> Callable[[float], float]:
+        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
+        return self._angle
+
+    @angle.setter
+    def angle(self, value: ScalarOrSchedule) -> None:
+        self._angle = _schedule("MotorAngleBC", "angle", value)
+        rate = getattr(value, "rate", None)
+        self.angle_rate = rate if callable(rate) else None
 
     def constrain_values(self, system: Any, time: np.float64) -> None:
         rotate_about_own_axis(self.reference_director, float(self.angle(float(time))), self._director)

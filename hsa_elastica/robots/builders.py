@@ -61,6 +61,7 @@ from elastica.modules import (
 from elastica.rigidbody import Cylinder
 from elastica.timestepper.symplectic_steppers import PositionVerlet
 
+from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
@@ -319,12 +320,13 @@ def _add_gravity(sim: HSASimulator, system: Any, sim_params: SimulationParams) -
         )
 
 
-def _add_recorder(sim: HSASimulator, system: Any, kind: str, every: int) -> Any:
-    """A ``recording.RodRecorder`` / ``RigidBodyRecorder`` attached to ``system``."""
+def _add_recorder(sim: HSASimulator, system: Any, kind: str, sim_params: SimulationParams) -> Any:
+    """A ``recording.RodRecorder`` / ``RigidBodyRecorder`` attached to ``system``, sampling at
+    ``sim_params.record_fps`` (sample ``k`` at the step nearest to ``k / record_fps``)."""
     from hsa_elastica.io import recording as recording
 
     cls = recording.RodRecorder if kind == "rod" else recording.RigidBodyRecorder
-    return cls(every=every).attach(sim, system)
+    return cls(fps=sim_params.record_fps, dt=sim_params.dt).attach(sim, system)
 
 
 def _add_environment(
@@ -336,7 +338,7 @@ def _add_environment(
     _add_damping(sim, system, sim_params)
     if record_as is None:
         return None
-    return _add_recorder(sim, system, record_as, sim_params.record_every())
+    return _add_recorder(sim, system, record_as, sim_params)
 
 
 def _as_schedule(name: str, value: Any, sim_params: SimulationParams) -> Callable[[float], float]:
@@ -348,6 +350,38 @@ def _as_schedule(name: str, value: Any, sim_params: SimulationParams) -> Callabl
     return Ramp(target=float(value), duration=sim_params.ramp_time, shape=sim_params.ramp_shape)
 
 
+def _motor_schedules(motor_angles: Any, n: int) -> list[float | Callable[[float], float]]:
+    """``n`` per-rod entries, each a finite float [rad] or a callable ``t -> phi``."""
+    message = (
+        f"motor_angles = {motor_angles!r} is invalid: must be n_rods = {n} entries, each a "
+        f"finite number (rad) or a callable t -> angle"
+    )
+    try:
+        items = list(motor_angles)
+    except TypeError:
+        raise ParameterError(message) from None
+    out: list[float | Callable[[float], float]] = []
+    for a in items:
+        if callable(a):
+            out.append(a)
+            continue
+        try:
+            v = float(a)
+        except (TypeError, ValueError):
+            raise ParameterError(message) from None
+        if isinstance(a, bool) or not math.isfinite(v):
+            raise ParameterError(message)
+        if abs(v) > MAX_MOTOR_ANGLE:
+            raise ParameterError(
+                f"motor_angles = {items!r} is invalid: each angle must be within "
+                f"+-{MAX_MOTOR_ANGLE:.6g} rad (4 pi, two turns)"
+            )
+        out.append(v)
+    if len(out) != n:
+        raise ParameterError(message)
+    return out
+
+
 def _scaled(profile: Callable[[float], float], target: float) -> Callable[[float], float]:
     """``t -> target * profile(t)`` (a common dimensionless ramp scaled per rod)."""
 
@@ -357,8 +391,12 @@ def _scaled(profile: Callable[[float], float], target: float) -> Callable[[float
     return schedule
 
 
-def _run(handle: Any, duration: float, names: list[str], **kwargs: Any) -> float:
-    """Advance ``handle`` by ``duration`` [s] from ``handle.time``; returns the new time."""
+def _run(handle: Any, duration: float, names: dict[Any, str], **kwargs: Any) -> float:
+    """Advance ``handle`` by ``duration`` [s] from ``handle.time``; returns the new time.
+
+    ``names`` maps the handle's own systems to their names; systems a user appended to the
+    simulator keep the default names of :func:`hsa_elastica.engines.timeloop.run`.
+    """
     from hsa_elastica.engines import timeloop as simulation
 
     handle.time = simulation.run(
@@ -411,7 +449,7 @@ class SingleRod:
     def run(self, duration: float, **kwargs: Any) -> float:
         """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.engines.timeloop.run`
         (keyword arguments are passed on); returns the new simulated time [s]."""
-        return _run(self, duration, ["rod"], **kwargs)
+        return _run(self, duration, {self.rod: "rod"}, **kwargs)
 
     def diagnostics(self) -> "pd.DataFrame":
         """Recorded samples of the rod (columns as in ``recording.RodRecorder``)."""
@@ -549,8 +587,11 @@ def build_single_rod(
 # robot
 # --------------------------------------------------------------------------------------------
 @dataclass
-class Robot:
+class Robot(ControlMixin):
     """Handle of an HSA robot built by :func:`build_robot`.
+
+    Step API (:class:`~hsa_elastica.engines.control.ControlMixin`): ``set_motor_angles(u)``,
+    ``step(dt_control)``, ``state()``.
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
     ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
@@ -580,7 +621,8 @@ class Robot:
     def run(self, duration: float, **kwargs: Any) -> float:
         """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.engines.timeloop.run`
         (keyword arguments are passed on); returns the new simulated time [s]."""
-        names = [f"rod{i}" for i in range(len(self.rods))] + ["platform"]
+        names: dict[Any, str] = {rod: f"rod{i}" for i, rod in enumerate(self.rods)}
+        names[self.platform] = "platform"
         return _run(self, duration, names, **kwargs)
 
     def diagnostics(self) -> "pd.DataFrame":
@@ -607,8 +649,11 @@ def build_robot(
     Parameters
     ----------
     robot_params : RobotParams
-    motor_angles : sequence of ``n_rods`` floats [rad]
-        Target motor angle of each rod (right-hand rule about the rod's own +z axis).
+    motor_angles : sequence of ``n_rods`` floats [rad] or callables ``t [s] -> phi [rad]``
+        Target motor angle of each rod (right-hand rule about the rod's own +z axis), or the
+        rod's own schedule (used as given, ``ramp`` does not apply to it; a ``rate(t)`` method,
+        as :class:`Ramp` has, sets the base's angular velocity).  ``Robot.motor_angles`` holds
+        NaN for a rod given a schedule.
     ramp : None, float [s] or callable ``t -> s in [0, 1]``
         None: each rod follows ``Ramp(target=motor_angles[i], duration=sim.ramp_time,
         shape=sim.ramp_shape)``; a float overrides the ramp duration; a callable is a common
@@ -628,21 +673,8 @@ def build_robot(
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods
-    try:
-        angles = tuple(float(a) for a in motor_angles)
-    except (TypeError, ValueError):
-        raise ParameterError(
-            f"motor_angles = {motor_angles!r} is invalid: must be {n} finite numbers (rad)"
-        ) from None
-    if len(angles) != n or not all(math.isfinite(a) for a in angles):
-        raise ParameterError(
-            f"motor_angles = {motor_angles!r} is invalid: must be n_rods = {n} finite numbers (rad)"
-        )
-    if any(abs(a) > MAX_MOTOR_ANGLE for a in angles):
-        raise ParameterError(
-            f"motor_angles = {list(angles)!r} is invalid: each must be within "
-            f"+-{MAX_MOTOR_ANGLE:.6g} rad (4 pi, two turns)"
-        )
+    per_rod = _motor_schedules(motor_angles, n)
+    angles = tuple(float("nan") if callable(a) else a for a in per_rod)
     sp = robot_params.simulation
     if ramp is not None and not callable(ramp):
         if isinstance(ramp, bool) or not isinstance(ramp, (int, float)) or not ramp >= 0.0:
@@ -693,7 +725,10 @@ def build_robot(
         couplings.append(c_ref)
 
         schedule: Callable[[float], float]
-        if callable(ramp):
+        target = per_rod[i]
+        if callable(target):
+            schedule = target
+        elif callable(ramp):
             schedule = _scaled(ramp, angles[i])
         else:
             schedule = Ramp(target=angles[i], duration=ramp_time, shape=sp.ramp_shape)

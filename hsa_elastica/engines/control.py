@@ -1,0 +1,171 @@
+"""Step API of an HSA robot: set motor angles, advance one control interval, read the state.
+
+Shared by both paths -- :class:`hsa_elastica.robots.builders.Robot` (per-rod operators) and
+:class:`hsa_elastica.engines.fused.FastRobot` (fused loop) -- through :class:`ControlMixin`::
+
+    robot = build_fast_robot(paper_robot_params(), [0, 0, 0, 0])   # or build_robot(...)
+    for k in range(50):
+        robot.set_motor_angles(u)          # rad, one per rod (right-hand rule about +z)
+        robot.step(0.02)                   # one 20 ms control interval
+        s = robot.state()                  # dict of arrays (platform pose/twist, tips, torques)
+
+How a command acts: :meth:`ControlMixin.step` replaces each rod's ``MotorAngleBC.angle`` by a
+:class:`~hsa_elastica.physics.actuation.Ramp` over the interval -- linear from the angle the
+motor has at the start of the interval to the command at its end (``interpolate=True``, the
+default: a motor turning at constant speed), or the command held from the start
+(``interpolate=False``: a step of the imposed angle, which the rods feel as an impulse).  A Ramp
+is evaluated inside numba by the fused loop, so a command change costs one tabulation per
+control interval and no Python work per internal step, and both paths see the same angles at
+the same times: same command sequence, same trajectory (``tests/test_step_api.py``: 1e-10).
+
+Control intervals are whole internal steps: interval ``k`` ends at the internal step nearest
+to the nominal time ``t_0 + k * dt_control`` (so 20 ms intervals at ``dt = 3e-5`` s alternate
+667 and 666 steps and do not drift).
+
+Motor torque (:func:`motor_torques`): the torque [N m] the motor applies to the rod about the
+rod's axis (right-hand rule about +z, base -> tip) to hold its base element, read from the
+rod's internal couple at the first Voronoi domain (the couple element 1 exerts on element 0,
+``internal_couple[2, 0] / voronoi_dilatation[0]**3``, PyElastica's bend/twist torque on
+element 0) as computed at the last force evaluation (the mid-step of the last internal step).
+It neglects the base element's own rotational inertia and the small shear/transport terms.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.params import ParameterError
+from hsa_elastica.physics.actuation import Ramp
+from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
+
+__all__ = ["ControlMixin", "motor_torques", "robot_state", "STATE_KEYS"]
+
+#: keys of :meth:`ControlMixin.state` (arrays; units in :func:`robot_state`)
+STATE_KEYS = (
+    "time",
+    "platform_position",
+    "platform_quaternion",
+    "platform_velocity",
+    "platform_omega",
+    "rod_tips",
+    "motor_angles",
+    "motor_torques",
+)
+
+
+def motor_torques(rods: Sequence[Any]) -> NDArray[np.float64]:
+    """Torque [N m] each motor applies to its rod about the rod's axis (see the module doc).
+
+    ``-internal_couple[2, 0] / voronoi_dilatation[0]**3`` of each rod: the base element receives
+    ``+internal_couple[:, 0] / voronoi_dilatation[0]**3`` from the rest of the rod (PyElastica's
+    bend/twist torque, local frame), which the motor balances.  Positive when the motor twists
+    the rod counter-clockwise (seen from the tip) against a resisting rod.
+    """
+    out = np.empty(len(rods))
+    for i, rod in enumerate(rods):
+        couple = rod.internal_couple
+        if couple.shape[1] == 0:  # a one-element rod has no Voronoi domain
+            out[i] = 0.0
+            continue
+        out[i] = -float(couple[2, 0]) / float(rod.voronoi_dilatation[0]) ** 3
+    return out
+
+
+def robot_state(robot: Any) -> dict[str, Any]:
+    """State of ``robot`` (rods, platform, motors) as arrays, SI units.
+
+    ``time`` [s]; ``platform_position`` (3,) [m] centre of mass, lab frame;
+    ``platform_quaternion`` (4,) ``(x, y, z, w)``, ``w >= 0``, of the body -> lab rotation;
+    ``platform_velocity`` (3,) [m/s] lab frame; ``platform_omega`` (3,) [rad/s] BODY frame
+    (PyElastica's convention, as the recorder's ``omega`` columns); ``rod_tips`` (n, 3) [m];
+    ``motor_angles`` (n,) [rad] the imposed motor angles now; ``motor_torques`` (n,) [N m]
+    (:func:`motor_torques`).
+    """
+    plat = robot.platform
+    t = float(robot.time)
+    director = np.ascontiguousarray(plat.director_collection[:, :, 0].T)
+    return {
+        "time": t,
+        "platform_position": np.array(plat.position_collection[:, 0], dtype=np.float64),
+        "platform_quaternion": np.array(rotation_matrix_to_quaternion(director), dtype=np.float64),
+        "platform_velocity": np.array(plat.velocity_collection[:, 0], dtype=np.float64),
+        "platform_omega": np.array(plat.omega_collection[:, 0], dtype=np.float64),
+        "rod_tips": np.array([r.position_collection[:, -1] for r in robot.rods], dtype=np.float64),
+        "motor_angles": np.array([float(m.instance.angle(t)) for m in robot.motors]),
+        "motor_torques": motor_torques(robot.rods),
+    }
+
+
+class ControlMixin:
+    """:meth:`set_motor_angles`, :meth:`step`, :meth:`state` for a robot handle.
+
+    The handle provides ``rods``, ``platform``, ``motors`` (``OperatorRef`` of
+    ``MotorAngleBC``), ``dt`` [s], ``time`` [s] and ``run(duration)``.
+    """
+
+    # set by the methods; class-level defaults so dataclass handles need no extra fields
+    _command: NDArray[np.float64] | None = None
+    _control_clock: float | None = None
+
+    def set_motor_angles(self, angles: Sequence[float] | NDArray[np.float64]) -> None:
+        """Command the motor angles [rad] (one per rod, right-hand rule about the rod's +z) for
+        the next :meth:`step`; they stay commanded until the next call."""
+        n = len(self.motors)  # type: ignore[attr-defined]
+        try:
+            u = np.array(angles, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            u = np.array([])
+        if u.shape != (n,):
+            raise ParameterError(
+                f"set_motor_angles(): angles = {angles!r} is invalid: must be n_rods = {n} "
+                f"finite numbers (rad)"
+            )
+        bad = np.flatnonzero(~np.isfinite(u))
+        if bad.size:
+            i = int(bad[0])
+            raise ParameterError(
+                f"set_motor_angles(): angles[{i}] = {u[i]!r} is invalid: must be a finite "
+                f"number (rad)"
+            )
+        self._command = u
+
+    def step(self, dt_control: float, *, interpolate: bool = True) -> float:
+        """Advance by one control interval of ``dt_control`` [s] (whole internal steps, see the
+        module doc) under the commanded angles; returns the new simulated time [s].
+
+        ``interpolate=True``: each motor turns linearly from its angle at the start of the
+        interval to the command at the end; ``False``: the command is imposed from the start.
+        Without a command the motors keep their schedules (e.g. the builder's ramps).
+        """
+        dt = float(self.dt)  # type: ignore[attr-defined]
+        h = float(dt_control) if not isinstance(dt_control, bool) else math.nan
+        if not (math.isfinite(h) and h >= dt * (1.0 - 1e-9)):
+            raise ParameterError(
+                f"step(): dt_control = {dt_control!r} is invalid: must be a finite number >= "
+                f"dt = {dt:g} (s)"
+            )
+        t0 = float(self.time)  # type: ignore[attr-defined]
+        clock = self._control_clock
+        if clock is None or abs(clock - t0) > dt:  # first call, or run() was used in between
+            clock = t0
+        target = clock + h
+        n = max(1, int(round(target / dt)) - int(round(t0 / dt)))
+        if self._command is not None:
+            duration = n * dt if interpolate else 0.0
+            for motor, u in zip(self.motors, self._command):  # type: ignore[attr-defined]
+                bc = motor.instance
+                start = float(bc.angle(t0)) if interpolate else float(u)
+                bc.angle = Ramp(
+                    target=float(u), start=start, duration=duration, delay=t0, shape="linear"
+                )
+        self.run(n * dt)  # type: ignore[attr-defined]
+        self._control_clock = target
+        return float(self.time)  # type: ignore[attr-defined]
+
+    def state(self) -> dict[str, Any]:
+        """Platform pose and twist, rod tips, motor angles and torques (see :func:`robot_state`)."""
+        return robot_state(self)

@@ -1,0 +1,29 @@
+"""Gymnasium environments of HSA robots (optional: ``pip install hsa-elastica[rl]``).
+
+``import hsa_elastica.envs`` registers:
+
+* ``HSARobot-v0`` -- :class:`~hsa_elastica.envs.hsa_robot.HSARobotEnv`, the paper's four-rod
+  robot reaching a platform position with motor-angle actions::
+
+      import gymnasium as gym
+      import hsa_elastica.envs  # noqa: F401  (registers the ids)
+      env = gym.make("HSARobot-v0")
+      obs, info = env.reset(seed=0)
+      obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+"""
+
+from __future__ import annotations
+
+try:
+    import gymnasium as _gym
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "hsa_elastica.envs needs gymnasium: pip install 'hsa-elastica[rl]' (or pip install gymnasium)"
+    ) from exc
+
+from hsa_elastica.envs.hsa_robot import HSARobotEnv
+
+__all__ = ["HSARobotEnv"]
+
+if "HSARobot-v0" not in _gym.registry:
+    _gym.register(id="HSARobot-v0", entry_point="hsa_elastica.envs.hsa_robot:HSARobotEnv")

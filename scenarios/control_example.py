@@ -1,0 +1,77 @@
+#!/usr/bin/env python
+"""Closed-loop control of the paper's HSA robot through the ``HSARobot-v0`` environment.
+
+A proportional controller in velocity form (no learning): every 20 ms control step it moves
+the platform-level commands -- elongation ``e`` and bending ``(b_x, b_y)`` of
+:func:`hsa_elastica.robots.primitives.platform_to_commands` -- by ``gain`` times the platform's
+position error, scaled by the quasi-static sensitivities of the paper robot (full elongation
+raises the platform 31 mm, a full bend moves it 44 mm sideways; docs/primitives.md), and sends
+the resulting motor angles as the action.  Prints the distance to the target every 0.2 s and
+the final error.
+
+Example::
+
+    python scenarios/control_example.py --seed 0
+    python scenarios/control_example.py --target 0.005 -0.004 0.115 --steps 200
+
+Requires gymnasium (``pip install 'hsa-elastica[rl]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+#: m of platform motion per unit command (quasi-static, paper robot, docs/primitives.md)
+ELONGATION_SENSITIVITY = 0.031
+BEND_SENSITIVITY = 0.044
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the target sampled by reset()")
+    ap.add_argument("--target", type=float, nargs=3, default=None, metavar=("X", "Y", "Z"),
+                    help="target platform position [m] instead of a sampled one")
+    ap.add_argument("--steps", type=int, default=50, help="control steps of 20 ms")
+    ap.add_argument("--gain", type=float, default=0.4, help="fraction of the error corrected per step")
+    ap.add_argument("--reference", action="store_true", help="per-rod operators instead of the fused path")
+    args = ap.parse_args(argv)
+
+    import gymnasium as gym
+
+    import hsa_elastica.envs  # noqa: F401  (registers HSARobot-v0)
+    from hsa_elastica.robots.primitives import commands_to_angles, platform_to_commands
+
+    env = gym.make("HSARobot-v0", max_steps=args.steps, fast=not args.reference)
+    options = None if args.target is None else {"target": args.target}
+    obs, info = env.reset(seed=args.seed, options=options)
+    params = env.unwrapped.params
+    target = info["target"]
+    print(f"target platform position: {np.round(target * 1e3, 2)} mm "
+          f"(start {np.round(obs[:3] * 1e3, 2)} mm, distance {info['distance'] * 1e3:.2f} mm)")
+    e = bx = by = 0.0
+    wall = time.perf_counter()
+    for k in range(1, args.steps + 1):
+        err = target - obs[:3].astype(np.float64)
+        e = float(np.clip(e + args.gain * err[2] / ELONGATION_SENSITIVITY, 0.0, 1.0))
+        bx = float(np.clip(bx + args.gain * err[0] / BEND_SENSITIVITY, -1.0, 1.0))
+        by = float(np.clip(by + args.gain * err[1] / BEND_SENSITIVITY, -1.0, 1.0))
+        action = commands_to_angles(platform_to_commands(e, bx, by, 0.0, params), params)
+        obs, reward, terminated, truncated, info = env.step(action.astype(np.float32))
+        if k % 10 == 0 or terminated or truncated:
+            print(f"t = {info['time']:5.2f} s  distance {info['distance'] * 1e3:7.3f} mm  "
+                  f"commands e={e:.3f} b=({bx:+.3f}, {by:+.3f})")
+        if terminated or truncated:
+            break
+    wall = time.perf_counter() - wall
+    print(f"final error: {info['distance'] * 1e3:.3f} mm after {info['time']:.2f} s simulated "
+          f"({k / wall:.0f} env steps/s)")
+    env.close()
+    return 0 if not terminated else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
