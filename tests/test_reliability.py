@@ -307,11 +307,11 @@ BAD_CLI = [
     (["primitive", "elongation", "--render", "{tmp}/x.webm"], "--render"),
     (["primitive", "elongation", "--render", "{tmp}/x.mp4x"], "--render"),
     (["primitive", "elongation", "--render", "{tmp}/x"], "--render"),
-    (["primitive", "elongation", "--render", "{tmp}/missing/x.mp4"], "--render"),
     (["primitive", "elongation", "--still", "{tmp}/x.txt"], "--still"),
     (["primitive", "elongation", "--render", "{tmp}/x.mp4", "--fps", "1e-9"], "--fps"),
     (["primitive", "elongation", "--render", "{tmp}/x.mp4", "--fps", "1e9"], "--fps"),
     (["primitive", "elongation", "--fps", "0"], "--fps"),
+    (["primitive", "elongation", "--render", "/proc/x.mp4"], "--render"),
 ]
 
 PARAM_FILES = {

@@ -15,7 +15,23 @@ import pandas as pd
 import pytest
 
 from hsa_elastica.params import RobotParams
-from hsa_elastica.io.render import quaternion_to_matrix, render_still, render_video, select_frames
+from hsa_elastica.io import render as render_mod
+from hsa_elastica.io.render import (
+    check_output_path,
+    check_video_options,
+    quaternion_to_matrix,
+    render_still,
+    render_video,
+    select_frames,
+)
+from hsa_elastica.io.render_data import frame_times, resample
+from hsa_elastica.io.render_scene import (
+    AXIS_COLORS,
+    HANDEDNESS_COLORS,
+    WORLD_AXIS_COLORS,
+    RobotScene,
+)
+from hsa_elastica.io.render_layout import colorbar_ticks
 
 PARAMS = RobotParams()
 N_ELEM = PARAMS.rod.n_elements
@@ -86,7 +102,7 @@ def test_video_decodes_with_expected_frames(tmp_path) -> None:
     df = synthetic_diagnostics()
     out = tmp_path / "clip.mp4"
     still = tmp_path / "final.png"
-    n = render_video(df, PARAMS, out, fps=8, n_frames=8, window_size=(320, 240), still=still)
+    n = render_video(df, PARAMS, out, fps=8, n_frames=8, hold=0.0, window_size=(320, 240), still=still)
     assert n == 8
     reader = imageio.get_reader(str(out))
     frames = [np.asarray(f, dtype=np.float64) for f in reader]
@@ -129,3 +145,291 @@ def test_color_by_elongation_and_errors(tmp_path) -> None:
         render_still(df, PARAMS, tmp_path / "x.png", color_by="sigma_q")
     with pytest.raises(ValueError, match="no rod columns"):
         render_still(df[["time"]], PARAMS, tmp_path / "y.png")
+
+
+# --------------------------------------------------------------------------------------------
+# readable videos: playback speed, hold, legend, compass, colour bar
+# --------------------------------------------------------------------------------------------
+def _decode(path) -> list[np.ndarray]:
+    reader = imageio.get_reader(str(path))
+    try:
+        return [np.asarray(f) for f in reader]
+    finally:
+        reader.close()
+
+
+def test_frame_times_and_resample() -> None:
+    # 1 s at 10 fps and speed 0.5: a frame every 0.05 s of simulated time, 21 frames, the last
+    # exactly at the end; an end off the grid (0.42 s) is appended as the final frame
+    t = frame_times(0.0, 1.0, fps=10.0, speed=0.5)
+    np.testing.assert_allclose(t, np.linspace(0.0, 1.0, 21), atol=1e-12)
+    t = frame_times(0.0, 0.42, fps=10.0, speed=1.0)
+    np.testing.assert_allclose(t, [0.0, 0.1, 0.2, 0.3, 0.4, 0.42], atol=1e-12)
+    # linear interpolation between samples; the ends are the recorded states
+    df = pd.DataFrame({"time": [0.0, 0.1, 0.2], "a": [0.0, 1.0, 5.0]})
+    out = resample(df, np.array([0.0, 0.05, 0.15, 0.2]))
+    np.testing.assert_allclose(out["a"], [0.0, 0.5, 3.0, 5.0])
+    np.testing.assert_allclose(out["time"], [0.0, 0.05, 0.15, 0.2])
+
+
+def test_video_duration_is_simulated_time_over_speed_plus_hold(tmp_path) -> None:
+    # 1 s simulated, speed 0.5, 10 fps: 1 / 0.5 s of motion = 20 frame steps + the first frame,
+    # then a 0.5 s hold = 5 frames: 26 frames, 2.6 s (within one frame of T / speed + hold)
+    df = synthetic_diagnostics(n_t=11, t_end=1.0)
+    out = tmp_path / "slow.mp4"
+    n = render_video(df, PARAMS, out, fps=10, speed=0.5, hold=0.5, window_size=(96, 72))
+    frames = _decode(out)
+    assert n == len(frames) == 26
+    assert abs(len(frames) / 10.0 - (1.0 / 0.5 + 0.5)) <= 1.0 / 10.0 + 1e-9
+    # the hold repeats the final state; the motion before it changes every frame
+    assert np.abs(frames[-1].astype(float) - frames[-5]).mean() < 0.5
+    assert np.abs(frames[0].astype(float) - frames[10]).mean() > 0.5
+
+
+def _colour_pixels(img: np.ndarray, hex_colour: str, tol: int = 40) -> int:
+    rgb = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)])
+    return int(np.sum(np.all(np.abs(img[..., :3].astype(int) - rgb) <= tol, axis=-1)))
+
+
+def test_legend_drawn_in_its_corner(tmp_path) -> None:
+    # the legend sits in the upper-right corner, which the camera keeps free of the robot: the
+    # handedness colours appear there with the legend and not without it
+    df = synthetic_diagnostics(n_t=3)
+    with RobotScene(df, PARAMS, window_size=(320, 240)) as scene:
+        assert scene.legend_entries[:2] == ["right-handed", "left-handed"]
+        assert set(scene.legend_entries[2:]) == {"local x", "local y", "platform z"}
+        with_legend = scene.image()
+    with RobotScene(df, PARAMS, window_size=(320, 240), show_legend=False) as scene:
+        assert scene.legend is None
+        without = scene.image()
+    corner = (slice(0, 80), slice(224, 320))  # top third, right 30 %
+    for colour in (HANDEDNESS_COLORS[1], HANDEDNESS_COLORS[-1]):
+        assert _colour_pixels(with_legend[corner], colour) >= 10, colour
+        assert _colour_pixels(without[corner], colour) == 0, colour
+
+
+def test_compass_and_world_axes() -> None:
+    df = synthetic_diagnostics(n_t=2)
+    with RobotScene(df, PARAMS, window_size=(160, 120)) as scene:
+        origin, north_tip, east_tip = scene.compass_points
+        # robot frame: x = east, y = north; the labels sit at the arrow tips
+        assert north_tip[1] > origin[1] and north_tip[0] == pytest.approx(origin[0])
+        assert east_tip[0] > origin[0] and east_tip[1] == pytest.approx(origin[1])
+        axes = scene.world_axes
+        world = [
+            axes.GetXAxisShaftProperty().GetColor(),
+            axes.GetYAxisShaftProperty().GetColor(),
+            axes.GetZAxisShaftProperty().GetColor(),
+        ]
+        assert axes.GetXAxisLabelText() == "x E" and axes.GetYAxisLabelText() == "y N"
+    frame_rgb = [tuple(int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)) for c in AXIS_COLORS]
+    np.testing.assert_allclose(
+        world, [tuple(int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)) for c in WORLD_AXIS_COLORS],
+        atol=1e-6,
+    )
+    # no world axis shares (or nearly shares) a colour with a local-frame arrow
+    for w in world:
+        for f in frame_rgb:
+            assert np.abs(np.subtract(w, f)).max() > 0.2, (w, f)
+
+
+@pytest.mark.parametrize(
+    "lo, hi, labels",
+    [
+        (-8.881784197001252e-16, 0.3119, ["0.0", "0.1", "0.2", "0.3", "0.4"]),  # round-off -> 0
+        (0.0, 0.0, ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]),  # constant zero field
+        (-0.0123, 0.0456, ["-0.02", "0.00", "0.02", "0.04", "0.06"]),
+        (1.2e5, 3.4e6, ["0", "1e+06", "2e+06", "3e+06", "4e+06"]),
+    ],
+)
+def test_colorbar_ticks_are_round(lo: float, hi: float, labels: list[str]) -> None:
+    t_lo, t_hi, ticks, fmt = colorbar_ticks(lo, hi)
+    assert [fmt % v for v in ticks] == labels
+    tol = 1e-9 * max(abs(lo), abs(hi), 1.0)  # the snapped round-off may lie outside by 1e-16
+    assert t_lo <= lo + tol and t_hi >= hi - tol and t_lo == ticks[0] and t_hi == ticks[-1]
+
+
+def test_scene_colour_bar_has_no_round_off_labels() -> None:
+    # the first sample is unstrained: rest/(L/n) - 1 is 0 up to round-off (e.g. -8.9e-16)
+    df = synthetic_diagnostics(n_t=3)
+    with RobotScene(df, PARAMS, window_size=(160, 120), color_by="elongation") as scene:
+        bar = scene.scalar_bar
+        fmt = bar.GetLabelFormat()
+        values = [bar.GetCustomLabels().GetValue(i) for i in range(bar.GetCustomLabels().GetNumberOfTuples())]
+        lut_range = bar.GetLookupTable().GetRange()
+    labels = [fmt % v for v in values]
+    assert labels[0] == "0.0" and labels[-1] == "0.3"  # data range [~0, 0.3]
+    assert not any("e" in lab or lab.startswith("-") for lab in labels), labels
+    assert lut_range == (values[0], values[-1])
+
+
+# --------------------------------------------------------------------------------------------
+# safe output
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, kind, match",
+    [
+        ("x.webm", "video", "'.webm'.*\\.mp4"),
+        ("x.mp4x", "video", "'.mp4x'"),
+        ("x", "video", "no extension"),
+        ("x.png", "video", "\\.mp4"),
+        ("x.txt", "still", "\\.png"),
+        ("x.mp4", "still", "\\.png"),
+    ],
+)
+def test_bad_extensions_refused(tmp_path, name: str, kind: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match) as exc:
+        check_output_path(tmp_path / name, kind, flag="--render")
+    assert "--render" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_output_path_checks(tmp_path) -> None:
+    # accepted: any case of the extension, missing parents (not created by the check)
+    assert check_output_path(tmp_path / "a" / "b" / "x.MP4", "video") == tmp_path / "a" / "b" / "x.MP4"
+    assert not (tmp_path / "a").exists()
+    assert check_output_path(tmp_path / "s.png", "still").name == "s.png"
+    (tmp_path / "d.mp4").mkdir()
+    with pytest.raises(ValueError, match="is a directory"):
+        check_output_path(tmp_path / "d.mp4", "video")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match="not a directory"):
+        check_output_path(tmp_path / "f" / "x.mp4", "video")
+    # the render functions check before drawing anything
+    with pytest.raises(ValueError, match="\\.mp4"):
+        render_video(synthetic_diagnostics(n_t=2), PARAMS, tmp_path / "x.avi")
+    with pytest.raises(ValueError, match="\\.png"):
+        render_still(synthetic_diagnostics(n_t=2), PARAMS, tmp_path / "x.jpg")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"fps": 0.0}, "fps"), ({"fps": 1e-9}, "fps"), ({"fps": 241.0}, "fps"),
+        ({"fps": float("nan")}, "fps"), ({"speed": 0.0}, "speed"), ({"speed": -1.0}, "speed"),
+        ({"hold": -0.1}, "hold"), ({"hold": 61.0}, "hold"),
+        ({"window_size": (15, 100)}, "size"), ({"window_size": (100, 5000)}, "size"),
+    ],
+)
+def test_video_option_bounds(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        check_video_options(**kwargs)
+
+
+class _FailingWriter:
+    """Wraps the real ffmpeg writer: writes ``n_ok`` frames to the temporary file, then raises."""
+
+    def __init__(self, real, n_ok: int, exc: BaseException) -> None:
+        self.real, self.n_ok, self.exc, self.n = real, n_ok, exc, 0
+
+    def append_data(self, image) -> None:
+        if self.n >= self.n_ok:
+            raise self.exc
+        self.real.append_data(image)
+        self.n += 1
+
+    def close(self) -> None:
+        self.real.close()
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("encoder failed"), KeyboardInterrupt()])
+def test_failed_or_interrupted_render_leaves_no_file(tmp_path, monkeypatch, exc) -> None:
+    real_open = render_mod._open_writer
+    written: list = []
+
+    def failing_open(path, fps):
+        written.append(path)
+        return _FailingWriter(real_open(path, fps), 3, exc)
+
+    monkeypatch.setattr(render_mod, "_open_writer", failing_open)
+    df = synthetic_diagnostics(n_t=6)
+    out = tmp_path / "clip.mp4"
+    with pytest.raises(type(exc)):
+        render_video(df, PARAMS, out, fps=10, speed=1.0, hold=0.0, window_size=(64, 48))
+    assert written and written[0].parent == tmp_path and written[0] != out  # a temporary name
+    assert list(tmp_path.iterdir()) == []  # neither the target nor the partial file
+    # an older file at the target is left untouched
+    out.write_bytes(b"previous video")
+    with pytest.raises(type(exc)):
+        render_video(df, PARAMS, out, fps=10, speed=1.0, hold=0.0, window_size=(64, 48))
+    assert out.read_bytes() == b"previous video"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4"]
+
+
+def test_failed_still_leaves_no_file(tmp_path, monkeypatch) -> None:
+    def failing_imwrite(path, image, **kw):
+        with open(path, "wb") as f:
+            f.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(imageio, "imwrite", failing_imwrite)
+    with pytest.raises(OSError, match="disk full"):
+        render_still(synthetic_diagnostics(n_t=2), PARAMS, tmp_path / "s.png", window_size=(64, 48))
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------------------------
+# the render subcommand
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--out", "{d}/x.webm"], "--out '{d}/x.webm'"),
+        (["--out", "{d}/x.mp4", "--still", "{d}/x.txt"], "--still '{d}/x.txt'"),
+        (["--out", "{d}/x.mp4", "--fps", "1e-9"], "--fps"),
+        (["--out", "{d}/x.mp4", "--fps", "1000"], "--fps"),
+        (["--out", "{d}/x.mp4", "--size", "5000x300"], "--size"),
+        (["--out", "{d}/x.mp4", "--speed", "0"], "--speed"),
+        (["--out", "{d}/x.mp4", "--hold", "-1"], "--hold"),
+        ([], "nothing to write"),
+    ],
+)
+def test_cli_render_refuses_bad_output_before_reading(tmp_path, capsys, extra, match) -> None:
+    from hsa_elastica.cli import main
+
+    # the run directory does not exist: the output problem is reported first, exit 2, one line
+    code = main(["render", str(tmp_path / "no_run"), *[a.format(d=tmp_path) for a in extra]])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert match.format(d=tmp_path) in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_render_writes_video_and_still(tmp_path, capsys) -> None:
+    from hsa_elastica.cli import main
+    from hsa_elastica.io.rundir import save_run
+
+    save_run(tmp_path / "run", synthetic_diagnostics(n_t=6, t_end=0.5), PARAMS, {"converged": True})
+    code = main([
+        "render", str(tmp_path / "run"), "--out", str(tmp_path / "v.mp4"), "--still",
+        str(tmp_path / "s.png"), "--size", "64x48", "--fps", "10", "--speed", "0.5", "--hold", "0.3",
+        "--quiet",
+    ])
+    assert code == 0, capsys.readouterr().err
+    # 0.5 s / 0.5 = 1 s of motion at 10 fps (11 frames) + 0.3 s hold (3 frames)
+    assert len(_decode(tmp_path / "v.mp4")) == 14
+    assert imageio.imread(str(tmp_path / "s.png")).shape[:2] == (48, 64)
+
+
+def test_fit_camera_is_tight() -> None:
+    # every point projects inside the central 90 % of the left 70 % of the image, and some point
+    # touches that boundary (no closer camera would fit), checked with an independent pinhole
+    # projection of the returned camera
+    from hsa_elastica.io.render_layout import fit_camera
+
+    rng = np.random.default_rng(0)
+    pts = rng.normal(size=(200, 3)) * [0.03, 0.05, 0.08] + [0.01, 0.0, 0.1]
+    focal, pos = fit_camera(pts, direction=(1.0, -1.6, 0.9), view_angle_deg=30.0, aspect=4 / 3,
+                            fill=0.9, left_fraction=0.7)
+    fwd = (focal - pos) / np.linalg.norm(focal - pos)
+    right = np.cross(fwd, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, fwd)
+    depth = (pts - pos) @ fwd
+    t = math.tan(math.radians(15.0))
+    u = ((pts - pos) @ right) / (depth * t * 4 / 3)  # -1 .. 1 across the full width
+    v = ((pts - pos) @ up) / (depth * t)
+    assert np.all(depth > 0)
+    strip = (-1.0 + 0.7 * (1 - 0.9), -1.0 + 1.4 - 0.7 * (1 - 0.9))  # left 70 %, 90 % fill
+    assert u.min() >= strip[0] - 0.02 and u.max() <= strip[1] + 0.02
+    assert np.abs(v).max() <= 0.9 + 1e-6
+    assert max(np.abs(v).max() / 0.9, (u.max() - u.min()) / (strip[1] - strip[0])) > 0.97

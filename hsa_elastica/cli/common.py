@@ -11,13 +11,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 PROG = "hsa-elastica"
-#: frames per second: a video has at least one frame per second, and no more than any
-#: display or codec uses
-MIN_VIDEO_FPS = 1.0
-MAX_VIDEO_FPS = 1000.0
-#: extensions the renderer writes (H.264 video, PNG still)
-OUTPUT_EXTENSIONS = {"video": (".mp4",), "still": (".png",)}
-
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
 # argparse's own pattern ('^-\d+$|^-\d*\.\d+$') takes "-1e-3" for an option
 _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -65,22 +58,39 @@ REFERENCE_HELP = (
 )
 
 
-def fps_arg(text: str) -> float:
-    v = float_arg(text)
-    if not MIN_VIDEO_FPS <= v <= MAX_VIDEO_FPS:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is invalid: must be >= {MIN_VIDEO_FPS:g} and <= {MAX_VIDEO_FPS:g} "
-            "(frames per second)"
-        )
-    return v
+def _video_option(name: str, parse: Any) -> Any:
+    """An argparse type: ``parse(text)`` then the range check of ``render.check_video_options``."""
+
+    def convert(text: str) -> Any:
+        from hsa_elastica.io.render import check_video_options
+
+        value = parse(text)
+        try:
+            check_video_options(**{name: value})
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).split(" is invalid: ")[-1]) from None
+        return value
+
+    convert.__name__ = name  # argparse names the type in "invalid <name> value" messages
+    return convert
 
 
 def add_video_options(parser: argparse.ArgumentParser) -> None:
-    """``--fps`` and ``--size`` of the subcommands that render."""
-    parser.add_argument("--fps", type=fps_arg, default=30.0, metavar="N",
-                        help=f"video frame rate in [{MIN_VIDEO_FPS:g}, {MAX_VIDEO_FPS:g}] (default 30)")
-    parser.add_argument("--size", type=size_arg, default=(960, 720), metavar="WxH",
-                        help="video/still size in pixels (default 960x720)")
+    """``--fps``, ``--speed``, ``--hold`` and ``--size`` of the subcommands that render (defaults
+    and ranges from :mod:`hsa_elastica.io.render`, checked while parsing)."""
+    from hsa_elastica.io import render as r
+
+    parser.add_argument("--fps", type=_video_option("fps", float_arg), default=r.DEFAULT_FPS, metavar="N",
+                        help=f"video frame rate, {r.MIN_FPS:g} <= N <= {r.MAX_FPS:g} (default {r.DEFAULT_FPS:g})")
+    parser.add_argument("--speed", type=_video_option("speed", float_arg), default=r.DEFAULT_SPEED,
+                        metavar="F", help="playback speed relative to real time: 0.25 shows 1 s of simulated "
+                        f"time in 4 s of video (default {r.DEFAULT_SPEED:g})")
+    parser.add_argument("--hold", type=_video_option("hold", float_arg), default=r.DEFAULT_HOLD, metavar="S",
+                        help=f"seconds of video on the final state, 0 <= S <= {r.MAX_HOLD:g} "
+                        f"(default {r.DEFAULT_HOLD:g})")
+    parser.add_argument("--size", type=_video_option("window_size", size_arg), default=r.DEFAULT_SIZE,
+                        metavar="WxH", help=f"video/still size in pixels, {r.MIN_SIZE}..{r.MAX_SIZE} per side "
+                        f"(default {r.DEFAULT_SIZE[0]}x{r.DEFAULT_SIZE[1]})")
 
 
 def add_out_options(parser: argparse.ArgumentParser) -> None:
@@ -114,30 +124,17 @@ def check_output_file(path: str | None, flag: str) -> None:
     _writable_dir(p.parent, flag, path)
 
 
-def _check_extension(path: str, kind: str) -> None:
-    """ValueError unless ``path`` ends in an extension the renderer writes for ``kind``."""
-    allowed = OUTPUT_EXTENSIONS[kind]
-    suffix = Path(path).suffix.lower()
-    if suffix not in allowed:
-        raise ValueError(
-            f"{path!r}: unsupported {kind} file extension {suffix or '(none)'!r}; "
-            f"use {', '.join(allowed)}"
-        )
-
-
 def check_render_path(path: str | None, kind: str, flag: str) -> None:
-    """``--render``/``--still`` (``kind`` "video"/"still"): extension and directory."""
+    """``--render``/``--still`` (``kind`` "video"/"still"): the renderer's own check
+    (:func:`hsa_elastica.io.render.check_output_path`: extension, directory, writable)."""
     if path is None:
         return
+    from hsa_elastica.io.render import check_output_path
+
     try:
-        from hsa_elastica.io.render import check_output_path  # type: ignore[attr-defined]
-    except ImportError:
-        check_output_path = _check_extension
-    try:
-        check_output_path(path, kind)
-    except (ValueError, OSError) as exc:
-        raise UsageError(f"{PROG}: {flag}: {exc}") from None
-    check_output_file(path, flag)
+        check_output_path(path, kind, flag=flag)
+    except ValueError as exc:
+        raise UsageError(f"{PROG}: {exc}") from None
 
 
 def check_run_dir(path: str | None, overwrite: bool) -> None:
@@ -258,9 +255,12 @@ def finish_run(
     still: str | None = None,
     fps: float = 30.0,
     size: tuple[int, int] = (960, 720),
+    speed: float | None = None,
+    hold: float | None = None,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Save the run directory and render the video/still that were asked for."""
+    """Save the run directory and render the video/still that were asked for (``speed``,
+    ``hold``: see ``--speed``/``--hold``; None = the renderer's default)."""
     if out is not None:
         from hsa_elastica.io.rundir import save_run
 
@@ -270,10 +270,11 @@ def finish_run(
         save_run(out, result.diagnostics, params, summary, overwrite=True)
         info(quiet, f"run saved to {out}")
     if render is not None:
-        from hsa_elastica.io.render import render_video
+        from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video
 
         n = render_video(
             result.diagnostics, params, render, fps=fps, still=still, window_size=size,
+            speed=DEFAULT_SPEED if speed is None else speed, hold=DEFAULT_HOLD if hold is None else hold,
             progress=progress(quiet),
         )
         info(quiet, f"{n} frames written to {render}")

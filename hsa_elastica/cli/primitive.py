@@ -87,6 +87,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.name} (magnitude {args.magnitude:g}): {describe(result)}")
     finish_run(
         result, params, out=args.out, render=args.render, still=args.still, fps=args.fps,
-        quiet=args.quiet, extra=extra, size=args.size,
+        quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
     )
     return 0

@@ -8,7 +8,6 @@ from hsa_elastica.cli.common import (
     PROG,
     UsageError,
     add_video_options,
-    check_render_path,
     info,
     progress,
 )
@@ -21,10 +20,12 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     r = sub.add_parser(
         "render",
         help="re-render a saved run directory",
-        description="Render a run directory written by 'primitive --out' or 'steady-state --out'.",
+        description="Render a run directory written by 'primitive --out' or 'steady-state --out' "
+        "to an mp4 video (--out) and/or a PNG of the final state (--still). The video shows the "
+        "run at --speed times real time, then holds the final state for --hold seconds.",
     )
     r.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
-    r.add_argument("--out", metavar="FILE.mp4", required=True, help="output video")
+    r.add_argument("--out", metavar="FILE.mp4", help="output video (H.264 .mp4)")
     r.add_argument("--still", metavar="FILE.png", help="also write a PNG of the final state")
     add_video_options(r)
     r.add_argument(
@@ -36,22 +37,35 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    from hsa_elastica.params import ParameterError
-    from hsa_elastica.io.render import render_video
+    from hsa_elastica.io.render import check_output_path, render_still, render_video
     from hsa_elastica.io.rundir import load_run
+    from hsa_elastica.params import ParameterError
 
-    check_render_path(args.out, "video", "--out")
-    check_render_path(args.still, "still", "--still")
+    if args.out is None and args.still is None:
+        raise UsageError(f"{PROG} render: nothing to write: give --out FILE.mp4 and/or --still FILE.png")
+    try:  # before reading the run: refuse what cannot be written
+        if args.out is not None:
+            check_output_path(args.out, "video", flag="--out")
+        if args.still is not None:
+            check_output_path(args.still, "still", flag="--still")
+    except ValueError as exc:
+        raise UsageError(f"{PROG} render: {exc}") from None
     try:
         run = load_run(args.run_dir)
     except (FileNotFoundError, ValueError, ParameterError) as exc:
         raise UsageError(f"{PROG} render: {exc}") from None
     try:
-        n = render_video(
-            run.diagnostics, run.params, args.out, fps=args.fps, still=args.still,
-            color_by=args.color_by, window_size=args.size, progress=progress(args.quiet),
-        )
+        if args.out is not None:
+            n = render_video(
+                run.diagnostics, run.params, args.out, fps=args.fps, speed=args.speed, hold=args.hold,
+                still=args.still, color_by=args.color_by, window_size=args.size,
+                progress=progress(args.quiet),
+            )
+            info(args.quiet, f"{n} frames ({n / args.fps:.1f} s) written to {args.out}")
+        else:
+            render_still(run.diagnostics, run.params, args.still, color_by=args.color_by, window_size=args.size)
+        if args.still is not None:
+            info(args.quiet, f"still written to {args.still}")
     except ValueError as exc:
         raise UsageError(f"{PROG} render: {exc}") from None
-    info(args.quiet, f"{n} frames written to {args.out}")
     return 0
