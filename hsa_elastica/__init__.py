@@ -66,6 +66,9 @@ _LAZY: dict[str, str] = {
     # steady states and run directories
     "SteadyStateResult": "hsa_elastica.robots.steady_state",
     "solve_steady_state": "hsa_elastica.robots.steady_state",
+    "solve_static": "hsa_elastica.robots.statics_api",
+    "solve_static_batch": "hsa_elastica.robots.statics_api",
+    "static_residual": "hsa_elastica.robots.statics_api",
     "save_run": "hsa_elastica.io.rundir",
     "load_run": "hsa_elastica.io.rundir",
     # rendering (pyvista, off screen)

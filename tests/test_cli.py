@@ -48,13 +48,14 @@ def test_console_script_declared() -> None:
 
 def test_steady_state_json_contract(quick_params: Path) -> None:
     r = _run("steady-state", "--angles", "0", "0", "0", "0", "--params", str(quick_params),
-             "--json", "-", "--max-time", "0.5")
+             "--json", "-", "--max-time", "0.5", "--dynamic")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)  # exactly one JSON object on stdout
     assert list(d) == [
         "actuation_angles_rad", "platform_position_m", "platform_quaternion_xyzw",
-        "rod_tip_positions_m", "converged", "sim_time_s", "wall_time_s",
+        "rod_tip_positions_m", "converged", "sim_time_s", "wall_time_s", "method",
     ]
+    assert d["method"] == "dynamic"
     assert d["actuation_angles_rad"] == [0.0, 0.0, 0.0, 0.0]
     assert np.asarray(d["platform_position_m"]).shape == (3,)
     assert np.asarray(d["platform_quaternion_xyzw"]).shape == (4,)
@@ -85,13 +86,13 @@ def test_reference_flag_same_result_as_fused_default(quick_params: Path, tmp_pat
     # tests/test_fast.py).  Asymmetric angles so the robot actually moves (>0.1 mm).
     angles = ["0.9", "-0.4", "0.3", "-0.7"]
     out = {}
-    for flag in ([], ["--reference"]):
+    for flag in (["--dynamic"], ["--dynamic", "--reference"]):
         path = tmp_path / f"ss{len(flag)}.json"
         code = main(["steady-state", "--angles", *angles, "--params", str(quick_params),
                      "--json", str(path), "--quiet", "--max-time", "0.03", *flag])
         assert code == 0
         out[len(flag)] = json.loads(path.read_text())
-    fast, ref = out[0], out[1]
+    fast, ref = out[1], out[2]
     assert fast["sim_time_s"] == ref["sim_time_s"]
     assert abs(ref["platform_position_m"][2] - 0.1015) > 1e-4
     for key in ("platform_position_m", "platform_quaternion_xyzw", "rod_tip_positions_m"):

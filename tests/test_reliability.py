@@ -288,7 +288,8 @@ def no_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
 BAD_CLI = [
     # (arguments, text the one-line message must contain); {tmp} is a fresh directory with a
     # file "afile", a run directory "oldrun" and parameter files
-    (["steady-state", "--angles", "1", "-1", "1", "-1", "--params", "{tmp}/dt1.yaml"], "simulation.dt"),
+    (["steady-state", "--angles", "1", "-1", "1", "-1", "--dynamic", "--params", "{tmp}/dt1.yaml"],
+     "simulation.dt"),
     (["primitive", "elongation", "--params", "{tmp}/dt05.yaml"], "simulation.dt"),
     (["primitive", "elongation", "--params", "{tmp}/dt2.yaml"], "simulation.dt"),
     (["primitive", "elongation", "--params", "{tmp}/dt100.yaml"], "simulation.dt"),

@@ -1,16 +1,25 @@
-"""``hsa-elastica steady-state``: the steady state of the robot for given motor angles."""
+"""``hsa-elastica steady-state``: the steady state of the robot for given motor angles.
+
+By default the static equations are solved (:func:`hsa_elastica.robots.statics_api.solve_static`,
+milliseconds per pose, falling back to dynamic relaxation if Newton fails); ``--dynamic`` runs
+the dynamic relaxation (:func:`hsa_elastica.robots.steady_state.solve_steady_state`).  A run
+directory (``--out DIR`` with ``--angles``) holds the recorded time series, so it implies
+``--dynamic``.  Batch mode: ``--angles-csv FILE --out FILE.csv|.parquet`` solves one pose per row
+(columns ``angle_0 .. angle_{n-1}``) and writes the JSON fields flattened, one row per pose.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 from hsa_elastica.cli.common import (
     PROG,
     REFERENCE_HELP,
     UsageError,
-    add_out_options,
     check_angles,
     check_output_file,
     check_params,
@@ -24,6 +33,7 @@ from hsa_elastica.cli.common import (
 )
 
 NAME = "steady-state"
+TABLE_SUFFIXES = (".csv", ".parquet")
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -31,70 +41,170 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     s = sub.add_parser(
         "steady-state",
         help="steady state of the robot for given motor angles",
-        description="Run the robot from rest to the given motor angles (ramped) and stop once "
-        "all node and platform speeds stay below tolerance for the settling window.",
+        description="Solve the static equilibrium of the robot at the given motor angles "
+        "(default), or run it from rest to those angles and stop once all node and platform "
+        "speeds stay below tolerance (--dynamic).",
     )
-    s.add_argument(
-        "--angles", type=float_arg, nargs="+", required=True, metavar="A",
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--angles", type=float_arg, nargs="+", metavar="A",
         help="one motor angle per rod in RADIANS (rotation of each rod base about its own +z "
         "axis, right-hand rule; rods at 45, 135, 225, 315 deg, handedness R, L, R, L)",
+    )
+    src.add_argument(
+        "--angles-csv", metavar="FILE",
+        help="batch mode: a CSV with columns angle_0 .. angle_{n-1} [rad], one pose per row; "
+        "needs --out FILE.csv or FILE.parquet",
     )
     s.add_argument("--params", metavar="FILE", help="robot parameters (.yaml/.yml/.toml)")
     s.add_argument(
         "--json", metavar="PATH", help="write the result as one JSON object to PATH ('-' = stdout)"
     )
-    add_out_options(s)
+    s.add_argument(
+        "--out", metavar="PATH",
+        help="with --angles: save a run directory (diagnostics, params, summary; implies "
+        "--dynamic); with --angles-csv: the result table (.csv or .parquet)",
+    )
+    s.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the run files in a --out directory that is not empty",
+    )
+    s.add_argument(
+        "--dynamic", action="store_true",
+        help="dynamic relaxation instead of the static solver (slower, about 1 s per pose)",
+    )
     s.add_argument(
         "--max-time", type=float_arg, metavar="S",
-        help="give up after S simulated seconds (default: ramp time + 3 s)",
+        help="--dynamic: give up after S simulated seconds (default: ramp time + 3 s)",
     )
     s.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")
-    s.add_argument("--reference", action="store_true", help=REFERENCE_HELP)
+    s.add_argument("--reference", action="store_true", help=REFERENCE_HELP + " (implies --dynamic)")
+
+
+def flatten(result: Any) -> dict[str, Any]:
+    """The JSON fields of a result as flat columns (``platform_position_m_0``, ...)."""
+    row: dict[str, Any] = {}
+    for key, value in result.to_json_dict().items():
+        if isinstance(value, list):
+            flat = [v for item in value for v in (item if isinstance(item, list) else [item])]
+            if key == "rod_tip_positions_m":
+                for i, item in enumerate(value):
+                    for a, v in zip("xyz", item):
+                        row[f"{key}_{i}_{a}"] = v
+            else:
+                for i, v in enumerate(flat):
+                    row[f"{key}_{i}"] = v
+        else:
+            row[key] = value
+    return row
+
+
+def _batch(args: argparse.Namespace, params: Any) -> int:
+    import numpy as np
+    import pandas as pd
+
+    if args.out is None or Path(args.out).suffix.lower() not in TABLE_SUFFIXES:
+        raise UsageError(f"{PROG} steady-state: --angles-csv needs --out FILE.csv or FILE.parquet")
+    try:
+        table = pd.read_csv(args.angles_csv)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{PROG} steady-state: cannot read --angles-csv {args.angles_csv}: {exc}") from None
+    cols = [f"angle_{i}" for i in range(params.n_rods)]
+    missing = [c for c in cols if c not in table.columns]
+    if missing:
+        raise UsageError(
+            f"{PROG} steady-state: --angles-csv {args.angles_csv} lacks column(s) {', '.join(missing)}"
+        )
+    try:
+        angles = table[cols].to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        raise UsageError(f"{PROG} steady-state: --angles-csv {args.angles_csv}: angles must be numbers") from None
+    bad = np.nonzero(~np.all(np.isfinite(angles), axis=1))[0]
+    if bad.size:
+        raise UsageError(
+            f"{PROG} steady-state: --angles-csv {args.angles_csv}: row {int(bad[0]) + 2} has a "
+            "missing or non-finite angle"
+        )
+    if args.dynamic or args.reference:
+        from hsa_elastica.robots.steady_state import solve_steady_state
+
+        check_params(params, _duration(args, params), False)
+
+        results = [solve_steady_state(params, a, max_time=args.max_time, record=False,
+                                      fast=not args.reference) for a in angles]
+    else:
+        from hsa_elastica.robots.statics_api import solve_static_batch
+
+        results = solve_static_batch(params, angles)
+    df = pd.DataFrame([flatten(r) for r in results])
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".csv":
+        df.to_csv(out, index=False)
+    else:
+        df.to_parquet(out, index=False)
+    if not args.quiet:
+        n_static = sum(r.method == "static" for r in results)
+        print(f"{len(results)} poses ({n_static} static, {len(results) - n_static} dynamic) -> {out}")
+    return 0
+
+
+def _duration(args: argparse.Namespace, params: Any) -> float:
+    """Simulated time [s] of a dynamic run: --max-time or ramp + 3 s."""
+    return args.max_time if args.max_time is not None else params.simulation.ramp_time + 3.0
 
 
 def run(args: argparse.Namespace) -> int:
     params = load_robot_params(args.params)
+    if args.max_time is not None and not (math.isfinite(args.max_time) and args.max_time > 0):
+        raise UsageError(f"{PROG} steady-state: --max-time = {args.max_time} is invalid: must be > 0 (s)")
+    if args.angles_csv is not None:
+        return _batch(args, params)
     if len(args.angles) != params.n_rods:
         raise UsageError(
             f"{PROG} steady-state: --angles needs exactly {params.n_rods} values (one per rod, rad), "
             f"got {len(args.angles)}"
         )
     check_angles(args.angles, "--angles")
-    if args.max_time is not None and not args.max_time > 0:
-        raise UsageError(f"{PROG} steady-state: --max-time = {args.max_time} is invalid: must be > 0 (s)")
-    # every input and output is checked before simulating
+    if args.out is not None and Path(args.out).suffix.lower() in TABLE_SUFFIXES:
+        raise UsageError(f"{PROG} steady-state: --out {args.out}: a table needs --angles-csv")
+    # every input and output is checked before solving
     check_output_file(args.json, "--json")
-    check_run_dir(args.out, args.overwrite)
-    duration = args.max_time if args.max_time is not None else params.simulation.ramp_time + 3.0
-    check_params(params, duration, args.out is not None)
-    try:
-        result = solve(
-            params,
-            args.angles,
-            out=args.out,
-            quiet=args.quiet,
-            max_time=args.max_time,
-            record=args.out is not None,
-            progress=progress(args.quiet),
-            fast=not args.reference,
-        )
-    except Exception as exc:  # a diverged run still writes its (not converged) JSON
-        partial = getattr(exc, "result", None)
-        if partial is not None:
-            _write_json(args.json, partial)
-        raise
+    if args.dynamic or args.reference or args.out is not None:
+        check_run_dir(args.out, args.overwrite)
+        check_params(params, _duration(args, params), args.out is not None)
+        try:
+            result = solve(
+                params,
+                args.angles,
+                out=args.out,
+                quiet=args.quiet,
+                max_time=args.max_time,
+                record=args.out is not None,
+                progress=progress(args.quiet),
+                fast=not args.reference,
+            )
+        except Exception as exc:  # a diverged run still writes its (not converged) JSON
+            partial = getattr(exc, "result", None)
+            if partial is not None:
+                _write_json(args.json, partial)
+            raise
+    else:
+        from hsa_elastica.robots.statics_api import solve_static
+
+        result = solve_static(params, args.angles)
     _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
-        print(describe(result))
+        print(describe(result) + f" [{result.method}]")
     finish_run(result, params, out=args.out, quiet=args.quiet or args.json == "-")
     return 0
 
 
-def _write_json(path: str | None, result: object) -> None:
+def _write_json(path: str | None, result: Any) -> None:
     """The ``--json`` object to stdout (``-``) or, written atomically, to ``path``."""
     if path is None:
         return
-    payload = json.dumps(result.to_json_dict())  # type: ignore[attr-defined]
+    payload = json.dumps(result.to_json_dict())
     if path == "-":
         print(payload)
         return

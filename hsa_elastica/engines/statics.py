@@ -1,0 +1,509 @@
+"""Static equilibrium of a compiled HSA model: Newton on the residual of the dynamic model.
+
+The residual is the right-hand side of the equations of motion at rest, evaluated by the one
+force evaluation of the package, :func:`hsa_elastica.physics.forces.evaluate_forces` (motor
+angles, auxetic rest configuration Eq. 2-5, rods' internal forces and couples, platform joints
+Eq. 6-7, gravity).  With all velocities zero the damping, Lagrangian-transport and
+unsteady-dilatation terms vanish, so the unknowns are
+
+* the positions [m] of the rod nodes not held by a motor boundary condition (3 per node),
+* a rotation-vector increment [rad] per rod element not held by a motor (3 per element),
+  applied as PyElastica's kinematic update does (``Q <- R(dtheta) Q``, ``dtheta`` in the
+  element's local frame), so that it is power-conjugate to the local couple,
+* the position [m] and a rotation increment [rad] of each rigid body (the platform),
+
+and the residual rows are the net force on each free node (``internal_forces +
+external_forces``, N), the net couple on each free element (``internal_torques +
+external_torques``, local frame, N m) and the external force [N] / torque [N m, body frame] on
+each body.  The Jacobian ``J = dF/dx`` is assembled by forward differences with column
+colouring (the sparsity pattern is found once per model by perturbing each unknown alone at a
+randomly perturbed pose); Newton steps are solved by sparse LU (``scipy.sparse.linalg``).
+
+Stability: the linearised dynamics about an equilibrium are ``M dx'' = J dx`` (``M`` = node
+masses, element and body second moments of inertia), so a pose is stable when every eigenvalue
+of ``M^-1 K`` (``K = -J``, the tangent stiffness, not symmetric: the auxetic law is not derived
+from a potential) has a positive real part.  :meth:`StaticSolver.stability` returns the smallest
+real part among the eigenvalues of ``M^-1 K`` closest to zero [1/s^2] (shift-invert Arnoldi);
+a negative value is a divergence (buckling) mode.
+
+The twist filter of the coupling (``twist_filter_time``) is a dynamic regularisation: the
+solver uses a copy of the coupling table with the filter off, i.e. the unfiltered strain.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
+from hsa_elastica.engines.statics_kernels import (
+    FD_STEP_POSITION,
+    FD_STEP_ROTATION,
+    KIND_BODY_POS,
+    KIND_BODY_ROT,
+    KIND_ELEMENT,
+    KIND_NODE,
+    apply_increment,
+    fd_jacobian,
+    residual,
+)
+from hsa_elastica.physics.rod_kernels import rod_work
+
+__all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
+
+# --------------------------------------------------------------------------------------------
+# solver
+# --------------------------------------------------------------------------------------------
+@dataclass
+class StaticOutcome:
+    """Result of :meth:`StaticSolver.solve` (the state is left in the model's arrays).
+
+    ``residual_force_N`` / ``residual_torque_Nm``: max-norm of the force / couple rows at the
+    end; ``min_eigenvalue``: smallest real part of the eigenvalues of ``M^-1 K`` near zero
+    [1/s^2] (nan when not computed); ``stable``: ``min_eigenvalue > 0``; ``branch_switched``:
+    the symmetric solution was unstable and the solver moved to a buckled branch.
+    """
+
+    converged: bool
+    iterations: int
+    residual_force_N: float
+    residual_torque_Nm: float
+    stable: bool | None = None
+    min_eigenvalue: float = float("nan")
+    branch_switched: bool = False
+    message: str = ""
+    angles: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+
+class StaticSolver:
+    """Newton solver for the static equilibrium of a :class:`CompiledModel` (see module doc).
+
+    The model must be fresh (built, finalized, never stepped): construction captures the joints'
+    rest orientation at the assembly pose, as the first dynamic step does, and zeroes the
+    velocities.  The solver then owns the model's state arrays.
+
+    ``tol_force`` [N] / ``tol_torque`` [N m]: max-norm convergence bounds (defaults 1e-8 N and
+    1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
+    """
+
+    def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
+                 tol_torque: float = 1e-9, check_only: bool = False) -> None:
+        fresh = not bool(model.joints.initialized.any())
+        if not fresh and not check_only:
+            raise FastPathUnsupported("StaticSolver needs a fresh compiled model (never evaluated)")
+        self.model = model
+        self.tol_force = float(tol_force)
+        self.tol_torque = float(tol_torque)
+        self.couplings = model.couplings._replace(
+            filter_time=np.zeros_like(model.couplings.filter_time)
+        )
+        rod, body = model.rod_arrays, model.body_arrays
+        for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
+            arr[:] = 0.0
+        self.n_motors = int(model.motors.node.shape[0])
+        self._layout()
+        self.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
+        self.status = np.zeros(4)
+        self.scratch = np.empty((3, 3, 1))
+        self.f = np.zeros(self.n)
+        self.f1 = np.zeros(self.n)
+        # joints' rest orientation at the assembly pose (motor angles 0)
+        if fresh:
+            self.evaluate(np.zeros(self.n_motors))
+        if check_only:
+            return  # residual evaluations only (no Jacobian)
+        self._pattern_and_colors()
+        self.angles = np.zeros(self.n_motors)
+
+    # -- layout ------------------------------------------------------------------------------
+    def _layout(self) -> None:
+        rod, body, m = self.model.rod_arrays, self.model.body_arrays, self.model.motors
+        ghost_e = np.asarray(rod.ghost_elems_idx, dtype=np.int64)
+        ghost_n = ghost_e[::2] + 1
+        nodes = np.setdiff1d(np.arange(rod.position.shape[1]), np.concatenate([ghost_n, m.node]))
+        elems = np.setdiff1d(np.arange(rod.director.shape[2]), np.concatenate([ghost_e, m.element]))
+        nb = body.position.shape[1]
+        kind, index, comp = [], [], []
+        for k, idx in ((KIND_NODE, nodes), (KIND_ELEMENT, elems)):
+            for i in idx:
+                kind += [k] * 3
+                index += [int(i)] * 3
+                comp += [0, 1, 2]
+        for b in range(nb):
+            kind += [KIND_BODY_POS] * 3 + [KIND_BODY_ROT] * 3
+            index += [b] * 6
+            comp += [0, 1, 2, 0, 1, 2]
+        self.kind = np.array(kind, dtype=np.int64)
+        self.index = np.array(index, dtype=np.int64)
+        self.comp = np.array(comp, dtype=np.int64)
+        self.n = int(self.kind.shape[0])
+        rot = (self.kind == KIND_ELEMENT) | (self.kind == KIND_BODY_ROT)
+        self.is_torque = rot
+        self.steps = np.where(rot, FD_STEP_ROTATION, FD_STEP_POSITION)
+        # inertia of each unknown (stability): node mass [kg], element J/e [kg m^2], body m, J
+        mass = np.empty(self.n)
+        for j in range(self.n):
+            k, i, a = self.kind[j], self.index[j], self.comp[j]
+            if k == KIND_NODE:
+                mass[j] = rod.mass[i]
+            elif k == KIND_ELEMENT:
+                mass[j] = rod.mass_second_moment_of_inertia[a, a, i]
+            elif k == KIND_BODY_POS:
+                mass[j] = body.mass[i]
+            else:
+                mass[j] = body.mass_second_moment_of_inertia[a, a, i]
+        self.inertia = mass
+        # merit weights: 1 N ~ 0.01 N m (rod radius scale)
+        self.weights = np.where(rot, 100.0, 1.0)
+
+    # -- evaluations ---------------------------------------------------------------------------
+    def _args(self) -> tuple[Any, ...]:
+        m = self.model
+        return (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
+                m.body_gravity, m.sync_program, m.values_program, self.work, self.status,
+                self.kind, self.index, self.comp)
+
+    def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
+                 ) -> NDArray[np.float64]:
+        """Residual at the current state for motor ``angles`` [rad] (forces N, couples N m)."""
+        f = self.f if out is None else out
+        ok = residual(np.asarray(angles, dtype=np.float64), *self._args(), f)  # type: ignore[call-arg]
+        if not ok:
+            f[:] = np.nan
+        return f
+
+    def norms(self, f: NDArray[np.float64]) -> tuple[float, float]:
+        """Max-norms of the force rows [N] and of the couple rows [N m]."""
+        af = np.abs(f)
+        return float(af[~self.is_torque].max(initial=0.0)), float(af[self.is_torque].max(initial=0.0))
+
+    def jacobian(self, angles: NDArray[np.float64], f0: NDArray[np.float64]) -> sp.csc_matrix:
+        """Forward-difference ``dF/dx`` (CSC) at the current state, ``f0`` its residual."""
+        fd_jacobian(  # type: ignore[call-arg]
+            np.asarray(angles, dtype=np.float64), *self._args(), self.steps,
+                    self.color_ptr, self.color_cols, self.indptr, self.indices, f0, self.f1,
+                    self.saved, self.data, self.scratch)
+        return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
+
+    def save_state(self) -> tuple[NDArray[np.float64], ...]:
+        m = self.model
+        return (m.rod_arrays.position.copy(), m.rod_arrays.director.copy(),
+                m.body_arrays.position.copy(), m.body_arrays.director.copy())
+
+    def restore_state(self, s: tuple[NDArray[np.float64], ...]) -> None:
+        m = self.model
+        self._lu = None
+        m.rod_arrays.position[:] = s[0]
+        m.rod_arrays.director[:] = s[1]
+        m.body_arrays.position[:] = s[2]
+        m.body_arrays.director[:] = s[3]
+
+    def move(self, dx: NDArray[np.float64], scale: float = 1.0) -> None:
+        """Move the state by ``scale * dx`` (layout of the unknowns)."""
+        m = self.model
+        apply_increment(np.asarray(dx, dtype=np.float64), float(scale), m.rod_arrays,
+                        m.body_arrays, self.kind, self.index, self.comp, self.scratch)
+
+    # -- sparsity pattern and colouring -----------------------------------------------------
+    def _pattern_and_colors(self) -> None:
+        """Sparsity of ``dF/dx`` from dense differences at two randomly perturbed poses (with
+        the strain clipping of the coupling lifted, so no dependency hides behind a clip),
+        then a greedy colouring of the columns (two columns share a colour if no row needs
+        both)."""
+        n = self.n
+        saved_state = self.save_state()
+        unclipped = self.couplings._replace(
+            eps_min=np.full_like(self.couplings.eps_min, -np.inf),
+            eps_max=np.full_like(self.couplings.eps_max, np.inf),
+        )
+        keep = self.couplings
+        self.couplings = unclipped
+        self.indptr = np.arange(0, n * n + 1, n, dtype=np.int64)
+        self.indices = np.tile(np.arange(n, dtype=np.int64), n)
+        self.data = np.zeros(n * n)
+        self.color_ptr = np.arange(n + 1, dtype=np.int64)
+        self.color_cols = np.arange(n, dtype=np.int64)
+        self.saved = np.zeros((n, 3, 3))
+        rng = np.random.default_rng(12345)
+        pattern = np.zeros((n, n), dtype=bool)
+        try:
+            for _ in range(2):
+                self.restore_state(saved_state)
+                dx = np.where(self.is_torque, 1e-2, 1e-4) * rng.standard_normal(n)
+                self.move(dx)
+                f0 = self.evaluate(np.full(self.n_motors, 0.3)).copy()
+                self.jacobian(np.full(self.n_motors, 0.3), f0)
+                pattern |= self.data.reshape(n, n).T != 0.0
+        finally:
+            self.couplings = keep
+            self.restore_state(saved_state)
+        pattern |= np.eye(n, dtype=bool)
+        csc = sp.csc_matrix(pattern)
+        csc.sort_indices()
+        self.indptr = csc.indptr.astype(np.int64)
+        self.indices = csc.indices.astype(np.int64)
+        self.data = np.zeros(self.indices.shape[0])
+        conflict = (csc.T @ csc).tocsr()
+        colors = -np.ones(n, dtype=np.int64)
+        for j in range(n):
+            nb = conflict.indices[conflict.indptr[j] : conflict.indptr[j + 1]]
+            used = set(colors[nb].tolist())
+            c = 0
+            while c in used:
+                c += 1
+            colors[j] = c
+        order = np.argsort(colors, kind="stable")
+        counts = np.bincount(colors)
+        self.color_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.color_cols = order.astype(np.int64)
+        self.n_colors = int(counts.shape[0])
+        self.saved = np.zeros((n, 3, 3))
+
+    # -- Newton ----------------------------------------------------------------------------
+    def converged(self, f: NDArray[np.float64]) -> bool:
+        fn, tn = self.norms(f)
+        return fn <= self.tol_force and tn <= self.tol_torque
+
+    def _merit(self, f: NDArray[np.float64]) -> float:
+        v = float(np.linalg.norm(self.weights * f))
+        return v if math.isfinite(v) else math.inf
+
+    def newton(self, angles: NDArray[np.float64], *, max_iter: int = 40,
+               shift: float = 0.0) -> tuple[bool, int]:
+        """Damped Newton from the current state at ``angles`` [rad]; returns (converged, iterations).
+
+        ``shift`` > 0 [1/s^2] solves ``(K + shift M) dx = F`` instead (pseudo-transient
+        continuation: a heavily damped implicit step of the dynamics, which moves away from
+        unstable equilibria); the shift is reduced as the residual falls and is zero near
+        the solution.
+        """
+        a = np.asarray(angles, dtype=np.float64)
+        f = self.evaluate(a).copy()
+        merit = self._merit(f)
+        sigma = float(shift)
+        peak = merit
+        for it in range(max_iter):
+            if self.converged(f):
+                return True, it
+            if not math.isfinite(merit):
+                return False, it
+            jac = self.jacobian(a, f)
+            if sigma > 0.0:
+                jac = jac - sp.diags(sigma * self.inertia, format="csc")
+            try:
+                lu = spla.splu(jac, permc_spec="MMD_AT_PLUS_A")
+                dx = lu.solve(-f)
+            except (RuntimeError, ValueError):
+                return False, it
+            if not np.all(np.isfinite(dx)):
+                return False, it
+            # at most 0.3 rad of rotation and 5 mm of displacement per unknown and iteration
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            alpha = 1.0 / big
+            state = self.save_state()
+            while True:
+                self.move(dx, alpha)
+                f_new = self.evaluate(a)
+                m_new = self._merit(f_new)
+                if m_new < (1.0 - 1e-4 * alpha) * merit or (sigma > 0.0 and math.isfinite(m_new)):
+                    break
+                self.restore_state(state)
+                alpha *= 0.5
+                if alpha < 1e-4:
+                    return False, it
+            self._lu = lu if sigma == 0.0 else None
+            if sigma > 0.0:
+                # the shift stays until the residual fell 1e3-fold from its peak (a smaller
+                # shift too early lets Newton fall back onto the unstable pose), then Newton
+                peak = max(peak, m_new)
+                sigma = 0.0 if m_new < 1e-3 * peak else sigma
+            f = f_new.copy()
+            merit = m_new
+            if sigma == 0.0:
+                f, merit = self._chord(a, lu, f, merit)
+        return self.converged(f), max_iter
+
+    def _chord(self, a: NDArray[np.float64], lu: Any, f: NDArray[np.float64], merit: float
+               ) -> tuple[NDArray[np.float64], float]:
+        """Up to four more steps with the same factorisation, each kept only if it divides the
+        residual by 4 or more (a Jacobian costs ~40 residuals, a chord step one)."""
+        for _ in range(4):
+            if self.converged(f):
+                break
+            dx = lu.solve(-f)
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            if big > 1.0 or not np.all(np.isfinite(dx)):
+                break
+            state = self.save_state()
+            self.move(dx)
+            f_new = self.evaluate(a)
+            m_new = self._merit(f_new)
+            if not m_new < 0.25 * merit:
+                self.restore_state(state)
+                self._lu = lu
+                break
+            f, merit = f_new.copy(), m_new
+        return f, merit
+
+    def predict(self, a_from: NDArray[np.float64], a_to: NDArray[np.float64]) -> None:
+        """Tangent predictor: move an equilibrium at ``a_from`` by ``dx/da (a_to - a_from)``,
+        ``dx/da = -J^-1 dF/da`` (``dF/da`` by forward differences, J from the last Newton
+        factorisation or a new one)."""
+        da = np.asarray(a_to, dtype=np.float64) - np.asarray(a_from, dtype=np.float64)
+        if not np.any(da):
+            return
+        a = np.asarray(a_from, dtype=np.float64).copy()
+        f0 = self.evaluate(a).copy()
+        if not np.all(np.isfinite(f0)):
+            return
+        h = 1e-6
+        dfda = np.zeros(self.n)
+        for i in np.nonzero(da)[0]:
+            a[i] += h
+            dfda += (self.evaluate(a) - f0) * (da[i] / h)
+            a[i] -= h
+        lu = getattr(self, "_lu", None)
+        try:
+            if lu is None:
+                lu = spla.splu(self.jacobian(a, f0), permc_spec="MMD_AT_PLUS_A")
+            dx = lu.solve(-dfda)
+        except (RuntimeError, ValueError):
+            return
+        if not np.all(np.isfinite(dx)):
+            return
+        big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 1.0,
+                  float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.02, 1.0)
+        self.move(dx, 1.0 / big)
+
+    # -- stability ---------------------------------------------------------------------------
+    def stability(self, angles: NDArray[np.float64], k: int = 3, *, vectors: bool = True
+                  ) -> tuple[float, NDArray[np.float64]]:
+        """Smallest real part [1/s^2] among the ``k`` eigenvalues of ``M^-1 K`` nearest zero
+        (shift-invert Arnoldi on the similar matrix ``M^-1/2 K M^-1/2`` with the last Newton
+        factorisation when there is one) and its eigenvector (unknowns' layout, real part;
+        empty with ``vectors=False``), at the current state."""
+        a = np.asarray(angles, dtype=np.float64)
+        lu = getattr(self, "_lu", None)
+        if lu is None:
+            f = self.evaluate(a).copy()
+            lu = spla.splu(self.jacobian(a, f), permc_spec="MMD_AT_PLUS_A")
+            self._lu = lu
+        s = 1.0 / np.sqrt(self.inertia)
+        n = self.n
+        # A = S K S with K = -J:  A^-1 v = -S^-1 J^-1 S^-1 v
+        op_inv = spla.LinearOperator((n, n), matvec=lambda v: -lu.solve(np.ravel(v) / s) / s,
+                                     dtype=np.float64)
+        # A itself is only needed by ARPACK's interface in shift-invert mode (never applied)
+        dummy = spla.LinearOperator((n, n), matvec=lambda v: np.zeros(n), dtype=np.float64)
+        rng = np.random.default_rng(0)
+        try:
+            res = spla.eigs(dummy, k=k, sigma=0.0, which="LM", OPinv=op_inv,
+                            return_eigenvectors=vectors, v0=rng.standard_normal(n), tol=1e-6)
+        except (RuntimeError, ValueError, spla.ArpackNoConvergence):
+            jac = self.jacobian(a, self.evaluate(a).copy())
+            dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()
+            vals, vecs = np.linalg.eig(dense)
+            res = (vals, vecs) if vectors else vals
+        vals = res[0] if vectors else res
+        i = int(np.argmin(np.real(vals)))
+        vec = np.asarray(res[1][:, i].real * s) if vectors else np.zeros(0)
+        return float(np.real(vals[i])), vec
+
+    # -- continuation --------------------------------------------------------------------------
+    def solve(self, target: NDArray[np.float64], *, start: NDArray[np.float64] | None = None,
+              steps: int = 1, max_halvings: int = 6, check_stability: bool = True,
+              branch_rule: Any = None) -> StaticOutcome:
+        """Equilibrium at motor angles ``target`` [rad] by continuation from the current state
+        (an equilibrium at angles ``start``, default the last solved angles) in ``steps``
+        equal increments (halved on failure), then the stability test and, if unstable, a
+        switch to a stable branch (``branch_rule(solver, candidates)`` picks among the stable
+        candidates, default: the first).
+        """
+        target = np.asarray(target, dtype=np.float64)
+        a0 = self.angles.copy() if start is None else np.asarray(start, dtype=np.float64)
+        total_it = 0
+        s_done, ds = 0.0, 1.0 / max(int(steps), 1)
+        halvings = 0
+        while s_done < 1.0 - 1e-12:
+            s_next = min(1.0, s_done + ds)
+            state = self.save_state()
+            self.predict(a0 + s_done * (target - a0), a0 + s_next * (target - a0))
+            ok, it = self.newton(a0 + s_next * (target - a0))
+            total_it += it
+            if ok:
+                s_done = s_next
+                self.angles = a0 + s_done * (target - a0)
+                continue
+            self.restore_state(state)
+            halvings += 1
+            if halvings > max_halvings:
+                fn, tn = self.norms(self.evaluate(target))
+                return StaticOutcome(False, total_it, fn, tn, message="continuation failed",
+                                     angles=target)
+            ds *= 0.5
+        self.angles = target.copy()
+        fn, tn = self.norms(self.evaluate(target))
+        out = StaticOutcome(True, total_it, fn, tn, angles=target)
+        if check_stability:
+            self._stabilize(out, branch_rule)
+        return out
+
+    def _stabilize(self, out: StaticOutcome, branch_rule: Any) -> None:
+        lam, _ = self.stability(out.angles, vectors=False)
+        out.min_eigenvalue, out.stable = lam, lam > 0.0
+        if out.stable:
+            return
+        lam, vec = self.stability(out.angles)
+        base = self.save_state()
+        candidates = []
+        rot = np.abs(vec[self.is_torque]).max(initial=0.0)
+        amp = 0.02 / max(rot, 1e-300)  # 0.02 rad of the largest rotation along the mode
+        for sign in (1.0, -1.0):
+            self.restore_state(base)
+            self.move(vec, sign * amp)
+            ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
+            out.iterations += it
+            if not ok:
+                continue
+            lam2, _ = self.stability(out.angles, vectors=False)
+            if lam2 > 0.0:
+                candidates.append((self.save_state(), lam2))
+        if not candidates:
+            self.restore_state(base)
+            out.message = "unstable equilibrium; no stable branch found"
+            return
+        pick = 0 if branch_rule is None else int(branch_rule(self, [c[0] for c in candidates]))
+        self.restore_state(candidates[pick][0])
+        out.min_eigenvalue, out.stable, out.branch_switched = candidates[pick][1], True, True
+        out.residual_force_N, out.residual_torque_Nm = self.norms(self.evaluate(out.angles))
+
+
+def copy_model(model: CompiledModel) -> CompiledModel:
+    """A deep copy of a compiled model's arrays and tables (the state included)."""
+    import dataclasses
+
+    def dup(t: Any) -> Any:
+        return type(t)(*[np.array(a, copy=True) for a in t])
+
+    return dataclasses.replace(
+        model, rod_arrays=dup(model.rod_arrays), body_arrays=dup(model.body_arrays),
+        couplings=dup(model.couplings), joints=dup(model.joints), motors=dup(model.motors),
+        rod_dampers=dup(model.rod_dampers), body_dampers=dup(model.body_dampers),
+        rod_gravity=dup(model.rod_gravity), body_gravity=dup(model.body_gravity),
+    )
+
+
+def model_residual(model: CompiledModel, angles: NDArray[np.float64]) -> tuple[float, float]:
+    """Max-norms of the static residual (forces [N], couples [N m]) of ``model``'s current
+    pose at motor ``angles`` [rad], velocities taken as zero.  Works on a copy: the model is
+    not modified.  A model never evaluated gets its joints' rest orientation from this pose."""
+    solver = StaticSolver(copy_model(model), check_only=True)
+    return solver.norms(solver.evaluate(np.asarray(angles, dtype=np.float64)))

@@ -1,0 +1,205 @@
+"""Numba kernels of the static solver (:mod:`hsa_elastica.engines.statics`).
+
+:func:`residual` is the net force [N] / couple [N m] on every unknown of a compiled model at
+rest, from :func:`hsa_elastica.physics.forces.evaluate_forces`; :func:`apply_increment` moves
+the state along a vector of unknowns (rotations with the kinematic-update kernel, as the
+dynamics turn elements); :func:`fd_jacobian` is the column-coloured forward-difference
+Jacobian of :func:`residual`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.physics.forces import evaluate_forces
+from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
+from hsa_elastica.physics.tables import (
+    BodyBlockArrays,
+    CouplingTable,
+    GravityTable,
+    JointTable,
+    MotorTable,
+    RodBlockArrays,
+)
+
+__all__ = ["residual", "apply_increment", "fd_jacobian", "KIND_NODE", "KIND_ELEMENT",
+           "KIND_BODY_POS", "KIND_BODY_ROT"]
+
+KIND_NODE = 0
+KIND_ELEMENT = 1
+KIND_BODY_POS = 2
+KIND_BODY_ROT = 3
+
+#: forward-difference steps: position [m] and rotation [rad] (~sqrt(eps) of the unit scale
+#: 0.1 m / 1 rad, so truncation and round-off errors are both ~1e-8 relative)
+FD_STEP_POSITION = 1e-8
+FD_STEP_ROTATION = 1e-7
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernels
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def _rotate(director: NDArray[np.float64], k: int, w0: float, w1: float, w2: float,
+            scratch: NDArray[np.float64]) -> None:
+    """``director[:, :, k] <- R(w) director[:, :, k]`` with the kinematic-update kernel."""
+    omega = np.empty((3, 1))
+    omega[0, 0] = w0
+    omega[1, 0] = w1
+    omega[2, 0] = w2
+    nothing = np.empty((3, 0))
+    kinematic_update_inplace(1.0, nothing, director[:, :, k : k + 1], nothing, omega, scratch)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def residual(
+    angles: NDArray[np.float64],
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    couplings: CouplingTable,
+    joints: JointTable,
+    motors: MotorTable,
+    rod_gravity: GravityTable,
+    body_gravity: GravityTable,
+    sync_program: NDArray[np.int64],
+    values_program: NDArray[np.int64],
+    work: Any,
+    status: NDArray[np.float64],
+    kind: NDArray[np.int64],
+    index: NDArray[np.int64],
+    comp: NDArray[np.int64],
+    out: NDArray[np.float64],
+) -> bool:
+    """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
+    rod.external_forces[:] = 0.0
+    rod.external_torques[:] = 0.0
+    body.external_forces[:] = 0.0
+    body.external_torques[:] = 0.0
+    ok = evaluate_forces(
+        0.0, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
+        sync_program, values_program, work, status,
+    )
+    for j in range(kind.shape[0]):
+        i = index[j]
+        a = comp[j]
+        k = kind[j]
+        if k == KIND_NODE:
+            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
+        elif k == KIND_ELEMENT:
+            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
+        elif k == KIND_BODY_POS:
+            out[j] = body.external_forces[a, i]
+        else:
+            out[j] = body.external_torques[a, i]
+    return ok  # type: ignore[no-any-return]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_increment(
+    dx: NDArray[np.float64],
+    scale: float,
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    kind: NDArray[np.int64],
+    index: NDArray[np.int64],
+    comp: NDArray[np.int64],
+    scratch: NDArray[np.float64],
+) -> None:
+    """Move the state by ``scale * dx`` (positions added, rotations applied per element/body;
+    the three components of one rotation are consecutive unknowns)."""
+    j = 0
+    n = kind.shape[0]
+    while j < n:
+        k = kind[j]
+        i = index[j]
+        if k == KIND_NODE:
+            rod.position[comp[j], i] += scale * dx[j]
+            j += 1
+        elif k == KIND_BODY_POS:
+            body.position[comp[j], i] += scale * dx[j]
+            j += 1
+        elif k == KIND_ELEMENT:
+            _rotate(rod.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
+            j += 3
+        else:
+            _rotate(body.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
+            j += 3
+
+
+@njit(cache=True)  # type: ignore[misc]
+def fd_jacobian(
+    angles: NDArray[np.float64],
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    couplings: CouplingTable,
+    joints: JointTable,
+    motors: MotorTable,
+    rod_gravity: GravityTable,
+    body_gravity: GravityTable,
+    sync_program: NDArray[np.int64],
+    values_program: NDArray[np.int64],
+    work: Any,
+    status: NDArray[np.float64],
+    kind: NDArray[np.int64],
+    index: NDArray[np.int64],
+    comp: NDArray[np.int64],
+    steps: NDArray[np.float64],
+    color_ptr: NDArray[np.int64],
+    color_cols: NDArray[np.int64],
+    indptr: NDArray[np.int64],
+    indices: NDArray[np.int64],
+    f0: NDArray[np.float64],
+    f1: NDArray[np.float64],
+    saved: NDArray[np.float64],
+    data: NDArray[np.float64],
+    scratch: NDArray[np.float64],
+) -> None:
+    """Forward-difference Jacobian ``dF/dx`` into ``data`` (CSC pattern ``indptr``/``indices``).
+
+    Columns of one colour (``color_cols[color_ptr[c]:color_ptr[c+1]]``) share no row and are
+    perturbed together; the state is restored exactly (saved copies) after each colour.
+    """
+    for c in range(color_ptr.shape[0] - 1):
+        for p in range(color_ptr[c], color_ptr[c + 1]):
+            j = color_cols[p]
+            i = index[j]
+            a = comp[j]
+            h = steps[j]
+            k = kind[j]
+            if k == KIND_NODE:
+                saved[p, 0, 0] = rod.position[a, i]
+                rod.position[a, i] += h
+            elif k == KIND_BODY_POS:
+                saved[p, 0, 0] = body.position[a, i]
+                body.position[a, i] += h
+            elif k == KIND_ELEMENT:
+                saved[p] = rod.director[:, :, i]
+                _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
+                        h if a == 2 else 0.0, scratch)
+            else:
+                saved[p] = body.director[:, :, i]
+                _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
+                        h if a == 2 else 0.0, scratch)
+        residual(angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
+                 sync_program, values_program, work, status, kind, index, comp, f1)
+        for p in range(color_ptr[c], color_ptr[c + 1]):
+            j = color_cols[p]
+            i = index[j]
+            a = comp[j]
+            k = kind[j]
+            if k == KIND_NODE:
+                rod.position[a, i] = saved[p, 0, 0]
+            elif k == KIND_BODY_POS:
+                body.position[a, i] = saved[p, 0, 0]
+            elif k == KIND_ELEMENT:
+                rod.director[:, :, i] = saved[p]
+            else:
+                body.director[:, :, i] = saved[p]
+            inv = 1.0 / steps[j]
+            for q in range(indptr[j], indptr[j + 1]):
+                r = indices[q]
+                data[q] = (f1[r] - f0[r]) * inv

@@ -1,0 +1,279 @@
+"""Steady states by solving the static equations: :func:`solve_static`, its batch form and
+:func:`static_residual`.
+
+The equilibrium solved is the one of the discrete model the dynamic paths integrate (same
+force evaluation, :mod:`hsa_elastica.engines.statics`), so a solved pose is the pose that
+:func:`~hsa_elastica.robots.steady_state.solve_steady_state` settles to, without the time
+integration: milliseconds instead of about a second per pose.
+
+Branches.  The twist primitives buckle: past a critical twist the symmetric pose is an unstable
+equilibrium and the robot settles on one of two mirror-image tilted poses.  The solver tests the
+stability of every solution (eigenvalues of ``M^-1 K``, see
+:meth:`~hsa_elastica.engines.statics.StaticSolver.stability`) and, on an unstable one, follows
+the unstable mode in both directions to the stable poses.  Which mirror pose the dynamics reach
+is decided by round-off-level asymmetries of the run (it changes with the twist magnitude), so
+no rule predicts it: by default the solver then runs the dynamic relaxation once and keeps the
+static pose nearest to the one the dynamics settled on (``mirror_branch="+y"`` skips that and
+takes the pose with the platform further toward +y).  Symmetric commands are always solved from
+the straight pose, so that the instability is seen.  A solve that does not converge, or ends on
+an unstable pose with no stable neighbour, falls back to dynamic relaxation
+(``method = "dynamic"`` in the result, and a warning is logged).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time as _time
+from collections import OrderedDict
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.compile import CompiledModel, compile_simulator
+from hsa_elastica.engines.statics import StaticOutcome, StaticSolver, model_residual
+from hsa_elastica.params import ParameterError, RobotParams
+from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
+from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.robots.steady_state import SteadyStateResult, solve_steady_state
+
+__all__ = ["solve_static", "solve_static_batch", "static_residual", "static_solver"]
+
+log = logging.getLogger(__name__)
+
+#: load steps of the continuation from the straight pose
+CONTINUATION_STEPS = 4
+
+_CACHE: "OrderedDict[RobotParams, tuple[StaticSolver, tuple[NDArray[np.float64], ...]]]" = (
+    OrderedDict()
+)
+
+
+def static_solver(params: RobotParams) -> tuple[StaticSolver, tuple[NDArray[np.float64], ...]]:
+    """A :class:`StaticSolver` of the robot ``params`` and its straight (assembly) state,
+    cached (the last four parameter sets)."""
+    if not isinstance(params, RobotParams):
+        raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
+    hit = _CACHE.get(params)
+    if hit is not None:
+        _CACHE.move_to_end(params)
+        return hit
+    robot = build_robot(params, [0.0] * params.n_rods, ramp=0.0, record=False, finalize=True)
+    solver = StaticSolver(compile_simulator(robot.simulator))
+    entry = (solver, solver.save_state())
+    _CACHE[params] = entry
+    while len(_CACHE) > 4:
+        _CACHE.popitem(last=False)
+    return entry
+
+
+def _check_angles(params: RobotParams, motor_angles: Any, name: str = "motor_angles"
+                  ) -> NDArray[np.float64]:
+    n = params.n_rods
+    try:
+        a = np.asarray(motor_angles, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"{name} = {motor_angles!r} is invalid: must be n_rods = {n} finite numbers (rad)"
+        ) from None
+    if a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise ParameterError(
+            f"{name} = {motor_angles!r} is invalid: must be n_rods = {n} finite numbers (rad)"
+        )
+    return a
+
+
+def _mirror_symmetric(params: RobotParams, angles: NDArray[np.float64]) -> bool:
+    """The command maps to itself under the half-turn of the rod layout (rod ``i`` -> rod
+    ``i + n/2``, same handedness): the pose may buckle onto one of two mirror branches."""
+    n = params.n_rods
+    if n % 2:
+        return False
+    h = np.asarray(params.handedness)
+    j = (np.arange(n) + n // 2) % n
+    return bool(np.all(h == h[j]) and np.all(angles == angles[j]))
+
+
+def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch: str) -> Any:
+    """Picks among the stable states found on both sides of an unstable symmetric pose."""
+
+    def by_y(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
+        keys = [(round(float(c[2][1, 0]), 9), round(float(c[2][0, 0]), 9)) for c in candidates]
+        return int(max(range(len(keys)), key=lambda i: keys[i]))
+
+    def by_dynamics(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
+        if len(candidates) == 1:
+            return 0
+        log.info("mirror branches at %s: asking the dynamic relaxation which one it reaches",
+                 np.array2string(angles, precision=4))
+        target = solve_steady_state(params, angles, record=False).platform_position_m
+        dist = [float(np.linalg.norm(c[2][:, 0] - target)) for c in candidates]
+        return int(np.argmin(dist))
+
+    if mirror_branch == "dynamic":
+        return by_dynamics
+    if mirror_branch == "+y":
+        return by_y
+    raise ParameterError(f"mirror_branch = {mirror_branch!r} is invalid: must be 'dynamic' or '+y'")
+
+
+def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float64],
+            out: StaticOutcome, wall: float) -> SteadyStateResult:
+    body = solver.model.body_arrays
+    rod = solver.model.rod_arrays
+    q = rotation_matrix_to_quaternion(np.ascontiguousarray(body.director[:, :, 0].T))
+    tips = rod.position[:, np.asarray(solver.model.joints.node)].T.copy()
+    return SteadyStateResult(
+        converged=bool(out.converged),
+        sim_time_s=0.0,
+        wall_time_s=float(wall),
+        motor_angles_rad=angles.copy(),
+        platform_position_m=body.position[:, 0].copy(),
+        platform_quaternion_xyzw=np.array(q, dtype=np.float64),
+        rod_tip_positions_m=tips,
+        max_node_speed_m_s=0.0,
+        max_platform_omega_rad_s=0.0,
+        settle_time_s=float("nan"),
+        n_steps=0,
+        params=params,
+        method="static",
+        iterations=int(out.iterations),
+        stable=out.stable,
+        state=(angles.copy(), solver.save_state()),
+    )
+
+
+def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
+               params: RobotParams, angles: NDArray[np.float64], warm: Any,
+               check_stability: bool, fallback: bool, mirror_branch: str) -> SteadyStateResult:
+    wall0 = _time.perf_counter()
+    out: StaticOutcome | None = None
+    rule = _branch_rule(params, angles, mirror_branch)
+    if warm is not None and not (check_stability and _mirror_symmetric(params, angles)):
+        # (a symmetric command is solved from the straight pose: continuing from a tilted
+        # neighbour could land on either mirror branch without any instability to detect)
+        solver.restore_state(warm[1])
+        out = solver.solve(angles, start=warm[0], steps=1, max_halvings=3,
+                           check_stability=check_stability, branch_rule=rule)
+    if out is None or not out.converged:
+        solver.restore_state(straight)
+        out = solver.solve(angles, start=np.zeros_like(angles), steps=CONTINUATION_STEPS,
+                           check_stability=check_stability, branch_rule=rule)
+    if out.converged and out.stable is not False:
+        return _result(solver, params, angles, out, _time.perf_counter() - wall0)
+    reason = out.message or "not converged"
+    if not fallback:
+        res = _result(solver, params, angles, out, _time.perf_counter() - wall0)
+        res.converged = False
+        return res
+    log.warning("static solve at motor angles %s: %s; falling back to dynamic relaxation",
+                np.array2string(angles, precision=4), reason)
+    dyn = solve_steady_state(params, angles, record=False)
+    dyn.wall_time_s = _time.perf_counter() - wall0
+    dyn.iterations = int(out.iterations)
+    return dyn
+
+
+def solve_static(
+    params: RobotParams,
+    motor_angles: Sequence[float] | NDArray[np.float64],
+    *,
+    initial: SteadyStateResult | None = None,
+    check_stability: bool = True,
+    fallback: bool = True,
+    mirror_branch: str = "dynamic",
+) -> SteadyStateResult:
+    """Static equilibrium of the robot ``params`` at ``motor_angles`` [rad] (one per rod).
+
+    Continuation from the straight pose in :data:`CONTINUATION_STEPS` load steps, or, with
+    ``initial`` (a result of this function for the same ``params``), Newton from that pose.
+    ``check_stability`` tests the solution and moves off unstable (symmetric buckling) poses;
+    ``fallback`` runs :func:`solve_steady_state` when the static solve fails (then
+    ``method = "dynamic"``).  ``mirror_branch``: how to choose between two mirror-image
+    buckled poses (symmetric twist commands): ``"dynamic"`` (default) runs the dynamic
+    relaxation once and keeps the static pose nearest to it, ``"+y"`` takes the pose whose
+    platform lies further toward +y without running the dynamics.  Returns a :class:`SteadyStateResult` with ``method = "static"``,
+    ``sim_time_s = 0``, ``iterations`` and ``stable``.
+
+    Raises ``ParameterError`` for invalid ``params`` or angles (wrong count, NaN).
+    """
+    solver, straight = static_solver(params)
+    angles = _check_angles(params, motor_angles)
+    warm = None
+    if initial is not None:
+        if not isinstance(initial, SteadyStateResult) or initial.state is None:
+            raise ParameterError(
+                f"initial = {initial!r} is invalid: must be a result of solve_static"
+            )
+        if initial.params != params:
+            raise ParameterError("initial is invalid: it was solved for other params")
+        warm = initial.state
+    return _solve_one(solver, straight, params, angles, warm, check_stability, fallback,
+                      mirror_branch)
+
+
+def solve_static_batch(
+    params: RobotParams,
+    angles_array: Sequence[Sequence[float]] | NDArray[np.float64],
+    *,
+    check_stability: bool = True,
+    fallback: bool = True,
+    mirror_branch: str = "dynamic",
+) -> list[SteadyStateResult]:
+    """:func:`solve_static` for each row of ``angles_array`` ((n_poses, n_rods) [rad]), each
+    started from the previous solution (from the straight pose if that fails)."""
+    solver, straight = static_solver(params)
+    try:
+        rows = np.asarray(angles_array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"angles_array is invalid: must be an (n_poses, {params.n_rods}) array of angles (rad)"
+        ) from None
+    if rows.ndim != 2 or rows.shape[1] != params.n_rods:
+        raise ParameterError(
+            f"angles_array has shape {rows.shape}: must be (n_poses, n_rods = {params.n_rods})"
+        )
+    checked = [_check_angles(params, r, f"angles_array[{k}]") for k, r in enumerate(rows)]
+    results: list[SteadyStateResult] = []
+    warm = None
+    for a in checked:
+        res = _solve_one(solver, straight, params, a, warm, check_stability, fallback,
+                         mirror_branch)
+        warm = res.state if res.method == "static" and res.converged else None
+        results.append(res)
+    return results
+
+
+def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = None) -> float:
+    """Max-norm of the static residual at the current pose of a robot [N and N m].
+
+    ``robot_or_model``: a :class:`~hsa_elastica.engines.fused.FastRobot` (after ``run``), a
+    fresh :class:`~hsa_elastica.robots.builders.Robot`, or a :class:`CompiledModel`.  The
+    residual is the largest net force on a free node [N] or net couple on a free element /
+    the platform [N m] with the velocities set to zero (on a copy; the robot is untouched),
+    at ``motor_angles`` [rad] (default: the motor schedules at the robot's present time).
+    A settled dynamic state has a residual of the order of the damping forces it still feels.
+    """
+    t = float(getattr(robot_or_model, "time", 0.0))
+    if isinstance(robot_or_model, CompiledModel):
+        model = robot_or_model
+    elif isinstance(getattr(robot_or_model, "model", None), CompiledModel):
+        model = robot_or_model.model
+    elif hasattr(robot_or_model, "simulator"):
+        model = compile_simulator(robot_or_model.simulator)
+    else:
+        raise ParameterError(
+            f"robot_or_model = {robot_or_model!r} is invalid: must be a FastRobot, Robot or "
+            "CompiledModel"
+        )
+    if motor_angles is None:
+        angles = np.array([float(bc.angle(t)) for bc in model.motor_bcs])
+    else:
+        angles = np.asarray(motor_angles, dtype=np.float64)
+        if angles.shape != (model.motors.node.shape[0],) or not np.all(np.isfinite(angles)):
+            raise ParameterError(
+                f"motor_angles = {motor_angles!r} is invalid: must be one finite angle per motor"
+            )
+    fn, tn = model_residual(model, angles)
+    return float(max(fn, tn)) if math.isfinite(fn + tn) else math.inf
