@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from hsa_elastica.spcs.kinematics import (
+from hsa_elastica.spcs import (
     SPCSModel,
     inverse_kinematics_gradient,
     inverse_kinematics_lm,

@@ -20,6 +20,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from hsa_elastica import _legacy
+
+_legacy.install()  # old flat module paths (hsa_elastica.fast, ...) import with a DeprecationWarning
+
 __version__ = "0.1.0"
 
 # name -> module, imported on first attribute access: ``import hsa_elastica`` (and so the
@@ -75,27 +79,41 @@ _LAZY: dict[str, str] = {
     "render_video": "hsa_elastica.io.render",
     "render_still": "hsa_elastica.io.render",
     # SPCS kinematics (Eq. 8-16)
-    "SPCSModel": "hsa_elastica.spcs.kinematics",
-    "IKResult": "hsa_elastica.spcs.kinematics",
-    "ErrorMetrics": "hsa_elastica.spcs.kinematics",
-    "KinematicsError": "hsa_elastica.spcs.kinematics",
-    "inverse_kinematics_lm": "hsa_elastica.spcs.kinematics",
-    "inverse_kinematics_gradient": "hsa_elastica.spcs.kinematics",
-    "error_metrics": "hsa_elastica.spcs.kinematics",
-    "rod_element_poses": "hsa_elastica.spcs.kinematics",
+    "SPCSModel": "hsa_elastica.spcs",
+    "IKResult": "hsa_elastica.spcs",
+    "ErrorMetrics": "hsa_elastica.spcs",
+    "KinematicsError": "hsa_elastica.spcs",
+    "inverse_kinematics_lm": "hsa_elastica.spcs",
+    "inverse_kinematics_gradient": "hsa_elastica.spcs",
+    "error_metrics": "hsa_elastica.spcs",
+    "rod_element_poses": "hsa_elastica.spcs",
+    # steady-state datasets (Dask imported only when a dataset is built)
+    "build_dataset": "hsa_elastica.experiments.datasets",
+    "load_dataset": "hsa_elastica.experiments.datasets:load",
 }
+
+# submodules reachable as attributes, e.g. ``hsa_elastica.dataset.load(DIR)``
+_LAZY_MODULES: dict[str, str] = {"dataset": "hsa_elastica.experiments.datasets"}
 
 __all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        value: Any = importlib.import_module(_LAZY_MODULES[name])
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
+    if module is None and f"{__name__}.{name}" in _legacy.LEGACY:
+        # an old submodule used as an attribute (hsa_elastica.robot.build_robot)
+        return importlib.import_module(f"{__name__}.{name}")
     if module is None:
         raise AttributeError(f"module 'hsa_elastica' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attr = module.partition(":")
+    value = getattr(importlib.import_module(module), attr or name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))

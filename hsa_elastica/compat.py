@@ -14,10 +14,18 @@ import functools
 from typing import Any
 
 import numpy as np
+from elastica._rotations import _inv_rotate
+from elastica.rod.cosserat_rod import (
+    _update_accelerations,
+    _zeroed_out_external_forces_and_torques,
+)
 from numpy.typing import NDArray
 
 __all__ = [
     "CompatError",
+    "inv_rotate",
+    "update_accelerations",
+    "zeroed_out_external_forces_and_torques",
     "feature_group",
     "bound_operator",
     "block_offset",
@@ -35,6 +43,17 @@ _GROUPS = {
     "damping": "_feature_group_damping",
     "callback": "_feature_group_callback",
 }
+
+
+#: PyElastica's numba kernel ``log(Q_{k+1} Q_k^T)`` of consecutive directors, (3, 3, n) -> (3, n-1)
+#: rotation vectors [rad] (``elastica._rotations._inv_rotate``).
+inv_rotate = _inv_rotate
+#: PyElastica's numba kernel of the rod's translational and angular accelerations
+#: (``elastica.rod.cosserat_rod._update_accelerations``).
+update_accelerations = _update_accelerations
+#: PyElastica's numba kernel that zeroes a system's external forces and torques in place
+#: (``elastica.rod.cosserat_rod._zeroed_out_external_forces_and_torques``).
+zeroed_out_external_forces_and_torques = _zeroed_out_external_forces_and_torques
 
 
 class CompatError(TypeError):

@@ -14,7 +14,7 @@ import pytest
 from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
-from hsa_elastica.spcs.kinematics import (
+from hsa_elastica.spcs import (
     REST_STRAIN,
     STRAIN_NAMES,
     KinematicsError,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hsa_elastica.spcs.kinematics import error_metrics
+from hsa_elastica.spcs import error_metrics
 from hsa_elastica.robots.builders import build_robot
 from validation.spcs_study import (
     SettleSettings,

@@ -8,8 +8,9 @@ rods and, with ``--fit``, with parameters fitted per row count, and writes
   ``closed_form`` (the model's closed form, data unit) and ``parameter_set``;
 * ``<results>/scores.csv`` and ``<results>/results.md`` -- per parameter set, characteristic and
   row count: RMSE in the data unit and the fraction of points inside the error bars (printed);
-* ``<results>/fig3_characterization.png`` -- measured (solid, error bars) vs simulated (dashed:
-  Table I, dotted: fitted);
+* ``<results>/fig3_characterization.png`` -- one panel per characteristic: measured (solid,
+  error bars) vs the best fitted parameter set (dashed) and Table I (dotted);
+  ``<results>/fig3_characterization_other_sets.png`` -- the other fitted sets (``--fit``, ``--law``);
 * with ``--fit``: ``<results>/fitted_params.yaml`` (the fitted rods, SI units).
 
 Usage::
@@ -17,6 +18,7 @@ Usage::
     python -m validation.characterization [--rows 4 6 ...] [--fit]
                                           [--law linear|compression|nonlinear|nonlinear+compression]
                                           [--jobs 2] [--out validation/out]
+    python -m validation.characterization --replot validation/out/characterization_points.csv
 
 The fit (``--fit``) is a reproducible ``scipy.optimize.least_squares`` (initial guess = Table I,
 no randomness) of ``C_eps, E0, E_slope, B_z, B_z_slope`` per row count against the measured
@@ -462,45 +464,121 @@ _TITLES = {
     "minimum_energy_length": "(c) minimum energy length [mm]",
     "holding_torque": "(d) holding torque [N mm]",
 }
+_SET_LABELS = {
+    "table1": "Table I",
+    "fitted": "fitted linear law (paper's model)",
+    "fitted_compression": "fitted + compression law",
+    "fitted_nonlinear": "fitted quadratic twist laws",
+    "fitted_nonlinear_compression": "fitted quadratic + compression",
+}
+#: line style of a model curve: the best parameter set and Table I in the main figure
+_MODEL_STYLE = {"best": ("--", "x"), "table1": (":", "^")}
 
 
-def plot_fig3(points: pd.DataFrame, path: Path) -> None:
-    """4-panel figure like the paper's Fig. 3 (PNG)."""
+def best_parameter_set(scores: pd.DataFrame) -> str:
+    """The fitted parameter set with the largest fraction of points inside the error bars."""
+    fitted = scores[scores["parameter_set"] != "table1"]
+    if fitted.empty:
+        return "table1"
+    totals = fitted.groupby("parameter_set")[["n_inside", "n_points"]].sum()
+    return str((totals["n_inside"] / totals["n_points"]).idxmax())
+
+
+def _inside_label(points: pd.DataFrame, pset: str, ch: str | None = None) -> str:
+    g = points[points["parameter_set"] == pset]
+    if ch is not None:
+        g = g[g["characteristic"] == ch]
+    return f"{int(inside_error_bar(g).sum())}/{len(g)}"
+
+
+def _panel(ax: Any, points: pd.DataFrame, ch: str, models: dict[str, tuple[Any, str]], colors: dict[int, Any]) -> None:
+    """Measured curves with error bars and the ``models`` (pset -> (line style, marker)) of one
+    characteristic, one colour per row count."""
+    sel = points[points["characteristic"] == ch]
+    for rows, color in colors.items():
+        meas = sel[sel["rows"] == rows]
+        m0 = meas.drop_duplicates("twist_angle_deg").sort_values("twist_angle_deg")
+        if m0.empty:
+            continue
+        ax.errorbar(m0["twist_angle_deg"], m0["value"], yerr=[m0["err_low"], m0["err_high"]], color=color,
+                    ls="-", lw=1.2, marker="o", ms=3.5, capsize=2.5, zorder=3)
+        for pset, (ls, marker) in models.items():
+            g = meas[meas["parameter_set"] == pset].sort_values("twist_angle_deg")
+            ax.plot(g["twist_angle_deg"], g["simulated"], ls=ls, lw=1.2, color=color, marker=marker, ms=3.5,
+                    alpha=0.9, zorder=2)
+    ax.set_xlabel("twist angle [deg]")
+    ax.grid(alpha=0.3)
+
+
+def _legend_handles(colors: dict[int, Any], models: dict[str, tuple[Any, str]]) -> list[Any]:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=c, lw=2.5, label=f"{r} rows") for r, c in colors.items()]
+    handles.append(Line2D([], [], color="k", ls="-", marker="o", ms=3.5, label="measured"))
+    handles += [Line2D([], [], color="k", ls=ls, marker=m, ms=3.5, label=_SET_LABELS.get(p, p))
+                for p, (ls, m) in models.items()]
+    return handles
+
+
+def plot_fig3(points: pd.DataFrame, path: Path) -> list[Path]:
+    """Fig. 3 of the paper from the simulated points (PNG), and the other parameter sets.
+
+    ``path``: one panel per characteristic, measured (Good et al. 2022, error bars) vs the best
+    fitted parameter set and Table I; each panel title gives the points inside the error bars.
+    ``<path stem>_other_sets.png``: the remaining fitted sets, one column per set.
+    Returns the paths written.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
-    rows_all = sorted(points["rows"].unique())
-    colors = {r: plt.cm.viridis(i / max(1, len(rows_all) - 1)) for i, r in enumerate(rows_all)}
-    styles = {"table1": "--", "fitted": ":", "fitted_compression": "-.",
-              "fitted_nonlinear": (0, (5, 1, 1, 1, 1, 1)), "fitted_nonlinear_compression": (0, (1, 1))}
+    rows_all = [int(r) for r in sorted(points["rows"].unique())]
+    cmap = plt.get_cmap("plasma")
+    colors = {r: cmap(0.85 * i / max(1, len(rows_all) - 1)) for i, r in enumerate(rows_all)}
+    best = best_parameter_set(score(points))
+    psets = list(dict.fromkeys(points["parameter_set"]))
+    models = {p: st for p, st in (("table1", _MODEL_STYLE["table1"]), (best, _MODEL_STYLE["best"])) if p in psets}
+    models = dict(reversed(list(models.items())))  # best first in the legend
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 9))
     for ax, ch in zip(axes.ravel(), CHARACTERISTICS):
-        for rows in rows_all:
-            meas = points[(points["characteristic"] == ch) & (points["rows"] == rows)]
-            m0 = meas.drop_duplicates("twist_angle_deg").sort_values("twist_angle_deg")
-            if m0.empty:
-                continue
-            ax.errorbar(
-                m0["twist_angle_deg"], m0["value"], yerr=[m0["err_low"], m0["err_high"]],
-                color=colors[rows], ls="-", marker="o", ms=3, capsize=2, label=f"{rows} rows measured",
-            )
-            for pset, g in meas.groupby("parameter_set"):
-                g = g.sort_values("twist_angle_deg")
-                ax.plot(g["twist_angle_deg"], g["simulated"], ls=styles.get(pset, "-."), color=colors[rows],
-                        marker="x", ms=3, label=f"{rows} rows sim. ({pset})")
-        ax.set_title(_TITLES[ch])
-        ax.set_xlabel("twist angle [deg]")
-        ax.grid(alpha=0.3)
-    h, lab = axes[0, 0].get_legend_handles_labels()
-    fig.legend(h, lab, loc="lower center", ncol=5, fontsize=7)
-    fig.suptitle("Closed FPU 50 HSAs: measured (solid, error bars; Good et al. 2022) vs simulated\n"
-                 "(dashed: Table I, dotted: fitted, dash-dot: fitted + compression law, dash-dot-dot: "
-                 "quadratic twist laws, fine dots: quadratic + compression)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.09, 1, 0.96))
-    fig.savefig(path, dpi=110)
+        _panel(ax, points, ch, models, colors)
+        inside = ", ".join(f"{_SET_LABELS.get(p, p).split(' (')[0]} {_inside_label(points, p, ch)}" for p in models)
+        ax.set_title(f"{_TITLES[ch]}\ninside error bars: {inside}", fontsize=10)
+    # the spring-constant panel is empty above the 4-row curve (which ends at 90 deg)
+    axes[0, 1].legend(handles=_legend_handles(colors, models), loc="upper right", fontsize=8, framealpha=0.9)
+    fig.suptitle("Closed FPU50 HSAs: measured (Good et al. 2022) vs simulated\n"
+                 f"best fitted set: {_SET_LABELS.get(best, best)}, {_inside_label(points, best)} points inside "
+                 f"the error bars; Table I: {_inside_label(points, 'table1')}", fontsize=10.5)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.savefig(path, dpi=100)
     plt.close(fig)
+    written = [path]
+
+    others = [p for p in psets if p not in models]
+    if others:
+        other_path = path.with_name(f"{path.stem}_other_sets{path.suffix}")
+        fig, axes = plt.subplots(len(CHARACTERISTICS), len(others), figsize=(3.6 * len(others) + 1, 12),
+                                 squeeze=False)
+        for j, pset in enumerate(others):
+            style = {pset: _MODEL_STYLE["best"]}
+            for i, ch in enumerate(CHARACTERISTICS):
+                ax = axes[i, j]
+                _panel(ax, points, ch, style, colors)
+                ax.set_title(f"{_TITLES[ch]}: {_inside_label(points, pset, ch)} inside", fontsize=9)
+                if i == 0:
+                    ax.annotate(_SET_LABELS.get(pset, pset), (0.5, 1.25), xycoords="axes fraction",
+                                ha="center", fontsize=10.5, weight="bold")
+        axes[1, 0].legend(handles=_legend_handles(colors, {"model": _MODEL_STYLE["best"]})[:-1]
+                          + [plt.Line2D([], [], color="k", ls="--", marker="x", label="simulated")],
+                          loc="upper right", fontsize=6.5, handlelength=1.6, labelspacing=0.3, framealpha=0.9)
+        fig.suptitle("Other fitted parameter sets (measured with error bars; dashed: simulated)", fontsize=11)
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
+        fig.savefig(other_path, dpi=90)
+        plt.close(fig)
+        written.append(other_path)
+    return written
 
 
 def _md_table(df: pd.DataFrame) -> str:
@@ -662,7 +740,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=HERE, help="directory of scores.csv, results.md, the figure "
                     "and fitted_params.yaml (default: validation/)")
     ap.add_argument("--data", type=Path, default=None, help="characterization CSV (default: ../shared/data/...)")
+    ap.add_argument("--replot", type=Path, default=None, metavar="POINTS_CSV",
+                    help="only redraw the figures from a characterization_points.csv written by an earlier run")
     args = ap.parse_args(argv)
+
+    if args.replot is not None:
+        args.results.mkdir(parents=True, exist_ok=True)
+        figures = plot_fig3(pd.read_csv(args.replot), args.results / "fig3_characterization.png")
+        print("wrote " + ", ".join(str(f) for f in figures))
+        return 0
 
     t_start = time.perf_counter()
     data = load_characterization_data(args.data)
@@ -732,7 +818,7 @@ def main(argv: list[str] | None = None) -> int:
     cols = list(data.columns) + ["simulated", "parameter_set", "closed_form", "run_time_s"]
     points[cols].to_csv(args.out / "characterization_points.csv", index=False)
     scores.to_csv(args.results / "scores.csv", index=False, float_format="%.6g")
-    plot_fig3(points, args.results / "fig3_characterization.png")
+    figures = plot_fig3(points, args.results / "fig3_characterization.png")
     if laws or any(p.startswith("fitted_nonlinear") for p in rods):
         note += "\n" + _compression_note(scores, rods, laws)
     write_report(points, scores, cf_scores, rods, note, args.results / "results.md", wall, laws)
@@ -742,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
     print(note)
     print(f"{len(points)} points in {wall:.1f} s wall ({points['run_time_s'].sum():.1f} s of runs, "
           f"{args.jobs} jobs); wrote {args.out / 'characterization_points.csv'}, {args.results / 'scores.csv'}, "
-          f"{args.results / 'results.md'}, {args.results / 'fig3_characterization.png'}")
+          f"{args.results / 'results.md'}, " + ", ".join(str(f) for f in figures))
     return 0
 
 

@@ -9,18 +9,18 @@ simulator.  Each rod then gives N = 25 poses, one per element:
 * arc length: the printed arc length of the element centre, ``s_k = (k + 1/2) L / 25``;
 * frame: the rod's *un-actuated* base frame {S_B}: origin at the rod's base node, axes
   ``(radial, tangential, +z)`` of the straight rod before actuation, so that the motor angle is
-  the SPCS ``phi0`` (``kinematics.rod_element_poses`` with that base pose).
+  the SPCS ``phi0`` (``hsa_elastica.spcs.rod_element_poses`` with that base pose).
 
 The SPCS model (twist and stretch constant over the rod, bend and shear piecewise constant over
 ``n_S = 1..5`` equal segments; ``n_q = 3 + 4 n_S``) is fitted to these poses by the
-Levenberg-Marquardt IK of ``kinematics.inverse_kinematics_lm`` (exact Jacobian, orientation
+Levenberg-Marquardt IK of ``hsa_elastica.spcs.inverse_kinematics_lm`` (exact Jacobian, orientation
 weight 0.1 L; the paper uses the gradient iteration of Eq. 14, which converges to the same
 least-squares optimum, only slower).  Two variants:
 
 * ``fixed``: ``phi0`` fixed to the motor angle (read from the encoder in the paper);
 * ``free``: ``phi0`` fitted too.
 
-Errors (Eq. 15-16, ``kinematics.error_metrics``) are pooled per primitive over its magnitudes,
+Errors (Eq. 15-16, ``hsa_elastica.spcs.error_metrics``) are pooled per primitive over its magnitudes,
 the four rods and the 25 poses: ``e_p`` [mm], ``e_quat`` [-] (quaternion vector part) and the
 XYZ Euler-angle errors [rad].
 
@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from hsa_elastica.spcs.kinematics import (
+from hsa_elastica.spcs import (
     SPCSModel,
     error_metrics,
     inverse_kinematics_lm,

@@ -62,12 +62,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from elastica.rod.cosserat_rod import (
-    _update_accelerations,
-    _zeroed_out_external_forces_and_torques,
-)
 from elastica.rod.data_structures import overload_operator_dynamic_numba
 
+from hsa_elastica.compat import update_accelerations, zeroed_out_external_forces_and_torques
 from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported, compile_simulator
 from hsa_elastica.engines.timeloop import (
@@ -229,7 +226,7 @@ def advance(
         ):
             return t
         # ---- dynamic step -----------------------------------------------------------------
-        _update_accelerations(
+        update_accelerations(
             rod.acceleration,
             rod.internal_forces,
             rod.external_forces,
@@ -254,8 +251,8 @@ def advance(
         t += half
         constrain_values(values_program, motors, angle_full[s], rod)
         # (callbacks: called by the Python driver between calls)
-        _zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
-        _zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
+        zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
+        zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
     return t
 
 

@@ -259,12 +259,19 @@ def closed_form(
 class SettleOptions:
     """When a characterization run counts as settled.
 
-    tol_speed : node speed tolerance as a fraction of the printed length per second [1/s]
+    Attributes
+    ----------
+    tol_speed : float
+        Node speed tolerance as a fraction of the printed length per second [1/s]
         (``1e-4`` -> 7.5 um/s for a 75 mm rod).
-    tol_omega : angular speed tolerance [rad/s].
-    window : the rod must stay below both tolerances for this many seconds [s].
-    max_time : give up (``NotSettledError``) after this simulated time past the ramp [s].
-    check_every : steps between two checks.
+    tol_omega : float
+        Angular speed tolerance [rad/s].
+    window : float
+        The rod must stay below both tolerances for this many seconds [s].
+    max_time : float
+        Give up (``NotSettledError``) after this simulated time past the ramp [s].
+    check_every : int
+        Steps between two checks.
     """
 
     tol_speed: float = 1e-4
@@ -466,7 +473,7 @@ def twist_angle_under_torque(
     """Steady base twist angle [rad] under a base torque ``torque`` [N m] (paper's procedure).
 
     Base: ``FreeTwistBC`` + ``BaseTwistTorque``; distal twist locked.  The angle is read with
-    ``actuation.base_twist_angle`` (principal value, so |angle| < pi).
+    ``actuation.base_twist_angle`` (principal value, so ``|angle| < pi``).
     """
     from hsa_elastica.physics.actuation import base_twist_angle
 

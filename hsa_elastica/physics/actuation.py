@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from elastica.boundary_conditions import ConstraintBase
 from elastica.external_forces import NoForces
+from elastica.typing import RodType
 
 from hsa_elastica.params import invalid_parameter, is_finite_number
 
@@ -229,7 +230,7 @@ def twist_about_axis(reference: NDArray[np.float64], current: NDArray[np.float64
     return math.atan2(m01 - m10, m00 + m11)
 
 
-def base_twist_angle(rod: Any, reference_directors: NDArray[np.float64]) -> float:
+def base_twist_angle(rod: RodType, reference_directors: NDArray[np.float64]) -> float:
     """Signed twist angle [rad] of element 0 about its own +z axis (right-hand rule).
 
     ``reference_directors`` is the (3, 3) initial director of element 0 or the (3, 3, n) initial
@@ -329,12 +330,12 @@ class MotorAngleBC(_ProximalBC):
         rate = getattr(value, "rate", None)
         self.angle_rate = rate if callable(rate) else None
 
-    def constrain_values(self, system: Any, time: np.float64) -> None:
+    def constrain_values(self, system: RodType, time: np.float64) -> None:
         rotate_about_own_axis(self.reference_director, float(self.angle(float(time))), self._director)
         system.position_collection[..., self._position_idx] = self.fixed_position
         system.director_collection[..., self._director_idx] = self._director
 
-    def constrain_rates(self, system: Any, time: np.float64) -> None:
+    def constrain_rates(self, system: RodType, time: np.float64) -> None:
         system.velocity_collection[..., self._position_idx] = 0.0
         system.omega_collection[..., self._director_idx] = 0.0
         if self.angle_rate is not None:
@@ -353,14 +354,14 @@ class FreeTwistBC(_ProximalBC):
 
     _owner = "FreeTwistBC"
 
-    def constrain_values(self, system: Any, time: np.float64) -> None:
+    def constrain_values(self, system: RodType, time: np.float64) -> None:
         current = np.ascontiguousarray(system.director_collection[..., self._director_idx])
         psi = twist_about_axis(self.reference_director, current)
         rotate_about_own_axis(self.reference_director, psi, self._director)
         system.position_collection[..., self._position_idx] = self.fixed_position
         system.director_collection[..., self._director_idx] = self._director
 
-    def constrain_rates(self, system: Any, time: np.float64) -> None:
+    def constrain_rates(self, system: RodType, time: np.float64) -> None:
         system.velocity_collection[..., self._position_idx] = 0.0
         system.omega_collection[0, self._director_idx] = 0.0
         system.omega_collection[1, self._director_idx] = 0.0
@@ -393,12 +394,12 @@ class DistalTwistLockBC(ConstraintBase):
         self.reference_director = _director_matrix(fixed_director)
         self._director = np.empty((3, 3))
 
-    def constrain_values(self, system: Any, time: np.float64) -> None:
+    def constrain_values(self, system: RodType, time: np.float64) -> None:
         current = np.ascontiguousarray(system.director_collection[..., self._director_idx])
         remove_twist(self.reference_director, current, self._director)
         system.director_collection[..., self._director_idx] = self._director
 
-    def constrain_rates(self, system: Any, time: np.float64) -> None:
+    def constrain_rates(self, system: RodType, time: np.float64) -> None:
         system.omega_collection[2, self._director_idx] = 0.0
 
 
@@ -419,5 +420,5 @@ class BaseTwistTorque(NoForces):
             raise _invalid("BaseTwistTorque", "element_index", element_index, "an integer")
         self.element_index = int(element_index)
 
-    def apply_torques(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+    def apply_torques(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:
         system.external_torques[2, self.element_index] += float(self.torque(float(time)))

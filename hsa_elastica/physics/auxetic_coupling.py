@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,6 +32,9 @@ from hsa_elastica.physics.auxetic_law import (
     handed_twist_strain,
     reciprocal_twist_couple,
 )
+
+if TYPE_CHECKING:
+    from elastica.rod.cosserat_rod import CosseratRod
 
 __all__ = ["ALPHA_C", "AuxeticCoupling", "TwistStiffnessLaw"]
 
@@ -283,7 +286,7 @@ class AuxeticCoupling(NoForces):
         return self._readonly(getattr(self, "_printed_voronoi", None))
 
     # -- setup -------------------------------------------------------------------------------
-    def _capture_printed_geometry(self, system: Any, time: float) -> None:
+    def _capture_printed_geometry(self, system: CosseratRod, time: float) -> None:
         n = int(system.n_elems)
         self._printed_lengths = np.array(system.rest_lengths, dtype=np.float64, copy=True)
         self._printed_voronoi = np.array(
@@ -352,7 +355,7 @@ class AuxeticCoupling(NoForces):
                     )
 
     # -- operator ----------------------------------------------------------------------------
-    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+    def apply_forces(self, system: CosseratRod, time: np.float64 = np.float64(0.0)) -> None:
         """Update rest lengths and stiffnesses of ``system`` in place, recompute its internal
         forces/torques with them, and compute the reciprocal couple (applied by
         :meth:`apply_torques`)."""
@@ -432,7 +435,7 @@ class AuxeticCoupling(NoForces):
                 f"use C_eps > 0 with eps limits, or smaller slopes"
             )
 
-    def apply_torques(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+    def apply_torques(self, system: CosseratRod, time: np.float64 = np.float64(0.0)) -> None:
         """Apply the reciprocal twist couple computed by :meth:`apply_forces` (if enabled)."""
         if self.reciprocal and self._initialized:
             apply_twist_couple(self._couple, system.external_torques)

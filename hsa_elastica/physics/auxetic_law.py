@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from elastica._rotations import _inv_rotate
+from hsa_elastica.compat import inv_rotate
 
 
 __all__ = [
@@ -71,7 +71,7 @@ def handed_twist_strain(
     handedness : +1 (right-handed) or -1 (left-handed).
     kappa_h_voronoi : (n-1,) output [rad/m].
     """
-    rotation_vectors = _inv_rotate(director_collection)
+    rotation_vectors = inv_rotate(director_collection)
     for k in range(kappa_h_voronoi.shape[0]):
         kappa_h_voronoi[k] = -handedness * rotation_vectors[2, k] / printed_voronoi_lengths[k]
 

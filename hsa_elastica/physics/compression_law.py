@@ -44,6 +44,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
+from elastica.typing import RodType
 
 from hsa_elastica.physics.auxetic_law import average_to_elements, clip_strain, handed_twist_strain
 from hsa_elastica.params import ParameterError, RodParams, is_finite_number
@@ -64,10 +65,16 @@ _finite = is_finite_number
 class AxialLawParams:
     """Parameters of the compression-softening axial law (SI).
 
-    compression_ratio : r_c0 in (0, 1] [-], compression / tension stiffness at zero twist.
-    compression_ratio_slope : d r_c / d kappa_h [m/rad]; ``r_c`` must stay in (0, 1] over the
-        clipped twist-strain range (checked by :meth:`check_range`).
+    Attributes
+    ----------
+    compression_ratio : float
+        ``r_c0`` in (0, 1] [-], compression / tension stiffness at zero twist.
+    compression_ratio_slope : float
+        ``d r_c / d kappa_h`` [m/rad]; ``r_c`` must stay in (0, 1] over the clipped
+        twist-strain range (checked by :meth:`check_range`).
 
+    Notes
+    -----
     ``AxialLawParams()`` (r_c = 1, slope 0) is the paper's symmetric law.
     """
 
@@ -183,13 +190,18 @@ def compression_correction_forces(
 class AxialCompressionLaw(NoForces):
     """PyElastica forcing: axial stiffness ``r_c S_zz`` for compressed elements (see module).
 
-    Parameters (keyword-only)
-    -------------------------
+    Parameters
+    ----------
     law : AxialLawParams
-    handedness : +1 / -1 (as the rod's auxetic coupling).
-    kappa_h_min, kappa_h_max : clip range of the handed twist strain [rad/m]
-        (``eps_min / C_eps``, ``eps_max / C_eps``; +-inf without auxetic coupling).
+        The law's parameters (keyword-only, as all arguments).
+    handedness : int
+        +1 / -1 (as the rod's auxetic coupling).
+    kappa_h_min, kappa_h_max : float
+        Clip range of the handed twist strain [rad/m] (``eps_min / C_eps``,
+        ``eps_max / C_eps``; +-inf without auxetic coupling).
 
+    Notes
+    -----
     Add it *after* the :class:`~hsa_elastica.physics.auxetic_coupling.AuxeticCoupling` of the rod.  After each
     application :attr:`factor` holds the per-element multiplier of the axial force (r_c or 1).
     """
@@ -226,7 +238,7 @@ class AxialCompressionLaw(NoForces):
         lo, hi = twist_range(rod)
         return dict(law=law, handedness=rod.handedness, kappa_h_min=lo, kappa_h_max=hi)
 
-    def _capture(self, system: Any) -> None:
+    def _capture(self, system: RodType) -> None:
         n = int(system.n_elems)
         self._printed_voronoi = np.array(system.rest_voronoi_lengths, dtype=np.float64, copy=True)
         self._kv = np.zeros(n - 1)
@@ -235,7 +247,7 @@ class AxialCompressionLaw(NoForces):
         self._sigma_z = np.zeros(n)
         self.factor = np.ones(n)
 
-    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+    def apply_forces(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:
         """Add the compression correction to ``system.external_forces`` in place."""
         if self._printed_voronoi is None:
             self._capture(system)
@@ -259,5 +271,5 @@ class AxialCompressionLaw(NoForces):
             system.external_forces,
         )
 
-    def apply_torques(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+    def apply_torques(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:
         """The law applies no torque."""

@@ -24,10 +24,13 @@ from typing import Any
 
 import numpy as np
 from elastica.joint import ConnectionBase
+from elastica.typing import ConnectionIndex, RigidBodyType, RodType
 from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.params import invalid_parameter
+# re-exported: the rotation kernels used to live here
+from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion, rotation_vector_from_matrix
 
 __all__ = [
     "PlatformJoint",
@@ -37,68 +40,6 @@ __all__ = [
     "rotation_matrix_to_quaternion",
     "rotation_vector_from_matrix",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# rotation helpers (numba)
-# --------------------------------------------------------------------------------------------
-@njit(cache=True)  # type: ignore[misc]
-def rotation_matrix_to_quaternion(
-    R: NDArray[np.float64],
-) -> tuple[float, float, float, float]:
-    """Unit quaternion ``(x, y, z, w)`` with ``w >= 0`` of the proper rotation matrix ``R``.
-
-    ``R`` acts on column vectors (``v' = R v``), the convention of ``scipy``'s
-    ``Rotation.from_matrix``. Shepperd's method: the largest of ``w, x, y, z`` is computed from
-    the diagonal first, so the result is accurate for every angle in [0, pi].
-    """
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if tr >= R[0, 0] and tr >= R[1, 1] and tr >= R[2, 2]:
-        s = math.sqrt(1.0 + tr) * 2.0  # s = 4 w
-        w = 0.25 * s
-        x = (R[2, 1] - R[1, 2]) / s
-        y = (R[0, 2] - R[2, 0]) / s
-        z = (R[1, 0] - R[0, 1]) / s
-    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
-        s = math.sqrt(max(1.0 + R[0, 0] - R[1, 1] - R[2, 2], 0.0)) * 2.0  # s = 4 x
-        w = (R[2, 1] - R[1, 2]) / s
-        x = 0.25 * s
-        y = (R[0, 1] + R[1, 0]) / s
-        z = (R[0, 2] + R[2, 0]) / s
-    elif R[1, 1] >= R[2, 2]:
-        s = math.sqrt(max(1.0 + R[1, 1] - R[0, 0] - R[2, 2], 0.0)) * 2.0  # s = 4 y
-        w = (R[0, 2] - R[2, 0]) / s
-        x = (R[0, 1] + R[1, 0]) / s
-        y = 0.25 * s
-        z = (R[1, 2] + R[2, 1]) / s
-    else:
-        s = math.sqrt(max(1.0 + R[2, 2] - R[0, 0] - R[1, 1], 0.0)) * 2.0  # s = 4 z
-        w = (R[1, 0] - R[0, 1]) / s
-        x = (R[0, 2] + R[2, 0]) / s
-        y = (R[1, 2] + R[2, 1]) / s
-        z = 0.25 * s
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    if w < 0.0:
-        n = -n
-    return x / n, y / n, z / n, w / n
-
-
-@njit(cache=True)  # type: ignore[misc]
-def rotation_vector_from_matrix(R: NDArray[np.float64]) -> tuple[float, float, float]:
-    """Rotation vector ``theta * axis`` (rad) of the rotation matrix ``R`` (``log`` map).
-
-    Same convention as ``scipy``'s ``Rotation.from_matrix(R).as_rotvec()``: ``R`` rotates column
-    vectors by ``|theta|`` about ``axis`` (right-hand rule), ``|theta| <= pi``. Computed from the
-    quaternion, so it is accurate near 0 and near pi.
-    """
-    x, y, z, w = rotation_matrix_to_quaternion(R)
-    s = math.sqrt(x * x + y * y + z * z)
-    if s < 1e-8:
-        # theta = 2 asin(s) ~ 2 s (1 + s^2/6); theta/s -> 2/w to O(s^2)
-        scale = 2.0 / w
-    else:
-        scale = 2.0 * math.atan2(s, w) / s
-    return scale * x, scale * y, scale * z
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,7 +212,10 @@ def _resolve_index(index: Any, n: int, what: str) -> int:
 
 
 def resolve_joint_indices(
-    system_one: Any, index_one: Any, system_two: Any, index_two: Any
+    system_one: RodType | RigidBodyType,
+    index_one: ConnectionIndex,
+    system_two: RodType | RigidBodyType,
+    index_two: ConnectionIndex,
 ) -> tuple[int, int, int]:
     """``(node, element, body)`` joined by a :class:`PlatformJoint` (non-negative indices).
 
@@ -357,7 +301,13 @@ class PlatformJoint(ConnectionBase):
         self._element = -1
         self._body = -1
 
-    def _resolve(self, system_one: Any, index_one: Any, system_two: Any, index_two: Any) -> None:
+    def _resolve(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+    ) -> None:
         self._node, self._element, self._body = resolve_joint_indices(
             system_one, index_one, system_two, index_two
         )
@@ -367,10 +317,10 @@ class PlatformJoint(ConnectionBase):
 
     def apply_forces(
         self,
-        system_one: Any,
-        index_one: Any,
-        system_two: Any,
-        index_two: Any,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
         time: np.float64 = np.float64(0.0),
     ) -> None:
         """Eq. 6: add ``+F`` to the rod tip node, ``-F`` and ``r x (-F)`` to the platform."""
@@ -395,10 +345,10 @@ class PlatformJoint(ConnectionBase):
 
     def apply_torques(
         self,
-        system_one: Any,
-        index_one: Any,
-        system_two: Any,
-        index_two: Any,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
         time: np.float64 = np.float64(0.0),
     ) -> None:
         """Eq. 7: equal and opposite orientation spring-damper torques (local frames)."""

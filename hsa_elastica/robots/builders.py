@@ -666,6 +666,8 @@ def build_robot(
         Refuse ``sim.dt`` above the stability limit of the integrator
         (:func:`hsa_elastica.engines.timeloop.check_time_step`); False only to study divergence.
 
+    Notes
+    -----
     Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` at its base,
     a :class:`PlatformJoint` to the platform (gains from ``robot_params.joint``) and linear
     damping; gravity (``GravityForces``) acts on rods and platform when ``sim.gravity`` is set.

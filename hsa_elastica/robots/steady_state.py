@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.timeloop import SimulationDiverged
-from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
+from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.params import RobotParams
 from hsa_elastica.robots.builders import Robot, build_robot
 
@@ -77,24 +77,41 @@ class SteadyStateResult:
         the settling test held for the whole window before ``max_time``.
     sim_time_s, wall_time_s : float
         simulated time at the stop [s] and wall-clock time of the run [s].
-    motor_angles_rad : (n_rods,) target motor angles [rad] about each rod's +z.
-    platform_position_m : (3,) platform centre of mass [m].
-    platform_quaternion_xyzw : (4,) body -> lab rotation of the platform, scalar last, w >= 0.
-    rod_tip_positions_m : (n_rods, 3) last node of each rod [m].
-    max_node_speed_m_s : largest rod node / platform speed at the stop [m/s].
-    max_platform_omega_rad_s : platform angular speed at the stop [rad/s].
-    settle_time_s : simulated time at which the final settling window started [s] (nan if none).
-    n_steps : number of time steps taken.
-    diagnostics : the recorded DataFrame (None when ``record=False``).
-    diverged : the run stopped on ``SimulationDiverged`` (then ``converged`` is False and the
-        pose is the last one checked before the blow-up was found).
-    divergence : ``{"time_s", "last_good_time_s", "system", "reason", "message"}`` of the
-        blow-up (None unless ``diverged``).
-    method : ``"dynamic"`` (relaxation, this function) or ``"static"`` (Newton on the static
+    motor_angles_rad : ndarray, shape (n_rods,)
+        target motor angles [rad] about each rod's +z.
+    platform_position_m : ndarray, shape (3,)
+        platform centre of mass [m].
+    platform_quaternion_xyzw : ndarray, shape (4,)
+        body -> lab rotation of the platform, scalar last, w >= 0.
+    rod_tip_positions_m : ndarray, shape (n_rods, 3)
+        last node of each rod [m].
+    max_node_speed_m_s : float
+        largest rod node / platform speed at the stop [m/s].
+    max_platform_omega_rad_s : float
+        platform angular speed at the stop [rad/s].
+    settle_time_s : float
+        simulated time at which the final settling window started [s] (nan if none).
+    n_steps : int
+        number of time steps taken.
+    params : RobotParams
+        the parameters of the run.
+    diagnostics : pandas.DataFrame or None
+        the recorded DataFrame (None when ``record=False``).
+    diverged : bool
+        the run stopped on ``SimulationDiverged`` (then ``converged`` is False and the pose is
+        the last one checked before the blow-up was found).
+    divergence : dict or None
+        ``{"time_s", "last_good_time_s", "system", "reason", "message"}`` of the blow-up
+        (None unless ``diverged``).
+    method : str
+        ``"dynamic"`` (relaxation, this function) or ``"static"`` (Newton on the static
         equations, :func:`hsa_elastica.robots.statics_api.solve_static`).
-    iterations : Newton iterations of a static solve (0 for a dynamic one).
-    stable : the static solution is stable (None: not tested, or dynamic).
-    state : the solver's full state of a static solve (warm start of the next one).
+    iterations : int
+        Newton iterations of a static solve (0 for a dynamic one).
+    stable : bool or None
+        the static solution is stable (None: not tested, or dynamic).
+    state : object
+        the solver's full state of a static solve (warm start of the next one).
     """
 
     converged: bool
@@ -169,7 +186,7 @@ class SteadyStateResult:
 
 def robot_state(robot: Robot) -> dict[str, Any]:
     """Current pose and speeds of ``robot``: platform position [m], quaternion (xyzw, body ->
-    lab), rod tip positions (n_rods, 3) [m], max node/platform speed [m/s], platform |omega|."""
+    lab), rod tip positions (n_rods, 3) [m], max node/platform speed [m/s], platform ``|omega|``."""
     plat = robot.platform
     q = rotation_matrix_to_quaternion(np.ascontiguousarray(plat.director_collection[:, :, 0].T))
     speeds = [float(np.max(np.linalg.norm(r.velocity_collection, axis=0))) for r in robot.rods]
