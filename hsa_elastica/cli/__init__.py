@@ -1,6 +1,6 @@
 """``hsa-elastica`` command-line tool: one module per subcommand.
 
-Subcommands: ``primitive``, ``steady-state``, ``render``, ``params`` (``hsa-elastica COMMAND
+Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``params`` (``hsa-elastica COMMAND
 --help`` lists each one's options with their defaults and units).  Each subcommand module has
 ``NAME``, ``add_parser(subparsers)`` and ``run(args) -> exit code``; the shared argument types,
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
@@ -33,6 +33,7 @@ __all__ = ["main", "build_parser"]
 SUBCOMMANDS: tuple[str, ...] = (
     "hsa_elastica.cli.primitive",
     "hsa_elastica.cli.steady_state",
+    "hsa_elastica.cli.dataset",
     "hsa_elastica.cli.render",
     "hsa_elastica.cli.params",
 )

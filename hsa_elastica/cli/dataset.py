@@ -1,0 +1,110 @@
+"""``hsa-elastica dataset``: steady states of many poses into a resumable Parquet dataset."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from hsa_elastica.cli.common import PROG, UsageError, float_arg, info, load_robot_params, progress
+
+NAME = "dataset"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return v
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return v
+
+
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Register the ``dataset`` subcommand."""
+    s = sub.add_parser(
+        NAME,
+        help="steady states of many poses (random, grid or CSV) into a Parquet dataset",
+        description="Compute the steady states of many motor-angle sets on a Dask cluster (local "
+        "by default) and write DIR/dataset.json plus one Parquet file per chunk under "
+        "DIR/chunks/. Rerunning the same command computes only the missing chunks. Random and "
+        "grid angles lie in each rod's elongating range: h_i * [0, phi_max] rad.",
+    )
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--random", type=_positive_int, metavar="N", help="N random poses (needs --seed)")
+    g.add_argument("--grid", type=_positive_int, metavar="K", help="K values per rod (K^n_rods poses)")
+    g.add_argument("--angles-csv", metavar="FILE", help="poses from a CSV with columns angle_0..")
+    s.add_argument("--seed", type=_seed, metavar="S", help="seed of --random (integer >= 0)")
+    s.add_argument("--phi-max", type=float_arg, default=math.pi, metavar="RAD",
+                   help="largest motor angle magnitude of --random/--grid (default pi rad)")
+    s.add_argument("--params", metavar="FILE", help="robot parameters (.yaml/.yml/.toml)")
+    s.add_argument("--shapes", action="store_true",
+                   help="also store every rod's node positions and curvatures (list columns)")
+    s.add_argument("--workers", type=_positive_int, metavar="W",
+                   help="local Dask worker processes (default: all cores)")
+    s.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on an existing Dask cluster (e.g. tcp://host:8786) instead")
+    s.add_argument("--chunk-size", type=_positive_int, metavar="C",
+                   help="poses per chunk, the unit of work (default: N/64, between 1 and 100)")
+    s.add_argument("--dynamic", action="store_true",
+                   help="dynamic relaxation instead of the static solver")
+    s.add_argument("--overwrite", action="store_true",
+                   help="replace a different dataset already in DIR")
+    s.add_argument("--out", metavar="DIR", required=True, help="dataset directory")
+    s.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+
+
+def _angles(args: argparse.Namespace, params: object) -> tuple[object, dict[str, object]]:
+    from hsa_elastica.experiments import datasets as ds
+
+    where = f"{PROG} {NAME}"
+    if args.random is not None and args.seed is None:
+        raise UsageError(f"{where}: --random needs --seed S")
+    if args.random is None and args.seed is not None:
+        raise UsageError(f"{where}: --seed only applies to --random")
+    if not args.phi_max > 0:
+        raise UsageError(f"{where}: --phi-max = {args.phi_max} is invalid: must be > 0 (rad)")
+    if args.random is not None:
+        sampling = ds.describe_sampling("random", n=args.random, seed=args.seed, phi_max=args.phi_max)
+    elif args.grid is not None:
+        if args.grid ** params.n_rods > 10**8:  # type: ignore[attr-defined]
+            raise UsageError(f"{where}: --grid {args.grid} gives more than 1e8 poses")
+        sampling = ds.describe_sampling("grid", k=args.grid, phi_max=args.phi_max)
+    else:
+        try:
+            angles = ds.read_angles_csv(args.angles_csv, params.n_rods)  # type: ignore[attr-defined]
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{where}: --angles-csv: {exc}") from None
+        return angles, ds.describe_sampling("csv", file=str(args.angles_csv), n=len(angles))
+    return ds.sampled_angles(params, sampling), sampling  # type: ignore[arg-type]
+
+
+def run(args: argparse.Namespace) -> int:
+    from hsa_elastica.experiments import datasets as ds
+
+    where = f"{PROG} {NAME}"
+    if args.scheduler is not None and args.workers is not None:
+        raise UsageError(f"{where}: --workers does not apply with --scheduler")
+    params = load_robot_params(args.params)
+    angles, sampling = _angles(args, params)
+    try:
+        summary = ds.build_dataset(
+            args.out, params, angles, sampling,  # type: ignore[arg-type]
+            solver="dynamic" if args.dynamic else "auto", shapes=args.shapes,
+            workers=args.workers, scheduler=args.scheduler, chunk_size=args.chunk_size,
+            overwrite=args.overwrite, progress=progress(args.quiet),
+        )
+    except ds.DatasetMismatch as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    info(args.quiet, summary.line())
+    return 0

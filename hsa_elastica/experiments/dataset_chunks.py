@@ -1,0 +1,285 @@
+"""One chunk of a steady-state dataset: solve its poses in order, return an Arrow table.
+
+This is the unit of work that :mod:`hsa_elastica.experiments.datasets` sends to the Dask
+workers.  It runs in the worker process: the solver is resolved there by name (``"static"``
+or ``"dynamic"``), the numba kernels are loaded from the on-disk cache once per process and
+stay compiled for every later chunk.  Inside a chunk every solve after the first is warm
+started from the previous solution when the solver accepts ``initial=`` (the static solver);
+the first pose of every chunk starts from rest, so a chunk's numbers depend only on the chunk
+(its poses and their order), never on which worker ran it or what it ran before.
+
+A pose whose solve raises (e.g. ``SimulationDiverged``) becomes a row with NaN results,
+``converged = False``, ``method = "failed"`` and the exception in ``error``; the next pose then
+starts from rest again.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ChunkTask", "SOLVERS", "resolve_solver", "arrow_schema", "column_docs", "solve_chunk"]
+
+#: solver names accepted by :func:`resolve_solver` ("auto" = static if available)
+SOLVERS = ("auto", "static", "dynamic")
+
+# modules that may provide the static solver ``solve_static(params, angles, *, initial=None)``
+_STATIC_MODULES = (
+    "hsa_elastica.robots.statics_api",
+    "hsa_elastica.robots.steady_state",
+    "hsa_elastica.robots.statics",
+)
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """What a worker needs to compute one chunk (picklable, small)."""
+
+    chunk: int
+    samples: NDArray[np.int64]  # sample ids in solve order
+    angles: NDArray[np.float64]  # (len(samples), n_rods) motor angles [rad], same order
+    params_json: str  # RobotParams.to_dict() as canonical JSON
+    solver: str  # "static" | "dynamic" (already resolved)
+    shapes: bool
+
+
+def _static_solver() -> Callable[..., Any] | None:
+    import importlib
+
+    for name in _STATIC_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        fn = getattr(module, "solve_static", None)
+        if callable(fn):
+            return fn  # type: ignore[no-any-return]
+    return None
+
+
+def resolve_solver(name: str) -> str:
+    """``"auto"`` -> ``"static"`` if the static solver is importable, else ``"dynamic"``;
+    ``"static"`` without it raises ``ValueError``."""
+    if name not in SOLVERS:
+        raise ValueError(f"solver = {name!r} is invalid: must be one of {SOLVERS}")
+    have_static = _static_solver() is not None
+    if name == "auto":
+        return "static" if have_static else "dynamic"
+    if name == "static" and not have_static:
+        raise ValueError("solver = 'static' is not available in this installation (use 'dynamic')")
+    return name
+
+
+@functools.lru_cache(maxsize=8)
+def _params(params_json: str) -> Any:
+    from hsa_elastica.params import RobotParams
+
+    return RobotParams.from_dict(json.loads(params_json))
+
+
+def _pose_solver(solver: str, shapes: bool) -> tuple[Callable[..., Any], bool]:
+    """(solve(params, angles, initial) -> result, whether ``initial`` is used)."""
+    if solver == "static":
+        fn = _static_solver()
+        if fn is None:
+            raise RuntimeError("the static solver is not importable on this worker")
+        accepted = inspect.signature(fn).parameters
+        kwargs: dict[str, Any] = {"record": True} if shapes and "record" in accepted else {}
+
+        def static(params: Any, angles: Any, initial: Any) -> Any:
+            result = fn(params, angles, initial=initial, **kwargs)
+            if shapes and getattr(result, "diagnostics", None) is None and getattr(
+                result, "state", None
+            ) is None:  # a fallback to relaxation without the rod state: record it
+                from hsa_elastica.robots.steady_state import solve_steady_state
+
+                result = solve_steady_state(params, angles, record=True)
+            return result
+
+        return static, "initial" in accepted
+    from hsa_elastica.robots.steady_state import solve_steady_state
+
+    def dynamic(params: Any, angles: Any, initial: Any) -> Any:
+        return solve_steady_state(params, angles, record=shapes)
+
+    return dynamic, False
+
+
+# --------------------------------------------------------------------------------------------
+# schema
+# --------------------------------------------------------------------------------------------
+def column_docs(n_rods: int, shapes: bool) -> list[dict[str, str]]:
+    """Name, Arrow type, unit and meaning of every column (also stored in dataset.json)."""
+    def col(name: str, typ: str, unit: str, text: str) -> dict[str, str]:
+        return {"name": name, "type": typ, "unit": unit, "description": text}
+
+    cols = [col("sample", "int64", "-", "stable sample id (row of the sampling)")]
+    cols += [col(f"angle_{i}", "float64", "rad", f"motor angle of rod {i}") for i in range(n_rods)]
+    for c in "xyz":
+        cols.append(col(f"platform_{c}", "float64", "m", f"platform centre of mass, {c}"))
+    for c in "xyz":
+        cols.append(col(f"marker_{c}", "float64", "m",
+                        f"platform marker position, {c} (NaN when the solver does not report it)"))
+    for c in "xyzw":
+        cols.append(col(f"quat_{c}", "float64", "-", f"platform quaternion (body -> lab), {c}"))
+    for i in range(n_rods):
+        for c in "xyz":
+            cols.append(col(f"tip{i}_{c}", "float64", "m", f"last node of rod {i}, {c}"))
+    cols += [
+        col("converged", "bool", "-", "the solver reports a settled / converged pose"),
+        col("method", "string", "-", "'static' | 'dynamic' (the solver's own report) | 'failed'"),
+        col("stable", "bool", "-",
+            "solution stable per the solver; null when the solver does not report stability"),
+        col("iterations", "int64", "-", "solver iterations; null when not reported"),
+        col("error", "string", "-", "exception of a failed solve; null otherwise"),
+    ]
+    if shapes:
+        for i in range(n_rods):
+            for c in "xyz":
+                cols.append(col(f"rod{i}_{c}", "list<float64>", "m",
+                                f"node positions of rod {i}, {c} (n_elements + 1 values)"))
+            for name, k in (("bend_1", "x"), ("bend_2", "y"), ("twist", "z")):
+                cols.append(col(
+                    f"rod{i}_{name}", "list<float64>", "1/m",
+                    f"rod {i} curvature kappa_{k} in the material frame (bend about d1/d2, twist "
+                    "about d3) on the n_elements - 1 interior Voronoi regions",
+                ))
+    return cols
+
+
+def arrow_schema(n_rods: int, shapes: bool) -> Any:
+    """The ``pyarrow.Schema`` of a chunk file."""
+    import pyarrow as pa
+
+    types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
+             "string": pa.string(), "list<float64>": pa.list_(pa.float64())}
+    return pa.schema([pa.field(c["name"], types[c["type"]]) for c in column_docs(n_rods, shapes)])
+
+
+# --------------------------------------------------------------------------------------------
+# rows
+# --------------------------------------------------------------------------------------------
+def _vector(result: Any, name: str, size: int) -> list[float]:
+    value = getattr(result, name, None)
+    if value is None:
+        return [math.nan] * size
+    return [float(v) for v in np.asarray(value, dtype=np.float64).reshape(size)]
+
+
+def _static_shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
+    """Rod shapes of a static solution: its saved state re-evaluated once in the cached static
+    solver of its params (so the curvatures are PyElastica's ``kappa`` of exactly that state)."""
+    import importlib
+
+    api = importlib.import_module(_STATIC_MODULES[0])
+    solver, _ = api.static_solver(result.params)
+    solver.restore_state(result.state[1])
+    solver.evaluate(np.asarray(result.motor_angles_rad, dtype=np.float64))
+    model = solver.model
+    n_el = int(result.params.rod.n_elements)
+    out: dict[str, list[float]] = {}
+    for i in range(n_rods):
+        tip = int(model.joints.node[i])
+        pos = model.rod_arrays.position[:, tip - n_el:tip + 1]
+        v0 = int(model.couplings.vor_start[i])
+        kappa = model.rod_arrays.kappa[:, v0:v0 + n_el - 1]
+        for k, c in enumerate("xyz"):
+            out[f"rod{i}_{c}"] = [float(v) for v in pos[k]]
+        for k, name in enumerate(("bend_1", "bend_2", "twist")):
+            out[f"rod{i}_{name}"] = [float(v) for v in kappa[k]]
+    return out
+
+
+def _shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
+    df = getattr(result, "diagnostics", None)
+    if (df is None or len(df) == 0) and getattr(result, "state", None) is not None:
+        return _static_shape_values(result, n_rods)
+    if df is None or len(df) == 0:
+        raise RuntimeError(
+            "shapes were asked for but the solver returned no rod state (no diagnostics)"
+        )
+    from hsa_elastica.io.recording import node_positions
+
+    last = df.iloc[[-1]]
+    out: dict[str, list[float]] = {}
+    for i in range(n_rods):
+        pos = node_positions(last, prefix=f"rod{i}/")[0]
+        for k, c in enumerate("xyz"):
+            out[f"rod{i}_{c}"] = [float(v) for v in pos[k]]
+        n_vor = pos.shape[1] - 2
+        for name, c in (("bend_1", "x"), ("bend_2", "y"), ("twist", "z")):
+            cols = [f"rod{i}/kappa_{c}_{j}" for j in range(n_vor)]
+            out[f"rod{i}_{name}"] = [float(v) for v in last[cols].to_numpy()[0]]
+    return out
+
+
+def _row(result: Any, n_rods: int, shapes: bool, default_method: str) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for k, c in enumerate("xyz"):
+        row[f"platform_{c}"] = _vector(result, "platform_position_m", 3)[k]
+        row[f"marker_{c}"] = _vector(result, "platform_marker_position_m", 3)[k]
+    for k, c in enumerate("xyzw"):
+        row[f"quat_{c}"] = _vector(result, "platform_quaternion_xyzw", 4)[k]
+    tips = _vector(result, "rod_tip_positions_m", 3 * n_rods)
+    for i in range(n_rods):
+        for k, c in enumerate("xyz"):
+            row[f"tip{i}_{c}"] = tips[3 * i + k]
+    stable = getattr(result, "stable", None)
+    iterations = getattr(result, "iterations", None)
+    row.update(
+        converged=bool(result.converged),
+        method=str(getattr(result, "method", default_method)),
+        stable=None if stable is None else bool(stable),
+        iterations=None if iterations is None else int(iterations),
+        error=None,
+    )
+    if shapes:
+        row.update(_shape_values(result, n_rods))
+    return row
+
+
+def _failed_row(exc: BaseException, n_rods: int, shapes: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {c["name"]: math.nan for c in column_docs(n_rods, False)
+                           if c["type"] == "float64"}
+    row.update(converged=False, method="failed", stable=None, iterations=None,
+               error=" ".join(f"{type(exc).__name__}: {exc}".split()))
+    if shapes:
+        for c in column_docs(n_rods, True):
+            if c["type"] == "list<float64>":
+                row[c["name"]] = None
+    return row
+
+
+def solve_chunk(task: ChunkTask) -> Any:
+    """Solve the poses of ``task`` in order (warm started when possible); a ``pyarrow.Table``
+    with the rows sorted by sample id."""
+    import pyarrow as pa
+
+    params = _params(task.params_json)
+    n_rods = int(params.n_rods)
+    solve, warm = _pose_solver(task.solver, task.shapes)
+    rows: list[dict[str, Any]] = []
+    previous = None
+    for sample, angles in zip(task.samples, task.angles):
+        try:
+            result = solve(params, [float(a) for a in angles], previous if warm else None)
+            row = _row(result, n_rods, task.shapes, task.solver)
+            # warm start only from a converged solution of the solver itself (not a fallback)
+            previous = result if row["converged"] and row["method"] == task.solver else None
+        except Exception as exc:  # noqa: BLE001 - one bad pose must not lose the chunk
+            row = _failed_row(exc, n_rods, task.shapes)
+            previous = None
+        row["sample"] = int(sample)
+        for i, a in enumerate(angles):
+            row[f"angle_{i}"] = float(a)
+        rows.append(row)
+    rows.sort(key=lambda r: r["sample"])
+    schema = arrow_schema(n_rods, task.shapes)
+    return pa.Table.from_pydict({f.name: [r[f.name] for r in rows] for f in schema}, schema=schema)
