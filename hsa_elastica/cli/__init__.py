@@ -40,9 +40,13 @@ SUBCOMMANDS: tuple[str, ...] = (
 
 
 def _version() -> str:
-    from hsa_elastica import __version__
+    """The installed distribution's version (setup.cfg, = ``hsa_elastica.__version__``)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return __version__
+    try:
+        return version("hsa-elastica")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     modules: list[ModuleType] = [importlib.import_module(name) for name in SUBCOMMANDS]
     for module in modules:
         module.add_parser(sub)
-    parser.set_defaults(_commands={m.NAME: m.run for m in modules})
+    parser.set_defaults(commands={m.NAME: m.run for m in modules})
     return parser
 
 
@@ -66,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
     try:
         args = build_parser().parse_args(argv)
-        return int(args._commands[args.command](args))
+        return int(args.commands[args.command](args))
     except UsageError as exc:
         print(one_line(str(exc)), file=sys.stderr)
         return 2

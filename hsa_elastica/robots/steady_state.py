@@ -240,16 +240,20 @@ TOL_STATIC_RESIDUAL = 1e-3
 
 def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> bool:
     """The force balance holds at the current pose: the static residual
-    (:func:`hsa_elastica.robots.statics_api.static_residual`, velocities set to zero) of a
+    (:func:`hsa_elastica.engines.statics.model_residual`, velocities set to zero) of a
     fused-path robot is below ``tol`` [N, N m].  Robots stepped by the reference operators are
     not compiled for it (True: the speed and damper-balance bounds decide)."""
     from hsa_elastica.engines.compile import CompiledModel
 
     if not isinstance(getattr(robot, "model", None), CompiledModel):
         return True
-    from hsa_elastica.robots.statics_api import static_residual
+    from hsa_elastica.engines.statics import model_residual
 
-    return static_residual(robot) < tol
+    model = robot.model
+    t = float(robot.time)
+    angles = np.array([float(bc.angle(t)) for bc in model.motor_bcs])
+    forces, couples = model_residual(model, angles)
+    return max(forces, couples) < tol  # (nan: not below)
 
 
 def solve_steady_state(
