@@ -7,13 +7,20 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from hsa_elastica.engines.compile import compile_simulator
 from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.statics_linalg import BorderedBandSolver
 from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.builders import build_fast_robot, build_robot
 from hsa_elastica.robots.primitives import primitive_angles
-from hsa_elastica.robots.statics_api import solve_static, solve_static_batch, static_residual
+from hsa_elastica.robots.statics_api import (
+    nearest_neighbour_order,
+    solve_static,
+    solve_static_batch,
+    static_residual,
+)
 from hsa_elastica.robots.steady_state import solve_steady_state
 
 
@@ -130,6 +137,47 @@ def test_batch_bad_row_named_and_matches_single() -> None:
     single = solve_static(p, rows[1])
     # two Newton routes to one equilibrium: equal to the solver tolerance (~1e-12 m)
     np.testing.assert_allclose(batch[1].platform_position_m, single.platform_position_m, atol=1e-9)
+    # the nearest-neighbour tour solves row 1 first here; results still come in row order
+    given = solve_static_batch(p, rows[::-1], order="given")
+    np.testing.assert_allclose(given[0].platform_position_m, batch[1].platform_position_m,
+                               atol=1e-9)
+    assert list(nearest_neighbour_order(np.array([[3.0], [0.5], [2.0], [0.1]]))) == [3, 1, 2, 0]
+
+
+def test_bordered_band_lu_solves_arrow_systems() -> None:
+    # Three banded blocks (kl = 2, ku = 3) coupled only through a 4-unknown border, random
+    # entries, unknowns interleaved in the global numbering: the solution must satisfy the
+    # system to round-off (checked against the matrix itself, and numpy's dense solver).
+    rng = np.random.default_rng(7)
+    nblk, m, nb = 3, 20, 4
+    n = nblk * m + nb
+    perm = rng.permutation(n)  # global position of (block unknowns..., border)
+    a = np.zeros((n, n))
+    for k in range(nblk):
+        for i in range(m):
+            for j in range(max(0, i - 2), min(m, i + 4)):
+                a[perm[k * m + i], perm[k * m + j]] = rng.standard_normal()
+            a[perm[k * m + i], perm[k * m + i]] += 8.0
+        for i in (m - 2, m - 1):  # the rod ends touch the body
+            for b in range(nb):
+                a[perm[k * m + i], perm[nblk * m + b]] = rng.standard_normal()
+                a[perm[nblk * m + b], perm[k * m + i]] = rng.standard_normal()
+    for b in range(nb):
+        for c in range(nb):
+            a[perm[nblk * m + b], perm[nblk * m + c]] = rng.standard_normal() + 8.0 * (b == c)
+    csc = sp.csc_matrix(a)
+    csc.sort_indices()
+    border = np.zeros(n, dtype=bool)
+    border[perm[nblk * m:]] = True
+    solver = BorderedBandSolver(csc.indptr.astype(np.int64), csc.indices.astype(np.int64), border)
+    assert sorted(len(idx) for idx, _, _ in solver.blocks) == [m] * nblk
+    rhs = rng.standard_normal(n)
+    x = solver.factor(csc.data).solve(rhs)
+    np.testing.assert_allclose(a @ x, rhs, atol=1e-10)
+    np.testing.assert_allclose(x, np.linalg.solve(a, rhs), atol=1e-10)
+    shift = rng.uniform(0.0, 3.0, n)
+    x = solver.factor(csc.data, shift).solve(rhs)
+    np.testing.assert_allclose((a - np.diag(shift)) @ x, rhs, atol=1e-10)
 
 
 @pytest.mark.parametrize("variant", ["gravity_sideways", "three_rods"])

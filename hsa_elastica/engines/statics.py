@@ -17,7 +17,10 @@ external_forces``, N), the net couple on each free element (``internal_torques +
 external_torques``, local frame, N m) and the external force [N] / torque [N m, body frame] on
 each body.  The Jacobian ``J = dF/dx`` is assembled by forward differences with column
 colouring (the sparsity pattern is found once per model by perturbing each unknown alone at a
-randomly perturbed pose); Newton steps are solved by sparse LU (``scipy.sparse.linalg``).
+randomly perturbed pose); Newton steps are solved by the bordered band LU of
+:mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
+eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
+singular or the rods couple directly.
 
 Stability: the linearised dynamics about an equilibrium are ``M dx'' = J dx`` (``M`` = node
 masses, element and body second moments of inertia), so a pose is stable when every eigenvalue
@@ -53,6 +56,7 @@ from hsa_elastica.engines.statics_kernels import (
     fd_jacobian,
     residual,
 )
+from hsa_elastica.engines.statics_linalg import BorderedBandSolver
 from hsa_elastica.physics.rod_kernels import rod_work
 
 __all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
@@ -91,6 +95,13 @@ class StaticSolver:
     ``tol_force`` [N] / ``tol_torque`` [N m]: max-norm convergence bounds (defaults 1e-8 N and
     1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
     """
+
+    #: trust region of a Newton step: largest rotation [rad] / displacement [m] of one unknown
+    max_rotation_step = 0.3
+    max_displacement_step = 0.005
+    #: largest rotation [rad] / displacement [m] of one unknown in the tangent predictor
+    max_predict_rotation = 1.0
+    max_predict_displacement = 0.02
 
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False) -> None:
@@ -164,10 +175,14 @@ class StaticSolver:
 
     # -- evaluations ---------------------------------------------------------------------------
     def _args(self) -> tuple[Any, ...]:
+        cached = getattr(self, "_args_cache", None)
+        if cached is not None and cached[2] is self.couplings:
+            return cached  # type: ignore[no-any-return]
         m = self.model
-        return (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
+        self._args_cache = (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
                 m.body_gravity, m.sync_program, m.values_program, self.work, self.status,
                 self.kind, self.index, self.comp)
+        return self._args_cache
 
     def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
                  ) -> NDArray[np.float64]:
@@ -198,7 +213,11 @@ class StaticSolver:
 
     def restore_state(self, s: tuple[NDArray[np.float64], ...]) -> None:
         m = self.model
-        self._lu = None
+        if not (np.array_equal(m.rod_arrays.position, s[0])
+                and np.array_equal(m.rod_arrays.director, s[1])
+                and np.array_equal(m.body_arrays.position, s[2])
+                and np.array_equal(m.body_arrays.director, s[3])):
+            self._lu = None  # the last factorisation belongs to another state
         m.rod_arrays.position[:] = s[0]
         m.rod_arrays.director[:] = s[1]
         m.body_arrays.position[:] = s[2]
@@ -264,6 +283,25 @@ class StaticSolver:
         self.color_cols = order.astype(np.int64)
         self.n_colors = int(counts.shape[0])
         self.saved = np.zeros((n, 3, 3))
+        border = (self.kind == KIND_BODY_POS) | (self.kind == KIND_BODY_ROT)
+        try:
+            self.band: BorderedBandSolver | None = BorderedBandSolver(
+                self.indptr, self.indices, border)
+        except ValueError:  # rods coupled directly (not through a body): general sparse LU
+            self.band = None
+
+    def factorize(self, jac: sp.csc_matrix, shift: NDArray[np.float64] | None = None) -> Any:
+        """LU of ``jac - diag(shift)`` (``jac`` from :meth:`jacobian`): the bordered band
+        LU (:mod:`hsa_elastica.engines.statics_linalg`), or SuperLU if that one is singular
+        or not applicable.  Raises ``RuntimeError`` when the matrix is singular."""
+        if self.band is not None:
+            try:
+                return self.band.factor(jac.data, shift)
+            except RuntimeError:
+                pass
+        if shift is not None:
+            jac = jac - sp.diags(shift, format="csc")
+        return spla.splu(jac, permc_spec="MMD_AT_PLUS_A")
 
     # -- Newton ----------------------------------------------------------------------------
     def converged(self, f: NDArray[np.float64]) -> bool:
@@ -294,18 +332,17 @@ class StaticSolver:
             if not math.isfinite(merit):
                 return False, it
             jac = self.jacobian(a, f)
-            if sigma > 0.0:
-                jac = jac - sp.diags(sigma * self.inertia, format="csc")
             try:
-                lu = spla.splu(jac, permc_spec="MMD_AT_PLUS_A")
+                lu = self.factorize(jac, sigma * self.inertia if sigma > 0.0 else None)
                 dx = lu.solve(-f)
             except (RuntimeError, ValueError):
                 return False, it
             if not np.all(np.isfinite(dx)):
                 return False, it
             # at most 0.3 rad of rotation and 5 mm of displacement per unknown and iteration
-            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
-                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / self.max_rotation_step,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / self.max_displacement_step,
+                      1.0)
             alpha = 1.0 / big
             state = self.save_state()
             while True:
@@ -338,8 +375,9 @@ class StaticSolver:
             if self.converged(f):
                 break
             dx = lu.solve(-f)
-            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 0.3,
-                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.005, 1.0)
+            big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / self.max_rotation_step,
+                      float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / self.max_displacement_step,
+                      1.0)
             if big > 1.0 or not np.all(np.isfinite(dx)):
                 break
             state = self.save_state()
@@ -373,14 +411,15 @@ class StaticSolver:
         lu = getattr(self, "_lu", None)
         try:
             if lu is None:
-                lu = spla.splu(self.jacobian(a, f0), permc_spec="MMD_AT_PLUS_A")
+                lu = self.factorize(self.jacobian(a, f0))
             dx = lu.solve(-dfda)
         except (RuntimeError, ValueError):
             return
         if not np.all(np.isfinite(dx)):
             return
-        big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / 1.0,
-                  float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / 0.02, 1.0)
+        big = max(float(np.abs(dx[self.is_torque]).max(initial=0.0)) / self.max_predict_rotation,
+                  float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / self.max_predict_displacement,
+                  1.0)
         self.move(dx, 1.0 / big)
 
     # -- stability ---------------------------------------------------------------------------
@@ -394,7 +433,7 @@ class StaticSolver:
         lu = getattr(self, "_lu", None)
         if lu is None:
             f = self.evaluate(a).copy()
-            lu = spla.splu(self.jacobian(a, f), permc_spec="MMD_AT_PLUS_A")
+            lu = self.factorize(self.jacobian(a, f))
             self._lu = lu
         s = 1.0 / np.sqrt(self.inertia)
         n = self.n
@@ -406,7 +445,8 @@ class StaticSolver:
         rng = np.random.default_rng(0)
         try:
             res = spla.eigs(dummy, k=k, sigma=0.0, which="LM", OPinv=op_inv,
-                            return_eigenvectors=vectors, v0=rng.standard_normal(n), tol=1e-6)
+                            return_eigenvectors=vectors, v0=rng.standard_normal(n), tol=1e-6,
+                            ncv=min(n - 1, 2 * k + 6))
         except (RuntimeError, ValueError, spla.ArpackNoConvergence):
             jac = self.jacobian(a, self.evaluate(a).copy())
             dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()

@@ -119,7 +119,7 @@ def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch
 
 
 def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float64],
-            out: StaticOutcome, wall: float) -> SteadyStateResult:
+            out: StaticOutcome, wall: float, cpu: float) -> SteadyStateResult:
     body = solver.model.body_arrays
     rod = solver.model.rod_arrays
     q = rotation_matrix_to_quaternion(np.ascontiguousarray(body.director[:, :, 0].T))
@@ -141,6 +141,7 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
         iterations=int(out.iterations),
         stable=out.stable,
         state=(angles.copy(), solver.save_state()),
+        cpu_time_s=float(cpu),
     )
 
 
@@ -148,6 +149,7 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
                params: RobotParams, angles: NDArray[np.float64], warm: Any,
                check_stability: bool, fallback: bool, mirror_branch: str) -> SteadyStateResult:
     wall0 = _time.perf_counter()
+    cpu0 = _time.process_time()
     out: StaticOutcome | None = None
     rule = _branch_rule(params, angles, mirror_branch)
     if warm is not None and not (check_stability and _mirror_symmetric(params, angles)):
@@ -161,10 +163,12 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
         out = solver.solve(angles, start=np.zeros_like(angles), steps=CONTINUATION_STEPS,
                            check_stability=check_stability, branch_rule=rule)
     if out.converged and out.stable is not False:
-        return _result(solver, params, angles, out, _time.perf_counter() - wall0)
+        return _result(solver, params, angles, out, _time.perf_counter() - wall0,
+                       _time.process_time() - cpu0)
     reason = out.message or "not converged"
     if not fallback:
-        res = _result(solver, params, angles, out, _time.perf_counter() - wall0)
+        res = _result(solver, params, angles, out, _time.perf_counter() - wall0,
+                       _time.process_time() - cpu0)
         res.converged = False
         return res
     log.warning("static solve at motor angles %s: %s; falling back to dynamic relaxation",
@@ -220,9 +224,16 @@ def solve_static_batch(
     check_stability: bool = True,
     fallback: bool = True,
     mirror_branch: str = "dynamic",
+    order: str = "nearest",
 ) -> list[SteadyStateResult]:
     """:func:`solve_static` for each row of ``angles_array`` ((n_poses, n_rods) [rad]), each
-    started from the previous solution (from the straight pose if that fails)."""
+    started from the previous solution (from the straight pose if that fails).
+
+    ``order``: ``"nearest"`` (default) solves the poses along a greedy nearest-neighbour tour
+    (max-norm of the angle difference, starting next to the straight pose), so that each
+    Newton solve starts close to its solution; ``"given"`` keeps the rows' order.  Results
+    are returned in the rows' order either way.
+    """
     solver, straight = static_solver(params)
     try:
         rows = np.asarray(angles_array, dtype=np.float64)
@@ -235,14 +246,38 @@ def solve_static_batch(
             f"angles_array has shape {rows.shape}: must be (n_poses, n_rods = {params.n_rods})"
         )
     checked = [_check_angles(params, r, f"angles_array[{k}]") for k, r in enumerate(rows)]
-    results: list[SteadyStateResult] = []
+    if order == "nearest":
+        sequence = nearest_neighbour_order(rows)
+    elif order == "given":
+        sequence = np.arange(len(checked))
+    else:
+        raise ParameterError(f"order = {order!r} is invalid: must be 'nearest' or 'given'")
+    results: list[SteadyStateResult | None] = [None] * len(checked)
     warm = None
-    for a in checked:
-        res = _solve_one(solver, straight, params, a, warm, check_stability, fallback,
+    for k in sequence:
+        res = _solve_one(solver, straight, params, checked[k], warm, check_stability, fallback,
                          mirror_branch)
         warm = res.state if res.method == "static" and res.converged else None
-        results.append(res)
-    return results
+        results[k] = res
+    return [r for r in results if r is not None]
+
+
+def nearest_neighbour_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Greedy nearest-neighbour tour through the rows of ``rows`` ((n, m) angles [rad]),
+    starting from the row nearest to zero, distances in the max-norm: each pose follows a
+    near one, so the previous solution is a good start.  O(n^2) time, O(n) memory."""
+    n = rows.shape[0]
+    left = np.ones(n, dtype=bool)
+    out = np.empty(n, dtype=np.int64)
+    cur = np.zeros(rows.shape[1])
+    for k in range(n):
+        d = np.abs(rows - cur).max(axis=1, initial=0.0)
+        d[~left] = np.inf
+        j = int(np.argmin(d))
+        out[k] = j
+        left[j] = False
+        cur = rows[j]
+    return out
 
 
 def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = None) -> float:

@@ -112,6 +112,9 @@ class SteadyStateResult:
         the static solution is stable (None: not tested, or dynamic).
     state : object
         the solver's full state of a static solve (warm start of the next one).
+    cpu_time_s : float
+        CPU time of this process spent on a static solve [s] (nan for a dynamic one); on a
+        shared machine it is the one-core cost, unlike ``wall_time_s``.
     """
 
     converged: bool
@@ -133,6 +136,7 @@ class SteadyStateResult:
     iterations: int = 0
     stable: bool | None = None
     state: Any = field(default=None, repr=False)
+    cpu_time_s: float = float("nan")
 
     @property
     def platform_rotation(self) -> NDArray[np.float64]:
