@@ -21,57 +21,51 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hsa_elastica.physics.actuation import (
-    BaseTwistTorque,
-    DistalTwistLockBC,
-    FreeTwistBC,
-    MotorAngleBC,
-    Ramp,
-    base_twist_angle,
-)
-from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling, TwistStiffnessLaw
-from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
-from hsa_elastica.physics.joints import PlatformJoint
-from hsa_elastica.physics.material_damping import KelvinVoigtDamping
-from hsa_elastica.params import (
-    JointParams,
-    ParameterError,
-    PlatformParams,
-    RobotParams,
-    RodParams,
-    SimulationParams,
-    PRESETS,
-    load_params,
-    paper_robot_params,
-    resolve_params,
-    save_params,
-    table1_rod_params,
-)
-from hsa_elastica.robots.primitives import PRIMITIVES, platform_to_angles, primitive_angles
-from hsa_elastica.io.recording import (
-    RigidBodyRecorder,
-    RodRecorder,
-    combine,
-    directors,
-    node_positions,
-)
-from hsa_elastica.robots.builders import (
-    HSASimulator,
-    Robot,
-    SingleRod,
-    build_robot,
-    build_single_rod,
-    make_hsa_rod,
-)
-from hsa_elastica.engines.timeloop import SimulationDiverged, run
 from hsa_elastica import _legacy
 
 _legacy.install()  # old flat module paths (hsa_elastica.fast, ...) import with a DeprecationWarning
 
 __version__ = "0.1.0"
 
-# name -> module, imported on first attribute access (keeps ``import hsa_elastica`` light)
+# name -> module, imported on first attribute access: ``import hsa_elastica`` (and so the
+# ``hsa-elastica`` command before it parses its arguments) loads no numba/PyElastica code, so
+# an interrupt or a bad argument is handled by the command line without a traceback
 _LAZY: dict[str, str] = {
+    # parameters
+    **dict.fromkeys(
+        ("JointParams", "ParameterError", "PlatformParams", "RobotParams", "RodParams",
+         "SimulationParams", "load_params", "paper_robot_params", "save_params",
+         "table1_rod_params", "resolve_params", "PRESETS"),
+        "hsa_elastica.params",
+    ),
+    # operators
+    **dict.fromkeys(
+        ("BaseTwistTorque", "DistalTwistLockBC", "FreeTwistBC", "MotorAngleBC", "Ramp",
+         "base_twist_angle"),
+        "hsa_elastica.physics.actuation",
+    ),
+    "AuxeticCoupling": "hsa_elastica.physics.auxetic_coupling",
+    "TwistStiffnessLaw": "hsa_elastica.physics.auxetic_coupling",
+    "AxialCompressionLaw": "hsa_elastica.physics.compression_law",
+    "AxialLawParams": "hsa_elastica.physics.compression_law",
+    "PlatformJoint": "hsa_elastica.physics.joints",
+    "KelvinVoigtDamping": "hsa_elastica.physics.material_damping",
+    **dict.fromkeys(
+        ("RigidBodyRecorder", "RodRecorder", "combine", "directors", "node_positions"),
+        "hsa_elastica.io.recording",
+    ),
+    # builders and time loop
+    **dict.fromkeys(
+        ("HSASimulator", "Robot", "SingleRod", "build_robot", "build_single_rod", "make_hsa_rod"),
+        "hsa_elastica.robots.builders",
+    ),
+    "SimulationDiverged": "hsa_elastica.engines.timeloop",
+    "run": "hsa_elastica.engines.timeloop",
+    "max_stable_dt": "hsa_elastica.engines.timeloop",
+    # motion primitives
+    **dict.fromkeys(
+        ("PRIMITIVES", "platform_to_angles", "primitive_angles"), "hsa_elastica.robots.primitives"
+    ),
     # fused fast path (issue 5)
     "FastRobot": "hsa_elastica.engines.fused",
     "build_fast_robot": "hsa_elastica.robots.builders",
@@ -108,54 +102,7 @@ _LAZY: dict[str, str] = {
 # submodules reachable as attributes, e.g. ``hsa_elastica.dataset.load(DIR)``
 _LAZY_MODULES: dict[str, str] = {"dataset": "hsa_elastica.experiments.datasets"}
 
-__all__ = [
-    "__version__",
-    # parameters
-    "RodParams",
-    "PlatformParams",
-    "JointParams",
-    "SimulationParams",
-    "RobotParams",
-    "ParameterError",
-    "paper_robot_params",
-    "table1_rod_params",
-    "save_params",
-    "load_params",
-    "resolve_params",
-    "PRESETS",
-    # operators
-    "AuxeticCoupling",
-    "TwistStiffnessLaw",
-    "AxialCompressionLaw",
-    "AxialLawParams",
-    "Ramp",
-    "MotorAngleBC",
-    "FreeTwistBC",
-    "BaseTwistTorque",
-    "DistalTwistLockBC",
-    "base_twist_angle",
-    "PlatformJoint",
-    "KelvinVoigtDamping",
-    "RodRecorder",
-    "RigidBodyRecorder",
-    "node_positions",
-    "directors",
-    "combine",
-    # builders and time loop
-    "HSASimulator",
-    "make_hsa_rod",
-    "build_robot",
-    "build_single_rod",
-    "Robot",
-    "SingleRod",
-    "run",
-    "SimulationDiverged",
-    # motion primitives
-    "PRIMITIVES",
-    "primitive_angles",
-    "platform_to_angles",
-    *_LAZY,
-]
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

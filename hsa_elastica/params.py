@@ -4,7 +4,7 @@ All quantities are SI (m, kg, s, rad, Pa, N).  Every dataclass is frozen and val
 ``__post_init__``; an invalid value raises :class:`ParameterError` whose message names
 ``ClassName.field``, the offending value and the allowed range with its unit, e.g.::
 
-    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number > 0 (Pa)
+    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number > 0 and <= 1e+12 (Pa)
 
 Presets
 -------
@@ -54,6 +54,24 @@ ALPHA_C: float = 27.0 / 28.0
 """Timoshenko shear coefficient used by PyElastica (and by the paper: S_xy = alpha_c G A)."""
 
 
+#: Upper bounds of the validated fields: far outside any HSA (TPU moduli are ~1e6-1e8 Pa,
+#: C_eps ~3e-3-1e-2 m/rad) yet finite, so a typo (an exponent too many) is refused by name
+#: instead of overflowing or freezing the simulation.
+MAX_N_ELEMENTS = 1000
+#: Pa; diamond, the stiffest solid, has E = 1.2e12 Pa
+MAX_MODULUS = 1e12
+#: m/rad; 1 m of rest length per rad/m of twist (the rest-length strain is clipped at eps_max)
+MAX_C_EPS = 1.0
+#: 1/s; velocity decay time 1 ms.  Far above it the robot only creeps (overdamped with a
+#: relaxation time c / omega^2 of hours for its slow modes) and nothing settles in a run.
+MAX_DAMPING = 1e3
+#: rad; motor angles are bounded to two turns each way (the paper's phi_max is pi; the
+#: auxetic rest-length strain saturates at eps_max long before)
+MAX_MOTOR_ANGLE = 4.0 * math.pi
+#: Hz; ``record_fps`` is at most this, or 1 / dt (one sample per step) if that is larger
+MAX_RECORD_FPS = 1e4
+
+
 class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
@@ -69,7 +87,7 @@ def is_finite_number(value: Any) -> bool:
         return False
     try:
         return bool(math.isfinite(float(value)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
 
 
@@ -85,8 +103,40 @@ def _unit(obj: Any, name: str) -> str:
 
 def _fail(obj: Any, name: str, value: Any, requirement: str) -> ParameterError:
     return ParameterError(
-        f"{type(obj).__name__}.{name} = {value!r} is invalid: {requirement} ({_unit(obj, name)})"
+        f"{type(obj).__name__}.{name} = {_short(value)} is invalid: {requirement} "
+        f"({_unit(obj, name)}){_string_hint(value)}"
     )
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a value, shortened (an int of 400 digits is not worth printing)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:20] + "..." + text[-8:]
+
+
+def _string_hint(value: Any) -> str:
+    """A hint for a number that arrived as a string: PyYAML reads ``1e7`` (no dot) as a string."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return ""
+        return (
+            f"; {value!r} was read as a string (PyYAML reads a float only with a dot and a "
+            "signed exponent: write 1.0e+7, not 1e7 or 1.0e7)"
+        )
+    return ""
+
+
+def _as_finite(value: Any) -> float | None:
+    """``float(value)`` if it is a finite real number (not bool), else None (no OverflowError)."""
+    if not _is_real(value):
+        return None
+    try:
+        v = float(value)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
 
 
 def _is_real(value: Any) -> bool:
@@ -116,9 +166,10 @@ def _check_real(
     requirement = "must be " + ("None or " if optional else "") + "a finite number"
     if parts:
         requirement += " " + " and ".join(parts)
-    if not _is_real(value) or not math.isfinite(float(value)):
+    v_or_none = _as_finite(value)
+    if v_or_none is None:
         raise _fail(obj, name, value, requirement)
-    v = float(value)
+    v = v_or_none
     if (gt is not None and not v > gt) or (ge is not None and not v >= ge) or (
         le is not None and not v <= le
     ):
@@ -126,12 +177,11 @@ def _check_real(
     object.__setattr__(obj, name, v)
 
 
-def _check_int(obj: Any, name: str, *, ge: int) -> None:
+def _check_int(obj: Any, name: str, *, ge: int, le: int | None = None) -> None:
     value = getattr(obj, name)
-    requirement = f"must be an integer >= {ge}"
-    if isinstance(value, bool) or not _is_real(value):
-        raise _fail(obj, name, value, requirement)
-    if not math.isfinite(float(value)) or float(value) != int(value) or int(value) < ge:
+    requirement = f"must be an integer >= {ge}" + ("" if le is None else f" and <= {le}")
+    v = _as_finite(value)
+    if v is None or v != int(v) or int(v) < ge or (le is not None and int(v) > le):
         raise _fail(obj, name, value, requirement)
     object.__setattr__(obj, name, int(value))
 
@@ -304,11 +354,13 @@ class RodParams(_ParamsBase):
     retardation_time_twist: float = field(default=RETARDATION_BEND, metadata={"unit": "s"})
 
     def __post_init__(self) -> None:
-        _check_int(self, "n_elements", ge=2)
+        _check_int(self, "n_elements", ge=2, le=MAX_N_ELEMENTS)
         _check_real(self, "cap_length_base", ge=0.0)
         _check_real(self, "cap_length_top", ge=0.0)
-        for name in ("length", "outer_radius", "density", "youngs_modulus", "shear_modulus"):
+        for name in ("length", "outer_radius", "density"):
             _check_real(self, name, gt=0.0)
+        for name in ("youngs_modulus", "shear_modulus"):
+            _check_real(self, name, gt=0.0, le=MAX_MODULUS)
         _check_real(self, "wall_thickness", gt=0.0)
         if self.wall_thickness > self.outer_radius:
             raise _fail(
@@ -322,7 +374,7 @@ class RodParams(_ParamsBase):
         object.__setattr__(
             self, "handedness", _check_handedness(self, "handedness", self.handedness)
         )
-        _check_real(self, "C_eps", ge=0.0)
+        _check_real(self, "C_eps", ge=0.0, le=MAX_C_EPS)
         # zero twist must map to the printed length: eps_min <= 0 <= eps_max
         _check_real(self, "eps_min", gt=-1.0, le=0.0)
         _check_real(self, "eps_max", ge=0.0, le=10.0)
@@ -548,9 +600,12 @@ class SimulationParams(_ParamsBase):
     """Time stepping, damping, gravity, actuation ramp and recording rate.
 
     The default ``dt = 3e-5`` s is 0.83 of the largest stable step measured on the paper robot
-    (3.6e-5 s stable, 3.7e-5 s diverges; estimate 3.96e-5 s from the rod tip node, 3.7e-4 kg,
-    held by the joint spring k_F = 5e5 N/m and the last element's E A / l = 4.4e5 N/m; see
-    docs/performance.md).  The paper's 4e-5 s diverges.
+    (3.6e-5 s stable, 3.7e-5 s diverges; the linearised estimate
+    :func:`hsa_elastica.engines.timeloop.max_stable_dt` gives 2/omega_max = 3.65e-5 s from the
+    axial element chain with the joint spring k_F on the tip node, and the builders refuse a
+    dt above 0.95 of it).  The paper's 4e-5 s diverges.  ``damping`` and
+    ``rotational_damping`` are at most :data:`MAX_DAMPING`, ``record_fps`` at most
+    ``max(MAX_RECORD_FPS, 1 / dt)`` (every step).
 
     ``damping`` / ``rotational_damping`` [1/s] are velocity decay rates of every node and
     element (PyElastica's ``AnalyticalLinearDamper``: air drag and joint friction lumped, it
@@ -571,8 +626,8 @@ class SimulationParams(_ParamsBase):
 
     def __post_init__(self) -> None:
         _check_real(self, "dt", gt=0.0)
-        _check_real(self, "damping", ge=0.0)
-        _check_real(self, "rotational_damping", ge=0.0)
+        _check_real(self, "damping", ge=0.0, le=MAX_DAMPING)
+        _check_real(self, "rotational_damping", ge=0.0, le=MAX_DAMPING)
         if self.gravity is not None:
             g = self.gravity
             if (
@@ -586,7 +641,8 @@ class SimulationParams(_ParamsBase):
         _check_real(self, "ramp_time", gt=0.0)
         if self.ramp_shape not in _RAMP_SHAPES:
             raise _fail(self, "ramp_shape", self.ramp_shape, f"must be one of {_RAMP_SHAPES}")
-        _check_real(self, "record_fps", gt=0.0)
+        # at most MAX_RECORD_FPS, or one sample per step if that is more (record_every >= 1)
+        _check_real(self, "record_fps", gt=0.0, le=max(MAX_RECORD_FPS, (1.0 + 1e-9) / self.dt))
 
     def record_every(self) -> int:
         """Steps between two recorded samples, rounded: ``max(1, round(1 / (record_fps dt)))``.

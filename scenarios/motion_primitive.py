@@ -19,7 +19,9 @@ import sys
 
 import numpy as np
 
-from hsa_elastica.cli.common import finish_run as _finish_run  # the save/render step of `hsa-elastica primitive`
+# the checks and the save/render step of `hsa-elastica primitive`
+from hsa_elastica.cli.common import UsageError, check_render_path, check_run_dir
+from hsa_elastica.cli.common import finish_run as _finish_run
 from hsa_elastica.params import RobotParams, load_params
 from hsa_elastica.robots.primitives import PRIMITIVES, primitive_angles
 from hsa_elastica.robots.steady_state import solve_steady_state
@@ -40,6 +42,13 @@ def main(argv: list[str] | None = None) -> int:
 
     params = RobotParams() if args.params is None else load_params(args.params, RobotParams)
     angles = primitive_angles(args.name, args.magnitude, params)
+    try:  # output paths are checked before simulating
+        check_run_dir(args.out, overwrite=False)
+        check_render_path(args.render, "video", "--render")
+        check_render_path(args.still, "still", "--still")
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     print(f"{args.name} at magnitude {args.magnitude}: motor angles [rad] = {np.round(angles, 4).tolist()}")
     res = solve_steady_state(
         params, angles, tol_velocity=args.tol, max_time=args.max_time,

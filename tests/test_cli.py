@@ -73,7 +73,7 @@ def test_steady_state_json_contract(quick_params: Path) -> None:
 
 
 def test_steady_state_json_file(quick_params: Path, tmp_path: Path) -> None:
-    out = tmp_path / "sub" / "ss.json"
+    out = tmp_path / "ss.json"  # (a missing directory is refused: tests/test_reliability.py)
     code = main(["steady-state", "--angles", "0", "0", "0", "0", "--params", str(quick_params),
                  "--json", str(out), "--quiet", "--max-time", "0.5"])
     assert code == 0

@@ -197,10 +197,19 @@ def test_cli_announces_compilation_on_a_cold_cache(
     from hsa_elastica import compat
     from hsa_elastica.cli import main
 
-    # a bad magnitude stops the command right after the announcement (exit 2, no simulation)
+    from hsa_elastica.robots import steady_state
+
+    # the announcement comes once every input is checked, right before simulating: bad input
+    # stays a one-line error; the simulation is replaced by an interrupt (exit 130)
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(steady_state, "solve_steady_state", interrupted)
     monkeypatch.setattr(compat, "numba_cache_has_entry", lambda dispatcher: False)
     assert main(["primitive", "elongation", "--magnitude", "2"]) == 2
+    assert COMPILE_NOTICE not in capsys.readouterr().err
+    assert main(["primitive", "elongation"]) == 130
     assert COMPILE_NOTICE in capsys.readouterr().err
     monkeypatch.setattr(compat, "numba_cache_has_entry", lambda dispatcher: True)
-    assert main(["primitive", "elongation", "--magnitude", "2"]) == 2
+    assert main(["primitive", "elongation"]) == 130
     assert COMPILE_NOTICE not in capsys.readouterr().err

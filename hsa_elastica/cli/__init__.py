@@ -6,32 +6,48 @@ Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``params`
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
 scenario scripts).
 
-Set ``HSA_ELASTICA_DEBUG=1`` to get the traceback of an unexpected error.
+Set ``HSA_ELASTICA_DEBUG=1`` to get the traceback of an unexpected error.  ``hsa-elastica
+--version`` prints the package version.
 
-Exit codes: 0 success, 1 the simulation failed (diverged), 2 bad input -- always a one-line
-message on stderr, no traceback; 130 interrupted.
+Exit codes: 0 success, 1 the simulation failed (diverged; ``--out`` still receives the run
+recorded so far, marked ``"converged": false, "diverged": true``), 2 bad input -- parameters,
+flags and output paths are all checked before simulating -- always a one-line message on
+stderr, no traceback; 130 interrupted (also during start-up).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from types import ModuleType
-from typing import Callable, Sequence
+from typing import Sequence
 
-from hsa_elastica.cli import calibrate as _calibrate
-from hsa_elastica.cli import dataset as _dataset
-from hsa_elastica.cli import params as _params
-from hsa_elastica.cli import primitive as _primitive
-from hsa_elastica.cli import render as _render
-from hsa_elastica.cli import steady_state as _steady_state
 from hsa_elastica.cli.common import PROG, Parser, UsageError, one_line
 
 __all__ = ["main", "build_parser"]
 
-#: subcommand modules, in the order ``--help`` lists them
-SUBCOMMANDS: tuple[ModuleType, ...] = (_primitive, _steady_state, _dataset, _render, _params, _calibrate)
-_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {m.NAME: m.run for m in SUBCOMMANDS}
+#: subcommand modules, in the order ``--help`` lists them (imported by :func:`build_parser`,
+#: inside :func:`main`'s error handling: the simulator's imports take a second or two, and an
+#: interrupt then must end in "interrupted", exit 130, like any other)
+SUBCOMMANDS: tuple[str, ...] = (
+    "hsa_elastica.cli.primitive",
+    "hsa_elastica.cli.steady_state",
+    "hsa_elastica.cli.dataset",
+    "hsa_elastica.cli.render",
+    "hsa_elastica.cli.params",
+    "hsa_elastica.cli.calibrate",
+)
+
+
+def _version() -> str:
+    """The installed distribution's version (setup.cfg, = ``hsa_elastica.__version__``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hsa-elastica")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,32 +57,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Simulate Handed Shearing Auxetic (HSA) robots (PyElastica plugin). "
         "SI units: angles in rad, lengths in m, times in s.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for module in SUBCOMMANDS:
+    modules: list[ModuleType] = [importlib.import_module(name) for name in SUBCOMMANDS]
+    for module in modules:
         module.add_parser(sub)
+    parser.set_defaults(commands={m.NAME: m.run for m in modules})
     return parser
-
-
-#: subcommands that run a simulation (and may have to compile the numba kernels first)
-_SIMULATING = frozenset({_primitive.NAME, _steady_state.NAME})
-
-
-def _announce_compile() -> None:
-    """Say so on stderr when the numba cache is cold (the first run compiles for a minute+)."""
-    from hsa_elastica.engines.fused import COMPILE_NOTICE, kernels_cached
-
-    if not kernels_cached():
-        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
     try:
         args = build_parser().parse_args(argv)
-        if args.command in _SIMULATING and not getattr(args, "quiet", False):
-            _announce_compile()
-        return _COMMANDS[args.command](args)
+        return int(args.commands[args.command](args))
     except UsageError as exc:
         print(one_line(str(exc)), file=sys.stderr)
         return 2
@@ -81,5 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hsa_elastica.engines.timeloop import SimulationDiverged
 
         kind = "simulation failed" if isinstance(exc, SimulationDiverged) else type(exc).__name__
-        print(one_line(f"{PROG}: {kind}: {exc}"), file=sys.stderr)
+        message = f"{PROG}: {kind}: {exc}"
+        saved = getattr(exc, "saved_to", None)
+        if saved is not None:
+            message += f"; the run so far (not converged) was saved to {saved}"
+        print(one_line(message), file=sys.stderr)
         return 1

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 PROG = "hsa-elastica"
+# a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
+# argparse's own pattern ('^-\d+$|^-\d*\.\d+$') takes "-1e-3" for an option
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 
 class UsageError(Exception):
@@ -16,7 +21,12 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with a one-line error message (no usage dump) and exit code 2."""
+    """argparse with a one-line error message (no usage dump), exit code 2, and negative
+    numbers in e-notation taken as values (``--angles 0 -1e-3 0 0``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
@@ -83,6 +93,89 @@ def add_video_options(parser: argparse.ArgumentParser) -> None:
                         f"(default {r.DEFAULT_SIZE[0]}x{r.DEFAULT_SIZE[1]})")
 
 
+def add_out_options(parser: argparse.ArgumentParser) -> None:
+    """``--out DIR`` and ``--overwrite`` of the subcommands that save a run directory."""
+    parser.add_argument("--out", metavar="DIR",
+                        help="save a run directory (diagnostics, params, summary); also written "
+                        "when the simulation diverges, with what was recorded")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the run files in a --out directory that is not empty")
+
+
+# --------------------------------------------------------------------------------------------
+# checks done before simulating
+# --------------------------------------------------------------------------------------------
+def _writable_dir(directory: Path, flag: str, path: str) -> None:
+    if not directory.is_dir():
+        raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} does not exist")
+    from hsa_elastica.io.rundir import can_create_in
+
+    if not can_create_in(directory):
+        raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} is not writable")
+
+
+def check_output_file(path: str | None, flag: str) -> None:
+    """An output file: its directory exists and is writable, the path is not a directory."""
+    if path is None or path == "-":
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{PROG}: {flag} {path}: is a directory, expected a file name")
+    _writable_dir(p.parent, flag, path)
+
+
+def check_render_path(path: str | None, kind: str, flag: str) -> None:
+    """``--render``/``--still`` (``kind`` "video"/"still"): the renderer's own check
+    (:func:`hsa_elastica.io.render.check_output_path`: extension, directory, writable)."""
+    if path is None:
+        return
+    from hsa_elastica.io.render import check_output_path
+
+    try:
+        check_output_path(path, kind, flag=flag)
+    except ValueError as exc:
+        raise UsageError(f"{PROG}: {exc}") from None
+
+
+def check_run_dir(path: str | None, overwrite: bool) -> None:
+    """``--out DIR``: a new directory in an existing writable parent, or an existing
+    directory that is empty (or ``--overwrite``) and writable."""
+    if path is None:
+        return
+    from hsa_elastica.io.rundir import run_dir_problem
+
+    problem = run_dir_problem(path, overwrite=overwrite)
+    if problem is not None:
+        raise UsageError(f"{PROG}: --out {path}: {problem}")
+
+
+def check_params(params: Any, duration: float, record: bool) -> None:
+    """Refuse a time step above the stability limit and a recording too large for memory."""
+    from hsa_elastica.engines.timeloop import check_time_step
+    from hsa_elastica.params import ParameterError
+
+    try:
+        check_time_step(params.simulation.dt, params)
+        if record:
+            from hsa_elastica.io.recording import check_recording_size
+
+            check_recording_size(params, duration)
+    except ParameterError as exc:
+        raise UsageError(f"{PROG}: --params: {exc}") from None
+
+
+def check_angles(angles: Any, flag: str) -> None:
+    """Each motor angle within +-MAX_MOTOR_ANGLE [rad]."""
+    from hsa_elastica.params import MAX_MOTOR_ANGLE
+
+    for a in angles:
+        if abs(a) > MAX_MOTOR_ANGLE:
+            raise UsageError(
+                f"{PROG}: {flag} {a!r} is invalid: each angle must be within "
+                f"+-{MAX_MOTOR_ANGLE:.6g} rad (4 pi, two turns)"
+            )
+
+
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
@@ -95,6 +188,42 @@ def load_robot_params(path: str | None) -> Any:
         return resolve_params(path, RobotParams)
     except ParameterError as exc:
         raise UsageError(f"{PROG}: --params: {exc}") from None
+
+
+def announce_compile(quiet: bool) -> None:
+    """Say so on stderr when the numba cache is cold (the first run compiles for a minute+);
+    called once every input has been checked, right before simulating."""
+    if quiet:
+        return
+    from hsa_elastica.engines.fused import COMPILE_NOTICE, kernels_cached
+
+    if not kernels_cached():
+        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+
+def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,
+          extra: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    """``solve_steady_state(params, angles, **kwargs)``; on divergence the partial run is
+    saved to ``out`` (summary ``"converged": false, "diverged": true``) before re-raising."""
+    from hsa_elastica.engines.timeloop import SimulationDiverged
+    from hsa_elastica.params import ParameterError
+    from hsa_elastica.robots.steady_state import solve_steady_state
+
+    announce_compile(quiet)
+    try:
+        return solve_steady_state(params, angles, **kwargs)
+    except ParameterError as exc:
+        raise UsageError(f"{PROG}: {exc}") from None
+    except SimulationDiverged as exc:
+        result = exc.result
+        if out is not None and result is not None and result.diagnostics is not None:
+            from hsa_elastica.io.rundir import save_run
+
+            summary = result.summary()
+            summary.update(extra or {})
+            save_run(out, result.diagnostics, params, summary, overwrite=True)
+            exc.saved_to = out  # type: ignore[attr-defined]  # named in the one-line message
+        raise
 
 
 def progress(quiet: bool) -> bool:
@@ -137,7 +266,8 @@ def finish_run(
 
         summary = result.summary()
         summary.update(extra or {})
-        save_run(out, result.diagnostics, params, summary)
+        # the directory was checked before simulating (check_run_dir)
+        save_run(out, result.diagnostics, params, summary, overwrite=True)
         info(quiet, f"run saved to {out}")
     if render is not None:
         from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video

@@ -10,12 +10,17 @@ from hsa_elastica.cli.common import (
     PROG,
     REFERENCE_HELP,
     UsageError,
+    add_out_options,
     add_video_options,
+    check_params,
+    check_render_path,
+    check_run_dir,
     describe,
     finish_run,
     float_arg,
     load_robot_params,
     progress,
+    solve,
 )
 
 NAME = "primitive"
@@ -36,7 +41,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         help="fraction of the maximum motor angle phi_max = pi rad, in [0, 1] (default 1)",
     )
     p.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022)")
-    p.add_argument("--out", metavar="DIR", help="save a run directory (diagnostics, params, summary)")
+    add_out_options(p)
     p.add_argument("--render", metavar="FILE.mp4", help="render the run to an mp4 video")
     p.add_argument("--still", metavar="FILE.png", help="write a PNG of the final state")
     p.add_argument(
@@ -50,7 +55,6 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 def run(args: argparse.Namespace) -> int:
     from hsa_elastica.robots.primitives import primitive_angles
-    from hsa_elastica.robots.steady_state import solve_steady_state
 
     params = load_robot_params(args.params)
     try:
@@ -59,12 +63,20 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{PROG} primitive: {exc}") from None
     if args.duration is not None and not args.duration > 0:
         raise UsageError(f"{PROG} primitive: --duration = {args.duration} is invalid: must be > 0 (s)")
-    if not args.fps > 0:
-        raise UsageError(f"{PROG} primitive: --fps = {args.fps} is invalid: must be > 0")
+    # every input and output is checked before simulating
+    check_run_dir(args.out, args.overwrite)
+    check_render_path(args.render, "video", "--render")
+    check_render_path(args.still, "still", "--still")
     record = args.out is not None or args.render is not None or args.still is not None
-    result = solve_steady_state(
+    duration = args.duration if args.duration is not None else params.simulation.ramp_time + 3.0
+    check_params(params, duration, record)
+    extra = {"primitive": args.name, "magnitude": args.magnitude}
+    result = solve(
         params,
         angles,
+        out=args.out,
+        quiet=args.quiet,
+        extra=extra,
         max_time=args.duration,
         stop_when_settled=args.duration is None,
         record=record,
@@ -75,7 +87,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.name} (magnitude {args.magnitude:g}): {describe(result)}")
     finish_run(
         result, params, out=args.out, render=args.render, still=args.still, fps=args.fps,
-        quiet=args.quiet, extra={"primitive": args.name, "magnitude": args.magnitude},
-        size=args.size,
+        quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
     )
     return 0

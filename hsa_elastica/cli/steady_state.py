@@ -20,11 +20,16 @@ from hsa_elastica.cli.common import (
     PROG,
     REFERENCE_HELP,
     UsageError,
+    check_angles,
+    check_output_file,
+    check_params,
+    check_run_dir,
     describe,
     finish_run,
     float_arg,
     load_robot_params,
     progress,
+    solve,
 )
 
 NAME = "steady-state"
@@ -59,6 +64,10 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "--out", metavar="PATH",
         help="with --angles: save a run directory (diagnostics, params, summary; implies "
         "--dynamic); with --angles-csv: the result table (.csv or .parquet)",
+    )
+    s.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the run files in a --out directory that is not empty",
     )
     s.add_argument(
         "--dynamic", action="store_true",
@@ -119,6 +128,8 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     if args.dynamic or args.reference:
         from hsa_elastica.robots.steady_state import solve_steady_state
 
+        check_params(params, _duration(args, params), False)
+
         results = [solve_steady_state(params, a, max_time=args.max_time, record=False,
                                       fast=not args.reference) for a in angles]
     else:
@@ -138,6 +149,11 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     return 0
 
 
+def _duration(args: argparse.Namespace, params: Any) -> float:
+    """Simulated time [s] of a dynamic run: --max-time or ramp + 3 s."""
+    return args.max_time if args.max_time is not None else params.simulation.ramp_time + 3.0
+
+
 def run(args: argparse.Namespace) -> int:
     params = load_robot_params(args.params)
     if args.max_time is not None and not (math.isfinite(args.max_time) and args.max_time > 0):
@@ -149,30 +165,50 @@ def run(args: argparse.Namespace) -> int:
             f"{PROG} steady-state: --angles needs exactly {params.n_rods} values (one per rod, rad), "
             f"got {len(args.angles)}"
         )
+    check_angles(args.angles, "--angles")
     if args.out is not None and Path(args.out).suffix.lower() in TABLE_SUFFIXES:
         raise UsageError(f"{PROG} steady-state: --out {args.out}: a table needs --angles-csv")
+    # every input and output is checked before solving
+    check_output_file(args.json, "--json")
     if args.dynamic or args.reference or args.out is not None:
-        from hsa_elastica.robots.steady_state import solve_steady_state
-
-        result = solve_steady_state(
-            params,
-            args.angles,
-            max_time=args.max_time,
-            record=args.out is not None,
-            progress=progress(args.quiet),
-            fast=not args.reference,
-        )
+        check_run_dir(args.out, args.overwrite)
+        check_params(params, _duration(args, params), args.out is not None)
+        try:
+            result = solve(
+                params,
+                args.angles,
+                out=args.out,
+                quiet=args.quiet,
+                max_time=args.max_time,
+                record=args.out is not None,
+                progress=progress(args.quiet),
+                fast=not args.reference,
+            )
+        except Exception as exc:  # a diverged run still writes its (not converged) JSON
+            partial = getattr(exc, "result", None)
+            if partial is not None:
+                _write_json(args.json, partial)
+            raise
     else:
         from hsa_elastica.robots.statics_api import solve_static
 
         result = solve_static(params, args.angles)
-    payload = json.dumps(result.to_json_dict())
-    if args.json == "-":
-        print(payload)
-    elif args.json is not None:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(payload + "\n", encoding="utf-8")
+    _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
         print(describe(result) + f" [{result.method}]")
     finish_run(result, params, out=args.out, quiet=args.quiet or args.json == "-")
     return 0
+
+
+def _write_json(path: str | None, result: Any) -> None:
+    """The ``--json`` object to stdout (``-``) or, written atomically, to ``path``."""
+    if path is None:
+        return
+    payload = json.dumps(result.to_json_dict())
+    if path == "-":
+        print(payload)
+        return
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(payload + "\n", encoding="utf-8")
+    tmp.replace(target)

@@ -417,8 +417,8 @@ class FastRobot(ControlMixin):
         """Advance by ``duration`` [s] from :attr:`time`; returns the new simulated time [s].
 
         ``ceil(duration / dt)`` steps (as :func:`hsa_elastica.engines.timeloop.run`), callbacks at
-        their sampling steps, a non-finite check every ``check_every`` steps (default
-        ``chunk``) raising :class:`hsa_elastica.engines.timeloop.SimulationDiverged` on a blow-up
+        their sampling steps, a non-finite check every ``min(check_every, chunk)`` steps
+        (default ``chunk``; memory per call is O(chunk), never O(duration / dt)) raising :class:`hsa_elastica.engines.timeloop.SimulationDiverged` on a blow-up
         (non-finite state, speed above ``max_speed`` [m/s], rod longer than ``max_stretch``
         times its rest length; defaults and meaning as :func:`hsa_elastica.engines.timeloop.run`).
         ``progress`` is accepted for interface compatibility and ignored.
@@ -441,7 +441,9 @@ class FastRobot(ControlMixin):
             raise ParameterError(
                 f"run(): check_every = {check_every!r} is invalid: must be an integer >= 1 (steps)"
             )
-        limit = self.chunk if check_every is None else int(check_every)
+        # steps per numba call: at most ``chunk`` whatever ``check_every`` asks, so that the
+        # per-call schedule tables of _advance (O(n) floats) never scale with duration / dt
+        limit = self.chunk if check_every is None else min(int(check_every), self.chunk)
         dt = self.dt
         n_steps = int(math.ceil(duration / dt * (1.0 - 1e-9)))
         t = self.time

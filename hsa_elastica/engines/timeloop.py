@@ -18,10 +18,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import ALPHA_C, JointParams, ParameterError, RobotParams, RodParams
 
-__all__ = ["SimulationDiverged", "run", "find_runaway", "DEFAULT_MAX_SPEED", "DEFAULT_MAX_STRETCH"]
+__all__ = [
+    "SimulationDiverged",
+    "run",
+    "find_runaway",
+    "max_stable_dt",
+    "check_time_step",
+    "DEFAULT_MAX_SPEED",
+    "DEFAULT_MAX_STRETCH",
+]
 
 #: m/s, default runaway speed bound: about the axial wave speed sqrt(E/rho) of the paper rods;
 #: the robot's physical speeds are below 1 m/s.
@@ -29,6 +38,149 @@ DEFAULT_MAX_SPEED = 100.0
 #: default bound on (centreline length / rest length) of a rod; the auxetic elongation is
 #: already in the rest length, so an intact rod stays within a few per cent of 1.
 DEFAULT_MAX_STRETCH = 2.0
+
+
+# --------------------------------------------------------------------------------------------
+# stability limit of the explicit integrator
+# --------------------------------------------------------------------------------------------
+def _twist_samples(rod: RodParams) -> list[float]:
+    """Handed twist strains [rad/m] at which the stiffness laws are evaluated: 0 and 9 points
+    over the clipped range ``[eps_min, eps_max] / C_eps`` of Eq. 2-5 (just 0 if C_eps = 0)."""
+    if rod.C_eps == 0.0:
+        return [0.0]
+    lo, hi = rod.eps_min / rod.C_eps, rod.eps_max / rod.C_eps
+    return [0.0, *np.linspace(lo, hi, 9).tolist()]
+
+
+def _laws_at(rod: RodParams, k: float) -> tuple[float, float, float, float, float]:
+    """``(E, G, B_xy, B_z, 1 + eps)`` of Eq. 2-5 at handed twist strain ``k`` [rad/m]."""
+    eps = min(max(rod.C_eps * k + rod.C_eps2 * k * k, rod.eps_min), rod.eps_max)
+    return (
+        rod.youngs_modulus + rod.E_slope * k + rod.E_quad * k * k,
+        rod.shear_modulus + rod.G_slope * k,
+        rod.B_xy + rod.bend_rigidity_slope * k,
+        rod.B_z + rod.twist_rigidity_slope * k + rod.twist_rigidity_quad * k * k,
+        1.0 + eps,
+    )
+
+
+def _omega_max(stiffness: NDArray[np.float64], inertia: NDArray[np.float64]) -> float:
+    """Highest natural frequency [rad/s] of ``M x'' + K x = 0`` (M diagonal)."""
+    scale = 1.0 / np.sqrt(inertia)
+    return float(math.sqrt(max(np.linalg.eigvalsh(scale[:, None] * stiffness * scale[None, :])[-1], 0.0)))
+
+
+def _chain_modes(rod: RodParams, k_tip: float, k_tip_rot: float, twist: float) -> dict[str, float]:
+    """Highest frequency [rad/s] of the axial, lateral (shear + bend) and twist motions of one
+    straight rod, linearised about the straight state at handed twist strain ``twist``
+    [rad/m] (moduli of Eq. 5 and rest length ``l (1 + eps)`` of Eq. 2-3 there): node 0 and
+    element 0 held by the motor, the tip node on a spring ``k_tip`` [N/m] and the tip element
+    on ``k_tip_rot`` [N m/rad] (the platform joint, Eqs. 6-7; the platform itself is ~40x
+    heavier than a node and is treated as fixed).  Masses and inertias as the rod builder sets
+    them from the printed element length l: node mass rho A l (half at the tip), element
+    inertia rho l diag(I, I, 2I)."""
+    n = rod.n_elements
+    l_print = rod.length / n
+    area, inertia_2 = rod.area, rod.second_moment
+    m = np.full(n, rod.density * area * l_print)
+    m[-1] *= 0.5
+    e_mod, g_mod, b_xy, b_z, stretch = _laws_at(rod, twist)
+    l = l_print * stretch  # rest length of an element (and of a Voronoi domain)
+
+    def chain(k: float, size: int) -> NDArray[np.float64]:
+        # springs k between consecutive dofs, the first dof also tied to the fixed base
+        K = np.zeros((size, size))
+        idx = np.arange(size)
+        K[idx, idx] = 2.0 * k
+        K[idx[:-1], idx[:-1] + 1] = K[idx[:-1] + 1, idx[:-1]] = -k
+        K[-1, -1] = k
+        return K
+
+    axial = chain(e_mod * area / l, n)
+    axial[-1, -1] += k_tip
+    # lateral: node displacements u_1..u_n and element rotations th_1..th_{n-1}; shear strain
+    # of element e is (u_{e+1} - u_e) / l - th_e (energy S l gamma^2 / 2), bending between
+    # neighbouring elements (B / l) (th_{e+1} - th_e)^2 / 2
+    shear = ALPHA_C * g_mod * area
+    size = 2 * n - 1
+    lateral = np.zeros((size, size))
+    for e in range(n):
+        g = np.zeros(size)
+        if e > 0:
+            g[e - 1] -= 1.0 / l
+            g[n + e - 1] -= 1.0
+        g[e] += 1.0 / l
+        lateral += shear * l * np.outer(g, g)
+    lateral[n:, n:] += chain(b_xy / l, n - 1)
+    lateral[n - 1, n - 1] += k_tip
+    lateral[-1, -1] += k_tip_rot
+    lateral_inertia = np.concatenate([m, np.full(n - 1, rod.density * l_print * inertia_2)])
+    torsion = chain(b_z / l, n - 1)
+    torsion[-1, -1] += k_tip_rot
+    return {
+        "axial": _omega_max(axial, m),
+        "shear/bend": _omega_max(lateral, lateral_inertia),
+        "twist": _omega_max(torsion, np.full(n - 1, rod.density * l_print * 2.0 * inertia_2)),
+    }
+
+
+#: Safety factor on ``2 / omega_max``, calibrated on the fused stepper (elongation primitive,
+#: 1.5 s): the paper robot is stable at 0.985 of the linear estimate (3.6e-5 s) and diverges
+#: at 1.0 (3.65e-5 s); with 50 elements stable at 0.97, diverging at 1.0; with k_F = 5e6 N/m
+#: stable at 0.96, diverging at 0.97 (the platform and the joint's lever arms, left out of the
+#: chain model, raise the highest frequency by ~4 %).
+DT_SAFETY = 0.95
+
+
+def max_stable_dt(params: RobotParams | RodParams, joint: JointParams | None = None) -> tuple[float, str]:
+    """Largest stable time step [s] of the explicit Position-Verlet integrator, and its mode.
+
+    Position Verlet is stable for an undamped linear mode of angular frequency ``omega`` iff
+    ``omega dt < 2``.  The highest frequencies of an HSA rod are those of its discretisation:
+    the axial, shear/bend and twist waves of one element (``omega ~ 2 sqrt(E A / l / (rho A l))
+    = 2 c / l``, ``c = sqrt(E / rho)``) and the tip node held by the platform joint spring
+    ``k_F`` (Eq. 6) next to the last element.  :func:`_chain_modes` computes the exact highest
+    frequency of each linearised chain of the straight rod, with the moduli of Eq. 5 and the
+    rest lengths of Eq. 2-3 at twist strains sampled over the whole clipped range (the
+    stiffest wins), and the limit is ``DT_SAFETY * 2 / omega_max`` (see :data:`DT_SAFETY` for the calibration).  For
+    the paper robot with defaults: 2 / omega_max = 3.65e-5 s (axial chain + joint spring),
+    limit 3.47e-5 s; the default dt = 3e-5 s is below it.  Velocity damping
+    (``v *= exp(-c dt)``) is unconditionally stable and does not change the limit.
+
+    ``params`` is a :class:`RobotParams` (rods + joints) or a :class:`RodParams` (a single rod;
+    ``joint`` optionally adds the platform joint).  Returns ``(dt_max, mode)``.
+    """
+    if isinstance(params, RobotParams):
+        rod, joint = params.rod, params.joint
+    elif isinstance(params, RodParams):
+        rod = params
+    else:
+        raise ParameterError(f"max_stable_dt: params = {params!r} must be RobotParams or RodParams")
+    k_tip = 0.0 if joint is None else joint.k_F
+    k_rot = 0.0 if joint is None else joint.k_tau
+    omega, mode = 0.0, "axial"
+    for twist in _twist_samples(rod):
+        for name, w in _chain_modes(rod, k_tip, k_rot, twist).items():
+            if w > omega:
+                omega, mode = w, name
+    return (math.inf if omega == 0.0 else DT_SAFETY * 2.0 / omega), mode
+
+
+def check_time_step(
+    dt: float, params: RobotParams | RodParams, joint: JointParams | None = None
+) -> float:
+    """Refuse ``dt`` [s] above :func:`max_stable_dt` with a :class:`ParameterError` naming
+    ``simulation.dt``, the estimate and the allowed range; returns ``dt``."""
+    limit, mode = max_stable_dt(params, joint)
+    if not dt <= limit:
+        raise ParameterError(
+            f"simulation.dt = {dt!r} is invalid: must be > 0 and <= {limit:.3g} s, the largest "
+            f"stable step of the explicit Position-Verlet integrator estimated from the "
+            f"parameters ({mode} waves of the rod elements"
+            + (" and the joint spring k_F" if joint is not None or isinstance(params, RobotParams) else "")
+            + "); a larger step diverges or gives wrong results"
+        )
+    return dt
 
 
 class SimulationDiverged(RuntimeError):
@@ -59,6 +211,8 @@ class SimulationDiverged(RuntimeError):
         self.name = str(name)
         self.reason = str(reason)
         self.last_good_time = float("nan") if last_good_time is None else float(last_good_time)
+        #: set by callers that keep a partial outcome (e.g. ``solve_steady_state``'s result)
+        self.result: Any = None
         msg = f"simulation diverged: {self.name} {self.reason} at t = {self.time:.6g} s"
         if last_good_time is not None:
             msg += f" (last good state checked at t = {self.last_good_time:.6g} s)"

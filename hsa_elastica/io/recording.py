@@ -41,6 +41,10 @@ from hsa_elastica.physics.joints import rotation_matrix_to_quaternion, rotation_
 from hsa_elastica.params import ParameterError
 
 __all__ = [
+    "MAX_RECORDING_BYTES",
+    "RecordingTooLarge",
+    "check_recording_size",
+    "recording_bytes",
     "RigidBodyRecorder",
     "RodRecorder",
     "combine",
@@ -302,6 +306,53 @@ class RodRecorder(_Recorder):
         angle += 2.0 * math.pi * round((self._last_twist - angle) / (2.0 * math.pi))
         self._last_twist = angle
         row[-1] = angle
+
+
+# --------------------------------------------------------------------------------------------
+# size of a recording, checked before a run
+# --------------------------------------------------------------------------------------------
+#: bytes; a robot recording larger than this is refused before the run (the buffer is copied
+#: again into the DataFrame and the parquet file, so the peak memory is a few times this)
+MAX_RECORDING_BYTES = 1024**3
+
+RIGID_BODY_COLUMNS = 14  # time, position 3, quaternion 4, velocity 3, omega 3
+
+
+def rod_columns(n_elements: int) -> int:
+    """Number of :class:`RodRecorder` columns for a rod of ``n_elements`` elements."""
+    n_nodes, n_vor = n_elements + 1, n_elements - 1
+    return 1 + 6 * n_nodes + 9 * n_elements + 3 * n_elements + 3 * n_vor + n_elements + 1
+
+
+def recording_bytes(params: Any, duration: float) -> int:
+    """Bytes of float64 samples that recording a robot (``RobotParams``) for ``duration`` [s]
+    at ``params.simulation.record_fps`` holds: samples ``floor(duration / (every dt)) + 2``
+    (the first, one every ``record_every()`` steps, the final state) times the columns of
+    every rod recorder and the platform recorder."""
+    sp = params.simulation
+    samples = math.floor(float(duration) / (sp.record_every() * sp.dt)) + 2
+    columns = params.n_rods * rod_columns(params.rod.n_elements) + RIGID_BODY_COLUMNS
+    return int(samples * columns * 8)
+
+
+class RecordingTooLarge(ParameterError):
+    """The recording asked for would not fit in memory (raised before the run)."""
+
+
+def check_recording_size(
+    params: Any, duration: float, *, limit: int = MAX_RECORDING_BYTES
+) -> int:
+    """Raise :class:`RecordingTooLarge` naming ``simulation.record_fps`` and the duration when
+    :func:`recording_bytes` exceeds ``limit`` [bytes]; returns the estimate."""
+    size = recording_bytes(params, duration)
+    if size > limit:
+        sp = params.simulation
+        raise RecordingTooLarge(
+            f"simulation.record_fps = {sp.record_fps:g} Hz over {float(duration):g} s would "
+            f"record {size / 1024**2:.0f} MiB (limit {limit / 1024**2:.0f} MiB): lower "
+            "record_fps or the duration"
+        )
+    return size
 
 
 class RigidBodyRecorder(_Recorder):

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from hsa_elastica.params import RobotParams, load_params, save_params
 
-__all__ = ["RunData", "save_run", "load_run", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
+__all__ = ["RunData", "save_run", "load_run", "run_dir_problem", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
 
 DIAGNOSTICS = "diagnostics.parquet"
 PARAMS = "params.yaml"
@@ -59,22 +61,79 @@ class RunData:
     summary: dict[str, Any]
 
 
+def can_create_in(directory: Path) -> bool:
+    """True if a file can be created in ``directory`` (tried for real: permission bits do not
+    tell for root or a read-only file system)."""
+    try:
+        with tempfile.TemporaryFile(dir=directory, prefix=".hsa-elastica-probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | None:
+    """Why ``out_dir`` cannot receive a run (None if it can): its parent must be an existing
+    writable directory; an existing ``out_dir`` must be a writable directory and empty unless
+    ``overwrite`` (so one directory never mixes the files of two runs)."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        return "exists and is not a directory"
+    if out.is_dir():
+        if not can_create_in(out):
+            return "directory is not writable"
+        if not overwrite and any(out.iterdir()):
+            return "directory is not empty (it may hold another run); choose a new directory or pass --overwrite"
+        return None
+    parent = out.parent
+    if not parent.is_dir():
+        return f"parent directory {str(parent)!r} does not exist"
+    if not can_create_in(parent):
+        return f"parent directory {str(parent)!r} is not writable"
+    return None
+
+
+def _replace_atomically(target: Path, write: Callable[[Path], Any]) -> None:
+    """``write(tmp)`` to a temporary name next to ``target`` (same suffix), then rename it
+    over ``target``: a reader never sees a partial file."""
+    tmp = target.with_name(f".{target.stem}.tmp-{os.getpid()}{target.suffix}")
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 def save_run(
     out_dir: str | Path,
     diagnostics: pd.DataFrame,
     params: RobotParams,
     summary: Mapping[str, Any],
+    *,
+    overwrite: bool = False,
 ) -> Path:
-    """Write ``diagnostics``, ``params`` and ``summary`` into ``out_dir`` (created if needed)."""
+    """Write ``diagnostics``, ``params`` and ``summary`` into ``out_dir`` (created if needed).
+
+    Refuses (``FileExistsError``) a directory that is not empty unless ``overwrite``.  Each file
+    is written to a temporary name and renamed; an older ``summary.json`` is removed first and
+    the new one is written last, so the directory never holds a summary of another run next
+    to this run's data.
+    """
     if diagnostics is None:
         raise ValueError("save_run: diagnostics is None (run with record=True to save a run)")
     out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or (not overwrite and any(out.iterdir()))):
+        raise FileExistsError(
+            f"run directory {str(out)!r}: {run_dir_problem(out, overwrite=overwrite)}"
+        )
     out.mkdir(parents=True, exist_ok=True)
+    (out / SUMMARY).unlink(missing_ok=True)
     df = diagnostics.reset_index(drop=True)
     df.columns = [str(c) for c in df.columns]
-    df.to_parquet(out / DIAGNOSTICS, index=False)
-    save_params(params, out / PARAMS)
-    (out / SUMMARY).write_text(json.dumps(to_jsonable(summary), indent=2) + "\n", encoding="utf-8")
+    _replace_atomically(out / DIAGNOSTICS, lambda tmp: df.to_parquet(tmp, index=False))
+    _replace_atomically(out / PARAMS, lambda tmp: save_params(params, tmp))
+    text = json.dumps(to_jsonable(summary), indent=2) + "\n"
+    _replace_atomically(out / SUMMARY, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return out
 
 

@@ -80,9 +80,11 @@ from hsa_elastica.physics.actuation import (
     Ramp,
 )
 from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
+from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.material_damping import KelvinVoigtDamping
 from hsa_elastica.params import (
+    MAX_MOTOR_ANGLE,
     ParameterError,
     RobotParams,
     RodParams,
@@ -387,6 +389,11 @@ def _motor_schedules(motor_angles: Any, n: int) -> list[float | Callable[[float]
             raise ParameterError(message) from None
         if isinstance(a, bool) or not math.isfinite(v):
             raise ParameterError(message)
+        if abs(v) > MAX_MOTOR_ANGLE:
+            raise ParameterError(
+                f"motor_angles = {items!r} is invalid: each angle must be within "
+                f"+-{MAX_MOTOR_ANGLE:.6g} rad (4 pi, two turns)"
+            )
         out.append(v)
     if len(out) != n:
         raise ParameterError(message)
@@ -482,6 +489,7 @@ def build_single_rod(
     base_position: Sequence[float] = (0.0, 0.0, 0.0),
     normal: Sequence[float] = (1.0, 0.0, 0.0),
     finalize: bool = True,
+    check_dt: bool = True,
 ) -> SingleRod:
     """One HSA rod along +z from ``base_position`` (Section II-C experiments).
 
@@ -507,6 +515,9 @@ def build_single_rod(
         Add a ``recording.RodRecorder`` sampling at ``sim.record_fps``.
     finalize : bool
         Call ``simulator.finalize()`` (set False to add more operators first).
+    check_dt : bool
+        Refuse ``sim.dt`` above the stability limit of the integrator
+        (:func:`hsa_elastica.engines.timeloop.check_time_step`); False only to study divergence.
     """
     sim_params = SimulationParams() if sim_params is None else sim_params
     if not isinstance(sim_params, SimulationParams):
@@ -516,6 +527,8 @@ def build_single_rod(
     if distal not in _DISTALS:
         raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
     dt = sim_params.dt
+    if check_dt:
+        check_time_step(dt, rod_params)
 
     sim = HSASimulator()
     rod = make_hsa_rod(rod_params, base_position=base_position, normal=normal)
@@ -650,6 +663,7 @@ def build_robot(
     ramp: float | Callable[[float], float] | None = None,
     record: bool = True,
     finalize: bool = True,
+    check_dt: bool = True,
 ) -> Robot:
     """Build the n-rod HSA robot of Section II-D/E (layout: see the module docstring).
 
@@ -669,6 +683,9 @@ def build_robot(
         Add a ``RodRecorder`` per rod and a ``RigidBodyRecorder`` on the platform.
     finalize : bool
         Call ``simulator.finalize()`` (set False to add operators first).
+    check_dt : bool
+        Refuse ``sim.dt`` above the stability limit of the integrator
+        (:func:`hsa_elastica.engines.timeloop.check_time_step`); False only to study divergence.
 
     Notes
     -----
@@ -688,6 +705,8 @@ def build_robot(
                 f"ramp = {ramp!r} is invalid: must be None, a duration >= 0 (s) or a callable"
             )
     dt = sp.dt
+    if check_dt:
+        check_time_step(dt, robot_params)
     rp = robot_params.rod
     pp = robot_params.platform
     jp = robot_params.joint
@@ -791,9 +810,12 @@ def build_fast_robot(
     ramp: float | Callable[[float], float] | None = None,
     record: bool = True,
     chunk: int = 500,
+    check_dt: bool = True,
 ) -> FastRobot:
     """:func:`hsa_elastica.robots.builders.build_robot` stepped by the fused loop (same arguments)."""
     from hsa_elastica.engines.fused import FastRobot
 
-    robot = build_robot(robot_params, motor_angles, ramp=ramp, record=record, finalize=True)
+    robot = build_robot(
+        robot_params, motor_angles, ramp=ramp, record=record, finalize=True, check_dt=check_dt
+    )
     return FastRobot(robot, chunk=chunk)

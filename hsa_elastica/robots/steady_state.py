@@ -10,13 +10,24 @@ divergence check.  After every chunk that ends at or after the end of the ramp, 
 
 * every rod node speed ``|v|`` [m/s] and the platform speed ``|v_platform|`` [m/s]: all must be
   below ``tol_velocity``;
-* the platform angular speed ``|omega_platform|`` [rad/s]: below ``tol_omega``.
+* the platform angular speed ``|omega_platform|`` [rad/s]: below ``tol_omega``;
+* the residual force per unit mass that the velocity damping would be balancing if the robot
+  were creeping, ``|v| (exp(c dt) - 1) / dt ~ c |v|`` [m/s^2]: below ``tol_residual`` (so a
+  heavily damped robot that is slow but not yet at its equilibrium is not converged);
+* on the fused path, the static residual of the pose (largest net force/couple with the
+  velocities set to zero): below ``TOL_STATIC_RESIDUAL`` = 1e-3 N.
 
 The robot counts as *converged* once the test has held at every check for ``window`` seconds
 of simulated time in a row (a single slow instant at a turning point of an oscillation does not
 pass).  The run stops there (or at ``max_time``, then ``converged = False``).  With the default
 damping (20 1/s) velocities decay like ``exp(-20 t)``, so a ramped run typically settles a few
 tenths of a second after the ramp.
+
+The settling test establishes that the robot has reached an equilibrium, not that the
+equilibrium stays stable under an arbitrarily long hold: with the paper's one-way coupling at
+damping 10 1/s the elongation primitive settles at 1.06 s on the same pose as at 50 1/s
+(platform at 132.6885 mm), but held on, an oscillation grows from round-off (e-folding time
+~0.1 s from ~2.6 s) and diverges at 4.5 s; no settling window of a practical length sees it.
 
 The state reported is the one at the stopping time (not the last recorded sample); the same
 state is appended to the diagnostics if the recorders did not sample it.
@@ -33,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.params import RobotParams
 from hsa_elastica.robots.builders import Robot, build_robot
@@ -92,6 +104,12 @@ class SteadyStateResult:
         the parameters of the run.
     diagnostics : pandas.DataFrame or None
         the recorded DataFrame (None when ``record=False``).
+    diverged : bool
+        the run stopped on ``SimulationDiverged`` (then ``converged`` is False and the pose is
+        the last one checked before the blow-up was found).
+    divergence : dict or None
+        ``{"time_s", "last_good_time_s", "system", "reason", "message"}`` of the blow-up
+        (None unless ``diverged``).
     method : str
         ``"dynamic"`` (relaxation, this function) or ``"static"`` (Newton on the static
         equations, :func:`hsa_elastica.robots.statics_api.solve_static`).
@@ -122,6 +140,8 @@ class SteadyStateResult:
     n_steps: int
     params: RobotParams
     diagnostics: "pd.DataFrame | None" = field(default=None, repr=False)
+    diverged: bool = False
+    divergence: dict[str, Any] | None = None
     method: str = "dynamic"
     iterations: int = 0
     stable: bool | None = None
@@ -179,9 +199,12 @@ class SteadyStateResult:
             platform_tilt_rad=self.platform_tilt_rad,
             platform_twist_rad=self.platform_twist_rad,
             n_steps=int(self.n_steps),
+            diverged=bool(self.diverged),
             iterations=int(self.iterations),
             stable=self.stable,
         )
+        if self.divergence is not None:
+            out["divergence"] = dict(self.divergence)
         return out
 
 
@@ -246,6 +269,39 @@ def _append_final_sample(robot: Robot, t: float) -> None:
             rec.record(systems[key], t)
 
 
+def _creep_factor(rate: float, dt: float) -> float:
+    """``(exp(c dt) - 1) / dt`` [1/s]: the acceleration [m/s^2] per unit speed that the damper
+    ``v *= exp(-c dt)`` removes each step, i.e. the residual force per unit mass of a robot
+    creeping at that speed (``~ c`` for ``c dt << 1``)."""
+    x = rate * dt
+    return math.inf if x > 700.0 else math.expm1(x) / dt
+
+
+#: N (or N m); largest net force on a free node / couple on an element or the platform at a
+#: converged pose.  A robot within the default speed bounds (1e-4 m/s at 50 1/s) still feels
+#: damping forces m c v of ~4e-6 N per rod node and ~8e-5 N on the platform; 1e-3 N leaves a
+#: factor >10 for that and is ~1e-3 of the joint forces of an actuated pose.
+TOL_STATIC_RESIDUAL = 1e-3
+
+
+def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> bool:
+    """The force balance holds at the current pose: the static residual
+    (:func:`hsa_elastica.engines.statics.model_residual`, velocities set to zero) of a
+    fused-path robot is below ``tol`` [N, N m].  Robots stepped by the reference operators are
+    not compiled for it (True: the speed and damper-balance bounds decide)."""
+    from hsa_elastica.engines.compile import CompiledModel
+
+    if not isinstance(getattr(robot, "model", None), CompiledModel):
+        return True
+    from hsa_elastica.engines.statics import model_residual
+
+    model = robot.model
+    t = float(robot.time)
+    angles = np.array([float(bc.angle(t)) for bc in model.motor_bcs])
+    forces, couples = model_residual(model, angles)
+    return max(forces, couples) < tol  # (nan: not below)
+
+
 def solve_steady_state(
     params: RobotParams,
     motor_angles: Sequence[float] | NDArray[np.float64],
@@ -261,6 +317,7 @@ def solve_steady_state(
     progress: bool = False,
     max_speed: float = 100.0,
     fast: bool = True,
+    tol_residual: float = 5e-3,
 ) -> SteadyStateResult:
     """Run the robot from rest to ``motor_angles`` and stop once it has settled.
 
@@ -299,16 +356,31 @@ def solve_steady_state(
         same trajectory as the per-rod operators to round-off, about 4x faster); False: the
         reference per-rod operators (``Robot.run``).  A simulator the fused loop cannot compile
         raises ``fast.FastPathUnsupported``.
+    tol_residual : m/s^2
+        Bound on the unbalanced force per unit mass that the velocity damping would be
+        balancing if the robot were creeping: at a quasi-static state the damper
+        ``v *= exp(-c dt)`` removes ``v (exp(c dt) - 1) / dt ~ c v`` per step, which must equal
+        the residual force / mass.  A heavily damped robot that has not reached its
+        equilibrium moves slowly but is *not* in equilibrium; requiring
+        ``|v| (exp(c dt) - 1) / dt < tol_residual`` for every node and the platform (and the
+        same with ``rotational_damping`` for the platform angular speed, bound
+        ``tol_residual / tol_velocity * tol_omega``) rules it out.  The default 5e-3 m/s^2
+        equals ``tol_velocity`` times the default damping 50 1/s, so at the default damping
+        the two tests agree.  On the fused path the force balance itself is checked too
+        (:func:`equilibrium_residual_ok`, static residual below :data:`TOL_STATIC_RESIDUAL`).
 
     Raises
     ------
     ValueError
-        for an invalid tolerance/time, ``ParameterError`` for invalid angles,
-        ``simulation.SimulationDiverged`` if the state blows up.
+        for an invalid tolerance/time, ``ParameterError`` for invalid angles, a time step
+        above the stability limit or a recording that would not fit in memory (before
+        simulating); ``SimulationDiverged`` if the state blows up, with the partial result
+        (``diverged=True``, the diagnostics recorded so far) as its ``result`` attribute.
     """
     tol_v = _positive("tol_velocity", tol_velocity, "m/s")
     v_max = _positive("max_speed", max_speed, "m/s")
     tol_w = _positive("tol_omega", tol_omega, "rad/s")
+    tol_r = _positive("tol_residual", tol_residual, "m/s^2")
     win = _positive("window", window, "s", allow_zero=True)
     chk = _positive("check_interval", check_interval, "s")
     if not isinstance(params, RobotParams):
@@ -322,6 +394,10 @@ def solve_steady_state(
         ramp_end = _positive("ramp", ramp, "s", allow_zero=True)
     t_max = ramp_end + 3.0 if max_time is None else _positive("max_time", max_time, "s")
 
+    if record:
+        from hsa_elastica.io.recording import check_recording_size
+
+        check_recording_size(params, t_max)
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in motor_angles], ramp=ramp, record=record)
     if fast:
@@ -349,6 +425,11 @@ def solve_steady_state(
     settled_since: float | None = None
     converged = False
     state = robot_state(robot)
+    # residual force per unit mass balanced by the dampers at speed 1 m/s (1 rad/s), see
+    # tol_residual
+    creep_t = _creep_factor(sp.damping, dt)
+    creep_r = _creep_factor(sp.rotational_damping, dt)
+    divergence: SimulationDiverged | None = None
     try:
         while t < t_max - 0.5 * dt:
             n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
@@ -359,7 +440,13 @@ def solve_steady_state(
                 bar.update(t_new - t)
             t = t_new
             state = robot_state(robot)
-            calm = state["max_speed"] < tol_v and state["platform_omega"] < tol_w
+            calm = (
+                state["max_speed"] < tol_v
+                and state["platform_omega"] < tol_w
+                and state["max_speed"] * creep_t < tol_r
+                and state["platform_omega"] * creep_r < tol_r / tol_v * tol_w
+                and equilibrium_residual_ok(robot)
+            )
             if t >= ramp_end - 0.5 * dt and calm:
                 if settled_since is None:
                     settled_since = t
@@ -369,18 +456,22 @@ def solve_steady_state(
             else:
                 settled_since = None
                 converged = False
+    except SimulationDiverged as exc:
+        divergence = exc
+        converged = False
     finally:
         if bar is not None:
             bar.close()
 
     diagnostics = None
     if record:
-        _append_final_sample(robot, t)
+        if divergence is None:
+            _append_final_sample(robot, t)
         diagnostics = robot.diagnostics()
     wall = _time.perf_counter() - wall0
-    return SteadyStateResult(
+    result = SteadyStateResult(
         converged=bool(converged),
-        sim_time_s=float(t),
+        sim_time_s=float(t) if divergence is None else divergence.time,
         wall_time_s=float(wall),
         motor_angles_rad=np.array(robot.motor_angles, dtype=np.float64),
         platform_position_m=state["platform_position_m"],
@@ -392,4 +483,18 @@ def solve_steady_state(
         n_steps=n_steps,
         params=params,
         diagnostics=diagnostics,
+        diverged=divergence is not None,
+        divergence=None if divergence is None else {
+            "time_s": divergence.time,
+            "last_good_time_s": divergence.last_good_time,
+            "system": divergence.name,
+            "reason": divergence.reason,
+            "message": str(divergence),
+        },
     )
+    if divergence is not None:
+        # the caller gets the exception with the partial result (pose at the last good check,
+        # everything recorded so far) to save it: nothing computed is lost
+        divergence.result = result
+        raise divergence
+    return result
