@@ -21,6 +21,4 @@ import sys
 from hsa_elastica.cli import main
 
 if __name__ == "__main__":
-    if any(a in ("-h", "--help") for a in sys.argv[1:]):
-        print(__doc__)
     sys.exit(main(["primitive", *sys.argv[1:]]))

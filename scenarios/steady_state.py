@@ -23,8 +23,6 @@ from hsa_elastica.cli import main
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    if any(a in ("-h", "--help") for a in args):
-        print(__doc__)
-    elif "--json" not in args:
+    if "--json" not in args and not any(a in ("-h", "--help") for a in args):
         args = [*args, "--json", "-"]
     sys.exit(main(["steady-state", *args]))
