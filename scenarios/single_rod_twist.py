@@ -12,7 +12,11 @@ handedness, clipped to [eps_min, eps_max] * L).  For a torque the expected angle
 Example::
 
     python scenarios/single_rod_twist.py --angle 1.5708
-    python scenarios/single_rod_twist.py --torque 0.1 --handedness -1
+    python scenarios/single_rod_twist.py --torque -0.1 --handedness -1   # left-handed: negative
+
+The time step defaults to the package default (``SimulationParams().dt``); the velocity damping
+defaults to 50 1/s so that the rod settles within ``--settle`` (the steady state does not depend
+on it).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from hsa_elastica.robots.builders import build_single_rod
 
 
 def main(argv: list[str] | None = None) -> int:
+    defaults = SimulationParams()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--angle", type=float, help="motor angle at the base [rad] (right-hand rule about +z)")
@@ -36,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", help="rod parameter file (RodParams, .yaml/.toml); default: paper rod")
     ap.add_argument("--distal", choices=("twist_locked", "free", "fixed"), default="twist_locked",
                     help="distal boundary condition (default twist_locked)")
-    ap.add_argument("--dt", type=float, default=2e-5, help="time step [s] (default 2e-5)")
+    ap.add_argument("--dt", type=float, default=defaults.dt, help=f"time step [s] (default {defaults.dt:g})")
+    ap.add_argument("--damping", type=float, default=50.0, help="velocity damping [1/s] (default 50)")
     ap.add_argument("--ramp", type=float, default=0.5, help="ramp time [s] (default 0.5)")
     ap.add_argument("--settle", type=float, default=0.3, help="time simulated after the ramp [s]")
     args = ap.parse_args(argv)
@@ -44,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     rod = RodParams() if args.params is None else load_params(args.params, RodParams)
     if args.handedness is not None:
         rod = rod.with_handedness(args.handedness)
-    sim = SimulationParams(dt=args.dt, ramp_time=args.ramp)
+    sim = SimulationParams(
+        dt=args.dt, ramp_time=args.ramp, damping=args.damping, rotational_damping=args.damping
+    )
     if args.angle is not None:
         handle = build_single_rod(rod, sim, base="motor", angle=args.angle, distal=args.distal)
     else:
