@@ -1,5 +1,8 @@
-"""Shared pieces of the parameter dataclasses: :class:`ParameterError`, the field checks,
-the ``_ParamsBase`` mixin and the upper bounds ``MAX_*`` of the validated fields (SI units)."""
+"""Shared pieces of the parameter dataclasses.
+
+:class:`ParameterError`, the field checks, the ``_ParamsBase`` mixin and the upper bounds
+(``MAX_N_ELEMENTS``, ``MAX_MODULUS``, ...) of the validated fields, SI units.
+"""
 
 from __future__ import annotations
 
