@@ -1,0 +1,207 @@
+"""Shared pieces of the parameter dataclasses.
+
+:class:`ParameterError`, the field checks, the ``_ParamsBase`` mixin and the upper bounds
+(``MAX_N_ELEMENTS``, ``MAX_MODULUS``, ...) of the validated fields, SI units.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Any, ClassVar, Mapping, TypeVar
+
+ALPHA_C: float = 27.0 / 28.0
+"""Timoshenko shear coefficient used by PyElastica (and by the paper: S_xy = alpha_c G A)."""
+
+
+#: Upper bounds of the validated fields: far outside any HSA (TPU moduli are ~1e6-1e8 Pa,
+#: C_eps ~3e-3-1e-2 m/rad) yet finite, so a typo (an exponent too many) is refused by name
+#: instead of overflowing or freezing the simulation.
+MAX_N_ELEMENTS = 1000
+#: Pa; diamond, the stiffest solid, has E = 1.2e12 Pa
+MAX_MODULUS = 1e12
+#: m/rad; 1 m of rest length per rad/m of twist (the rest-length strain is clipped at eps_max)
+MAX_C_EPS = 1.0
+#: 1/s; velocity decay time 1 ms.  Far above it the robot only creeps (overdamped with a
+#: relaxation time c / omega^2 of hours for its slow modes) and nothing settles in a run.
+MAX_DAMPING = 1e3
+#: rad; motor angles are bounded to two turns each way (the paper's phi_max is pi; the
+#: auxetic rest-length strain saturates at eps_max long before)
+MAX_MOTOR_ANGLE = 4.0 * math.pi
+#: Hz; ``record_fps`` is at most this, or 1 / dt (one sample per step) if that is larger
+MAX_RECORD_FPS = 1e4
+
+
+class ParameterError(ValueError):
+    """An invalid parameter value, an unknown key or an unreadable parameter file."""
+
+
+def invalid_parameter(owner: str, name: str, value: Any, allowed: str) -> ParameterError:
+    """``ParameterError`` naming ``owner.name``, the bad value and the allowed range/unit."""
+    return ParameterError(f"{owner}.{name} = {value!r} is invalid: must be {allowed}")
+
+
+def is_finite_number(value: Any) -> bool:
+    """True for a finite real number (bool is not a number here)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return bool(math.isfinite(float(value)))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------------------------
+def _unit(obj: Any, name: str) -> str:
+    for f in dataclasses.fields(obj):
+        if f.name == name:
+            return str(f.metadata.get("unit", "-"))
+    return "-"  # pragma: no cover - only called with existing field names
+
+
+def _fail(obj: Any, name: str, value: Any, requirement: str) -> ParameterError:
+    return ParameterError(
+        f"{type(obj).__name__}.{name} = {_short(value)} is invalid: {requirement} "
+        f"({_unit(obj, name)}){_string_hint(value)}"
+    )
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a value, shortened (an int of 400 digits is not worth printing)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:20] + "..." + text[-8:]
+
+
+def _string_hint(value: Any) -> str:
+    """A hint for a number that arrived as a string: PyYAML reads ``1e7`` (no dot) as a string."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return ""
+        return (
+            f"; {value!r} was read as a string (PyYAML reads a float only with a dot and a "
+            "signed exponent: write 1.0e+7, not 1e7 or 1.0e7)"
+        )
+    return ""
+
+
+def _as_finite(value: Any) -> float | None:
+    """``float(value)`` if it is a finite real number (not bool), else None (no OverflowError)."""
+    if not _is_real(value):
+        return None
+    try:
+        v = float(value)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _check_real(
+    obj: Any,
+    name: str,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    le: float | None = None,
+    optional: bool = False,
+) -> None:
+    """Check that ``obj.name`` is a finite real number in the given range; store it as float."""
+    value = getattr(obj, name)
+    if optional and value is None:
+        return
+    parts = []
+    if gt is not None:
+        parts.append(f"> {gt:g}")
+    if ge is not None:
+        parts.append(f">= {ge:g}")
+    if le is not None:
+        parts.append(f"<= {le:g}")
+    requirement = "must be " + ("None or " if optional else "") + "a finite number"
+    if parts:
+        requirement += " " + " and ".join(parts)
+    v_or_none = _as_finite(value)
+    if v_or_none is None:
+        raise _fail(obj, name, value, requirement)
+    v = v_or_none
+    if (gt is not None and not v > gt) or (ge is not None and not v >= ge) or (
+        le is not None and not v <= le
+    ):
+        raise _fail(obj, name, value, requirement)
+    object.__setattr__(obj, name, v)
+
+
+def _check_int(obj: Any, name: str, *, ge: int, le: int | None = None) -> None:
+    value = getattr(obj, name)
+    requirement = f"must be an integer >= {ge}" + ("" if le is None else f" and <= {le}")
+    v = _as_finite(value)
+    if v is None or v != int(v) or int(v) < ge or (le is not None and int(v) > le):
+        raise _fail(obj, name, value, requirement)
+    object.__setattr__(obj, name, int(value))
+
+
+def _check_handedness(obj: Any, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not _is_real(value) or float(value) not in (1.0, -1.0):
+        raise _fail(obj, name, value, "must be +1 (right-handed) or -1 (left-handed)")
+    return int(value)
+
+
+class _ParamsBase:
+    """Shared helpers: ``replace``, ``to_dict``, ``from_dict``."""
+
+    # nested dataclass fields: name -> class (only RobotParams has any)
+    _NESTED: ClassVar[dict[str, type]] = {}
+
+    def replace(self: _P, **changes: Any) -> _P:
+        """Return a copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested plain dictionary (tuples as lists) suitable for YAML/TOML."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, _ParamsBase):
+                out[f.name] = value.to_dict()
+            elif isinstance(value, tuple):
+                out[f.name] = list(value)
+            else:
+                out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls: type[_P], data: Mapping[str, Any], *, where: str = "") -> _P:
+        """Build from a (possibly partial) nested mapping; missing keys take their defaults.
+
+        Raises :class:`ParameterError` naming any unknown key.
+        """
+        where = where or cls.__name__
+        if not isinstance(data, Mapping):
+            raise ParameterError(f"{where} must be a mapping of field names to values, got {data!r}")
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        unknown = sorted(str(k) for k in data if k not in names)
+        if unknown:
+            raise ParameterError(
+                f"{where}: unknown key(s) {', '.join(repr(u) for u in unknown)}; "
+                f"allowed keys are {', '.join(sorted(names))}"
+            )
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            nested = cls._NESTED.get(key)
+            if nested is not None:
+                kwargs[key] = nested.from_dict(value, where=f"{where}.{key}")  # type: ignore[attr-defined]
+            elif isinstance(value, str) and value.lower() == "none":
+                kwargs[key] = None
+            else:
+                kwargs[key] = value
+        return cls(**kwargs)
+
+
+_P = TypeVar("_P", bound=_ParamsBase)

@@ -1,0 +1,205 @@
+"""YAML/TOML I/O of the parameter dataclasses: :func:`save_params`, :func:`load_params`,
+:func:`load_params_per_key` (``FILE#KEY`` entries) and the small TOML writer."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping, TypeVar
+
+import yaml
+
+from hsa_elastica.params.base import (
+    ParameterError,
+    _ParamsBase,
+)
+from hsa_elastica.params.robot import (
+    RobotParams,
+)
+
+_AnyParams = TypeVar("_AnyParams", bound=_ParamsBase)
+
+
+def _header(params: _ParamsBase) -> str:
+    lines = [
+        f"hsa-elastica parameters: {type(params).__name__}",
+        "SI units throughout. An optional value written as null (YAML) or \"none\" (TOML) means:",
+        "  bend_rigidity -> E*I of the tube, twist_rigidity -> G*J of the tube, gravity -> off.",
+        "field units:",
+    ]
+
+    def walk(obj: _ParamsBase, prefix: str) -> None:
+        for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+            value = getattr(obj, f.name)
+            if isinstance(value, _ParamsBase):
+                walk(value, f"{prefix}{f.name}.")
+            else:
+                lines.append(f"  {prefix}{f.name} [{f.metadata.get('unit', '-')}]")
+
+    walk(params, "")
+    return "".join(f"# {line}\n" for line in lines)
+
+
+def _toml_value(value: Any, key: str) -> str:
+    if value is None:
+        return '"none"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v, key) for v in value) + "]"
+    raise ParameterError(f"cannot write {key} = {value!r} to TOML")
+
+
+def _dump_toml(data: Mapping[str, Any], table: str = "") -> str:
+    """Tiny TOML writer for nested dicts of numbers, strings, None and lists."""
+    scalars = [(k, v) for k, v in data.items() if not isinstance(v, Mapping)]
+    tables = [(k, v) for k, v in data.items() if isinstance(v, Mapping)]
+    out = []
+    if table and scalars:
+        out.append(f"\n[{table}]\n")
+    for k, v in scalars:
+        out.append(f"{k} = {_toml_value(v, k)}\n")
+    for k, v in tables:
+        out.append(_dump_toml(v, f"{table}.{k}" if table else k))
+    return "".join(out)
+
+
+def _format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    if suffix == ".toml":
+        return "toml"
+    raise ParameterError(
+        f"parameter file {str(path)!r}: unsupported extension {suffix!r}; use .yaml, .yml or .toml"
+    )
+
+
+def save_params(params: _ParamsBase, path: str | Path) -> Path:
+    """Write ``params`` (any of the parameter dataclasses) to ``path`` as YAML or TOML.
+
+    The file starts with a comment block listing every field with its unit.  Returns the path.
+    """
+    path = Path(path)
+    fmt = _format(path)
+    if not isinstance(params, _ParamsBase):
+        raise ParameterError(f"save_params: {params!r} is not a parameter dataclass")
+    data = params.to_dict()
+    if fmt == "yaml":
+        body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    else:
+        body = _dump_toml(data)
+    path.write_text(_header(params) + body, encoding="utf-8")
+    return path
+
+
+_SECTIONS = {
+    "RodParams": "rod",
+    "PlatformParams": "platform",
+    "JointParams": "joint",
+    "SimulationParams": "simulation",
+    "AxialLawParams": "axial_law",
+}
+
+
+def _read_mapping(path: Path) -> Any:
+    fmt = _format(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(f"cannot read parameter file {str(path)!r}: {exc}") from exc
+    try:
+        data: Any = yaml.safe_load(text) if fmt == "yaml" else tomllib.loads(text)
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        raise ParameterError(f"cannot parse parameter file {str(path)!r}: {exc}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ParameterError(
+            f"parameter file {str(path)!r} must contain a mapping at top level, got {data!r}"
+        )
+    return data
+
+
+def _split_key(path: str | Path) -> tuple[Path, str | None]:
+    """``"file.yaml#10"`` -> (``file.yaml``, ``"10"``); no ``#`` -> (path, None)."""
+    text = str(path)
+    if "#" in text:
+        head, _, key = text.rpartition("#")
+        return Path(head), key
+    return Path(path), None
+
+
+def _is_keyed(data: Mapping[Any, Any]) -> bool:
+    """A per-key file (e.g. one entry per row count): every top-level key is an integer."""
+    return bool(data) and all(isinstance(k, int) and not isinstance(k, bool) for k in data)
+
+
+def _section(data: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
+    """The part of ``data`` for ``cls``: ``data[section]`` when ``data`` groups several
+    parameter sets (e.g. ``{rod: ..., axial_law: ...}``) and ``cls`` has no field of that name."""
+    key = _SECTIONS.get(cls.__name__)
+    if key is not None and isinstance(data.get(key), Mapping):
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        if key not in names and not set(map(str, data)) <= names:
+            return data[key]  # type: ignore[no-any-return]
+    return data
+
+
+def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
+    """Read a YAML/TOML file written by :func:`save_params` (or by hand) into ``cls``.
+
+    Missing keys take their defaults; unknown keys, invalid values and unreadable or malformed
+    files raise :class:`ParameterError`.
+
+    Files holding one parameter set per key (the characterization fits in ``validation/``,
+    one rod per row count) are read one entry at a time with ``"FILE.yaml#KEY"``, e.g.
+    ``load_params("validation/fitted_params.yaml#10", RodParams)``, or all at once with
+    :func:`load_params_per_key`.  An entry grouping several sets (``{rod: ..., axial_law:
+    ...}``) gives ``cls`` its own section (``rod`` for :class:`RodParams`).
+    """
+    path, key = _split_key(path)
+    data: Any = _read_mapping(path)
+    if key is not None:
+        matches = [k for k in data if str(k) == key]
+        if not matches:
+            raise ParameterError(
+                f"parameter file {str(path)!r} has no entry {key!r}; entries: "
+                f"{', '.join(str(k) for k in data)}"
+            )
+        data = data[matches[0]]
+        if not isinstance(data, Mapping):
+            raise ParameterError(f"{str(path)}#{key} must be a mapping, got {data!r}")
+    elif _is_keyed(data):
+        keys = ", ".join(str(k) for k in data)
+        raise ParameterError(
+            f"parameter file {str(path)!r} holds one parameter set per key ({keys}): select "
+            f"one as '{path}#KEY' (e.g. '{path}#{next(iter(data))}') or read all with "
+            f"load_params_per_key"
+        )
+    body = _section(data, cls)
+    if issubclass(cls, _ParamsBase):
+        return cls.from_dict(body, where=f"{path}#{key}" if key else str(path))
+    return cls.from_dict(body)  # type: ignore[attr-defined, no-any-return]
+
+
+def load_params_per_key(path: str | Path, cls: type[_AnyParams]) -> dict[int, _AnyParams]:
+    """Read a per-key parameter file (e.g. ``validation/fitted_params.yaml``: one
+    :class:`RodParams` per row count) into ``{key: cls}``."""
+    path = Path(path)
+    data = _read_mapping(path)
+    if not _is_keyed(data):
+        raise ParameterError(
+            f"parameter file {str(path)!r} is not a per-key file (its top-level keys are not "
+            f"integers); read it with load_params"
+        )
+    return {int(k): load_params(f"{path}#{k}", cls) for k in data}
+
+

@@ -1,0 +1,240 @@
+"""Robot-level parameters: platform, joints, simulation settings and the whole four-rod
+robot (:class:`RobotParams`), SI units."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from hsa_elastica.params.base import (
+    MAX_DAMPING,
+    MAX_RECORD_FPS,
+    _check_handedness,
+    _check_int,
+    _check_real,
+    _fail,
+    _is_real,
+    _ParamsBase,
+)
+from hsa_elastica.params.rod import (
+    RodParams,
+)
+
+
+@dataclass(frozen=True)
+class PlatformParams(_ParamsBase):
+    """The rigid cylindrical platform on top of the rods (Section II-E).
+
+    ``payload_mass`` [kg] is an extra mass carried by the platform with its centre of mass at
+    the platform centre (the platform's density is raised so that the disc carries it; a
+    payload off the centre is not modelled).  ``marker_offset`` [m] is a point fixed to the
+    platform, in the platform frame (origin at the platform centre, +z along the platform
+    normal away from the rods): the point a motion-capture system tracks (the marker
+    centroid), reported as ``platform_marker_position_m`` by the steady-state solvers.
+    """
+
+    diameter: float = field(default=0.095, metadata={"unit": "m"})
+    thickness: float = field(default=0.003, metadata={"unit": "m"})
+    density: float = field(default=700.0, metadata={"unit": "kg/m^3"})
+    payload_mass: float = field(default=0.0, metadata={"unit": "kg, at the platform centre"})
+    marker_offset: tuple[float, float, float] = field(
+        default=(0.0, 0.0, 0.0), metadata={"unit": "m, tracked point in the platform frame"}
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("diameter", "thickness", "density"):
+            _check_real(self, name, gt=0.0)
+        _check_real(self, "payload_mass", ge=0.0)
+        m = self.marker_offset
+        if (
+            isinstance(m, (str, bytes))
+            or not hasattr(m, "__len__")
+            or len(m) != 3
+            or not all(_is_real(x) and math.isfinite(float(x)) for x in m)
+        ):
+            raise _fail(self, "marker_offset", m, "must be 3 finite numbers")
+        object.__setattr__(self, "marker_offset", tuple(float(x) for x in m))
+
+    @property
+    def radius(self) -> float:
+        """Platform radius [m]."""
+        return 0.5 * self.diameter
+
+    @property
+    def volume(self) -> float:
+        """Platform disc volume [m^3]."""
+        return math.pi * self.radius**2 * self.thickness
+
+    @property
+    def mass(self) -> float:
+        """Platform disc mass [kg] (without the payload)."""
+        return self.density * math.pi * self.radius**2 * self.thickness
+
+    @property
+    def total_mass(self) -> float:
+        """Platform disc plus payload [kg]."""
+        return self.mass + self.payload_mass
+
+    @property
+    def effective_density(self) -> float:
+        """Density of the simulated disc carrying the payload [kg/m^3] (``density`` when
+        ``payload_mass == 0``)."""
+        if self.payload_mass == 0.0:
+            return self.density
+        return self.total_mass / self.volume
+
+
+@dataclass(frozen=True)
+class JointParams(_ParamsBase):
+    """Rod-tip/platform spring-damper joint, Eqs. (6)-(7)."""
+
+    k_F: float = field(default=5e5, metadata={"unit": "N/m"})
+    nu_F: float = field(default=0.0, metadata={"unit": "N s/m"})
+    k_tau: float = field(default=20.0, metadata={"unit": "N m/rad"})
+    nu_tau: float = field(default=0.0, metadata={"unit": "N m s/rad"})
+
+    def __post_init__(self) -> None:
+        _check_real(self, "k_F", gt=0.0)
+        _check_real(self, "k_tau", ge=0.0)
+        _check_real(self, "nu_F", ge=0.0)
+        _check_real(self, "nu_tau", ge=0.0)
+
+
+_RAMP_SHAPES = ("linear", "smooth")
+
+
+@dataclass(frozen=True)
+class SimulationParams(_ParamsBase):
+    """Time stepping, damping, gravity, actuation ramp and recording rate.
+
+    The default ``dt = 3e-5`` s is 0.83 of the largest stable step measured on the paper robot
+    (3.6e-5 s stable, 3.7e-5 s diverges; the linearised estimate
+    :func:`hsa_elastica.engines.timeloop.max_stable_dt` gives 2/omega_max = 3.65e-5 s from the
+    axial element chain with the joint spring k_F on the tip node, and the builders refuse a
+    dt above 0.95 of it).  The paper's 4e-5 s diverges.  ``damping`` and
+    ``rotational_damping`` are at most :data:`MAX_DAMPING`, ``record_fps`` at most
+    ``max(MAX_RECORD_FPS, 1 / dt)`` (every step).
+
+    ``damping`` / ``rotational_damping`` [1/s] are velocity decay rates of every node and
+    element (PyElastica's ``AnalyticalLinearDamper``: air drag and joint friction lumped, it
+    also damps rigid motion).  The material's own dissipation is the Kelvin-Voigt damping of
+    ``RodParams`` (retardation times); the default 5 1/s is the light setting at which every
+    primitive was measured stable without the twist filter (docs/stability.md).
+    """
+
+    dt: float = field(default=3e-5, metadata={"unit": "s"})
+    damping: float = field(default=5.0, metadata={"unit": "1/s, translational, per unit mass"})
+    rotational_damping: float = field(default=5.0, metadata={"unit": "1/s"})
+    gravity: tuple[float, float, float] | None = field(
+        default=None, metadata={"unit": "m/s^2, None = no gravity"}
+    )
+    ramp_time: float = field(default=1.0, metadata={"unit": "s"})
+    ramp_shape: str = field(default="smooth", metadata={"unit": "'linear' | 'smooth'"})
+    record_fps: float = field(default=100.0, metadata={"unit": "Hz"})
+
+    def __post_init__(self) -> None:
+        _check_real(self, "dt", gt=0.0)
+        _check_real(self, "damping", ge=0.0, le=MAX_DAMPING)
+        _check_real(self, "rotational_damping", ge=0.0, le=MAX_DAMPING)
+        if self.gravity is not None:
+            g = self.gravity
+            if (
+                isinstance(g, (str, bytes))
+                or not hasattr(g, "__len__")
+                or len(g) != 3
+                or not all(_is_real(x) and math.isfinite(float(x)) for x in g)
+            ):
+                raise _fail(self, "gravity", g, "must be None or 3 finite numbers")
+            object.__setattr__(self, "gravity", tuple(float(x) for x in g))
+        _check_real(self, "ramp_time", gt=0.0)
+        if self.ramp_shape not in _RAMP_SHAPES:
+            raise _fail(self, "ramp_shape", self.ramp_shape, f"must be one of {_RAMP_SHAPES}")
+        # at most MAX_RECORD_FPS, or one sample per step if that is more (record_every >= 1)
+        _check_real(self, "record_fps", gt=0.0, le=max(MAX_RECORD_FPS, (1.0 + 1e-9) / self.dt))
+
+    def record_every(self) -> int:
+        """Steps between two recorded samples, rounded: ``max(1, round(1 / (record_fps dt)))``.
+
+        The builders' recorders do not sample every ``record_every()`` steps (that period drifts,
+        e.g. 333 steps = 9.99 ms for 100 fps at dt = 3e-5 s): they take sample ``k`` at the step
+        nearest to ``k / record_fps`` (``recording.RodRecorder(fps=..., dt=...)``).
+        """
+        return max(1, int(round(1.0 / (self.record_fps * self.dt))))
+
+
+@dataclass(frozen=True)
+class RobotParams(_ParamsBase):
+    """An n-rod HSA robot (Section II-D/E): rods on a circle, a platform on their tips.
+
+    Rod ``i`` stands at angle ``first_rod_angle + 2 pi i / n_rods`` on the circle of radius
+    ``circle_radius`` around the origin and has handedness ``handedness[i]`` (this overrides
+    ``rod.handedness``; see :meth:`rod_params`).
+    """
+
+    _NESTED: ClassVar[dict[str, type]] = {}  # filled in below (classes defined above)
+
+    rod: RodParams = field(default_factory=RodParams, metadata={"unit": "see RodParams"})
+    n_rods: int = field(default=4, metadata={"unit": "-"})
+    circle_radius: float = field(default=0.024, metadata={"unit": "m"})
+    first_rod_angle: float = field(default=math.pi / 4, metadata={"unit": "rad"})
+    handedness: tuple[int, ...] = field(default=(1, -1, 1, -1), metadata={"unit": "-"})
+    platform: PlatformParams = field(
+        default_factory=PlatformParams, metadata={"unit": "see PlatformParams"}
+    )
+    joint: JointParams = field(default_factory=JointParams, metadata={"unit": "see JointParams"})
+    simulation: SimulationParams = field(
+        default_factory=SimulationParams, metadata={"unit": "see SimulationParams"}
+    )
+
+    def __post_init__(self) -> None:
+        for name, cls in self._NESTED.items():
+            if not isinstance(getattr(self, name), cls):
+                raise _fail(self, name, getattr(self, name), f"must be a {cls.__name__}")
+        _check_int(self, "n_rods", ge=1)
+        _check_real(self, "circle_radius", gt=0.0)
+        _check_real(self, "first_rod_angle")
+        h = self.handedness
+        if isinstance(h, (str, bytes)) or not hasattr(h, "__len__") or len(h) != self.n_rods:
+            raise _fail(
+                self, "handedness", h, f"must be a sequence of n_rods = {self.n_rods} values +-1"
+            )
+        object.__setattr__(
+            self, "handedness", tuple(_check_handedness(self, "handedness", x) for x in h)
+        )
+        if self.circle_radius > self.platform.radius:
+            raise _fail(
+                self,
+                "circle_radius",
+                self.circle_radius,
+                f"must be <= platform radius {self.platform.radius!r} so the rod tips attach "
+                "to the platform",
+            )
+
+    def rod_angle(self, i: int) -> float:
+        """Angular position of rod ``i`` on the circle [rad]."""
+        return self.first_rod_angle + 2.0 * math.pi * i / self.n_rods
+
+    def rod_base(self, i: int) -> tuple[float, float, float]:
+        """Base position of rod ``i`` [m] (z = 0)."""
+        a = self.rod_angle(i)
+        return (self.circle_radius * math.cos(a), self.circle_radius * math.sin(a), 0.0)
+
+    def rod_start(self, i: int) -> tuple[float, float, float]:
+        """First node of the flexible part of rod ``i`` [m]: ``cap_length_base`` above its
+        base on the plate."""
+        x, y, _ = self.rod_base(i)
+        return (x, y, self.rod.cap_length_base)
+
+    def rod_params(self, i: int) -> RodParams:
+        """Rod parameters of rod ``i`` with its handedness from ``handedness[i]``."""
+        return self.rod.with_handedness(self.handedness[i])
+
+
+RobotParams._NESTED = {
+    "rod": RodParams,
+    "platform": PlatformParams,
+    "joint": JointParams,
+    "simulation": SimulationParams,
+}
+
