@@ -48,10 +48,8 @@ density.
 
 from __future__ import annotations
 
-import inspect
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,7 +60,6 @@ from elastica.external_forces import EndpointForces
 from elastica.rigidbody import Cylinder
 from elastica.timestepper.symplectic_steppers import PositionVerlet
 
-from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
@@ -82,6 +79,7 @@ from hsa_elastica.params import (
 )
 
 # re-exported: these names lived here before the environment helpers moved out
+from hsa_elastica.robots.handles import OperatorRef, Robot, SingleRod, _run  # noqa: F401
 from hsa_elastica.robots.environment import (  # noqa: F401
     HSASimulator,
     _add_damping,
@@ -94,7 +92,6 @@ from hsa_elastica.robots.environment import (  # noqa: F401
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
 
     from hsa_elastica.engines.fused import FastRobot
 
@@ -113,48 +110,6 @@ Schedule = Union[float, Callable[[float], float]]
 T = TypeVar("T")
 
 
-
-
-# --------------------------------------------------------------------------------------------
-# operator references
-# --------------------------------------------------------------------------------------------
-class OperatorRef(Generic[T]):
-    """Handle to an operator that PyElastica instantiates at ``finalize()``.
-
-    PyElastica 1.0's ``.using(cls, ...)`` stores the class and builds the instance inside
-    ``finalize()`` without returning it.  :meth:`capture` returns a thin subclass of ``cls``
-    (same signature) whose constructor records the new instance here, so builders can hand out
-    the coupling, boundary conditions, joints and recorders after ``finalize()``.
-    """
-
-    def __init__(self) -> None:
-        self._instance: T | None = None
-
-    @property
-    def instance(self) -> T:
-        """The operator instance (raises before ``finalize()``)."""
-        if self._instance is None:
-            raise RuntimeError("operator not instantiated yet: call simulator.finalize() first")
-        return self._instance
-
-    @property
-    def ready(self) -> bool:
-        """True once PyElastica instantiated the operator."""
-        return self._instance is not None
-
-    def capture(self, cls: type[T]) -> type[T]:
-        ref = self
-
-        def __init__(obj: Any, *args: Any, **kwargs: Any) -> None:
-            cls.__init__(obj, *args, **kwargs)  # type: ignore[misc]
-            ref._instance = obj
-
-        captured = type(cls.__name__, (cls,), {"__init__": __init__, "__doc__": cls.__doc__})
-        # keep PyElastica's signature check (inspect.signature(cls).bind(...)) meaningful
-        captured.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
-        captured.__module__ = cls.__module__
-        captured.__qualname__ = cls.__qualname__
-        return captured
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,71 +264,11 @@ def _scaled(profile: Callable[[float], float], target: float) -> Callable[[float
     return schedule
 
 
-def _run(handle: Any, duration: float, names: dict[Any, str], **kwargs: Any) -> float:
-    """Advance ``handle`` by ``duration`` [s] from ``handle.time``; returns the new time.
-
-    ``names`` maps the handle's own systems to their names; systems a user appended to the
-    simulator keep the default names of :func:`hsa_elastica.engines.timeloop.run`.
-    """
-    from hsa_elastica.engines import timeloop as simulation
-
-    handle.time = simulation.run(
-        handle.simulator,
-        handle.timestepper,
-        duration=duration,
-        dt=handle.dt,
-        time=handle.time,
-        systems_names=names,
-        **kwargs,
-    )
-    return float(handle.time)
-
-
 # --------------------------------------------------------------------------------------------
 # single rod
 # --------------------------------------------------------------------------------------------
 _BASES = ("motor", "free_twist")
 _DISTALS = ("free", "twist_locked", "fixed")
-
-
-@dataclass
-class SingleRod:
-    """Handle of a single-rod simulation built by :func:`build_single_rod`.
-
-    ``coupling``, ``base_bc``, ``base_torque`` and ``distal_bc`` are :class:`OperatorRef` whose
-    ``.instance`` is available after ``finalize()`` (``None`` when not requested); ``recorder``
-    is the ``recording.RodRecorder`` (None with ``record=False``).  ``time`` [s] is the simulated
-    time reached by :meth:`run`.
-    """
-
-    simulator: HSASimulator
-    rod: CosseratRod
-    rod_params: RodParams
-    sim_params: SimulationParams
-    timestepper: PositionVerlet
-    dt: float
-    coupling: OperatorRef[AuxeticCoupling]
-    base_bc: OperatorRef[Any]
-    base_torque: OperatorRef[BaseTwistTorque] | None
-    distal_bc: OperatorRef[Any] | None
-    recorder: Any | None
-    recorders: dict[str, Any] = field(default_factory=dict)
-    time: float = 0.0
-
-    def finalize(self) -> None:
-        """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
-        self.simulator.finalize()
-
-    def run(self, duration: float, **kwargs: Any) -> float:
-        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.engines.timeloop.run`
-        (keyword arguments are passed on); returns the new simulated time [s]."""
-        return _run(self, duration, {self.rod: "rod"}, **kwargs)
-
-    def diagnostics(self) -> "pd.DataFrame":
-        """Recorded samples of the rod (columns as in ``recording.RodRecorder``)."""
-        if self.recorder is None:
-            raise RuntimeError("built with record=False: nothing was recorded")
-        return self.recorder.to_dataframe()  # type: ignore[no-any-return]
 
 
 def build_single_rod(
@@ -507,55 +402,6 @@ def build_single_rod(
 # --------------------------------------------------------------------------------------------
 # robot
 # --------------------------------------------------------------------------------------------
-@dataclass
-class Robot(ControlMixin):
-    """Handle of an HSA robot built by :func:`build_robot`.
-
-    Step API (:class:`~hsa_elastica.engines.control.ControlMixin`): ``set_motor_angles(u)``,
-    ``step(dt_control)``, ``state()``.
-
-    Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
-    ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
-    ``recording`` recorders (empty with ``record=False``).  ``time`` [s] is the simulated time
-    reached by :meth:`run`.
-    """
-
-    simulator: HSASimulator
-    params: RobotParams
-    motor_angles: tuple[float, ...]
-    rods: list[CosseratRod]
-    platform: Cylinder
-    timestepper: PositionVerlet
-    dt: float
-    rod_bases: NDArray[np.float64]  # (n_rods, 3) [m], first node of each flexible part
-    attachment_points: NDArray[np.float64]  # (n_rods, 3) [m], platform local frame
-    couplings: list[OperatorRef[AuxeticCoupling]]
-    motors: list[OperatorRef[MotorAngleBC]]
-    joints: list[OperatorRef[PlatformJoint]]
-    recorders: dict[str, Any]
-    time: float = 0.0
-
-    def finalize(self) -> None:
-        """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
-        self.simulator.finalize()
-
-    def run(self, duration: float, **kwargs: Any) -> float:
-        """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.engines.timeloop.run`
-        (keyword arguments are passed on); returns the new simulated time [s]."""
-        names: dict[Any, str] = {rod: f"rod{i}" for i, rod in enumerate(self.rods)}
-        names[self.platform] = "platform"
-        return _run(self, duration, names, **kwargs)
-
-    def diagnostics(self) -> "pd.DataFrame":
-        """All recorders in one DataFrame: ``time`` and columns prefixed ``rod{i}/``,
-        ``platform/`` (the contract's robot format)."""
-        if not self.recorders:
-            raise RuntimeError("built with record=False: nothing was recorded")
-        from hsa_elastica.io.recording import combine
-
-        return combine({key: rec.to_dataframe() for key, rec in self.recorders.items()})
-
-
 def build_robot(
     robot_params: RobotParams,
     motor_angles: Sequence[float],
