@@ -185,8 +185,6 @@ def kelvin_voigt_damp(
     rdiag1 = work[10]
     rdiag2 = work[11]
     roff0 = work[12]
-    roff1 = work[13]
-    roff2 = work[14]
     scratch2 = work[15]
     sa0 = work[17]
     sa1 = work[18]

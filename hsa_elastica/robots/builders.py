@@ -49,7 +49,7 @@ density.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -107,7 +107,6 @@ __all__ = [
 ]
 
 Schedule = Union[float, Callable[[float], float]]
-T = TypeVar("T")
 
 
 
