@@ -343,6 +343,31 @@ class FastRobot(ControlMixin):
         self._callback_every = model.callback_every
         self._callbacks = model.callbacks
         self._status = np.zeros(4)
+        self._bind_sensors()
+
+    def _bind_sensors(self) -> None:
+        """Point the robot's sensor recorder (if any) at the joint table of this stepper:
+        the fused loop keeps the joints' rest orientations there, not in the operators."""
+        sensors = getattr(self.robot, "recorders", {}).get("sensors")
+        if sensors is None or not hasattr(sensors, "bind"):
+            return
+        from hsa_elastica import compat
+
+        joints = self.joints
+        rows: list[int] = []
+        for rod in self.robot.rods:
+            tip = compat.block_offset(rod.director_collection, self.rod_arrays.director)
+            tip += rod.director_collection.shape[2] - 1
+            match = np.flatnonzero(joints.element == tip)
+            if match.size != 1:
+                raise FastPathUnsupported("sensor recorder: a rod has no single platform joint")
+            rows.append(int(match[0]))
+
+        def joint_rest(i: int) -> NDArray[np.float64] | None:
+            k = rows[i]
+            return joints.rest_orientation[k] if joints.initialized[k] != 0 else None
+
+        sensors.bind(self.robot, joint_rest=joint_rest)
 
     @property
     def time(self) -> float:

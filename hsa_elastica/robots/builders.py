@@ -527,6 +527,10 @@ def build_robot(
         recorders[f"rod{i}"] = _add_environment(sim, rod, sp, "rod" if record else None)
 
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
+    if record:
+        from hsa_elastica.io.sensors import RobotSensorRecorder
+
+        recorders["sensors"] = RobotSensorRecorder(fps=sp.record_fps, dt=dt).attach(sim, platform)
 
     robot = Robot(
         simulator=sim,
@@ -543,6 +547,8 @@ def build_robot(
         joints=joints,
         recorders=recorders if record else {},
     )
+    if record:
+        recorders["sensors"].bind(robot)
     if finalize:
         sim.finalize()
     return robot

@@ -7,6 +7,7 @@ step API of :class:`~hsa_elastica.engines.control.ControlMixin`), and running th
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -141,9 +142,13 @@ class Robot(ControlMixin):
     ``step(dt_control)``, ``state()``.
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
-    ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
-    ``recording`` recorders (empty with ``record=False``).  ``time`` [s] is the simulated time
-    reached by :meth:`run`.
+    ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` / ``"sensors"`` to
+    the recorders (``recording.RodRecorder``, ``recording.RigidBodyRecorder``,
+    ``sensors.RobotSensorRecorder``; empty with ``record=False``).  ``time`` [s] is the
+    simulated time reached by :meth:`run`.
+
+    ``motor_angles`` [rad]: the target angle of each rod given as a number, and for a rod
+    given a schedule (a callable ``t -> phi``) that schedule evaluated at :attr:`time`.
     """
 
     simulator: HSASimulator
@@ -180,3 +185,23 @@ class Robot(ControlMixin):
         from hsa_elastica.io.recording import combine
 
         return combine({key: rec.to_dataframe() for key, rec in self.recorders.items()})
+
+
+def _get_motor_angles(self: Robot) -> tuple[float, ...]:
+    """Targets given as numbers; schedules (stored as NaN) evaluated at the current time."""
+    given: tuple[float, ...] = self._given_motor_angles  # type: ignore[attr-defined]
+    out = []
+    for i, a in enumerate(given):
+        if math.isnan(a) and i < len(self.motors) and self.motors[i].ready:
+            out.append(float(self.motors[i].instance.angle(float(self.time))))
+        else:
+            out.append(float(a))
+    return tuple(out)
+
+
+def _set_motor_angles(self: Robot, value: Any) -> None:
+    self._given_motor_angles = tuple(float(a) for a in value)  # type: ignore[attr-defined]
+
+
+# a property over the dataclass field: ``Robot(..., motor_angles=...)`` keeps its signature
+Robot.motor_angles = property(_get_motor_angles, _set_motor_angles)  # type: ignore[assignment]
