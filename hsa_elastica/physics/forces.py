@@ -31,13 +31,14 @@ from numpy.typing import NDArray
 from elastica.external_forces import GravityForces
 
 from hsa_elastica.physics.actuation import rotate_about_own_axis
-from hsa_elastica.physics.auxetic_law import auxetic_update, handed_twist_strain
+from hsa_elastica.physics.auxetic_law import auxetic_update_from_rotation, handed_twist_strain
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rod_kernels import (
     RodWork,
     internal_forces_inplace,
     internal_torques_inplace,
+    rotation_log_inplace,
 )
 from hsa_elastica.physics.tables import (
     OP_COUPLING,
@@ -68,9 +69,13 @@ _gravity_kernel = GravityForces.compute_gravity_forces
 
 
 @njit(cache=True)  # type: ignore[misc]
-def apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> float:
+def apply_coupling(
+    c: CouplingTable, i: int, t: float, rod: RodBlockArrays, rotation: NDArray[np.float64]
+) -> float:
     """``AuxeticCoupling.apply_forces`` on coupling ``i`` of the table (its rod's slice of the
-    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0)."""
+    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0).
+    ``rotation`` (3, Voronoi entries of the block) holds ``log(Q_{k+1} Q_k^T)`` [rad] of the
+    present directors (:func:`~hsa_elastica.physics.rod_kernels.rotation_log_inplace`)."""
     ne = c.printed_lengths.shape[1]
     nv = c.printed_voronoi.shape[1]
     e0 = c.elem_start[i]
@@ -85,8 +90,8 @@ def apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> f
     if c.filter_time[i] > 0.0:
         blend = 1.0 - math.exp(-max(t - c.last_time[i], 0.0) / c.filter_time[i])
     c.last_time[i] = t
-    return auxetic_update(  # type: ignore[no-any-return]
-        director, c.handedness[i], c.C_eps[i], c.C_eps2[i], c.eps_min[i], c.eps_max[i],
+    return auxetic_update_from_rotation(  # type: ignore[no-any-return]
+        rotation[:, v0 : v0 + nv], c.handedness[i], c.C_eps[i], c.C_eps2[i], c.eps_min[i], c.eps_max[i],
         c.kappa_min[i], c.kappa_max[i], c.area[i], c.E_slope[i], c.G_slope[i],
         c.bend_slope[i], c.twist_slope[i], c.E_quad[i], c.twist_quad[i], blend,
         c.printed_lengths[i], c.printed_voronoi[i], c.printed_shear[i], c.printed_bend[i],
@@ -211,13 +216,16 @@ def evaluate_forces(
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
     """
     constrain_values(values_program, motors, angles, rod)
+    # rotation vectors log(Q_{k+1} Q_k^T) of the whole block, once: the coupling's twist
+    # strain (Eq. 4) and the internal torques' curvature both read them
+    rotation_log_inplace(rod.director, work.vor3)
     # auxetic coupling (Eq. 2-5): the operator rewrites the rest configuration and recomputes
     # the internal forces; applying it before the single internal-force evaluation gives the
     # same state at half the cost
     for p in range(sync_program.shape[0]):
         if sync_program[p, 0] == OP_COUPLING:
             i = sync_program[p, 1]
-            smallest = apply_coupling(couplings, i, t, rod)
+            smallest = apply_coupling(couplings, i, t, rod, work.vor3)
             if not smallest > 0.0:
                 status[0] = STATUS_STIFFNESS
                 status[1] = i
@@ -225,7 +233,7 @@ def evaluate_forces(
                 status[3] = t
                 return False
     internal_forces_inplace(rod, work)
-    internal_torques_inplace(rod, work)
+    internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
     # synchronize: forcing and connections in FIFO order
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
