@@ -180,7 +180,7 @@ def report(params: Any, n: int, repeat: int) -> None:
     )
     steps_per_internal = sim_time / params.simulation.dt
     print()
-    print(f"{'measurement':52s} {'wall [s]':>9s} {'env steps/s':>12s} {'real-time x':>12s} {'us/step':>8s}")
+    print(f"{'measurement':52s} {'time [s]':>9s} {'env steps/s':>12s} {'real-time x':>12s} {'us/step':>8s}")
     labels = {
         "env": "HSARobot-v0 env.step (commands change every step)",
         "run_fixed": "FastRobot.run(T), fixed schedule (no step API)",
