@@ -123,6 +123,24 @@ def test_joint_wrenches_balance_the_platform_at_rest(at_rest: FastRobot) -> None
     np.testing.assert_allclose(moment, 0.0, rtol=0, atol=1e-5 * scale)
 
 
+def test_a_payload_loads_the_joints_with_its_weight() -> None:
+    # PlatformParams.payload_mass [kg] rides at the platform centre: at rest the joints carry
+    # the disc and the payload (Newton), and the payload's weight alone is the difference
+    p = _params()
+    payload = 0.05  # kg, ~3x the disc
+    heavy = dataclasses.replace(p, platform=dataclasses.replace(p.platform, payload_mass=payload))
+    sums = []
+    for params in (p, heavy):
+        robot = FastRobot(build_robot(params, ANGLES, record=True))
+        robot.run(0.5)
+        last = _last(robot)
+        sums.append(sum(last[f"sensors/joint_force_z_{i}"] for i in range(4)))
+    disc = p.platform.mass
+    # 1e-5 of the weights: the residual motion at rest, as above
+    assert sums[0] == pytest.approx(-disc * G, abs=1e-5 * disc * G)
+    assert sums[1] == pytest.approx(-(disc + payload) * G, abs=1e-5 * (disc + payload) * G)
+
+
 def test_both_paths_record_the_same_sensors() -> None:
     p = _params(record_fps=1000.0, ramp_time=0.01, gravity=(0.0, 0.0, -G))
     ref = build_robot(p, ANGLES, record=True)
