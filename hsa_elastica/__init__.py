@@ -77,6 +77,8 @@ _LAZY: dict[str, str] = {
     "static_residual": "hsa_elastica.robots.statics_api",
     "save_run": "hsa_elastica.io.rundir",
     "load_run": "hsa_elastica.io.rundir",
+    "read_column_metadata": "hsa_elastica.io.columns",
+    "RobotSensorRecorder": "hsa_elastica.io.sensors",
     # rendering (pyvista, off screen)
     "render_video": "hsa_elastica.io.render",
     "render_still": "hsa_elastica.io.render",

@@ -15,6 +15,7 @@ Physics checks use numbers that do not come from the sensor code:
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -23,7 +24,12 @@ import pytest
 
 from hsa_elastica.engines.fused import FastRobot
 from hsa_elastica.experiments.dataset_chunks import arrow_schema, column_docs
-from hsa_elastica.io.columns import column_metadata, read_column_metadata, write_parquet
+from hsa_elastica.io.columns import (
+    METADATA_KEY,
+    column_metadata,
+    read_column_metadata,
+    write_parquet,
+)
 from hsa_elastica.io.recording import rod_strains
 from hsa_elastica.io.rundir import load_run, save_run
 from hsa_elastica.io.sensors import sensor_columns
@@ -178,6 +184,10 @@ def test_run_directory_metadata_round_trips(tmp_path, at_rest: FastRobot) -> Non
     loaded = load_run(tmp_path / "run")
     pd.testing.assert_frame_equal(loaded.diagnostics, df.reset_index(drop=True))
     assert loaded.diagnostics.attrs["columns"] == meta
+    import pyarrow.parquet as pq
+
+    stored = pq.read_schema(tmp_path / "run" / "diagnostics.parquet").metadata
+    assert json.loads(stored[METADATA_KEY.encode()]) == meta
 
 
 def test_dataset_chunk_metadata_round_trips(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -194,6 +204,8 @@ def test_dataset_chunk_metadata_round_trips(tmp_path) -> None:  # type: ignore[n
     assert (meta["angle_1"]["unit"], meta["angle_1"]["frame"]) == ("rad", "motor")
     assert (meta["rod2_twist"]["unit"], meta["rod2_twist"]["frame"]) == ("1/m", "material")
     assert (meta["quat_w"]["frame"], meta["tip3_z"]["frame"]) == ("body->lab", "lab")
+    stored = json.loads(pq.read_schema(path).metadata[METADATA_KEY.encode()])
+    assert stored == meta
 
 
 def test_write_parquet_keeps_explicit_metadata(tmp_path) -> None:  # type: ignore[no-untyped-def]

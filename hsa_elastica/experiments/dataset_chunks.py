@@ -164,16 +164,21 @@ def column_docs(n_rods: int, shapes: bool) -> list[dict[str, str]]:
 
 
 def arrow_schema(n_rods: int, shapes: bool) -> Any:
-    """The ``pyarrow.Schema`` of a chunk file."""
+    """The ``pyarrow.Schema`` of a chunk file: each field carries its unit, frame and
+    description (:func:`column_docs`), the schema all of them as JSON under
+    :data:`hsa_elastica.io.columns.METADATA_KEY`."""
     import pyarrow as pa
 
     types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
              "string": pa.string(), "list<float64>": pa.list_(pa.float64())}
-    return pa.schema([
-        pa.field(c["name"], types[c["type"]],
-                 metadata={k: c[k] for k in ("unit", "frame", "description")})
-        for c in column_docs(n_rods, shapes)
-    ])
+    from hsa_elastica.io.columns import METADATA_KEY
+
+    docs = column_docs(n_rods, shapes)
+    meta = {c["name"]: {k: c[k] for k in ("unit", "frame", "description")} for c in docs}
+    return pa.schema(
+        [pa.field(c["name"], types[c["type"]], metadata=meta[c["name"]]) for c in docs],
+        metadata={METADATA_KEY: json.dumps(meta)},
+    )
 
 
 # --------------------------------------------------------------------------------------------
