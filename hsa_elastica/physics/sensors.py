@@ -34,8 +34,8 @@ __all__ = ["motor_reaction_torque", "joint_wrench", "joint_rest_orientation"]
 
 def motor_reaction_torque(internal_torques: NDArray[np.float64], element: int) -> float:
     """Motor torque [N m] about the axis ``d3`` of ``element`` (see the module doc):
-    ``-internal_torques[2, element]`` (local frame).  0 for a rod without internal torques
-    (one element: no Voronoi domain)."""
+    ``-internal_torques[2, element]`` (local frame).  For a one-element rod (no Voronoi
+    domain, no couple) the callers report 0."""
     return -float(internal_torques[2, element])
 
 
