@@ -69,7 +69,7 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
 from hsa_elastica.engines.timeloop import check_time_step
-from hsa_elastica.physics.joints import PlatformJoint
+from hsa_elastica.physics.joints import MotorMount, PlatformJoint
 from hsa_elastica.params import (
     MAX_MOTOR_ANGLE,
     ParameterError,
@@ -409,6 +409,9 @@ def build_robot(
     record: bool = True,
     finalize: bool = True,
     check_dt: bool = True,
+    base: Any = None,
+    simulator: HSASimulator | None = None,
+    mount_offset: Sequence[float] | None = None,
 ) -> Robot:
     """Build the n-rod HSA robot of Section II-D/E (layout: see the module docstring).
 
@@ -431,50 +434,164 @@ def build_robot(
     check_dt : bool
         Refuse ``sim.dt`` above the stability limit of the integrator
         (:func:`hsa_elastica.engines.timeloop.check_time_step`); False only to study divergence.
+    base : None, a pose, or a rigid body
+        Where the base plate is.  None: the lab frame (the layout of the module docstring).
+        A pose -- a (4, 4) homogeneous matrix or a pair ``(position (3,) [m], rotation (3, 3))``
+        mapping the robot's frame to the lab frame -- places the whole robot there, motors
+        still fixed in the lab (:class:`MotorAngleBC`).  A PyElastica rigid body (e.g. the
+        platform of another robot) carries the motors: each rod's base is held by a
+        :class:`~hsa_elastica.physics.joints.MotorMount` (the joint of Eq. 6-7 at the base,
+        gains from ``robot_params.joint``, turned by the motor angle), the reaction acting on
+        the body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
+    simulator : HSASimulator or None
+        Add the robot to this (not finalized) simulator instead of a new one; a ``base`` body
+        not in it yet is appended to it (its own damping or gravity are not added).
+    mount_offset : (3,) [m] or None
+        Origin of the robot's frame in the base body's frame; default: the top face of a
+        ``Cylinder`` body, ``(0, 0, length / 2)``, else the body's centre.
 
     Notes
     -----
-    Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` at its base,
-    a :class:`PlatformJoint` to the platform (gains from ``robot_params.joint``) and linear
-    damping; gravity (``GravityForces``) acts on rods and platform when ``sim.gravity`` is set.
+    Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` (or a
+    :class:`MotorMount` on a body) at its base, a :class:`PlatformJoint` to the platform (gains
+    from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
+    platform when ``sim.gravity`` is set.
     """
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods
     per_rod = _motor_schedules(motor_angles, n)
-    angles = tuple(float("nan") if callable(a) else a for a in per_rod)
-    sp = robot_params.simulation
     if ramp is not None and not callable(ramp):
         if isinstance(ramp, bool) or not isinstance(ramp, (int, float)) or not ramp >= 0.0:
             raise ParameterError(
                 f"ramp = {ramp!r} is invalid: must be None, a duration >= 0 (s) or a callable"
             )
-    dt = sp.dt
     if check_dt:
-        check_time_step(dt, robot_params)
+        check_time_step(robot_params.simulation.dt, robot_params)
+    sim = HSASimulator() if simulator is None else simulator
+    frame, body = _base_frame(base, mount_offset)
+    if body is not None and not any(s is body for s in sim):
+        sim.append(body)
+    robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body)
+    if finalize:
+        sim.finalize()
+    return robot
+
+
+Frame = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+def _pose(base: Any) -> Frame:
+    """``(rotation (3, 3), position (3,))`` of a pose given as a (4, 4) matrix or a pair."""
+    message = (
+        f"base = {base!r} is invalid: must be None, a rigid body, a (4, 4) homogeneous matrix "
+        f"or a pair (position (3,) [m], rotation (3, 3))"
+    )
+    try:
+        if isinstance(base, (tuple, list)) and len(base) == 2:
+            p = np.array(base[0], dtype=np.float64).reshape(3)
+            r = np.array(base[1], dtype=np.float64).reshape(3, 3)
+        else:
+            h = np.array(base, dtype=np.float64).reshape(4, 4)
+            if not np.allclose(h[3], (0.0, 0.0, 0.0, 1.0)):
+                raise ValueError
+            p, r = h[:3, 3].copy(), h[:3, :3].copy()
+    except (TypeError, ValueError):
+        raise ParameterError(message) from None
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(r))):
+        raise ParameterError(message)
+    if not np.allclose(r @ r.T, np.eye(3), atol=1e-9) or np.linalg.det(r) <= 0.0:
+        raise ParameterError(f"base: the rotation {r.tolist()!r} is not a proper rotation matrix")
+    return r, p
+
+
+def _base_frame(base: Any, mount_offset: Sequence[float] | None) -> tuple[Frame | None, Any]:
+    """``(frame, body)`` of ``build_robot``'s ``base``: the robot frame (rotation robot ->
+    lab, origin [m]; None = the lab frame itself) and the carrying body (or None)."""
+    if base is None:
+        if mount_offset is not None:
+            raise ParameterError("mount_offset is only meaningful with a rigid body as base")
+        return None, None
+    if hasattr(base, "director_collection") and hasattr(base, "position_collection"):
+        if hasattr(base, "rest_lengths"):
+            raise ParameterError("base must be a rigid body or a pose, not a rod")
+        if mount_offset is None:
+            length = float(getattr(base, "length", 0.0))
+            offset = np.array([0.0, 0.0, 0.5 * length])
+        else:
+            offset = np.array(mount_offset, dtype=np.float64).reshape(-1)
+            if offset.shape != (3,) or not np.all(np.isfinite(offset)):
+                raise ParameterError(
+                    f"mount_offset = {mount_offset!r} is invalid: must be 3 finite numbers (m)"
+                )
+        rotation = np.array(base.director_collection[:, :, 0], dtype=np.float64).T
+        origin = np.array(base.position_collection[:, 0], dtype=np.float64) + rotation @ offset
+        return (rotation, origin), base
+    if mount_offset is not None:
+        raise ParameterError("mount_offset is only meaningful with a rigid body as base")
+    return _pose(base), None
+
+
+def _placed(frame: Frame | None, point: Any, *, vector: bool = False) -> NDArray[np.float64]:
+    """``point`` (robot frame) in the lab frame (a direction when ``vector``)."""
+    x = np.array(point, dtype=np.float64)
+    if frame is None:
+        return x
+    r, p = frame
+    return np.asarray(r @ x if vector else r @ x + p, dtype=np.float64)
+
+
+def _assemble_robot(
+    sim: HSASimulator,
+    robot_params: RobotParams,
+    per_rod: list[float | Callable[[float], float]],
+    ramp: float | Callable[[float], float] | None,
+    record: bool,
+    frame: Frame | None,
+    body: Any,
+) -> Robot:
+    """Append one robot to ``sim`` (see :func:`build_robot`; arguments already checked).
+
+    ``frame``: the robot frame in the lab (None: the lab); ``body``: the rigid body carrying
+    the motors (None: motors fixed in the lab).  With a body, ``frame`` is the body's frame
+    shifted to the mount origin, so the attachment of rod ``i`` in the body frame is the
+    offset plus ``rod_start(i)``.
+    """
+    n = robot_params.n_rods
+    angles = tuple(float("nan") if callable(a) else a for a in per_rod)
+    sp = robot_params.simulation
+    dt = sp.dt
     rp = robot_params.rod
     pp = robot_params.platform
     jp = robot_params.joint
 
-    sim = HSASimulator()
     rod_params = [robot_params.rod_params(i) for i in range(n)]
     rods: list[CosseratRod] = []
     bases = np.zeros((n, 3))
     attachments = np.zeros((n, 3))
+    mounts = np.zeros((n, 3))
     for i in range(n):
         a = robot_params.rod_angle(i)
         bases[i] = robot_params.rod_start(i)
         radial = np.array([math.cos(a), math.sin(a), 0.0])
-        rod = make_hsa_rod(rod_params[i], base_position=bases[i], normal=radial)
+        rod = make_hsa_rod(
+            rod_params[i],
+            base_position=_placed(frame, bases[i]),
+            direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
+            normal=_placed(frame, radial, vector=True),
+        )
         sim.append(rod)
         rods.append(rod)
         # rigid top cap: part of the platform, the joint holds the flexible tip below it
         attachments[i] = (bases[i, 0], bases[i, 1], -0.5 * pp.thickness - rp.cap_length_top)
+        if body is not None and frame is not None:
+            # rod start in the body frame: lab point -> body frame
+            mounts[i] = frame[0].T @ (_placed(frame, bases[i]) - body.position_collection[:, 0])
 
     platform = Cylinder(
-        start=np.array([0.0, 0.0, rp.cap_length_base + rp.length + rp.cap_length_top]),
-        direction=np.array([0.0, 0.0, 1.0]),
-        normal=np.array([1.0, 0.0, 0.0]),
+        start=_placed(frame, (0.0, 0.0, rp.cap_length_base + rp.length + rp.cap_length_top)),
+        direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
+        normal=_placed(frame, (1.0, 0.0, 0.0), vector=True),
         base_length=pp.thickness,
         base_radius=pp.radius,
         density=pp.effective_density,
@@ -482,7 +599,7 @@ def build_robot(
     sim.append(platform)
 
     couplings: list[OperatorRef[AuxeticCoupling]] = []
-    motors: list[OperatorRef[MotorAngleBC]] = []
+    motors: list[OperatorRef[Any]] = []
     joints: list[OperatorRef[PlatformJoint]] = []
     recorders: dict[str, Any] = {}
     ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
@@ -492,7 +609,9 @@ def build_robot(
             c_ref.capture(AuxeticCoupling), **coupling_kwargs(rod_params[i])
         )
         couplings.append(c_ref)
-        _add_material_damping(sim, rod, rod_params[i], dt, hold_base=True, hold_tip=False)
+        _add_material_damping(
+            sim, rod, rod_params[i], dt, hold_base=body is None, hold_tip=False
+        )
 
         schedule: Callable[[float], float]
         target = per_rod[i]
@@ -502,13 +621,27 @@ def build_robot(
             schedule = _scaled(ramp, angles[i])
         else:
             schedule = Ramp(target=angles[i], duration=ramp_time, shape=sp.ramp_shape)
-        m_ref: OperatorRef[MotorAngleBC] = OperatorRef()
-        sim.constrain(rod).using(
-            m_ref.capture(MotorAngleBC),
-            constrained_position_idx=(0,),
-            constrained_director_idx=(0,),
-            angle=schedule,
-        )
+        if body is None:
+            m_ref: OperatorRef[Any] = OperatorRef()
+            sim.constrain(rod).using(
+                m_ref.capture(MotorAngleBC),
+                constrained_position_idx=(0,),
+                constrained_director_idx=(0,),
+                angle=schedule,
+            )
+        else:
+            m_ref = OperatorRef()
+            sim.connect(
+                first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
+            ).using(
+                m_ref.capture(MotorMount),
+                k_F=jp.k_F,
+                nu_F=jp.nu_F,
+                k_tau=jp.k_tau,
+                nu_tau=jp.nu_tau,
+                attachment_point=mounts[i].copy(),
+                angle=schedule,
+            )
         motors.append(m_ref)
 
         j_ref: OperatorRef[PlatformJoint] = OperatorRef()
@@ -528,7 +661,7 @@ def build_robot(
 
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
 
-    robot = Robot(
+    return Robot(
         simulator=sim,
         params=robot_params,
         motor_angles=angles,
@@ -542,10 +675,8 @@ def build_robot(
         motors=motors,
         joints=joints,
         recorders=recorders if record else {},
+        base=body,
     )
-    if finalize:
-        sim.finalize()
-    return robot
 
 
 def build_fast_robot(
