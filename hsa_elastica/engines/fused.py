@@ -366,7 +366,8 @@ class FastRobot(ControlMixin):
         scratch = np.empty(n)
         for i, bc in enumerate(self._motor_bcs):
             angle, rate = bc.angle, bc.angle_rate
-            self.motor_table.has_rate[i] = rate is not None
+            if i < self.motor_table.has_rate.shape[0]:  # mounts (after the BCs) use no rate
+                self.motor_table.has_rate[i] = rate is not None
             values = np.empty(n)
             _schedule_table(angle, rate, t_half, values, scratch)
             a_half[:, i] = values
@@ -451,10 +452,15 @@ class FastRobot(ControlMixin):
         done = 0
         cb = self._callback_every
         sim = self.robot.simulator
-        names = list(systems_names) if systems_names is not None else (
-            [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
-        )
-        systems: list[Any] = [*self.robot.rods, self.robot.platform]
+        named = getattr(self.robot, "named_systems", None)
+        systems: list[Any]
+        if callable(named):  # a multi-segment stack names its rods and platforms
+            table = named()
+            systems, default_names = list(table), list(table.values())
+        else:
+            systems = [*self.robot.rods, self.robot.platform]
+            default_names = [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
+        names = list(systems_names) if systems_names is not None else default_names
         while done < n_steps:
             n = min(limit, n_steps - done)
             step_now = int(round(t / dt))

@@ -117,7 +117,8 @@ class StaticSolver:
         rod, body = model.rod_arrays, model.body_arrays
         for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
             arr[:] = 0.0
-        self.n_motors = int(model.motors.node.shape[0])
+        # motor angles: the MotorAngleBC rows, then the motor mounts (joint rows)
+        self.n_motors = len(model.motor_bcs)
         self._layout()
         self.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
         self.status = np.zeros(4)

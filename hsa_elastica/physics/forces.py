@@ -32,7 +32,12 @@ from elastica.external_forces import GravityForces
 
 from hsa_elastica.physics.actuation import rotate_about_own_axis
 from hsa_elastica.physics.auxetic_law import auxetic_update, handed_twist_strain
-from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
+from hsa_elastica.physics.joints import (
+    joint_force_kernel,
+    joint_torque_kernel,
+    mount_rest_orientation,
+    relative_orientation,
+)
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rod_kernels import (
     RodWork,
@@ -186,6 +191,15 @@ def constrain_rates(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _turn_mount(joints: JointTable, i: int, angles: NDArray[np.float64]) -> None:
+    """``MotorMount.apply_torques``' rest orientation: joint row ``i`` turned by its motor's
+    angle (``angles[joints.angle_col[i]]``, rad; kernel :func:`mount_rest_orientation`)."""
+    mount_rest_orientation(
+        joints.base_orientation[i], angles[joints.angle_col[i]], joints.rest_orientation[i]
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
 def evaluate_forces(
     t: float,
     angles: NDArray[np.float64],
@@ -202,6 +216,10 @@ def evaluate_forces(
     status: NDArray[np.float64],
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
+
+    ``angles`` holds the :class:`MotorAngleBC` rows of ``motors`` first, then the motor mounts
+    (joint rows with ``angle_col >= 0``, :class:`~hsa_elastica.physics.joints.MotorMount`: the
+    Eq. 7 rest orientation turned by the motor angle).
 
     Imposes the motor angles (positions and directors of the rod bases), writes the auxetic rest
     configuration, computes the rods' ``internal_forces`` [N] / ``internal_torques`` [N m] and
@@ -236,6 +254,9 @@ def evaluate_forces(
                     body.director, joints.body[i], rod.director, joints.element[i]
                 )
                 joints.initialized[i] = 1
+                joints.base_orientation[i] = joints.rest_orientation[i]
+            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
+                _turn_mount(joints, i, angles)
             if code == OP_JOINT_FORCE:
                 joint_force_kernel(
                     rod.position, rod.velocity, rod.external_forces, joints.node[i],
