@@ -48,6 +48,7 @@ density.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
@@ -72,6 +73,7 @@ from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.physics.joints import MotorMount, PlatformJoint
 from hsa_elastica.params import (
     MAX_MOTOR_ANGLE,
+    JointParams,
     ParameterError,
     RobotParams,
     RodParams,
@@ -412,6 +414,7 @@ def build_robot(
     base: Any = None,
     simulator: HSASimulator | None = None,
     mount_offset: Sequence[float] | None = None,
+    mount: JointParams | None = None,
 ) -> Robot:
     """Build the n-rod HSA robot of Section II-D/E (layout: see the module docstring).
 
@@ -449,6 +452,11 @@ def build_robot(
     mount_offset : (3,) [m] or None
         Origin of the robot's frame in the base body's frame; default: the top face of a
         ``Cylinder`` body, ``(0, 0, length / 2)``, else the body's centre.
+    mount : JointParams or None
+        Gains of the motor mounts on a base body (default ``robot_params.joint``, the rod-tip
+        joint's); stiffer mounts approach the rigid base of :class:`MotorAngleBC` (the base
+        deflects by ``|F| / k_F`` and turns by ``|tau| / k_tau``) at the price of a smaller
+        stable time step.
 
     Notes
     -----
@@ -468,17 +476,26 @@ def build_robot(
             )
     if check_dt:
         check_time_step(robot_params.simulation.dt, robot_params)
+        if mount is not None and base is not None:  # the mounts' springs on the base nodes
+            check_time_step(robot_params.simulation.dt, _with_joint(robot_params, mount))
     sim = HSASimulator() if simulator is None else simulator
     frame, body = _base_frame(base, mount_offset)
     if body is not None and not any(s is body for s in sim):
         sim.append(body)
-    robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body)
+    robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount)
     if finalize:
         sim.finalize()
     return robot
 
 
 Frame = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+def _with_joint(robot_params: RobotParams, joint: Any) -> RobotParams:
+    """``robot_params`` with the joint gains ``joint`` (for the time-step check of mounts)."""
+    if not isinstance(joint, JointParams):
+        raise ParameterError(f"mount = {joint!r} is invalid: must be None or a JointParams")
+    return dataclasses.replace(robot_params, joint=joint)
 
 
 def _pose(base: Any) -> Frame:
@@ -549,6 +566,7 @@ def _assemble_robot(
     record: bool,
     frame: Frame | None,
     body: Any,
+    mount: JointParams | None = None,
 ) -> Robot:
     """Append one robot to ``sim`` (see :func:`build_robot`; arguments already checked).
 
@@ -564,6 +582,9 @@ def _assemble_robot(
     rp = robot_params.rod
     pp = robot_params.platform
     jp = robot_params.joint
+    if mount is not None and not isinstance(mount, JointParams):
+        raise ParameterError(f"mount = {mount!r} is invalid: must be None or a JointParams")
+    mp = jp if mount is None else mount
 
     rod_params = [robot_params.rod_params(i) for i in range(n)]
     rods: list[CosseratRod] = []
@@ -635,10 +656,10 @@ def _assemble_robot(
                 first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
             ).using(
                 m_ref.capture(MotorMount),
-                k_F=jp.k_F,
-                nu_F=jp.nu_F,
-                k_tau=jp.k_tau,
-                nu_tau=jp.nu_tau,
+                k_F=mp.k_F,
+                nu_F=mp.nu_F,
+                k_tau=mp.k_tau,
+                nu_tau=mp.nu_tau,
                 attachment_point=mounts[i].copy(),
                 angle=schedule,
             )

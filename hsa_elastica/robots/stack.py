@@ -36,8 +36,13 @@ from elastica.timestepper.symplectic_steppers import PositionVerlet
 
 from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.engines.timeloop import check_time_step
-from hsa_elastica.params import ParameterError, RobotParams
-from hsa_elastica.robots.builders import _assemble_robot, _base_frame, _motor_schedules
+from hsa_elastica.params import JointParams, ParameterError, RobotParams
+from hsa_elastica.robots.builders import (
+    _assemble_robot,
+    _base_frame,
+    _motor_schedules,
+    _with_joint,
+)
 from hsa_elastica.robots.environment import HSASimulator
 from hsa_elastica.robots.handles import OperatorRef, Robot, _run
 from hsa_elastica.robots.primitives import primitive_angles
@@ -45,7 +50,14 @@ from hsa_elastica.robots.primitives import primitive_angles
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Stack", "build_stack", "stack_primitive_angles", "relative_pose"]
+__all__ = [
+    "Stack",
+    "StackStaticResult",
+    "build_stack",
+    "relative_pose",
+    "solve_stack_static",
+    "stack_primitive_angles",
+]
 
 
 def relative_pose(
@@ -163,6 +175,7 @@ def build_stack(
     finalize: bool = True,
     check_dt: bool = True,
     base: Any = None,
+    mount: JointParams | None = None,
 ) -> Stack:
     """Build a robot of ``len(segments)`` stages, stage ``k`` on the platform of stage ``k - 1``.
 
@@ -182,6 +195,9 @@ def build_stack(
         As :func:`~hsa_elastica.robots.builders.build_robot`.
     base : None or a pose
         Pose of the bottom stage's base plate (see ``build_robot``'s ``base``).
+    mount : JointParams or None
+        Gains of the motor mounts of the stages ``k >= 1`` (default: each stage's
+        ``joint``, see ``build_robot``'s ``mount``).
     """
     params = list(segments) if not isinstance(segments, RobotParams) else [segments]
     if not params or not all(isinstance(p, RobotParams) for p in params):
@@ -211,8 +227,10 @@ def build_stack(
         for k, p in enumerate(params)
     ]
     if check_dt:
-        for p in params:
+        for k, p in enumerate(params):
             check_time_step(p.simulation.dt, p)
+            if mount is not None and k > 0:
+                check_time_step(p.simulation.dt, _with_joint(p, mount))
 
     sim = HSASimulator()
     frame, body = _base_frame(base, None)
@@ -223,7 +241,7 @@ def build_stack(
         if k > 0:
             below = robots[-1].platform
             frame, body = _base_frame(below, None)
-        robots.append(_assemble_robot(sim, p, schedules[k], ramp, record, frame, body))
+        robots.append(_assemble_robot(sim, p, schedules[k], ramp, record, frame, body, mount))
     recorders = {
         f"seg{k}/{key}": rec for k, r in enumerate(robots) for key, rec in r.recorders.items()
     }
@@ -265,3 +283,78 @@ def stack_primitive_angles(
             name, magnitude = prim
             out.append(primitive_angles(name, magnitude, p))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# static equilibrium per segment
+# --------------------------------------------------------------------------------------------
+Pose = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+@dataclass
+class StackStaticResult:
+    """Static equilibrium of a stack (:func:`solve_stack_static`).
+
+    ``poses[k]``: ``(position (3,) [m], rotation (3, 3) platform -> lab)`` of segment ``k``'s
+    platform in the lab; ``relative_poses[k]``: the same in the frame of platform ``k - 1``
+    (segment 0: in the lab); ``residual_force_N`` / ``residual_torque_Nm``: max-norms of the
+    static residual; ``stable``: the equilibrium's stability (None when not checked).
+    """
+
+    converged: bool
+    stable: bool | None
+    residual_force_N: float
+    residual_torque_Nm: float
+    motor_angles: list[NDArray[np.float64]]
+    poses: list[Pose]
+    relative_poses: list[Pose]
+    message: str = ""
+
+
+def solve_stack_static(
+    segments: Sequence[RobotParams],
+    motor_angles: Sequence[Sequence[float]],
+    *,
+    motor_mass: float = 0.0,
+    mount: JointParams | None = None,
+    steps: int = 4,
+    check_stability: bool = True,
+) -> StackStaticResult:
+    """Static equilibrium of the stack of ``segments`` at ``motor_angles`` [rad] (one sequence
+    of ``n_rods`` floats per segment), by the static solver of the compiled model
+    (:class:`hsa_elastica.engines.statics.StaticSolver`: the same force evaluation as the fused
+    stepper, motor mounts included) with ``steps`` continuation steps from the straight pose.
+    ``motor_mass`` and ``mount`` as :func:`build_stack`."""
+    from hsa_elastica.engines.compile import compile_simulator
+    from hsa_elastica.engines.statics import StaticSolver
+
+    params = list(segments)
+    if len(motor_angles) != len(params):
+        raise ParameterError(
+            f"motor_angles has {len(motor_angles)} entries: must be one per segment ({len(params)})"
+        )
+    per_segment = []
+    for a, p in zip(motor_angles, params):
+        values = _motor_schedules(a, p.n_rods)
+        if any(callable(v) for v in values):
+            raise ParameterError("solve_stack_static: motor_angles must be numbers (rad)")
+        per_segment.append(np.array(values, dtype=np.float64))
+    stack = build_stack(
+        params, None, ramp=0.0, motor_mass=motor_mass, record=False, mount=mount,
+        check_dt=False,  # no time stepping
+    )
+    solver = StaticSolver(compile_simulator(stack.simulator))
+    flat = np.concatenate(per_segment)
+    order = {id(ref.instance): j for j, ref in enumerate(stack.motors)}
+    target = np.array([flat[order[id(bc)]] for bc in solver.model.motor_bcs])
+    out = solver.solve(target, steps=steps, check_stability=check_stability)
+    return StackStaticResult(
+        converged=out.converged,
+        stable=out.stable,
+        residual_force_N=out.residual_force_N,
+        residual_torque_Nm=out.residual_torque_Nm,
+        motor_angles=per_segment,
+        poses=stack.segment_poses(),
+        relative_poses=stack.relative_poses(),
+        message=out.message,
+    )
