@@ -275,7 +275,7 @@ class _Compiler:
         self.couplings = self._coupling_table(couplings)
         self.joints = self._joint_table(joints, len(motors))
         self.motors = self._motor_table(motors)
-        self._motor_bcs = [bc for bc, _ in motors]
+        self._motor_bcs: list[Any] = [bc for bc, _ in motors]
         self._motor_bcs += [j for j, *_ in joints if isinstance(j, MotorMount)]
         self.rod_dampers = self._rod_damper_table(rod_dampers)
         self.body_dampers = BodyDamperTable(
