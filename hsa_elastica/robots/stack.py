@@ -132,6 +132,28 @@ class Stack(ControlMixin):
 
         return combine({key: rec.to_dataframe() for key, rec in self.recorders.items()})
 
+    def render_frame(self) -> "tuple[pd.DataFrame, RobotParams]":
+        """The recorded samples in the renderer's robot format, and parameters describing all
+        rods, for :func:`hsa_elastica.io.render.render_still` / ``render_video``: rods
+        renumbered ``rod0 ... rod{n-1}`` (segment 0 first), the top platform as ``platform/``,
+        the lower ones as ``platform{k}/``."""
+        if not self.recorders:
+            raise RuntimeError("built with record=False: nothing was recorded")
+        from hsa_elastica.io.recording import combine
+
+        frames = {}
+        j = 0
+        last = len(self.segments) - 1
+        for k, seg in enumerate(self.segments):
+            for i in range(len(seg.rods)):
+                frames[f"rod{j}"] = self.recorders[f"seg{k}/rod{i}"].to_dataframe()
+                j += 1
+            key = "platform" if k == last else f"platform{k}"
+            frames[key] = self.recorders[f"seg{k}/platform"].to_dataframe()
+        hand = tuple(h for p in self.params for h in p.handedness)
+        view = dataclasses.replace(self.params[-1], n_rods=len(hand), handedness=hand)
+        return combine(frames), view
+
     def segment_poses(self) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
         """``(position (3,) [m], rotation (3, 3) platform -> lab)`` of each segment's platform."""
         return [_body_pose(p) for p in self.platforms]
@@ -344,6 +366,8 @@ def solve_stack_static(
         check_dt=False,  # no time stepping
     )
     solver = StaticSolver(compile_simulator(stack.simulator))
+    solver.stability_modes = 8 * len(params)  # the soft modes of every stage
+    solver.branch_kicks = (0.02, 0.1, 0.2)  # a stage's buckling mode moves the stages above it
     flat = np.concatenate(per_segment)
     order = {id(ref.instance): j for j, ref in enumerate(stack.motors)}
     target = np.array([flat[order[id(bc)]] for bc in solver.model.motor_bcs])
