@@ -99,6 +99,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hsa_elastica.robots.builders import Robot
+    from hsa_elastica.robots.stack import Stack
 
 __all__ = [
     "FastPathUnsupported",
@@ -299,7 +300,8 @@ def _schedule_table(
 
 
 class FastRobot(ControlMixin):
-    """A robot built by :func:`hsa_elastica.robots.builders.build_robot`, stepped by :func:`advance`.
+    """A robot built by :func:`hsa_elastica.robots.builders.build_robot` (or a stack built by
+    :func:`hsa_elastica.robots.stack.build_stack`), stepped by :func:`advance`.
 
     Step API as the wrapped robot (:class:`~hsa_elastica.engines.control.ControlMixin`):
     ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
@@ -312,7 +314,7 @@ class FastRobot(ControlMixin):
     once, by :func:`hsa_elastica.engines.compile.compile_simulator`.
     """
 
-    def __init__(self, robot: "Robot", *, chunk: int = 500) -> None:
+    def __init__(self, robot: "Robot | Stack", *, chunk: int = 500) -> None:
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             raise ParameterError(f"FastRobot.chunk = {chunk!r} is invalid: must be an integer >= 1")
         self.robot = robot

@@ -512,7 +512,7 @@ class StaticSolver:
             return
         lam, vec = self.stability(out.angles, self.stability_modes)
         base = self.save_state()
-        candidates = []
+        candidates: list[tuple[tuple[NDArray[np.float64], ...], float]] = []
         rot = np.abs(vec[self.is_torque]).max(initial=0.0)
         for kick in self.branch_kicks:
             if candidates:
