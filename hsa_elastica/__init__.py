@@ -6,8 +6,8 @@ Elastica-native operators that work on the stock ``CosseratRod``:
 * :class:`AuxeticCoupling` (forcing, Eq. 2-5) and :class:`TwistStiffnessLaw` (Eq. 5),
 * :class:`MotorAngleBC`, :class:`FreeTwistBC`, :class:`DistalTwistLockBC` (constraints) and
   :class:`BaseTwistTorque` (forcing) of Section II-D,
-* :class:`PlatformJoint` (connection, Eq. 6-7) and :class:`MotorMount` (the same joint at a
-  rod's base on a moving body, turned by the motor angle),
+* :class:`PlatformJoint` (connection, Eq. 6-7), :class:`MotorMount` and :class:`TwistMount`
+  (the same joint at a rod's base on a moving body, driven by a motor angle or torque),
 * :class:`KelvinVoigtDamping` (damper: material damping of the TPU, docs/stability.md),
 * :class:`RodRecorder` / :class:`RigidBodyRecorder` (callbacks → ``pandas.DataFrame``).
 
@@ -50,7 +50,8 @@ _LAZY: dict[str, str] = {
     "AxialCompressionLaw": "hsa_elastica.physics.compression_law",
     "AxialLawParams": "hsa_elastica.physics.compression_law",
     "PlatformJoint": "hsa_elastica.physics.joints",
-    "MotorMount": "hsa_elastica.physics.joints",
+    "MotorMount": "hsa_elastica.physics.mounts",
+    "TwistMount": "hsa_elastica.physics.mounts",
     "KelvinVoigtDamping": "hsa_elastica.physics.material_damping",
     **dict.fromkeys(
         ("RigidBodyRecorder", "RodRecorder", "combine", "directors", "node_positions"),

@@ -367,7 +367,8 @@ class FastRobot(ControlMixin):
         r_half = np.empty((n, m))
         scratch = np.empty(n)
         for i, bc in enumerate(self._motor_bcs):
-            angle, rate = bc.angle, bc.angle_rate
+            # a TwistMount's column is its torque [N m]
+            angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
             if i < self.motor_table.has_rate.shape[0]:  # mounts (after the BCs) use no rate
                 self.motor_table.has_rate[i] = rate is not None
             values = np.empty(n)

@@ -20,7 +20,7 @@ Python); the class only holds the parameters and the rest orientation.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from elastica.joint import ConnectionBase
@@ -29,14 +29,11 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.params import invalid_parameter
-from hsa_elastica.physics.actuation import ScalarOrSchedule, motor_schedule
 # re-exported: the rotation kernels used to live here
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion, rotation_vector_from_matrix
 
 __all__ = [
     "PlatformJoint",
-    "MotorMount",
-    "mount_rest_orientation",
     "resolve_joint_indices",
     "joint_force_kernel",
     "joint_torque_kernel",
@@ -371,113 +368,3 @@ class PlatformJoint(ConnectionBase):
             self.k_tau,
             self.nu_tau,
         )
-
-
-# --------------------------------------------------------------------------------------------
-# motor mount: the joint at a rod's base, on a moving rigid body
-# --------------------------------------------------------------------------------------------
-@njit(cache=True)  # type: ignore[misc]
-def mount_rest_orientation(
-    base_orientation: NDArray[np.float64], angle: float, out: NDArray[np.float64]
-) -> None:
-    """``out = C0 R_z(angle)``: rest relative orientation of a motor mount at motor angle
-    ``angle`` [rad].
-
-    ``C0 = Q_b Q_e^T`` is the body / base-element relative orientation at motor angle 0.  The
-    motor turns the base element about its own d3 as :class:`~hsa_elastica.physics.actuation.
-    MotorAngleBC` does (``Q_e(phi) = R_z(phi)^T Q_e``), so the rest relative orientation is
-    ``Q_b Q_e(phi)^T = C0 R_z(phi)`` with ``R_z = [[c, -s, 0], [s, c, 0], [0, 0, 1]]``.
-    """
-    c = math.cos(angle)
-    s = math.sin(angle)
-    for i in range(3):
-        a0 = base_orientation[i, 0]
-        a1 = base_orientation[i, 1]
-        out[i, 0] = c * a0 + s * a1
-        out[i, 1] = -s * a0 + c * a1
-        out[i, 2] = base_orientation[i, 2]
-
-
-class MotorMount(PlatformJoint):
-    """A motor carried by a rigid body, driving a rod's base (Section II-D on a moving body).
-
-    The rod's base node and base element are tied to an attachment point on a rigid body (the
-    platform of a lower stage, or any PyElastica rigid body) by the spring-damper joint of
-    Eq. 6-7 (the kernels of :class:`PlatformJoint`), with the rest orientation turned by the
-    motor angle ``phi(t)`` about the rod's own axis: ``C(phi) = C0 R_z(phi)``
-    (:func:`mount_rest_orientation`; ``C0`` is the body / base-element orientation at the first
-    call, i.e. as built, at motor angle 0).  So the base follows the body's position and
-    orientation, the motor angle is about the rod's own axis in the body frame, and the
-    reaction force and torque go to the body by construction (equal and opposite, Newton's
-    third law).  Compared with :class:`~hsa_elastica.physics.actuation.MotorAngleBC`
-    (a rigid, lab-fixed base) the mount is as compliant as the rod-tip joint: the base moves
-    by ``|F| / k_F`` [m] and turns by ``|tau| / k_tau`` [rad] under a base load ``F``, ``tau``.
-    The damping term ``nu_tau`` acts on the whole relative angular velocity, including the
-    motor's own rate ``phi'(t)`` while it turns.
-
-    Connect with ``first_rod`` = the rod (``first_connect_idx=0``: base node and element) and
-    ``second_rod`` = the body (``second_connect_idx=0``)::
-
-        sim.connect(first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
-            ).using(MotorMount, k_F=5e5, k_tau=20.0, attachment_point=(x, y, h), angle=phi)
-
-    Parameters (keyword-only): those of :class:`PlatformJoint` (``attachment_point`` in the
-    body's local frame [m]) and ``angle``: a float [rad] (held) or a callable ``t [s] -> phi
-    [rad]`` (such as :class:`~hsa_elastica.physics.actuation.Ramp`), reassignable at any time
-    like ``MotorAngleBC.angle`` (the fused stepper reads it at every call).
-    """
-
-    def __init__(
-        self,
-        *,
-        k_F: float,
-        nu_F: float = 0.0,
-        k_tau: float,
-        nu_tau: float = 0.0,
-        attachment_point: NDArray[np.float64] | tuple[float, float, float] | list[float],
-        angle: ScalarOrSchedule = 0.0,
-    ) -> None:
-        super().__init__(
-            k_F=k_F, nu_F=nu_F, k_tau=k_tau, nu_tau=nu_tau, attachment_point=attachment_point
-        )
-        self.angle_rate: Callable[[float], float] | None = None
-        self.angle = angle  # type: ignore[assignment]
-        #: body / base-element relative orientation at motor angle 0 (set at the first call)
-        self.base_orientation: NDArray[np.float64] | None = None
-
-    @property
-    def angle(self) -> Callable[[float], float]:
-        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
-        return self._angle
-
-    @angle.setter
-    def angle(self, value: ScalarOrSchedule) -> None:
-        self._angle, self.angle_rate = motor_schedule("MotorMount", value)
-
-    def _resolve(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-    ) -> None:
-        super()._resolve(system_one, index_one, system_two, index_two)
-        self.base_orientation = self.rest_relative_orientation
-        self.rest_relative_orientation = np.empty((3, 3))
-
-    def apply_torques(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-        time: np.float64 = np.float64(0.0),
-    ) -> None:
-        """Eq. 7 with the rest orientation turned by the motor angle ``phi(time)``."""
-        if self.rest_relative_orientation is None:
-            self._resolve(system_one, index_one, system_two, index_two)
-        assert self.base_orientation is not None and self.rest_relative_orientation is not None
-        mount_rest_orientation(
-            self.base_orientation, float(self.angle(float(time))), self.rest_relative_orientation
-        )
-        super().apply_torques(system_one, index_one, system_two, index_two, time)

@@ -70,7 +70,8 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
 from hsa_elastica.engines.timeloop import check_time_step
-from hsa_elastica.physics.joints import MotorMount, PlatformJoint
+from hsa_elastica.physics.joints import PlatformJoint
+from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.params import (
     MAX_MOTOR_ANGLE,
     JointParams,
@@ -415,6 +416,7 @@ def build_robot(
     simulator: HSASimulator | None = None,
     mount_offset: Sequence[float] | None = None,
     mount: JointParams | None = None,
+    drive: str = "angle",
 ) -> Robot:
     """Build the n-rod HSA robot of Section II-D/E (layout: see the module docstring).
 
@@ -443,7 +445,7 @@ def build_robot(
         mapping the robot's frame to the lab frame -- places the whole robot there, motors
         still fixed in the lab (:class:`MotorAngleBC`).  A PyElastica rigid body (e.g. the
         platform of another robot) carries the motors: each rod's base is held by a
-        :class:`~hsa_elastica.physics.joints.MotorMount` (the joint of Eq. 6-7 at the base,
+        :class:`~hsa_elastica.physics.mounts.MotorMount` (the joint of Eq. 6-7 at the base,
         gains from ``robot_params.joint``, turned by the motor angle), the reaction acting on
         the body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
     simulator : HSASimulator or None
@@ -457,6 +459,11 @@ def build_robot(
         joint's); stiffer mounts approach the rigid base of :class:`MotorAngleBC` (the base
         deflects by ``|F| / k_F`` and turns by ``|tau| / k_tau``) at the price of a smaller
         stable time step.
+    drive : ``"angle"`` | ``"torque"``
+        On a base body: ``"angle"`` (default) drives each rod by its motor angle
+        (:class:`MotorMount`); ``"torque"`` by a motor torque [N m] about the rod's axis with the
+        base free to twist (:class:`~hsa_elastica.physics.mounts.TwistMount`; ``motor_angles``
+        then holds the torques, numbers ramped as the angles are).  ``"torque"`` needs a body.
 
     Notes
     -----
@@ -480,15 +487,29 @@ def build_robot(
             check_time_step(robot_params.simulation.dt, _with_joint(robot_params, mount))
     sim = HSASimulator() if simulator is None else simulator
     frame, body = _base_frame(base, mount_offset)
+    _check_drive(drive, body)
     if body is not None and not any(s is body for s in sim):
         sim.append(body)
-    robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount)
+    robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount, drive)
     if finalize:
         sim.finalize()
     return robot
 
 
 Frame = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+_DRIVES = ("angle", "torque")
+
+
+def _check_drive(drive: str, body: Any) -> None:
+    if drive not in _DRIVES:
+        raise ParameterError(f"drive = {drive!r} is invalid: must be one of {_DRIVES}")
+    if drive == "torque" and body is None:
+        raise ParameterError(
+            "drive = 'torque' needs a rigid body as base (motors fixed in the lab are driven "
+            "by angle)"
+        )
 
 
 def _with_joint(robot_params: RobotParams, joint: Any) -> RobotParams:
@@ -567,6 +588,7 @@ def _assemble_robot(
     frame: Frame | None,
     body: Any,
     mount: JointParams | None = None,
+    drive: str = "angle",
 ) -> Robot:
     """Append one robot to ``sim`` (see :func:`build_robot`; arguments already checked).
 
@@ -652,16 +674,17 @@ def _assemble_robot(
             )
         else:
             m_ref = OperatorRef()
+            command = {"angle": schedule} if drive == "angle" else {"torque": schedule}
             sim.connect(
                 first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
             ).using(
-                m_ref.capture(MotorMount),
+                m_ref.capture(MotorMount if drive == "angle" else TwistMount),
                 k_F=mp.k_F,
                 nu_F=mp.nu_F,
                 k_tau=mp.k_tau,
                 nu_tau=mp.nu_tau,
                 attachment_point=mounts[i].copy(),
-                angle=schedule,
+                **command,
             )
         motors.append(m_ref)
 

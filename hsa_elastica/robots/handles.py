@@ -141,7 +141,7 @@ class Robot(ControlMixin):
     ``step(dt_control)``, ``state()``.
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
-    ``motors`` (:class:`MotorAngleBC`, or :class:`~hsa_elastica.physics.joints.MotorMount` when
+    ``motors`` (:class:`MotorAngleBC`, or :class:`~hsa_elastica.physics.mounts.MotorMount` when
     ``base`` is a rigid body carrying the motors), ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
     ``recording`` recorders (empty with ``record=False``).  ``time`` [s] is the simulated time
     reached by :meth:`run`.

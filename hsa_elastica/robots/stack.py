@@ -3,7 +3,7 @@ stage the robot of :func:`~hsa_elastica.robots.builders.build_robot`).
 
 :func:`build_stack` builds segment 0 on the base plate (lab frame, or a given pose) and segment
 ``k >= 1`` on the platform of segment ``k - 1``: its motors ride that platform (one
-:class:`~hsa_elastica.physics.joints.MotorMount` per rod: the joint of Eq. 6-7 at the rod's base,
+:class:`~hsa_elastica.physics.mounts.MotorMount` per rod: the joint of Eq. 6-7 at the rod's base,
 turned by the motor angle, the reaction acting on the platform), its rods stand on the
 platform's top face in the platform's frame, and the motors' mass is a payload of that platform
 (``motor_mass`` per motor, at its centre, as ``PlatformParams.payload_mass``)::
@@ -198,6 +198,7 @@ def build_stack(
     check_dt: bool = True,
     base: Any = None,
     mount: JointParams | None = None,
+    drive: str = "angle",
 ) -> Stack:
     """Build a robot of ``len(segments)`` stages, stage ``k`` on the platform of stage ``k - 1``.
 
@@ -220,6 +221,9 @@ def build_stack(
     mount : JointParams or None
         Gains of the motor mounts of the stages ``k >= 1`` (default: each stage's
         ``joint``, see ``build_robot``'s ``mount``).
+    drive : ``"angle"`` | ``"torque"``
+        How the motors of the stages ``k >= 1`` are driven (see ``build_robot``'s ``drive``;
+        their entries of ``motor_angles`` are then torques [N m]); stage 0 is angle-driven.
     """
     params = list(segments) if not isinstance(segments, RobotParams) else [segments]
     if not params or not all(isinstance(p, RobotParams) for p in params):
@@ -256,6 +260,8 @@ def build_stack(
 
     sim = HSASimulator()
     frame, body = _base_frame(base, None)
+    if drive not in ("angle", "torque"):
+        raise ParameterError(f"drive = {drive!r} is invalid: must be 'angle' or 'torque'")
     if body is not None:
         raise ParameterError("build_stack: base must be None or a pose (the bottom motors are fixed)")
     robots: list[Robot] = []
@@ -263,7 +269,9 @@ def build_stack(
         if k > 0:
             below = robots[-1].platform
             frame, body = _base_frame(below, None)
-        robots.append(_assemble_robot(sim, p, schedules[k], ramp, record, frame, body, mount))
+        robots.append(_assemble_robot(
+            sim, p, schedules[k], ramp, record, frame, body, mount, drive if k > 0 else "angle"
+        ))
     recorders = {
         f"seg{k}/{key}": rec for k, r in enumerate(robots) for key, rec in r.recorders.items()
     }
@@ -339,6 +347,7 @@ def solve_stack_static(
     *,
     motor_mass: float = 0.0,
     mount: JointParams | None = None,
+    drive: str = "angle",
     steps: int = 4,
     check_stability: bool = True,
 ) -> StackStaticResult:
@@ -346,7 +355,8 @@ def solve_stack_static(
     of ``n_rods`` floats per segment), by the static solver of the compiled model
     (:class:`hsa_elastica.engines.statics.StaticSolver`: the same force evaluation as the fused
     stepper, motor mounts included) with ``steps`` continuation steps from the straight pose.
-    ``motor_mass`` and ``mount`` as :func:`build_stack`."""
+    ``motor_mass``, ``mount`` and ``drive`` as :func:`build_stack` (with ``drive="torque"``
+    the upper stages' entries are motor torques [N m])."""
     from hsa_elastica.engines.compile import compile_simulator
     from hsa_elastica.engines.statics import StaticSolver
 
@@ -362,7 +372,7 @@ def solve_stack_static(
             raise ParameterError("solve_stack_static: motor_angles must be numbers (rad)")
         per_segment.append(np.array(values, dtype=np.float64))
     stack = build_stack(
-        params, None, ramp=0.0, motor_mass=motor_mass, record=False, mount=mount,
+        params, None, ramp=0.0, motor_mass=motor_mass, record=False, mount=mount, drive=drive,
         check_dt=False,  # no time stepping
     )
     solver = StaticSolver(compile_simulator(stack.simulator))

@@ -303,7 +303,7 @@ def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = 
             "CompiledModel"
         )
     if motor_angles is None:
-        angles = np.array([float(bc.angle(t)) for bc in model.motor_bcs])
+        angles = model.commands(t)
     else:
         angles = np.asarray(motor_angles, dtype=np.float64)
         if angles.shape != (len(model.motor_bcs),) or not np.all(np.isfinite(angles)):
