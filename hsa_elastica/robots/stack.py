@@ -37,12 +37,8 @@ from elastica.timestepper.symplectic_steppers import PositionVerlet
 from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.params import JointParams, ParameterError, RobotParams
-from hsa_elastica.robots.builders import (
-    _assemble_robot,
-    _base_frame,
-    _motor_schedules,
-    _with_joint,
-)
+from hsa_elastica.robots.builders import _assemble_robot, _motor_schedules
+from hsa_elastica.robots.placement import _base_frame, _with_joint
 from hsa_elastica.robots.environment import HSASimulator
 from hsa_elastica.robots.handles import OperatorRef, Robot, _run
 from hsa_elastica.robots.primitives import primitive_angles
