@@ -416,7 +416,7 @@ class _Compiler:
             return [
                 (node, np.asarray(f, dtype=np.float64).reshape(3).copy(), -1, 0.0, ramp, None)
                 for node, f in ((n0, op.start_force), (last, op.end_force))
-                if np.any(np.asarray(f) != 0.0)
+                if node == last or np.any(np.asarray(f) != 0.0)  # (a tip row even at 0 N)
             ]
         elem = e0 + int(op.element_index) % rod.director_collection.shape[2]
         return [(-1, np.zeros(3), elem, float(op.torque(0.0)), 0.0, op)]
