@@ -43,7 +43,7 @@ __all__ = ["RodSteadyState", "RodStaticSolver", "rod_static_solver", "solve_stat
 log = logging.getLogger(__name__)
 
 #: largest base-angle increment [rad] of the continuation from the straight rod
-MAX_ANGLE_STEP = math.pi / 4
+MAX_ANGLE_STEP = math.pi / 2
 #: load steps of the torque continuation (free-twist base)
 TORQUE_STEPS = 4
 
@@ -74,6 +74,7 @@ class RodSteadyState:
     positions_m: NDArray[np.float64]
     directors: NDArray[np.float64]
     message: str = ""
+    state: Any = None  # (base angle, solver state) of a static solution, for ``initial``
 
 
 _BASES = ("motor", "free_twist")
@@ -130,10 +131,13 @@ class RodStaticSolver:
     # -- solve -----------------------------------------------------------------------------
     def solve(self, *, angle: float = 0.0, torque: float = 0.0,
               tip_force: float | Sequence[float] | NDArray[np.float64] = 0.0,
-              check_stability: bool = True,
+              check_stability: bool = True, initial: RodSteadyState | None = None,
               fallback: Callable[[], RodSteadyState] | None = None) -> RodSteadyState:
         """Equilibrium at base ``angle`` [rad] (motor base) or base ``torque`` [N m] about +z
         (free-twist base), with ``tip_force`` [N] on the distal node (a number: along +z).
+        ``initial``: a static result of this solver to start from (Newton from its pose,
+        e.g. the same angle under another tip force) instead of the straight rod; if that
+        fails the solve restarts from the straight rod.
         Raises ``ParameterError`` on non-finite input."""
         wall0 = _time.perf_counter()
         f = np.array(tip_force, dtype=np.float64).reshape(-1)
@@ -145,14 +149,23 @@ class RodStaticSolver:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
                 raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
         s = self.solver
-        s.restore_state(self.straight)
         self._set_loads(float(torque), f)
         if self.base == "motor":
-            steps = max(1, math.ceil(abs(float(angle)) / MAX_ANGLE_STEP))
-            out = s.solve(np.array([float(angle)]), start=np.zeros(1), steps=steps,
-                          check_stability=check_stability)
             angles = np.array([float(angle)])
+            out = None
+            if initial is not None:
+                if initial.state is None or initial.state[2] is not self:
+                    raise ParameterError("initial is invalid: must be a static result of this solver")
+                s.restore_state(initial.state[1])
+                out = s.solve(angles, start=np.array([initial.state[0]]), steps=1,
+                              max_halvings=2, check_stability=check_stability)
+            if out is None or not out.converged:
+                s.restore_state(self.straight)
+                steps = max(1, math.ceil(abs(float(angle)) / MAX_ANGLE_STEP))
+                out = s.solve(angles, start=np.zeros(1), steps=steps,
+                              check_stability=check_stability)
         else:
+            s.restore_state(self.straight)
             out = self._torque_continuation(float(torque), f, check_stability)
             angles = np.zeros(0)
         if out.converged and out.stable is not False:
@@ -222,6 +235,7 @@ class RodStaticSolver:
             positions_m=rod.position[:, : ne + 1].copy(),
             directors=rod.director[:, :, :ne].copy(),
             message=out.message,
+            state=(float(angles[0]) if angles.size else 0.0, self.solver.save_state(), self),
         )
 
 
@@ -248,9 +262,10 @@ def solve_static_rod(rod_params: RodParams, *, angle: float = 0.0, torque: float
                      base: str = "motor", distal: str = "twist_locked",
                      tip_force: float | Sequence[float] | NDArray[np.float64] = 0.0,
                      axial_law: AxialLawParams | None = None, check_stability: bool = True,
+                     initial: RodSteadyState | None = None,
                      fallback: Callable[[], RodSteadyState] | None = None) -> RodSteadyState:
     """Static steady state of a single rod: :meth:`RodStaticSolver.solve` on the cached
     solver of the set-up (``base``, ``distal``, ``axial_law``); see the module doc."""
     solver = rod_static_solver(rod_params, base=base, distal=distal, axial_law=axial_law)
     return solver.solve(angle=angle, torque=torque, tip_force=tip_force,
-                        check_stability=check_stability, fallback=fallback)
+                        check_stability=check_stability, initial=initial, fallback=fallback)
