@@ -68,6 +68,7 @@ from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
+from hsa_elastica.engines.timeloop import max_stable_dt
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 from hsa_elastica.params import ParameterError, RodParams, SimulationParams
 
@@ -325,7 +326,7 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
       for the slowest symmetric mode, so every mode decays at least like ``exp(-omega_min t)``;
     * ``dt = 0.25 l / c_max`` [s] with ``c_max`` the axial wave speed at the stiffest point of
       the law up to ``angle`` (PositionVerlet is stable for ``omega dt < 2``; the element
-      modes are at most ``2 c / l``);
+      modes are at most ``2 c / l``), at most :func:`~hsa_elastica.engines.timeloop.max_stable_dt`;
     * ramp time ``4 / omega_min`` [s], linear ramps are avoided (smooth quintic).
     """
     w = _slowest_rate(rod)
@@ -338,7 +339,9 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
     e_law = float(np.max(rod.youngs_modulus + rod.E_slope * ks + rod.E_quad * ks**2))
     e_max = max(rod.youngs_modulus, e_law, rod.shear_modulus)
     c_max = math.sqrt(e_max / rod.density)
-    dt = 0.25 * l0 / c_max
+    # (and never above the builders' stability check, which covers the whole clipped twist
+    # range: a quadratic law may be stiffer beyond ``angle`` than inside it)
+    dt = min(0.25 * l0 / c_max, max_stable_dt(rod)[0])
     gamma = 2.0 * w
     return SimulationParams(
         dt=dt,
