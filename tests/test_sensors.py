@@ -227,3 +227,31 @@ def test_motor_angles_of_schedules_are_evaluated_now() -> None:
     fast = FastRobot(build_robot(p, [lambda t: 2.0 * t, 0.25, 0.5, 0.0], record=False))
     fast.run(0.001)
     assert fast.motor_angles[0] == 2.0 * fast.time
+
+
+def test_stack_sensors_same_on_both_paths() -> None:
+    # a two-segment stack (upper motors on the lower platform, MotorMount): each segment records
+    # its sensors; the fused stepper reads the tip joints' rest orientations from its own table
+    from hsa_elastica.robots.stack import build_stack
+
+    p = _params(record_fps=5000.0, ramp_time=0.003, gravity=(0.0, 0.0, -G))
+    u1, u2 = [0.8, -0.8, 0.8, -0.8], [0.0, 1.0, 0.0, -1.0]
+    ref = build_stack([p, p], [u1, u2], motor_mass=0.05, record=True)
+    fast = FastRobot(build_stack([p, p], [u1, u2], motor_mass=0.05, record=True))
+    for robot in (ref, fast):
+        robot.run(0.004)
+    a = ref.diagnostics().filter(like="sensors/")
+    b = fast.diagnostics().filter(like="sensors/")
+    assert a.shape == b.shape and a.shape[0] >= 20  # every 0.2 ms over 4 ms
+    assert {c.split("/")[0] for c in a.columns} == {"seg0", "seg1"}
+    # motors on a moving body: no measured angle (NaN on both paths); everything else equal
+    mounted = [c for c in a.columns if c.startswith("seg1/sensors/motor_angle_")
+               and "command" not in c]
+    assert a[mounted].isna().all().all() and b[mounted].isna().all().all()
+    rest = [c for c in a.columns if c not in mounted]
+    x, y = a[rest].to_numpy(), b[rest].to_numpy()
+    assert np.isfinite(x).all()
+    scale = np.maximum(np.abs(x).max(axis=0), 1e-12)
+    assert np.all(np.abs(x - y) <= 1e-10 * scale)
+    # the upper joints carry load (the joint spring terms are read from the right rest state)
+    assert np.abs(a[[c for c in rest if "seg1/sensors/joint_torque" in c]].to_numpy()).max() > 1e-6

@@ -12,11 +12,13 @@ column                              unit    frame      meaning
 ``motor_angle_command_{i}``         rad     motor      the commanded angle: the target of the
                                                        motor's :class:`Ramp` (the builder's or
                                                        the step API's), else the schedule's
-                                                       value now
+                                                       value now; NaN for a torque drive
 ``motor_angle_{i}``                 rad     motor      the measured angle: rotation of the base
                                                        element about its own axis relative to
                                                        the motor's reference (an encoder),
-                                                       2 pi branch nearest the imposed angle
+                                                       2 pi branch nearest the imposed angle;
+                                                       NaN for a motor on a moving body
+                                                       (``MotorMount``, ``TwistMount``)
 ``motor_torque_{i}``                N m     motor      the torque the motor supplies about the
                                                        rod axis (right-hand rule, base -> tip;
                                                        :func:`~hsa_elastica.physics.sensors.motor_reaction_torque`)
@@ -44,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.io.recording import _Recorder, _vector_columns
-from hsa_elastica.physics.actuation import Ramp, twist_about_axis
+from hsa_elastica.physics.actuation import MotorAngleBC, Ramp, twist_about_axis
 from hsa_elastica.physics.sensors import joint_rest_orientation, joint_wrench, motor_reaction_torque
 
 __all__ = ["RobotSensorRecorder", "sensor_columns"]
@@ -116,16 +118,20 @@ class RobotSensorRecorder(_Recorder):
         for i, rod in enumerate(rods):
             bc = robot.motors[i].instance
             n_elems = rod.director_collection.shape[2]
-            elem = int(np.asarray(bc.constrained_director_idx).reshape(-1)[0]) % n_elems
-            imposed = float(bc.angle(t))
-            measured = float(
-                twist_about_axis(
-                    bc.reference_director,
-                    np.ascontiguousarray(rod.director_collection[:, :, elem]),
+            schedule = getattr(bc, "angle", None)  # None: a torque-driven mount
+            measured = math.nan
+            elem = 0  # a motor mount holds the base element
+            if isinstance(bc, MotorAngleBC):
+                elem = int(np.asarray(bc.constrained_director_idx).reshape(-1)[0]) % n_elems
+                imposed = float(bc.angle(t))
+                measured = float(
+                    twist_about_axis(
+                        bc.reference_director,
+                        np.ascontiguousarray(rod.director_collection[:, :, elem]),
+                    )
                 )
-            )
-            measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
-            row[1 + i] = _commanded(bc.angle, t)
+                measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
+            row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
             row[1 + n + i] = measured
             row[1 + 2 * n + i] = (
                 motor_reaction_torque(rod.internal_torques, elem) if n_elems > 1 else 0.0

@@ -21,7 +21,7 @@ from elastica.timestepper.symplectic_steppers import PositionVerlet
 from hsa_elastica.engines import timeloop
 from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.params import RobotParams, RodParams, SimulationParams
-from hsa_elastica.physics.actuation import BaseTwistTorque, MotorAngleBC
+from hsa_elastica.physics.actuation import BaseTwistTorque
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.robots.environment import HSASimulator
@@ -142,10 +142,11 @@ class Robot(ControlMixin):
     ``step(dt_control)``, ``state()``.
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
-    ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` / ``"sensors"`` to
-    the recorders (``recording.RodRecorder``, ``recording.RigidBodyRecorder``,
-    ``sensors.RobotSensorRecorder``; empty with ``record=False``).  ``time`` [s] is the
-    simulated time reached by :meth:`run`.
+    ``motors`` (:class:`MotorAngleBC`, or :class:`~hsa_elastica.physics.mounts.MotorMount` when
+    ``base`` is a rigid body carrying the motors), ``joints``; ``recorders`` maps ``"rod{i}"`` /
+    ``"platform"`` / ``"sensors"`` to the recorders (``recording.RodRecorder``,
+    ``recording.RigidBodyRecorder``, ``sensors.RobotSensorRecorder``; empty with
+    ``record=False``).  ``time`` [s] is the simulated time reached by :meth:`run`.
 
     ``motor_angles`` [rad]: the target angle of each rod given as a number, and for a rod
     given a schedule (a callable ``t -> phi``) that schedule evaluated at :attr:`time`.
@@ -161,10 +162,11 @@ class Robot(ControlMixin):
     rod_bases: NDArray[np.float64]  # (n_rods, 3) [m], first node of each flexible part
     attachment_points: NDArray[np.float64]  # (n_rods, 3) [m], platform local frame
     couplings: list[OperatorRef[AuxeticCoupling]]
-    motors: list[OperatorRef[MotorAngleBC]]
+    motors: list[OperatorRef[Any]]  # MotorAngleBC, or MotorMount on a base body
     joints: list[OperatorRef[PlatformJoint]]
     recorders: dict[str, Any]
     time: float = 0.0
+    base: Any = None  # the rigid body carrying the motors (None: fixed in the lab)
 
     def finalize(self) -> None:
         """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
@@ -192,8 +194,12 @@ def _get_motor_angles(self: Robot) -> tuple[float, ...]:
     given: tuple[float, ...] = self._given_motor_angles  # type: ignore[attr-defined]
     out = []
     for i, a in enumerate(given):
+        schedule = None
         if math.isnan(a) and i < len(self.motors) and self.motors[i].ready:
-            out.append(float(self.motors[i].instance.angle(float(self.time))))
+            # a torque-driven mount (TwistMount) imposes no angle: it stays NaN
+            schedule = getattr(self.motors[i].instance, "angle", None)
+        if schedule is not None:
+            out.append(float(schedule(float(self.time))))
         else:
             out.append(float(a))
     return tuple(out)
