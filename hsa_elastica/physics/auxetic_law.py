@@ -14,7 +14,7 @@ fused stepper and the static solver through :func:`auxetic_update`):
 * Eq. 5 -- stiffnesses linear (optionally quadratic) in the clipped twist strain, and the twist
   rigidity scaled by ``rest_voronoi / printed_voronoi`` (:func:`twist_dependent_stiffness`);
 * the reciprocal (Maxwell-Betti) twist couple of the rest-length law
-  (:func:`reciprocal_twist_couple`, optional).
+  (:func:`reciprocal_twist_couple`) of the passive model (``coupling_law="passive"``).
 
 :func:`auxetic_update` is the whole sequence strain -> (filter) -> rest lengths -> stiffness,
 written once.  Units: SI; strains in rad/m, ``C_eps`` in m/rad.
@@ -22,6 +22,7 @@ written once.  Units: SI; strains in rad/m, ``C_eps`` in m/rad.
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 from numba import njit
@@ -41,7 +42,6 @@ __all__ = [
     "twist_dependent_stiffness",
     "low_pass",
     "reciprocal_twist_couple",
-    "apply_twist_couple",
 ]
 
 #: Timoshenko shear correction used by PyElastica's ``straight_rod`` (Kaneko 1975), [-].
@@ -229,9 +229,9 @@ def low_pass(
 @njit(cache=True)  # type: ignore[misc]
 def reciprocal_twist_couple(
     sigma: NDArray[np.float64],
-    rest_sigma: NDArray[np.float64],
-    internal_stress: NDArray[np.float64],
+    dilatation: NDArray[np.float64],
     kappa: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
     kappa_h_elements: NDArray[np.float64],
     C_eps: float,
@@ -251,31 +251,37 @@ def reciprocal_twist_couple(
     ``theta_k = log(Q_{k+1} Q_k^T)_z``; with ``eps_i = C_eps (kh_{i-1} + kh_i) / 2`` and
     ``kh_k = -h theta_k / Dbar_k`` (Eq. 3-4), an unclipped element has
     ``d l_i / d theta_k = -h C_eps lbar_i / (2 Dbar_k)`` for ``i in {k, k+1}`` (0 when clipped).
-    The couple is ``M_k = dU/dtheta_k = sum_i (dU/dl_i)(dl_i/dtheta_k)`` [N m] with PyElastica's
-    elastic energy at fixed positions and directors:
+    The couple is ``M_k = dU/dtheta_k = sum_i (dU/dl_i)(dl_i/dtheta_k)`` [N m], with ``U`` the
+    energy of the passive rod (:mod:`hsa_elastica.physics.variational_rod`), at fixed positions
+    and directors:
 
-    * stretch/shear, ``U_i = 1/2 (s_i - s0_i).S_i (s_i - s0_i) l_i`` with
-      ``s_i = Q_i (x_{i+1} - x_i)/l_i - e_z``:
-      ``dU_i/dl_i = -(n_z + s.n - 1/2 (s - s0).n)`` with ``n = S (s - s0)`` (internal stress);
-    * bending, ``U_k = 1/2 (B_xx kx^2 + B_yy ky^2) D_k`` with ``kappa = theta / D`` and
-      ``D_k = (l_k + l_{k+1})/2``: ``dU_k/dl_i = -1/4 (B_xx kx^2 + B_yy ky^2)`` for
-      ``i in {k, k+1}``;
-    * twist: independent of the rest lengths (``B_zz`` is scaled by ``D / Dbar``).
+    * stretch/shear, ``U_i = l_i [S_zz (e - 1 - ln e) + (S_xx sx^2 + S_yy sy^2)/2]`` with the
+      dilatation ``e = |x_{i+1} - x_i| / l_i`` and ``s = Q (x_{i+1} - x_i)/l_i - e_z``:
+      ``-dU_i/dl_i = S_zz ln e + (S_xx sx^2 + S_yy sy^2)/2``;
+    * bend/twist, ``U_k = theta.B theta / (2 D_k)`` with ``D_k = (l_k + l_{k+1})/2`` and the
+      twist rigidity scaled by ``D_k / Dbar_k`` (:func:`twist_dependent_stiffness`, so the twist
+      term does not depend on ``D_k``): ``-dU_k/dl_i = (B_xx kx^2 + B_yy ky^2) / 4`` for
+      ``i in {k, k+1}``.
 
-    At a clip limit the one-sided derivative is used only when the couple drives the strain
-    into the unclipped range (tension at ``eps_min``, compression at ``eps_max``).
-    The stiffness law (Eq. 5) contribution ``dU/dS dS/dtheta`` is not included.
+    It is applied, with the exact log-map Jacobian, by
+    :func:`~hsa_elastica.physics.variational_rod.variational_correction`: together with the
+    exact-gradient rod forces it makes the coupled rod the gradient of ``U`` (tested against a
+    finite-difference gradient of ``U``).  The rest curvature and rest shear strain are zero
+    (straight printed rods).  The Eq. 5 stiffness slopes act through ``S`` and ``B``; their own
+    conjugate terms are not included (zero for the paper's model).  Outside the clip limits
+    the rest length is constant and the element contributes nothing; exactly at a limit the
+    one-sided derivative is kept when the couple drives the strain into the range (tension at
+    ``eps_min``, compression at ``eps_max``).
 
     Quadratic rest-length law (``C_eps2 != 0``, :func:`rest_strain`): ``C_eps`` above becomes
     ``d eps / d k = C_eps + 2 C_eps2 k`` [m/rad] at the element's twist strain ``k``; the element
     counts as clipped when ``k`` is outside ``[kappa_min, kappa_max]`` or the polynomial is
     outside ``[eps_min, eps_max]``.
 
-    ``sigma``, ``rest_sigma``, ``internal_stress`` (3, n); ``kappa`` [1/m], ``bend_matrix``
-    (3, 3, n-1) as used for this step's internal forces; ``kappa_h_elements`` (n,) element
-    averages of the handed twist strain [rad/m] (clip test); ``C_eps`` [m/rad];
-    ``printed_*`` [m].  Output ``couple`` (n-1,) [N m], to be applied as a local-z torque
-    ``+M_k`` on element k and ``-M_k`` on element k+1 (PyElastica's sign for an elastic couple).
+    ``sigma`` (3, n) shear/stretch strains, ``dilatation`` (n,), ``kappa`` (3, n-1) [1/m], ``shear_matrix`` (3, 3, n) [N], ``bend_matrix`` (3, 3, n-1)
+    [N m^2], all of this step's internal forces; ``kappa_h_elements`` (n,) element averages of
+    the handed twist strain [rad/m]; ``C_eps`` [m/rad]; ``printed_*`` [m].  Output ``couple``
+    (n-1,) [N m].
     """
     n = sigma.shape[1]
     # g_i = -dU/dl_i for the unclipped elements, 0 for the clipped ones
@@ -293,12 +299,11 @@ def reciprocal_twist_couple(
             at_high = e == eps_max or k_i == kappa_max
         if e < eps_min or e > eps_max:
             continue  # clipped: the rest length does not depend on the twist
-        s_dot_n = 0.0
-        ds_dot_n = 0.0
-        for d in range(3):
-            s_dot_n += sigma[d, i] * internal_stress[d, i]
-            ds_dot_n += (sigma[d, i] - rest_sigma[d, i]) * internal_stress[d, i]
-        g[i] = internal_stress[2, i] + s_dot_n - 0.5 * ds_dot_n
+        g[i] = (
+            shear_matrix[2, 2, i] * math.log(dilatation[i])
+            + 0.5 * (shear_matrix[0, 0, i] * sigma[0, i] ** 2
+                     + shear_matrix[1, 1, i] * sigma[1, i] ** 2)
+        )
         for k in (i - 1, i):
             if 0 <= k <= n - 2:
                 g[i] += 0.25 * (
@@ -306,7 +311,7 @@ def reciprocal_twist_couple(
                     + bend_matrix[1, 1, k] * kappa[1, k] ** 2
                 )
         # exactly at a clip limit (e.g. zero twist with eps_min = 0) the law has a kink: keep
-        # the one-sided derivative only if the couple drives the strain back into the range
+        # the one-sided derivative only if the couple drives the strain into the range
         if (at_low and g[i] < 0.0) or (at_high and g[i] > 0.0):
             g[i] = 0.0
         if C_eps2 != 0.0:
@@ -319,15 +324,6 @@ def reciprocal_twist_couple(
             / (2.0 * printed_voronoi_lengths[k])
             * (printed_lengths[k] * g[k] + printed_lengths[k + 1] * g[k + 1])
         )
-
-
-@njit(cache=True)  # type: ignore[misc]
-def apply_twist_couple(couple: NDArray[np.float64], external_torques: NDArray[np.float64]) -> None:
-    """Add Voronoi couples ``couple`` (n-1,) [N m] as local-z torques: ``+M_k`` on element k,
-    ``-M_k`` on element k+1 (PyElastica's difference operator for ``internal_couple``)."""
-    for k in range(couple.shape[0]):
-        external_torques[2, k] += couple[k]
-        external_torques[2, k + 1] -= couple[k]
 
 
 @njit(cache=True)  # type: ignore[misc]

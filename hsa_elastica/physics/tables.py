@@ -40,6 +40,7 @@ OP_MOTOR = 6
 OP_DAMP_ROD = 7
 OP_DAMP_BODY = 8
 OP_MATERIAL_DAMPING = 9
+OP_COUPLING_TORQUE = 10
 
 #: status codes returned by :func:`advance`
 STATUS_OK = 0
@@ -152,6 +153,9 @@ class CouplingTable(NamedTuple):
     eps: NDArray[np.float64]
     last_time: NDArray[np.float64]
     initialized: NDArray[np.int64]
+    couple: NDArray[np.float64]  # (n, nv) N m, reciprocal twist couple of the step (work)
+    node_start: NDArray[np.int64]  # first node of the rod in the block
+    work: NDArray[np.float64]  # (n, 3, ne) scratch of the passive model
 
 
 class JointTable(NamedTuple):
