@@ -364,6 +364,7 @@ class _Compiler:
             initialized=np.zeros(n, dtype=np.int64),
             couple=z(nv),
             node_start=np.array([o[0] for o in offsets], dtype=np.int64),
+            clip_width=col(lambda c: c.clip_width),
             work=z(3, ne),
         )
 

@@ -27,6 +27,7 @@ from elastica.external_forces import NoForces
 from hsa_elastica.params import RodParams, invalid_parameter, is_finite_number
 from hsa_elastica.physics.auxetic_law import (
     ALPHA_C,
+    PASSIVE_CLIP_WIDTH,
     auxetic_update,
     handed_twist_strain,
     reciprocal_twist_couple,
@@ -279,6 +280,8 @@ class AuxeticCoupling(NoForces):
 
         self.handedness = int(handedness)
         self.reciprocal = bool(reciprocal)
+        #: blend width of the rounded clip [-]: the passive model's, 0 (hard) for the paper's
+        self.clip_width = PASSIVE_CLIP_WIDTH if self.reciprocal else 0.0
         self.C_eps = float(C_eps)
         self.C_eps2 = float(C_eps2)
         self.eps_min = float(eps_min)
@@ -460,6 +463,7 @@ class AuxeticCoupling(NoForces):
             system.rest_voronoi_lengths,
             system.shear_matrix,
             system.bend_matrix,
+            self.clip_width,
         )
         # PyElastica computed the internal forces of this step before calling the forcings,
         # with the rest configuration of the previous step.  Recompute them with the one just
@@ -486,6 +490,7 @@ class AuxeticCoupling(NoForces):
                 self._printed_lengths,
                 self._printed_voronoi,
                 self._couple,
+                self.clip_width,
             )
         if not smallest > 0.0:
             raise FloatingPointError(

@@ -106,7 +106,7 @@ def apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> f
         c.kappa_vor_raw[i], c.kappa_vor[i], c.kappa_vor_clipped[i], c.kappa_elem[i],
         c.kappa_elem_clipped[i], c.eps[i], rod.rest_lengths[e0 : e0 + ne],
         rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
-        rod.bend_matrix[:, :, v0 : v0 + nv],
+        rod.bend_matrix[:, :, v0 : v0 + nv], c.clip_width[i],
     )
 
 
@@ -127,7 +127,7 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
         rod.shear_matrix[:, :, e0 : e0 + ne], rod.bend_matrix[:, :, v0 : v0 + nv],
         c.kappa_elem[i], c.C_eps[i], c.C_eps2[i], c.kappa_min[i], c.kappa_max[i],
         c.eps_min[i], c.eps_max[i], c.handedness[i], c.printed_lengths[i], c.printed_voronoi[i],
-        c.couple[i],
+        c.couple[i], c.clip_width[i],
     )
     variational_correction(
         rod.director[:, :, e0 : e0 + ne], rod.rest_lengths[e0 : e0 + ne],

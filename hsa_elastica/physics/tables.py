@@ -155,6 +155,7 @@ class CouplingTable(NamedTuple):
     initialized: NDArray[np.int64]
     couple: NDArray[np.float64]  # (n, nv) N m, reciprocal twist couple of the step (work)
     node_start: NDArray[np.int64]  # first node of the rod in the block
+    clip_width: NDArray[np.float64]  # blend width of the rounded clip (0 = the paper's clip)
     work: NDArray[np.float64]  # (n, 3, ne) scratch of the passive model
 
 
