@@ -75,6 +75,8 @@ _LAZY: dict[str, str] = {
     "solve_static": "hsa_elastica.robots.statics_api",
     "solve_static_batch": "hsa_elastica.robots.statics_api",
     "static_residual": "hsa_elastica.robots.statics_api",
+    "solve_static_rod": "hsa_elastica.robots.rod_statics",
+    "RodSteadyState": "hsa_elastica.robots.rod_statics",
     "save_run": "hsa_elastica.io.rundir",
     "load_run": "hsa_elastica.io.rundir",
     # rendering (pyvista, off screen)

@@ -86,9 +86,12 @@ from hsa_elastica.physics.tables import (
     STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
+    CompressionTable,
     CouplingTable,
+    EndTable,
     GravityTable,
     JointTable,
+    LoadTable,
     MaterialDampingTable,
     MotorTable,
     RodBlockArrays,
@@ -196,6 +199,9 @@ def advance(
     values_program: NDArray[np.int64],
     rates_program: NDArray[np.int64],
     status: NDArray[np.float64],
+    ends: EndTable,
+    loads: LoadTable,
+    compression: CompressionTable,
 ) -> float:
     """Advance the robot by ``n_steps`` Position-Verlet steps of ``dt`` [s] from ``time`` [s].
 
@@ -224,7 +230,7 @@ def advance(
         # ---- every force of the model (motors, coupling, rods, joints, gravity) ----------
         if not evaluate_forces(
             t, angle_half[s], rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-            sync_program, values_program, work, status,
+            sync_program, values_program, work, status, ends, loads, compression,
         ):
             return t
         # ---- dynamic step -----------------------------------------------------------------
@@ -243,7 +249,8 @@ def advance(
         rigid_body_accelerations(body)
         overload_operator_dynamic_numba(full, body.v_w, body.dvdt_dwdt)
         constrain_rates(
-            rates_program, motors, rate_half[s], rod_dampers, body_dampers, material, rod, body
+            rates_program, motors, rate_half[s], rod_dampers, body_dampers, material, rod, body,
+            ends,
         )
         # ---- second half kinematic step ---------------------------------------------------
         kinematic_update_inplace(
@@ -253,7 +260,7 @@ def advance(
             half, body.position, body.director, body.velocity, body.omega, work.rotation
         )
         t += half
-        constrain_values(values_program, motors, angle_full[s], rod)
+        constrain_values(values_program, motors, angle_full[s], rod, ends)
         # (callbacks: called by the Python driver between calls)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
@@ -324,6 +331,8 @@ class FastRobot(ControlMixin):
                 "at their first application"
             )
         model = compile_simulator(robot.simulator)
+        if model.scheduled_loads:
+            raise FastPathUnsupported("BaseTwistTorque schedules are not supported by FastRobot")
         self.model: CompiledModel = model
         self.rod_arrays = model.rod_arrays
         self.body_arrays = model.body_arrays
@@ -395,6 +404,9 @@ class FastRobot(ControlMixin):
             self.values_program,
             self.rates_program,
             self._status,
+            self.model.ends,
+            self.model.loads,
+            self.model.compression,
         )
         if self._status[0] == STATUS_STIFFNESS:
             i = int(self._status[1])

@@ -43,6 +43,7 @@ __all__ = [
     "twist_about_axis",
     "remove_twist",
     "rotate_about_own_axis",
+    "free_twist_director",
 ]
 
 ScalarOrSchedule = Union[float, Callable[[float], float]]
@@ -230,6 +231,16 @@ def twist_about_axis(reference: NDArray[np.float64], current: NDArray[np.float64
     return math.atan2(m01 - m10, m00 + m11)
 
 
+@njit(cache=True)  # type: ignore[misc]
+def free_twist_director(
+    reference: NDArray[np.float64], current: NDArray[np.float64], out: NDArray[np.float64]
+) -> None:
+    """``out`` = ``reference`` turned about its own d3 by the twist of ``current`` (the
+    director :class:`FreeTwistBC` imposes: roll and pitch removed, twist kept)."""
+    psi = twist_about_axis(reference, current)
+    rotate_about_own_axis(reference, psi, out)
+
+
 def base_twist_angle(rod: RodType, reference_directors: NDArray[np.float64]) -> float:
     """Signed twist angle [rad] of element 0 about its own +z axis (right-hand rule).
 
@@ -356,8 +367,7 @@ class FreeTwistBC(_ProximalBC):
 
     def constrain_values(self, system: RodType, time: np.float64) -> None:
         current = np.ascontiguousarray(system.director_collection[..., self._director_idx])
-        psi = twist_about_axis(self.reference_director, current)
-        rotate_about_own_axis(self.reference_director, psi, self._director)
+        free_twist_director(self.reference_director, current, self._director)
         system.position_collection[..., self._position_idx] = self.fixed_position
         system.director_collection[..., self._director_idx] = self._director
 
