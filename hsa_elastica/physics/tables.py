@@ -46,12 +46,12 @@ OP_MATERIAL_DAMPING = 9
 OP_END = 10  # rod-end constraint (EndTable row)
 OP_LOAD = 11  # point force / axial torque on a rod (LoadTable row)
 OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
+OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
 
 #: kinds of rod-end constraints (``EndTable.kind``)
 END_FIXED = 0  # node and element held (PyElastica's FixedConstraint)
 END_TWIST_LOCK = 1  # element may tilt, not twist (DistalTwistLockBC)
 END_FREE_TWIST = 2  # node held, element turns about its initial axis only (FreeTwistBC)
-OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
 
 #: status codes returned by :func:`advance`
 STATUS_OK = 0
