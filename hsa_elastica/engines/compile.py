@@ -32,6 +32,7 @@ from hsa_elastica.physics.actuation import (
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.joints import PlatformJoint, resolve_joint_indices
+from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.material_damping import WORK_ROWS, KelvinVoigtDamping
 from hsa_elastica.physics.tables import (
     END_FIXED,
@@ -76,8 +77,10 @@ class FastPathUnsupported(compat.CompatError):
 class CompiledModel:
     """State views, law tables and operator programs of one finalized simulator.
 
-    ``motor_bcs`` holds the :class:`MotorAngleBC` instances (row ``i`` of ``motors``): their
-    ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
+    ``motor_bcs`` holds the :class:`MotorAngleBC` instances (row ``i`` of ``motors``), then the
+    :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the joint rows
+    whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is its
+    ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
     reassigned after compilation is followed.  ``callbacks`` are the callback objects (the
     recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their ``every``
     attributes in steps (0: none; 1 if one has none).  ``ends``, ``loads`` and
@@ -91,7 +94,7 @@ class CompiledModel:
     couplings: CouplingTable
     joints: JointTable
     motors: MotorTable
-    motor_bcs: list[MotorAngleBC]
+    motor_bcs: list[Any]
     rod_dampers: RodDamperTable
     body_dampers: BodyDamperTable
     rod_gravity: GravityTable
@@ -108,6 +111,14 @@ class CompiledModel:
     #: (row of ``loads``, BaseTwistTorque) whose torque is a schedule ``t -> tau``: the table
     #: holds ``tau(0)``; a driver that advances time must refresh the row
     scheduled_loads: list[tuple[int, Any]]
+
+    def commands(self, t: float) -> NDArray[np.float64]:
+        """Each motor's command at time ``t`` [s], in the order of :attr:`motor_bcs`: the motor
+        angle [rad] (``MotorAngleBC``, ``MotorMount``) or torque [N m] (``TwistMount``)."""
+        return np.array(
+            [float((bc.angle if hasattr(bc, "angle") else bc.torque)(t)) for bc in self.motor_bcs],
+            dtype=np.float64,
+        )
 
 
 def compile_simulator(sim: Any) -> CompiledModel:
@@ -359,9 +370,10 @@ class _Compiler:
 
         # ---- tables ----------------------------------------------------------------------
         self.couplings = self._coupling_table(couplings)
-        self.joints = self._joint_table(joints)
+        self.joints = self._joint_table(joints, len(motors))
         self.motors = self._motor_table(motors)
-        self._motor_bcs = [bc for bc, _ in motors]
+        self._motor_bcs: list[Any] = [bc for bc, _ in motors]
+        self._motor_bcs += [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
         self.rod_dampers = self._rod_damper_table(rod_dampers)
         self.body_dampers = BodyDamperTable(
             body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
@@ -523,8 +535,16 @@ class _Compiler:
             work=z(3, ne),
         )
 
-    def _joint_table(self, items: list[tuple[PlatformJoint, Any, Any, Any, Any]]) -> JointTable:
+    def _joint_table(
+        self, items: list[tuple[PlatformJoint, Any, Any, Any, Any]], n_motors: int
+    ) -> JointTable:
+        """Joint rows; a :class:`MotorMount` row reads the motor angle in column ``n_motors +``
+        its index among the mounts."""
         nodes, elems, bodies = [], [], []
+        cols: list[int] = []
+        for joint, *_ in items:
+            mount = isinstance(joint, (MotorMount, TwistMount))
+            cols.append(n_motors + sum(c >= 0 for c in cols) if mount else -1)
         for joint, one, idx_one, two, idx_two in items:
             if not self._is_rod(one) or not self._is_body(two):
                 raise FastPathUnsupported("PlatformJoint must connect a rod (first) to a body")
@@ -545,6 +565,9 @@ class _Compiler:
             nu_tau=np.array([j.nu_tau for j, *_ in items], dtype=np.float64),
             rest_orientation=np.zeros((n, 3, 3)),
             initialized=np.zeros(n, dtype=np.int64),
+            angle_col=np.array(cols, dtype=np.int64),
+            base_orientation=np.zeros((n, 3, 3)),
+            free_twist=np.array([isinstance(j, TwistMount) for j, *_ in items], dtype=np.int64),
         )
 
     def _motor_table(self, items: list[tuple[MotorAngleBC, Any]]) -> MotorTable:

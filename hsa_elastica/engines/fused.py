@@ -102,6 +102,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hsa_elastica.robots.builders import Robot
+    from hsa_elastica.robots.stack import Stack
 
 __all__ = [
     "FastPathUnsupported",
@@ -306,7 +307,8 @@ def _schedule_table(
 
 
 class FastRobot(ControlMixin):
-    """A robot built by :func:`hsa_elastica.robots.builders.build_robot`, stepped by :func:`advance`.
+    """A robot built by :func:`hsa_elastica.robots.builders.build_robot` (or a stack built by
+    :func:`hsa_elastica.robots.stack.build_stack`), stepped by :func:`advance`.
 
     Step API as the wrapped robot (:class:`~hsa_elastica.engines.control.ControlMixin`):
     ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
@@ -319,7 +321,7 @@ class FastRobot(ControlMixin):
     once, by :func:`hsa_elastica.engines.compile.compile_simulator`.
     """
 
-    def __init__(self, robot: "Robot", *, chunk: int = 500) -> None:
+    def __init__(self, robot: "Robot | Stack", *, chunk: int = 500) -> None:
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             raise ParameterError(f"FastRobot.chunk = {chunk!r} is invalid: must be an integer >= 1")
         self.robot = robot
@@ -374,8 +376,10 @@ class FastRobot(ControlMixin):
         r_half = np.empty((n, m))
         scratch = np.empty(n)
         for i, bc in enumerate(self._motor_bcs):
-            angle, rate = bc.angle, bc.angle_rate
-            self.motor_table.has_rate[i] = rate is not None
+            # a TwistMount's column is its torque [N m]
+            angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
+            if i < self.motor_table.has_rate.shape[0]:  # mounts (after the BCs) use no rate
+                self.motor_table.has_rate[i] = rate is not None
             values = np.empty(n)
             _schedule_table(angle, rate, t_half, values, scratch)
             a_half[:, i] = values
@@ -463,10 +467,15 @@ class FastRobot(ControlMixin):
         done = 0
         cb = self._callback_every
         sim = self.robot.simulator
-        names = list(systems_names) if systems_names is not None else (
-            [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
-        )
-        systems: list[Any] = [*self.robot.rods, self.robot.platform]
+        named = getattr(self.robot, "named_systems", None)
+        systems: list[Any]
+        if callable(named):  # a multi-segment stack names its rods and platforms
+            table = named()
+            systems, default_names = list(table), list(table.values())
+        else:
+            systems = [*self.robot.rods, self.robot.platform]
+            default_names = [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
+        names = list(systems_names) if systems_names is not None else default_names
         while done < n_steps:
             n = min(limit, n_steps - done)
             step_now = int(round(t / dt))

@@ -106,6 +106,14 @@ class StaticSolver:
     #: largest rotation [rad] / displacement [m] of one unknown in the tangent predictor
     max_predict_rotation = 1.0
     max_predict_displacement = 0.02
+    #: eigenvalues nearest zero examined by the stability test of :meth:`solve` (more for
+    #: assemblies with many soft modes, e.g. stacked robots, where a buckling mode is not
+    #: among the three nearest zero)
+    stability_modes = 3
+    #: rotations [rad] of the largest element rotation along an unstable mode by which the
+    #: state is pushed off an unstable equilibrium to look for the stable branches, tried in
+    #: turn until one gives a stable equilibrium
+    branch_kicks: tuple[float, ...] = (0.02,)
 
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False) -> None:
@@ -123,7 +131,8 @@ class StaticSolver:
         rod, body = model.rod_arrays, model.body_arrays
         for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
             arr[:] = 0.0
-        self.n_motors = int(model.motors.node.shape[0])
+        # motor angles: the MotorAngleBC rows, then the motor mounts (joint rows)
+        self.n_motors = len(model.motor_bcs)
         self._layout()
         self.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
         self.status = np.zeros(4)
@@ -517,25 +526,28 @@ class StaticSolver:
         return out
 
     def _stabilize(self, out: StaticOutcome, branch_rule: Any) -> None:
-        lam, _ = self.stability(out.angles, vectors=False)
+        lam, _ = self.stability(out.angles, self.stability_modes, vectors=False)
         out.min_eigenvalue, out.stable = lam, lam > 0.0
         if out.stable:
             return
-        lam, vec = self.stability(out.angles)
+        lam, vec = self.stability(out.angles, self.stability_modes)
         base = self.save_state()
-        candidates = []
+        candidates: list[tuple[tuple[NDArray[np.float64], ...], float]] = []
         rot = np.abs(vec[self.is_torque]).max(initial=0.0)
-        amp = 0.02 / max(rot, 1e-300)  # 0.02 rad of the largest rotation along the mode
-        for sign in (1.0, -1.0):
-            self.restore_state(base)
-            self.move(vec, sign * amp)
-            ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
-            out.iterations += it
-            if not ok:
-                continue
-            lam2, _ = self.stability(out.angles, vectors=False)
-            if lam2 > 0.0:
-                candidates.append((self.save_state(), lam2))
+        for kick in self.branch_kicks:
+            if candidates:
+                break
+            amp = kick / max(rot, 1e-300)  # of the largest rotation along the mode
+            for sign in (1.0, -1.0):
+                self.restore_state(base)
+                self.move(vec, sign * amp)
+                ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
+                out.iterations += it
+                if not ok:
+                    continue
+                lam2, _ = self.stability(out.angles, self.stability_modes, vectors=False)
+                if lam2 > 0.0:
+                    candidates.append((self.save_state(), lam2))
         if not candidates:
             self.restore_state(base)
             out.message = "unstable equilibrium; no stable branch found"

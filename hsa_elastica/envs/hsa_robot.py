@@ -138,7 +138,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if target.shape != (3,) or not np.all(np.isfinite(target)):
             raise ParameterError(f"reset(): options['target'] = {target!r} is invalid: must be 3 finite numbers (m)")
         self.target = target
-        robot: Any = build_robot(self.params, [0.0] * self.n_rods, record=False)
+        robot: Any = self._build()
         if self.fast:
             from hsa_elastica.engines.fused import FastRobot
 
@@ -192,6 +192,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             return scene.image()
 
     # -- helpers -------------------------------------------------------------------------------
+    def _build(self) -> Any:
+        """A fresh robot at rest (motors at 0), per-rod handle."""
+        return build_robot(self.params, [0.0] * self.n_rods, record=False)
+
     def _observation(self, state: dict[str, Any]) -> NDArray[np.float32]:
         parts = [
             state["platform_position"],

@@ -125,6 +125,15 @@ def _schedule(owner: str, name: str, value: ScalarOrSchedule) -> Callable[[float
     return lambda t: constant
 
 
+def motor_schedule(
+    owner: str, value: ScalarOrSchedule
+) -> tuple[Callable[[float], float], Callable[[float], float] | None]:
+    """``(schedule, rate)`` of a motor angle: a number [rad] or a callable ``t -> phi``; the
+    rate is the schedule's ``rate`` method if it has one (as :class:`Ramp`), else None."""
+    rate = getattr(value, "rate", None)
+    return _schedule(owner, "angle", value), (rate if callable(rate) else None)
+
+
 def _single_index(owner: str, name: str, idx: Any) -> int:
     arr = np.asarray(idx, dtype=np.int64).reshape(-1)
     if arr.size != 1:
@@ -337,9 +346,7 @@ class MotorAngleBC(_ProximalBC):
 
     @angle.setter
     def angle(self, value: ScalarOrSchedule) -> None:
-        self._angle = _schedule("MotorAngleBC", "angle", value)
-        rate = getattr(value, "rate", None)
-        self.angle_rate = rate if callable(rate) else None
+        self._angle, self.angle_rate = motor_schedule("MotorAngleBC", value)
 
     def constrain_values(self, system: RodType, time: np.float64) -> None:
         rotate_about_own_axis(self.reference_director, float(self.angle(float(time))), self._director)

@@ -42,6 +42,11 @@ from hsa_elastica.physics.auxetic_law import (
 )
 from hsa_elastica.physics.compression_law import compression_law_forces
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
+from hsa_elastica.physics.mounts import (
+    free_twist_rest_orientation,
+    motor_torque_kernel,
+    mount_rest_orientation,
+)
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.variational_rod import variational_correction
 from hsa_elastica.physics.rod_kernels import (
@@ -337,6 +342,27 @@ def constrain_rates(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _turn_mount(joints: JointTable, i: int, angles: NDArray[np.float64]) -> None:
+    """``MotorMount.apply_torques``' rest orientation: joint row ``i`` turned by its motor's
+    angle (``angles[joints.angle_col[i]]``, rad; kernel :func:`mount_rest_orientation`)."""
+    mount_rest_orientation(
+        joints.base_orientation[i], angles[joints.angle_col[i]], joints.rest_orientation[i]
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _free_twist_mount(
+    joints: JointTable, i: int, rod: RodBlockArrays, body: BodyBlockArrays
+) -> None:
+    """``TwistMount.apply_torques``' rest orientation: joint row ``i`` following the present
+    twist of its rod element (kernel :func:`free_twist_rest_orientation`)."""
+    free_twist_rest_orientation(
+        joints.base_orientation[i], body.director, joints.body[i], rod.director,
+        joints.element[i], joints.rest_orientation[i],
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
 def evaluate_forces(
     t: float,
     angles: NDArray[np.float64],
@@ -356,6 +382,11 @@ def evaluate_forces(
     compression: CompressionTable,
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
+
+    ``angles`` holds the :class:`MotorAngleBC` rows of ``motors`` first, then the motor mounts
+    (joint rows with ``angle_col >= 0``, :class:`~hsa_elastica.physics.mounts.MotorMount`: the
+    Eq. 7 rest orientation turned by the motor angle; with ``free_twist`` set,
+    :class:`~hsa_elastica.physics.mounts.TwistMount`: the entry is the motor torque [N m]).
 
     Imposes the motor angles (positions and directors of the rod bases), writes the auxetic rest
     configuration, computes the rods' ``internal_forces`` [N] / ``internal_torques`` [N m] and
@@ -392,6 +423,12 @@ def evaluate_forces(
                     body.director, joints.body[i], rod.director, joints.element[i]
                 )
                 joints.initialized[i] = 1
+                joints.base_orientation[i] = joints.rest_orientation[i]
+            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
+                if joints.free_twist[i] != 0:
+                    _free_twist_mount(joints, i, rod, body)
+                else:
+                    _turn_mount(joints, i, angles)
             if code == OP_JOINT_FORCE:
                 joint_force_kernel(
                     rod.position, rod.velocity, rod.external_forces, joints.node[i],
@@ -405,6 +442,11 @@ def evaluate_forces(
                     body.director, body.omega, body.external_torques, joints.body[i],
                     joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
                 )
+                if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+                    motor_torque_kernel(
+                        rod.director, rod.external_torques, joints.element[i], body.director,
+                        body.external_torques, joints.body[i], angles[joints.angle_col[i]],
+                    )
         elif code == OP_GRAVITY_ROD:
             n0 = rod_gravity.start[i]
             n1 = n0 + rod_gravity.size[i]

@@ -181,6 +181,11 @@ class JointTable(NamedTuple):
     nu_tau: NDArray[np.float64]
     rest_orientation: NDArray[np.float64]  # (n, 3, 3), set at the first call
     initialized: NDArray[np.int64]
+    # motor mounts (MotorMount / TwistMount rows): column of the motor angle (or torque) in the engine's angle array,
+    # -1 for a plain PlatformJoint; rest orientation at motor angle 0, set at the first call
+    angle_col: NDArray[np.int64]
+    base_orientation: NDArray[np.float64]  # (n, 3, 3)
+    free_twist: NDArray[np.int64]  # 1: TwistMount, the angle column holds its torque [N m]
 
 
 class MotorTable(NamedTuple):
