@@ -49,6 +49,7 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
     OP_MATERIAL_DAMPING,
+    OP_COUPLING_TORQUE,
     OP_MOTOR,
     ROD_FIELDS,
     BodyBlockArrays,
@@ -246,19 +247,20 @@ class _Compiler:
         compression: list[tuple[AxialCompressionLaw, Any]] = []
         sync: list[tuple[int, int]] = []
         seen: dict[int, int] = {}
+        coupling_of: dict[int, int] = {}
         for op in compat.feature_group(sim, "synchronize"):
             inst, method, kw = compat.bound_operator(op)
             if isinstance(inst, AuxeticCoupling):
-                if getattr(inst, "reciprocal", False):
-                    raise FastPathUnsupported(
-                        "AuxeticCoupling(reciprocal=True) is not supported by the fast path"
-                    )
                 if method == "apply_torques":
-                    continue  # without the reciprocal couple the coupling applies no torque
+                    # the reciprocal twist couple, applied where the operator applies it
+                    if inst.reciprocal:
+                        sync.append((OP_COUPLING_TORQUE, coupling_of[id(inst)]))
+                    continue
                 if not self._is_rod(kw["system"]):
                     raise FastPathUnsupported("AuxeticCoupling on a system outside the rod block")
                 if inst.eps is not None:
                     raise FastPathUnsupported("AuxeticCoupling was already applied (not fresh)")
+                coupling_of[id(inst)] = len(couplings)
                 sync.append((OP_COUPLING, len(couplings)))
                 couplings.append((inst, kw["system"]))
             elif isinstance(inst, PlatformJoint):
@@ -527,6 +529,10 @@ class _Compiler:
             eps=z(ne),
             last_time=np.zeros(n),
             initialized=np.zeros(n, dtype=np.int64),
+            couple=z(nv),
+            node_start=np.array([o[0] for o in offsets], dtype=np.int64),
+            clip_width=col(lambda c: c.clip_width),
+            work=z(3, ne),
         )
 
     def _joint_table(

@@ -38,6 +38,7 @@ from hsa_elastica.physics.actuation import free_twist_director, remove_twist, ro
 from hsa_elastica.physics.auxetic_law import (
     auxetic_update_from_rotation,
     handed_twist_from_rotation,
+    reciprocal_twist_couple,
 )
 from hsa_elastica.physics.compression_law import compression_law_forces
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
@@ -47,6 +48,7 @@ from hsa_elastica.physics.mounts import (
     mount_rest_orientation,
 )
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
+from hsa_elastica.physics.variational_rod import variational_correction
 from hsa_elastica.physics.rod_kernels import (
     RodWork,
     internal_forces_inplace,
@@ -58,6 +60,7 @@ from hsa_elastica.physics.tables import (
     END_TWIST_LOCK,
     OP_COMPRESSION,
     OP_COUPLING,
+    OP_COUPLING_TORQUE,
     OP_DAMP_BODY,
     OP_END,
     OP_LOAD,
@@ -83,8 +86,18 @@ from hsa_elastica.physics.tables import (
     RodDamperTable,
 )
 
-__all__ = ["evaluate_forces", "apply_coupling", "initialize_couplings", "apply_material_damping",
-           "constrain_values", "constrain_rates", "constrain_end", "apply_load", "apply_compression"]
+__all__ = [
+    "evaluate_forces",
+    "apply_coupling",
+    "initialize_couplings",
+    "apply_reciprocal_couple",
+    "apply_material_damping",
+    "constrain_values",
+    "constrain_rates",
+    "constrain_end",
+    "apply_load",
+    "apply_compression",
+]
 
 #: PyElastica's gravity kernel (a staticmethod: bound to a module name so numba can call it)
 _gravity_kernel = GravityForces.compute_gravity_forces
@@ -137,7 +150,37 @@ def apply_coupling(
         c.kappa_vor_raw[i], c.kappa_vor[i], c.kappa_vor_clipped[i], c.kappa_elem[i],
         c.kappa_elem_clipped[i], c.eps[i], rod.rest_lengths[e0 : e0 + ne],
         rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
-        rod.bend_matrix[:, :, v0 : v0 + nv],
+        rod.bend_matrix[:, :, v0 : v0 + nv], c.clip_width[i],
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> None:
+    """``AuxeticCoupling.apply_torques`` of the passive model (``reciprocal=True``) on coupling
+    ``i``: the twist couple conjugate to the rest-length law
+    (:func:`~hsa_elastica.physics.auxetic_law.reciprocal_twist_couple`) and the exact-gradient
+    rod forces (:func:`~hsa_elastica.physics.variational_rod.variational_correction`), from this
+    step's strains and stresses, added to the rod's external forces [N] and torques [N m]."""
+    ne = c.printed_lengths.shape[1]
+    nv = c.printed_voronoi.shape[1]
+    e0 = c.elem_start[i]
+    v0 = c.vor_start[i]
+    n0 = c.node_start[i]
+    reciprocal_twist_couple(
+        rod.sigma[:, e0 : e0 + ne], rod.dilatation[e0 : e0 + ne], rod.kappa[:, v0 : v0 + nv],
+        rod.shear_matrix[:, :, e0 : e0 + ne], rod.bend_matrix[:, :, v0 : v0 + nv],
+        c.kappa_elem[i], c.C_eps[i], c.C_eps2[i], c.kappa_min[i], c.kappa_max[i],
+        c.eps_min[i], c.eps_max[i], c.handedness[i], c.printed_lengths[i], c.printed_voronoi[i],
+        c.couple[i], c.clip_width[i],
+    )
+    variational_correction(
+        rod.director[:, :, e0 : e0 + ne], rod.rest_lengths[e0 : e0 + ne],
+        rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
+        rod.bend_matrix[:, :, v0 : v0 + nv], rod.sigma[:, e0 : e0 + ne],
+        rod.dilatation[e0 : e0 + ne], rod.voronoi_dilatation[v0 : v0 + nv],
+        rod.kappa[:, v0 : v0 + nv], rod.internal_stress[:, e0 : e0 + ne], c.couple[i],
+        rod.external_forces[:, n0 : n0 + ne + 1], rod.external_torques[:, e0 : e0 + ne],
+        c.work[i],
     )
 
 
@@ -400,7 +443,9 @@ def evaluate_forces(
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
-        if code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
+        if code == OP_COUPLING_TORQUE:
+            apply_reciprocal_couple(couplings, i, rod)
+        elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
             if joints.initialized[i] == 0:
                 joints.rest_orientation[i] = relative_orientation(
                     body.director, joints.body[i], rod.director, joints.element[i]

@@ -9,7 +9,8 @@ simulation (no equation is repeated here):
   (local frame, PyElastica's bend/twist, shear and transport couples of the rest of the rod,
   computed at the last force evaluation) and the motor balances it, ``tau_m = -internal_torques``.
   It neglects the base element's own rotational inertia (``J d(omega)/dt``, nil at rest and
-  during a constant-speed turn) and external torques applied to the base element.
+  during a constant-speed turn) and external torques applied to the base element (with
+  ``RodParams.coupling_law = "passive"`` the reciprocal twist couple on element 0).
 * :func:`joint_wrench` -- the force [N] and torque [N m] the platform joint of Eq. 6 and
   Eq. 7 applies to the rod's tip (node and element), lab frame: evaluated by calling
   :func:`~hsa_elastica.physics.joints.joint_force_kernel` and

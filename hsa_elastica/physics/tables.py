@@ -46,6 +46,7 @@ OP_MATERIAL_DAMPING = 9
 OP_END = 10  # rod-end constraint (EndTable row)
 OP_LOAD = 11  # point force / axial torque on a rod (LoadTable row)
 OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
+OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
 
 #: kinds of rod-end constraints (``EndTable.kind``)
 END_FIXED = 0  # node and element held (PyElastica's FixedConstraint)
@@ -163,6 +164,10 @@ class CouplingTable(NamedTuple):
     eps: NDArray[np.float64]
     last_time: NDArray[np.float64]
     initialized: NDArray[np.int64]
+    couple: NDArray[np.float64]  # (n, nv) N m, reciprocal twist couple of the step (work)
+    node_start: NDArray[np.int64]  # first node of the rod in the block
+    clip_width: NDArray[np.float64]  # blend width of the rounded clip (0 = the paper's clip)
+    work: NDArray[np.float64]  # (n, 3, ne) scratch of the passive model
 
 
 class JointTable(NamedTuple):
