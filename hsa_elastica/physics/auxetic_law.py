@@ -443,9 +443,7 @@ def auxetic_update(
     )
 
 
-# inlined into its callers: numba then drops the reference counting of the ~16 array views a
-# call passes (about 0.2 us per call, as much as the arithmetic of a 25-element rod)
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def auxetic_update_from_rotation(
     rotation_vectors: NDArray[np.float64],
     handedness: float,
@@ -477,11 +475,13 @@ def auxetic_update_from_rotation(
     rest_voronoi_lengths: NDArray[np.float64],
     shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
-    clip_width: float = 0.0,
+    clip_width: float,
 ) -> float:
     """:func:`auxetic_update` with the rotation vectors ``log(Q_{k+1} Q_k^T)`` (3, n-1) [rad]
     of the rod's present directors given (:func:`handed_twist_from_rotation`): the compiled
-    engines compute them once per evaluation for the coupling and the internal torques."""
+    engines compute them once per evaluation for the coupling and the internal torques.
+    (Not inlined: a call with more than 30 arguments compiles to ``f(*args)`` in CPython
+    3.11, which numba's inliner refuses.)"""
     if filter_blend < 0.0:
         handed_twist_from_rotation(rotation_vectors, printed_voronoi, handedness, kappa_vor)
     else:
