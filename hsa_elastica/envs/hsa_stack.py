@@ -17,7 +17,7 @@ top platform:
 * ``motor_mass`` [kg]: mass of one motor of the upper stage, a payload of the lower platform
   (default 0.07 kg); ``segments``: the stages' :class:`RobotParams` (default two paper robots).
 
-``render_mode="rgb_array"`` is not offered (the renderer draws one platform).
+``render_mode="rgb_array"``: an off-screen pyvista image of every stage (rods and platforms).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from gymnasium import spaces
 
 from hsa_elastica.envs.hsa_robot import HSARobotEnv, _positive
@@ -40,7 +41,7 @@ __all__ = ["HSAStackEnv"]
 class HSAStackEnv(HSARobotEnv):
     """Top-platform reaching task of a two-segment HSA stack (see the module docstring)."""
 
-    metadata = {"render_modes": [], "render_fps": 50}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
 
     def __init__(
         self,
@@ -63,8 +64,6 @@ class HSAStackEnv(HSARobotEnv):
             raise ParameterError(
                 f"HSAStackEnv.segments = {segments!r} is invalid: must be a sequence of RobotParams"
             )
-        if render_mode is not None:
-            raise ParameterError(f"HSAStackEnv.render_mode = {render_mode!r} is invalid: must be None")
         if n_elements is not None:
             segs = [dataclasses.replace(p, rod=dataclasses.replace(p.rod, n_elements=n_elements)) for p in segs]
         if dt is not None:
@@ -72,7 +71,7 @@ class HSAStackEnv(HSARobotEnv):
         super().__init__(
             segs[-1], control_dt=control_dt, max_steps=max_steps, phi_max=phi_max,
             motor_torques=motor_torques, target_radius=target_radius,
-            target_height=target_height, fast=fast,
+            target_height=target_height, fast=fast, render_mode=render_mode,
         )
         self.segments = segs
         m = float(motor_mass) if not isinstance(motor_mass, bool) else math.nan
@@ -100,5 +99,12 @@ class HSAStackEnv(HSARobotEnv):
     def _build(self) -> Any:
         return build_stack(self.segments, None, motor_mass=self.motor_mass, record=False)
 
-    def render(self) -> None:
-        return None
+    def render(self) -> NDArray[np.uint8] | None:
+        if self.render_mode != "rgb_array" or self.robot is None:
+            return None
+        platforms = {"platform": self.robot.platforms[-1]}
+        for k, body in enumerate(self.robot.platforms[:-1]):
+            platforms[f"platform{k}"] = body
+        hand = tuple(h for p in self.segments for h in p.handedness)
+        view = dataclasses.replace(self.segments[-1], n_rods=len(hand), handedness=hand)
+        return self._render_image(platforms, view)
