@@ -20,8 +20,8 @@ Task: bring the platform centre to a target position (sampled at :meth:`HSARobot
   (:class:`hsa_elastica.io.render.RobotScene`; needs a working VTK/EGL, optional).
 * ``discretization``: the rods' elements and the internal step.  ``"coarse"``: 10 elements
   per rod, dt = 5e-5 s -- the default for the paper robot (``params=None``): about 2.5x the
-  throughput of the paper's discretization (benchmarks/bench_control.py: 97-110 env steps/s,
-  about 2x real time, on one core of a loaded machine), steady poses within 0.4 mm of the 25-element model
+  throughput of the paper's discretization (benchmarks/bench_control.py: 97-118 env steps/s,
+  about 2x real time, on one core of a shared machine), steady poses within 0.4 mm of the 25-element model
   (bend_north at full magnitude: 43.82 vs 44.17 mm sideways; elongation 132.67 vs 132.69 mm
   high; dt = 7e-5 s diverges with 10 elements).  ``"full"``: the discretization of
   ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 40 env steps/s) --
