@@ -14,7 +14,7 @@ import pytest
 
 from hsa_elastica.spcs import error_metrics
 from hsa_elastica.robots.builders import build_robot
-from validation.spcs_study import (
+from hsa_elastica.validation.spcs_study import (
     SettleSettings,
     SteadyShape,
     fit_rod,
