@@ -21,9 +21,10 @@ minimised by ``scipy.optimize.least_squares`` (trust-region reflective, bounds) 
 parameters, named by dotted paths into :class:`~hsa_elastica.params.RobotParams`
 (``rod.C_eps``, ``rod.twist_rigidity``, ``rod.cap_length_top``, ``platform.marker_offset.z``,
 ``joint.k_tau`` ...) plus ``mocap.yaw``.  The optimiser works on scaled variables
-``u = 1 + (value - start) / scale`` (``scale = |start|``, or 1e-3 of the SI unit for a zero
-start; 0.01 rad for ``mocap.yaw``), so that the relative finite-difference step ``diff_step``
-is a step of ``diff_step * scale`` for every parameter.
+``u = 1 + (value - start) / scale`` (``scale = |start|``; for a zero start a tenth of the
+bounds' width, or 1e-3 of the SI unit for infinite bounds; 0.01 rad for ``mocap.yaw``), so
+that the relative finite-difference step ``diff_step`` is a step of ``diff_step * scale`` for
+every parameter.
 
 Uncertainties: ``cov = s^2 (J^T J)^-1`` with ``s^2 = sum(r^2) / (m - n)`` (``m`` residuals,
 ``n`` parameters), ``J`` the Jacobian of the weighted residuals at the optimum; the reported
@@ -295,17 +296,18 @@ def predict(
     steady_state_fn: SteadyStateFn | None = None,
     *,
     yaw: float = 0.0,
+    mirror_branch: str = "dynamic",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Simulated marker positions (N, 3) [m] and platform rotation matrices (N, 3, 3) of the
     poses of ``run``, rotated by ``yaw`` [rad] about +z into the motion-capture frame.
 
     ``steady_state_fn(params, angles) -> result`` (any object with
     ``platform_marker_position_m`` and ``platform_quaternion_xyzw``); None: the static solver
-    in a warm-started batch (``solve_static_batch``)."""
+    in a warm-started batch (``solve_static_batch`` with ``mirror_branch``)."""
     if steady_state_fn is None:  # the static solver, each pose warm-started from the previous
         from hsa_elastica.robots.statics_api import solve_static_batch
 
-        results = list(solve_static_batch(params, run.motor_angles))
+        results = list(solve_static_batch(params, run.motor_angles, mirror_branch=mirror_branch))
     else:
         results = [steady_state_fn(params, np.asarray(a, dtype=np.float64)) for a in run.motor_angles]
     return _poses(results, yaw)
@@ -438,12 +440,14 @@ class _StaticModel:
 
     def __init__(self, params: RobotParams, runs: Sequence[MocapRun], names: list[str],
                  x0: NDArray[np.float64], scale: NDArray[np.float64], fn: SteadyStateFn | None,
-                 diff_step: float, verbose: bool) -> None:
+                 diff_step: float, verbose: bool, mirror_branch: str = "dynamic") -> None:
         self.params, self.runs, self.names = params, list(runs), names
         self.x0, self.scale, self.fn = x0, scale, fn
         self.diff_step, self.verbose = diff_step, verbose
+        self.mirror_branch = mirror_branch
         self.n_eval = 0
         self.n_jac = 0
+        self.last: list[Any] | None = None
         self.angles = np.vstack([r.motor_angles for r in self.runs])
         self.memo: dict[bytes, tuple[NDArray[np.float64], list[Any] | None]] = {}
 
@@ -469,7 +473,14 @@ class _StaticModel:
         if self.fn is None:
             from hsa_elastica.robots.statics_api import solve_static_batch
 
-            results: list[Any] | None = list(solve_static_batch(p, self.angles))
+            # each pose from its solution at the previous parameters (the first time: along a
+            # nearest-neighbour tour): stays on the branch found before, without asking the
+            # dynamics again at every evaluation which mirror branch a buckled pose takes
+            results: list[Any] | None = list(
+                solve_static_batch(p, self.angles, initial=self.last,
+                                   mirror_branch=self.mirror_branch)
+            )
+            self.last = results
             r = self._residual_of(results, yaw)  # type: ignore[arg-type]
         else:
             results = None
@@ -508,18 +519,22 @@ class _StaticModel:
             perturbed: list[Any] = [next(it) if ok else None for ok in usable]
             missing = [k for k, res in enumerate(perturbed) if res is None]
             if missing:  # not converged by chord steps (or no static base): full solves
-                full = solve_static_batch(p, self.angles[missing],
-                                          initial=[results[k] for k in missing], order="given")
+                full = solve_static_batch(p, self.angles[missing], order="given",
+                                          initial=[results[k] for k in missing],
+                                          mirror_branch=self.mirror_branch)
                 for k, res in zip(missing, full):
                     perturbed[k] = res
             jac[:, i] = (self._residual_of(perturbed, yaw) - r0) / h
         return jac
 
 
-def _scale(name: str, start: float) -> float:
+def _scale(name: str, start: float, bounds: tuple[float, float] = (-math.inf, math.inf)) -> float:
     if name == "mocap.yaw":
         return 0.01
-    return abs(start) if start != 0.0 else 1e-3
+    if start != 0.0:
+        return abs(start)
+    width = bounds[1] - bounds[0]
+    return 0.1 * width if math.isfinite(width) else 1e-3
 
 
 def _valid(params: RobotParams, name: str, value: float) -> str | None:
@@ -583,6 +598,7 @@ def calibrate(
     xtol: float = 1e-4,
     ftol: float = 1e-6,
     fast_jacobian: bool = True,
+    mirror_branch: str = "dynamic",
     verbose: bool = False,
 ) -> CalibrationResult:
     """Least-squares fit of the dotted parameters ``free`` to the measured ``runs``.
@@ -600,7 +616,11 @@ def calibrate(
     factorised static Jacobian (:func:`~hsa_elastica.robots.statics_api.solve_static_near`):
     the perturbed poses stay on the branch of the current ones and cost a few residual
     evaluations each instead of Newton solves (``fast_jacobian=False``: scipy's own
-    ``2-point`` differences of full solves).  Raises :class:`CalibrationError` on bad names or
+    ``2-point`` differences of full solves).  ``mirror_branch``: which of two mirror-image
+    buckled poses a static solve keeps (:func:`~hsa_elastica.robots.statics_api.solve_static`;
+    ``"gravity"`` avoids a dynamic relaxation per buckling pose for a robot whose gravity
+    has a lateral component).  Each evaluation starts every pose from its solution at the
+    previous parameters, so a pose stays on the branch found first.  Raises :class:`CalibrationError` on bad names or
     bounds.
     """
     from scipy.optimize import least_squares
@@ -614,13 +634,13 @@ def calibrate(
         float(start[n]) if start and n in start else get_value(params, n) for n in names
     ])
     bnds = check_bounds(params, names, bounds)
-    scale = np.array([_scale(n, float(v)) for n, v in zip(names, x0)])
+    scale = np.array([_scale(n, float(v), b) for n, v, b in zip(names, x0, bnds)])
     fn = steady_state_fn
     n_poses = sum(len(r) for r in runs)
     if n_poses == 0:
         raise CalibrationError("no poses to fit")
 
-    model = _StaticModel(params, runs, names, x0, scale, fn, diff_step, verbose)
+    model = _StaticModel(params, runs, names, x0, scale, fn, diff_step, verbose, mirror_branch)
     wall0 = _time.perf_counter()
     lo = 1.0 + (np.array([b[0] for b in bnds]) - x0) / scale
     hi = 1.0 + (np.array([b[1] for b in bnds]) - x0) / scale

@@ -114,11 +114,23 @@ def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch
         dist = [float(np.linalg.norm(c[2][:, 0] - target)) for c in candidates]
         return int(np.argmin(dist))
 
+    def by_gravity(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
+        g = params.simulation.gravity
+        lateral = np.array([g[0], g[1]]) if g is not None else np.zeros(2)
+        if not np.any(lateral):
+            return by_dynamics(solver, candidates)
+        keys = [round(float(c[2][:2, 0] @ lateral), 12) for c in candidates]
+        return int(max(range(len(keys)), key=lambda i: keys[i]))
+
     if mirror_branch == "dynamic":
         return by_dynamics
     if mirror_branch == "+y":
         return by_y
-    raise ParameterError(f"mirror_branch = {mirror_branch!r} is invalid: must be 'dynamic' or '+y'")
+    if mirror_branch == "gravity":
+        return by_gravity
+    raise ParameterError(
+        f"mirror_branch = {mirror_branch!r} is invalid: must be 'dynamic', 'gravity' or '+y'"
+    )
 
 
 def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float64],
@@ -200,7 +212,9 @@ def solve_static(
     ``method = "dynamic"``).  ``mirror_branch``: how to choose between two mirror-image
     buckled poses (symmetric twist commands): ``"dynamic"`` (default) runs the dynamic
     relaxation once and keeps the static pose nearest to it, ``"+y"`` takes the pose whose
-    platform lies further toward +y without running the dynamics.  Returns a :class:`SteadyStateResult` with ``method = "static"``,
+    platform lies further toward +y without running the dynamics, ``"gravity"`` the pose whose
+    platform lies further along the lateral component of gravity (the side a tilted mount
+    loads; as ``"dynamic"`` when gravity has no lateral component).  Returns a :class:`SteadyStateResult` with ``method = "static"``,
     ``sim_time_s = 0``, ``iterations`` and ``stable``.
 
     Raises ``ParameterError`` for invalid ``params`` or angles (wrong count, NaN).

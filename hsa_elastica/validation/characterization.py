@@ -794,12 +794,12 @@ def main(argv: list[str] | None = None) -> int:
             if comp:
                 laws[pset] = {}
             for r in args.rows:
-                rod, law, info = fit_rod_nonlinear(rods["table1"][r], data[data["rows"] == r], fitted[r], comp)
+                rod, nl_law, info = fit_rod_nonlinear(rods["table1"][r], data[data["rows"] == r], fitted[r], comp)
                 rods[pset][r] = rod
-                if law is not None:
-                    laws[pset][r] = law
+                if nl_law is not None:
+                    laws[pset][r] = nl_law
                 print(f"fit {r:2d} rows {pset}: " + ", ".join(f"{f}={getattr(rod, f):.5g}" for f in FIT_FIELDS + NONLINEAR_FIELDS)
-                      + (f", {law}" if law is not None else "") + f"  {info}")
+                      + (f", {nl_law}" if nl_law is not None else "") + f"  {info}")
             if comp:
                 _save_fitted_compression(rods[pset], laws[pset], fitted_dir / path.name)
             else:

@@ -6,9 +6,10 @@ robot -- rigid caps 25 mm (base) and 16.6 mm (top, so that the printed 101.6 mm 
 flexible length), outer/inner radius 12.7/10.27 mm, 800 kg/m^3, platform 7 mm thick and 107 g,
 marker centroid 11 mm above the platform centre, hanging mount (g along +z) -- with the paper's
 moduli (E = 10 MPa, G = 0.6 MPa, B_xy = 0.02 N m^2, B_z = 0.014 N m^2) and C_eps = 0.0099 m/rad
-of the planar identification.  Numerics: 10 elements per flexible part, 0.3 s ramp, damping
-150 1/s (steady states do not depend on the damping; at the default 50 1/s the strongly
-twisted poses of this robot run into the slow coupling instability of docs/stability.md).
+of the planar identification.  Numerics and damping are the package defaults (25 elements per
+flexible part, velocity damping 5 1/s, the TPU's Kelvin-Voigt material damping, 1 s ramp), with
+the time step at 90 % of the stable limit of these short elements (``max_stable_dt``).  Static
+poses do not depend on the damping; it only matters for dynamic runs of the preset.
 
 Calibration (``--fit``), in two stages so that each stage fits the parameters its run
 identifies (each parameter keeps a physical meaning; bounds are a factor 2 around the README
@@ -25,9 +26,12 @@ identifiable, it only picks the side to which the twisted robot buckles, see rea
 
 Usage::
 
-    python -m validation.real_robot --fit      # stages A and B, writes the preset YAML
-    python -m validation.real_robot --uncertainty   # joint 1-sigma at the preset (both runs)
-    python -m validation.real_robot            # figure, prints the RMS table of real_robot.md
+    python -m hsa_elastica.validation.real_robot --fit    # stages A and B, writes the fitted YAML
+    python -m hsa_elastica.validation.real_robot --uncertainty  # joint 1-sigma at the preset
+    python -m hsa_elastica.validation.real_robot          # figure and RMS table
+
+(``python -m validation.real_robot ...`` in a source checkout: the same, writing into
+``validation/`` and, with ``--fit``, into the package's preset YAML.)
 
 The evaluation simulates ``--max-poses`` poses per run, evenly spread (default 50), with the
 static solver (the calibration's default).
@@ -84,9 +88,7 @@ STAGES: dict[str, dict[str, Any]] = {
     "B": {
         "run": "twisting",
         "poses": None,
-        # the twisted robot is near a buckling bifurcation: a coarse finite-difference step
-        # (3 %) averages over the small-scale roughness of the relaxed steady states
-        "diff_step": 0.03,
+        "diff_step": 1e-2,
         "free": {
             "rod.bend_rigidity": (0.01, 0.12),
             "rod.twist_rigidity": (0.007, 0.028),
@@ -97,10 +99,12 @@ STAGES: dict[str, dict[str, Any]] = {
 
 def readme_robot_params() -> RobotParams:
     """The robot as the data README describes it, with the paper's moduli (see module doc)."""
+    from hsa_elastica.engines.timeloop import max_stable_dt
+
     thickness, diameter, density = 0.007, 0.095, 700.0
     disc = density * math.pi * (0.5 * diameter) ** 2 * thickness
     rod = RodParams(
-        n_elements=10, length=0.060, outer_radius=0.0127, wall_thickness=0.0127 - 0.01027,
+        length=0.060, outer_radius=0.0127, wall_thickness=0.0127 - 0.01027,
         density=800.0, youngs_modulus=10e6, shear_modulus=0.6e6, bend_rigidity=0.02,
         twist_rigidity=0.014, C_eps=0.0099, eps_min=0.0, eps_max=0.5,
         cap_length_base=0.025, cap_length_top=0.0166,
@@ -109,14 +113,18 @@ def readme_robot_params() -> RobotParams:
         diameter=diameter, thickness=thickness, density=density, payload_mass=0.107 - disc,
         marker_offset=(0.0, 0.0, 0.011),
     )
-    return RobotParams(
-        rod=rod, platform=platform,
-        simulation=SimulationParams(
-            gravity=(0.0, 0.0, 9.81), ramp_time=0.3, damping=150.0, rotational_damping=150.0
-        ),
-    )
+    params = RobotParams(rod=rod, platform=platform,
+                         simulation=SimulationParams(gravity=(0.0, 0.0, 9.81)))
+    dt = min(params.simulation.dt, DT_FRACTION * max_stable_dt(params)[0])
+    return params.replace(simulation=params.simulation.replace(dt=float(f"{dt:.2g}")))
 
 
+#: branch of a buckled pose: toward the lateral component of gravity (the mount tilt), the
+#: side the dynamics reach and the measured robot sags to (see real_robot.md)
+MIRROR_BRANCH = "gravity"
+#: time step as a fraction of the stable limit (the rods' 2.4 mm elements need a smaller step
+#: than the package default)
+DT_FRACTION = 0.9
 MOUNT_TILT_DEG = 2.0
 PRESET_HEADER = """\
 # fpu_robot_2022: the real four-rod FPU HSA robot of the RoboSoft 2023 paper (TU Delft, 2022),
@@ -149,6 +157,7 @@ def fit(start: RobotParams, stages: str, verbose: bool) -> tuple[RobotParams, di
         res: CalibrationResult = calibrate(
             params, [run], list(st["free"]), bounds=dict(st["free"]),
             diff_step=st["diff_step"], max_nfev=12, verbose=verbose,
+            mirror_branch=MIRROR_BRANCH,
         )
         print(f"stage {key} ({time.perf_counter() - t0:.0f} s)\n{res.report()}", flush=True)
         params = res.params
@@ -160,7 +169,7 @@ def evaluate(params: RobotParams, runs: list[MocapRun]) -> dict[str, dict[str, n
     """Simulated marker positions [m] and orientation errors [rad] per run."""
     out = {}
     for run in runs:
-        pos, rot = predict(params, run)
+        pos, rot = predict(params, run, mirror_branch=MIRROR_BRANCH)
         dp, dr = pose_errors(run, pos, rot)
         out[run.name] = {"pos": pos, "rot": rot, "dp": dp, "dr": dr}
     return out
@@ -241,13 +250,14 @@ def main(argv: list[str] | None = None) -> int:
     results.mkdir(parents=True, exist_ok=True)
     fit_json = results / FIT_JSON
     if args.uncertainty:
-        preset = resolve_params(args.params)
+        preset: RobotParams = resolve_params(args.params)
         runs_all = {r.name.split("_")[0]: r for r in load_runs(["elongation", "twisting"])}
         sub = [runs_all[STAGES[k]["run"]].every(STAGES[k]["poses"]) for k in "AB"]  # all poses
         free = [n for k in "AB" for n in STAGES[k]["free"]]
         bounds = {n: b for k in "AB" for n, b in STAGES[k]["free"].items()}
         # max_nfev=1: no step, only the residuals and the Jacobian at the preset
         res = calibrate(preset, sub, free, bounds=bounds, diff_step=1e-3, max_nfev=1,
+                        mirror_branch=MIRROR_BRANCH,
                         verbose=not args.quiet)
         print(res.report())
         old = json.loads(fit_json.read_text()) if fit_json.exists() else {}
@@ -255,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         fit_json.write_text(json.dumps(old, indent=1) + "\n")
         return 0
     if args.fit:
-        start = resolve_params(args.start) if args.start else readme_robot_params()
+        start: RobotParams = resolve_params(args.start) if args.start else readme_robot_params()
         fitted, report = fit(start, args.stages, not args.quiet)
         out = args.preset_out if args.preset_out is not None else results / PRESET.name
         save_params(fitted, out)
@@ -267,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     runs = [r.every(args.max_poses) for r in load_runs(["elongation", "twisting"])]
     before = evaluate(readme_robot_params(), runs)
-    after = evaluate(resolve_params(args.params), runs)
+    calibrated: RobotParams = resolve_params(args.params)
+    after = evaluate(calibrated, runs)
     plot(runs, before, after, results / FIGURE)
     print(_rms_table(runs, before, after))
     print(f"figure written to {results / FIGURE}")
