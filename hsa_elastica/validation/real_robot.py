@@ -129,12 +129,15 @@ MOUNT_TILT_DEG = 2.0
 PRESET_HEADER = """\
 # fpu_robot_2022: the real four-rod FPU HSA robot of the RoboSoft 2023 paper (TU Delft, 2022),
 # hanging with the platform below the base, calibrated on its motion capture
-# (hsa_elastica/data: elongation + twisting runs, all 300 poses) by validation/real_robot.py;
-# see validation/real_robot.md for the fit, the uncertainties and what is not identifiable.
+# (hsa_elastica/data: elongation + twisting runs, all 300 poses) by
+# python -m hsa_elastica.validation.real_robot --fit; see validation/real_robot.md for the fit,
+# the uncertainties and what is not identifiable.
 # Known geometry from the data README: rigid caps, tube radii, density, platform and payload.
 # Fitted: rod.C_eps, rod.cap_length_top, platform.marker_offset.x/.y (elongation run),
 # rod.bend_rigidity, rod.twist_rigidity (twisting run).  Fixed: E, G (paper), flexible length
-# and base cap (README), mount tilt 2 deg toward -y (not identifiable).
+# and base cap (README), mount tilt 2 deg toward -y (not identifiable).  Numerics and damping:
+# the package defaults (25 elements, 5 1/s velocity damping, Kelvin-Voigt material damping),
+# time step 90 % of the stable limit of the 2.4 mm elements.
 """
 
 
