@@ -485,7 +485,8 @@ class _StaticModel:
         else:
             results = None
             r = residuals(p, self.runs, self.fn, yaw=yaw)
-        self.memo.clear()
+        while len(self.memo) >= 3:  # keep the accepted point when a trial step is rejected
+            self.memo.pop(next(iter(self.memo)))
         self.memo[key] = (r, results)
         if self.verbose:
             x = self.x0 + (u - 1.0) * self.scale

@@ -304,7 +304,7 @@ def solve_static_near(
     initial: Sequence[SteadyStateResult],
     factorizations: Sequence[Any],
     *,
-    max_iter: int = 12,
+    max_iter: int = 30,
 ) -> list[SteadyStateResult | None]:
     """Equilibria of the robot ``params`` close to known ones: pose ``k`` is solved at the motor
     angles of ``initial[k]`` (a converged static result of a robot with the same
