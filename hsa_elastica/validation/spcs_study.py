@@ -280,12 +280,15 @@ def fit_rod(
 
 @dataclass
 class RodFit:
+    """One rod's SPCS fit: the fitted configuration ``q_fit`` and the true / fitted element
+    poses ``T_true`` / ``T_fit``."""
+
     primitive: str
     magnitude: float
     rod: int
     n_segments: int
     variant: str
-    q: FloatArray
+    q_fit: FloatArray
     T_true: FloatArray
     T_fit: FloatArray
 
@@ -530,7 +533,7 @@ def write_markdown(
                 sel = [
                     f for f in fits
                     if f.primitive in members and f.n_segments == nS and f.variant == "fixed"
-                    and (abs(f.q[0]) > 0.0) == active
+                    and (abs(f.q_fit[0]) > 0.0) == active
                 ]
                 if sel:
                     m = error_metrics(np.stack([f.T_true for f in sel]), np.stack([f.T_fit for f in sel]))
@@ -553,9 +556,9 @@ def write_markdown(
     # fits are ordered shape, rod, n_S, variant: one free n_S = 2 fit per (shape, rod)
     free2 = [f for f in fits if f.variant == "free" and f.n_segments == 2]
     motors = [float(sh.motor_angles[i]) for sh in shapes for i in range(params.n_rods)]
-    dphi = np.array([f.q[0] - m for f, m in zip(free2, motors)])
+    dphi = np.array([f.q_fit[0] - m for f, m in zip(free2, motors)])
     kz = SPCSModel(length=params.rod.length, n_segments=2).q_names.index("kappa_z")
-    pred = np.array([-f.q[kz] * params.rod.length / params.rod.n_elements / 2.0 for f in free2])
+    pred = np.array([-f.q_fit[kz] * params.rod.length / params.rod.n_elements / 2.0 for f in free2])
     out += [
         "",
         "## Fitted phi0 (free variant, n_S = 2)",
