@@ -39,7 +39,8 @@ def _max_speed(robot) -> float:  # type: ignore[no-untyped-def]
 
 
 def hold(angles, *, damping: float, filt: float, kv_scale: float, hold_time: float,
-         dt: float | None = None, C_eps: float | None = None) -> dict:  # type: ignore[no-untyped-def]
+         dt: float | None = None, C_eps: float | None = None,
+         law: str | None = None) -> dict:  # type: ignore[no-untyped-def]
     """Ramp (1 s) + hold; returns speeds, pose, drift and verdict."""
     p = paper_robot_params()
     rod = p.rod.replace(
@@ -48,6 +49,8 @@ def hold(angles, *, damping: float, filt: float, kv_scale: float, hold_time: flo
     )
     if C_eps is not None:
         rod = rod.replace(C_eps=C_eps)
+    if law is not None:
+        rod = rod.replace(coupling_law=law)
     sim = p.simulation.replace(damping=damping, rotational_damping=damping)
     if dt is not None:
         sim = sim.replace(dt=dt)
@@ -84,6 +87,8 @@ def main() -> None:
     ap.add_argument("--kv-scale", type=float, default=1.0, help="factor on the retardation times")
     ap.add_argument("--dt", type=float, default=None, help="time step [s] (default: params)")
     ap.add_argument("--C-eps", type=float, default=None, help="override C_eps [m/rad]")
+    ap.add_argument("--law", choices=("one_way", "passive"), default=None,
+                    help="RodParams.coupling_law (default: the parameters')")
     args = ap.parse_args()
     cases: list[tuple[str, list[float]]] = []
     p = paper_robot_params()
@@ -109,7 +114,7 @@ def main() -> None:
     for name, angles in cases:
         t0 = time.perf_counter()
         r = hold(angles, damping=args.damping, filt=args.filter, kv_scale=scale,
-                 hold_time=args.hold, dt=args.dt, C_eps=args.C_eps)
+                 hold_time=args.hold, dt=args.dt, C_eps=args.C_eps, law=args.law)
         wall = time.perf_counter() - t0
         key = r["verdict"].split()[0]
         counts[key] = counts.get(key, 0) + 1

@@ -6,11 +6,12 @@ Elastica-native operators that work on the stock ``CosseratRod``:
 * :class:`AuxeticCoupling` (forcing, Eq. 2-5) and :class:`TwistStiffnessLaw` (Eq. 5),
 * :class:`MotorAngleBC`, :class:`FreeTwistBC`, :class:`DistalTwistLockBC` (constraints) and
   :class:`BaseTwistTorque` (forcing) of Section II-D,
-* :class:`PlatformJoint` (connection, Eq. 6-7),
+* :class:`PlatformJoint` (connection, Eq. 6-7), :class:`MotorMount` and :class:`TwistMount`
+  (the same joint at a rod's base on a moving body, driven by a motor angle or torque),
 * :class:`KelvinVoigtDamping` (damper: material damping of the TPU, docs/stability.md),
 * :class:`RodRecorder` / :class:`RigidBodyRecorder` (callbacks → ``pandas.DataFrame``).
 
-Builders (:func:`build_robot`, :func:`build_single_rod`), the fused fast path
+Builders (:func:`build_robot`, :func:`build_single_rod`, :func:`build_stack`), the fused fast path
 (:func:`build_fast_robot`), steady states, motion primitives, rendering and the SPCS kinematics
 (Sections III-IV) sit on top.  SI units throughout.  Rendering (pyvista) and kinematics (scipy)
 are imported lazily on first use.  Module map: ``docs/architecture.md``.
@@ -49,6 +50,8 @@ _LAZY: dict[str, str] = {
     "AxialCompressionLaw": "hsa_elastica.physics.compression_law",
     "AxialLawParams": "hsa_elastica.physics.compression_law",
     "PlatformJoint": "hsa_elastica.physics.joints",
+    "MotorMount": "hsa_elastica.physics.mounts",
+    "TwistMount": "hsa_elastica.physics.mounts",
     "KelvinVoigtDamping": "hsa_elastica.physics.material_damping",
     **dict.fromkeys(
         ("RigidBodyRecorder", "RodRecorder", "combine", "directors", "node_positions"),
@@ -69,12 +72,20 @@ _LAZY: dict[str, str] = {
     # fused fast path (issue 5)
     "FastRobot": "hsa_elastica.engines.fused",
     "build_fast_robot": "hsa_elastica.robots.builders",
+    # multi-segment robots (stages stacked platform on platform)
+    **dict.fromkeys(
+        ("Stack", "StackStaticResult", "build_stack", "solve_stack_static",
+         "stack_primitive_angles"),
+        "hsa_elastica.robots.stack",
+    ),
     # steady states and run directories
     "SteadyStateResult": "hsa_elastica.robots.steady_state",
     "solve_steady_state": "hsa_elastica.robots.steady_state",
     "solve_static": "hsa_elastica.robots.statics_api",
     "solve_static_batch": "hsa_elastica.robots.statics_api",
     "static_residual": "hsa_elastica.robots.statics_api",
+    "solve_static_rod": "hsa_elastica.robots.rod_statics",
+    "RodSteadyState": "hsa_elastica.robots.rod_statics",
     "save_run": "hsa_elastica.io.rundir",
     "load_run": "hsa_elastica.io.rundir",
     # rendering (pyvista, off screen)

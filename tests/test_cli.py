@@ -192,3 +192,17 @@ def test_subcommand_help(sub: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("usage: hsa-elastica " + sub)
     if sub == "steady-state":
         assert "RADIANS" in out
+
+
+def test_primitive_on_a_stack_of_segments(quick_params: Path, tmp_path: Path) -> None:
+    """``--params A,B`` builds a two-segment stack; one primitive per segment."""
+    still = tmp_path / "stack.png"
+    r = _run("primitive", "elongation,bend_north", "--params", f"{quick_params},{quick_params}",
+             "--duration", "0.02", "--still", str(still), "--size", "160x120")
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stdout.splitlines() if line.startswith("segment")]
+    assert len(lines) == 2 and "platform 0 frame" in lines[1]
+    assert still.exists()
+    bad = _run("primitive", "elongation,bend_north,twist_cw", "--params",
+               f"{quick_params},{quick_params}")
+    assert bad.returncode == 2 and "3 primitives for 2 segments" in bad.stderr

@@ -72,3 +72,47 @@ def test_rgb_array_render() -> None:
         pytest.skip(f"off-screen rendering unavailable: {exc}")
     assert img is not None and img.dtype == np.uint8 and img.shape == (120, 160, 3)
     assert img.std() > 0  # not a blank frame
+
+
+def test_stack_env_registered_checked_and_reaches_up() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from hsa_elastica.envs import HSAStackEnv
+
+    env = gym.make("HSAStack-v0", max_steps=3, n_elements=10, dt=5e-5, control_dt=0.01)
+    assert isinstance(env.unwrapped, HSAStackEnv)
+    check_env(env.unwrapped, skip_render_check=True)
+    stack_env = env.unwrapped
+    assert stack_env.action_space.shape == (8,)
+    obs, info = stack_env.reset(seed=1)
+    # two stages of 100 mm rods + 3 mm platforms: the top centre 204.5 mm above the base
+    np.testing.assert_allclose(obs[0:3], [0.0, 0.0, 0.2045], atol=1e-9)
+    high, low = stack_env.action_space.high, stack_env.action_space.low
+    action = 0.5 * np.where(high > 0, high, low)  # every rod half way along its elongating range
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = stack_env.step(action)
+        assert not terminated
+        assert reward == pytest.approx(-np.linalg.norm(obs[0:3] - obs[13:16]), abs=1e-6)
+    assert truncated
+    assert obs[2] > 0.2045 + 1e-3  # all eight rods elongating lift the top platform
+    env.close()
+
+
+def test_stack_rgb_array_render_draws_both_stages() -> None:
+    """The stack's image shows more than the single robot's: two platforms and eight rods make
+    more non-background pixels than one stage seen the same way (measured ~1.6x)."""
+    from hsa_elastica.envs import HSAStackEnv
+
+    stack = HSAStackEnv(render_mode="rgb_array", n_elements=6, max_steps=1)
+    robot = HSARobotEnv(render_mode="rgb_array", n_elements=6, max_steps=1)
+    stack.reset(seed=0)
+    robot.reset(seed=0)
+    try:
+        imgs = [stack.render(), robot.render()]
+    except Exception as exc:  # off-screen VTK not available on this machine
+        pytest.skip(f"off-screen rendering unavailable: {exc}")
+    filled = []
+    for img in imgs:
+        assert img is not None and img.dtype == np.uint8 and img.shape == (360, 480, 3)
+        filled.append(int(np.sum(np.any(img < 240, axis=2))))
+    assert filled[0] > 1.2 * filled[1], filled

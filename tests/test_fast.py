@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from elastica.external_forces import EndpointForces
+from elastica.external_forces import EndpointForces, UniformTorques
 
 from hsa_elastica.engines.fused import FastPathUnsupported, FastRobot
 from hsa_elastica.robots.builders import build_fast_robot
@@ -133,11 +133,29 @@ def test_unsupported_operator_is_refused() -> None:
     params = _params()
     robot = build_robot(params, ANGLES, record=False, finalize=False)
     robot.simulator.add_forcing_to(robot.rods[0]).using(
-        EndpointForces, start_force=np.zeros(3), end_force=np.array([0.0, 0.0, 1.0]), ramp_up_time=0.1
+        UniformTorques, torque=1e-3, direction=np.array([0.0, 0.0, 1.0])
     )
     robot.finalize()
-    with pytest.raises(FastPathUnsupported, match="EndpointForces"):
+    with pytest.raises(FastPathUnsupported, match="UniformTorques"):
         FastRobot(robot)
+
+
+def test_endpoint_force_matches_reference_trajectory() -> None:
+    # a ramped tip force on one rod (a row of the compiled load table): same trajectory
+    params = _params(ramp_time=0.01, record_fps=500.0, twist_filter_time=0.0)
+    robots = []
+    for _ in range(2):
+        robot = build_robot(params, ANGLES, record=False, finalize=False)
+        robot.simulator.add_forcing_to(robot.rods[1]).using(
+            EndpointForces, start_force=np.zeros(3), end_force=np.array([0.3, -0.2, 1.0]),
+            ramp_up_time=0.01,
+        )
+        robot.finalize()
+        robots.append(robot)
+    ref, fast = robots[0], FastRobot(robots[1])
+    ref.run(700 * DT)
+    fast.run(700 * DT)
+    _compare(ref, fast)
 
 
 def test_not_fresh_robot_is_refused() -> None:

@@ -190,6 +190,17 @@ def load_robot_params(path: str | None) -> Any:
         raise UsageError(f"{PROG}: --params: {exc}") from None
 
 
+def load_segments(path: str | None) -> list[Any] | None:
+    """The stages of a multi-segment stack when ``--params`` lists several, comma-separated
+    (each a preset name or a file, bottom stage first); None for a single robot."""
+    if path is None or "," not in path:
+        return None
+    items = [item.strip() for item in path.split(",")]
+    if any(not item for item in items):
+        raise UsageError(f"{PROG}: --params: {path!r} has an empty entry in its list of segments")
+    return [load_robot_params(item) for item in items]
+
+
 def announce_compile(quiet: bool) -> None:
     """Say so on stderr when the numba cache is cold (the first run compiles for a minute+);
     called once every input has been checked, right before simulating."""

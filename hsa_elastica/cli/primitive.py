@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from hsa_elastica.robots.primitives import PRIMITIVES
 
@@ -13,12 +14,15 @@ from hsa_elastica.cli.common import (
     add_out_options,
     add_video_options,
     check_params,
+    announce_compile,
     check_render_path,
     check_run_dir,
     describe,
     finish_run,
     float_arg,
+    info,
     load_robot_params,
+    load_segments,
     progress,
     solve,
 )
@@ -40,7 +44,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "--magnitude", type=float_arg, default=1.0,
         help="fraction of the maximum motor angle phi_max = pi rad, in [0, 1] (default 1)",
     )
-    p.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022)")
+    p.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022); a comma-separated list (bottom first) builds a multi-segment stack, each stage on the platform below, and NAME may then list one primitive per stage (NAME1,NAME2)")
     add_out_options(p)
     p.add_argument("--render", metavar="FILE.mp4", help="render the run to an mp4 video")
     p.add_argument("--still", metavar="FILE.png", help="write a PNG of the final state")
@@ -56,6 +60,9 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 def run(args: argparse.Namespace) -> int:
     from hsa_elastica.robots.primitives import primitive_angles
 
+    segments = load_segments(args.params)
+    if segments is not None:
+        return _run_stack(args, segments)
     params = load_robot_params(args.params)
     try:
         angles = primitive_angles(args.name, args.magnitude, params)
@@ -89,4 +96,65 @@ def run(args: argparse.Namespace) -> int:
         result, params, out=args.out, render=args.render, still=args.still, fps=args.fps,
         quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
     )
+    return 0
+
+
+def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
+    """A primitive per stage of a multi-segment stack, a fixed-duration run (default: the
+    ramp plus 2 s) on the fused stepper, the static equilibrium next to it."""
+    from hsa_elastica.robots.stack import build_stack, solve_stack_static, stack_primitive_angles
+
+    names = [n.strip() for n in args.name.split(",")]
+    if len(names) == 1:
+        names = names * len(segments)
+    if len(names) != len(segments):
+        raise UsageError(
+            f"{PROG} primitive: {len(names)} primitives for {len(segments)} segments: give one "
+            f"name, or one per segment (NAME1,NAME2,...)"
+        )
+    try:
+        angles = stack_primitive_angles([(n, args.magnitude) for n in names], segments)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise UsageError(f"{PROG} primitive: {exc}") from None
+    if args.out is not None:
+        raise UsageError(f"{PROG} primitive: --out is not available for a multi-segment stack")
+    if args.duration is not None and not args.duration > 0:
+        raise UsageError(f"{PROG} primitive: --duration = {args.duration} is invalid: must be > 0 (s)")
+    check_render_path(args.render, "video", "--render")
+    check_render_path(args.still, "still", "--still")
+    record = args.render is not None or args.still is not None
+    ramp = max(p.simulation.ramp_time for p in segments)  # type: ignore[attr-defined]
+    duration = args.duration if args.duration is not None else ramp + 2.0
+    for p in segments:
+        check_params(p, duration, record)
+    announce_compile(args.quiet)
+    stack = build_stack(segments, angles, record=record)  # type: ignore[arg-type]
+    if args.reference:
+        stack.run(duration)
+    else:
+        from hsa_elastica.engines.fused import FastRobot
+
+        FastRobot(stack).run(duration)
+    static = solve_stack_static(segments, angles, check_stability=True)  # type: ignore[arg-type]
+    if not args.quiet:
+        for k, ((pos, rot), (s_pos, _)) in enumerate(zip(stack.relative_poses(), static.relative_poses)):
+            frame = "lab" if k == 0 else f"platform {k - 1}"
+            tilt = math.degrees(math.acos(max(-1.0, min(1.0, float(rot[2, 2])))))
+            print(
+                f"segment {k} {names[k]}: platform at ({pos[0] * 1e3:.2f}, {pos[1] * 1e3:.2f}, "
+                f"{pos[2] * 1e3:.2f}) mm in the {frame} frame after {stack.time:.3f} s, tilt "
+                f"{tilt:.2f} deg; static equilibrium ({s_pos[0] * 1e3:.2f}, {s_pos[1] * 1e3:.2f}, "
+                f"{s_pos[2] * 1e3:.2f}) mm"
+            )
+    if record:
+        from hsa_elastica.io.render import render_still, render_video
+
+        df, view = stack.render_frame()
+        if args.render is not None:
+            n = render_video(df, view, args.render, fps=args.fps, still=args.still,
+                             window_size=args.size, progress=progress(args.quiet))
+            info(args.quiet, f"{n} frames written to {args.render}")
+        elif args.still is not None:
+            render_still(df, view, args.still, window_size=args.size)
+            info(args.quiet, f"still written to {args.still}")
     return 0

@@ -19,28 +19,46 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from elastica.external_forces import GravityForces
+from elastica.boundary_conditions import FixedConstraint
+from elastica.external_forces import EndpointForces, GravityForces
 
 from hsa_elastica import compat
-from hsa_elastica.physics.actuation import MotorAngleBC
+from hsa_elastica.physics.actuation import (
+    BaseTwistTorque,
+    DistalTwistLockBC,
+    FreeTwistBC,
+    MotorAngleBC,
+)
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
+from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.joints import PlatformJoint, resolve_joint_indices
+from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.material_damping import WORK_ROWS, KelvinVoigtDamping
 from hsa_elastica.physics.tables import (
+    END_FIXED,
+    END_FREE_TWIST,
+    END_TWIST_LOCK,
+    OP_COMPRESSION,
     OP_COUPLING,
     OP_DAMP_BODY,
+    OP_END,
+    OP_LOAD,
     OP_DAMP_ROD,
     OP_GRAVITY_BODY,
     OP_GRAVITY_ROD,
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
     OP_MATERIAL_DAMPING,
+    OP_COUPLING_TORQUE,
     OP_MOTOR,
     ROD_FIELDS,
     BodyBlockArrays,
     BodyDamperTable,
+    CompressionTable,
     CouplingTable,
+    EndTable,
     GravityTable,
+    LoadTable,
     JointTable,
     MaterialDampingTable,
     MotorTable,
@@ -59,11 +77,16 @@ class FastPathUnsupported(compat.CompatError):
 class CompiledModel:
     """State views, law tables and operator programs of one finalized simulator.
 
-    ``motor_bcs`` holds the :class:`MotorAngleBC` instances (row ``i`` of ``motors``): their
-    ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
+    ``motor_bcs`` holds the :class:`MotorAngleBC` instances (row ``i`` of ``motors``), then the
+    :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the joint rows
+    whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is its
+    ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
     reassigned after compilation is followed.  ``callbacks`` are the callback objects (the
     recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their ``every``
-    attributes in steps (0: none; 1 if one has none).
+    attributes in steps (0: none; 1 if one has none).  ``ends``, ``loads`` and
+    ``compression`` are the rod-end constraints, point loads and compression law of the
+    single-rod experiments (empty for a robot).  A model without rigid bodies (a single rod)
+    has empty body arrays.
     """
 
     rod_arrays: RodBlockArrays
@@ -71,7 +94,7 @@ class CompiledModel:
     couplings: CouplingTable
     joints: JointTable
     motors: MotorTable
-    motor_bcs: list[MotorAngleBC]
+    motor_bcs: list[Any]
     rod_dampers: RodDamperTable
     body_dampers: BodyDamperTable
     rod_gravity: GravityTable
@@ -82,11 +105,51 @@ class CompiledModel:
     rates_program: NDArray[np.int64]
     callback_every: int
     callbacks: list[Any]
+    ends: EndTable
+    loads: LoadTable
+    compression: CompressionTable
+    #: (row of ``loads``, BaseTwistTorque) whose torque is a schedule ``t -> tau``: the table
+    #: holds ``tau(0)``; a driver that advances time must refresh the row
+    scheduled_loads: list[tuple[int, Any]]
+
+    def commands(self, t: float) -> NDArray[np.float64]:
+        """Each motor's command at time ``t`` [s], in the order of :attr:`motor_bcs`: the motor
+        angle [rad] (``MotorAngleBC``, ``MotorMount``) or torque [N m] (``TwistMount``)."""
+        return np.array(
+            [float((bc.angle if hasattr(bc, "angle") else bc.torque)(t)) for bc in self.motor_bcs],
+            dtype=np.float64,
+        )
 
 
 def compile_simulator(sim: Any) -> CompiledModel:
     """The :class:`CompiledModel` of a finalized simulator whose operators were not applied yet."""
     return _Compiler(sim).model
+
+
+class _NoBodies:
+    """Stand-in for the rigid-body memory block of a model without bodies (empty arrays)."""
+
+    def __init__(self) -> None:
+        for f in BodyBlockArrays._fields:
+            name = ROD_FIELDS.get(f, f)
+            shape: tuple[int, ...] = {"director": (3, 3, 0), "v_w": (2, 0), "dvdt_dwdt": (2, 0),
+                                      "mass": (0,), "mass_second_moment_of_inertia": (3, 3, 0),
+                                      "inv_mass_second_moment_of_inertia": (3, 3, 0)}.get(f, (3, 0))
+            setattr(self, name, np.zeros(shape))
+
+
+def _end_table(rows: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]]
+               ) -> EndTable:
+    """:class:`EndTable` of ``(kind, node, element, position, director)`` rows."""
+    n = len(rows)
+    return EndTable(
+        kind=np.array([r[0] for r in rows], dtype=np.int64),
+        node=np.array([r[1] for r in rows], dtype=np.int64),
+        element=np.array([r[2] for r in rows], dtype=np.int64),
+        position=np.array([r[3] for r in rows], dtype=np.float64).reshape(n, 3),
+        director=np.array([r[4] for r in rows], dtype=np.float64).reshape(n, 3, 3),
+        work=np.zeros((3, 3)),
+    )
 
 
 def _gravity_table(rows: list[tuple[int, int, NDArray[np.float64]]]) -> GravityTable:
@@ -105,12 +168,13 @@ class _Compiler:
         blocks = compat.memory_blocks(sim)
         rod_blocks = [b for b in blocks if hasattr(b, "ghost_elems_idx")]
         body_blocks = [b for b in blocks if not hasattr(b, "ghost_elems_idx")]
-        if len(rod_blocks) != 1 or len(body_blocks) != 1 or len(blocks) != 2:
+        if len(rod_blocks) != 1 or len(body_blocks) > 1 or len(blocks) != 1 + len(body_blocks):
             raise FastPathUnsupported(
-                "the fast path needs exactly one rod memory block and one rigid-body block "
-                "(straight CosseratRods + Cylinder/Sphere bodies)"
+                "the fast path needs exactly one rod memory block and at most one rigid-body "
+                "block (straight CosseratRods + Cylinder/Sphere bodies)"
             )
-        rb, bb = rod_blocks[0], body_blocks[0]
+        rb = rod_blocks[0]
+        bb = body_blocks[0] if body_blocks else _NoBodies()
         if getattr(rb, "ring_rod_flag", False):
             raise FastPathUnsupported("ring rods are not supported by the fast path")
         self._rod_block, self._body_block = rb, bb
@@ -144,6 +208,10 @@ class _Compiler:
             rates_program=self.rates_program,
             callback_every=self._callback_period(sim),
             callbacks=[compat.callback_instance(op) for op in compat.feature_group(sim, "callback")],
+            ends=self.ends,
+            loads=self.loads,
+            compression=self.compression,
+            scheduled_loads=self.scheduled_loads,
         )
 
     # -- compilation ---------------------------------------------------------------------
@@ -175,21 +243,24 @@ class _Compiler:
         rod_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
         body_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
         material: list[tuple[KelvinVoigtDamping, Any]] = []
+        loads: list[tuple[int, NDArray[np.float64], int, float, float, Any]] = []
+        compression: list[tuple[AxialCompressionLaw, Any]] = []
         sync: list[tuple[int, int]] = []
         seen: dict[int, int] = {}
+        coupling_of: dict[int, int] = {}
         for op in compat.feature_group(sim, "synchronize"):
             inst, method, kw = compat.bound_operator(op)
             if isinstance(inst, AuxeticCoupling):
-                if getattr(inst, "reciprocal", False):
-                    raise FastPathUnsupported(
-                        "AuxeticCoupling(reciprocal=True) is not supported by the fast path"
-                    )
                 if method == "apply_torques":
-                    continue  # without the reciprocal couple the coupling applies no torque
+                    # the reciprocal twist couple, applied where the operator applies it
+                    if inst.reciprocal:
+                        sync.append((OP_COUPLING_TORQUE, coupling_of[id(inst)]))
+                    continue
                 if not self._is_rod(kw["system"]):
                     raise FastPathUnsupported("AuxeticCoupling on a system outside the rod block")
                 if inst.eps is not None:
                     raise FastPathUnsupported("AuxeticCoupling was already applied (not fresh)")
+                coupling_of[id(inst)] = len(couplings)
                 sync.append((OP_COUPLING, len(couplings)))
                 couplings.append((inst, kw["system"]))
             elif isinstance(inst, PlatformJoint):
@@ -203,6 +274,21 @@ class _Compiler:
                     )
                 code = OP_JOINT_FORCE if method == "apply_forces" else OP_JOINT_TORQUE
                 sync.append((code, seen[key]))
+            elif isinstance(inst, (EndpointForces, BaseTwistTorque)):
+                if isinstance(inst, EndpointForces) == (method == "apply_torques"):
+                    continue  # the other half is PyElastica's no-op
+                if not self._is_rod(kw["system"]):
+                    raise FastPathUnsupported(f"{type(inst).__name__} on a system outside the rod block")
+                for row in self._load_rows(inst, kw["system"]):
+                    sync.append((OP_LOAD, len(loads)))
+                    loads.append(row)
+            elif isinstance(inst, AxialCompressionLaw):
+                if method == "apply_torques":
+                    continue
+                if not self._is_rod(kw["system"]):
+                    raise FastPathUnsupported("AxialCompressionLaw on a system outside the rod block")
+                sync.append((OP_COMPRESSION, len(compression)))
+                compression.append((inst, kw["system"]))
             elif isinstance(inst, GravityForces):
                 if method == "apply_torques":
                     continue
@@ -226,19 +312,31 @@ class _Compiler:
         motors: list[tuple[MotorAngleBC, Any]] = []
         values: list[tuple[int, int]] = []
         motor_of: dict[int, int] = {}
+        ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
+        ends_of: dict[int, list[int]] = {}
         for op in compat.feature_group(sim, "constrain_values"):
             inst, method, kw = compat.bound_operator(op)
-            if not isinstance(inst, MotorAngleBC) or not self._is_rod(kw["system"]):
+            supported = (MotorAngleBC, FreeTwistBC, DistalTwistLockBC, FixedConstraint)
+            if not isinstance(inst, supported) or not self._is_rod(kw["system"]):
                 raise FastPathUnsupported(
                     f"constraint {type(inst).__name__} is not supported by the fast path"
                 )
-            motor_of[id(inst)] = len(motors)
-            values.append((OP_MOTOR, len(motors)))
-            motors.append((inst, kw["system"]))
+            if isinstance(inst, MotorAngleBC):
+                motor_of[id(inst)] = len(motors)
+                values.append((OP_MOTOR, len(motors)))
+                motors.append((inst, kw["system"]))
+                continue
+            rows = self._end_rows(inst, kw["system"])
+            ends_of[id(inst)] = list(range(len(ends), len(ends) + len(rows)))
+            values += [(OP_END, k) for k in ends_of[id(inst)]]
+            ends += rows
 
         rates: list[tuple[int, int]] = []
         for op in compat.feature_group(sim, "constrain_rates"):
             inst, method, kw = compat.bound_operator(op)
+            if id(inst) in ends_of:
+                rates += [(OP_END, k) for k in ends_of[id(inst)]]
+                continue
             if id(inst) not in motor_of:
                 raise FastPathUnsupported(
                     f"constraint {type(inst).__name__} is not supported by the fast path"
@@ -272,9 +370,10 @@ class _Compiler:
 
         # ---- tables ----------------------------------------------------------------------
         self.couplings = self._coupling_table(couplings)
-        self.joints = self._joint_table(joints)
+        self.joints = self._joint_table(joints, len(motors))
         self.motors = self._motor_table(motors)
-        self._motor_bcs = [bc for bc, _ in motors]
+        self._motor_bcs: list[Any] = [bc for bc, _ in motors]
+        self._motor_bcs += [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
         self.rod_dampers = self._rod_damper_table(rod_dampers)
         self.body_dampers = BodyDamperTable(
             body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
@@ -284,9 +383,79 @@ class _Compiler:
         self.rod_gravity = _gravity_table(rod_gravity)
         self.body_gravity = _gravity_table(body_gravity)
         self.material = self._material_table(material)
+        self.ends = _end_table(ends)
+        self.loads = LoadTable(
+            node=np.array([r[0] for r in loads], dtype=np.int64),
+            force=np.array([r[1] for r in loads], dtype=np.float64).reshape(-1, 3),
+            element=np.array([r[2] for r in loads], dtype=np.int64),
+            torque=np.array([r[3] for r in loads], dtype=np.float64),
+            ramp=np.array([r[4] for r in loads], dtype=np.float64),
+        )
+        self.scheduled_loads = [(k, r[5]) for k, r in enumerate(loads) if r[5] is not None]
+        self.compression = self._compression_table(compression)
         self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
         self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
         self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
+
+    def _end_rows(self, bc: Any, rod: Any
+                  ) -> list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]]:
+        """Rows ``(kind, node, element, position, director)`` of a rod-end constraint."""
+        n0, e0, _ = self._rod_offsets(rod)
+        nn = rod.position_collection.shape[1]
+        ne = rod.director_collection.shape[2]
+        pos_idx = [int(i) % nn for i in np.asarray(bc.constrained_position_idx).reshape(-1)]
+        dir_idx = [int(i) % ne for i in np.asarray(bc.constrained_director_idx).reshape(-1)]
+        if isinstance(bc, FixedConstraint):
+            pos = np.asarray(bc.fixed_positions, dtype=np.float64).reshape(3, -1)
+            dirs = np.asarray(bc.fixed_directors, dtype=np.float64).reshape(3, 3, -1)
+            return (
+                [(END_FIXED, n0 + k, -1, pos[:, j].copy(), np.eye(3)) for j, k in enumerate(pos_idx)]
+                + [(END_FIXED, -1, e0 + k, np.zeros(3), dirs[:, :, j].copy())
+                   for j, k in enumerate(dir_idx)]
+            )
+        if isinstance(bc, DistalTwistLockBC):
+            return [(END_TWIST_LOCK, -1, e0 + dir_idx[0], np.zeros(3),
+                     np.array(bc.reference_director, dtype=np.float64))]
+        return [(END_FREE_TWIST, n0 + pos_idx[0], e0 + dir_idx[0],
+                 np.array(bc.fixed_position, dtype=np.float64),
+                 np.array(bc.reference_director, dtype=np.float64))]
+
+    def _load_rows(self, op: Any, rod: Any
+                   ) -> list[tuple[int, NDArray[np.float64], int, float, float, Any]]:
+        """Rows ``(node, force, element, torque, ramp, schedule)`` of a point load."""
+        n0, e0, _ = self._rod_offsets(rod)
+        if isinstance(op, EndpointForces):
+            ramp = float(op.ramp_up_time)
+            last = n0 + rod.position_collection.shape[1] - 1
+            return [
+                (node, np.asarray(f, dtype=np.float64).reshape(3).copy(), -1, 0.0, ramp, None)
+                for node, f in ((n0, op.start_force), (last, op.end_force))
+                if node == last or np.any(np.asarray(f) != 0.0)  # (a tip row even at 0 N)
+            ]
+        elem = e0 + int(op.element_index) % rod.director_collection.shape[2]
+        return [(-1, np.zeros(3), elem, float(op.torque(0.0)), 0.0, op)]
+
+    def _compression_table(self, items: list[tuple[AxialCompressionLaw, Any]]) -> CompressionTable:
+        n = len(items)
+        rows = [self._rod_offsets(rod) for _, rod in items]
+        sizes = [int(rod.n_elems) for _, rod in items]
+        width = max(sizes, default=1)
+        printed = np.zeros((n, max(width - 1, 1)))
+        for k, (_, rod) in enumerate(items):
+            printed[k, : sizes[k] - 1] = rod.rest_voronoi_lengths
+        return CompressionTable(
+            node_start=np.array([r[0] for r in rows], dtype=np.int64),
+            elem_start=np.array([r[1] for r in rows], dtype=np.int64),
+            vor_start=np.array([r[2] for r in rows], dtype=np.int64),
+            n_elems=np.array(sizes, dtype=np.int64),
+            handedness=np.array([op.handedness for op, _ in items], dtype=np.float64),
+            kappa_min=np.array([op.kappa_h_min for op, _ in items], dtype=np.float64),
+            kappa_max=np.array([op.kappa_h_max for op, _ in items], dtype=np.float64),
+            ratio=np.array([op.law.compression_ratio for op, _ in items], dtype=np.float64),
+            slope=np.array([op.law.compression_ratio_slope for op, _ in items], dtype=np.float64),
+            printed_voronoi=printed,
+            work=np.zeros((n, 5, width)),
+        )
 
     def _material_table(self, items: list[tuple[KelvinVoigtDamping, Any]]) -> MaterialDampingTable:
         rows = [self._rod_offsets(rod) for _, rod in items]
@@ -360,10 +529,22 @@ class _Compiler:
             eps=z(ne),
             last_time=np.zeros(n),
             initialized=np.zeros(n, dtype=np.int64),
+            couple=z(nv),
+            node_start=np.array([o[0] for o in offsets], dtype=np.int64),
+            clip_width=col(lambda c: c.clip_width),
+            work=z(3, ne),
         )
 
-    def _joint_table(self, items: list[tuple[PlatformJoint, Any, Any, Any, Any]]) -> JointTable:
+    def _joint_table(
+        self, items: list[tuple[PlatformJoint, Any, Any, Any, Any]], n_motors: int
+    ) -> JointTable:
+        """Joint rows; a :class:`MotorMount` row reads the motor angle in column ``n_motors +``
+        its index among the mounts."""
         nodes, elems, bodies = [], [], []
+        cols: list[int] = []
+        for joint, *_ in items:
+            mount = isinstance(joint, (MotorMount, TwistMount))
+            cols.append(n_motors + sum(c >= 0 for c in cols) if mount else -1)
         for joint, one, idx_one, two, idx_two in items:
             if not self._is_rod(one) or not self._is_body(two):
                 raise FastPathUnsupported("PlatformJoint must connect a rod (first) to a body")
@@ -384,6 +565,9 @@ class _Compiler:
             nu_tau=np.array([j.nu_tau for j, *_ in items], dtype=np.float64),
             rest_orientation=np.zeros((n, 3, 3)),
             initialized=np.zeros(n, dtype=np.int64),
+            angle_col=np.array(cols, dtype=np.int64),
+            base_orientation=np.zeros((n, 3, 3)),
+            free_twist=np.array([isinstance(j, TwistMount) for j, *_ in items], dtype=np.int64),
         )
 
     def _motor_table(self, items: list[tuple[MotorAngleBC, Any]]) -> MotorTable:

@@ -75,6 +75,14 @@ def motor_torques(rods: Sequence[Any]) -> NDArray[np.float64]:
     return out
 
 
+def _motor_angle(bc: Any, t: float) -> float:
+    """The imposed motor angle [rad]; NaN for a torque-driven mount (``TwistMount``: no angle
+    is imposed)."""
+    if hasattr(bc, "angle"):
+        return float(bc.angle(t))
+    return math.nan
+
+
 def robot_state(robot: Any) -> dict[str, Any]:
     """State of ``robot`` (rods, platform, motors) as arrays, SI units.
 
@@ -82,7 +90,8 @@ def robot_state(robot: Any) -> dict[str, Any]:
     ``platform_quaternion`` (4,) ``(x, y, z, w)``, ``w >= 0``, of the body -> lab rotation;
     ``platform_velocity`` (3,) [m/s] lab frame; ``platform_omega`` (3,) [rad/s] BODY frame
     (PyElastica's convention, as the recorder's ``omega`` columns); ``rod_tips`` (n, 3) [m];
-    ``motor_angles`` (n,) [rad] the imposed motor angles now; ``motor_torques`` (n,) [N m]
+    ``motor_angles`` (n,) [rad] the imposed motor angles now (NaN for a torque-driven motor);
+    ``motor_torques`` (n,) [N m]
     (:func:`motor_torques`).
     """
     plat = robot.platform
@@ -95,7 +104,7 @@ def robot_state(robot: Any) -> dict[str, Any]:
         "platform_velocity": np.array(plat.velocity_collection[:, 0], dtype=np.float64),
         "platform_omega": np.array(plat.omega_collection[:, 0], dtype=np.float64),
         "rod_tips": np.array([r.position_collection[:, -1] for r in robot.rods], dtype=np.float64),
-        "motor_angles": np.array([float(m.instance.angle(t)) for m in robot.motors]),
+        "motor_angles": np.array([_motor_angle(m.instance, t) for m in robot.motors]),
         "motor_torques": motor_torques(robot.rods),
     }
 
@@ -113,7 +122,8 @@ class ControlMixin:
 
     def set_motor_angles(self, angles: Sequence[float] | NDArray[np.float64]) -> None:
         """Command the motor angles [rad] (one per rod, right-hand rule about the rod's +z) for
-        the next :meth:`step`; they stay commanded until the next call."""
+        the next :meth:`step`; they stay commanded until the next call.  A torque-driven motor
+        (:class:`~hsa_elastica.physics.mounts.TwistMount`) takes its entry as a torque [N m]."""
         n = len(self.motors)  # type: ignore[attr-defined]
         try:
             u = np.array(angles, dtype=np.float64).reshape(-1)
@@ -158,10 +168,12 @@ class ControlMixin:
             duration = n * dt if interpolate else 0.0
             for motor, u in zip(self.motors, self._command):  # type: ignore[attr-defined]
                 bc = motor.instance
-                start = float(bc.angle(t0)) if interpolate else float(u)
-                bc.angle = Ramp(
+                # a torque-driven mount (TwistMount) takes the command as its torque [N m]
+                name = "angle" if hasattr(bc, "angle") else "torque"
+                start = float(getattr(bc, name)(t0)) if interpolate else float(u)
+                setattr(bc, name, Ramp(
                     target=float(u), start=start, duration=duration, delay=t0, shape="linear"
-                )
+                ))
         self.run(n * dt)  # type: ignore[attr-defined]
         self._control_clock = target
         return float(self.time)  # type: ignore[attr-defined]

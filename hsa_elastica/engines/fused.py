@@ -86,9 +86,12 @@ from hsa_elastica.physics.tables import (
     STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
+    CompressionTable,
     CouplingTable,
+    EndTable,
     GravityTable,
     JointTable,
+    LoadTable,
     MaterialDampingTable,
     MotorTable,
     RodBlockArrays,
@@ -99,6 +102,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hsa_elastica.robots.builders import Robot
+    from hsa_elastica.robots.stack import Stack
 
 __all__ = [
     "FastPathUnsupported",
@@ -196,6 +200,9 @@ def advance(
     values_program: NDArray[np.int64],
     rates_program: NDArray[np.int64],
     status: NDArray[np.float64],
+    ends: EndTable,
+    loads: LoadTable,
+    compression: CompressionTable,
 ) -> float:
     """Advance the robot by ``n_steps`` Position-Verlet steps of ``dt`` [s] from ``time`` [s].
 
@@ -224,7 +231,7 @@ def advance(
         # ---- every force of the model (motors, coupling, rods, joints, gravity) ----------
         if not evaluate_forces(
             t, angle_half[s], rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-            sync_program, values_program, work, status,
+            sync_program, values_program, work, status, ends, loads, compression,
         ):
             return t
         # ---- dynamic step -----------------------------------------------------------------
@@ -243,7 +250,8 @@ def advance(
         rigid_body_accelerations(body)
         overload_operator_dynamic_numba(full, body.v_w, body.dvdt_dwdt)
         constrain_rates(
-            rates_program, motors, rate_half[s], rod_dampers, body_dampers, material, rod, body
+            rates_program, motors, rate_half[s], rod_dampers, body_dampers, material, rod, body,
+            ends,
         )
         # ---- second half kinematic step ---------------------------------------------------
         kinematic_update_inplace(
@@ -253,7 +261,7 @@ def advance(
             half, body.position, body.director, body.velocity, body.omega, work.rotation
         )
         t += half
-        constrain_values(values_program, motors, angle_full[s], rod)
+        constrain_values(values_program, motors, angle_full[s], rod, ends)
         # (callbacks: called by the Python driver between calls)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
@@ -299,7 +307,8 @@ def _schedule_table(
 
 
 class FastRobot(ControlMixin):
-    """A robot built by :func:`hsa_elastica.robots.builders.build_robot`, stepped by :func:`advance`.
+    """A robot built by :func:`hsa_elastica.robots.builders.build_robot` (or a stack built by
+    :func:`hsa_elastica.robots.stack.build_stack`), stepped by :func:`advance`.
 
     Step API as the wrapped robot (:class:`~hsa_elastica.engines.control.ControlMixin`):
     ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
@@ -312,7 +321,7 @@ class FastRobot(ControlMixin):
     once, by :func:`hsa_elastica.engines.compile.compile_simulator`.
     """
 
-    def __init__(self, robot: "Robot", *, chunk: int = 500) -> None:
+    def __init__(self, robot: "Robot | Stack", *, chunk: int = 500) -> None:
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             raise ParameterError(f"FastRobot.chunk = {chunk!r} is invalid: must be an integer >= 1")
         self.robot = robot
@@ -324,6 +333,8 @@ class FastRobot(ControlMixin):
                 "at their first application"
             )
         model = compile_simulator(robot.simulator)
+        if model.scheduled_loads:
+            raise FastPathUnsupported("BaseTwistTorque schedules are not supported by FastRobot")
         self.model: CompiledModel = model
         self.rod_arrays = model.rod_arrays
         self.body_arrays = model.body_arrays
@@ -365,8 +376,10 @@ class FastRobot(ControlMixin):
         r_half = np.empty((n, m))
         scratch = np.empty(n)
         for i, bc in enumerate(self._motor_bcs):
-            angle, rate = bc.angle, bc.angle_rate
-            self.motor_table.has_rate[i] = rate is not None
+            # a TwistMount's column is its torque [N m]
+            angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
+            if i < self.motor_table.has_rate.shape[0]:  # mounts (after the BCs) use no rate
+                self.motor_table.has_rate[i] = rate is not None
             values = np.empty(n)
             _schedule_table(angle, rate, t_half, values, scratch)
             a_half[:, i] = values
@@ -395,6 +408,9 @@ class FastRobot(ControlMixin):
             self.values_program,
             self.rates_program,
             self._status,
+            self.model.ends,
+            self.model.loads,
+            self.model.compression,
         )
         if self._status[0] == STATUS_STIFFNESS:
             i = int(self._status[1])
@@ -451,10 +467,15 @@ class FastRobot(ControlMixin):
         done = 0
         cb = self._callback_every
         sim = self.robot.simulator
-        names = list(systems_names) if systems_names is not None else (
-            [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
-        )
-        systems: list[Any] = [*self.robot.rods, self.robot.platform]
+        named = getattr(self.robot, "named_systems", None)
+        systems: list[Any]
+        if callable(named):  # a multi-segment stack names its rods and platforms
+            table = named()
+            systems, default_names = list(table), list(table.values())
+        else:
+            systems = [*self.robot.rods, self.robot.platform]
+            default_names = [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
+        names = list(systems_names) if systems_names is not None else default_names
         while done < n_steps:
             n = min(limit, n_steps - done)
             step_now = int(round(t / dt))

@@ -52,12 +52,16 @@ from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_ROT,
     KIND_ELEMENT,
     KIND_NODE,
+    KIND_SWING,
+    KIND_TWIST,
+    ROTATION_KINDS,
     apply_increment,
     fd_jacobian,
     residual,
 )
 from hsa_elastica.engines.statics_linalg import BorderedBandSolver
 from hsa_elastica.physics.rod_kernels import rod_work
+from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK
 
 __all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
 
@@ -102,6 +106,14 @@ class StaticSolver:
     #: largest rotation [rad] / displacement [m] of one unknown in the tangent predictor
     max_predict_rotation = 1.0
     max_predict_displacement = 0.02
+    #: eigenvalues nearest zero examined by the stability test of :meth:`solve` (more for
+    #: assemblies with many soft modes, e.g. stacked robots, where a buckling mode is not
+    #: among the three nearest zero)
+    stability_modes = 3
+    #: rotations [rad] of the largest element rotation along an unstable mode by which the
+    #: state is pushed off an unstable equilibrium to look for the stable branches, tried in
+    #: turn until one gives a stable equilibrium
+    branch_kicks: tuple[float, ...] = (0.02,)
 
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False) -> None:
@@ -114,10 +126,13 @@ class StaticSolver:
         self.couplings = model.couplings._replace(
             filter_time=np.zeros_like(model.couplings.filter_time)
         )
+        # the loads at their full value (a ramp is a dynamic device)
+        self.loads = model.loads._replace(ramp=np.zeros_like(model.loads.ramp))
         rod, body = model.rod_arrays, model.body_arrays
         for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
             arr[:] = 0.0
-        self.n_motors = int(model.motors.node.shape[0])
+        # motor angles: the MotorAngleBC rows, then the motor mounts (joint rows)
+        self.n_motors = len(model.motor_bcs)
         self._layout()
         self.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
         self.status = np.zeros(4)
@@ -137,15 +152,29 @@ class StaticSolver:
         rod, body, m = self.model.rod_arrays, self.model.body_arrays, self.model.motors
         ghost_e = np.asarray(rod.ghost_elems_idx, dtype=np.int64)
         ghost_n = ghost_e[::2] + 1
-        nodes = np.setdiff1d(np.arange(rod.position.shape[1]), np.concatenate([ghost_n, m.node]))
-        elems = np.setdiff1d(np.arange(rod.director.shape[2]), np.concatenate([ghost_e, m.element]))
+        e = self.model.ends
+        held_n = e.node[(e.node >= 0) & (e.kind != END_TWIST_LOCK)]
+        held_e = e.element[(e.element >= 0) & (e.kind == END_FIXED)]
+        nodes = np.setdiff1d(np.arange(rod.position.shape[1]),
+                             np.concatenate([ghost_n, m.node, held_n]))
+        elems = np.setdiff1d(np.arange(rod.director.shape[2]),
+                             np.concatenate([ghost_e, m.element, held_e]))
+        # elements whose rotation is partly constrained: twist locked (2 unknowns) or free
+        # to twist only (1 unknown)
+        partial = {int(i): KIND_SWING for i in e.element[e.kind == END_TWIST_LOCK]}
+        partial.update({int(i): KIND_TWIST for i in e.element[e.kind == END_FREE_TWIST]})
         nb = body.position.shape[1]
         kind, index, comp = [], [], []
-        for k, idx in ((KIND_NODE, nodes), (KIND_ELEMENT, elems)):
-            for i in idx:
-                kind += [k] * 3
-                index += [int(i)] * 3
-                comp += [0, 1, 2]
+        for i in nodes:
+            kind += [KIND_NODE] * 3
+            index += [int(i)] * 3
+            comp += [0, 1, 2]
+        for i in elems:
+            k = partial.get(int(i), KIND_ELEMENT)
+            c = {KIND_ELEMENT: [0, 1, 2], KIND_SWING: [0, 1], KIND_TWIST: [2]}[k]
+            kind += [k] * len(c)
+            index += [int(i)] * len(c)
+            comp += c
         for b in range(nb):
             kind += [KIND_BODY_POS] * 3 + [KIND_BODY_ROT] * 3
             index += [b] * 6
@@ -154,7 +183,7 @@ class StaticSolver:
         self.index = np.array(index, dtype=np.int64)
         self.comp = np.array(comp, dtype=np.int64)
         self.n = int(self.kind.shape[0])
-        rot = (self.kind == KIND_ELEMENT) | (self.kind == KIND_BODY_ROT)
+        rot = np.isin(self.kind, ROTATION_KINDS) | (self.kind == KIND_BODY_ROT)
         self.is_torque = rot
         self.steps = np.where(rot, FD_STEP_ROTATION, FD_STEP_POSITION)
         # inertia of each unknown (stability): node mass [kg], element J/e [kg m^2], body m, J
@@ -163,7 +192,7 @@ class StaticSolver:
             k, i, a = self.kind[j], self.index[j], self.comp[j]
             if k == KIND_NODE:
                 mass[j] = rod.mass[i]
-            elif k == KIND_ELEMENT:
+            elif k in ROTATION_KINDS:
                 mass[j] = rod.mass_second_moment_of_inertia[a, a, i]
             elif k == KIND_BODY_POS:
                 mass[j] = body.mass[i]
@@ -181,7 +210,7 @@ class StaticSolver:
         m = self.model
         self._args_cache = (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
                 m.body_gravity, m.sync_program, m.values_program, self.work, self.status,
-                self.kind, self.index, self.comp)
+                m.ends, self.loads, m.compression, self.kind, self.index, self.comp)
         return self._args_cache
 
     def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
@@ -497,25 +526,28 @@ class StaticSolver:
         return out
 
     def _stabilize(self, out: StaticOutcome, branch_rule: Any) -> None:
-        lam, _ = self.stability(out.angles, vectors=False)
+        lam, _ = self.stability(out.angles, self.stability_modes, vectors=False)
         out.min_eigenvalue, out.stable = lam, lam > 0.0
         if out.stable:
             return
-        lam, vec = self.stability(out.angles)
+        lam, vec = self.stability(out.angles, self.stability_modes)
         base = self.save_state()
-        candidates = []
+        candidates: list[tuple[tuple[NDArray[np.float64], ...], float]] = []
         rot = np.abs(vec[self.is_torque]).max(initial=0.0)
-        amp = 0.02 / max(rot, 1e-300)  # 0.02 rad of the largest rotation along the mode
-        for sign in (1.0, -1.0):
-            self.restore_state(base)
-            self.move(vec, sign * amp)
-            ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
-            out.iterations += it
-            if not ok:
-                continue
-            lam2, _ = self.stability(out.angles, vectors=False)
-            if lam2 > 0.0:
-                candidates.append((self.save_state(), lam2))
+        for kick in self.branch_kicks:
+            if candidates:
+                break
+            amp = kick / max(rot, 1e-300)  # of the largest rotation along the mode
+            for sign in (1.0, -1.0):
+                self.restore_state(base)
+                self.move(vec, sign * amp)
+                ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
+                out.iterations += it
+                if not ok:
+                    continue
+                lam2, _ = self.stability(out.angles, self.stability_modes, vectors=False)
+                if lam2 > 0.0:
+                    candidates.append((self.save_state(), lam2))
         if not candidates:
             self.restore_state(base)
             out.message = "unstable equilibrium; no stable branch found"
@@ -538,6 +570,7 @@ def copy_model(model: CompiledModel) -> CompiledModel:
         couplings=dup(model.couplings), joints=dup(model.joints), motors=dup(model.motors),
         rod_dampers=dup(model.rod_dampers), body_dampers=dup(model.body_dampers),
         rod_gravity=dup(model.rod_gravity), body_gravity=dup(model.body_gravity),
+        ends=dup(model.ends), loads=dup(model.loads), compression=dup(model.compression),
     )
 
 

@@ -19,20 +19,27 @@ from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import (
     BodyBlockArrays,
+    CompressionTable,
     CouplingTable,
+    EndTable,
     GravityTable,
     JointTable,
+    LoadTable,
     MotorTable,
     RodBlockArrays,
 )
 
 __all__ = ["residual", "apply_increment", "fd_jacobian", "KIND_NODE", "KIND_ELEMENT",
-           "KIND_BODY_POS", "KIND_BODY_ROT"]
+           "KIND_BODY_POS", "KIND_BODY_ROT", "KIND_SWING", "KIND_TWIST", "ROTATION_KINDS"]
 
 KIND_NODE = 0
-KIND_ELEMENT = 1
+KIND_ELEMENT = 1  # three rotation components (local frame)
 KIND_BODY_POS = 2
 KIND_BODY_ROT = 3
+KIND_SWING = 4  # element with its twist locked: rotations about local x and y (two unknowns)
+KIND_TWIST = 5  # element turning about its own axis only: rotation about local z (one unknown)
+#: kinds whose unknowns are rotations of rod elements
+ROTATION_KINDS = (KIND_ELEMENT, KIND_SWING, KIND_TWIST)
 
 #: forward-difference steps: position [m] and rotation [rad] (~sqrt(eps) of the unit scale
 #: 0.1 m / 1 rad, so truncation and round-off errors are both ~1e-8 relative)
@@ -69,6 +76,9 @@ def residual(
     values_program: NDArray[np.int64],
     work: Any,
     status: NDArray[np.float64],
+    ends: EndTable,
+    loads: LoadTable,
+    compression: CompressionTable,
     kind: NDArray[np.int64],
     index: NDArray[np.int64],
     comp: NDArray[np.int64],
@@ -81,7 +91,7 @@ def residual(
     body.external_torques[:] = 0.0
     ok = evaluate_forces(
         0.0, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-        sync_program, values_program, work, status,
+        sync_program, values_program, work, status, ends, loads, compression,
     )
     for j in range(kind.shape[0]):
         i = index[j]
@@ -89,10 +99,10 @@ def residual(
         k = kind[j]
         if k == KIND_NODE:
             out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
-        elif k == KIND_ELEMENT:
-            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
         elif k == KIND_BODY_POS:
             out[j] = body.external_forces[a, i]
+        elif k != KIND_BODY_ROT:  # a rod element's rotation
+            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
         else:
             out[j] = body.external_torques[a, i]
     return ok  # type: ignore[no-any-return]
@@ -125,6 +135,12 @@ def apply_increment(
         elif k == KIND_ELEMENT:
             _rotate(rod.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
             j += 3
+        elif k == KIND_SWING:
+            _rotate(rod.director, i, scale * dx[j], scale * dx[j + 1], 0.0, scratch)
+            j += 2
+        elif k == KIND_TWIST:
+            _rotate(rod.director, i, 0.0, 0.0, scale * dx[j], scratch)
+            j += 1
         else:
             _rotate(body.director, i, scale * dx[j], scale * dx[j + 1], scale * dx[j + 2], scratch)
             j += 3
@@ -144,6 +160,9 @@ def fd_jacobian(
     values_program: NDArray[np.int64],
     work: Any,
     status: NDArray[np.float64],
+    ends: EndTable,
+    loads: LoadTable,
+    compression: CompressionTable,
     kind: NDArray[np.int64],
     index: NDArray[np.int64],
     comp: NDArray[np.int64],
@@ -176,7 +195,7 @@ def fd_jacobian(
             elif k == KIND_BODY_POS:
                 saved[p, 0, 0] = body.position[a, i]
                 body.position[a, i] += h
-            elif k == KIND_ELEMENT:
+            elif k != KIND_BODY_ROT:
                 saved[p] = rod.director[:, :, i]
                 _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
                         h if a == 2 else 0.0, scratch)
@@ -185,7 +204,8 @@ def fd_jacobian(
                 _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
                         h if a == 2 else 0.0, scratch)
         residual(angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-                 sync_program, values_program, work, status, kind, index, comp, f1)
+                 sync_program, values_program, work, status, ends, loads, compression, kind,
+                 index, comp, f1)
         for p in range(color_ptr[c], color_ptr[c + 1]):
             j = color_cols[p]
             i = index[j]
@@ -195,7 +215,7 @@ def fd_jacobian(
                 rod.position[a, i] = saved[p, 0, 0]
             elif k == KIND_BODY_POS:
                 body.position[a, i] = saved[p, 0, 0]
-            elif k == KIND_ELEMENT:
+            elif k != KIND_BODY_ROT:
                 rod.director[:, :, i] = saved[p]
             else:
                 body.director[:, :, i] = saved[p]

@@ -10,6 +10,9 @@
       env = gym.make("HSARobot-v0")
       obs, info = env.reset(seed=0)
       obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+* ``HSAStack-v0`` -- :class:`~hsa_elastica.envs.hsa_stack.HSAStackEnv`, two paper robots
+  stacked (the upper stage's motors on the lower platform), reaching with the top platform.
 """
 
 from __future__ import annotations
@@ -22,8 +25,11 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from hsa_elastica.envs.hsa_robot import HSARobotEnv
+from hsa_elastica.envs.hsa_stack import HSAStackEnv
 
-__all__ = ["HSARobotEnv"]
+__all__ = ["HSARobotEnv", "HSAStackEnv"]
 
 if "HSARobot-v0" not in _gym.registry:
     _gym.register(id="HSARobot-v0", entry_point="hsa_elastica.envs.hsa_robot:HSARobotEnv")
+if "HSAStack-v0" not in _gym.registry:
+    _gym.register(id="HSAStack-v0", entry_point="hsa_elastica.envs.hsa_stack:HSAStackEnv")

@@ -138,7 +138,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if target.shape != (3,) or not np.all(np.isfinite(target)):
             raise ParameterError(f"reset(): options['target'] = {target!r} is invalid: must be 3 finite numbers (m)")
         self.target = target
-        robot: Any = build_robot(self.params, [0.0] * self.n_rods, record=False)
+        robot: Any = self._build()
         if self.fast:
             from hsa_elastica.engines.fused import FastRobot
 
@@ -175,6 +175,12 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
     def render(self) -> NDArray[np.uint8] | None:
         if self.render_mode != "rgb_array" or self.robot is None:
             return None
+        return self._render_image({"platform": self.robot.platform}, self.params)
+
+    def _render_image(self, platforms: dict[str, Any], view: RobotParams) -> NDArray[np.uint8]:
+        """Off-screen image of the present state: every rod of the robot (``rod0 ...``) and the
+        rigid bodies ``platforms`` (renderer keys ``platform``, ``platform0`` ...), drawn with
+        the rod layout of ``view``."""
         from hsa_elastica.io.recording import RigidBodyRecorder, RodRecorder, combine
         from hsa_elastica.io.render import RobotScene
 
@@ -184,14 +190,19 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             rec = RodRecorder(every=1)
             rec.record(rod, t)
             frames[f"rod{i}"] = rec.to_dataframe()
-        rec_p = RigidBodyRecorder(every=1)
-        rec_p.record(self.robot.platform, t)
-        frames["platform"] = rec_p.to_dataframe()
-        with RobotScene(combine(frames), self.params, window_size=self.render_size, show_frames=False) as scene:
+        for key, body in platforms.items():
+            rec_p = RigidBodyRecorder(every=1)
+            rec_p.record(body, t)
+            frames[key] = rec_p.to_dataframe()
+        with RobotScene(combine(frames), view, window_size=self.render_size, show_frames=False) as scene:
             scene.update(0)
-            return scene.image()
+            return scene.image()  # type: ignore[no-any-return]
 
     # -- helpers -------------------------------------------------------------------------------
+    def _build(self) -> Any:
+        """A fresh robot at rest (motors at 0), per-rod handle."""
+        return build_robot(self.params, [0.0] * self.n_rods, record=False)
+
     def _observation(self, state: dict[str, Any]) -> NDArray[np.float32]:
         parts = [
             state["platform_position"],

@@ -19,10 +19,14 @@ each as a function of the twist angle ``phi`` [rad] applied at the proximal end:
   orientation (``FixedConstraint``), base twisted to ``phi``; the axial compression force in
   the last element, ``F_b = -(Q^T n)_z / e`` at steady state.
 
-Each run stops when the rod has settled: every node speed below ``tol_speed`` and every
-angular speed below ``tol_omega`` for ``window`` seconds after the actuation ramp (not after a
-fixed long time).  :func:`settling_sim_params` picks ``dt`` and a near-critical damping from
-the rod's slowest axial/torsional mode so that a run takes a few thousand steps.
+Steady states come from the static solver of the same discrete model by default
+(``method="static"``, :mod:`hsa_elastica.robots.rod_statics`: milliseconds per point; a solve
+that fails or ends unstable falls back to the dynamics with a logged warning).  With
+``method="dynamic"`` each run relaxes the dynamics and stops when the rod has settled: every
+node speed below ``tol_speed`` and every angular speed below ``tol_omega`` for ``window``
+seconds after the actuation ramp (not after a fixed long time).  :func:`settling_sim_params`
+picks ``dt`` and a near-critical damping from the rod's slowest axial/torsional mode so that a
+run takes a few thousand steps.  Both agree to the settling tolerance (tested).
 
 Closed forms (:func:`closed_form`) of the same discrete model (uniform twist, element strains
 with the half-strain end elements of the zero-padded average, see docs/architecture.md):
@@ -52,6 +56,7 @@ Units: SI inside (m, N, N m, N/m, rad); the data file uses mm, N, N*mm, N/mm and
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from dataclasses import dataclass
@@ -63,6 +68,7 @@ from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
+from hsa_elastica.engines.timeloop import max_stable_dt
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 from hsa_elastica.params import ParameterError, RodParams, SimulationParams
 
@@ -70,6 +76,12 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hsa_elastica.robots.builders import OperatorRef, SingleRod
+    from hsa_elastica.robots.rod_statics import RodSteadyState
+
+log = logging.getLogger(__name__)
+
+#: ``method`` of the experiments: the static solver (default) or dynamic relaxation
+METHODS = ("static", "dynamic")
 
 __all__ = [
     "CHARACTERISTICS",
@@ -89,6 +101,7 @@ __all__ = [
     "spring_constant_details",
     "blocked_force",
     "simulate_point",
+    "METHODS",
 ]
 
 #: The four characteristics of Fig. 3 (names as in the data file).
@@ -313,7 +326,7 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
       for the slowest symmetric mode, so every mode decays at least like ``exp(-omega_min t)``;
     * ``dt = 0.25 l / c_max`` [s] with ``c_max`` the axial wave speed at the stiffest point of
       the law up to ``angle`` (PositionVerlet is stable for ``omega dt < 2``; the element
-      modes are at most ``2 c / l``);
+      modes are at most ``2 c / l``), at most :func:`~hsa_elastica.engines.timeloop.max_stable_dt`;
     * ramp time ``4 / omega_min`` [s], linear ramps are avoided (smooth quintic).
     """
     w = _slowest_rate(rod)
@@ -326,7 +339,9 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
     e_law = float(np.max(rod.youngs_modulus + rod.E_slope * ks + rod.E_quad * ks**2))
     e_max = max(rod.youngs_modulus, e_law, rod.shear_modulus)
     c_max = math.sqrt(e_max / rod.density)
-    dt = 0.25 * l0 / c_max
+    # (and never above the builders' stability check, which covers the whole clipped twist
+    # range: a quadratic law may be stiffer beyond ``angle`` than inside it)
+    dt = min(0.25 * l0 / c_max, max_stable_dt(rod)[0])
     gamma = 2.0 * w
     return SimulationParams(
         dt=dt,
@@ -426,6 +441,42 @@ def _build(
 # --------------------------------------------------------------------------------------------
 # the four experiments
 # --------------------------------------------------------------------------------------------
+def _check_method(method: str) -> bool:
+    """True for the static solver; raises on an unknown ``method``."""
+    if method not in METHODS:
+        raise ParameterError(f"method = {method!r} is invalid: must be one of {METHODS}")
+    return method == "static"
+
+
+def _static_state(
+    rod_params: RodParams,
+    *,
+    angle: float = 0.0,
+    distal: str = "twist_locked",
+    axial_law: AxialLawParams | None = None,
+    tip_force: float = 0.0,
+    base: str = "motor",
+    torque: float = 0.0,
+    initial: "RodSteadyState | None" = None,
+) -> "RodSteadyState | None":
+    """Static steady state of the set-up, or None (logged) when the static solve failed or
+    ended unstable: the caller then runs the dynamic experiment."""
+    from hsa_elastica.robots.rod_statics import solve_static_rod
+
+    if not isinstance(rod_params, RodParams):
+        raise ParameterError(f"rod_params = {rod_params!r} is invalid: must be a RodParams")
+    for name, v in (("angle", angle), ("torque", torque)):
+        if not math.isfinite(v):
+            raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
+    res = solve_static_rod(rod_params, angle=angle, torque=torque, base=base, distal=distal,
+                           tip_force=tip_force, axial_law=axial_law, initial=initial)
+    if res.converged and res.stable is not False:
+        return res
+    log.warning("static characterization solve (angle %.4g rad, distal %s): %s; falling back "
+                "to dynamic relaxation", angle, distal, res.message or "not converged")
+    return None
+
+
 def _twisted_free_rod(
     rod_params: RodParams,
     angle: float,
@@ -452,13 +503,19 @@ def holding_torque(
     sim_params: SimulationParams | None = None,
     options: SettleOptions = SettleOptions(),
     axial_law: AxialLawParams | None = None,
+    method: str = "static",
 ) -> float:
     """Twist torque [N m] about +z the base must supply to hold the base angle ``angle`` [rad].
 
     Base: ``MotorAngleBC``; distal: ``DistalTwistLockBC``.  Read at steady state as minus the
     internal twist couple of the first Voronoi region divided by its dilatation cubed (the
     torque PyElastica applies to element 0, in its local frame whose z is the rod axis).
+    ``method``: ``"static"`` (default) or ``"dynamic"`` (see the module doc).
     """
+    if _check_method(method):
+        st = _static_state(rod_params, angle=angle, axial_law=axial_law)
+        if st is not None:
+            return st.holding_torque_Nm
     h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(0.0))
@@ -471,16 +528,22 @@ def twist_angle_under_torque(
     *,
     sim_params: SimulationParams | None = None,
     options: SettleOptions = SettleOptions(),
+    method: str = "static",
 ) -> float:
     """Steady base twist angle [rad] under a base torque ``torque`` [N m] (paper's procedure).
 
     Base: ``FreeTwistBC`` + ``BaseTwistTorque``; distal twist locked.  The angle is read with
     ``actuation.base_twist_angle`` (principal value, so ``|angle| < pi``).
+    ``method``: ``"static"`` (default) or ``"dynamic"``.
     """
     from hsa_elastica.physics.actuation import base_twist_angle
 
     if not math.isfinite(torque):
         raise ParameterError(f"torque = {torque!r} is invalid: must be a finite number (N m)")
+    if _check_method(method):
+        st = _static_state(rod_params, base="free_twist", torque=torque)
+        if st is not None:
+            return st.base_angle_rad
     # the damping / time step of the angle that this torque gives in the closed form
     guess = torque / max(rod_params.B_z, 1e-300) * (rod_params.length * (rod_params.n_elements - 1) / rod_params.n_elements)
     sp = settling_sim_params(rod_params, angle=guess) if sim_params is None else sim_params
@@ -497,8 +560,14 @@ def minimum_energy_length(
     sim_params: SimulationParams | None = None,
     options: SettleOptions = SettleOptions(),
     axial_law: AxialLawParams | None = None,
+    method: str = "static",
 ) -> float:
-    """Steady-state length [m] (tip z - base z) of the rod with base angle ``angle`` [rad]."""
+    """Steady-state length [m] (tip z - base z) of the rod with base angle ``angle`` [rad]
+    (``method``: ``"static"``, default, or ``"dynamic"``)."""
+    if _check_method(method):
+        st = _static_state(rod_params, angle=angle, axial_law=axial_law)
+        if st is not None:
+            return st.length_m
     h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
     pos = h.rod.position_collection
     return float(pos[2, -1] - pos[2, 0])
@@ -513,6 +582,7 @@ def spring_constant_details(
     options: SettleOptions = SettleOptions(),
     axial_law: AxialLawParams | None = None,
     pull_only: bool = False,
+    method: str = "static",
 ) -> dict[str, float]:
     """Axial spring constant of the twisted rod, with a linearity check.
 
@@ -524,6 +594,10 @@ def spring_constant_details(
         force = 0.01 * rod_params.youngs_modulus * rod_params.area
     if not (math.isfinite(force) and force > 0.0):
         raise ParameterError(f"force = {force!r} is invalid: must be a finite number > 0 (N)")
+    if _check_method(method):
+        static = _static_spring(rod_params, angle, force, axial_law, pull_only)
+        if static is not None:
+            return static
     from hsa_elastica.robots.builders import OperatorRef
 
     ref: OperatorRef[_AdjustableTipForce] = OperatorRef()
@@ -537,6 +611,12 @@ def spring_constant_details(
         tip.force = sign * force
         t = _settle(h, t, quiet_after=t, options=options)
         out[name] = float(pos[2, -1] - pos[2, 0])
+    return _spring_values(out, force, pull_only)
+
+
+def _spring_values(out: dict[str, float], force: float, pull_only: bool) -> dict[str, float]:
+    """Adds ``k``, ``k_pull``, ``k_push`` [N/m] to the lengths ``z0``, ``z_pull``, ``z_push``."""
+    z0 = out["z0"]
     out["k_pull"] = force / (out["z_pull"] - z0)
     if pull_only:
         out["z_push"] = out["k"] = out["k_push"] = float("nan")
@@ -544,6 +624,23 @@ def spring_constant_details(
         out["k"] = 2.0 * force / (out["z_pull"] - out["z_push"])
         out["k_push"] = force / (z0 - out["z_push"])
     return out
+
+
+def _static_spring(rod_params: RodParams, angle: float, force: float,
+                   axial_law: AxialLawParams | None, pull_only: bool) -> dict[str, float] | None:
+    """:func:`spring_constant_details` by three (two) static solves; None if one failed."""
+    out = {"force": float(force)}
+    sides = ((0.0, "z0"), (+1.0, "z_pull")) + (() if pull_only else ((-1.0, "z_push"),))
+    rest = None
+    for sign, name in sides:
+        # the loaded rod from the unloaded equilibrium (as the experiment does)
+        st = _static_state(rod_params, angle=angle, axial_law=axial_law, tip_force=sign * force,
+                           initial=rest)
+        if st is None:
+            return None
+        rest = st if rest is None else rest
+        out[name] = st.length_m
+    return _spring_values(out, force, pull_only)
 
 
 def spring_constant(
@@ -554,6 +651,7 @@ def spring_constant(
     sim_params: SimulationParams | None = None,
     options: SettleOptions = SettleOptions(),
     axial_law: AxialLawParams | None = None,
+    method: str = "static",
 ) -> float:
     """Axial spring constant [N/m] at base angle ``angle`` [rad]; see :func:`spring_constant_details`.
 
@@ -565,7 +663,7 @@ def spring_constant(
     pull = _compressive(axial_law)
     det = spring_constant_details(
         rod_params, angle, force=force, sim_params=sim_params, options=options, axial_law=axial_law,
-        pull_only=pull,
+        pull_only=pull, method=method,
     )
     return det["k_pull"] if pull else det["k"]
 
@@ -577,13 +675,19 @@ def blocked_force(
     sim_params: SimulationParams | None = None,
     options: SettleOptions = SettleOptions(),
     axial_law: AxialLawParams | None = None,
+    method: str = "static",
 ) -> float:
     """Axial force [N] the blocked distal end takes when the base is twisted to ``angle`` [rad].
 
     Distal node and element fixed at their printed pose (``FixedConstraint``); read as the
     compression of the last element, ``-(Q^T n)_z / e`` with ``n`` PyElastica's internal stress
     (times the element's compression factor ``r_c`` of an asymmetric ``axial_law``).
+    ``method``: ``"static"`` (default) or ``"dynamic"``.
     """
+    if _check_method(method):
+        st = _static_state(rod_params, angle=angle, distal="fixed", axial_law=axial_law)
+        if st is not None:
+            return st.distal_axial_force_N
     h, law_ref = _build(rod_params, angle, sim_params, distal="fixed", axial_law=axial_law)
     _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
     rod = h.rod
@@ -612,13 +716,15 @@ def simulate_point(
     angle: float,
     *,
     axial_law: AxialLawParams | None = None,
+    method: str = "static",
 ) -> float:
     """Run the virtual experiment ``characteristic`` at base angle ``angle`` [rad]; SI result.
 
-    ``axial_law``: optional compression-softening law (:mod:`hsa_elastica.physics.compression_law`).
+    ``axial_law``: optional compression-softening law (:mod:`hsa_elastica.physics.compression_law`);
+    ``method``: ``"static"`` (static solver, default) or ``"dynamic"`` (dynamic relaxation).
     """
     if characteristic not in _EXPERIMENTS:
         raise ValueError(
             f"characteristic = {characteristic!r} is invalid: must be one of {CHARACTERISTICS}"
         )
-    return float(_EXPERIMENTS[characteristic](rod_params, angle, axial_law=axial_law))
+    return float(_EXPERIMENTS[characteristic](rod_params, angle, axial_law=axial_law, method=method))

@@ -6,7 +6,8 @@ Drawing (Fig. 2(c) of the paper):
   with a legend) or by a per-element/per-Voronoi quantity (``color_by="elongation"`` = the
   auxetic rest-length strain ``rest_length / printed - 1`` of Eq. 3, or a recorded name such as
   ``"sigma_z"``) with a colour bar on a range fixed over the whole clip and rounded to nice ticks;
-* the platform as a disk of the platform diameter and thickness at its recorded pose;
+* the platform as a disk of the platform diameter and thickness at its recorded pose (and the
+  lower platforms of a multi-segment stack, columns ``platform{k}/...``, likewise);
 * local frames as arrows: red = local x (``d1``), green = local y (``d2``) at a few elements of
   each rod, plus blue = local z on the platform, as in the paper (listed in the legend);
 * the robot frame: a compass on the ground (arrows ``N`` = +y and ``E`` = +x beside the base) and
@@ -218,6 +219,14 @@ class RobotScene:
             self.platform_pos = data.block(df, [f"platform/position_{a}" for a in "xyz"])
             q = data.block(df, [f"platform/quaternion_{a}" for a in "xyzw"])
             self.platform_rot = data.quaternion_to_matrix(q)
+        # the lower platforms of a multi-segment stack: columns ``platform{k}/...``
+        self.lower_platforms: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        k = 0
+        while self.has_platform and f"platform{k}/position_x" in df.columns:
+            pos = data.block(df, [f"platform{k}/position_{a}" for a in "xyz"])
+            q = data.block(df, [f"platform{k}/quaternion_{a}" for a in "xyzw"])
+            self.lower_platforms.append((pos, data.quaternion_to_matrix(q)))
+            k += 1
         self.ground_radius = max(
             (float(robot.circle_radius) if robot is not None else 0.0) + 2.0 * self.radius,
             0.5 * float(robot.platform.diameter) if robot is not None else 0.0,
@@ -290,6 +299,11 @@ class RobotScene:
         self._plat_ref = np.array(disk.points, dtype=np.float64)
         self.platform_mesh = disk
         self.plotter.add_mesh(disk, color="#bdbdbd", opacity=0.85)
+        self.lower_meshes = []
+        for _ in self.lower_platforms:
+            mesh = disk.copy()
+            self.lower_meshes.append(mesh)
+            self.plotter.add_mesh(mesh, color="#bdbdbd", opacity=0.85)
 
     def _build_ground(self, pv: Any, robot: Any) -> None:
         base = pv.Cylinder(
@@ -380,7 +394,8 @@ class RobotScene:
             rim = self._plat_radius * np.column_stack([np.cos(a), np.sin(a), np.zeros_like(a)])
             for dz in (-0.5 * self._plat_thickness, 0.5 * self._plat_thickness):
                 body = rim + [0.0, 0.0, dz]
-                pts.append((np.einsum("tij,pj->tpi", self.platform_rot, body) + self.platform_pos[:, None, :]).reshape(-1, 3))
+                for pos, rot in [(self.platform_pos, self.platform_rot), *self.lower_platforms]:
+                    pts.append((np.einsum("tij,pj->tpi", rot, body) + pos[:, None, :]).reshape(-1, 3))
         allp = np.concatenate(pts)
         lo = allp.min(axis=0)
         hi = allp.max(axis=0)
@@ -436,6 +451,9 @@ class RobotScene:
         if self.has_platform:
             self.platform_mesh.points[:] = self._plat_ref @ self.platform_rot[i].T + self.platform_pos[i]
             self.platform_mesh.Modified()
+            for mesh, (pos, rot) in zip(self.lower_meshes, self.lower_platforms):
+                mesh.points[:] = self._plat_ref @ rot[i].T + pos[i]
+                mesh.Modified()
         self._update_frames(i)
         if self._text is not None:
             label = f"t = {self.times[i]:.2f} s"

@@ -25,6 +25,8 @@ TPU_LOSS_FACTOR = 0.1
 #: loads the strain (elongation bounce: axial/shear; bending sway: bend/twist; docs/stability.md)
 RETARDATION_AXIAL = 7.5e-5
 RETARDATION_BEND = 1.0e-3
+#: names of the auxetic coupling laws (:attr:`RodParams.coupling_law`)
+COUPLING_LAWS = ("one_way", "passive")
 RETARDATION_FIELDS = (
     "retardation_time_axial",
     "retardation_time_shear",
@@ -68,6 +70,14 @@ class RodParams(_ParamsBase):
     :func:`hsa_elastica.robots.builders.build_robot`).  The caps are massless (put their mass
     into ``PlatformParams.payload_mass`` if it matters).
 
+    ``coupling_law`` selects how the rest-length law acts: ``"one_way"`` is the paper's model
+    (Eqs. 2-4: the rest length follows the twist, nothing acts back on the twist);
+    ``"passive"`` adds the twist couple conjugate to the rest-length law (Maxwell-Betti: pulling
+    an HSA untwists it), which makes the coupling the gradient of the rods' elastic energy, so it
+    cannot create energy (docs/stability.md).  Both give the same free length, blocked force,
+    holding torque and spring constant of a single rod (the couple vanishes at zero axial
+    stress and the motors impose the twist).
+
     ``twist_filter_time`` [s] is not part of the paper's model: when > 0 the coupling low-passes
     the handed twist strain with this time constant (``AuxeticCoupling(twist_filter_time=...)``).
     It is a delayed feedback and does not make the model passive; the default is 0 (off): the
@@ -102,6 +112,9 @@ class RodParams(_ParamsBase):
     G_slope: float = field(default=0.0, metadata={"unit": "Pa m/rad"})
     bend_rigidity_slope: float = field(default=0.0, metadata={"unit": "N m^2 m/rad"})
     twist_rigidity_slope: float = field(default=0.0, metadata={"unit": "N m^2 m/rad"})
+    coupling_law: str = field(
+        default="one_way", metadata={"unit": "-, 'one_way' (paper) or 'passive'"}
+    )
     twist_filter_time: float = field(
         default=0.0, metadata={"unit": "s, low pass of the coupling's twist strain, 0 = off"}
     )
@@ -154,6 +167,16 @@ class RodParams(_ParamsBase):
         for name in ("E_slope", "G_slope", "bend_rigidity_slope", "twist_rigidity_slope"):
             _check_real(self, name)
         _check_real(self, "twist_filter_time", ge=0.0)
+        if self.coupling_law not in COUPLING_LAWS:
+            raise _fail(
+                self, "coupling_law", self.coupling_law, f"must be one of {COUPLING_LAWS}"
+            )
+        if self.coupling_law == "passive" and self.twist_filter_time > 0.0:
+            raise _fail(
+                self, "coupling_law", self.coupling_law,
+                "must be 'one_way' when twist_filter_time > 0 (a lagged rest length has no "
+                "conjugate couple)",
+            )
         for name in RETARDATION_FIELDS:
             _check_real(self, name, ge=0.0, le=1.0)
         for name in ("C_eps2", "E_quad", "twist_rigidity_quad"):

@@ -43,6 +43,7 @@ __all__ = [
     "twist_about_axis",
     "remove_twist",
     "rotate_about_own_axis",
+    "free_twist_director",
 ]
 
 ScalarOrSchedule = Union[float, Callable[[float], float]]
@@ -122,6 +123,15 @@ def _schedule(owner: str, name: str, value: ScalarOrSchedule) -> Callable[[float
         raise _invalid(owner, name, value, "a finite number or a callable t -> value")
     constant = float(value)
     return lambda t: constant
+
+
+def motor_schedule(
+    owner: str, value: ScalarOrSchedule
+) -> tuple[Callable[[float], float], Callable[[float], float] | None]:
+    """``(schedule, rate)`` of a motor angle: a number [rad] or a callable ``t -> phi``; the
+    rate is the schedule's ``rate`` method if it has one (as :class:`Ramp`), else None."""
+    rate = getattr(value, "rate", None)
+    return _schedule(owner, "angle", value), (rate if callable(rate) else None)
 
 
 def _single_index(owner: str, name: str, idx: Any) -> int:
@@ -230,6 +240,16 @@ def twist_about_axis(reference: NDArray[np.float64], current: NDArray[np.float64
     return math.atan2(m01 - m10, m00 + m11)
 
 
+@njit(cache=True)  # type: ignore[misc]
+def free_twist_director(
+    reference: NDArray[np.float64], current: NDArray[np.float64], out: NDArray[np.float64]
+) -> None:
+    """``out`` = ``reference`` turned about its own d3 by the twist of ``current`` (the
+    director :class:`FreeTwistBC` imposes: roll and pitch removed, twist kept)."""
+    psi = twist_about_axis(reference, current)
+    rotate_about_own_axis(reference, psi, out)
+
+
 def base_twist_angle(rod: RodType, reference_directors: NDArray[np.float64]) -> float:
     """Signed twist angle [rad] of element 0 about its own +z axis (right-hand rule).
 
@@ -326,9 +346,7 @@ class MotorAngleBC(_ProximalBC):
 
     @angle.setter
     def angle(self, value: ScalarOrSchedule) -> None:
-        self._angle = _schedule("MotorAngleBC", "angle", value)
-        rate = getattr(value, "rate", None)
-        self.angle_rate = rate if callable(rate) else None
+        self._angle, self.angle_rate = motor_schedule("MotorAngleBC", value)
 
     def constrain_values(self, system: RodType, time: np.float64) -> None:
         rotate_about_own_axis(self.reference_director, float(self.angle(float(time))), self._director)
@@ -356,8 +374,7 @@ class FreeTwistBC(_ProximalBC):
 
     def constrain_values(self, system: RodType, time: np.float64) -> None:
         current = np.ascontiguousarray(system.director_collection[..., self._director_idx])
-        psi = twist_about_axis(self.reference_director, current)
-        rotate_about_own_axis(self.reference_director, psi, self._director)
+        free_twist_director(self.reference_director, current, self._director)
         system.position_collection[..., self._position_idx] = self.fixed_position
         system.director_collection[..., self._director_idx] = self._director
 

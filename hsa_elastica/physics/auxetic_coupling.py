@@ -27,11 +27,12 @@ from elastica.external_forces import NoForces
 from hsa_elastica.params import RodParams, invalid_parameter, is_finite_number
 from hsa_elastica.physics.auxetic_law import (
     ALPHA_C,
-    apply_twist_couple,
+    PASSIVE_CLIP_WIDTH,
     auxetic_update,
     handed_twist_strain,
     reciprocal_twist_couple,
 )
+from hsa_elastica.physics.variational_rod import variational_correction
 
 if TYPE_CHECKING:
     from elastica.rod.cosserat_rod import CosseratRod
@@ -136,8 +137,10 @@ class AuxeticCoupling(NoForces):
     ``finalize()`` without handing them the rod), so build the rod with its printed geometry.
     The operator writes ``rest_lengths``, ``rest_voronoi_lengths`` and the diagonals of
     ``shear_matrix`` / ``bend_matrix`` in place, so memory blocks see the change.  With
-    ``reciprocal=True`` (default False) it also applies the twist couple conjugate to the rest-length
-    law (:func:`reciprocal_twist_couple`), which makes the coupling conservative.
+    ``reciprocal=True`` (default False) it is the passive model: it also applies the twist couple
+    conjugate to the rest-length law (:func:`reciprocal_twist_couple`) and replaces the rod's
+    elastic forces by the exact gradient of one discrete energy
+    (:mod:`hsa_elastica.physics.variational_rod`), so that the coupled rod cannot create energy.
 
     Parameters (keyword-only)
     -------------------------
@@ -168,14 +171,14 @@ class AuxeticCoupling(NoForces):
         twist -> rest length -> axial force (see docs/stability.md).  Steady states are
         unchanged.
     reciprocal : bool
-        Default False (the paper's one-way model).  True: apply the reciprocal twist couple
-        ``M_k = dU/dtheta_k`` of the elastic energy through the twist dependence of the rest
-        lengths (an axially loaded HSA produces a twist torque, Maxwell-Betti).  Without it
-        the coupling is not derived from an energy and self-excites a stretch-twist mode on
-        stiff, strongly coupled rods (docs/stability.md).  Changes results only where the rod
-        carries axial load (or is bent); the unloaded equilibria are unchanged.  Not allowed
-        with ``twist_filter_time > 0``.  Stable on single rods, but the 4-rod robot with it
-        diverged in the checks of docs/stability.md, hence off by default.
+        Default False (the paper's one-way model on PyElastica's rod).  True: the passive model
+        (``RodParams.coupling_law = "passive"``): the reciprocal twist couple
+        ``M_k = dU/dtheta_k`` of the rod's energy through the twist dependence of the rest
+        lengths (an axially loaded HSA produces a twist torque, Maxwell-Betti) and the
+        exact-gradient internal forces of :mod:`hsa_elastica.physics.variational_rod` (bend/twist
+        couple ``B kappa`` instead of PyElastica's ``B kappa / E^3``).  Unloaded equilibria of
+        straight rods are unchanged.  Needs zero rest curvature and rest shear (straight
+        rods); not allowed with ``twist_filter_time > 0``.
 
     Diagnostics (read-only, None before the first application)
     ----------------------------------------------------------
@@ -204,6 +207,7 @@ class AuxeticCoupling(NoForces):
             area=rod_params.area,
             twist_filter_time=rod_params.twist_filter_time,
             C_eps2=rod_params.C_eps2,
+            reciprocal=rod_params.coupling_law == "passive",
         )
 
     @classmethod
@@ -276,6 +280,8 @@ class AuxeticCoupling(NoForces):
 
         self.handedness = int(handedness)
         self.reciprocal = bool(reciprocal)
+        #: blend width of the rounded clip [-]: the passive model's, 0 (hard) for the paper's
+        self.clip_width = PASSIVE_CLIP_WIDTH if self.reciprocal else 0.0
         self.C_eps = float(C_eps)
         self.C_eps2 = float(C_eps2)
         self.eps_min = float(eps_min)
@@ -354,6 +360,14 @@ class AuxeticCoupling(NoForces):
         self._kappa_h_elem_clipped = np.zeros(n)
         self._eps = np.zeros(n)
         self._couple = np.zeros(n - 1)
+        self._work = np.zeros((3, n))
+        if self.reciprocal and (
+            np.any(np.asarray(system.rest_kappa) != 0.0) or np.any(np.asarray(system.rest_sigma) != 0.0)
+        ):
+            raise ValueError(
+                "AuxeticCoupling.reciprocal = True is invalid for this rod: the passive model "
+                "needs a straight printed rod (rest_kappa and rest_sigma all 0)"
+            )
         self._check_stiffness_positive()
         # the filter starts from the strain present at the first application
         handed_twist_strain(
@@ -449,6 +463,7 @@ class AuxeticCoupling(NoForces):
             system.rest_voronoi_lengths,
             system.shear_matrix,
             system.bend_matrix,
+            self.clip_width,
         )
         # PyElastica computed the internal forces of this step before calling the forcings,
         # with the rest configuration of the previous step.  Recompute them with the one just
@@ -460,9 +475,9 @@ class AuxeticCoupling(NoForces):
             # and kappa just recomputed)
             reciprocal_twist_couple(
                 system.sigma,
-                system.rest_sigma,
-                system.internal_stress,
+                system.dilatation,
                 system.kappa,
+                system.shear_matrix,
                 system.bend_matrix,
                 self._kappa_h_elem,
                 self.C_eps,
@@ -475,6 +490,7 @@ class AuxeticCoupling(NoForces):
                 self._printed_lengths,
                 self._printed_voronoi,
                 self._couple,
+                self.clip_width,
             )
         if not smallest > 0.0:
             raise FloatingPointError(
@@ -485,6 +501,23 @@ class AuxeticCoupling(NoForces):
             )
 
     def apply_torques(self, system: CosseratRod, time: np.float64 = np.float64(0.0)) -> None:
-        """Apply the reciprocal twist couple computed by :meth:`apply_forces` (if enabled)."""
+        """Passive model (``reciprocal=True``): add the reciprocal twist couple computed by
+        :meth:`apply_forces` and the exact-gradient correction of the rod's elastic forces
+        (:func:`variational_correction`) to its external forces and torques."""
         if self.reciprocal and self._initialized:
-            apply_twist_couple(self._couple, system.external_torques)
+            variational_correction(
+                system.director_collection,
+                system.rest_lengths,
+                system.rest_voronoi_lengths,
+                system.shear_matrix,
+                system.bend_matrix,
+                system.sigma,
+                system.dilatation,
+                system.voronoi_dilatation,
+                system.kappa,
+                system.internal_stress,
+                self._couple,
+                system.external_forces,
+                system.external_torques,
+                self._work,
+            )

@@ -14,7 +14,7 @@ fused stepper and the static solver through :func:`auxetic_update`):
 * Eq. 5 -- stiffnesses linear (optionally quadratic) in the clipped twist strain, and the twist
   rigidity scaled by ``rest_voronoi / printed_voronoi`` (:func:`twist_dependent_stiffness`);
 * the reciprocal (Maxwell-Betti) twist couple of the rest-length law
-  (:func:`reciprocal_twist_couple`, optional).
+  (:func:`reciprocal_twist_couple`) of the passive model (``coupling_law="passive"``).
 
 :func:`auxetic_update` is the whole sequence strain -> (filter) -> rest lengths -> stiffness,
 written once.  Units: SI; strains in rad/m, ``C_eps`` in m/rad.
@@ -22,6 +22,7 @@ written once.  Units: SI; strains in rad/m, ``C_eps`` in m/rad.
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 from numba import njit
@@ -38,10 +39,12 @@ __all__ = [
     "clip_strain",
     "auxetic_rest_lengths",
     "rest_strain",
+    "rest_strain_slope",
+    "soft_clip",
+    "PASSIVE_CLIP_WIDTH",
     "twist_dependent_stiffness",
     "low_pass",
     "reciprocal_twist_couple",
-    "apply_twist_couple",
 ]
 
 #: Timoshenko shear correction used by PyElastica's ``straight_rod`` (Kaneko 1975), [-].
@@ -101,25 +104,81 @@ def clip_strain(
         out[i] = min(max(values[i], lower), upper)
 
 
+#: blend width [-] of the clipped rest-length law in the passive model (:func:`soft_clip`):
+#: the clip at ``eps_min``/``eps_max`` is rounded over +-1e-4 of axial strain so that the
+#: energy is continuously differentiable (the paper's hard clip has a kink at zero twist, where
+#: the conjugate couple would jump); the rest strain changes by at most ``width/4`` = 2.5e-5
+#: there (2.5 um on a 100 mm rod).
+PASSIVE_CLIP_WIDTH: float = 1e-4
+
+
+@njit(cache=True)  # type: ignore[misc]
+def soft_clip(x: float, lower: float, upper: float, width: float) -> tuple[float, float]:
+    """``(clip(x, lower, upper), slope)``; with ``width > 0`` the corners are rounded by
+    quadratic blends over ``[lower - width, lower + width]`` and ``[upper - width,
+    upper + width]`` (continuous slope; ``width`` is reduced to half the range if larger).
+    ``width = 0``: the hard clip, slope 1 strictly inside the range, else 0."""
+    if width <= 0.0:
+        return min(max(x, lower), upper), (1.0 if lower < x < upper else 0.0)
+    w = min(width, 0.5 * (upper - lower))
+    if w <= 0.0:
+        return min(max(x, lower), upper), 0.0
+    if x <= lower - w:
+        return lower, 0.0
+    if x < lower + w:
+        d = x - lower + w
+        return lower + d * d / (4.0 * w), d / (2.0 * w)
+    if x <= upper - w:
+        return x, 1.0
+    if x < upper + w:
+        d = upper + w - x
+        return upper - d * d / (4.0 * w), d / (2.0 * w)
+    return upper, 0.0
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _rest_strain_and_slope(
+    k: float, C_eps: float, C_eps2: float, kappa_min: float, kappa_max: float,
+    eps_min: float, eps_max: float, clip_width: float,
+) -> tuple[float, float]:
+    if C_eps2 == 0.0:
+        value, slope = soft_clip(C_eps * k, eps_min, eps_max, clip_width)
+        return value, slope * C_eps
+    margin = clip_width / C_eps
+    kc = min(max(k, kappa_min - margin), kappa_max + margin)
+    dx = C_eps + 2.0 * C_eps2 * kc if kappa_min - margin < k < kappa_max + margin else 0.0
+    value, slope = soft_clip(C_eps * kc + C_eps2 * kc * kc, eps_min, eps_max, clip_width)
+    return value, slope * dx
+
+
 @njit(cache=True)  # type: ignore[misc]
 def rest_strain(
     k: float, C_eps: float, C_eps2: float, kappa_min: float, kappa_max: float,
-    eps_min: float, eps_max: float,
+    eps_min: float, eps_max: float, clip_width: float = 0.0,
 ) -> float:
     """Axial strain [-] of the rest-length law at the handed twist strain ``k`` [rad/m].
 
-    Paper (Eq. 3, ``C_eps2 = 0``): ``clip(C_eps k, eps_min, eps_max)``.  Optional quadratic
-    law: ``clip(C_eps kc + C_eps2 kc^2, eps_min, eps_max)`` with ``kc = clip(k, kappa_min,
-    kappa_max)``, the linear law's range ``[eps_min, eps_max] / C_eps`` (for ``C_eps2 = 0``
-    both expressions are equal; the first is evaluated so the paper's model is bit-identical).
+    Paper (Eq. 3, ``C_eps2 = 0``, ``clip_width = 0``): ``clip(C_eps k, eps_min, eps_max)``.
+    Optional quadratic law: ``clip(C_eps kc + C_eps2 kc^2, eps_min, eps_max)`` with
+    ``kc = clip(k, kappa_min, kappa_max)``, the linear law's range ``[eps_min, eps_max] / C_eps``
+    (widened by ``clip_width / C_eps`` when rounded).  ``clip_width > 0`` rounds the clip
+    (:func:`soft_clip`; the passive model uses :data:`PASSIVE_CLIP_WIDTH`).
     ``C_eps`` [m/rad], ``C_eps2`` [m^2/rad^2].
     """
-    if C_eps2 == 0.0:
-        x = C_eps * k
-    else:
-        kc = min(max(k, kappa_min), kappa_max)
-        x = C_eps * kc + C_eps2 * kc * kc
-    return min(max(x, eps_min), eps_max)
+    return _rest_strain_and_slope(  # type: ignore[no-any-return]
+        k, C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max, clip_width
+    )[0]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rest_strain_slope(
+    k: float, C_eps: float, C_eps2: float, kappa_min: float, kappa_max: float,
+    eps_min: float, eps_max: float, clip_width: float,
+) -> float:
+    """``d eps / d k`` [m/rad] of :func:`rest_strain` (0 where clipped)."""
+    return _rest_strain_and_slope(  # type: ignore[no-any-return]
+        k, C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max, clip_width
+    )[1]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -135,6 +194,7 @@ def auxetic_rest_lengths(
     eps: NDArray[np.float64],
     rest_lengths: NDArray[np.float64],
     rest_voronoi_lengths: NDArray[np.float64],
+    clip_width: float = 0.0,
 ) -> None:
     """Rest-length law, Eq. 2-3 (optionally quadratic), written in place.
 
@@ -148,7 +208,9 @@ def auxetic_rest_lengths(
     """
     n = eps.shape[0]
     for i in range(n):
-        e = rest_strain(kappa_h_elements[i], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max)
+        e = rest_strain(
+            kappa_h_elements[i], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max, clip_width
+        )
         eps[i] = e
         rest_lengths[i] = (1.0 + e) * printed_lengths[i]
     for k in range(n - 1):
@@ -229,9 +291,9 @@ def low_pass(
 @njit(cache=True)  # type: ignore[misc]
 def reciprocal_twist_couple(
     sigma: NDArray[np.float64],
-    rest_sigma: NDArray[np.float64],
-    internal_stress: NDArray[np.float64],
+    dilatation: NDArray[np.float64],
     kappa: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
     kappa_h_elements: NDArray[np.float64],
     C_eps: float,
@@ -244,90 +306,69 @@ def reciprocal_twist_couple(
     printed_lengths: NDArray[np.float64],
     printed_voronoi_lengths: NDArray[np.float64],
     couple: NDArray[np.float64],
+    clip_width: float,
 ) -> None:
     """Twist couple conjugate to the rest-length law (Maxwell-Betti reciprocal of Eq. 2-4).
 
     The rest lengths ``l_i = (1 + eps_i) lbar_i`` depend on the Voronoi twist angles
     ``theta_k = log(Q_{k+1} Q_k^T)_z``; with ``eps_i = C_eps (kh_{i-1} + kh_i) / 2`` and
-    ``kh_k = -h theta_k / Dbar_k`` (Eq. 3-4), an unclipped element has
-    ``d l_i / d theta_k = -h C_eps lbar_i / (2 Dbar_k)`` for ``i in {k, k+1}`` (0 when clipped).
-    The couple is ``M_k = dU/dtheta_k = sum_i (dU/dl_i)(dl_i/dtheta_k)`` [N m] with PyElastica's
-    elastic energy at fixed positions and directors:
+    ``kh_k = -h theta_k / Dbar_k`` (Eq. 3-4), an element has
+    ``d l_i / d theta_k = -h (d eps_i / d k) lbar_i / (2 Dbar_k)`` for ``i in {k, k+1}``.
+    The couple is ``M_k = dU/dtheta_k = sum_i (dU/dl_i)(dl_i/dtheta_k)`` [N m], with ``U`` the
+    energy of the passive rod (:mod:`hsa_elastica.physics.variational_rod`), at fixed positions
+    and directors:
 
-    * stretch/shear, ``U_i = 1/2 (s_i - s0_i).S_i (s_i - s0_i) l_i`` with
-      ``s_i = Q_i (x_{i+1} - x_i)/l_i - e_z``:
-      ``dU_i/dl_i = -(n_z + s.n - 1/2 (s - s0).n)`` with ``n = S (s - s0)`` (internal stress);
-    * bending, ``U_k = 1/2 (B_xx kx^2 + B_yy ky^2) D_k`` with ``kappa = theta / D`` and
-      ``D_k = (l_k + l_{k+1})/2``: ``dU_k/dl_i = -1/4 (B_xx kx^2 + B_yy ky^2)`` for
-      ``i in {k, k+1}``;
-    * twist: independent of the rest lengths (``B_zz`` is scaled by ``D / Dbar``).
+    * stretch/shear, ``U_i = l_i [S_zz (e - 1 - ln e) + (S_xx sx^2 + S_yy sy^2)/2]`` with the
+      dilatation ``e = |x_{i+1} - x_i| / l_i`` and ``s = Q (x_{i+1} - x_i)/l_i - e_z``:
+      ``-dU_i/dl_i = S_zz ln e + (S_xx sx^2 + S_yy sy^2)/2``;
+    * bend/twist, ``U_k = theta.B theta / (2 D_k)`` with ``D_k = (l_k + l_{k+1})/2`` and the
+      twist rigidity scaled by ``D_k / Dbar_k`` (:func:`twist_dependent_stiffness`, so the twist
+      term does not depend on ``D_k``): ``-dU_k/dl_i = (B_xx kx^2 + B_yy ky^2) / 4`` for
+      ``i in {k, k+1}``.
 
-    At a clip limit the one-sided derivative is used only when the couple drives the strain
-    into the unclipped range (tension at ``eps_min``, compression at ``eps_max``).
-    The stiffness law (Eq. 5) contribution ``dU/dS dS/dtheta`` is not included.
+    It is applied, with the exact log-map Jacobian, by
+    :func:`~hsa_elastica.physics.variational_rod.variational_correction`: together with the
+    exact-gradient rod forces it makes the coupled rod the gradient of ``U`` (tested against a
+    finite-difference gradient of ``U``).  The rest curvature and rest shear strain are zero
+    (straight printed rods).  The Eq. 5 stiffness slopes act through ``S`` and ``B``; their own
+    conjugate terms are not included (zero for the paper's model).  The rest-length law enters
+    through its slope ``d eps / d k`` (:func:`rest_strain_slope`: ``C_eps``, or
+    ``C_eps + 2 C_eps2 k`` for the quadratic law, times the slope of the clip, which is rounded
+    over ``clip_width`` so that the couple is continuous; 0 where clipped).
 
-    Quadratic rest-length law (``C_eps2 != 0``, :func:`rest_strain`): ``C_eps`` above becomes
-    ``d eps / d k = C_eps + 2 C_eps2 k`` [m/rad] at the element's twist strain ``k``; the element
-    counts as clipped when ``k`` is outside ``[kappa_min, kappa_max]`` or the polynomial is
-    outside ``[eps_min, eps_max]``.
-
-    ``sigma``, ``rest_sigma``, ``internal_stress`` (3, n); ``kappa`` [1/m], ``bend_matrix``
-    (3, 3, n-1) as used for this step's internal forces; ``kappa_h_elements`` (n,) element
-    averages of the handed twist strain [rad/m] (clip test); ``C_eps`` [m/rad];
-    ``printed_*`` [m].  Output ``couple`` (n-1,) [N m], to be applied as a local-z torque
-    ``+M_k`` on element k and ``-M_k`` on element k+1 (PyElastica's sign for an elastic couple).
+    ``sigma`` (3, n) shear/stretch strains, ``dilatation`` (n,), ``kappa`` (3, n-1) [1/m],
+    ``shear_matrix`` (3, 3, n) [N], ``bend_matrix`` (3, 3, n-1) [N m^2], all of this step's internal forces; ``kappa_h_elements`` (n,) element averages of
+    the handed twist strain [rad/m]; ``C_eps`` [m/rad]; ``printed_*`` [m].  Output ``couple``
+    (n-1,) [N m]; ``clip_width`` [-] of the rounded clip (:func:`soft_clip`).
     """
     n = sigma.shape[1]
-    # g_i = -dU/dl_i for the unclipped elements, 0 for the clipped ones
+    # g_i = -(dU/dl_i) (d eps_i/d k), zero where the rest length does not follow the twist
     g = np.zeros(n)
     for i in range(n):
-        k_i = kappa_h_elements[i]
-        if C_eps2 == 0.0:
-            e = C_eps * k_i
-            at_low, at_high = e == eps_min, e == eps_max
-        else:
-            if k_i < kappa_min or k_i > kappa_max:
-                continue  # outside the twist range: the rest length is constant
-            e = C_eps * k_i + C_eps2 * k_i * k_i
-            at_low = e == eps_min or k_i == kappa_min
-            at_high = e == eps_max or k_i == kappa_max
-        if e < eps_min or e > eps_max:
-            continue  # clipped: the rest length does not depend on the twist
-        s_dot_n = 0.0
-        ds_dot_n = 0.0
-        for d in range(3):
-            s_dot_n += sigma[d, i] * internal_stress[d, i]
-            ds_dot_n += (sigma[d, i] - rest_sigma[d, i]) * internal_stress[d, i]
-        g[i] = internal_stress[2, i] + s_dot_n - 0.5 * ds_dot_n
+        slope = rest_strain_slope(
+            kappa_h_elements[i], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
+            clip_width,
+        )
+        if slope == 0.0:
+            continue
+        g_i = (
+            shear_matrix[2, 2, i] * math.log(dilatation[i])
+            + 0.5 * (shear_matrix[0, 0, i] * sigma[0, i] ** 2
+                     + shear_matrix[1, 1, i] * sigma[1, i] ** 2)
+        )
         for k in (i - 1, i):
             if 0 <= k <= n - 2:
-                g[i] += 0.25 * (
+                g_i += 0.25 * (
                     bend_matrix[0, 0, k] * kappa[0, k] ** 2
                     + bend_matrix[1, 1, k] * kappa[1, k] ** 2
                 )
-        # exactly at a clip limit (e.g. zero twist with eps_min = 0) the law has a kink: keep
-        # the one-sided derivative only if the couple drives the strain back into the range
-        if (at_low and g[i] < 0.0) or (at_high and g[i] > 0.0):
-            g[i] = 0.0
-        if C_eps2 != 0.0:
-            # d eps/d k relative to C_eps (C_eps > 0 whenever C_eps2 != 0, RodParams/AuxeticCoupling)
-            g[i] *= (C_eps + 2.0 * C_eps2 * k_i) / C_eps
+        g[i] = g_i * slope
     for k in range(n - 1):
         couple[k] = (
             handedness
-            * C_eps
             / (2.0 * printed_voronoi_lengths[k])
             * (printed_lengths[k] * g[k] + printed_lengths[k + 1] * g[k + 1])
         )
-
-
-@njit(cache=True)  # type: ignore[misc]
-def apply_twist_couple(couple: NDArray[np.float64], external_torques: NDArray[np.float64]) -> None:
-    """Add Voronoi couples ``couple`` (n-1,) [N m] as local-z torques: ``+M_k`` on element k,
-    ``-M_k`` on element k+1 (PyElastica's difference operator for ``internal_couple``)."""
-    for k in range(couple.shape[0]):
-        external_torques[2, k] += couple[k]
-        external_torques[2, k + 1] -= couple[k]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -362,6 +403,7 @@ def auxetic_update(
     rest_voronoi_lengths: NDArray[np.float64],
     shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
+    clip_width: float = 0.0,
 ) -> float:
     """The auxetic rest configuration of one rod (Eq. 2-5) for its present directors.
 
@@ -383,7 +425,7 @@ def auxetic_update(
     average_to_elements(kappa_vor, kappa_elem)
     auxetic_rest_lengths(
         kappa_elem, C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
-        printed_lengths, eps, rest_lengths, rest_voronoi_lengths,
+        printed_lengths, eps, rest_lengths, rest_voronoi_lengths, clip_width,
     )
     clip_strain(kappa_elem, kappa_min, kappa_max, kappa_elem_clipped)
     clip_strain(kappa_vor, kappa_min, kappa_max, kappa_vor_clipped)

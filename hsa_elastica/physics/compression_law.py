@@ -54,6 +54,7 @@ __all__ = [
     "AxialCompressionLaw",
     "compression_ratio_kernel",
     "compression_correction_forces",
+    "compression_law_forces",
     "twist_range",
 ]
 
@@ -184,6 +185,46 @@ def compression_correction_forces(
             external_forces[d, i + 1] -= f
 
 
+@njit(cache=True)  # type: ignore[misc]
+def compression_law_forces(
+    director_collection: NDArray[np.float64],
+    printed_voronoi: NDArray[np.float64],
+    handedness: float,
+    kappa_h_min: float,
+    kappa_h_max: float,
+    r0: float,
+    slope: float,
+    sigma: NDArray[np.float64],
+    rest_sigma: NDArray[np.float64],
+    internal_stress: NDArray[np.float64],
+    dilatation: NDArray[np.float64],
+    external_forces: NDArray[np.float64],
+    kv: NDArray[np.float64],
+    ke: NDArray[np.float64],
+    ke_clipped: NDArray[np.float64],
+    sigma_z: NDArray[np.float64],
+    factor: NDArray[np.float64],
+) -> None:
+    """The whole law on one rod: factor ``r_c`` of each compressed element (twist strain of
+    Eq. 4 averaged and clipped, only if ``slope != 0``; ``ke_clipped`` must hold zeros
+    otherwise) and the correction forces added to ``external_forces`` [N].
+
+    Arrays of one rod: ``director_collection`` (3, 3, n), ``printed_voronoi`` (n-1,) [m],
+    ``sigma`` / ``rest_sigma`` / ``internal_stress`` (3, n), ``dilatation`` (n,),
+    ``external_forces`` (3, n+1); ``kv`` (n-1,), ``ke`` / ``ke_clipped`` / ``sigma_z`` /
+    ``factor`` (n,) are workspace (``factor`` holds the multipliers afterwards).
+    """
+    if slope != 0.0:
+        handed_twist_strain(director_collection, printed_voronoi, handedness, kv)
+        average_to_elements(kv, ke)
+        clip_strain(ke, kappa_h_min, kappa_h_max, ke_clipped)
+    for i in range(sigma_z.shape[0]):
+        sigma_z[i] = sigma[2, i] - rest_sigma[2, i]
+    compression_ratio_kernel(ke_clipped, r0, slope, sigma_z, factor)
+    compression_correction_forces(factor, internal_stress, director_collection, dilatation,
+                                  external_forces)
+
+
 # --------------------------------------------------------------------------------------------
 # operator
 # --------------------------------------------------------------------------------------------
@@ -253,22 +294,12 @@ class AxialCompressionLaw(NoForces):
             self._capture(system)
         assert self._printed_voronoi is not None
         law = self.law
-        if law.compression_ratio_slope != 0.0:
-            handed_twist_strain(
-                system.director_collection, self._printed_voronoi, float(self.handedness), self._kv
-            )
-            average_to_elements(self._kv, self._ke)
-            clip_strain(self._ke, self.kappa_h_min, self.kappa_h_max, self._ke_clipped)
-        np.subtract(system.sigma[2], system.rest_sigma[2], out=self._sigma_z)
-        compression_ratio_kernel(
-            self._ke_clipped, law.compression_ratio, law.compression_ratio_slope, self._sigma_z, self.factor
-        )
-        compression_correction_forces(
-            self.factor,
-            system.internal_stress,
-            system.director_collection,
-            system.dilatation,
-            system.external_forces,
+        compression_law_forces(
+            system.director_collection, self._printed_voronoi, float(self.handedness),
+            self.kappa_h_min, self.kappa_h_max, law.compression_ratio,
+            law.compression_ratio_slope, system.sigma, system.rest_sigma,
+            system.internal_stress, system.dilatation, system.external_forces, self._kv,
+            self._ke, self._ke_clipped, self._sigma_z, self.factor,
         )
 
     def apply_torques(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:

@@ -6,12 +6,16 @@ step and the static solver calls it for its residual.  It applies, in the order 
 calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
 
 1. the motor-angle boundary conditions (Section II-D; :func:`constrain_values`,
-   kernel :func:`~hsa_elastica.physics.actuation.rotate_about_own_axis`);
+   kernel :func:`~hsa_elastica.physics.actuation.rotate_about_own_axis`) and the rod-end
+   constraints of the single-rod experiments (fixed end, distal twist lock, free-twist base;
+   :func:`constrain_end`);
 2. the auxetic rest configuration (Eq. 2-5; :func:`apply_coupling`, kernel
    :func:`~hsa_elastica.physics.auxetic_law.auxetic_update`);
 3. the rods' internal forces and torques (:mod:`hsa_elastica.physics.rod_kernels`);
 4. the forcings and connections in FIFO order: platform joints (Eq. 6-7, kernels of
-   :mod:`hsa_elastica.physics.joints`) and gravity (PyElastica's kernel).
+   :mod:`hsa_elastica.physics.joints`), gravity (PyElastica's kernel), point forces and base
+   torques (:func:`apply_load`) and the compression-softening axial law
+   (:func:`apply_compression`).
 
 External forces and torques are *added* (the caller zeroes them, as PyElastica does at the end
 of a step).  :func:`constrain_rates` is the velocity half of the boundary conditions and the
@@ -30,18 +34,35 @@ from numpy.typing import NDArray
 
 from elastica.external_forces import GravityForces
 
-from hsa_elastica.physics.actuation import rotate_about_own_axis
-from hsa_elastica.physics.auxetic_law import auxetic_update, handed_twist_strain
+from hsa_elastica.physics.actuation import free_twist_director, remove_twist, rotate_about_own_axis
+from hsa_elastica.physics.auxetic_law import (
+    auxetic_update,
+    handed_twist_strain,
+    reciprocal_twist_couple,
+)
+from hsa_elastica.physics.compression_law import compression_law_forces
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
+from hsa_elastica.physics.mounts import (
+    free_twist_rest_orientation,
+    motor_torque_kernel,
+    mount_rest_orientation,
+)
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
+from hsa_elastica.physics.variational_rod import variational_correction
 from hsa_elastica.physics.rod_kernels import (
     RodWork,
     internal_forces_inplace,
     internal_torques_inplace,
 )
 from hsa_elastica.physics.tables import (
+    END_FIXED,
+    END_TWIST_LOCK,
+    OP_COMPRESSION,
     OP_COUPLING,
+    OP_COUPLING_TORQUE,
     OP_DAMP_BODY,
+    OP_END,
+    OP_LOAD,
     OP_DAMP_ROD,
     OP_GRAVITY_BODY,
     OP_GRAVITY_ROD,
@@ -52,8 +73,11 @@ from hsa_elastica.physics.tables import (
     STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
+    CompressionTable,
     CouplingTable,
+    EndTable,
     GravityTable,
+    LoadTable,
     JointTable,
     MaterialDampingTable,
     MotorTable,
@@ -61,7 +85,17 @@ from hsa_elastica.physics.tables import (
     RodDamperTable,
 )
 
-__all__ = ["evaluate_forces", "apply_coupling", "apply_material_damping", "constrain_values", "constrain_rates"]
+__all__ = [
+    "evaluate_forces",
+    "apply_coupling",
+    "apply_reciprocal_couple",
+    "apply_material_damping",
+    "constrain_values",
+    "constrain_rates",
+    "constrain_end",
+    "apply_load",
+    "apply_compression",
+]
 
 #: PyElastica's gravity kernel (a staticmethod: bound to a module name so numba can call it)
 _gravity_kernel = GravityForces.compute_gravity_forces
@@ -93,7 +127,37 @@ def apply_coupling(c: CouplingTable, i: int, t: float, rod: RodBlockArrays) -> f
         c.kappa_vor_raw[i], c.kappa_vor[i], c.kappa_vor_clipped[i], c.kappa_elem[i],
         c.kappa_elem_clipped[i], c.eps[i], rod.rest_lengths[e0 : e0 + ne],
         rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
-        rod.bend_matrix[:, :, v0 : v0 + nv],
+        rod.bend_matrix[:, :, v0 : v0 + nv], c.clip_width[i],
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> None:
+    """``AuxeticCoupling.apply_torques`` of the passive model (``reciprocal=True``) on coupling
+    ``i``: the twist couple conjugate to the rest-length law
+    (:func:`~hsa_elastica.physics.auxetic_law.reciprocal_twist_couple`) and the exact-gradient
+    rod forces (:func:`~hsa_elastica.physics.variational_rod.variational_correction`), from this
+    step's strains and stresses, added to the rod's external forces [N] and torques [N m]."""
+    ne = c.printed_lengths.shape[1]
+    nv = c.printed_voronoi.shape[1]
+    e0 = c.elem_start[i]
+    v0 = c.vor_start[i]
+    n0 = c.node_start[i]
+    reciprocal_twist_couple(
+        rod.sigma[:, e0 : e0 + ne], rod.dilatation[e0 : e0 + ne], rod.kappa[:, v0 : v0 + nv],
+        rod.shear_matrix[:, :, e0 : e0 + ne], rod.bend_matrix[:, :, v0 : v0 + nv],
+        c.kappa_elem[i], c.C_eps[i], c.C_eps2[i], c.kappa_min[i], c.kappa_max[i],
+        c.eps_min[i], c.eps_max[i], c.handedness[i], c.printed_lengths[i], c.printed_voronoi[i],
+        c.couple[i], c.clip_width[i],
+    )
+    variational_correction(
+        rod.director[:, :, e0 : e0 + ne], rod.rest_lengths[e0 : e0 + ne],
+        rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
+        rod.bend_matrix[:, :, v0 : v0 + nv], rod.sigma[:, e0 : e0 + ne],
+        rod.dilatation[e0 : e0 + ne], rod.voronoi_dilatation[v0 : v0 + nv],
+        rod.kappa[:, v0 : v0 + nv], rod.internal_stress[:, e0 : e0 + ne], c.couple[i],
+        rod.external_forces[:, n0 : n0 + ne + 1], rod.external_torques[:, e0 : e0 + ne],
+        c.work[i],
     )
 
 
@@ -117,11 +181,99 @@ def apply_material_damping(m: MaterialDampingTable, i: int, rod: RodBlockArrays)
 
 
 @njit(cache=True)  # type: ignore[misc]
+def constrain_end(e: EndTable, i: int, rod: RodBlockArrays) -> None:
+    """``constrain_values`` of row ``i`` of the rod-end table: ``FixedConstraint`` (node and
+    element held), ``DistalTwistLockBC`` (kernel :func:`remove_twist`) or ``FreeTwistBC``
+    (kernel :func:`free_twist_director`)."""
+    kind = e.kind[i]
+    node = e.node[i]
+    elem = e.element[i]
+    if node >= 0 and kind != END_TWIST_LOCK:
+        for a in range(3):
+            rod.position[a, node] = e.position[i, a]
+    if elem < 0:
+        return
+    if kind == END_FIXED:
+        for a in range(3):
+            for b in range(3):
+                rod.director[a, b, elem] = e.director[i, a, b]
+        return
+    current = rod.director[:, :, elem].copy()
+    if kind == END_TWIST_LOCK:
+        remove_twist(e.director[i], current, e.work)
+    else:
+        free_twist_director(e.director[i], current, e.work)
+    for a in range(3):
+        for b in range(3):
+            rod.director[a, b, elem] = e.work[a, b]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _end_rates(e: EndTable, i: int, rod: RodBlockArrays) -> None:
+    """``constrain_rates`` of row ``i`` of the rod-end table."""
+    kind = e.kind[i]
+    node = e.node[i]
+    elem = e.element[i]
+    if node >= 0 and kind != END_TWIST_LOCK:
+        for a in range(3):
+            rod.velocity[a, node] = 0.0
+    if elem < 0:
+        return
+    if kind == END_FIXED:
+        for a in range(3):
+            rod.omega[a, elem] = 0.0
+    elif kind == END_TWIST_LOCK:
+        rod.omega[2, elem] = 0.0
+    else:
+        rod.omega[0, elem] = 0.0
+        rod.omega[1, elem] = 0.0
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_load(loads: LoadTable, i: int, t: float, rod: RodBlockArrays) -> None:
+    """Row ``i`` of the load table at time ``t`` [s]: ``EndpointForces`` (force [N] on a node,
+    ramped ``min(1, t / ramp)``) and ``BaseTwistTorque`` (torque [N m] about local z)."""
+    factor = 1.0
+    if loads.ramp[i] > 0.0:
+        factor = min(1.0, t / loads.ramp[i])
+    node = loads.node[i]
+    if node >= 0:
+        for a in range(3):
+            rod.external_forces[a, node] += loads.force[i, a] * factor
+    elem = loads.element[i]
+    if elem >= 0:
+        rod.external_torques[2, elem] += loads.torque[i] * factor
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_compression(c: CompressionTable, i: int, rod: RodBlockArrays) -> None:
+    """``AxialCompressionLaw.apply_forces`` on row ``i`` (kernel
+    :func:`~hsa_elastica.physics.compression_law.compression_law_forces`)."""
+    ne = c.n_elems[i]
+    n0 = c.node_start[i]
+    e0 = c.elem_start[i]
+    e1 = e0 + ne
+    w = c.work[i]
+    compression_law_forces(
+        rod.director[:, :, e0:e1], c.printed_voronoi[i, : ne - 1], c.handedness[i],
+        c.kappa_min[i], c.kappa_max[i], c.ratio[i], c.slope[i], rod.sigma[:, e0:e1],
+        rod.rest_sigma[:, e0:e1], rod.internal_stress[:, e0:e1], rod.dilatation[e0:e1],
+        rod.external_forces[:, n0 : n0 + ne + 1], w[0, : ne - 1], w[1, :ne], w[2, :ne],
+        w[3, :ne], w[4, :ne],
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
 def constrain_values(
-    program: NDArray[np.int64], m: MotorTable, angles: NDArray[np.float64], rod: RodBlockArrays
+    program: NDArray[np.int64], m: MotorTable, angles: NDArray[np.float64], rod: RodBlockArrays,
+    ends: EndTable,
 ) -> None:
-    """``MotorAngleBC.constrain_values``: base node fixed, base element turned by ``phi``."""
+    """``MotorAngleBC.constrain_values`` (base node fixed, base element turned by ``phi``)
+    and the rod-end constraints (:func:`constrain_end`), in the program's order."""
     for p in range(program.shape[0]):
+        if program[p, 0] == OP_END:
+            constrain_end(ends, program[p, 1], rod)
+            continue
         if program[p, 0] != OP_MOTOR:
             continue
         i = program[p, 1]
@@ -145,12 +297,16 @@ def constrain_rates(
     material: MaterialDampingTable,
     rod: RodBlockArrays,
     body: BodyBlockArrays,
+    ends: EndTable,
 ) -> None:
-    """``MotorAngleBC.constrain_rates`` then the dampers, in PyElastica's order."""
+    """``MotorAngleBC.constrain_rates``, the rod-end constraints' rates, then the dampers, in
+    PyElastica's order."""
     for p in range(program.shape[0]):
         code = program[p, 0]
         i = program[p, 1]
-        if code == OP_MOTOR:
+        if code == OP_END:
+            _end_rates(ends, i, rod)
+        elif code == OP_MOTOR:
             node = m.node[i]
             elem = m.element[i]
             for a in range(3):
@@ -186,6 +342,27 @@ def constrain_rates(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _turn_mount(joints: JointTable, i: int, angles: NDArray[np.float64]) -> None:
+    """``MotorMount.apply_torques``' rest orientation: joint row ``i`` turned by its motor's
+    angle (``angles[joints.angle_col[i]]``, rad; kernel :func:`mount_rest_orientation`)."""
+    mount_rest_orientation(
+        joints.base_orientation[i], angles[joints.angle_col[i]], joints.rest_orientation[i]
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _free_twist_mount(
+    joints: JointTable, i: int, rod: RodBlockArrays, body: BodyBlockArrays
+) -> None:
+    """``TwistMount.apply_torques``' rest orientation: joint row ``i`` following the present
+    twist of its rod element (kernel :func:`free_twist_rest_orientation`)."""
+    free_twist_rest_orientation(
+        joints.base_orientation[i], body.director, joints.body[i], rod.director,
+        joints.element[i], joints.rest_orientation[i],
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
 def evaluate_forces(
     t: float,
     angles: NDArray[np.float64],
@@ -200,8 +377,16 @@ def evaluate_forces(
     values_program: NDArray[np.int64],
     work: RodWork,
     status: NDArray[np.float64],
+    ends: EndTable,
+    loads: LoadTable,
+    compression: CompressionTable,
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
+
+    ``angles`` holds the :class:`MotorAngleBC` rows of ``motors`` first, then the motor mounts
+    (joint rows with ``angle_col >= 0``, :class:`~hsa_elastica.physics.mounts.MotorMount`: the
+    Eq. 7 rest orientation turned by the motor angle; with ``free_twist`` set,
+    :class:`~hsa_elastica.physics.mounts.TwistMount`: the entry is the motor torque [N m]).
 
     Imposes the motor angles (positions and directors of the rod bases), writes the auxetic rest
     configuration, computes the rods' ``internal_forces`` [N] / ``internal_torques`` [N m] and
@@ -210,7 +395,7 @@ def evaluate_forces(
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
     """
-    constrain_values(values_program, motors, angles, rod)
+    constrain_values(values_program, motors, angles, rod, ends)
     # auxetic coupling (Eq. 2-5): the operator rewrites the rest configuration and recomputes
     # the internal forces; applying it before the single internal-force evaluation gives the
     # same state at half the cost
@@ -230,12 +415,20 @@ def evaluate_forces(
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
-        if code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
+        if code == OP_COUPLING_TORQUE:
+            apply_reciprocal_couple(couplings, i, rod)
+        elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
             if joints.initialized[i] == 0:
                 joints.rest_orientation[i] = relative_orientation(
                     body.director, joints.body[i], rod.director, joints.element[i]
                 )
                 joints.initialized[i] = 1
+                joints.base_orientation[i] = joints.rest_orientation[i]
+            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
+                if joints.free_twist[i] != 0:
+                    _free_twist_mount(joints, i, rod, body)
+                else:
+                    _turn_mount(joints, i, angles)
             if code == OP_JOINT_FORCE:
                 joint_force_kernel(
                     rod.position, rod.velocity, rod.external_forces, joints.node[i],
@@ -249,12 +442,21 @@ def evaluate_forces(
                     body.director, body.omega, body.external_torques, joints.body[i],
                     joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
                 )
+                if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+                    motor_torque_kernel(
+                        rod.director, rod.external_torques, joints.element[i], body.director,
+                        body.external_torques, joints.body[i], angles[joints.angle_col[i]],
+                    )
         elif code == OP_GRAVITY_ROD:
             n0 = rod_gravity.start[i]
             n1 = n0 + rod_gravity.size[i]
             _gravity_kernel(
                 rod_gravity.acceleration[i], rod.mass[n0:n1], rod.external_forces[:, n0:n1]
             )
+        elif code == OP_LOAD:
+            apply_load(loads, i, t, rod)
+        elif code == OP_COMPRESSION:
+            apply_compression(compression, i, rod)
         elif code == OP_GRAVITY_BODY:
             b0 = body_gravity.start[i]
             b1 = b0 + body_gravity.size[i]

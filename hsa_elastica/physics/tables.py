@@ -24,6 +24,9 @@ __all__ = [
     "BodyDamperTable",
     "GravityTable",
     "MaterialDampingTable",
+    "EndTable",
+    "LoadTable",
+    "CompressionTable",
     "ROD_FIELDS",
 ]
 
@@ -40,6 +43,15 @@ OP_MOTOR = 6
 OP_DAMP_ROD = 7
 OP_DAMP_BODY = 8
 OP_MATERIAL_DAMPING = 9
+OP_END = 10  # rod-end constraint (EndTable row)
+OP_LOAD = 11  # point force / axial torque on a rod (LoadTable row)
+OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
+OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
+
+#: kinds of rod-end constraints (``EndTable.kind``)
+END_FIXED = 0  # node and element held (PyElastica's FixedConstraint)
+END_TWIST_LOCK = 1  # element may tilt, not twist (DistalTwistLockBC)
+END_FREE_TWIST = 2  # node held, element turns about its initial axis only (FreeTwistBC)
 
 #: status codes returned by :func:`advance`
 STATUS_OK = 0
@@ -152,6 +164,10 @@ class CouplingTable(NamedTuple):
     eps: NDArray[np.float64]
     last_time: NDArray[np.float64]
     initialized: NDArray[np.int64]
+    couple: NDArray[np.float64]  # (n, nv) N m, reciprocal twist couple of the step (work)
+    node_start: NDArray[np.int64]  # first node of the rod in the block
+    clip_width: NDArray[np.float64]  # blend width of the rounded clip (0 = the paper's clip)
+    work: NDArray[np.float64]  # (n, 3, ne) scratch of the passive model
 
 
 class JointTable(NamedTuple):
@@ -165,6 +181,11 @@ class JointTable(NamedTuple):
     nu_tau: NDArray[np.float64]
     rest_orientation: NDArray[np.float64]  # (n, 3, 3), set at the first call
     initialized: NDArray[np.int64]
+    # motor mounts (MotorMount / TwistMount rows): column of the motor angle (or torque) in the engine's angle array,
+    # -1 for a plain PlatformJoint; rest orientation at motor angle 0, set at the first call
+    angle_col: NDArray[np.int64]
+    base_orientation: NDArray[np.float64]  # (n, 3, 3)
+    free_twist: NDArray[np.int64]  # 1: TwistMount, the angle column holds its torque [N m]
 
 
 class MotorTable(NamedTuple):
@@ -208,3 +229,47 @@ class MaterialDampingTable(NamedTuple):
     dt: NDArray[np.float64]  # s, the time step of the semi-implicit update
     hold: NDArray[np.int64]  # (n, 2) base / tip node and element left to a boundary condition
     work: NDArray[np.float64]  # (n, WORK_ROWS, max nodes) workspace
+
+
+class EndTable(NamedTuple):
+    """Rod-end constraints other than the motors (one row per constraint; ``END_*`` kinds).
+
+    ``END_FIXED``: node ``node`` at ``position`` and element ``element`` at ``director`` (a
+    negative ``node`` / ``element`` is not held); ``END_TWIST_LOCK``: the element's director
+    is its swing part relative to ``director`` (no twist); ``END_FREE_TWIST``: node held at
+    ``position``, the element's director is ``director`` turned about its own d3.
+    """
+
+    kind: NDArray[np.int64]
+    node: NDArray[np.int64]  # node index in the block (-1: none)
+    element: NDArray[np.int64]  # element index in the block (-1: none)
+    position: NDArray[np.float64]  # (n, 3) m
+    director: NDArray[np.float64]  # (n, 3, 3) reference / held director
+    work: NDArray[np.float64]  # (3, 3)
+
+
+class LoadTable(NamedTuple):
+    """Point forces [N, lab frame] on rod nodes and torques [N m, local z] on rod elements,
+    scaled by ``min(1, t / ramp)`` (``ramp`` = 0: constant), one row per load."""
+
+    node: NDArray[np.int64]  # node index in the block (-1: no force)
+    force: NDArray[np.float64]  # (n, 3) N
+    element: NDArray[np.int64]  # element index in the block (-1: no torque)
+    torque: NDArray[np.float64]  # (n,) N m about the element's d3
+    ramp: NDArray[np.float64]  # (n,) s
+
+
+class CompressionTable(NamedTuple):
+    """Compression-softening axial law of rods (physics/compression_law.py), one row per rod."""
+
+    node_start: NDArray[np.int64]
+    elem_start: NDArray[np.int64]
+    vor_start: NDArray[np.int64]
+    n_elems: NDArray[np.int64]
+    handedness: NDArray[np.float64]
+    kappa_min: NDArray[np.float64]  # rad/m
+    kappa_max: NDArray[np.float64]
+    ratio: NDArray[np.float64]  # r_c at zero twist [-]
+    slope: NDArray[np.float64]  # m/rad
+    printed_voronoi: NDArray[np.float64]  # (n, max nv)
+    work: NDArray[np.float64]  # (n, 5, max ne) workspace: kv, ke, ke clipped, sigma_z, factor

@@ -70,8 +70,10 @@ from hsa_elastica.physics.actuation import (
 from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.physics.joints import PlatformJoint
+from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.params import (
     MAX_MOTOR_ANGLE,
+    JointParams,
     ParameterError,
     RobotParams,
     RodParams,
@@ -80,6 +82,13 @@ from hsa_elastica.params import (
 
 # re-exported: these names lived here before the environment helpers moved out
 from hsa_elastica.robots.handles import OperatorRef, Robot, SingleRod, _run  # noqa: F401
+from hsa_elastica.robots.placement import (
+    Frame,
+    _base_frame,
+    _check_drive,
+    _placed,
+    _with_joint,
+)
 from hsa_elastica.robots.environment import (  # noqa: F401
     HSASimulator,
     _add_damping,
@@ -409,6 +418,11 @@ def build_robot(
     record: bool = True,
     finalize: bool = True,
     check_dt: bool = True,
+    base: Any = None,
+    simulator: HSASimulator | None = None,
+    mount_offset: Sequence[float] | None = None,
+    mount: JointParams | None = None,
+    drive: str = "angle",
 ) -> Robot:
     """Build the n-rod HSA robot of Section II-D/E (layout: see the module docstring).
 
@@ -431,50 +445,119 @@ def build_robot(
     check_dt : bool
         Refuse ``sim.dt`` above the stability limit of the integrator
         (:func:`hsa_elastica.engines.timeloop.check_time_step`); False only to study divergence.
+    base : None, a pose, or a rigid body
+        Where the base plate is.  None: the lab frame (the layout of the module docstring).
+        A pose -- a (4, 4) homogeneous matrix or a pair ``(position (3,) [m], rotation (3, 3))``
+        mapping the robot's frame to the lab frame -- places the whole robot there, motors
+        still fixed in the lab (:class:`MotorAngleBC`).  A PyElastica rigid body (e.g. the
+        platform of another robot) carries the motors: each rod's base is held by a
+        :class:`~hsa_elastica.physics.mounts.MotorMount` (the joint of Eq. 6-7 at the base,
+        gains from ``robot_params.joint``, turned by the motor angle), the reaction acting on
+        the body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
+    simulator : HSASimulator or None
+        Add the robot to this (not finalized) simulator instead of a new one; a ``base`` body
+        not in it yet is appended to it (its own damping or gravity are not added).
+    mount_offset : (3,) [m] or None
+        Origin of the robot's frame in the base body's frame; default: the top face of a
+        ``Cylinder`` body, ``(0, 0, length / 2)``, else the body's centre.
+    mount : JointParams or None
+        Gains of the motor mounts on a base body (default ``robot_params.joint``, the rod-tip
+        joint's); stiffer mounts approach the rigid base of :class:`MotorAngleBC` (the base
+        deflects by ``|F| / k_F`` and turns by ``|tau| / k_tau``) at the price of a smaller
+        stable time step.
+    drive : ``"angle"`` | ``"torque"``
+        On a base body: ``"angle"`` (default) drives each rod by its motor angle
+        (:class:`MotorMount`); ``"torque"`` by a motor torque [N m] about the rod's axis with the
+        base free to twist (:class:`~hsa_elastica.physics.mounts.TwistMount`; ``motor_angles``
+        then holds the torques, numbers ramped as the angles are).  ``"torque"`` needs a body.
 
     Notes
     -----
-    Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` at its base,
-    a :class:`PlatformJoint` to the platform (gains from ``robot_params.joint``) and linear
-    damping; gravity (``GravityForces``) acts on rods and platform when ``sim.gravity`` is set.
+    Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` (or a
+    :class:`MotorMount` on a body) at its base, a :class:`PlatformJoint` to the platform (gains
+    from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
+    platform when ``sim.gravity`` is set.
     """
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods
     per_rod = _motor_schedules(motor_angles, n)
-    angles = tuple(float("nan") if callable(a) else a for a in per_rod)
-    sp = robot_params.simulation
     if ramp is not None and not callable(ramp):
         if isinstance(ramp, bool) or not isinstance(ramp, (int, float)) or not ramp >= 0.0:
             raise ParameterError(
                 f"ramp = {ramp!r} is invalid: must be None, a duration >= 0 (s) or a callable"
             )
-    dt = sp.dt
     if check_dt:
-        check_time_step(dt, robot_params)
+        check_time_step(robot_params.simulation.dt, robot_params)
+        if mount is not None and base is not None:  # the mounts' springs on the base nodes
+            check_time_step(robot_params.simulation.dt, _with_joint(robot_params, mount))
+    sim = HSASimulator() if simulator is None else simulator
+    frame, body = _base_frame(base, mount_offset)
+    _check_drive(drive, body)
+    if body is not None and not any(s is body for s in sim):
+        sim.append(body)
+    robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount, drive)
+    if finalize:
+        sim.finalize()
+    return robot
+
+
+def _assemble_robot(
+    sim: HSASimulator,
+    robot_params: RobotParams,
+    per_rod: list[float | Callable[[float], float]],
+    ramp: float | Callable[[float], float] | None,
+    record: bool,
+    frame: Frame | None,
+    body: Any,
+    mount: JointParams | None = None,
+    drive: str = "angle",
+) -> Robot:
+    """Append one robot to ``sim`` (see :func:`build_robot`; arguments already checked).
+
+    ``frame``: the robot frame in the lab (None: the lab); ``body``: the rigid body carrying
+    the motors (None: motors fixed in the lab).  With a body, ``frame`` is the body's frame
+    shifted to the mount origin, so the attachment of rod ``i`` in the body frame is the
+    offset plus ``rod_start(i)``.
+    """
+    n = robot_params.n_rods
+    angles = tuple(float("nan") if callable(a) else a for a in per_rod)
+    sp = robot_params.simulation
+    dt = sp.dt
     rp = robot_params.rod
     pp = robot_params.platform
     jp = robot_params.joint
+    if mount is not None and not isinstance(mount, JointParams):
+        raise ParameterError(f"mount = {mount!r} is invalid: must be None or a JointParams")
+    mp = jp if mount is None else mount
 
-    sim = HSASimulator()
     rod_params = [robot_params.rod_params(i) for i in range(n)]
     rods: list[CosseratRod] = []
     bases = np.zeros((n, 3))
     attachments = np.zeros((n, 3))
+    mounts = np.zeros((n, 3))
     for i in range(n):
         a = robot_params.rod_angle(i)
         bases[i] = robot_params.rod_start(i)
         radial = np.array([math.cos(a), math.sin(a), 0.0])
-        rod = make_hsa_rod(rod_params[i], base_position=bases[i], normal=radial)
+        rod = make_hsa_rod(
+            rod_params[i],
+            base_position=_placed(frame, bases[i]),
+            direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
+            normal=_placed(frame, radial, vector=True),
+        )
         sim.append(rod)
         rods.append(rod)
         # rigid top cap: part of the platform, the joint holds the flexible tip below it
         attachments[i] = (bases[i, 0], bases[i, 1], -0.5 * pp.thickness - rp.cap_length_top)
+        if body is not None and frame is not None:
+            # rod start in the body frame: lab point -> body frame
+            mounts[i] = frame[0].T @ (_placed(frame, bases[i]) - body.position_collection[:, 0])
 
     platform = Cylinder(
-        start=np.array([0.0, 0.0, rp.cap_length_base + rp.length + rp.cap_length_top]),
-        direction=np.array([0.0, 0.0, 1.0]),
-        normal=np.array([1.0, 0.0, 0.0]),
+        start=_placed(frame, (0.0, 0.0, rp.cap_length_base + rp.length + rp.cap_length_top)),
+        direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
+        normal=_placed(frame, (1.0, 0.0, 0.0), vector=True),
         base_length=pp.thickness,
         base_radius=pp.radius,
         density=pp.effective_density,
@@ -482,7 +565,7 @@ def build_robot(
     sim.append(platform)
 
     couplings: list[OperatorRef[AuxeticCoupling]] = []
-    motors: list[OperatorRef[MotorAngleBC]] = []
+    motors: list[OperatorRef[Any]] = []
     joints: list[OperatorRef[PlatformJoint]] = []
     recorders: dict[str, Any] = {}
     ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
@@ -492,7 +575,9 @@ def build_robot(
             c_ref.capture(AuxeticCoupling), **coupling_kwargs(rod_params[i])
         )
         couplings.append(c_ref)
-        _add_material_damping(sim, rod, rod_params[i], dt, hold_base=True, hold_tip=False)
+        _add_material_damping(
+            sim, rod, rod_params[i], dt, hold_base=body is None, hold_tip=False
+        )
 
         schedule: Callable[[float], float]
         target = per_rod[i]
@@ -502,13 +587,28 @@ def build_robot(
             schedule = _scaled(ramp, angles[i])
         else:
             schedule = Ramp(target=angles[i], duration=ramp_time, shape=sp.ramp_shape)
-        m_ref: OperatorRef[MotorAngleBC] = OperatorRef()
-        sim.constrain(rod).using(
-            m_ref.capture(MotorAngleBC),
-            constrained_position_idx=(0,),
-            constrained_director_idx=(0,),
-            angle=schedule,
-        )
+        if body is None:
+            m_ref: OperatorRef[Any] = OperatorRef()
+            sim.constrain(rod).using(
+                m_ref.capture(MotorAngleBC),
+                constrained_position_idx=(0,),
+                constrained_director_idx=(0,),
+                angle=schedule,
+            )
+        else:
+            m_ref = OperatorRef()
+            command = {"angle": schedule} if drive == "angle" else {"torque": schedule}
+            sim.connect(
+                first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
+            ).using(
+                m_ref.capture(MotorMount if drive == "angle" else TwistMount),
+                k_F=mp.k_F,
+                nu_F=mp.nu_F,
+                k_tau=mp.k_tau,
+                nu_tau=mp.nu_tau,
+                attachment_point=mounts[i].copy(),
+                **command,
+            )
         motors.append(m_ref)
 
         j_ref: OperatorRef[PlatformJoint] = OperatorRef()
@@ -528,7 +628,7 @@ def build_robot(
 
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
 
-    robot = Robot(
+    return Robot(
         simulator=sim,
         params=robot_params,
         motor_angles=angles,
@@ -542,10 +642,8 @@ def build_robot(
         motors=motors,
         joints=joints,
         recorders=recorders if record else {},
+        base=body,
     )
-    if finalize:
-        sim.finalize()
-    return robot
 
 
 def build_fast_robot(

@@ -20,7 +20,7 @@ from elastica.timestepper.symplectic_steppers import PositionVerlet
 from hsa_elastica.engines import timeloop
 from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.params import RobotParams, RodParams, SimulationParams
-from hsa_elastica.physics.actuation import BaseTwistTorque, MotorAngleBC
+from hsa_elastica.physics.actuation import BaseTwistTorque
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.robots.environment import HSASimulator
@@ -141,7 +141,8 @@ class Robot(ControlMixin):
     ``step(dt_control)``, ``state()``.
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
-    ``motors``, ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
+    ``motors`` (:class:`MotorAngleBC`, or :class:`~hsa_elastica.physics.mounts.MotorMount` when
+    ``base`` is a rigid body carrying the motors), ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
     ``recording`` recorders (empty with ``record=False``).  ``time`` [s] is the simulated time
     reached by :meth:`run`.
     """
@@ -156,10 +157,11 @@ class Robot(ControlMixin):
     rod_bases: NDArray[np.float64]  # (n_rods, 3) [m], first node of each flexible part
     attachment_points: NDArray[np.float64]  # (n_rods, 3) [m], platform local frame
     couplings: list[OperatorRef[AuxeticCoupling]]
-    motors: list[OperatorRef[MotorAngleBC]]
+    motors: list[OperatorRef[Any]]  # MotorAngleBC, or MotorMount on a base body
     joints: list[OperatorRef[PlatformJoint]]
     recorders: dict[str, Any]
     time: float = 0.0
+    base: Any = None  # the rigid body carrying the motors (None: fixed in the lab)
 
     def finalize(self) -> None:
         """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""

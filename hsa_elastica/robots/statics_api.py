@@ -407,10 +407,10 @@ def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = 
             "CompiledModel"
         )
     if motor_angles is None:
-        angles = np.array([float(bc.angle(t)) for bc in model.motor_bcs])
+        angles = model.commands(t)
     else:
         angles = np.asarray(motor_angles, dtype=np.float64)
-        if angles.shape != (model.motors.node.shape[0],) or not np.all(np.isfinite(angles)):
+        if angles.shape != (len(model.motor_bcs),) or not np.all(np.isfinite(angles)):
             raise ParameterError(
                 f"motor_angles = {motor_angles!r} is invalid: must be one finite angle per motor"
             )

@@ -297,7 +297,7 @@ def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> boo
 
     model = robot.model
     t = float(robot.time)
-    angles = np.array([float(bc.angle(t)) for bc in model.motor_bcs])
+    angles = model.commands(t)
     forces, couples = model_residual(model, angles)
     return max(forces, couples) < tol  # (nan: not below)
 

@@ -1,0 +1,64 @@
+"""Speed of a two-segment HSA stack (issue 16): per-rod operators vs the fused stepper.
+
+The assembly: two paper robots stacked with :func:`hsa_elastica.robots.stack.build_stack`
+(8 rods, 2 platforms; the upper stage's motors are :class:`MotorMount` joints on the lower
+platform), motors turning (a short ramp, so every operator is active), no recording.  Both
+paths are timed in ONE run on one core, each the best of ``--repeat`` repetitions of
+``--steps`` steps after a warm-up (numba cache warm), and printed side by side with their
+ratio (target of issue 16: fused >= 5x fewer us/step) and the real-time factor at dt.
+
+Usage::
+
+    python benchmarks/bench_stack.py             # ~1 min with a warm numba cache
+    python benchmarks/bench_stack.py --steps 500 --repeat 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+ANGLES = [[0.6, -0.6, 0.6, -0.6], [0.0, 0.8, 0.0, -0.8]]
+
+
+def _stack(fast: bool) -> Any:
+    from hsa_elastica.engines.fused import FastRobot
+    from hsa_elastica.params.presets import paper_robot_params
+    from hsa_elastica.robots.stack import build_stack
+
+    p = paper_robot_params()
+    stack = build_stack([p, p], ANGLES, ramp=0.05, motor_mass=0.07, record=False)
+    return FastRobot(stack) if fast else stack
+
+
+def us_per_step(fast: bool, steps: int, repeat: int) -> float:
+    """Best wall time per step [us] over ``repeat`` runs of ``steps`` steps (after warm-up)."""
+    robot = _stack(fast)
+    dt = robot.dt
+    robot.run(20 * dt)  # warm-up: compiles / loads the kernels, first application of operators
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        robot.run(steps * dt)
+        best = min(best, (time.perf_counter() - t0) / steps)
+    return best * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=1000, help="steps per timed repetition")
+    ap.add_argument("--repeat", type=int, default=3, help="repetitions (best is kept)")
+    args = ap.parse_args()
+    dt = _stack(False).dt
+    ref = us_per_step(False, args.steps, args.repeat)
+    fused = us_per_step(True, args.steps, args.repeat)
+    print(f"two-segment stack, 8 rods + 2 platforms, dt = {dt:g} s, {args.steps} steps x {args.repeat}")
+    print(f"{'path':<24}{'us/step':>12}{'real-time factor':>20}")
+    for name, us in (("per-rod operators", ref), ("fused stepper", fused)):
+        print(f"{name:<24}{us:>12.1f}{dt / (us * 1e-6):>20.4f}")
+    print(f"fused vs per-rod: {ref / fused:.1f}x fewer us/step (target >= 5x)")
+
+
+if __name__ == "__main__":
+    main()

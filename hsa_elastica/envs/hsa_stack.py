@@ -1,0 +1,110 @@
+"""``HSAStack-v0``: a two-segment HSA stack (two paper robots, the upper one's motors on the
+lower platform, :func:`hsa_elastica.robots.stack.build_stack`) as a Gymnasium environment.
+
+Same task and conventions as ``HSARobot-v0`` (:mod:`hsa_elastica.envs.hsa_robot`), for the
+top platform:
+
+* **action** ``(n_motors,)`` float32 [rad]: the motor angle targets of all stages, stage 0
+  first, each within its rod's elongating range (``[0, phi_max]`` right-handed,
+  ``[-phi_max, 0]`` left-handed); clipped; motors turn linearly over ``control_dt``.
+* **observation** float32: top platform position (3) [m], quaternion ``(x, y, z, w)`` (4),
+  velocity (3) [m/s], angular velocity in its frame (3) [rad/s], target (3) [m], and with
+  ``motor_torques=True`` the motor torques of all stages [N m].
+* **reward**: ``-|p_top - p_target|`` [m]; **episode**, **divergence**: as ``HSARobot-v0``.
+* **target**: uniform in a cylinder of radius ``target_radius`` [m] at heights
+  ``target_height`` [m] above the rest pose of the top platform centre, or
+  ``reset(options={"target": (x, y, z)})``.
+* ``motor_mass`` [kg]: mass of one motor of the upper stage, a payload of the lower platform
+  (default 0.07 kg); ``segments``: the stages' :class:`RobotParams` (default two paper robots).
+
+``render_mode="rgb_array"``: an off-screen pyvista image of every stage (rods and platforms).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from gymnasium import spaces
+
+from hsa_elastica.envs.hsa_robot import HSARobotEnv, _positive
+from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
+from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
+from hsa_elastica.robots.stack import build_stack
+
+__all__ = ["HSAStackEnv"]
+
+
+class HSAStackEnv(HSARobotEnv):
+    """Top-platform reaching task of a two-segment HSA stack (see the module docstring)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
+
+    def __init__(
+        self,
+        segments: Sequence[RobotParams] | None = None,
+        *,
+        control_dt: float = 0.02,
+        max_steps: int = 150,
+        phi_max: float = DEFAULT_PHI_MAX,
+        motor_torques: bool = False,
+        motor_mass: float = 0.07,
+        target_radius: float = 0.015,
+        target_height: tuple[float, float] = (0.010, 0.030),
+        fast: bool = True,
+        n_elements: int | None = None,
+        dt: float | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        segs = [paper_robot_params()] * 2 if segments is None else list(segments)
+        if not segs or not all(isinstance(p, RobotParams) for p in segs):
+            raise ParameterError(
+                f"HSAStackEnv.segments = {segments!r} is invalid: must be a sequence of RobotParams"
+            )
+        if n_elements is not None:
+            segs = [dataclasses.replace(p, rod=dataclasses.replace(p.rod, n_elements=n_elements)) for p in segs]
+        if dt is not None:
+            segs = [dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, dt=dt)) for p in segs]
+        super().__init__(
+            segs[-1], control_dt=control_dt, max_steps=max_steps, phi_max=phi_max,
+            motor_torques=motor_torques, target_radius=target_radius,
+            target_height=target_height, fast=fast, render_mode=render_mode,
+        )
+        self.segments = segs
+        m = float(motor_mass) if not isinstance(motor_mass, bool) else math.nan
+        if not (math.isfinite(m) and m >= 0.0):
+            raise ParameterError(f"HSAStackEnv.motor_mass = {motor_mass!r} is invalid: must be >= 0 (kg)")
+        self.motor_mass = m
+        _positive("phi_max", phi_max, "rad")
+        ends = np.concatenate([rod_layout(p)[1].astype(np.float64) for p in segs]) * self.phi_max
+        self.n_rods = int(ends.shape[0])
+        self.action_space = spaces.Box(
+            low=np.minimum(ends, 0.0).astype(np.float32),
+            high=np.maximum(ends, 0.0).astype(np.float32),
+            dtype=np.float32,
+        )
+        n_obs = 16 + (self.n_rods if self.with_torques else 0)
+        self.observation_space = spaces.Box(-np.inf, np.inf, shape=(n_obs,), dtype=np.float32)
+        # rest pose of the top platform centre: each stage's rods (caps included) + platforms
+        height = sum(
+            p.rod.cap_length_base + p.rod.length + p.rod.cap_length_top + p.platform.thickness
+            for p in segs
+        )
+        self.rest_position = np.array([0.0, 0.0, height - 0.5 * segs[-1].platform.thickness])
+        self.target = self.rest_position.copy()
+
+    def _build(self) -> Any:
+        return build_stack(self.segments, None, motor_mass=self.motor_mass, record=False)
+
+    def render(self) -> NDArray[np.uint8] | None:
+        if self.render_mode != "rgb_array" or self.robot is None:
+            return None
+        platforms = {"platform": self.robot.platforms[-1]}
+        for k, body in enumerate(self.robot.platforms[:-1]):
+            platforms[f"platform{k}"] = body
+        hand = tuple(h for p in self.segments for h in p.handedness)
+        view = dataclasses.replace(self.segments[-1], n_rods=len(hand), handedness=hand)
+        return self._render_image(platforms, view)

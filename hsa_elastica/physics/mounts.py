@@ -1,0 +1,285 @@
+"""Motors carried by a moving rigid body (Section II-D on a moving body): the joint of
+Eq. 6-7 (:mod:`hsa_elastica.physics.joints`) at a rod's base, turned by the motor.
+
+* :class:`MotorMount` -- motor-angle drive: the rest orientation of the joint is turned by the
+  motor angle about the rod's own axis (kernel :func:`mount_rest_orientation`).
+* :class:`TwistMount` -- torque drive: the base may turn freely about its own axis relative to
+  the body (the rest orientation follows its present twist, kernel
+  :func:`free_twist_rest_orientation`), the motor torque acts on the rod about its axis and
+  its reaction on the body (kernel :func:`motor_torque_kernel`).
+
+Both are ``ConnectionBase`` operators connecting ``first_rod`` = the rod
+(``first_connect_idx=0``: base node and base element) to ``second_rod`` = the body
+(``second_connect_idx=0``), with the gains and attachment point of :class:`PlatformJoint`; the
+compiled engines evaluate the same kernels (:mod:`hsa_elastica.physics.forces`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from elastica.typing import ConnectionIndex, RigidBodyType, RodType
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.physics.actuation import (
+    ScalarOrSchedule,
+    _schedule,
+    motor_schedule,
+    twist_about_axis,
+)
+from hsa_elastica.physics.joints import PlatformJoint
+
+__all__ = [
+    "MotorMount",
+    "TwistMount",
+    "mount_rest_orientation",
+    "free_twist_rest_orientation",
+    "motor_torque_kernel",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# motor mount: the joint at a rod's base, on a moving rigid body
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def mount_rest_orientation(
+    base_orientation: NDArray[np.float64], angle: float, out: NDArray[np.float64]
+) -> None:
+    """``out = C0 R_z(angle)``: rest relative orientation of a motor mount at motor angle
+    ``angle`` [rad].
+
+    ``C0 = Q_b Q_e^T`` is the body / base-element relative orientation at motor angle 0.  The
+    motor turns the base element about its own d3 as :class:`~hsa_elastica.physics.actuation.
+    MotorAngleBC` does (``Q_e(phi) = R_z(phi)^T Q_e``), so the rest relative orientation is
+    ``Q_b Q_e(phi)^T = C0 R_z(phi)`` with ``R_z = [[c, -s, 0], [s, c, 0], [0, 0, 1]]``.
+    """
+    c = math.cos(angle)
+    s = math.sin(angle)
+    for i in range(3):
+        a0 = base_orientation[i, 0]
+        a1 = base_orientation[i, 1]
+        out[i, 0] = c * a0 + s * a1
+        out[i, 1] = -s * a0 + c * a1
+        out[i, 2] = base_orientation[i, 2]
+
+
+class MotorMount(PlatformJoint):
+    """A motor carried by a rigid body, driving a rod's base (Section II-D on a moving body).
+
+    The rod's base node and base element are tied to an attachment point on a rigid body (the
+    platform of a lower stage, or any PyElastica rigid body) by the spring-damper joint of
+    Eq. 6-7 (the kernels of :class:`PlatformJoint`), with the rest orientation turned by the
+    motor angle ``phi(t)`` about the rod's own axis: ``C(phi) = C0 R_z(phi)``
+    (:func:`mount_rest_orientation`; ``C0`` is the body / base-element orientation at the first
+    call, i.e. as built, at motor angle 0).  So the base follows the body's position and
+    orientation, the motor angle is about the rod's own axis in the body frame, and the
+    reaction force and torque go to the body by construction (equal and opposite, Newton's
+    third law).  Compared with :class:`~hsa_elastica.physics.actuation.MotorAngleBC`
+    (a rigid, lab-fixed base) the mount is as compliant as the rod-tip joint: the base moves
+    by ``|F| / k_F`` [m] and turns by ``|tau| / k_tau`` [rad] under a base load ``F``, ``tau``.
+    The damping term ``nu_tau`` acts on the whole relative angular velocity, including the
+    motor's own rate ``phi'(t)`` while it turns.
+
+    Connect with ``first_rod`` = the rod (``first_connect_idx=0``: base node and element) and
+    ``second_rod`` = the body (``second_connect_idx=0``)::
+
+        sim.connect(first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
+            ).using(MotorMount, k_F=5e5, k_tau=20.0, attachment_point=(x, y, h), angle=phi)
+
+    Parameters (keyword-only): those of :class:`PlatformJoint` (``attachment_point`` in the
+    body's local frame [m]) and ``angle``: a float [rad] (held) or a callable ``t [s] -> phi
+    [rad]`` (such as :class:`~hsa_elastica.physics.actuation.Ramp`), reassignable at any time
+    like ``MotorAngleBC.angle`` (the fused stepper reads it at every call).
+    """
+
+    def __init__(
+        self,
+        *,
+        k_F: float,
+        nu_F: float = 0.0,
+        k_tau: float,
+        nu_tau: float = 0.0,
+        attachment_point: NDArray[np.float64] | tuple[float, float, float] | list[float],
+        angle: ScalarOrSchedule = 0.0,
+    ) -> None:
+        super().__init__(
+            k_F=k_F, nu_F=nu_F, k_tau=k_tau, nu_tau=nu_tau, attachment_point=attachment_point
+        )
+        self.angle_rate: Callable[[float], float] | None = None
+        self.angle = angle  # type: ignore[assignment]
+        #: body / base-element relative orientation at motor angle 0 (set at the first call)
+        self.base_orientation: NDArray[np.float64] | None = None
+
+    @property
+    def angle(self) -> Callable[[float], float]:
+        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
+        return self._angle
+
+    @angle.setter
+    def angle(self, value: ScalarOrSchedule) -> None:
+        self._angle, self.angle_rate = motor_schedule("MotorMount", value)
+
+    def _resolve(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+    ) -> None:
+        super()._resolve(system_one, index_one, system_two, index_two)
+        self.base_orientation = self.rest_relative_orientation
+        self.rest_relative_orientation = np.empty((3, 3))
+
+    def apply_torques(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+        time: np.float64 = np.float64(0.0),
+    ) -> None:
+        """Eq. 7 with the rest orientation turned by the motor angle ``phi(time)``."""
+        if self.rest_relative_orientation is None:
+            self._resolve(system_one, index_one, system_two, index_two)
+        assert self.base_orientation is not None and self.rest_relative_orientation is not None
+        mount_rest_orientation(
+            self.base_orientation, float(self.angle(float(time))), self.rest_relative_orientation
+        )
+        super().apply_torques(system_one, index_one, system_two, index_two, time)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def free_twist_rest_orientation(
+    base_orientation: NDArray[np.float64],
+    body_director: NDArray[np.float64],
+    body: int,
+    rod_director: NDArray[np.float64],
+    element: int,
+    out: NDArray[np.float64],
+) -> float:
+    """``out = C0 R_z(psi)`` with ``psi`` [rad] the present twist of rod ``element`` about its
+    own axis relative to the body (returned): the rest orientation of a :class:`TwistMount`.
+
+    ``C0 = Q_b Q_e^T`` at twist 0; the element rigidly attached to the body would have the
+    director ``C0^T Q_b``; ``psi`` is the twist of the actual director relative to it (swing-twist
+    decomposition, :func:`~hsa_elastica.physics.actuation.twist_about_axis`), so the Eq. 7
+    spring acting toward ``out`` restores the swing (tilt of the rod axis against the body) and
+    leaves the twist free.
+    """
+    reference = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            reference[i, j] = (
+                base_orientation[0, i] * body_director[0, j, body]
+                + base_orientation[1, i] * body_director[1, j, body]
+                + base_orientation[2, i] * body_director[2, j, body]
+            )
+    current = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            current[i, j] = rod_director[i, j, element]
+    psi = twist_about_axis(reference, current)
+    mount_rest_orientation(base_orientation, psi, out)
+    return psi  # type: ignore[no-any-return]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def motor_torque_kernel(
+    rod_director: NDArray[np.float64],
+    rod_external_torques: NDArray[np.float64],
+    element: int,
+    body_director: NDArray[np.float64],
+    body_external_torques: NDArray[np.float64],
+    body: int,
+    torque: float,
+) -> None:
+    """Motor torque ``torque`` [N m] on rod ``element`` about its own axis d3 (local z,
+    right-hand rule) and the reaction ``-torque d3`` on the body (in the body's local frame,
+    ``Q_b (-torque d3)``), accumulated in place: the stator on the body turns the rotor."""
+    rod_external_torques[2, element] += torque
+    for i in range(3):
+        body_external_torques[i, body] -= torque * (
+            body_director[i, 0, body] * rod_director[2, 0, element]
+            + body_director[i, 1, body] * rod_director[2, 1, element]
+            + body_director[i, 2, body] * rod_director[2, 2, element]
+        )
+
+
+class TwistMount(PlatformJoint):
+    """A torque-driven motor carried by a rigid body (Section II-D option (b) on a moving body).
+
+    The rod's base node and element are held to the body by the joint of Eq. 6-7 (kernels of
+    :class:`PlatformJoint`) except for the twist about the rod's own axis, which is free: the
+    rest orientation follows the present twist (:func:`free_twist_rest_orientation`).  The motor
+    applies ``torque(t)`` [N m] to the base element about its axis and the reaction to the body
+    (:func:`motor_torque_kernel`).  The damping ``nu_tau`` acts on the whole relative angular
+    velocity, including the free twist (bearing friction).
+
+    Parameters (keyword-only): those of :class:`PlatformJoint` and ``torque``: a float [N m] or a
+    callable ``t [s] -> tau [N m]``, reassignable at any time.
+    """
+
+    def __init__(
+        self,
+        *,
+        k_F: float,
+        nu_F: float = 0.0,
+        k_tau: float,
+        nu_tau: float = 0.0,
+        attachment_point: NDArray[np.float64] | tuple[float, float, float] | list[float],
+        torque: ScalarOrSchedule = 0.0,
+    ) -> None:
+        super().__init__(
+            k_F=k_F, nu_F=nu_F, k_tau=k_tau, nu_tau=nu_tau, attachment_point=attachment_point
+        )
+        self.torque = torque  # type: ignore[assignment]
+        #: body / base-element relative orientation at twist 0 (set at the first call)
+        self.base_orientation: NDArray[np.float64] | None = None
+        #: twist [rad] of the base relative to the body at the last call
+        self.twist = 0.0
+
+    @property
+    def torque(self) -> Callable[[float], float]:
+        """Motor torque schedule ``t [s] -> tau [N m]`` (assign a number or a callable)."""
+        return self._torque
+
+    @torque.setter
+    def torque(self, value: ScalarOrSchedule) -> None:
+        self._torque = _schedule("TwistMount", "torque", value)
+
+    def _resolve(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+    ) -> None:
+        super()._resolve(system_one, index_one, system_two, index_two)
+        self.base_orientation = self.rest_relative_orientation
+        self.rest_relative_orientation = np.empty((3, 3))
+
+    def apply_torques(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+        time: np.float64 = np.float64(0.0),
+    ) -> None:
+        """Eq. 7 on the swing (twist free), then the motor torque and its reaction."""
+        if self.rest_relative_orientation is None:
+            self._resolve(system_one, index_one, system_two, index_two)
+        assert self.base_orientation is not None and self.rest_relative_orientation is not None
+        self.twist = float(free_twist_rest_orientation(
+            self.base_orientation, system_two.director_collection, self._body,
+            system_one.director_collection, self._element, self.rest_relative_orientation,
+        ))
+        super().apply_torques(system_one, index_one, system_two, index_two, time)
+        motor_torque_kernel(
+            system_one.director_collection, system_one.external_torques, self._element,
+            system_two.director_collection, system_two.external_torques, self._body,
+            float(self.torque(float(time))),
+        )
