@@ -30,7 +30,7 @@ def _shape_of(robot: Any) -> SteadyShape:
         primitive="none",
         magnitude=0.0,
         positions=np.stack([np.array(r.position_collection) for r in robot.rods]),
-        directors=np.stack([np.array(r.director_collection) for r in robot.rods]),
+        element_directors=np.stack([np.array(r.director_collection) for r in robot.rods]),
         motor_angles=np.zeros(n),
         converged=True,
         sim_time_s=0.0,

@@ -124,14 +124,14 @@ def study_params(
 class SteadyShape:
     """Final state of one simulated primitive (lab frame, SI units).
 
-    ``positions`` (n_rods, 3, n+1) [m]; ``directors`` (n_rods, 3, 3, n) lab -> local;
+    ``positions`` (n_rods, 3, n+1) [m]; ``element_directors`` (n_rods, 3, 3, n) lab -> local;
     ``motor_angles`` (n_rods,) [rad]; settling diagnostics of the run.
     """
 
     primitive: str
     magnitude: float
     positions: FloatArray
-    directors: FloatArray
+    element_directors: FloatArray
     motor_angles: FloatArray
     converged: bool
     sim_time_s: float
@@ -178,7 +178,7 @@ def simulate_primitive(
         primitive=primitive,
         magnitude=float(magnitude),
         positions=pos,
-        directors=dirs,
+        element_directors=dirs,
         motor_angles=np.asarray(res.motor_angles_rad, dtype=np.float64),
         converged=bool(res.converged),
         sim_time_s=float(res.sim_time_s),
@@ -208,6 +208,8 @@ def load_or_simulate(
                 fields = {k: z[k] for k in z.files}
             scalars = {k: v.item() for k, v in fields.items() if v.ndim == 0}
             arrays = {k: v for k, v in fields.items() if v.ndim > 0}
+            if "directors" in arrays:  # caches written before the field was renamed
+                arrays["element_directors"] = arrays.pop("directors")
             return SteadyShape(**scalars, **arrays)
     t0 = time.perf_counter()
     shape = simulate_primitive(params, primitive, magnitude, settle)
@@ -239,7 +241,7 @@ def base_pose(params: RobotParams, i: int) -> FloatArray:
 
 def rod_poses(params: RobotParams, shape: SteadyShape, i: int) -> tuple[FloatArray, FloatArray]:
     """(s (25,), T (25, 4, 4)): element-centre poses of rod ``i`` in its un-actuated base frame."""
-    return rod_element_poses(shape.positions[i], shape.directors[i], params.rod.length, base_pose(params, i))
+    return rod_element_poses(shape.positions[i], shape.element_directors[i], params.rod.length, base_pose(params, i))
 
 
 def _initial_guesses(model: SPCSModel, s: FloatArray, T: FloatArray, phi0: float) -> list[FloatArray]:
