@@ -1,8 +1,8 @@
 """Characterization validation: static solver vs dynamic relaxation, side by side in one run.
 
 Simulates every measured point of the Good et al. characterization (120 points) for the five
-parameter sets of ``python -m validation.characterization --law nonlinear+compression``
-(Table I and the four fitted sets read from validation/*.yaml: 600 points), once with the
+parameter sets of ``python -m hsa_elastica.validation.characterization --law nonlinear+compression``
+(Table I and the four fitted sets of hsa_elastica/data/fitted_params*.yaml: 600 points), once with the
 static solver (``method="static"``, one process) and once with dynamic relaxation
 (``method="dynamic"``, ``--jobs`` processes), and prints
 
@@ -29,7 +29,7 @@ import pandas as pd
 from hsa_elastica.experiments.characterization import load_characterization_data, simulate_point
 from hsa_elastica.params import RodParams, table1_rod_params
 from hsa_elastica.physics.compression_law import AxialLawParams
-from validation.characterization import (
+from hsa_elastica.validation.characterization import (
     FITTED_COMPRESSION,
     FITTED_NONLINEAR,
     FITTED_NONLINEAR_COMPRESSION,

@@ -112,13 +112,13 @@ def test_blocked_force_with_law_matches_closed_form_and_is_softer():
 
 def test_fitted_compression_law_8_rows_blocked_force_inside_error_bars():
     """Measured data (Good et al. 2022), tolerance = the error bar: with the committed
-    compression-law fit (validation/fitted_params_compression.yaml, --fit --law compression)
+    compression-law fit (hsa_elastica/data/fitted_params_compression.yaml, --fit --law compression)
     the 8-row blocked force at 60 and 150 deg is inside the bars (the linear fit misses both:
     validation/results.md)."""
-    from validation.characterization import FITTED_COMPRESSION, load_fitted_compression
+    from hsa_elastica.validation.characterization import FITTED_COMPRESSION, load_fitted_compression
 
     if not FITTED_COMPRESSION.is_file():
-        pytest.skip("validation/fitted_params_compression.yaml not generated (run --fit --law compression)")
+        pytest.skip("hsa_elastica/data/fitted_params_compression.yaml not generated (run --fit --law compression)")
     rod, law = load_fitted_compression(FITTED_COMPRESSION)[8]
     assert not law.is_symmetric
     d = ch.load_characterization_data()

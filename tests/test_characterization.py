@@ -78,10 +78,10 @@ def test_holding_torque_reaction_agrees_with_torque_driven_base():
 
 
 def _fitted_4_rows():
-    from validation.characterization import FITTED_PARAMS, load_fitted
+    from hsa_elastica.validation.characterization import FITTED_PARAMS, load_fitted
 
     if not FITTED_PARAMS.is_file():
-        pytest.skip("validation/fitted_params.yaml not generated yet (run --fit)")
+        pytest.skip("hsa_elastica/data/fitted_params.yaml not generated yet (run --fit)")
     return load_fitted(FITTED_PARAMS)[ROWS]
 
 
@@ -91,7 +91,7 @@ def _fitted_4_rows():
         # Table I is inside the error bars at 4 rows only at 0 deg (trivially) and for the
         # holding torque at 90 deg (validation/results.md); that one is tested with Table I.
         ("holding_torque", (0.0, 90.0), "table1"),
-        # everything else with the fitted rod of validation/fitted_params.yaml (--fit):
+        # everything else with the fitted rod of hsa_elastica/data/fitted_params.yaml (--fit):
         ("holding_torque", (30.0, 60.0), "fitted"),
         ("minimum_energy_length", (30.0, 60.0), "fitted"),
         ("spring_constant", (60.0, 90.0), "fitted"),

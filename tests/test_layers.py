@@ -30,6 +30,7 @@ LAYERS = {
     "robots": 5,
     "experiments": 6,
     "envs": 6,
+    "validation": 6,
     "cli": 7,
 }
 TOP = 8  # hsa_elastica/__init__.py and hsa_elastica/_legacy.py

@@ -14,7 +14,7 @@ import pytest
 
 from hsa_elastica.spcs import error_metrics
 from hsa_elastica.robots.builders import build_robot
-from validation.spcs_study import (
+from hsa_elastica.validation.spcs_study import (
     SettleSettings,
     SteadyShape,
     fit_rod,
@@ -30,7 +30,7 @@ def _shape_of(robot: Any) -> SteadyShape:
         primitive="none",
         magnitude=0.0,
         positions=np.stack([np.array(r.position_collection) for r in robot.rods]),
-        directors=np.stack([np.array(r.director_collection) for r in robot.rods]),
+        element_directors=np.stack([np.array(r.director_collection) for r in robot.rods]),
         motor_angles=np.zeros(n),
         converged=True,
         sim_time_s=0.0,

@@ -1,1 +1,2 @@
-"""Comparisons of hsa-elastica with measured data (see validation/characterization.py)."""
+"""Source-checkout entry points and committed results of the validations in
+:mod:`hsa_elastica.validation` (run ``python -m validation.NAME`` from the checkout root)."""

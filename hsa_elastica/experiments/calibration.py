@@ -21,9 +21,10 @@ minimised by ``scipy.optimize.least_squares`` (trust-region reflective, bounds) 
 parameters, named by dotted paths into :class:`~hsa_elastica.params.RobotParams`
 (``rod.C_eps``, ``rod.twist_rigidity``, ``rod.cap_length_top``, ``platform.marker_offset.z``,
 ``joint.k_tau`` ...) plus ``mocap.yaw``.  The optimiser works on scaled variables
-``u = 1 + (value - start) / scale`` (``scale = |start|``, or 1e-3 of the SI unit for a zero
-start; 0.01 rad for ``mocap.yaw``), so that the relative finite-difference step ``diff_step``
-is a step of ``diff_step * scale`` for every parameter.
+``u = 1 + (value - start) / scale`` (``scale = |start|``; for a zero start a tenth of the
+bounds' width, or 1e-3 of the SI unit for infinite bounds; 0.01 rad for ``mocap.yaw``), so
+that the relative finite-difference step ``diff_step`` is a step of ``diff_step * scale`` for
+every parameter.
 
 Uncertainties: ``cov = s^2 (J^T J)^-1`` with ``s^2 = sum(r^2) / (m - n)`` (``m`` residuals,
 ``n`` parameters), ``J`` the Jacobian of the weighted residuals at the optimum; the reported
@@ -295,28 +296,40 @@ def predict(
     steady_state_fn: SteadyStateFn | None = None,
     *,
     yaw: float = 0.0,
+    mirror_branch: str = "dynamic",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Simulated marker positions (N, 3) [m] and platform rotation matrices (N, 3, 3) of the
     poses of ``run``, rotated by ``yaw`` [rad] about +z into the motion-capture frame.
 
     ``steady_state_fn(params, angles) -> result`` (any object with
     ``platform_marker_position_m`` and ``platform_quaternion_xyzw``); None: the static solver
-    in a warm-started batch (``solve_static_batch``)."""
-    from hsa_elastica.io.render import quaternion_to_matrix
-
-    rz = _rotz(yaw)
-    pos = np.empty((len(run), 3))
-    rot = np.empty((len(run), 3, 3))
+    in a warm-started batch (``solve_static_batch`` with ``mirror_branch``)."""
     if steady_state_fn is None:  # the static solver, each pose warm-started from the previous
         from hsa_elastica.robots.statics_api import solve_static_batch
 
-        results = list(solve_static_batch(params, run.motor_angles))
+        results = list(solve_static_batch(params, run.motor_angles, mirror_branch=mirror_branch))
     else:
         results = [steady_state_fn(params, np.asarray(a, dtype=np.float64)) for a in run.motor_angles]
+    return _poses(results, yaw)
+
+
+def _poses(results: Sequence[Any], yaw: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Marker positions (N, 3) and platform rotations (N, 3, 3) of steady-state results,
+    rotated by ``yaw`` about +z."""
+    from hsa_elastica.io.render import quaternion_to_matrix
+
+    rz = _rotz(yaw)
+    pos = np.empty((len(results), 3))
+    rot = np.empty((len(results), 3, 3))
     for k, res in enumerate(results):
         pos[k] = rz @ np.asarray(res.platform_marker_position_m, dtype=np.float64)
         rot[k] = rz @ quaternion_to_matrix(np.asarray(res.platform_quaternion_xyzw))
     return pos, rot
+
+
+def _weighted(run: MocapRun, pos: NDArray[np.float64], rot: NDArray[np.float64]) -> NDArray[np.float64]:
+    dp, dr = pose_errors(run, pos, rot)
+    return np.hstack([dp / POSITION_WEIGHT, dr / ANGLE_WEIGHT]).ravel()
 
 
 def pose_errors(
@@ -339,12 +352,8 @@ def residuals(
     yaw: float = 0.0,
 ) -> NDArray[np.float64]:
     """Weighted residual vector (6 per pose: position / 1 mm, orientation / 1 deg)."""
-    out = []
-    for run in runs:
-        pos, rot = predict(params, run, steady_state_fn, yaw=yaw)
-        dp, dr = pose_errors(run, pos, rot)
-        out.append(np.hstack([dp / POSITION_WEIGHT, dr / ANGLE_WEIGHT]).ravel())
-    return np.concatenate(out)
+    return np.concatenate([_weighted(run, *predict(params, run, steady_state_fn, yaw=yaw))
+                           for run in runs])
 
 
 def run_rms(r: NDArray[np.float64], runs: Sequence[MocapRun]) -> dict[str, tuple[float, float]]:
@@ -425,10 +434,108 @@ class CalibrationResult:
         }
 
 
-def _scale(name: str, start: float) -> float:
+class _StaticModel:
+    """Weighted residuals of the scaled variables ``u`` (``x = x0 + (u - 1) scale``) and their
+    finite-difference Jacobian (see :func:`calibrate`)."""
+
+    def __init__(self, params: RobotParams, runs: Sequence[MocapRun], names: list[str],
+                 x0: NDArray[np.float64], scale: NDArray[np.float64], fn: SteadyStateFn | None,
+                 diff_step: float, verbose: bool, mirror_branch: str = "dynamic") -> None:
+        self.params, self.runs, self.names = params, list(runs), names
+        self.x0, self.scale, self.fn = x0, scale, fn
+        self.diff_step, self.verbose = diff_step, verbose
+        self.mirror_branch = mirror_branch
+        self.n_eval = 0
+        self.n_jac = 0
+        self.last: list[Any] | None = None
+        self.angles = np.vstack([r.motor_angles for r in self.runs])
+        self.memo: dict[bytes, tuple[NDArray[np.float64], list[Any] | None]] = {}
+
+    def unpack(self, u: NDArray[np.float64]) -> tuple[RobotParams, float]:
+        x = self.x0 + (u - 1.0) * self.scale
+        vals = dict(zip(self.names, (float(v) for v in x)))
+        return with_values(self.params, vals), vals.get("mocap.yaw", 0.0)
+
+    def _residual_of(self, results: Sequence[Any], yaw: float) -> NDArray[np.float64]:
+        pos, rot = _poses(results, yaw)
+        out, i = [], 0
+        for run in self.runs:
+            out.append(_weighted(run, pos[i:i + len(run)], rot[i:i + len(run)]))
+            i += len(run)
+        return np.concatenate(out)
+
+    def fun(self, u: NDArray[np.float64]) -> NDArray[np.float64]:
+        key = np.asarray(u, dtype=np.float64).tobytes()
+        if key in self.memo:  # least_squares evaluates the start point again
+            return self.memo[key][0]
+        self.n_eval += 1
+        p, yaw = self.unpack(u)
+        if self.fn is None:
+            from hsa_elastica.robots.statics_api import solve_static_batch
+
+            # each pose from its solution at the previous parameters (the first time: along a
+            # nearest-neighbour tour): stays on the branch found before, without asking the
+            # dynamics again at every evaluation which mirror branch a buckled pose takes
+            results: list[Any] | None = list(
+                solve_static_batch(p, self.angles, initial=self.last,
+                                   mirror_branch=self.mirror_branch)
+            )
+            self.last = results
+            r = self._residual_of(results, yaw)  # type: ignore[arg-type]
+        else:
+            results = None
+            r = residuals(p, self.runs, self.fn, yaw=yaw)
+        while len(self.memo) >= 3:  # keep the accepted point when a trial step is rejected
+            self.memo.pop(next(iter(self.memo)))
+        self.memo[key] = (r, results)
+        if self.verbose:
+            x = self.x0 + (u - 1.0) * self.scale
+            print(f"  eval {self.n_eval}: cost {0.5 * float(r @ r):.6g} at "
+                  + ", ".join(f"{n}={v:.6g}" for n, v in zip(self.names, x)), flush=True)
+        return r
+
+    def jac(self, u: NDArray[np.float64], hi: NDArray[np.float64] | None = None
+            ) -> NDArray[np.float64]:
+        from hsa_elastica.robots.statics_api import linearize, solve_static_batch, solve_static_near
+
+        u = np.asarray(u, dtype=np.float64)
+        r0 = self.fun(u)
+        self.n_jac += 1
+        results = self.memo[u.tobytes()][1]
+        assert results is not None
+        p0, _ = self.unpack(u)
+        usable = [bool(res.method == "static" and res.converged) for res in results]
+        lus = [linearize(p0, res) if ok else None for res, ok in zip(results, usable)]
+        jac = np.empty((r0.size, u.size))
+        for i in range(u.size):
+            h = self.diff_step * max(1.0, abs(float(u[i])))
+            if hi is not None and u[i] + h > hi[i]:
+                h = -h
+            ui = u.copy()
+            ui[i] += h
+            p, yaw = self.unpack(ui)
+            near = solve_static_near(p, [r for r, ok in zip(results, usable) if ok],
+                                     [lu for lu in lus if lu is not None])
+            it = iter(near)
+            perturbed: list[Any] = [next(it) if ok else None for ok in usable]
+            missing = [k for k, res in enumerate(perturbed) if res is None]
+            if missing:  # not converged by chord steps (or no static base): full solves
+                full = solve_static_batch(p, self.angles[missing], order="given",
+                                          initial=[results[k] for k in missing],
+                                          mirror_branch=self.mirror_branch)
+                for k, res in zip(missing, full):
+                    perturbed[k] = res
+            jac[:, i] = (self._residual_of(perturbed, yaw) - r0) / h
+        return jac
+
+
+def _scale(name: str, start: float, bounds: tuple[float, float] = (-math.inf, math.inf)) -> float:
     if name == "mocap.yaw":
         return 0.01
-    return abs(start) if start != 0.0 else 1e-3
+    if start != 0.0:
+        return abs(start)
+    width = bounds[1] - bounds[0]
+    return 0.1 * width if math.isfinite(width) else 1e-3
 
 
 def _valid(params: RobotParams, name: str, value: float) -> str | None:
@@ -490,6 +597,9 @@ def calibrate(
     diff_step: float = 1e-3,
     max_nfev: int = 30,
     xtol: float = 1e-4,
+    ftol: float = 1e-6,
+    fast_jacobian: bool = True,
+    mirror_branch: str = "dynamic",
     verbose: bool = False,
 ) -> CalibrationResult:
     """Least-squares fit of the dotted parameters ``free`` to the measured ``runs``.
@@ -498,7 +608,21 @@ def calibrate(
     :func:`check_bounds`; ``diff_step`` is the relative finite-difference step of the
     Jacobian; ``max_nfev`` bounds the number of residual evaluations (each simulates every
     pose once; ``max_nfev=1`` takes no step and only reports the residuals and the
-    uncertainties at the start).  Raises :class:`CalibrationError` on bad names or bounds.
+    uncertainties at the start).  ``xtol``, ``ftol``: stopping tolerances of
+    ``scipy.optimize.least_squares``.
+
+    With the static solver (``steady_state_fn=None``) the Jacobian is by forward differences
+    (step ``diff_step`` of the scaled variables, inward at a bound) in which every perturbed
+    pose is solved from the same pose at the current parameters by chord iterations with its
+    factorised static Jacobian (:func:`~hsa_elastica.robots.statics_api.solve_static_near`):
+    the perturbed poses stay on the branch of the current ones and cost a few residual
+    evaluations each instead of Newton solves (``fast_jacobian=False``: scipy's own
+    ``2-point`` differences of full solves).  ``mirror_branch``: which of two mirror-image
+    buckled poses a static solve keeps (:func:`~hsa_elastica.robots.statics_api.solve_static`;
+    ``"gravity"`` avoids a dynamic relaxation per buckling pose for a robot whose gravity
+    has a lateral component).  Each evaluation starts every pose from its solution at the
+    previous parameters, so a pose stays on the branch found first.  Raises :class:`CalibrationError` on bad names or
+    bounds.
     """
     from scipy.optimize import least_squares
 
@@ -511,45 +635,27 @@ def calibrate(
         float(start[n]) if start and n in start else get_value(params, n) for n in names
     ])
     bnds = check_bounds(params, names, bounds)
-    scale = np.array([_scale(n, float(v)) for n, v in zip(names, x0)])
+    scale = np.array([_scale(n, float(v), b) for n, v, b in zip(names, x0, bnds)])
     fn = steady_state_fn
     n_poses = sum(len(r) for r in runs)
     if n_poses == 0:
         raise CalibrationError("no poses to fit")
 
-    def unpack(u: NDArray[np.float64]) -> tuple[RobotParams, float]:
-        x = x0 + (u - 1.0) * scale
-        vals = dict(zip(names, (float(v) for v in x)))
-        return with_values(params, vals), vals.get("mocap.yaw", 0.0)
-
-    n_eval = 0
-    memo: dict[bytes, NDArray[np.float64]] = {}
-
-    def fun(u: NDArray[np.float64]) -> NDArray[np.float64]:
-        nonlocal n_eval
-        key = np.asarray(u, dtype=np.float64).tobytes()
-        if key in memo:  # least_squares evaluates the start point again
-            return memo[key]
-        n_eval += 1
-        p, yaw = unpack(u)
-        r = residuals(p, runs, fn, yaw=yaw)
-        memo.clear()
-        memo[key] = r
-        if verbose:
-            print(f"  eval {n_eval}: cost {0.5 * float(r @ r):.6g} at "
-                  + ", ".join(f"{n}={v:.6g}" for n, v in zip(names, x0 + (u - 1.0) * scale)),
-                  flush=True)
-        return r
-
+    model = _StaticModel(params, runs, names, x0, scale, fn, diff_step, verbose, mirror_branch)
     wall0 = _time.perf_counter()
     lo = 1.0 + (np.array([b[0] for b in bnds]) - x0) / scale
     hi = 1.0 + (np.array([b[1] for b in bnds]) - x0) / scale
     u0 = np.ones(len(names))
-    r0 = fun(u0)
+    r0 = model.fun(u0)
     sol = least_squares(
-        fun, u0, bounds=(lo, hi), diff_step=diff_step, max_nfev=max_nfev,
-        xtol=xtol, ftol=1e-6, x_scale=1.0, method="trf",
+        model.fun, u0,
+        jac=(lambda u: model.jac(u, hi)) if fn is None and fast_jacobian else "2-point",
+        bounds=(lo, hi), diff_step=diff_step, max_nfev=max_nfev,
+        xtol=xtol, ftol=ftol, x_scale=1.0, method="trf",
     )
+    n_eval = model.n_eval
+    unpack = model.unpack
+    message = str(sol.message) + (f" ({model.n_jac} chord-step Jacobians)" if model.n_jac else "")
     wall = _time.perf_counter() - wall0
     r = np.asarray(sol.fun)
     m, n = r.size, len(names)
@@ -574,6 +680,6 @@ def calibrate(
         n_evaluations=n_eval,
         wall_time_s=wall,
         success=bool(sol.success),
-        message=str(sol.message),
+        message=message,
         bounds=bnds,
     )

@@ -47,7 +47,7 @@ Optional compression law: every experiment and :func:`closed_form` take ``axial_
 :class:`~hsa_elastica.physics.compression_law.AxialCompressionLaw` forcing, the blocked force uses
 ``r_c S_i`` and the spring constant is the pull-only value (the paper's experiment pulls).
 
-They are used for a fast parameter fit (``validation/characterization.py --fit``) and as
+They are used for a fast parameter fit (``python -m hsa_elastica.validation.characterization --fit``) and as
 independent references in the tests.
 
 Units: SI inside (m, N, N m, N/m, rad); the data file uses mm, N, N*mm, N/mm and degrees --

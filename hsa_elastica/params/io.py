@@ -159,9 +159,9 @@ def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyPa
     Missing keys take their defaults; unknown keys, invalid values and unreadable or malformed
     files raise :class:`ParameterError`.
 
-    Files holding one parameter set per key (the characterization fits in ``validation/``,
+    Files holding one parameter set per key (the characterization fits in ``hsa_elastica/data``,
     one rod per row count) are read one entry at a time with ``"FILE.yaml#KEY"``, e.g.
-    ``load_params("validation/fitted_params.yaml#10", RodParams)``, or all at once with
+    ``load_params(f"{hsa_elastica.data.path('fitted_params.yaml')}#10", RodParams)``, or all at once with
     :func:`load_params_per_key`.  An entry grouping several sets (``{rod: ..., axial_law:
     ...}``) gives ``cls`` its own section (``rod`` for :class:`RodParams`).
     """
@@ -191,7 +191,7 @@ def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyPa
 
 
 def load_params_per_key(path: str | Path, cls: type[_AnyParams]) -> dict[int, _AnyParams]:
-    """Read a per-key parameter file (e.g. ``validation/fitted_params.yaml``: one
+    """Read a per-key parameter file (e.g. ``hsa_elastica/data/fitted_params.yaml``: one
     :class:`RodParams` per row count) into ``{key: cls}``."""
     path = Path(path)
     data = _read_mapping(path)

@@ -38,7 +38,10 @@ from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.steady_state import SteadyStateResult, solve_steady_state
 
-__all__ = ["solve_static", "solve_static_batch", "static_residual", "static_solver"]
+__all__ = [
+    "solve_static", "solve_static_batch", "solve_static_near", "static_residual", "static_solver",
+    "linearize",
+]
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +114,23 @@ def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch
         dist = [float(np.linalg.norm(c[2][:, 0] - target)) for c in candidates]
         return int(np.argmin(dist))
 
+    def by_gravity(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
+        g = params.simulation.gravity
+        lateral = np.array([g[0], g[1]]) if g is not None else np.zeros(2)
+        if not np.any(lateral):
+            return by_dynamics(solver, candidates)
+        keys = [round(float(c[2][:2, 0] @ lateral), 12) for c in candidates]
+        return int(max(range(len(keys)), key=lambda i: keys[i]))
+
     if mirror_branch == "dynamic":
         return by_dynamics
     if mirror_branch == "+y":
         return by_y
-    raise ParameterError(f"mirror_branch = {mirror_branch!r} is invalid: must be 'dynamic' or '+y'")
+    if mirror_branch == "gravity":
+        return by_gravity
+    raise ParameterError(
+        f"mirror_branch = {mirror_branch!r} is invalid: must be 'dynamic', 'gravity' or '+y'"
+    )
 
 
 def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float64],
@@ -197,7 +212,9 @@ def solve_static(
     ``method = "dynamic"``).  ``mirror_branch``: how to choose between two mirror-image
     buckled poses (symmetric twist commands): ``"dynamic"`` (default) runs the dynamic
     relaxation once and keeps the static pose nearest to it, ``"+y"`` takes the pose whose
-    platform lies further toward +y without running the dynamics.  Returns a :class:`SteadyStateResult` with ``method = "static"``,
+    platform lies further toward +y without running the dynamics, ``"gravity"`` the pose whose
+    platform lies further along the lateral component of gravity (the side a tilted mount
+    loads; as ``"dynamic"`` when gravity has no lateral component).  Returns a :class:`SteadyStateResult` with ``method = "static"``,
     ``sim_time_s = 0``, ``iterations`` and ``stable``.
 
     Raises ``ParameterError`` for invalid ``params`` or angles (wrong count, NaN).
@@ -225,9 +242,15 @@ def solve_static_batch(
     fallback: bool = True,
     mirror_branch: str = "dynamic",
     order: str = "nearest",
+    initial: Sequence[SteadyStateResult | None] | None = None,
 ) -> list[SteadyStateResult]:
     """:func:`solve_static` for each row of ``angles_array`` ((n_poses, n_rods) [rad]), each
     started from the previous solution (from the straight pose if that fails).
+
+    ``initial`` (optional, one entry per row): Newton starts pose ``k`` from ``initial[k]``, a
+    static result of a robot with the same discretisation (e.g. the same pose solved for
+    slightly different parameters, as in a calibration's finite differences), instead of from
+    the previous pose; None entries use the previous pose.
 
     ``order``: ``"nearest"`` (default) solves the poses along a greedy nearest-neighbour tour
     (max-norm of the angle difference, starting next to the straight pose), so that each
@@ -246,6 +269,7 @@ def solve_static_batch(
             f"angles_array has shape {rows.shape}: must be (n_poses, n_rods = {params.n_rods})"
         )
     checked = [_check_angles(params, r, f"angles_array[{k}]") for k, r in enumerate(rows)]
+    starts = _initial_states(solver, initial, len(checked))
     if order == "nearest":
         sequence = nearest_neighbour_order(rows)
     elif order == "given":
@@ -255,11 +279,91 @@ def solve_static_batch(
     results: list[SteadyStateResult | None] = [None] * len(checked)
     warm = None
     for k in sequence:
-        res = _solve_one(solver, straight, params, checked[k], warm, check_stability, fallback,
+        start = starts[k] if starts[k] is not None else warm
+        res = _solve_one(solver, straight, params, checked[k], start, check_stability, fallback,
                          mirror_branch)
         warm = res.state if res.method == "static" and res.converged else None
         results[k] = res
     return [r for r in results if r is not None]
+
+
+def linearize(params: RobotParams, result: SteadyStateResult) -> Any:
+    """The factorised static Jacobian ``dF/dx`` at the converged static pose ``result`` of
+    the robot ``params`` (an object with ``.solve(b)``), for :func:`solve_static_near`."""
+    solver, _ = static_solver(params)
+    state = _initial_states(solver, [result], 1)[0]
+    if state is None:
+        raise ParameterError("result is invalid: must be a converged static result")
+    solver.restore_state(state[1])
+    a = np.asarray(state[0], dtype=np.float64)
+    return solver.factorize(solver.jacobian(a, solver.evaluate(a).copy()))
+
+
+def solve_static_near(
+    params: RobotParams,
+    initial: Sequence[SteadyStateResult],
+    factorizations: Sequence[Any],
+    *,
+    max_iter: int = 30,
+) -> list[SteadyStateResult | None]:
+    """Equilibria of the robot ``params`` close to known ones: pose ``k`` is solved at the motor
+    angles of ``initial[k]`` (a converged static result of a robot with the same
+    discretisation, e.g. slightly different parameters) by chord iterations (Newton with the
+    fixed Jacobian ``factorizations[k]`` of :func:`linearize` at ``initial[k]``), which stay on
+    the branch of ``initial[k]``.  For small parameter changes (finite differences of a
+    calibration) each iteration divides the residual by about the inverse relative change,
+    at the cost of a residual evaluation instead of a Jacobian.  The tolerance is the
+    solver's (:class:`~hsa_elastica.engines.statics.StaticSolver`).  Entries that do not
+    converge in ``max_iter`` iterations are None (solve them with :func:`solve_static_batch`).
+    """
+    solver, _ = static_solver(params)
+    states = _initial_states(solver, list(initial), len(initial))
+    if len(factorizations) != len(initial):
+        raise ParameterError("factorizations must have one entry per initial result")
+    out: list[SteadyStateResult | None] = []
+    for state, lu in zip(states, factorizations):
+        wall0, cpu0 = _time.perf_counter(), _time.process_time()
+        if state is None:
+            out.append(None)
+            continue
+        solver.restore_state(state[1])
+        a = np.asarray(state[0], dtype=np.float64)
+        f = solver.evaluate(a)
+        it = 0
+        while not solver.converged(f) and it < max_iter and np.all(np.isfinite(f)):
+            solver.move(lu.solve(-f))
+            f = solver.evaluate(a)
+            it += 1
+        if not solver.converged(f):
+            out.append(None)
+            continue
+        fn, tn = solver.norms(f)
+        res = _result(solver, params, a, StaticOutcome(True, it, fn, tn, angles=a),
+                      _time.perf_counter() - wall0, _time.process_time() - cpu0)
+        out.append(res)
+    return out
+
+
+def _initial_states(solver: StaticSolver, initial: Any, n: int) -> list[Any]:
+    """The start states of ``initial`` (see :func:`solve_static_batch`), checked against the
+    solver's layout."""
+    if initial is None:
+        return [None] * n
+    if len(initial) != n:
+        raise ParameterError(f"initial has {len(initial)} entries: must be one per pose ({n})")
+    shapes = [a.shape for a in solver.save_state()]
+    out: list[Any] = []
+    for k, res in enumerate(initial):
+        state = getattr(res, "state", None) if res is not None else None
+        if res is not None and res.method == "static" and res.converged and state is not None:
+            if [a.shape for a in state[1]] != shapes:
+                raise ParameterError(
+                    f"initial[{k}] is invalid: it was solved for a robot of another discretisation"
+                )
+            out.append(state)
+        else:
+            out.append(None)
+    return out
 
 
 def nearest_neighbour_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
