@@ -7,9 +7,13 @@
 * **Step-API overhead**: the same simulated time and motor trajectory three ways --
   ``run(T)`` in one call with a fixed schedule, ``step(0.02)`` with a fixed command, and
   ``step(0.02)`` with a new command every 20 ms (target: changing commands < 10 % over fixed).
-* both for the paper discretization (25 elements per rod, dt = 3e-5 s) and for a coarser one
-  (``--coarse``, default 10 elements, dt = 5e-5 s: a numerical choice, within 0.4 mm of the
-  25-element steady poses; ``HSARobotEnv(n_elements=10, dt=5e-5)``).
+* **Kelvin-Voigt damping**: the fused step with and without the material damper (the four
+  ``retardation_time_*`` set to 0), same robot otherwise (issue 12: <= 1.3x).
+* both for the paper discretization (25 elements per rod, dt = 3e-5 s;
+  ``HSARobotEnv(discretization="full")``) and for the coarse one (``--coarse``, default 10
+  elements, dt = 5e-5 s, the environment's default for the paper robot,
+  ``discretization="coarse"``: a numerical choice, within 0.4 mm of the 25-element steady
+  poses).
 
 Each timing is the best of ``--repeat`` interleaved repetitions (the machine is shared; compare
 the ratios, which are measured in the same run, more than the absolute numbers).  The load
@@ -32,6 +36,10 @@ from typing import Any, Callable
 import numpy as np
 
 CONTROL_DT = 0.02  # s
+#: the clock of every timing: wall time, or with --cpu-time this process's CPU time (on a
+#: shared machine it leaves out the time other processes hold the core; on an idle core the
+#: two agree)
+CLOCK = time.perf_counter
 
 
 def make_params(elements: int | None, dt: float | None) -> Any:
@@ -61,10 +69,10 @@ def time_env(params: Any, n_steps: int) -> float:
     env.reset(seed=0)
     env.step(np.zeros(4, dtype=np.float32))  # warm: loads the cached kernels
     u = commands(n_steps).astype(np.float32)
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for k in range(n_steps):
         env.step(u[k])
-    return time.perf_counter() - t0
+    return CLOCK() - t0
 
 
 def _robot(params: Any, schedules: list[Any] | None = None) -> Any:
@@ -78,9 +86,17 @@ def _robot(params: Any, schedules: list[Any] | None = None) -> Any:
 def time_run_fixed(params: Any, n_steps: int) -> float:
     robot = _robot(params, [float(a) for a in commands(1)[0]])
     robot.run(CONTROL_DT)
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     robot.run(n_steps * CONTROL_DT)
-    return time.perf_counter() - t0
+    return CLOCK() - t0
+
+
+def without_material_damping(params: Any) -> Any:
+    rod = dataclasses.replace(
+        params.rod, retardation_time_axial=0.0, retardation_time_shear=0.0,
+        retardation_time_bend=0.0, retardation_time_twist=0.0,
+    )
+    return dataclasses.replace(params, rod=rod)
 
 
 def time_step(params: Any, n_steps: int, changing: bool) -> float:
@@ -88,12 +104,12 @@ def time_step(params: Any, n_steps: int, changing: bool) -> float:
     u = commands(n_steps)
     robot.set_motor_angles(u[0])
     robot.step(CONTROL_DT)
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for k in range(n_steps):
         if changing:
             robot.set_motor_angles(u[k])
         robot.step(CONTROL_DT)
-    return time.perf_counter() - t0
+    return CLOCK() - t0
 
 
 def time_command_change(params: Any, calls: int, changing: bool) -> float:
@@ -105,12 +121,12 @@ def time_command_change(params: Any, calls: int, changing: bool) -> float:
     u = commands(1)[0] + 1e-6 * np.arange(calls)[:, None]
     robot.set_motor_angles(u[0])
     robot.step(0.1)  # reach the first command slowly
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for k in range(calls):
         if changing:
             robot.set_motor_angles(u[k])
         robot.step(robot.dt)
-    return (time.perf_counter() - t0) / calls
+    return (CLOCK() - t0) / calls
 
 
 def best(fns: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
@@ -127,7 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--coarse", nargs=2, default=("10", "5e-5"), metavar=("ELEMENTS", "DT"),
                     help="coarse discretization: elements per rod and dt [s] (default 10 5e-5)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time with this process's CPU time instead of the wall clock (shared machines)")
     args = ap.parse_args(argv)
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
     for params in (make_params(None, None), make_params(int(args.coarse[0]), float(args.coarse[1]))):
         report(params, args.steps, args.repeat)
         print()
@@ -138,11 +159,13 @@ def report(params: Any, n: int, repeat: int) -> None:
     sim_time = n * CONTROL_DT
     print(f"paper robot, {params.rod.n_elements} elements/rod, dt = {params.simulation.dt:g} s, "
           f"{n} control steps of {CONTROL_DT * 1e3:g} ms = {sim_time:g} s simulated; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
+          f"{'CPU time' if CLOCK is time.process_time else 'wall time'}")
     res = best(
         {
             "env": lambda: time_env(params, n),
             "run_fixed": lambda: time_run_fixed(params, n),
+            "run_no_kv": lambda: time_run_fixed(without_material_damping(params), n),
             "step_fixed": lambda: time_step(params, n, changing=False),
             "step_changing": lambda: time_step(params, n, changing=True),
         },
@@ -157,10 +180,11 @@ def report(params: Any, n: int, repeat: int) -> None:
     )
     steps_per_internal = sim_time / params.simulation.dt
     print()
-    print(f"{'measurement':52s} {'wall [s]':>9s} {'env steps/s':>12s} {'real-time x':>12s} {'us/step':>8s}")
+    print(f"{'measurement':52s} {'time [s]':>9s} {'env steps/s':>12s} {'real-time x':>12s} {'us/step':>8s}")
     labels = {
         "env": "HSARobot-v0 env.step (commands change every step)",
         "run_fixed": "FastRobot.run(T), fixed schedule (no step API)",
+        "run_no_kv": "  the same without Kelvin-Voigt damping",
         "step_fixed": "step(20 ms), fixed command",
         "step_changing": "step(20 ms), new command every step",
     }
@@ -170,6 +194,9 @@ def report(params: Any, n: int, repeat: int) -> None:
     print()
     print(f"env throughput: {n / res['env']:.1f} env steps/s (target >= 100), "
           f"real-time factor {sim_time / res['env']:.2f} (target >= 2)")
+    print(f"Kelvin-Voigt damping: {res['run_fixed'] / steps_per_internal * 1e6:.1f} us/step with, "
+          f"{res['run_no_kv'] / steps_per_internal * 1e6:.1f} us/step without: "
+          f"{res['run_fixed'] / res['run_no_kv']:.2f}x (target <= 1.3x)")
     print(f"step-API overhead, changing vs fixed command: "
           f"{(res['step_changing'] / res['step_fixed'] - 1) * 100:+.1f} % (target < 10 %); "
           f"changing commands vs one run(T): {(res['step_changing'] / res['run_fixed'] - 1) * 100:+.1f} %")

@@ -88,6 +88,8 @@ _LAZY: dict[str, str] = {
     "RodSteadyState": "hsa_elastica.robots.rod_statics",
     "save_run": "hsa_elastica.io.rundir",
     "load_run": "hsa_elastica.io.rundir",
+    "read_column_metadata": "hsa_elastica.io.columns",
+    "RobotSensorRecorder": "hsa_elastica.io.sensors",
     # rendering (pyvista, off screen)
     "render_video": "hsa_elastica.io.render",
     "render_still": "hsa_elastica.io.render",

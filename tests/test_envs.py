@@ -11,6 +11,7 @@ gym = pytest.importorskip("gymnasium")
 
 import hsa_elastica.envs  # noqa: E402,F401  (registers the ids)
 from hsa_elastica.envs import HSARobotEnv  # noqa: E402
+from hsa_elastica.params import ParameterError  # noqa: E402
 
 
 def test_registered_and_passes_the_gymnasium_checker() -> None:
@@ -72,6 +73,24 @@ def test_rgb_array_render() -> None:
         pytest.skip(f"off-screen rendering unavailable: {exc}")
     assert img is not None and img.dtype == np.uint8 and img.shape == (120, 160, 3)
     assert img.std() > 0  # not a blank frame
+
+
+def test_discretization_is_explicit() -> None:
+    from hsa_elastica.params import paper_robot_params
+
+    # the paper robot defaults to the coarse discretization (a documented parameter) ...
+    env = HSARobotEnv(max_steps=1)
+    assert env.discretization == "coarse"
+    assert (env.params.rod.n_elements, env.params.simulation.dt) == (10, 5e-5)
+    # ... the paper's own on request, and params passed in are never coarsened silently
+    full = HSARobotEnv(max_steps=1, discretization="full")
+    given = HSARobotEnv(paper_robot_params(), max_steps=1)
+    for e in (full, given):
+        assert e.discretization == "full"
+        assert (e.params.rod.n_elements, e.params.simulation.dt) == (25, 3e-5)
+    assert HSARobotEnv(max_steps=1, n_elements=12).params.rod.n_elements == 12
+    with pytest.raises(ParameterError, match="discretization"):
+        HSARobotEnv(discretization="fine")
 
 
 def test_stack_env_registered_checked_and_reaches_up() -> None:

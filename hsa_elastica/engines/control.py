@@ -23,11 +23,11 @@ to the nominal time ``t_0 + k * dt_control`` (so 20 ms intervals at ``dt = 3e-5`
 667 and 666 steps and do not drift).
 
 Motor torque (:func:`motor_torques`): the torque [N m] the motor applies to the rod about the
-rod's axis (right-hand rule about +z, base -> tip) to hold its base element, read from the
-rod's internal couple at the first Voronoi domain (the couple element 1 exerts on element 0,
-``internal_couple[2, 0] / voronoi_dilatation[0]**3``, PyElastica's bend/twist torque on
-element 0) as computed at the last force evaluation (the mid-step of the last internal step).
-It neglects the base element's own rotational inertia and the small shear/transport terms.
+rod's axis (right-hand rule about +z, base -> tip) to hold its base element, the quasi-static
+reaction ``-internal_torques[2, 0]`` of :func:`hsa_elastica.physics.sensors.motor_reaction_torque`
+(the torque the rest of the rod exerts on the base element at the last force evaluation, the
+mid-step of the last internal step).  It neglects the base element's own rotational inertia.
+The same reading is recorded as ``sensors/motor_torque_{i}`` (:mod:`hsa_elastica.io.sensors`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from hsa_elastica.params import ParameterError
 from hsa_elastica.physics.actuation import Ramp
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
+from hsa_elastica.physics.sensors import motor_reaction_torque
 
 __all__ = ["ControlMixin", "motor_torques", "robot_state", "STATE_KEYS"]
 
@@ -60,18 +61,16 @@ STATE_KEYS = (
 def motor_torques(rods: Sequence[Any]) -> NDArray[np.float64]:
     """Torque [N m] each motor applies to its rod about the rod's axis (see the module doc).
 
-    ``-internal_couple[2, 0] / voronoi_dilatation[0]**3`` of each rod: the base element receives
-    ``+internal_couple[:, 0] / voronoi_dilatation[0]**3`` from the rest of the rod (PyElastica's
-    bend/twist torque, local frame), which the motor balances.  Positive when the motor twists
-    the rod counter-clockwise (seen from the tip) against a resisting rod.
+    :func:`~hsa_elastica.physics.sensors.motor_reaction_torque` of element 0 of each rod:
+    positive when the motor twists the rod counter-clockwise (seen from the tip) against a
+    resisting rod.  0 for a one-element rod (no Voronoi domain, no internal couple).
     """
     out = np.empty(len(rods))
     for i, rod in enumerate(rods):
-        couple = rod.internal_couple
-        if couple.shape[1] == 0:  # a one-element rod has no Voronoi domain
+        if rod.director_collection.shape[2] < 2:
             out[i] = 0.0
             continue
-        out[i] = -float(couple[2, 0]) / float(rod.voronoi_dilatation[0]) ** 3
+        out[i] = motor_reaction_torque(rod.internal_torques, 0)
     return out
 
 

@@ -354,6 +354,37 @@ class FastRobot(ControlMixin):
         self._callback_every = model.callback_every
         self._callbacks = model.callbacks
         self._status = np.zeros(4)
+        self._bind_sensors()
+
+    def _bind_sensors(self) -> None:
+        """Point the sensor recorders (of the robot, or of each segment of a stack) at the
+        joint table of this stepper: the fused loop keeps the joints' rest orientations there,
+        not in the operators."""
+        from hsa_elastica import compat
+
+        joints = self.joints
+        for robot in getattr(self.robot, "segments", None) or [self.robot]:
+            sensors = getattr(robot, "recorders", {}).get("sensors")
+            if sensors is None or not hasattr(sensors, "bind"):
+                continue
+            rows: list[int] = []
+            for rod in robot.rods:
+                tip = compat.block_offset(rod.director_collection, self.rod_arrays.director)
+                tip += rod.director_collection.shape[2] - 1
+                match = np.flatnonzero(joints.element == tip)
+                if match.size != 1:
+                    raise FastPathUnsupported("sensor recorder: a rod has no single tip joint")
+                rows.append(int(match[0]))
+            sensors.bind(robot, joint_rest=self._joint_rest_reader(rows))
+
+    def _joint_rest_reader(self, rows: list[int]) -> Callable[[int], NDArray[np.float64] | None]:
+        joints = self.joints
+
+        def joint_rest(i: int) -> NDArray[np.float64] | None:
+            k = rows[i]
+            return joints.rest_orientation[k] if joints.initialized[k] != 0 else None
+
+        return joint_rest
 
     @property
     def time(self) -> float:

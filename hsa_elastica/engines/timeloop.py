@@ -233,7 +233,10 @@ def _user_systems(simulator: Any) -> list[Any]:
         systems = list(simulator.systems())
     else:
         systems = [simulator[i] for i in range(len(simulator))]
-    return [s for s in systems if not _is_memory_block(s)]
+    # static systems (e.g. a contact Plane) have no state to check
+    return [
+        s for s in systems if not _is_memory_block(s) and hasattr(s, "velocity_collection")
+    ]
 
 
 def _default_name(index: int, system: Any, kind_counts: dict[str, int]) -> str:

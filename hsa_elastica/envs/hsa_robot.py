@@ -18,11 +18,15 @@ Task: bring the platform centre to a target position (sampled at :meth:`HSARobot
   ``reset(options={"target": (x, y, z)})``.
 * ``render_mode="rgb_array"``: an off-screen pyvista image of the robot
   (:class:`hsa_elastica.io.render.RobotScene`; needs a working VTK/EGL, optional).
-* ``n_elements`` / ``dt``: override the rods' discretization and the internal step of
-  ``params`` (default: the paper robot, 25 elements, dt = 3e-5 s).  ``n_elements=10, dt=5e-5``
-  runs about 3x faster and settles within 0.4 mm of the 25-element poses (bend_north at full
-  magnitude: 43.82 vs 44.17 mm sideways; elongation 132.67 vs 132.69 mm high); dt = 7e-5 s
-  diverges with 10 elements (benchmarks/bench_control.py measures both).
+* ``discretization``: the rods' elements and the internal step.  ``"coarse"``: 10 elements
+  per rod, dt = 5e-5 s -- the default for the paper robot (``params=None``): about 2.5x the
+  throughput of the paper's discretization (benchmarks/bench_control.py: 97-118 env steps/s,
+  about 2x real time, on one core of a shared machine), steady poses within 0.4 mm of the 25-element model
+  (bend_north at full magnitude: 43.82 vs 44.17 mm sideways; elongation 132.67 vs 132.69 mm
+  high; dt = 7e-5 s diverges with 10 elements).  ``"full"``: the discretization of
+  ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 40 env steps/s) --
+  the default when ``params`` is given, so a model passed in is never coarsened silently.
+  ``n_elements`` / ``dt`` override either.
 
 The fused stepper (:class:`hsa_elastica.engines.fused.FastRobot`) is used unless
 ``fast=False`` (per-rod operators; same trajectory, ~6x slower).
@@ -44,7 +48,13 @@ from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
 
-__all__ = ["HSARobotEnv"]
+__all__ = ["HSARobotEnv", "DISCRETIZATIONS"]
+
+#: ``discretization`` -> (elements per rod, internal step [s]); None: as in the params
+DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
+    "coarse": (10, 5e-5),
+    "full": (None, None),
+}
 
 
 def _positive(name: str, value: float, unit: str) -> float:
@@ -70,6 +80,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         target_radius: float = 0.010,
         target_height: tuple[float, float] = (0.008, 0.020),
         fast: bool = True,
+        discretization: str | None = None,
         n_elements: int | None = None,
         dt: float | None = None,
         render_mode: str | None = None,
@@ -79,6 +90,17 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         p = paper_robot_params() if params is None else params
         if not isinstance(p, RobotParams):
             raise ParameterError(f"HSARobotEnv.params = {params!r} is invalid: must be a RobotParams")
+        if discretization is None:
+            discretization = "coarse" if params is None else "full"
+        if discretization not in DISCRETIZATIONS:
+            raise ParameterError(
+                f"HSARobotEnv.discretization = {discretization!r} is invalid: must be one of "
+                f"{', '.join(repr(k) for k in DISCRETIZATIONS)}"
+            )
+        self.discretization = discretization
+        default_elements, default_dt = DISCRETIZATIONS[discretization]
+        n_elements = default_elements if n_elements is None else n_elements
+        dt = default_dt if dt is None else dt
         if n_elements is not None:  # RodParams validates it
             p = dataclasses.replace(p, rod=dataclasses.replace(p.rod, n_elements=n_elements))
         if dt is not None:

@@ -116,9 +116,18 @@ def _pose_solver(solver: str, shapes: bool) -> tuple[Callable[..., Any], bool]:
 # schema
 # --------------------------------------------------------------------------------------------
 def column_docs(n_rods: int, shapes: bool) -> list[dict[str, str]]:
-    """Name, Arrow type, unit and meaning of every column (also stored in dataset.json)."""
+    """Name, Arrow type, unit, frame and meaning of every column (also stored in dataset.json
+    and, without the type, as each field's metadata in the chunk files: see
+    :func:`hsa_elastica.io.columns.read_column_metadata`).  Frames as in
+    :mod:`hsa_elastica.io.columns`: ``lab``, ``material``, ``body->lab``, ``motor``, ``none``."""
+    frames = {"angle_": "motor", "platform_": "lab", "marker_": "lab", "quat_": "body->lab",
+              "tip": "lab", "rod": "lab"}
+
     def col(name: str, typ: str, unit: str, text: str) -> dict[str, str]:
-        return {"name": name, "type": typ, "unit": unit, "description": text}
+        frame = next((f for p, f in frames.items() if name.startswith(p)), "none")
+        if name.startswith("rod") and unit == "1/m":
+            frame = "material"
+        return {"name": name, "type": typ, "unit": unit, "frame": frame, "description": text}
 
     cols = [col("sample", "int64", "-", "stable sample id (row of the sampling)")]
     cols += [col(f"angle_{i}", "float64", "rad", f"motor angle of rod {i}") for i in range(n_rods)]
@@ -155,12 +164,21 @@ def column_docs(n_rods: int, shapes: bool) -> list[dict[str, str]]:
 
 
 def arrow_schema(n_rods: int, shapes: bool) -> Any:
-    """The ``pyarrow.Schema`` of a chunk file."""
+    """The ``pyarrow.Schema`` of a chunk file: each field carries its unit, frame and
+    description (:func:`column_docs`), the schema all of them as JSON under
+    :data:`hsa_elastica.io.columns.METADATA_KEY`."""
     import pyarrow as pa
 
     types = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
              "string": pa.string(), "list<float64>": pa.list_(pa.float64())}
-    return pa.schema([pa.field(c["name"], types[c["type"]]) for c in column_docs(n_rods, shapes)])
+    from hsa_elastica.io.columns import METADATA_KEY
+
+    docs = column_docs(n_rods, shapes)
+    meta = {c["name"]: {k: c[k] for k in ("unit", "frame", "description")} for c in docs}
+    return pa.schema(
+        [pa.field(c["name"], types[c["type"]], metadata=meta[c["name"]]) for c in docs],
+        metadata={METADATA_KEY: json.dumps(meta)},
+    )
 
 
 # --------------------------------------------------------------------------------------------

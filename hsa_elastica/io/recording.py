@@ -318,6 +318,12 @@ MAX_RECORDING_BYTES = 1024**3
 RIGID_BODY_COLUMNS = 14  # time, position 3, quaternion 4, velocity 3, omega 3
 
 
+def sensor_column_count(n_rods: int) -> int:
+    """Number of ``io.sensors.RobotSensorRecorder`` columns: time, per rod the commanded and
+    measured motor angle, motor torque, joint force (3) and torque (3), platform twist (6)."""
+    return 1 + 9 * int(n_rods) + 6
+
+
 def rod_columns(n_elements: int) -> int:
     """Number of :class:`RodRecorder` columns for a rod of ``n_elements`` elements."""
     n_nodes, n_vor = n_elements + 1, n_elements - 1
@@ -328,10 +334,14 @@ def recording_bytes(params: Any, duration: float) -> int:
     """Bytes of float64 samples that recording a robot (``RobotParams``) for ``duration`` [s]
     at ``params.simulation.record_fps`` holds: samples ``floor(duration / (every dt)) + 2``
     (the first, one every ``record_every()`` steps, the final state) times the columns of
-    every rod recorder and the platform recorder."""
+    every rod recorder, the platform recorder and the sensor recorder."""
     sp = params.simulation
     samples = math.floor(float(duration) / (sp.record_every() * sp.dt)) + 2
-    columns = params.n_rods * rod_columns(params.rod.n_elements) + RIGID_BODY_COLUMNS
+    columns = (
+        params.n_rods * rod_columns(params.rod.n_elements)
+        + RIGID_BODY_COLUMNS
+        + sensor_column_count(params.n_rods)
+    )
     return int(samples * columns * 8)
 
 

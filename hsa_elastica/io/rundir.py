@@ -2,7 +2,9 @@
 
 Layout (docs/architecture.md, "Run directory")::
 
-    <out>/diagnostics.parquet   the recorder DataFrame (contract columns, SI units)
+    <out>/diagnostics.parquet   the recorder DataFrame (contract columns, SI units; the unit,
+                                frame and meaning of every column in the Arrow schema,
+                                read with io.columns.read_column_metadata)
     <out>/params.yaml           the parameters used (params.save_params, units in the header)
     <out>/summary.json          a JSON object; keys include actuation_angles_rad,
                                 platform_position_m, platform_quaternion_xyzw,
@@ -22,6 +24,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from hsa_elastica.io.columns import read_column_metadata, write_parquet
 from hsa_elastica.params import RobotParams, load_params, save_params
 
 __all__ = ["RunData", "save_run", "load_run", "run_dir_problem", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
@@ -53,7 +56,8 @@ def to_jsonable(value: Any) -> Any:
 
 @dataclass
 class RunData:
-    """A loaded run directory."""
+    """A loaded run directory.  ``diagnostics.attrs["columns"]`` holds the unit, frame and
+    description of each column (:func:`hsa_elastica.io.columns.read_column_metadata`)."""
 
     path: Path
     diagnostics: pd.DataFrame
@@ -130,7 +134,7 @@ def save_run(
     (out / SUMMARY).unlink(missing_ok=True)
     df = diagnostics.reset_index(drop=True)
     df.columns = [str(c) for c in df.columns]
-    _replace_atomically(out / DIAGNOSTICS, lambda tmp: df.to_parquet(tmp, index=False))
+    _replace_atomically(out / DIAGNOSTICS, lambda tmp: write_parquet(df, tmp))
     _replace_atomically(out / PARAMS, lambda tmp: save_params(params, tmp))
     text = json.dumps(to_jsonable(summary), indent=2) + "\n"
     _replace_atomically(out / SUMMARY, lambda tmp: tmp.write_text(text, encoding="utf-8"))
@@ -157,6 +161,7 @@ def load_run(run_dir: str | Path) -> RunData:
         diagnostics = pd.read_parquet(path / DIAGNOSTICS)
     except Exception as exc:  # pyarrow raises several types for corrupt files
         raise ValueError(f"cannot read {str(path / DIAGNOSTICS)!r}: {exc}") from exc
+    diagnostics.attrs["columns"] = read_column_metadata(path / DIAGNOSTICS)
     params = load_params(path / PARAMS, RobotParams)
     summary: dict[str, Any] = {}
     if (path / SUMMARY).is_file():

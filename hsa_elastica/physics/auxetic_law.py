@@ -35,6 +35,8 @@ __all__ = [
     "ALPHA_C",
     "auxetic_update",
     "handed_twist_strain",
+    "handed_twist_from_rotation",
+    "auxetic_update_from_rotation",
     "average_to_elements",
     "clip_strain",
     "auxetic_rest_lengths",
@@ -74,7 +76,21 @@ def handed_twist_strain(
     handedness : +1 (right-handed) or -1 (left-handed).
     kappa_h_voronoi : (n-1,) output [rad/m].
     """
-    rotation_vectors = inv_rotate(director_collection)
+    handed_twist_from_rotation(
+        inv_rotate(director_collection), printed_voronoi_lengths, handedness, kappa_h_voronoi
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def handed_twist_from_rotation(
+    rotation_vectors: NDArray[np.float64],
+    printed_voronoi_lengths: NDArray[np.float64],
+    handedness: float,
+    kappa_h_voronoi: NDArray[np.float64],
+) -> None:
+    """Eq. 4 from the rotation vectors ``log(Q_{k+1} Q_k^T)`` (3, n-1) [rad] already computed
+    (e.g. by the rod's internal-torque evaluation): ``kappa_h[k] = -handedness *
+    rotation_vectors[2, k] / printed_voronoi[k]`` [rad/m]."""
     for k in range(kappa_h_voronoi.shape[0]):
         kappa_h_voronoi[k] = -handedness * rotation_vectors[2, k] / printed_voronoi_lengths[k]
 
@@ -417,10 +433,59 @@ def auxetic_update(
 
     Returns the smallest stiffness written (callers check it is > 0).
     """
+    return auxetic_update_from_rotation(  # type: ignore[no-any-return]
+        inv_rotate(director), handedness, C_eps, C_eps2, eps_min, eps_max, kappa_min,
+        kappa_max, area, E_slope, G_slope, bend_rigidity_slope, twist_rigidity_slope,
+        E_quad, twist_rigidity_quad, filter_blend, printed_lengths, printed_voronoi,
+        printed_shear, printed_bend, kappa_vor_raw, kappa_vor, kappa_vor_clipped,
+        kappa_elem, kappa_elem_clipped, eps, rest_lengths, rest_voronoi_lengths,
+        shear_matrix, bend_matrix, clip_width,
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def auxetic_update_from_rotation(
+    rotation_vectors: NDArray[np.float64],
+    handedness: float,
+    C_eps: float,
+    C_eps2: float,
+    eps_min: float,
+    eps_max: float,
+    kappa_min: float,
+    kappa_max: float,
+    area: float,
+    E_slope: float,
+    G_slope: float,
+    bend_rigidity_slope: float,
+    twist_rigidity_slope: float,
+    E_quad: float,
+    twist_rigidity_quad: float,
+    filter_blend: float,
+    printed_lengths: NDArray[np.float64],
+    printed_voronoi: NDArray[np.float64],
+    printed_shear: NDArray[np.float64],
+    printed_bend: NDArray[np.float64],
+    kappa_vor_raw: NDArray[np.float64],
+    kappa_vor: NDArray[np.float64],
+    kappa_vor_clipped: NDArray[np.float64],
+    kappa_elem: NDArray[np.float64],
+    kappa_elem_clipped: NDArray[np.float64],
+    eps: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+    clip_width: float,
+) -> float:
+    """:func:`auxetic_update` with the rotation vectors ``log(Q_{k+1} Q_k^T)`` (3, n-1) [rad]
+    of the rod's present directors given (:func:`handed_twist_from_rotation`): the compiled
+    engines compute them once per evaluation for the coupling and the internal torques.
+    (Not inlined: a call with more than 30 arguments compiles to ``f(*args)`` in CPython
+    3.11, which numba's inliner refuses.)"""
     if filter_blend < 0.0:
-        handed_twist_strain(director, printed_voronoi, handedness, kappa_vor)
+        handed_twist_from_rotation(rotation_vectors, printed_voronoi, handedness, kappa_vor)
     else:
-        handed_twist_strain(director, printed_voronoi, handedness, kappa_vor_raw)
+        handed_twist_from_rotation(rotation_vectors, printed_voronoi, handedness, kappa_vor_raw)
         low_pass(kappa_vor_raw, filter_blend, kappa_vor)
     average_to_elements(kappa_vor, kappa_elem)
     auxetic_rest_lengths(

@@ -225,7 +225,9 @@ def _trapezoidal_into(
 
 
 @njit(cache=True)  # type: ignore[misc]
-def internal_torques_inplace(rod: RodBlockArrays, work: RodWork) -> None:
+def internal_torques_inplace(
+    rod: RodBlockArrays, work: RodWork, rotation_ready: bool = False
+) -> None:
     """PyElastica's ``_compute_internal_torques`` (Gazzola et al. 2018, Eq. 2.14: bend/twist
     couple ``Delta(B (kappa - kappa_0) / E^3) + A(kappa x tau D / E^3)``, shear couple
     ``(Q t x n) l0``, Lagrangian transport and unsteady dilatation) without temporaries.
@@ -233,14 +235,16 @@ def internal_torques_inplace(rod: RodBlockArrays, work: RodWork) -> None:
     Needs ``lengths``, ``tangents``, ``dilatation``, ``voronoi_dilatation`` and
     ``internal_stress`` from :func:`internal_forces_inplace` (as PyElastica's pair).  Updates
     ``kappa`` [1/m], ``internal_couple`` [N m], ``dilatation_rate`` [1/s] and
-    ``internal_torques`` [N m].
+    ``internal_torques`` [N m].  ``rotation_ready``: ``work.vor3`` already holds
+    :func:`rotation_log_inplace` of the present directors (it is computed otherwise).
     """
     q = rod.director
     x = rod.position
     v = rod.velocity
     nv = rod.rest_voronoi_lengths.shape[0]
     ne = rod.lengths.shape[0]
-    rotation_log_inplace(q, work.vor3)
+    if not rotation_ready:
+        rotation_log_inplace(q, work.vor3)
     inv_cube = work.vor1
     a = work.vor3  # becomes the bend/twist couple / E^3
     b = work.vor3b  # kappa x tau * D / E^3

@@ -627,8 +627,12 @@ def _assemble_robot(
         recorders[f"rod{i}"] = _add_environment(sim, rod, sp, "rod" if record else None)
 
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
+    if record:
+        from hsa_elastica.io.sensors import RobotSensorRecorder
 
-    return Robot(
+        recorders["sensors"] = RobotSensorRecorder(fps=sp.record_fps, dt=dt).attach(sim, platform)
+
+    robot = Robot(
         simulator=sim,
         params=robot_params,
         motor_angles=angles,
@@ -644,6 +648,9 @@ def _assemble_robot(
         recorders=recorders if record else {},
         base=body,
     )
+    if record:
+        recorders["sensors"].bind(robot)
+    return robot
 
 
 def build_fast_robot(

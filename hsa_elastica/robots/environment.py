@@ -16,6 +16,7 @@ from elastica.modules import (
     CallBacks,
     Connections,
     Constraints,
+    Contact,
     Damping,
     Forcing,
 )
@@ -25,8 +26,16 @@ from hsa_elastica.params import RodParams, SimulationParams
 
 __all__ = ["HSASimulator", "material_damping_kwargs"]
 
-class HSASimulator(BaseSystemCollection, Constraints, Forcing, Connections, Damping, CallBacks):
-    """PyElastica system collection with every module an HSA simulation needs."""
+class HSASimulator(
+    BaseSystemCollection, Constraints, Forcing, Connections, Damping, CallBacks, Contact
+):
+    """PyElastica system collection with every module an HSA simulation needs.
+
+    ``Contact`` lets a user add PyElastica's contact classes (e.g. ``CylinderPlaneContact``
+    between the platform and a ``Plane``, ``RodPlaneContact`` for a rod) before
+    ``finalize()``; they run on the per-rod operator path (``Robot.run``) only: the fused
+    stepper refuses them (``FastPathUnsupported``).
+    """
 
 
 def material_damping_kwargs(rod_params: RodParams, dt: float) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ step API of :class:`~hsa_elastica.engines.control.ControlMixin`), and running th
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -142,9 +143,13 @@ class Robot(ControlMixin):
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
     ``motors`` (:class:`MotorAngleBC`, or :class:`~hsa_elastica.physics.mounts.MotorMount` when
-    ``base`` is a rigid body carrying the motors), ``joints``; ``recorders`` maps ``"rod{i}"`` / ``"platform"`` to the
-    ``recording`` recorders (empty with ``record=False``).  ``time`` [s] is the simulated time
-    reached by :meth:`run`.
+    ``base`` is a rigid body carrying the motors), ``joints``; ``recorders`` maps ``"rod{i}"`` /
+    ``"platform"`` / ``"sensors"`` to the recorders (``recording.RodRecorder``,
+    ``recording.RigidBodyRecorder``, ``sensors.RobotSensorRecorder``; empty with
+    ``record=False``).  ``time`` [s] is the simulated time reached by :meth:`run`.
+
+    ``motor_angles`` [rad]: the target angle of each rod given as a number, and for a rod
+    given a schedule (a callable ``t -> phi``) that schedule evaluated at :attr:`time`.
     """
 
     simulator: HSASimulator
@@ -182,3 +187,27 @@ class Robot(ControlMixin):
         from hsa_elastica.io.recording import combine
 
         return combine({key: rec.to_dataframe() for key, rec in self.recorders.items()})
+
+
+def _get_motor_angles(self: Robot) -> tuple[float, ...]:
+    """Targets given as numbers; schedules (stored as NaN) evaluated at the current time."""
+    given: tuple[float, ...] = self._given_motor_angles  # type: ignore[attr-defined]
+    out = []
+    for i, a in enumerate(given):
+        schedule = None
+        if math.isnan(a) and i < len(self.motors) and self.motors[i].ready:
+            # a torque-driven mount (TwistMount) imposes no angle: it stays NaN
+            schedule = getattr(self.motors[i].instance, "angle", None)
+        if schedule is not None:
+            out.append(float(schedule(float(self.time))))
+        else:
+            out.append(float(a))
+    return tuple(out)
+
+
+def _set_motor_angles(self: Robot, value: Any) -> None:
+    self._given_motor_angles = tuple(float(a) for a in value)  # type: ignore[attr-defined]
+
+
+# a property over the dataclass field: ``Robot(..., motor_angles=...)`` keeps its signature
+Robot.motor_angles = property(_get_motor_angles, _set_motor_angles)  # type: ignore[assignment]

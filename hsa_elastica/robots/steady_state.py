@@ -263,6 +263,7 @@ def _append_final_sample(robot: Robot, t: float) -> None:
         return
     systems: dict[str, Any] = {f"rod{i}": r for i, r in enumerate(robot.rods)}
     systems["platform"] = robot.platform
+    systems["sensors"] = robot.platform  # the sensor recorder samples the whole robot
     for key, rec in robot.recorders.items():
         arr = rec.to_array()
         if arr.shape[0] == 0 or abs(float(arr[-1, 0]) - t) > 0.5 * robot.dt:

@@ -1,0 +1,159 @@
+"""Sensor recorder of an HSA robot: motor angles and torques, joint wrenches, platform twist.
+
+:class:`RobotSensorRecorder` is a PyElastica callback attached to the platform that samples, at
+the recorders' sampling steps, what a real robot's sensors would measure.  Built by
+``build_robot(..., record=True)`` (key ``"sensors"`` of ``Robot.recorders``, columns prefixed
+``sensors/`` in ``Robot.diagnostics()``) and read the same way on the per-rod and the fused
+path.  Columns (``i`` = rod, ``c`` in x, y, z):
+
+==================================  ======  =========  ========================================
+column                              unit    frame      meaning
+==================================  ======  =========  ========================================
+``motor_angle_command_{i}``         rad     motor      the commanded angle: the target of the
+                                                       motor's :class:`Ramp` (the builder's or
+                                                       the step API's), else the schedule's
+                                                       value now; NaN for a torque drive
+``motor_angle_{i}``                 rad     motor      the measured angle: rotation of the base
+                                                       element about its own axis relative to
+                                                       the motor's reference (an encoder),
+                                                       2 pi branch nearest the imposed angle;
+                                                       NaN for a motor on a moving body
+                                                       (``MotorMount``, ``TwistMount``)
+``motor_torque_{i}``                N m     motor      the torque the motor supplies about the
+                                                       rod axis (right-hand rule, base -> tip;
+                                                       :func:`~hsa_elastica.physics.sensors.motor_reaction_torque`)
+``joint_force_{c}_{i}``             N       lab        force of the platform joint on the tip
+                                                       node of rod ``i`` (Eq. 6)
+``joint_torque_{c}_{i}``            N m     lab        torque of the platform joint on the tip
+                                                       element of rod ``i`` (Eq. 7)
+``platform_velocity_{c}``           m/s     lab        platform centre-of-mass velocity
+``platform_angular_velocity_{c}``   rad/s   lab        platform angular velocity
+==================================  ======  =========  ========================================
+
+"motor" frame: about the rod's axis ``d3`` at its base, positive counter-clockwise seen from
+the tip.  The platform receives the opposite of the joint wrenches (the force at the attachment
+point); at rest the joint forces on the rods sum to the platform's weight.  Motor torques are
+read from the rods' internal torques of the last force evaluation (half a step before the
+sample); everything else from the state at the sample.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.io.recording import _Recorder, _vector_columns
+from hsa_elastica.physics.actuation import MotorAngleBC, Ramp, twist_about_axis
+from hsa_elastica.physics.sensors import joint_rest_orientation, joint_wrench, motor_reaction_torque
+
+__all__ = ["RobotSensorRecorder", "sensor_columns"]
+
+#: ``joint_rest(i)`` -> the stored rest orientation of rod ``i``'s joint (None: not applied yet)
+JointRest = Callable[[int], "NDArray[np.float64] | None"]
+
+
+def sensor_columns(n_rods: int) -> list[str]:
+    """Column names of :class:`RobotSensorRecorder` for ``n_rods`` rods (``time`` first)."""
+    cols = ["time"]
+    cols += [f"motor_angle_command_{i}" for i in range(n_rods)]
+    cols += [f"motor_angle_{i}" for i in range(n_rods)]
+    cols += [f"motor_torque_{i}" for i in range(n_rods)]
+    cols += _vector_columns("joint_force", n_rods)
+    cols += _vector_columns("joint_torque", n_rods)
+    cols += _vector_columns("platform_velocity", None)
+    cols += _vector_columns("platform_angular_velocity", None)
+    return cols
+
+
+def _commanded(schedule: Callable[[float], float], t: float) -> float:
+    if isinstance(schedule, Ramp):
+        return float(schedule.target)
+    return float(schedule(t))
+
+
+class RobotSensorRecorder(_Recorder):
+    """Samples the sensors of a robot (columns in the module docstring) every ``every`` steps
+    (or at ``fps`` for a step ``dt``).
+
+    Attach it to the platform (:meth:`attach`) and :meth:`bind` it to the robot handle
+    (``rods``, ``platform``, ``motors``/``joints`` as ``OperatorRef`` of ``MotorAngleBC`` /
+    ``PlatformJoint``, ``time``) before the first sample.  Each rod's joint is taken at its
+    distal node and element on body 0 of the platform (as :func:`build_robot` connects them).
+    """
+
+    def __init__(
+        self, *, every: int | None = None, fps: float | None = None, dt: float | None = None
+    ) -> None:
+        super().__init__(every=every, fps=fps, dt=dt)
+        self._robot: Any = None
+        self._joint_rest: JointRest | None = None
+        self._wrench = np.empty(6)
+
+    def bind(self, robot: Any, *, joint_rest: JointRest | None = None) -> RobotSensorRecorder:
+        """Read the sensors of ``robot``; ``joint_rest(i)`` gives the stored rest orientation
+        of rod ``i``'s joint (default: the ``PlatformJoint`` instance's; the fused stepper
+        passes its own table's).  Returns self."""
+        self._robot = robot
+        self._joint_rest = joint_rest
+        return self
+
+    def _rest(self, i: int) -> NDArray[np.float64] | None:
+        if self._joint_rest is not None:
+            return self._joint_rest(i)
+        return self._robot.joints[i].instance.rest_relative_orientation  # type: ignore[no-any-return]
+
+    def _make_columns(self, platform: Any) -> list[str]:
+        if self._robot is None:
+            raise RuntimeError("RobotSensorRecorder: call bind(robot) before the first sample")
+        return sensor_columns(len(self._robot.rods))
+
+    def _fill(self, platform: Any, row: NDArray[np.float64]) -> None:
+        robot = self._robot
+        rods = robot.rods
+        n = len(rods)
+        t = float(row[0])
+        for i, rod in enumerate(rods):
+            bc = robot.motors[i].instance
+            n_elems = rod.director_collection.shape[2]
+            schedule = getattr(bc, "angle", None)  # None: a torque-driven mount
+            measured = math.nan
+            elem = 0  # a motor mount holds the base element
+            if isinstance(bc, MotorAngleBC):
+                elem = int(np.asarray(bc.constrained_director_idx).reshape(-1)[0]) % n_elems
+                imposed = float(bc.angle(t))
+                measured = float(
+                    twist_about_axis(
+                        bc.reference_director,
+                        np.ascontiguousarray(rod.director_collection[:, :, elem]),
+                    )
+                )
+                measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
+            row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
+            row[1 + n + i] = measured
+            row[1 + 2 * n + i] = (
+                motor_reaction_torque(rod.internal_torques, elem) if n_elems > 1 else 0.0
+            )
+            joint = robot.joints[i].instance
+            tip_node = rod.position_collection.shape[1] - 1
+            tip_elem = n_elems - 1
+            rest = joint_rest_orientation(
+                self._rest(i), platform.director_collection, 0, rod.director_collection, tip_elem
+            )
+            joint_wrench(
+                rod.position_collection, rod.velocity_collection, rod.director_collection,
+                rod.omega_collection, tip_node, tip_elem, platform.position_collection,
+                platform.velocity_collection, platform.director_collection,
+                platform.omega_collection, 0, joint.attachment_point, float(joint.k_F),
+                float(joint.nu_F), rest, float(joint.k_tau), float(joint.nu_tau), self._wrench,
+            )
+            o = 1 + 3 * n
+            for c in range(3):
+                row[o + c * n + i] = self._wrench[c]
+                row[o + 3 * n + c * n + i] = self._wrench[3 + c]
+        o = 1 + 9 * n
+        row[o : o + 3] = platform.velocity_collection[:, 0]
+        q = platform.director_collection[:, :, 0]
+        row[o + 3 : o + 6] = q.T @ platform.omega_collection[:, 0]

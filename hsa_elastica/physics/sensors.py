@@ -1,0 +1,106 @@
+"""Sensor readings of an HSA robot: motor reaction torque and joint wrench (Eq. 6-7).
+
+Both are *read* from a system's state with the kernels that produce the forces in the
+simulation (no equation is repeated here):
+
+* :func:`motor_reaction_torque` -- the torque [N m] the motor (``MotorAngleBC``) supplies to
+  hold the rod's base element, about the element's own axis ``d3`` (right-hand rule, base ->
+  tip).  Quasi-static reaction: the base element receives the torque ``internal_torques[:, e]``
+  (local frame, PyElastica's bend/twist, shear and transport couples of the rest of the rod,
+  computed at the last force evaluation) and the motor balances it, ``tau_m = -internal_torques``.
+  It neglects the base element's own rotational inertia (``J d(omega)/dt``, nil at rest and
+  during a constant-speed turn) and external torques applied to the base element (with
+  ``RodParams.coupling_law = "passive"`` the reciprocal twist couple on element 0).
+* :func:`joint_wrench` -- the force [N] and torque [N m] the platform joint of Eq. 6 and
+  Eq. 7 applies to the rod's tip (node and element), lab frame: evaluated by calling
+  :func:`~hsa_elastica.physics.joints.joint_force_kernel` and
+  :func:`~hsa_elastica.physics.joints.joint_torque_kernel` on zeroed scratch arrays.  The
+  platform receives the opposite force at the attachment point and the opposite torque.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.physics.joints import (
+    joint_force_kernel,
+    joint_torque_kernel,
+    relative_orientation,
+)
+
+__all__ = ["motor_reaction_torque", "joint_wrench", "joint_rest_orientation"]
+
+
+def motor_reaction_torque(internal_torques: NDArray[np.float64], element: int) -> float:
+    """Motor torque [N m] about the axis ``d3`` of ``element`` (see the module doc):
+    ``-internal_torques[2, element]`` (local frame).  For a one-element rod (no Voronoi
+    domain, no couple) the callers report 0."""
+    return -float(internal_torques[2, element])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def joint_wrench(
+    rod_position: NDArray[np.float64],
+    rod_velocity: NDArray[np.float64],
+    rod_director: NDArray[np.float64],
+    rod_omega: NDArray[np.float64],
+    node: int,
+    element: int,
+    body_position: NDArray[np.float64],
+    body_velocity: NDArray[np.float64],
+    body_director: NDArray[np.float64],
+    body_omega: NDArray[np.float64],
+    body: int,
+    attachment: NDArray[np.float64],
+    k_F: float,
+    nu_F: float,
+    rest_orientation: NDArray[np.float64],
+    k_tau: float,
+    nu_tau: float,
+    out: NDArray[np.float64],
+) -> None:
+    """``out[0:3]``: force [N] of Eq. 6 on rod node ``node``; ``out[3:6]``: torque [N m] of
+    Eq. 7 on rod element ``element``; both in the lab frame.
+
+    ``rest_orientation`` is the joint's stored ``C0 = Q_p0 Q_tip0^T`` (3, 3).  The joint
+    kernels accumulate into zeroed scratch arrays, so the numbers are exactly the ones the
+    simulation adds to ``external_forces`` / ``external_torques`` in the same state.
+    """
+    nb = body_position.shape[1]
+    rod_force = np.zeros((3, node + 1))
+    body_force = np.zeros((3, nb))
+    body_torque = np.zeros((3, nb))
+    joint_force_kernel(
+        rod_position, rod_velocity, rod_force, node, body_position, body_velocity,
+        body_director, body_omega, body_force, body_torque, body, attachment, k_F, nu_F,
+    )
+    rod_torque = np.zeros((3, element + 1))
+    body_torque2 = np.zeros((3, nb))
+    joint_torque_kernel(
+        rod_director, rod_omega, rod_torque, element, body_director, body_omega, body_torque2,
+        body, rest_orientation, k_tau, nu_tau,
+    )
+    for i in range(3):
+        out[i] = rod_force[i, node]
+        # local -> lab: Q^T v
+        out[3 + i] = (
+            rod_director[0, i, element] * rod_torque[0, element]
+            + rod_director[1, i, element] * rod_torque[1, element]
+            + rod_director[2, i, element] * rod_torque[2, element]
+        )
+
+
+def joint_rest_orientation(
+    stored: NDArray[np.float64] | None,
+    body_director: NDArray[np.float64],
+    body: int,
+    rod_director: NDArray[np.float64],
+    element: int,
+) -> NDArray[np.float64]:
+    """The joint's rest orientation ``C0``: ``stored`` once the joint was applied, else the one
+    its first application will store (the present relative orientation, Eq. 7)."""
+    if stored is not None:
+        return np.ascontiguousarray(stored, dtype=np.float64)
+    return relative_orientation(body_director, body, rod_director, element)  # type: ignore[no-any-return]
