@@ -135,3 +135,18 @@ def test_stack_rgb_array_render_draws_both_stages() -> None:
         assert img is not None and img.dtype == np.uint8 and img.shape == (360, 480, 3)
         filled.append(int(np.sum(np.any(img < 240, axis=2))))
     assert filled[0] > 1.2 * filled[1], filled
+
+
+def test_stack_env_discretization_default_and_refusal() -> None:
+    """Two paper robots default to the coarse discretization (10 elements, 5e-5 s), given
+    segments keep theirs, and an unknown discretization is refused by name."""
+    from hsa_elastica.envs import HSAStackEnv
+    from hsa_elastica.params import ParameterError, paper_robot_params
+
+    env = HSAStackEnv()
+    assert env.discretization == "coarse"
+    assert all(p.rod.n_elements == 10 and p.simulation.dt == 5e-5 for p in env.segments)
+    given = HSAStackEnv([paper_robot_params()] * 2)
+    assert given.discretization == "full" and given.segments[0].rod.n_elements == 25
+    with pytest.raises(ParameterError, match="discretization"):
+        HSAStackEnv(discretization="fine")
