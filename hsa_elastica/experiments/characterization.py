@@ -28,9 +28,9 @@ seconds after the actuation ramp (not after a fixed long time).  :func:`settling
 picks ``dt`` and a near-critical damping from the rod's slowest axial/torsional mode so that a
 run takes a few thousand steps.  Both agree to the settling tolerance (tested).
 
-Closed forms (:func:`closed_form`, in
-:mod:`hsa_elastica.experiments.characterization_closed_form` with the data layout) of the same discrete model (uniform twist, element strains
-with the half-strain end elements of the zero-padded average, see docs/architecture.md):
+Closed forms (:func:`closed_form`, in :mod:`hsa_elastica.experiments.characterization_closed_form`
+with the data layout) of the same discrete model (uniform twist, element strains with the
+half-strain end elements of the zero-padded average, see docs/architecture.md):
 
 * length ``= sum_i l_i (1 + eps_i)`` (``= L + C_eps phi`` unclipped, linear law);
 * holding torque ``= B_z(kappa_v) kappa_v`` with ``kappa_v = phi / sum(printed_voronoi)``
