@@ -35,10 +35,43 @@ from hsa_elastica.physics.rod_kernels import rotation_log_inplace
 
 __all__ = [
     "rod_elastic_energy",
+    "stretch_shear_energy",
     "rod_kinetic_energy",
     "rigid_body_kinetic_energy",
     "joint_energy",
 ]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def stretch_shear_energy(
+    position: NDArray[np.float64],
+    director: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    rest_sigma: NDArray[np.float64],
+    lengths: NDArray[np.float64],
+) -> float:
+    """``sum l0 [S_xx sx^2/2 + S_yy sy^2/2 + S_zz (e - 1 - ln e)]`` [J] of one rod (module
+    docstring; the passive model's stretch/shear energy too); writes the element lengths [m]
+    into ``lengths``."""
+    q = director
+    u = 0.0
+    for k in range(rest_lengths.shape[0]):
+        d0 = position[0, k + 1] - position[0, k]
+        d1 = position[1, k + 1] - position[1, k]
+        d2 = position[2, k + 1] - position[2, k]
+        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        lengths[k] = length
+        l0 = rest_lengths[k]
+        e = length / l0
+        s0 = (q[0, 0, k] * d0 + q[0, 1, k] * d1 + q[0, 2, k] * d2) / l0 - rest_sigma[0, k]
+        s1 = (q[1, 0, k] * d0 + q[1, 1, k] * d1 + q[1, 2, k] * d2) / l0 - rest_sigma[1, k]
+        u += l0 * (
+            0.5 * shear_matrix[0, 0, k] * s0 * s0
+            + 0.5 * shear_matrix[1, 1, k] * s1 * s1
+            + shear_matrix[2, 2, k] * (e - 1.0 - math.log(e))
+        )
+    return u
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -54,24 +87,8 @@ def rod_elastic_energy(
 ) -> float:
     """Stretch/shear + bend/twist energy [J] of one rod (module docstring), from its state."""
     ne = rest_lengths.shape[0]
-    q = director
-    u = 0.0
     lengths = np.empty(ne)
-    for k in range(ne):
-        d0 = position[0, k + 1] - position[0, k]
-        d1 = position[1, k + 1] - position[1, k]
-        d2 = position[2, k + 1] - position[2, k]
-        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-        lengths[k] = length
-        l0 = rest_lengths[k]
-        e = length / l0
-        s0 = (q[0, 0, k] * d0 + q[0, 1, k] * d1 + q[0, 2, k] * d2) / l0 - rest_sigma[0, k]
-        s1 = (q[1, 0, k] * d0 + q[1, 1, k] * d1 + q[1, 2, k] * d2) / l0 - rest_sigma[1, k]
-        u += l0 * (
-            0.5 * shear_matrix[0, 0, k] * s0 * s0
-            + 0.5 * shear_matrix[1, 1, k] * s1 * s1
-            + shear_matrix[2, 2, k] * (e - 1.0 - math.log(e))
-        )
+    u = stretch_shear_energy(position, director, rest_lengths, shear_matrix, rest_sigma, lengths)
     theta = np.empty((3, max(ne - 1, 0)))
     rotation_log_inplace(director, theta)
     for k in range(ne - 1):

@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from hsa_elastica.physics.energy import stretch_shear_energy
 from hsa_elastica.physics.rod_kernels import rotation_log_inplace
 
 __all__ = ["variational_correction", "variational_rod_energy", "log_map_jacobian"]
@@ -172,21 +173,13 @@ def variational_rod_energy(
     shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
 ) -> float:
-    """The energy ``U`` [J] of the module docstring (diagonal stiffnesses, zero rest strains)."""
+    """The energy ``U`` [J] of the module docstring (diagonal stiffnesses, zero rest strains):
+    the stretch/shear energy of :func:`~hsa_elastica.physics.energy.stretch_shear_energy` plus
+    the bend/twist energy without PyElastica's ``1/E^3``."""
     n = rest_lengths.shape[0]
-    u = 0.0
-    for i in range(n):
-        d0 = position[0, i + 1] - position[0, i]
-        d1 = position[1, i + 1] - position[1, i]
-        d2 = position[2, i + 1] - position[2, i]
-        l0 = rest_lengths[i]
-        e = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) / l0
-        sx = (director[0, 0, i] * d0 + director[0, 1, i] * d1 + director[0, 2, i] * d2) / l0
-        sy = (director[1, 0, i] * d0 + director[1, 1, i] * d1 + director[1, 2, i] * d2) / l0
-        u += l0 * (
-            shear_matrix[2, 2, i] * (e - 1.0 - math.log(e))
-            + 0.5 * (shear_matrix[0, 0, i] * sx * sx + shear_matrix[1, 1, i] * sy * sy)
-        )
+    u = stretch_shear_energy(
+        position, director, rest_lengths, shear_matrix, np.zeros((3, n)), np.empty(n)
+    )
     theta = np.empty((3, max(n - 1, 0)))
     rotation_log_inplace(director, theta)
     for k in range(n - 1):
