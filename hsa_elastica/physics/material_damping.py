@@ -156,6 +156,10 @@ def kelvin_voigt_damp(
     hold_base: bool,
     hold_tip: bool,
     work: NDArray[np.float64],
+    ne: int,
+    nb: int,
+    eb: int,
+    vb: int,
 ) -> None:
     """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
 
@@ -163,7 +167,9 @@ def kelvin_voigt_damp(
     ``(3, 3, n)``, ``omega`` local ``(3, n)``, ``mass`` ``(n+1,)``, ``inertia`` the mass second
     moments ``(3, 3, n)``); retardation times in s, ``dt`` the time step [s]; ``hold_base`` /
     ``hold_tip`` leave the end node and element unchanged; ``work`` from
-    :func:`kelvin_voigt_work`.  See the module docstring for the scheme.
+    :func:`kelvin_voigt_work`; the rod has ``ne`` elements, its first node, element and Voronoi
+    entry at ``nb``, ``eb``, ``vb`` of the arrays (the compiled model passes its block arrays,
+    which indexes faster than per-rod views).  See the module docstring for the scheme.
 
     Four passes over the rod: (A) element strain rates, viscous forces and both
     preconditioners, with the forward elimination of each node row as soon as it is complete;
@@ -171,7 +177,6 @@ def kelvin_voigt_damp(
     updated velocities and the bend/twist couples, with the forward elimination of each
     rotational row; (D) backward substitution and the angular velocity update.
     """
-    ne = rest_lengths.shape[0]
     nn = ne + 1
     fx = work[0]
     fy = work[1]
@@ -199,34 +204,34 @@ def kelvin_voigt_damp(
     fx[0] = 0.0
     fy[0] = 0.0
     fz[0] = 0.0
-    diag[0] = mass[0]
-    px = position[0, 0]
-    py = position[1, 0]
-    pz = position[2, 0]
-    vx = velocity[0, 0]
-    vy = velocity[1, 0]
-    vz = velocity[2, 0]
+    diag[0] = mass[nb]
+    px = position[0, nb]
+    py = position[1, nb]
+    pz = position[2, nb]
+    vx = velocity[0, nb]
+    vy = velocity[1, nb]
+    vz = velocity[2, nb]
     for k in range(ne):
-        l0 = rest_lengths[k]
+        l0 = rest_lengths[eb + k]
         il0 = 1.0 / l0
         inv_l0[k] = il0
         # the element's director, loaded once (stores to the work rows could alias it)
-        q00 = q[0, 0, k]
-        q01 = q[0, 1, k]
-        q02 = q[0, 2, k]
-        q10 = q[1, 0, k]
-        q11 = q[1, 1, k]
-        q12 = q[1, 2, k]
-        q20 = q[2, 0, k]
-        q21 = q[2, 1, k]
-        q22 = q[2, 2, k]
+        q00 = q[0, 0, eb + k]
+        q01 = q[0, 1, eb + k]
+        q02 = q[0, 2, eb + k]
+        q10 = q[1, 0, eb + k]
+        q11 = q[1, 1, eb + k]
+        q12 = q[1, 2, eb + k]
+        q20 = q[2, 0, eb + k]
+        q21 = q[2, 1, eb + k]
+        q22 = q[2, 2, eb + k]
         # node k+1 (node k carried over from the previous element)
-        px1 = position[0, k + 1]
-        py1 = position[1, k + 1]
-        pz1 = position[2, k + 1]
-        vx1 = velocity[0, k + 1]
-        vy1 = velocity[1, k + 1]
-        vz1 = velocity[2, k + 1]
+        px1 = position[0, nb + k + 1]
+        py1 = position[1, nb + k + 1]
+        pz1 = position[2, nb + k + 1]
+        vx1 = velocity[0, nb + k + 1]
+        vy1 = velocity[1, nb + k + 1]
+        vz1 = velocity[2, nb + k + 1]
         d0 = px1 - px
         d1 = py1 - py
         d2 = pz1 - pz
@@ -244,16 +249,16 @@ def kelvin_voigt_damp(
         a2 = (q20 * d0 + q21 * d1 + q22 * d2) * il0
         e = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
         ie = 1.0 / e
-        w0 = omega[0, k]
-        w1 = omega[1, k]
-        w2 = omega[2, k]
+        w0 = omega[0, eb + k]
+        w1 = omega[1, eb + k]
+        w2 = omega[2, eb + k]
         # sigma_dot = Q dv / l0 - omega x a
         g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
         g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
         g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
-        c0 = tau_shear * shear_matrix[0, 0, k]
-        c1 = tau_shear * shear_matrix[1, 1, k]
-        c2 = tau_axial * shear_matrix[2, 2, k]
+        c0 = tau_shear * shear_matrix[0, 0, eb + k]
+        c1 = tau_shear * shear_matrix[1, 1, eb + k]
+        c2 = tau_axial * shear_matrix[2, 2, eb + k]
         n0 = c0 * g0
         n1 = c1 * g1
         n2 = c2 * g2
@@ -274,72 +279,72 @@ def kelvin_voigt_damp(
         cmax = max(c0, max(c1, c2))
         wgt = dt * cmax * il0
         diag[k] += wgt
-        diag[k + 1] = mass[k + 1] + wgt
+        diag[k + 1] = mass[nb + k + 1] + wgt
         off[k] = -wgt
         # rotational preconditioner (lab frame): diagonal of Q^T (J / e) Q plus an isotropic
         # majorant of the shear viscosity's rotational block l0 [a]x^T K [a]x
         cs = max(c0, c1) + c2 * (a0 * a0 + a1 * a1) * ie * ie
         extra = dt * l0 * cs * e * e
         # (the element inertia of a CosseratRod is diagonal in its local frame)
-        j0 = inertia[0, 0, k] * ie
-        j1 = inertia[1, 1, k] * ie
-        j2 = inertia[2, 2, k] * ie
+        j0 = inertia[0, 0, eb + k] * ie
+        j1 = inertia[1, 1, eb + k] * ie
+        j2 = inertia[2, 2, eb + k] * ie
         rdiag0[k] = j0 * q00 ** 2 + j1 * q10 ** 2 + j2 * q20 ** 2 + extra
         rdiag1[k] = j0 * q01 ** 2 + j1 * q11 ** 2 + j2 * q21 ** 2 + extra
         rdiag2[k] = j0 * q02 ** 2 + j1 * q12 ** 2 + j2 * q22 ** 2 + extra
         # node row k is complete: the held base node keeps its velocity
         if k == 0 and hold_base:
-            diag[0] = big * mass[0]
+            diag[0] = big * mass[nb]
             fx[0] = 0.0
             fy[0] = 0.0
             fz[0] = 0.0
         _forward_row(k, diag, off, cn, fx, fy, fz, False)
     # last node row
     if ne == 0 and hold_base:
-        diag[0] = big * mass[0]
+        diag[0] = big * mass[nb]
         fx[0] = 0.0
         fy[0] = 0.0
         fz[0] = 0.0
     if hold_tip:
-        diag[nn - 1] = big * mass[nn - 1]
+        diag[nn - 1] = big * mass[nb + nn - 1]
         fx[nn - 1] = 0.0
         fy[nn - 1] = 0.0
         fz[nn - 1] = 0.0
     _forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
     # ---- (B) node velocities: semi-implicit step with the angular velocities of the step ---
-    velocity[0, nn - 1] += dt * fx[nn - 1]
-    velocity[1, nn - 1] += dt * fy[nn - 1]
-    velocity[2, nn - 1] += dt * fz[nn - 1]
+    velocity[0, nb + nn - 1] += dt * fx[nn - 1]
+    velocity[1, nb + nn - 1] += dt * fy[nn - 1]
+    velocity[2, nb + nn - 1] += dt * fz[nn - 1]
     for i in range(nn - 2, -1, -1):
         fx[i] -= cn[i] * fx[i + 1]
         fy[i] -= cn[i] * fy[i + 1]
         fz[i] -= cn[i] * fz[i + 1]
-        velocity[0, i] += dt * fx[i]
-        velocity[1, i] += dt * fy[i]
-        velocity[2, i] += dt * fz[i]
+        velocity[0, nb + i] += dt * fx[i]
+        velocity[1, nb + i] += dt * fy[i]
+        velocity[2, nb + i] += dt * fz[i]
     # ---- (C) element angular velocities, with the updated node velocities (block
     # Gauss-Seidel: each block step is a backward-Euler step of its own, so it only removes
     # kinetic energy whatever the coupling through the shear strain rate) ------------------
-    vx = velocity[0, 0]
-    vy = velocity[1, 0]
-    vz = velocity[2, 0]
+    vx = velocity[0, nb]
+    vy = velocity[1, nb]
+    vz = velocity[2, nb]
     # director and angular velocity of element k - 1 (carried over)
     p00 = p01 = p02 = p10 = p11 = p12 = p20 = p21 = p22 = 0.0
     o0 = o1 = o2 = 0.0
     for k in range(ne):
         il0 = inv_l0[k]
-        q00 = q[0, 0, k]
-        q01 = q[0, 1, k]
-        q02 = q[0, 2, k]
-        q10 = q[1, 0, k]
-        q11 = q[1, 1, k]
-        q12 = q[1, 2, k]
-        q20 = q[2, 0, k]
-        q21 = q[2, 1, k]
-        q22 = q[2, 2, k]
-        vx1 = velocity[0, k + 1]
-        vy1 = velocity[1, k + 1]
-        vz1 = velocity[2, k + 1]
+        q00 = q[0, 0, eb + k]
+        q01 = q[0, 1, eb + k]
+        q02 = q[0, 2, eb + k]
+        q10 = q[1, 0, eb + k]
+        q11 = q[1, 1, eb + k]
+        q12 = q[1, 2, eb + k]
+        q20 = q[2, 0, eb + k]
+        q21 = q[2, 1, eb + k]
+        q22 = q[2, 2, eb + k]
+        vx1 = velocity[0, nb + k + 1]
+        vy1 = velocity[1, nb + k + 1]
+        vz1 = velocity[2, nb + k + 1]
         u0 = vx1 - vx
         u1 = vy1 - vy
         u2 = vz1 - vz
@@ -349,16 +354,16 @@ def kelvin_voigt_damp(
         a0 = sa0[k]
         a1 = sa1[k]
         a2 = sa2[k]
-        w0 = omega[0, k]
-        w1 = omega[1, k]
-        w2 = omega[2, k]
+        w0 = omega[0, eb + k]
+        w1 = omega[1, eb + k]
+        w2 = omega[2, eb + k]
         g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
         g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
         g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
-        n0 = tau_shear * shear_matrix[0, 0, k] * g0
-        n1 = tau_shear * shear_matrix[1, 1, k] * g1
-        n2 = tau_axial * shear_matrix[2, 2, k] * g2
-        l0 = rest_lengths[k]
+        n0 = tau_shear * shear_matrix[0, 0, eb + k] * g0
+        n1 = tau_shear * shear_matrix[1, 1, eb + k] * g1
+        n2 = tau_axial * shear_matrix[2, 2, eb + k] * g2
+        l0 = rest_lengths[eb + k]
         # couple l0 a x n_v on element k (local), accumulated in the lab frame
         x0 = l0 * (a1 * n2 - a2 * n1)
         x1 = l0 * (a2 * n0 - a0 * n2)
@@ -370,7 +375,7 @@ def kelvin_voigt_damp(
             # ---- bend/twist: Voronoi v between elements v = k - 1 (director p, angular
             # velocity o) and j = k (director q, angular velocity w) ---------------------------
             v = k - 1
-            id0 = 1.0 / rest_voronoi_lengths[v]
+            id0 = 1.0 / rest_voronoi_lengths[vb + v]
             # R omega_v with R = Q_j Q_v^T: first lab W_v = Q_v^T omega_v, then Q_j W_v
             W0 = p00 * o0 + p10 * o1 + p20 * o2
             W1 = p01 * o0 + p11 * o1 + p21 * o2
@@ -378,9 +383,9 @@ def kelvin_voigt_damp(
             r0 = q00 * W0 + q01 * W1 + q02 * W2
             r1 = q10 * W0 + q11 * W1 + q12 * W2
             r2 = q20 * W0 + q21 * W1 + q22 * W2
-            b0 = tau_bend * bend_matrix[0, 0, v]
-            b1 = tau_bend * bend_matrix[1, 1, v]
-            b2 = tau_twist * bend_matrix[2, 2, v]
+            b0 = tau_bend * bend_matrix[0, 0, vb + v]
+            b1 = tau_bend * bend_matrix[1, 1, vb + v]
+            b2 = tau_twist * bend_matrix[2, 2, vb + v]
             m0 = b0 * (w0 - r0) * id0
             m1 = b1 * (w1 - r1) * id0
             m2 = b2 * (w2 - r2) * id0
@@ -453,18 +458,18 @@ def kelvin_voigt_damp(
         y0 = dt * tq0[k]
         y1 = dt * tq1[k]
         y2 = dt * tq2[k]
-        q00 = q[0, 0, k]
-        q01 = q[0, 1, k]
-        q02 = q[0, 2, k]
-        q10 = q[1, 0, k]
-        q11 = q[1, 1, k]
-        q12 = q[1, 2, k]
-        q20 = q[2, 0, k]
-        q21 = q[2, 1, k]
-        q22 = q[2, 2, k]
-        omega[0, k] += q00 * y0 + q01 * y1 + q02 * y2
-        omega[1, k] += q10 * y0 + q11 * y1 + q12 * y2
-        omega[2, k] += q20 * y0 + q21 * y1 + q22 * y2
+        q00 = q[0, 0, eb + k]
+        q01 = q[0, 1, eb + k]
+        q02 = q[0, 2, eb + k]
+        q10 = q[1, 0, eb + k]
+        q11 = q[1, 1, eb + k]
+        q12 = q[1, 2, eb + k]
+        q20 = q[2, 0, eb + k]
+        q21 = q[2, 1, eb + k]
+        q22 = q[2, 2, eb + k]
+        omega[0, eb + k] += q00 * y0 + q01 * y1 + q02 * y2
+        omega[1, eb + k] += q10 * y0 + q11 * y1 + q12 * y2
+        omega[2, eb + k] += q20 * y0 + q21 * y1 + q22 * y2
 
 
 def _check_time(name: str, value: Any) -> float:
@@ -526,5 +531,5 @@ class KelvinVoigtDamping(DamperBase):
             system.shear_matrix, system.bend_matrix, system.mass,
             system.mass_second_moment_of_inertia, self.tau_shear, self.tau_axial,
             self.tau_bend, self.tau_twist, self.time_step, self.hold_base, self.hold_tip,
-            self._work,
+            self._work, system.rest_lengths.shape[0], 0, 0, 0,
         )
