@@ -71,7 +71,7 @@ def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
     return np.zeros((WORK_ROWS, n_nodes))
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
 def _forward_row(
     i: int,
     diag: NDArray[np.float64],
@@ -101,7 +101,7 @@ def _forward_row(
     r2[i] *= inv
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
 def _forward_row_three(
     i: int,
     d0: NDArray[np.float64], d1: NDArray[np.float64], d2: NDArray[np.float64],
@@ -134,9 +134,11 @@ def _forward_row_three(
     r2[i] *= i2
 
 
-# inlined into its numba callers (the fused stepper's per-rod call passes ~14 array views:
-# inlining drops their reference counting, ~8 % of the kernel)
-@njit(cache=True, inline="always")  # type: ignore[misc]
+# inlined into its numba callers (inlining drops the reference counting of the arrays
+# passed); error_model="numpy" (here, in the helpers and in the compiled path's caller): no
+# zero-divisor check per division (the divisors are rest lengths, element stretches and
+# diagonally dominant pivots; a degenerate rod gives inf/nan, which the divergence checks see)
+@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
 def kelvin_voigt_damp(
     position: NDArray[np.float64],
     velocity: NDArray[np.float64],
