@@ -71,6 +71,7 @@ from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, Twis
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
+from hsa_elastica.physics.rigid_mounts import MotorMountBC, MountReaction, TwistMountBC
 from hsa_elastica.params import (
     MAX_MOTOR_ANGLE,
     JointParams,
@@ -529,6 +530,9 @@ def _assemble_robot(
     jp = robot_params.joint
     if mount is not None and not isinstance(mount, JointParams):
         raise ParameterError(f"mount = {mount!r} is invalid: must be None or a JointParams")
+    # motors on a body: rigidly bolted (MotorMountBC / TwistMountBC) unless joint gains are
+    # given for a compliant mount (MotorMount / TwistMount, Eq. 6-7 at the base)
+    rigid = body is not None and mount is None
     mp = jp if mount is None else mount
 
     rod_params = [robot_params.rod_params(i) for i in range(n)]
@@ -566,6 +570,8 @@ def _assemble_robot(
 
     couplings: list[OperatorRef[AuxeticCoupling]] = []
     motors: list[OperatorRef[Any]] = []
+    mount_bcs: list[OperatorRef[Any]] = []
+    reactions: list[tuple[CosseratRod, OperatorRef[Any], Any]] = []
     joints: list[OperatorRef[PlatformJoint]] = []
     recorders: dict[str, Any] = {}
     ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
@@ -576,7 +582,7 @@ def _assemble_robot(
         )
         couplings.append(c_ref)
         _add_material_damping(
-            sim, rod, rod_params[i], dt, hold_base=body is None, hold_tip=False
+            sim, rod, rod_params[i], dt, hold_base=body is None or rigid, hold_tip=False
         )
 
         schedule: Callable[[float], float]
@@ -595,6 +601,20 @@ def _assemble_robot(
                 constrained_director_idx=(0,),
                 angle=schedule,
             )
+        elif rigid:
+            m_ref = OperatorRef()
+            bc_ref: OperatorRef[Any] = m_ref if drive == "angle" else OperatorRef()
+            sim.constrain(rod).using(
+                bc_ref.capture(MotorMountBC if drive == "angle" else TwistMountBC),
+                constrained_position_idx=(0,),
+                constrained_director_idx=(0,),
+                body=body,
+                **({"angle": schedule} if drive == "angle" else {}),
+            )
+            mount_bcs.append(bc_ref)
+            # the torque drive's command lives on its reaction (registered after gravity)
+            reactions.append((rod, m_ref if drive == "torque" else OperatorRef(),
+                              None if drive == "angle" else schedule))
         else:
             m_ref = OperatorRef()
             command = {"angle": schedule} if drive == "angle" else {"torque": schedule}
@@ -626,6 +646,10 @@ def _assemble_robot(
 
         recorders[f"rod{i}"] = _add_environment(sim, rod, sp, "rod" if record else None)
 
+    for rod, r_ref, torque in reactions:
+        sim.connect(
+            first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
+        ).using(r_ref.capture(MountReaction), torque=torque)
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
     if record:
         from hsa_elastica.io.sensors import RobotSensorRecorder
@@ -647,6 +671,7 @@ def _assemble_robot(
         joints=joints,
         recorders=recorders if record else {},
         base=body,
+        mounts=mount_bcs,
     )
     if record:
         recorders["sensors"].bind(robot)

@@ -167,6 +167,8 @@ class Robot(ControlMixin):
     recorders: dict[str, Any]
     time: float = 0.0
     base: Any = None  # the rigid body carrying the motors (None: fixed in the lab)
+    #: the rigid mounts' constraints (MotorMountBC / TwistMountBC) on ``base``; empty otherwise
+    mounts: list[OperatorRef[Any]] = field(default_factory=list)
 
     def finalize(self) -> None:
         """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
