@@ -1,4 +1,5 @@
-"""Motors on a moving body (:class:`MotorMount`), ``build_robot(base=...)`` and multi-segment
+"""Motors on a moving body (rigid :class:`MotorMountBC` / ``TwistMountBC`` with
+``MountReaction``, compliant :class:`MotorMount`), ``build_robot(base=...)`` and multi-segment
 stacks (issue 16).
 
 Reference numbers do not come from the code under test:
@@ -16,11 +17,14 @@ Reference numbers do not come from the code under test:
   single robot at its own angles, and (ii) the upper stage's pose relative to the lower platform
   does not depend on the lower stage's angles (bounds: the solver tolerance, 1e-8 N against
   stiffnesses >= 1e2 N/m, i.e. 1e-9 m).
-* A stage on a body held fixed (the lower platform of a stack at rest) against the fixed-base
-  robot: the mount is the compliant joint of Eq. 6-7, so they differ by the base deflection,
-  first order in 1 / (k_F, k_tau): 100x stiffer mounts must shrink the difference about 100x
-  (accepted 50x to 200x), and the default difference is below 2e-4 m (the motor torque over
-  k_tau, ~1.5e-3 rad, times the 0.1 m rod length).
+* A stage on a body held fixed against the fixed-base robot: rigid mounts impose what
+  MotorAngleBC imposes, so the trajectories agree to round-off (1e-10) and the static poses to
+  the solver tolerance (1e-9 m); a compliant mount (the joint of Eq. 6-7) differs by the base
+  deflection, first order in 1 / (k_F, k_tau): 100x stiffer mounts must shrink the difference
+  about 100x (accepted 50x to 200x), and the paper-gain difference is below 2e-4 m (the motor
+  torque over k_tau, ~1.5e-3 rad, times the 0.1 m rod length).
+* The rigid mount's reaction: the body receives the held node's force, its moment and the held
+  element's couple (Newton's third law).
 * The fused stepper and the per-rod operators give the same trajectory on a stack, also with
   commands changed every control interval (1e-10: round-off only, as tests/test_fast.py).
 """

@@ -79,10 +79,12 @@ class FastPathUnsupported(compat.CompatError):
 class CompiledModel:
     """State views, law tables and operator programs of one finalized simulator.
 
-    ``motor_bcs`` holds the :class:`MotorAngleBC` instances (row ``i`` of ``motors``), then the
-    :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the joint rows
-    whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is its
-    ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
+    ``motor_bcs`` holds the command holders of the ``motors`` rows (row ``i``: a
+    :class:`MotorAngleBC` or a rigid :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC`,
+    or for a ``TwistMountBC`` its ``MountReaction``, whose schedule is its ``torque``), then the
+    compliant :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the
+    joint rows whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is
+    its ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
     reassigned after compilation is followed.  ``callbacks`` are the callback objects (the
     recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their ``every``
     attributes in steps (0: none; 1 if one has none).  ``ends``, ``loads`` and

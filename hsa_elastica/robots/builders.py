@@ -451,10 +451,11 @@ def build_robot(
         A pose -- a (4, 4) homogeneous matrix or a pair ``(position (3,) [m], rotation (3, 3))``
         mapping the robot's frame to the lab frame -- places the whole robot there, motors
         still fixed in the lab (:class:`MotorAngleBC`).  A PyElastica rigid body (e.g. the
-        platform of another robot) carries the motors: each rod's base is held by a
-        :class:`~hsa_elastica.physics.mounts.MotorMount` (the joint of Eq. 6-7 at the base,
-        gains from ``robot_params.joint``, turned by the motor angle), the reaction acting on
-        the body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
+        platform of another robot) carries the motors: each rod's base is held relative to the
+        body by a :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC` (the motor bolted to
+        the body, turned by the motor angle) and a
+        :class:`~hsa_elastica.physics.rigid_mounts.MountReaction` hands the base's load to the
+        body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
     simulator : HSASimulator or None
         Add the robot to this (not finalized) simulator instead of a new one; a ``base`` body
         not in it yet is appended to it (its own damping or gravity are not added).
@@ -462,20 +463,21 @@ def build_robot(
         Origin of the robot's frame in the base body's frame; default: the top face of a
         ``Cylinder`` body, ``(0, 0, length / 2)``, else the body's centre.
     mount : JointParams or None
-        Gains of the motor mounts on a base body (default ``robot_params.joint``, the rod-tip
-        joint's); stiffer mounts approach the rigid base of :class:`MotorAngleBC` (the base
-        deflects by ``|F| / k_F`` and turns by ``|tau| / k_tau``) at the price of a smaller
-        stable time step.
+        None (default): rigid mounts on a base body.  Joint gains: compliant mounts instead,
+        the joint of Eq. 6-7 at each base (:class:`~hsa_elastica.physics.mounts.MotorMount` /
+        ``TwistMount``; the base deflects by ``|F| / k_F`` and turns by ``|tau| / k_tau``,
+        stiffer gains need a smaller stable time step).
     drive : ``"angle"`` | ``"torque"``
         On a base body: ``"angle"`` (default) drives each rod by its motor angle
-        (:class:`MotorMount`); ``"torque"`` by a motor torque [N m] about the rod's axis with the
-        base free to twist (:class:`~hsa_elastica.physics.mounts.TwistMount`; ``motor_angles``
+        (:class:`MotorMountBC`); ``"torque"`` by a motor torque [N m] about the rod's axis with the
+        base free to twist (:class:`~hsa_elastica.physics.rigid_mounts.TwistMountBC` and
+        ``MountReaction(torque=...)``, which is then the motor's handle; ``motor_angles``
         then holds the torques, numbers ramped as the angles are).  ``"torque"`` needs a body.
 
     Notes
     -----
     Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` (or a
-    :class:`MotorMount` on a body) at its base, a :class:`PlatformJoint` to the platform (gains
+    :class:`MotorMountBC` on a body) at its base, a :class:`PlatformJoint` to the platform (gains
     from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
     platform when ``sim.gravity`` is set.
     """
