@@ -11,7 +11,7 @@
   ``retardation_time_*`` set to 0), same robot otherwise (issue 12: <= 1.3x).
 * both for the paper discretization (25 elements per rod, dt = 3e-5 s;
   ``HSARobotEnv(discretization="full")``) and for the coarse one (``--coarse``, default 10
-  elements, dt = 5e-5 s, the environment's default for the paper robot,
+  elements, dt = 6e-5 s, the environment's default for the paper robot,
   ``discretization="coarse"``: a numerical choice, within 0.4 mm of the 25-element steady
   poses).
 
@@ -141,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=50, help="control steps per timing (20 ms each)")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--coarse", nargs=2, default=("10", "5e-5"), metavar=("ELEMENTS", "DT"),
-                    help="coarse discretization: elements per rod and dt [s] (default 10 5e-5)")
+    ap.add_argument("--coarse", nargs=2, default=("10", "6e-5"), metavar=("ELEMENTS", "DT"),
+                    help="coarse discretization: elements per rod and dt [s] (default 10 6e-5)")
     ap.add_argument("--cpu-time", action="store_true",
                     help="time with this process's CPU time instead of the wall clock (shared machines)")
     args = ap.parse_args(argv)

@@ -81,7 +81,7 @@ def test_discretization_is_explicit() -> None:
     # the paper robot defaults to the coarse discretization (a documented parameter) ...
     env = HSARobotEnv(max_steps=1)
     assert env.discretization == "coarse"
-    assert (env.params.rod.n_elements, env.params.simulation.dt) == (10, 5e-5)
+    assert (env.params.rod.n_elements, env.params.simulation.dt) == (10, 6e-5)
     # ... the paper's own on request, and params passed in are never coarsened silently
     full = HSARobotEnv(max_steps=1, discretization="full")
     given = HSARobotEnv(paper_robot_params(), max_steps=1)
@@ -138,14 +138,14 @@ def test_stack_rgb_array_render_draws_both_stages() -> None:
 
 
 def test_stack_env_discretization_default_and_refusal() -> None:
-    """Two paper robots default to the coarse discretization (10 elements, 5e-5 s), given
+    """Two paper robots default to the coarse discretization (10 elements, 6e-5 s), given
     segments keep theirs, and an unknown discretization is refused by name."""
     from hsa_elastica.envs import HSAStackEnv
     from hsa_elastica.params import ParameterError, paper_robot_params
 
     env = HSAStackEnv()
     assert env.discretization == "coarse"
-    assert all(p.rod.n_elements == 10 and p.simulation.dt == 5e-5 for p in env.segments)
+    assert all(p.rod.n_elements == 10 and p.simulation.dt == 6e-5 for p in env.segments)
     given = HSAStackEnv([paper_robot_params()] * 2)
     assert given.discretization == "full" and given.segments[0].rod.n_elements == 25
     with pytest.raises(ParameterError, match="discretization"):

@@ -19,11 +19,13 @@ Task: bring the platform centre to a target position (sampled at :meth:`HSARobot
 * ``render_mode="rgb_array"``: an off-screen pyvista image of the robot
   (:class:`hsa_elastica.io.render.RobotScene`; needs a working VTK/EGL, optional).
 * ``discretization``: the rods' elements and the internal step.  ``"coarse"``: 10 elements
-  per rod, dt = 5e-5 s -- the default for the paper robot (``params=None``): about 2.5x the
-  throughput of the paper's discretization (benchmarks/bench_control.py: 97-118 env steps/s,
-  about 2x real time, on one core of a shared machine), steady poses within 0.4 mm of the 25-element model
-  (bend_north at full magnitude: 43.82 vs 44.17 mm sideways; elongation 132.67 vs 132.69 mm
-  high; dt = 7e-5 s diverges with 10 elements).  ``"full"``: the discretization of
+  per rod, dt = 6e-5 s -- the default for the paper robot (``params=None``): about 3x the
+  throughput of the paper's discretization (benchmarks/bench_control.py), steady poses within
+  0.4 mm of the 25-element model (bend_north at full magnitude: 43.82 vs 44.17 mm sideways;
+  elongation 132.67 vs 132.69 mm high).  The step is 87 % of the stable limit of 10-element
+  rods (``max_stable_dt``: 6.9e-5 s; the paper's 3e-5 s is 86 % of its 3.5e-5 s); at 6e-5 s
+  the seven primitives and 25 random motor-angle sets settle over a 10 s hold
+  (``benchmarks/robot_hold.py --elements 10 --dt 6e-5``), 7e-5 s diverges.  ``"full"``: the discretization of
   ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 40 env steps/s) --
   the default when ``params`` is given, so a model passed in is never coarsened silently.
   ``n_elements`` / ``dt`` override either.
@@ -52,7 +54,7 @@ __all__ = ["HSARobotEnv", "DISCRETIZATIONS"]
 
 #: ``discretization`` -> (elements per rod, internal step [s]); None: as in the params
 DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
-    "coarse": (10, 5e-5),
+    "coarse": (10, 6e-5),
     "full": (None, None),
 }
 

@@ -19,7 +19,7 @@ top platform:
 
 ``render_mode="rgb_array"``: an off-screen pyvista image of every stage (rods and platforms).
 
-``discretization`` as in ``HSARobot-v0``: ``"coarse"`` (10 elements per rod, dt = 5e-5 s) is
+``discretization`` as in ``HSARobot-v0``: ``"coarse"`` (10 elements per rod, dt = 6e-5 s) is
 the default for the two paper robots (``segments=None``): 68 env steps/s of CPU time against
 23 with ``"full"`` (the paper's 25 elements, dt = 3e-5 s), measured on one core of the shared
 machine; ``"full"`` is the default when ``segments`` are given.
