@@ -9,7 +9,7 @@ shared machine do not count), and the medians and the median of the per-pair rat
 Alternation puts both sides under the same machine load; the median of the ratios is robust
 to load spikes of the shared machine.
 
-``--dump FILE`` also writes the state of a short run of the damped robot (``--dump-steps``
+``--dump FILE`` writes (instead of timing) the state of a short run of the damped robot (``--dump-steps``
 steps from the start of the ramp) to a .npz, and ``--compare FILE`` prints the largest
 difference against such a file (to check that a change of the kernel keeps trajectories to
 round-off).
