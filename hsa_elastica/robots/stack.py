@@ -353,6 +353,34 @@ def solve_stack_static(
     stepper, motor mounts included) with ``steps`` continuation steps from the straight pose.
     ``motor_mass``, ``mount`` and ``drive`` as :func:`build_stack` (with ``drive="torque"``
     the upper stages' entries are motor torques [N m])."""
+    stack, out, per_segment = _solve_static_stack(
+        segments, motor_angles, motor_mass=motor_mass, mount=mount, drive=drive, steps=steps,
+        check_stability=check_stability,
+    )
+    return StackStaticResult(
+        converged=out.converged,
+        stable=out.stable,
+        residual_force_N=out.residual_force_N,
+        residual_torque_Nm=out.residual_torque_Nm,
+        motor_angles=per_segment,
+        poses=stack.segment_poses(),
+        relative_poses=stack.relative_poses(),
+        message=out.message,
+    )
+
+
+def _solve_static_stack(
+    segments: Sequence[RobotParams],
+    motor_angles: Sequence[Sequence[float] | NDArray[np.float64]],
+    *,
+    motor_mass: float,
+    mount: JointParams | None,
+    drive: str,
+    steps: int,
+    check_stability: bool,
+) -> tuple[Stack, Any, list[NDArray[np.float64]]]:
+    """:func:`solve_stack_static`'s solve: the stack (its systems hold the solved state), the
+    solver's outcome and the commands per segment."""
     from hsa_elastica.engines.compile import compile_simulator
     from hsa_elastica.engines.statics import StaticSolver
 
@@ -378,13 +406,4 @@ def solve_stack_static(
     order = {id(ref.instance): j for j, ref in enumerate(stack.motors)}
     target = np.array([flat[order[id(bc)]] for bc in solver.model.motor_bcs])
     out = solver.solve(target, steps=steps, check_stability=check_stability)
-    return StackStaticResult(
-        converged=out.converged,
-        stable=out.stable,
-        residual_force_N=out.residual_force_N,
-        residual_torque_Nm=out.residual_torque_Nm,
-        motor_angles=per_segment,
-        poses=stack.segment_poses(),
-        relative_poses=stack.relative_poses(),
-        message=out.message,
-    )
+    return stack, out, per_segment

@@ -58,6 +58,8 @@ __all__ = [
     "robot_state",
     "JSON_KEYS",
     "marker_position",
+    "relax",
+    "Relaxation",
 ]
 
 #: Keys of the ``steady-state --json`` object (issue contract), in order.
@@ -261,9 +263,14 @@ def _append_final_sample(robot: Robot, t: float) -> None:
     """Record the stopping state if the recorders did not sample it (keeps frames aligned)."""
     if not robot.recorders:
         return
-    systems: dict[str, Any] = {f"rod{i}": r for i, r in enumerate(robot.rods)}
-    systems["platform"] = robot.platform
-    systems["sensors"] = robot.platform  # the sensor recorder samples the whole robot
+    systems: dict[str, Any] = {}
+    # a stack's recorders are keyed "seg{k}/rod{i}", "seg{k}/platform", "seg{k}/sensors"
+    segments = getattr(robot, "segments", None) or [robot]
+    for k, seg in enumerate(segments):
+        prefix = "" if seg is robot else f"seg{k}/"
+        systems.update({f"{prefix}rod{i}": r for i, r in enumerate(seg.rods)})
+        systems[f"{prefix}platform"] = seg.platform
+        systems[f"{prefix}sensors"] = seg.platform  # the sensor recorder samples the whole robot
     for key, rec in robot.recorders.items():
         arr = rec.to_array()
         if arr.shape[0] == 0 or abs(float(arr[-1, 0]) - t) > 0.5 * robot.dt:
@@ -301,6 +308,101 @@ def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> boo
     angles = model.commands(t)
     forces, couples = model_residual(model, angles)
     return max(forces, couples) < tol  # (nan: not below)
+
+
+@dataclass
+class Relaxation:
+    """Outcome of :func:`relax`: the stopping time [s], steps taken, the start of the final
+    settling window [s] (None if none), whether the window was completed, the last
+    ``state_fn`` state and the divergence that stopped the run (None if none)."""
+
+    t: float
+    n_steps: int
+    settled_since: float | None
+    converged: bool
+    state: dict[str, Any]
+    divergence: SimulationDiverged | None
+
+
+def relax(
+    robot: Any,
+    state_fn: Callable[[Any], dict[str, Any]],
+    *,
+    ramp_end: float,
+    t_max: float,
+    check_interval: float,
+    dampings: tuple[float, float],
+    tol_velocity: float,
+    tol_omega: float,
+    tol_residual: float,
+    window: float,
+    stop_when_settled: bool,
+    max_speed: float,
+    progress: bool,
+) -> Relaxation:
+    """Advance ``robot`` (a robot or stack handle, fused or per-rod) in chunks of
+    ``check_interval`` [s] up to ``t_max`` [s], applying the settling test of the module doc
+    after every chunk that ends at or after ``ramp_end`` [s].  ``state_fn(robot)`` gives at
+    least ``max_speed`` [m/s] (every rod node and body) and ``platform_omega`` [rad/s] (every
+    body); ``dampings`` = (translational, rotational) damping rates [1/s] of the creep bound.
+    A divergence stops the run and is returned, not raised."""
+    dt = robot.dt
+    steps_per_check = max(1, int(round(check_interval / dt)))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=t_max,
+            desc="simulated",
+            unit="s",
+            delay=2.0,
+            disable=not sys.stderr.isatty(),
+            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
+        )
+    t = float(robot.time)
+    n_steps = 0
+    settled_since: float | None = None
+    converged = False
+    state = state_fn(robot)
+    # residual force per unit mass balanced by the dampers at speed 1 m/s (1 rad/s), see
+    # tol_residual of solve_steady_state
+    creep_t = _creep_factor(dampings[0], dt)
+    creep_r = _creep_factor(dampings[1], dt)
+    divergence: SimulationDiverged | None = None
+    try:
+        while t < t_max - 0.5 * dt:
+            n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
+            # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
+            t_new = float(robot.run(n * dt, check_every=n, max_speed=max_speed))
+            n_steps += n
+            if bar is not None:
+                bar.update(t_new - t)
+            t = t_new
+            state = state_fn(robot)
+            calm = (
+                state["max_speed"] < tol_velocity
+                and state["platform_omega"] < tol_omega
+                and state["max_speed"] * creep_t < tol_residual
+                and state["platform_omega"] * creep_r < tol_residual / tol_velocity * tol_omega
+                and equilibrium_residual_ok(robot)
+            )
+            if t >= ramp_end - 0.5 * dt and calm:
+                if settled_since is None:
+                    settled_since = t
+                converged = t - settled_since >= window - 0.5 * dt
+                if converged and stop_when_settled:
+                    break
+            else:
+                settled_since = None
+                converged = False
+    except SimulationDiverged as exc:
+        divergence = exc
+        converged = False
+    finally:
+        if bar is not None:
+            bar.close()
+    return Relaxation(t, n_steps, settled_since, converged, state, divergence)
 
 
 def solve_steady_state(
@@ -405,64 +507,16 @@ def solve_steady_state(
         from hsa_elastica.engines.fused import FastRobot
 
         robot = FastRobot(robot)
-    dt = robot.dt
-    steps_per_check = max(1, int(round(chk / dt)))
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=t_max,
-            desc="simulated",
-            unit="s",
-            delay=2.0,
-            disable=not sys.stderr.isatty(),
-            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
-        )
-
-    t = 0.0
-    n_steps = 0
-    settled_since: float | None = None
-    converged = False
-    state = robot_state(robot)
-    # residual force per unit mass balanced by the dampers at speed 1 m/s (1 rad/s), see
-    # tol_residual
-    creep_t = _creep_factor(sp.damping, dt)
-    creep_r = _creep_factor(sp.rotational_damping, dt)
-    divergence: SimulationDiverged | None = None
-    try:
-        while t < t_max - 0.5 * dt:
-            n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
-            # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
-            t_new = float(robot.run(n * dt, check_every=n, max_speed=v_max))
-            n_steps += n
-            if bar is not None:
-                bar.update(t_new - t)
-            t = t_new
-            state = robot_state(robot)
-            calm = (
-                state["max_speed"] < tol_v
-                and state["platform_omega"] < tol_w
-                and state["max_speed"] * creep_t < tol_r
-                and state["platform_omega"] * creep_r < tol_r / tol_v * tol_w
-                and equilibrium_residual_ok(robot)
-            )
-            if t >= ramp_end - 0.5 * dt and calm:
-                if settled_since is None:
-                    settled_since = t
-                converged = t - settled_since >= win - 0.5 * dt
-                if converged and stop_when_settled:
-                    break
-            else:
-                settled_since = None
-                converged = False
-    except SimulationDiverged as exc:
-        divergence = exc
-        converged = False
-    finally:
-        if bar is not None:
-            bar.close()
+    relaxed = relax(
+        robot, robot_state, ramp_end=ramp_end, t_max=t_max, check_interval=chk,
+        dampings=(sp.damping, sp.rotational_damping), tol_velocity=tol_v, tol_omega=tol_w,
+        tol_residual=tol_r, window=win, stop_when_settled=stop_when_settled, max_speed=v_max,
+        progress=progress,
+    )
+    t, n_steps, state = relaxed.t, relaxed.n_steps, relaxed.state
+    settled_since, converged, divergence = (
+        relaxed.settled_since, relaxed.converged, relaxed.divergence
+    )
 
     diagnostics = None
     if record:
