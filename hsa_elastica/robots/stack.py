@@ -133,22 +133,9 @@ class Stack(ControlMixin):
         rods, for :func:`hsa_elastica.io.render.render_still` / ``render_video``: rods
         renumbered ``rod0 ... rod{n-1}`` (segment 0 first), the top platform as ``platform/``,
         the lower ones as ``platform{k}/``."""
-        if not self.recorders:
-            raise RuntimeError("built with record=False: nothing was recorded")
-        from hsa_elastica.io.recording import combine
+        from hsa_elastica.io.render_data import stack_frame
 
-        frames = {}
-        j = 0
-        last = len(self.segments) - 1
-        for k, seg in enumerate(self.segments):
-            for i in range(len(seg.rods)):
-                frames[f"rod{j}"] = self.recorders[f"seg{k}/rod{i}"].to_dataframe()
-                j += 1
-            key = "platform" if k == last else f"platform{k}"
-            frames[key] = self.recorders[f"seg{k}/platform"].to_dataframe()
-        hand = tuple(h for p in self.params for h in p.handedness)
-        view = dataclasses.replace(self.params[-1], n_rods=len(hand), handedness=hand)
-        return combine(frames), view
+        return stack_frame(self.diagnostics(), self.params)  # type: ignore[no-any-return]
 
     def segment_poses(self) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
         """``(position (3,) [m], rotation (3, 3) platform -> lab)`` of each segment's platform."""
