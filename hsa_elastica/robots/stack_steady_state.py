@@ -54,7 +54,8 @@ METHODS = ("dynamic", "static")
 class StackSteadyStateResult:
     """Outcome of :func:`solve_stack_steady_state` (SI units, lab frame).
 
-    ``segments[k]``: segment ``k`` as a :class:`SteadyStateResult` (its motor commands, its
+    ``segments[k]``: segment ``k`` as a :class:`SteadyStateResult` (its motor commands in
+    ``motor_angles_rad``: [rad], or [N m] for the upper stages when ``drive == "torque"``; its
     platform's pose and marker and its rod tips in the lab frame; ``converged``, times and
     ``method`` are the stack's); ``relative_poses[k]``: ``(position (3,) [m], rotation (3, 3))``
     of platform ``k`` in the frame of platform ``k - 1`` (segment 0: in the lab).
