@@ -8,7 +8,7 @@ fused stepper (or the per-rod operators, ``fast=False``) and stops once the sett
 :mod:`hsa_elastica.robots.steady_state` has held for ``window`` seconds: every rod node and
 every platform slower than ``tol_velocity``, every platform's angular speed below
 ``tol_omega``, the damper-balance (creep) bound, and, on the fused path, the static residual of
-the whole stack below :data:`~hsa_elastica.robots.steady_state.TOL_STATIC_RESIDUAL`.
+the whole stack below :data:`~hsa_elastica.robots.settling.TOL_STATIC_RESIDUAL`.
 ``method="static"`` solves the static equations of the same compiled model
 (:func:`~hsa_elastica.robots.stack.solve_stack_static`).  Both return a
 :class:`StackSteadyStateResult` with one
@@ -30,17 +30,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.params import JointParams, ParameterError, RobotParams
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
-from hsa_elastica.robots.steady_state import (
-    SteadyStateResult,
-    _append_final_sample,
-    _positive,
-    relax,
-    robot_state,
-)
+from hsa_elastica.robots.settling import append_final_sample, positive, relax
+from hsa_elastica.robots.steady_state import SteadyStateResult, robot_state
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -240,19 +234,19 @@ def solve_stack_steady_state(
                 for a, p in zip(motor_angles, params)]
     if method == "static":
         return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
-    tol_v = _positive("tol_velocity", tol_velocity, "m/s")
-    tol_w = _positive("tol_omega", tol_omega, "rad/s")
-    tol_r = _positive("tol_residual", tol_residual, "m/s^2")
-    v_max = _positive("max_speed", max_speed, "m/s")
-    win = _positive("window", window, "s", allow_zero=True)
-    chk = _positive("check_interval", check_interval, "s")
+    tol_v = positive("tol_velocity", tol_velocity, "m/s")
+    tol_w = positive("tol_omega", tol_omega, "rad/s")
+    tol_r = positive("tol_residual", tol_residual, "m/s^2")
+    v_max = positive("max_speed", max_speed, "m/s")
+    win = positive("window", window, "s", allow_zero=True)
+    chk = positive("check_interval", check_interval, "s")
     if ramp is None:
         ramp_end = max(p.simulation.ramp_time for p in params)
     elif callable(ramp):
         ramp_end = 0.0
     else:
-        ramp_end = _positive("ramp", ramp, "s", allow_zero=True)
-    t_max = ramp_end + 3.0 if max_time is None else _positive("max_time", max_time, "s")
+        ramp_end = positive("ramp", ramp, "s", allow_zero=True)
+    t_max = ramp_end + 3.0 if max_time is None else positive("max_time", max_time, "s")
     if record:
         _check_recording(params, t_max)
 
@@ -274,7 +268,7 @@ def solve_stack_steady_state(
     diagnostics = None
     if record:
         if divergence is None:
-            _append_final_sample(robot, relaxed.t)
+            append_final_sample(robot, relaxed.t)
         diagnostics = robot.diagnostics()
     residual = (math.nan, math.nan)
     if fast and divergence is None:
