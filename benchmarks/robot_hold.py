@@ -40,7 +40,7 @@ def _max_speed(robot) -> float:  # type: ignore[no-untyped-def]
 
 def hold(angles, *, damping: float, filt: float, kv_scale: float, hold_time: float,
          dt: float | None = None, C_eps: float | None = None,
-         law: str | None = None) -> dict:  # type: ignore[no-untyped-def]
+         law: str | None = None, elements: int | None = None) -> dict:  # type: ignore[no-untyped-def]
     """Ramp (1 s) + hold; returns speeds, pose, drift and verdict."""
     p = paper_robot_params()
     rod = p.rod.replace(
@@ -51,6 +51,8 @@ def hold(angles, *, damping: float, filt: float, kv_scale: float, hold_time: flo
         rod = rod.replace(C_eps=C_eps)
     if law is not None:
         rod = rod.replace(coupling_law=law)
+    if elements is not None:
+        rod = rod.replace(n_elements=elements)
     sim = p.simulation.replace(damping=damping, rotational_damping=damping)
     if dt is not None:
         sim = sim.replace(dt=dt)
@@ -86,6 +88,8 @@ def main() -> None:
     ap.add_argument("--no-kv", action="store_true", help="no Kelvin-Voigt damping")
     ap.add_argument("--kv-scale", type=float, default=1.0, help="factor on the retardation times")
     ap.add_argument("--dt", type=float, default=None, help="time step [s] (default: params)")
+    ap.add_argument("--elements", type=int, default=None,
+                    help="elements per rod (default: params, 25; the environments' coarse: 10)")
     ap.add_argument("--C-eps", type=float, default=None, help="override C_eps [m/rad]")
     ap.add_argument("--law", choices=("one_way", "passive"), default=None,
                     help="RodParams.coupling_law (default: the parameters')")
@@ -106,7 +110,8 @@ def main() -> None:
     scale = 0.0 if args.no_kv else args.kv_scale
     print(f"damping {args.damping} 1/s, twist filter {args.filter} s, KV scale {scale}, "
           f"hold {args.hold} s, dt {args.dt or p.simulation.dt} s"
-          + (f", C_eps {args.C_eps}" if args.C_eps is not None else ""))
+          + (f", C_eps {args.C_eps}" if args.C_eps is not None else "")
+          + (f", {args.elements} elements per rod" if args.elements is not None else ""))
     print("| case | angles [rad] | verdict | max speed end of ramp, 25/50/100 % hold [m/s] "
           "| platform xyz [mm] | drift 2nd half [mm] | wall [s] |")
     print("|---|---|---|---|---|---|---|")
@@ -114,7 +119,8 @@ def main() -> None:
     for name, angles in cases:
         t0 = time.perf_counter()
         r = hold(angles, damping=args.damping, filt=args.filter, kv_scale=scale,
-                 hold_time=args.hold, dt=args.dt, C_eps=args.C_eps, law=args.law)
+                 hold_time=args.hold, dt=args.dt, C_eps=args.C_eps, law=args.law,
+                 elements=args.elements)
         wall = time.perf_counter() - t0
         key = r["verdict"].split()[0]
         counts[key] = counts.get(key, 0) + 1

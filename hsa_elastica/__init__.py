@@ -6,8 +6,10 @@ Elastica-native operators that work on the stock ``CosseratRod``:
 * :class:`AuxeticCoupling` (forcing, Eq. 2-5) and :class:`TwistStiffnessLaw` (Eq. 5),
 * :class:`MotorAngleBC`, :class:`FreeTwistBC`, :class:`DistalTwistLockBC` (constraints) and
   :class:`BaseTwistTorque` (forcing) of Section II-D,
-* :class:`PlatformJoint` (connection, Eq. 6-7), :class:`MotorMount` and :class:`TwistMount`
-  (the same joint at a rod's base on a moving body, driven by a motor angle or torque),
+* :class:`PlatformJoint` (connection, Eq. 6-7), :class:`MotorMountBC` / :class:`TwistMountBC`
+  with :class:`MountReaction` (motors bolted to a moving body, driven by a motor angle or
+  torque) and :class:`MotorMount` / :class:`TwistMount` (the same motors on a compliant
+  mount, the joint of Eq. 6-7 at the rod's base),
 * :class:`KelvinVoigtDamping` (damper: material damping of the TPU, docs/stability.md),
 * :class:`RodRecorder` / :class:`RigidBodyRecorder` (callbacks → ``pandas.DataFrame``).
 
@@ -51,6 +53,9 @@ _LAZY: dict[str, str] = {
     "AxialLawParams": "hsa_elastica.physics.compression_law",
     "PlatformJoint": "hsa_elastica.physics.joints",
     "MotorMount": "hsa_elastica.physics.mounts",
+    "MotorMountBC": "hsa_elastica.physics.rigid_mounts",
+    "TwistMountBC": "hsa_elastica.physics.rigid_mounts",
+    "MountReaction": "hsa_elastica.physics.rigid_mounts",
     "TwistMount": "hsa_elastica.physics.mounts",
     "KelvinVoigtDamping": "hsa_elastica.physics.material_damping",
     **dict.fromkeys(

@@ -1,4 +1,5 @@
-"""Motors on a moving body (:class:`MotorMount`), ``build_robot(base=...)`` and multi-segment
+"""Motors on a moving body (rigid :class:`MotorMountBC` / ``TwistMountBC`` with
+``MountReaction``, compliant :class:`MotorMount`), ``build_robot(base=...)`` and multi-segment
 stacks (issue 16).
 
 Reference numbers do not come from the code under test:
@@ -16,11 +17,14 @@ Reference numbers do not come from the code under test:
   single robot at its own angles, and (ii) the upper stage's pose relative to the lower platform
   does not depend on the lower stage's angles (bounds: the solver tolerance, 1e-8 N against
   stiffnesses >= 1e2 N/m, i.e. 1e-9 m).
-* A stage on a body held fixed (the lower platform of a stack at rest) against the fixed-base
-  robot: the mount is the compliant joint of Eq. 6-7, so they differ by the base deflection,
-  first order in 1 / (k_F, k_tau): 100x stiffer mounts must shrink the difference about 100x
-  (accepted 50x to 200x), and the default difference is below 2e-4 m (the motor torque over
-  k_tau, ~1.5e-3 rad, times the 0.1 m rod length).
+* A stage on a body held fixed against the fixed-base robot: rigid mounts impose what
+  MotorAngleBC imposes, so the trajectories agree to round-off (1e-10) and the static poses to
+  the solver tolerance (1e-9 m); a compliant mount (the joint of Eq. 6-7) differs by the base
+  deflection, first order in 1 / (k_F, k_tau): 100x stiffer mounts must shrink the difference
+  about 100x (accepted 50x to 200x), and the paper-gain difference is below 2e-4 m (the motor
+  torque over k_tau, ~1.5e-3 rad, times the 0.1 m rod length).
+* The rigid mount's reaction: the body receives the held node's force, its moment and the held
+  element's couple (Newton's third law).
 * The fused stepper and the per-rod operators give the same trajectory on a stack, also with
   commands changed every control interval (1e-10: round-off only, as tests/test_fast.py).
 """
@@ -273,18 +277,83 @@ def test_free_upper_stage_transmits_no_wrench() -> None:
     np.testing.assert_allclose(rest.poses[0][1], np.eye(3), atol=1e-7)  # as above
 
 
-def test_stage_on_a_held_body_approaches_the_fixed_base_robot() -> None:
+def test_stage_on_a_held_body_is_the_fixed_base_robot_statics() -> None:
     p = paper_robot_params()
     single = solve_static(p, U2)
     lift = np.array([0.0, 0.0, 0.5 * p.platform.thickness])  # mount origin above the platform centre
     expected = (single.platform_position_m + lift, single.platform_rotation)
+    # rigid mounts (default): the upper stage on the lower platform at rest is the fixed-base
+    # robot; bound 1e-9 m: the solver tolerance (1e-8 N) over stiffnesses >= 1e1 N/m
+    rigid = solve_stack_static([p, p], [np.zeros(4), U2])
+    assert rigid.converged
+    assert _pose_gap(rigid.relative_poses[1], expected) < 1e-9
+    # compliant mounts (Eq. 6-7 at the base): first order in 1 / (k_F, k_tau)
     gaps = []
-    for mount in (None, JointParams(k_F=5e7, k_tau=2000.0)):
+    for mount in (p.joint, JointParams(k_F=5e7, k_tau=2000.0)):
         out = solve_stack_static([p, p], [np.zeros(4), U2], mount=mount)
         assert out.converged
         gaps.append(_pose_gap(out.relative_poses[1], expected))
     assert 1e-6 < gaps[0] < 2e-4
     assert 50.0 < gaps[0] / gaps[1] < 200.0
+
+
+def test_stage_on_a_held_body_is_the_fixed_base_robot_dynamics() -> None:
+    # A body held by PyElastica's FixedConstraint with its top face at the lab origin: the
+    # rigid mounts impose the positions and directors MotorAngleBC imposes (to round-off), so
+    # the trajectories agree to round-off (1e-10 after 300 steps of a ramped bend).
+    from elastica.boundary_conditions import FixedConstraint
+
+    from hsa_elastica.robots.environment import HSASimulator
+
+    p = _params()
+    fixed = build_robot(p, U2, record=False)
+    sim = HSASimulator()
+    body = Cylinder(
+        start=np.array([0.0, 0.0, -0.004]), direction=np.array([0.0, 0.0, 1.0]),
+        normal=np.array([1.0, 0.0, 0.0]), base_length=0.004, base_radius=0.05, density=700.0,
+    )
+    sim.append(body)
+    sim.constrain(body).using(
+        FixedConstraint, constrained_position_idx=(0,), constrained_director_idx=(0,)
+    )
+    held = build_robot(p, U2, record=False, base=body, simulator=sim)
+    for rod_f, rod_h in zip(fixed.rods, held.rods):
+        np.testing.assert_allclose(rod_h.position_collection, rod_f.position_collection, atol=1e-15)
+    fixed.run(300 * DT)
+    held.run(300 * DT)
+    moved = 0.0
+    for x, y in zip(_states([*fixed.rods, fixed.platform]), _states([*held.rods, held.platform])):
+        assert np.abs(x - y).max() < TOL
+    for rod in held.rods:
+        moved = max(moved, float(np.abs(rod.velocity_collection).max()))
+    assert moved > 1e-3  # the ramp moved the rods
+    # the measured motor angle of a rigid mount (twist relative to the body) is the lab one
+    from hsa_elastica.physics.actuation import base_twist_angle
+
+    for ref, rod_f, rod_h in zip(held.mounts, fixed.rods, held.rods):
+        lab = base_twist_angle(rod_f, ref.instance.reference_director)
+        assert abs(ref.instance.twist(rod_h) - lab) < 1e-12
+
+
+def test_rigid_mount_hands_the_base_load_to_the_body() -> None:
+    # Newton's third law at the mount: what the rod's internal stresses push on the held base
+    # node and element is what the body receives -- force, its moment about the body's centre
+    # and the couple -- so rod (held end included) + body carry no net wrench from the mount.
+    from hsa_elastica.physics.rigid_mounts import MountReaction
+
+    rod, body = _rod_and_body()
+    rng = np.random.default_rng(3)
+    rod.position_collection[:] += 1e-3 * rng.standard_normal(rod.position_collection.shape)
+    rod.compute_internal_forces_and_torques(np.float64(0.0))
+    f0 = np.array(rod.internal_forces[:, 0])
+    t0 = rod.director_collection[:, :, 0].T @ rod.internal_torques[:, 0]
+    reaction = MountReaction()
+    reaction.apply_forces(rod, 0, body, 0, np.float64(0.0))
+    np.testing.assert_allclose(body.external_forces[:, 0], f0, rtol=1e-14, atol=0.0)
+    lever = rod.position_collection[:, 0] - body.position_collection[:, 0]
+    lab_torque = body.director_collection[:, :, 0].T @ body.external_torques[:, 0]
+    np.testing.assert_allclose(lab_torque, np.cross(lever, f0) + t0, rtol=1e-12,
+                               atol=1e-14 * np.abs(t0).max())
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,38 +382,48 @@ def test_twist_mount_leaves_twist_free_and_reacts_on_the_body() -> None:
     assert np.abs(moment).max() < 1e-15
 
 
-def test_torque_drive_matches_the_angle_drive_in_series_with_the_mount_spring() -> None:
+@pytest.mark.parametrize("compliant", [False, True])
+def test_torque_drive_matches_the_angle_drive(compliant: bool) -> None:
     # At equilibrium a torque-driven base twisted by psi under the torque tau is the
-    # angle-driven mount at phi = psi + tau / k_tau (the mount's twist spring k_tau in series
-    # carries tau): same poses, to the solver tolerance.
+    # angle-driven base at phi = psi: rigid mounts impose the twist itself; a compliant mount's
+    # twist spring k_tau in series carries tau, so phi = psi + tau / k_tau.  Same poses, to the
+    # solver tolerance.
+    from hsa_elastica.engines.compile import compile_simulator
+    from hsa_elastica.engines.statics import StaticSolver
+    from hsa_elastica.physics.actuation import twist_about_axis
     from hsa_elastica.physics.mounts import free_twist_rest_orientation
 
     p = paper_robot_params()
+    mount = p.joint if compliant else None
     taus = np.array([0.02, -0.01, 0.015, -0.02])  # N m
-    torque = solve_stack_static([p, p], [U1, taus], drive="torque")
+    torque = solve_stack_static([p, p], [U1, taus], drive="torque", mount=mount)
     assert torque.converged and torque.stable
     # the twist of each upper base relative to the lower platform, from the solved state
     stack = build_stack([p, p], [U1, taus], drive="torque", ramp=0.0, record=False,
-                        check_dt=False)
-    # (recompute on the solved poses: rebuild the solution through the static solver)
-    from hsa_elastica.engines.compile import compile_simulator
-    from hsa_elastica.engines.statics import StaticSolver
-
+                        check_dt=False, mount=mount)
     solver = StaticSolver(compile_simulator(stack.simulator))
     order = {id(ref.instance): j for j, ref in enumerate(stack.motors)}
     flat = np.concatenate([U1, taus])
     target = np.array([flat[order[id(bc)]] for bc in solver.model.motor_bcs])
     assert solver.solve(target, steps=4, check_stability=False).converged
-    j = solver.model.joints
     rod_block, body_block = solver.model.rod_arrays, solver.model.body_arrays
     psi = []
-    for row in np.flatnonzero(j.free_twist):
-        psi.append(free_twist_rest_orientation(
-            j.base_orientation[row], body_block.director, j.body[row], rod_block.director,
-            j.element[row], np.empty((3, 3)),
-        ))
-    phi = np.array(psi) + taus / p.joint.k_tau
-    angle = solve_stack_static([p, p], [U1, phi])
+    if compliant:
+        j = solver.model.joints
+        for row in np.flatnonzero(j.free_twist):
+            psi.append(free_twist_rest_orientation(
+                j.base_orientation[row], body_block.director, j.body[row], rod_block.director,
+                j.element[row], np.empty((3, 3)),
+            ))
+        phi = np.array(psi) + taus / p.joint.k_tau
+    else:
+        m = solver.model.motors
+        for row in np.flatnonzero(m.free_twist):
+            reference = m.reference_director[row] @ body_block.director[:, :, m.body[row]]
+            psi.append(twist_about_axis(reference, np.ascontiguousarray(
+                rod_block.director[:, :, m.element[row]])))
+        phi = np.array(psi)
+    angle = solve_stack_static([p, p], [U1, phi], mount=mount)
     assert angle.converged
     assert np.abs(np.array(psi)).max() > 0.05  # the torques twisted the rods
     for a, b in zip(angle.poses, torque.poses):

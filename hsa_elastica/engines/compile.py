@@ -34,6 +34,7 @@ from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.joints import PlatformJoint, resolve_joint_indices
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.material_damping import WORK_ROWS, KelvinVoigtDamping
+from hsa_elastica.physics.rigid_mounts import MountReaction, _BodyMountBC
 from hsa_elastica.physics.tables import (
     END_FIXED,
     END_FREE_TWIST,
@@ -51,6 +52,7 @@ from hsa_elastica.physics.tables import (
     OP_MATERIAL_DAMPING,
     OP_COUPLING_TORQUE,
     OP_MOTOR,
+    OP_MOUNT_REACTION,
     ROD_FIELDS,
     BodyBlockArrays,
     BodyDamperTable,
@@ -77,10 +79,12 @@ class FastPathUnsupported(compat.CompatError):
 class CompiledModel:
     """State views, law tables and operator programs of one finalized simulator.
 
-    ``motor_bcs`` holds the :class:`MotorAngleBC` instances (row ``i`` of ``motors``), then the
-    :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the joint rows
-    whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is its
-    ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
+    ``motor_bcs`` holds the command holders of the ``motors`` rows (row ``i``: a
+    :class:`MotorAngleBC` or a rigid :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC`,
+    or for a ``TwistMountBC`` its ``MountReaction``, whose schedule is its ``torque``), then the
+    compliant :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the
+    joint rows whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is
+    its ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
     reassigned after compilation is followed.  ``callbacks`` are the callback objects (the
     recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their ``every``
     attributes in steps (0: none; 1 if one has none).  ``ends``, ``loads`` and
@@ -248,6 +252,7 @@ class _Compiler:
         sync: list[tuple[int, int]] = []
         seen: dict[int, int] = {}
         coupling_of: dict[int, int] = {}
+        reactions: list[tuple[MountReaction, Any, Any]] = []
         for op in compat.feature_group(sim, "synchronize"):
             inst, method, kw = compat.bound_operator(op)
             if isinstance(inst, AuxeticCoupling):
@@ -274,6 +279,13 @@ class _Compiler:
                     )
                 code = OP_JOINT_FORCE if method == "apply_forces" else OP_JOINT_TORQUE
                 sync.append((code, seen[key]))
+            elif isinstance(inst, MountReaction):
+                if method == "apply_torques":
+                    continue  # apply_forces hands the whole wrench over
+                if not self._is_rod(kw["system_one"]) or not self._is_body(kw["system_two"]):
+                    raise FastPathUnsupported("MountReaction must connect a rod (first) to a body")
+                sync.append((OP_MOUNT_REACTION, len(reactions)))
+                reactions.append((inst, kw["system_one"], kw["system_two"]))
             elif isinstance(inst, (EndpointForces, BaseTwistTorque)):
                 if isinstance(inst, EndpointForces) == (method == "apply_torques"):
                     continue  # the other half is PyElastica's no-op
@@ -309,19 +321,21 @@ class _Compiler:
                     f"forcing/connection {type(inst).__name__} is not supported by the fast path"
                 )
 
-        motors: list[tuple[MotorAngleBC, Any]] = []
+        motors: list[tuple[Any, Any]] = []
         values: list[tuple[int, int]] = []
         motor_of: dict[int, int] = {}
         ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
         ends_of: dict[int, list[int]] = {}
         for op in compat.feature_group(sim, "constrain_values"):
             inst, method, kw = compat.bound_operator(op)
-            supported = (MotorAngleBC, FreeTwistBC, DistalTwistLockBC, FixedConstraint)
+            supported = (MotorAngleBC, _BodyMountBC, FreeTwistBC, DistalTwistLockBC, FixedConstraint)
             if not isinstance(inst, supported) or not self._is_rod(kw["system"]):
                 raise FastPathUnsupported(
                     f"constraint {type(inst).__name__} is not supported by the fast path"
                 )
-            if isinstance(inst, MotorAngleBC):
+            if isinstance(inst, _BodyMountBC) and not self._is_body(inst.body):
+                raise FastPathUnsupported(f"{type(inst).__name__}.body is not a rigid body of the simulator")
+            if isinstance(inst, (MotorAngleBC, _BodyMountBC)):
                 motor_of[id(inst)] = len(motors)
                 values.append((OP_MOTOR, len(motors)))
                 motors.append((inst, kw["system"]))
@@ -330,6 +344,8 @@ class _Compiler:
             ends_of[id(inst)] = list(range(len(ends), len(ends) + len(rows)))
             values += [(OP_END, k) for k in ends_of[id(inst)]]
             ends += rows
+
+        sync = self._resolve_reactions(sync, reactions, motors)
 
         rates: list[tuple[int, int]] = []
         for op in compat.feature_group(sim, "constrain_rates"):
@@ -372,7 +388,11 @@ class _Compiler:
         self.couplings = self._coupling_table(couplings)
         self.joints = self._joint_table(joints, len(motors))
         self.motors = self._motor_table(motors)
-        self._motor_bcs: list[Any] = [bc for bc, _ in motors]
+        # the command of a torque-driven mount is its reaction's torque schedule
+        torque_of = {id(rod): r for r, rod, _ in reactions if r.free_twist}
+        self._motor_bcs: list[Any] = [
+            torque_of[id(rod)] if getattr(bc, "free_twist", False) else bc for bc, rod in motors
+        ]
         self._motor_bcs += [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
         self.rod_dampers = self._rod_damper_table(rod_dampers)
         self.body_dampers = BodyDamperTable(
@@ -570,7 +590,36 @@ class _Compiler:
             free_twist=np.array([isinstance(j, TwistMount) for j, *_ in items], dtype=np.int64),
         )
 
-    def _motor_table(self, items: list[tuple[MotorAngleBC, Any]]) -> MotorTable:
+    def _resolve_reactions(
+        self, sync: list[tuple[int, int]], reactions: list[tuple[MountReaction, Any, Any]],
+        motors: list[tuple[Any, Any]],
+    ) -> list[tuple[int, int]]:
+        """The sync rows of the :class:`MountReaction` connections pointed at the motor-table
+        row of their mount (same rod, same body); every mount needs exactly one, of its kind."""
+        row_of: dict[tuple[int, int], int] = {}
+        for r, (bc, rod) in enumerate(motors):
+            if isinstance(bc, _BodyMountBC):
+                row_of[(id(rod), self._body_index(bc.body))] = r
+        rows: list[int] = []
+        for inst, rod, body in reactions:
+            key = (id(rod), self._body_index(body))
+            if key not in row_of:
+                raise FastPathUnsupported(
+                    "MountReaction connects a rod and a body without a MotorMountBC/TwistMountBC")
+            r = row_of.pop(key)
+            if inst.free_twist != motors[r][0].free_twist:
+                raise FastPathUnsupported(
+                    f"MountReaction(torque=...) pairs with TwistMountBC and MountReaction() with "
+                    f"MotorMountBC; got {type(motors[r][0]).__name__} with torque="
+                    f"{'set' if inst.free_twist else 'None'}")
+            rows.append(r)
+        if row_of:
+            raise FastPathUnsupported(
+                f"{len(row_of)} motor mount(s) without a MountReaction: the body would not "
+                "carry the rod's load")
+        return [(code, rows[i]) if code == OP_MOUNT_REACTION else (code, i) for code, i in sync]
+
+    def _motor_table(self, items: list[tuple[Any, Any]]) -> MotorTable:
         nodes, elems = [], []
         for bc, rod in items:
             n0, e0, _ = self._rod_offsets(rod)
@@ -579,15 +628,24 @@ class _Compiler:
             nodes.append(n0 + pos_idx % rod.position_collection.shape[1])
             elems.append(e0 + dir_idx % rod.director_collection.shape[2])
         n = len(items)
+        mounted = [isinstance(bc, _BodyMountBC) for bc, _ in items]
         return MotorTable(
             node=np.array(nodes, dtype=np.int64),
             element=np.array(elems, dtype=np.int64),
             fixed_position=np.array([bc.fixed_position for bc, _ in items], dtype=np.float64).reshape(n, 3),
             reference_director=np.array(
-                [bc.reference_director for bc, _ in items], dtype=np.float64
+                [bc.relative_director if m else bc.reference_director
+                 for (bc, _), m in zip(items, mounted)], dtype=np.float64
             ).reshape(n, 3, 3),
-            has_rate=np.array([bc.angle_rate is not None for bc, _ in items], dtype=np.int64),
+            has_rate=np.array(
+                [getattr(bc, "angle_rate", None) is not None for bc, _ in items], dtype=np.int64),
             work=np.zeros((3, 3)),
+            body=np.array([self._body_index(bc.body) if m else -1
+                           for (bc, _), m in zip(items, mounted)], dtype=np.int64),
+            offset=np.array([bc.offset if m else np.zeros(3)
+                             for (bc, _), m in zip(items, mounted)], dtype=np.float64).reshape(n, 3),
+            free_twist=np.array([getattr(bc, "free_twist", False) for bc, _ in items], dtype=np.int64),
+            mount_work=np.zeros((3, 3, 2)),
         )
 
     def _rod_damper_table(self, items: list[tuple[Any, Any, Any, bool]]) -> RodDamperTable:

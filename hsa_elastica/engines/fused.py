@@ -261,7 +261,7 @@ def advance(
             half, body.position, body.director, body.velocity, body.omega, work.rotation
         )
         t += half
-        constrain_values(values_program, motors, angle_full[s], rod, ends)
+        constrain_values(values_program, motors, angle_full[s], rod, ends, body)
         # (callbacks: called by the Python driver between calls)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)

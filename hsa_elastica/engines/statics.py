@@ -158,11 +158,12 @@ class StaticSolver:
         nodes = np.setdiff1d(np.arange(rod.position.shape[1]),
                              np.concatenate([ghost_n, m.node, held_n]))
         elems = np.setdiff1d(np.arange(rod.director.shape[2]),
-                             np.concatenate([ghost_e, m.element, held_e]))
+                             np.concatenate([ghost_e, m.element[m.free_twist == 0], held_e]))
         # elements whose rotation is partly constrained: twist locked (2 unknowns) or free
-        # to twist only (1 unknown)
+        # to twist only (1 unknown: free-twist bases, in the lab or on a body)
         partial = {int(i): KIND_SWING for i in e.element[e.kind == END_TWIST_LOCK]}
         partial.update({int(i): KIND_TWIST for i in e.element[e.kind == END_FREE_TWIST]})
+        partial.update({int(i): KIND_TWIST for i in m.element[m.free_twist != 0]})
         nb = body.position.shape[1]
         kind, index, comp = [], [], []
         for i in nodes:

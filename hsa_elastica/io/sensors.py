@@ -121,7 +121,14 @@ class RobotSensorRecorder(_Recorder):
             schedule = getattr(bc, "angle", None)  # None: a torque-driven mount
             measured = math.nan
             elem = 0  # a motor mount holds the base element
-            if isinstance(bc, MotorAngleBC):
+            mounts = getattr(robot, "mounts", None)
+            if mounts:  # rigid mounts on a body: the twist relative to the body
+                mount = mounts[i].instance
+                measured = mount.twist(rod)
+                if schedule is not None:
+                    imposed = float(schedule(t))
+                    measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
+            elif isinstance(bc, MotorAngleBC):
                 elem = int(np.asarray(bc.constrained_director_idx).reshape(-1)[0]) % n_elems
                 imposed = float(bc.angle(t))
                 measured = float(

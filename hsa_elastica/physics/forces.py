@@ -48,6 +48,7 @@ from hsa_elastica.physics.mounts import (
     mount_rest_orientation,
 )
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
+from hsa_elastica.physics.rigid_mounts import mount_rates, mount_reaction, mount_values
 from hsa_elastica.physics.variational_rod import variational_correction
 from hsa_elastica.physics.rod_kernels import (
     RodWork,
@@ -71,6 +72,7 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_TORQUE,
     OP_MATERIAL_DAMPING,
     OP_MOTOR,
+    OP_MOUNT_REACTION,
     STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
@@ -289,10 +291,12 @@ def apply_compression(c: CompressionTable, i: int, rod: RodBlockArrays) -> None:
 @njit(cache=True)  # type: ignore[misc]
 def constrain_values(
     program: NDArray[np.int64], m: MotorTable, angles: NDArray[np.float64], rod: RodBlockArrays,
-    ends: EndTable,
+    ends: EndTable, body: BodyBlockArrays,
 ) -> None:
-    """``MotorAngleBC.constrain_values`` (base node fixed, base element turned by ``phi``)
-    and the rod-end constraints (:func:`constrain_end`), in the program's order."""
+    """``MotorAngleBC.constrain_values`` (base node fixed, base element turned by ``phi``),
+    the rigid motor mounts' (``MotorMountBC`` / ``TwistMountBC``: the same relative to a body,
+    kernel :func:`~hsa_elastica.physics.rigid_mounts.mount_values`) and the rod-end
+    constraints (:func:`constrain_end`), in the program's order."""
     for p in range(program.shape[0]):
         if program[p, 0] == OP_END:
             constrain_end(ends, program[p, 1], rod)
@@ -300,9 +304,16 @@ def constrain_values(
         if program[p, 0] != OP_MOTOR:
             continue
         i = program[p, 1]
-        rotate_about_own_axis(m.reference_director[i], angles[i], m.work)
         node = m.node[i]
         elem = m.element[i]
+        if m.body[i] >= 0:
+            mount_values(
+                body.position, body.director, m.body[i], m.offset[i], m.reference_director[i],
+                angles[i], m.free_twist[i] != 0, rod.position, node, rod.director, elem,
+                m.mount_work,
+            )
+            continue
+        rotate_about_own_axis(m.reference_director[i], angles[i], m.work)
         for a in range(3):
             rod.position[a, node] = m.fixed_position[i, a]
         for a in range(3):
@@ -332,6 +343,13 @@ def constrain_rates(
         elif code == OP_MOTOR:
             node = m.node[i]
             elem = m.element[i]
+            if m.body[i] >= 0:
+                mount_rates(
+                    body.velocity, body.omega, body.director, m.body[i], m.offset[i],
+                    rates[i] if m.has_rate[i] != 0 else 0.0, m.free_twist[i] != 0,
+                    rod.velocity, node, rod.omega, rod.director, elem,
+                )
+                continue
             for a in range(3):
                 rod.velocity[a, node] = 0.0
                 rod.omega[a, elem] = 0.0
@@ -418,7 +436,7 @@ def evaluate_forces(
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
     """
-    constrain_values(values_program, motors, angles, rod, ends)
+    constrain_values(values_program, motors, angles, rod, ends, body)
     # rotation vectors log(Q_{k+1} Q_k^T) of the whole block, once: the coupling's twist
     # strain (Eq. 4) and the internal torques' curvature both read them
     rotation_log_inplace(rod.director, work.vor3)
@@ -475,6 +493,13 @@ def evaluate_forces(
                         rod.director, rod.external_torques, joints.element[i], body.director,
                         body.external_torques, joints.body[i], angles[joints.angle_col[i]],
                     )
+        elif code == OP_MOUNT_REACTION:
+            mount_reaction(
+                rod.position, rod.director, rod.internal_forces, rod.internal_torques,
+                rod.external_forces, rod.external_torques, motors.node[i], motors.element[i],
+                body.position, body.director, body.external_forces, body.external_torques,
+                motors.body[i], motors.free_twist[i] != 0, angles[i],
+            )
         elif code == OP_GRAVITY_ROD:
             n0 = rod_gravity.start[i]
             n1 = n0 + rod_gravity.size[i]

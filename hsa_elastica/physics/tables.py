@@ -47,6 +47,7 @@ OP_END = 10  # rod-end constraint (EndTable row)
 OP_LOAD = 11  # point force / axial torque on a rod (LoadTable row)
 OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
 OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
+OP_MOUNT_REACTION = 14  # load of a body-mounted rod base handed to the body (MotorTable row)
 
 #: kinds of rod-end constraints (``EndTable.kind``)
 END_FIXED = 0  # node and element held (PyElastica's FixedConstraint)
@@ -189,12 +190,18 @@ class JointTable(NamedTuple):
 
 
 class MotorTable(NamedTuple):
+    # rows: MotorAngleBC (body -1: held in the lab) and the rigid motor mounts
+    # (MotorMountBC / TwistMountBC: held relative to rigid body ``body``)
     node: NDArray[np.int64]
     element: NDArray[np.int64]
-    fixed_position: NDArray[np.float64]  # (n, 3)
-    reference_director: NDArray[np.float64]  # (n, 3, 3)
+    fixed_position: NDArray[np.float64]  # (n, 3) lab rows: the base node [m]
+    reference_director: NDArray[np.float64]  # (n, 3, 3) lab: Q_e0; mounts: Q_e0 Q_b0^T
     has_rate: NDArray[np.int64]
     work: NDArray[np.float64]  # (3, 3)
+    body: NDArray[np.int64]  # (n,) rigid body of a mount, -1 for the lab
+    offset: NDArray[np.float64]  # (n, 3) mounts: base node in the body frame [m]
+    free_twist: NDArray[np.int64]  # (n,) 1: TwistMountBC (the angle column holds its torque)
+    mount_work: NDArray[np.float64]  # (3, 3, 2) scratch of the mount kernels
 
 
 class RodDamperTable(NamedTuple):

@@ -71,6 +71,7 @@ from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, Twis
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
+from hsa_elastica.physics.rigid_mounts import MotorMountBC, MountReaction, TwistMountBC
 from hsa_elastica.params import (
     MAX_MOTOR_ANGLE,
     JointParams,
@@ -450,10 +451,11 @@ def build_robot(
         A pose -- a (4, 4) homogeneous matrix or a pair ``(position (3,) [m], rotation (3, 3))``
         mapping the robot's frame to the lab frame -- places the whole robot there, motors
         still fixed in the lab (:class:`MotorAngleBC`).  A PyElastica rigid body (e.g. the
-        platform of another robot) carries the motors: each rod's base is held by a
-        :class:`~hsa_elastica.physics.mounts.MotorMount` (the joint of Eq. 6-7 at the base,
-        gains from ``robot_params.joint``, turned by the motor angle), the reaction acting on
-        the body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
+        platform of another robot) carries the motors: each rod's base is held relative to the
+        body by a :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC` (the motor bolted to
+        the body, turned by the motor angle) and a
+        :class:`~hsa_elastica.physics.rigid_mounts.MountReaction` hands the base's load to the
+        body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
     simulator : HSASimulator or None
         Add the robot to this (not finalized) simulator instead of a new one; a ``base`` body
         not in it yet is appended to it (its own damping or gravity are not added).
@@ -461,20 +463,21 @@ def build_robot(
         Origin of the robot's frame in the base body's frame; default: the top face of a
         ``Cylinder`` body, ``(0, 0, length / 2)``, else the body's centre.
     mount : JointParams or None
-        Gains of the motor mounts on a base body (default ``robot_params.joint``, the rod-tip
-        joint's); stiffer mounts approach the rigid base of :class:`MotorAngleBC` (the base
-        deflects by ``|F| / k_F`` and turns by ``|tau| / k_tau``) at the price of a smaller
-        stable time step.
+        None (default): rigid mounts on a base body.  Joint gains: compliant mounts instead,
+        the joint of Eq. 6-7 at each base (:class:`~hsa_elastica.physics.mounts.MotorMount` /
+        ``TwistMount``; the base deflects by ``|F| / k_F`` and turns by ``|tau| / k_tau``,
+        stiffer gains need a smaller stable time step).
     drive : ``"angle"`` | ``"torque"``
         On a base body: ``"angle"`` (default) drives each rod by its motor angle
-        (:class:`MotorMount`); ``"torque"`` by a motor torque [N m] about the rod's axis with the
-        base free to twist (:class:`~hsa_elastica.physics.mounts.TwistMount`; ``motor_angles``
+        (:class:`MotorMountBC`); ``"torque"`` by a motor torque [N m] about the rod's axis with the
+        base free to twist (:class:`~hsa_elastica.physics.rigid_mounts.TwistMountBC` and
+        ``MountReaction(torque=...)``, which is then the motor's handle; ``motor_angles``
         then holds the torques, numbers ramped as the angles are).  ``"torque"`` needs a body.
 
     Notes
     -----
     Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` (or a
-    :class:`MotorMount` on a body) at its base, a :class:`PlatformJoint` to the platform (gains
+    :class:`MotorMountBC` on a body) at its base, a :class:`PlatformJoint` to the platform (gains
     from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
     platform when ``sim.gravity`` is set.
     """
@@ -529,6 +532,9 @@ def _assemble_robot(
     jp = robot_params.joint
     if mount is not None and not isinstance(mount, JointParams):
         raise ParameterError(f"mount = {mount!r} is invalid: must be None or a JointParams")
+    # motors on a body: rigidly bolted (MotorMountBC / TwistMountBC) unless joint gains are
+    # given for a compliant mount (MotorMount / TwistMount, Eq. 6-7 at the base)
+    rigid = body is not None and mount is None
     mp = jp if mount is None else mount
 
     rod_params = [robot_params.rod_params(i) for i in range(n)]
@@ -566,6 +572,8 @@ def _assemble_robot(
 
     couplings: list[OperatorRef[AuxeticCoupling]] = []
     motors: list[OperatorRef[Any]] = []
+    mount_bcs: list[OperatorRef[Any]] = []
+    reactions: list[tuple[CosseratRod, OperatorRef[Any], Any]] = []
     joints: list[OperatorRef[PlatformJoint]] = []
     recorders: dict[str, Any] = {}
     ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
@@ -576,7 +584,7 @@ def _assemble_robot(
         )
         couplings.append(c_ref)
         _add_material_damping(
-            sim, rod, rod_params[i], dt, hold_base=body is None, hold_tip=False
+            sim, rod, rod_params[i], dt, hold_base=body is None or rigid, hold_tip=False
         )
 
         schedule: Callable[[float], float]
@@ -595,6 +603,20 @@ def _assemble_robot(
                 constrained_director_idx=(0,),
                 angle=schedule,
             )
+        elif rigid:
+            m_ref = OperatorRef()
+            bc_ref: OperatorRef[Any] = m_ref if drive == "angle" else OperatorRef()
+            sim.constrain(rod).using(
+                bc_ref.capture(MotorMountBC if drive == "angle" else TwistMountBC),
+                constrained_position_idx=(0,),
+                constrained_director_idx=(0,),
+                body=body,
+                **({"angle": schedule} if drive == "angle" else {}),
+            )
+            mount_bcs.append(bc_ref)
+            # the torque drive's command lives on its reaction (registered after gravity)
+            reactions.append((rod, m_ref if drive == "torque" else OperatorRef(),
+                              None if drive == "angle" else schedule))
         else:
             m_ref = OperatorRef()
             command = {"angle": schedule} if drive == "angle" else {"torque": schedule}
@@ -626,6 +648,10 @@ def _assemble_robot(
 
         recorders[f"rod{i}"] = _add_environment(sim, rod, sp, "rod" if record else None)
 
+    for rod, r_ref, torque in reactions:
+        sim.connect(
+            first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
+        ).using(r_ref.capture(MountReaction), torque=torque)
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
     if record:
         from hsa_elastica.io.sensors import RobotSensorRecorder
@@ -647,6 +673,7 @@ def _assemble_robot(
         joints=joints,
         recorders=recorders if record else {},
         base=body,
+        mounts=mount_bcs,
     )
     if record:
         recorders["sensors"].bind(robot)

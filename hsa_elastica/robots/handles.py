@@ -142,8 +142,10 @@ class Robot(ControlMixin):
     ``step(dt_control)``, ``state()``.
 
     Operator handles (:class:`OperatorRef`, filled at ``finalize()``): ``couplings``,
-    ``motors`` (:class:`MotorAngleBC`, or :class:`~hsa_elastica.physics.mounts.MotorMount` when
-    ``base`` is a rigid body carrying the motors), ``joints``; ``recorders`` maps ``"rod{i}"`` /
+    ``motors`` (:class:`MotorAngleBC`; when ``base`` is a rigid body carrying the motors
+    :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC`, or the ``MountReaction`` holding
+    the torque of a torque drive, or the compliant ``MotorMount`` / ``TwistMount``), ``mounts``
+    (the rigid mounts' constraints, empty otherwise), ``joints``; ``recorders`` maps ``"rod{i}"`` /
     ``"platform"`` / ``"sensors"`` to the recorders (``recording.RodRecorder``,
     ``recording.RigidBodyRecorder``, ``sensors.RobotSensorRecorder``; empty with
     ``record=False``).  ``time`` [s] is the simulated time reached by :meth:`run`.
@@ -162,11 +164,13 @@ class Robot(ControlMixin):
     rod_bases: NDArray[np.float64]  # (n_rods, 3) [m], first node of each flexible part
     attachment_points: NDArray[np.float64]  # (n_rods, 3) [m], platform local frame
     couplings: list[OperatorRef[AuxeticCoupling]]
-    motors: list[OperatorRef[Any]]  # MotorAngleBC, or MotorMount on a base body
+    motors: list[OperatorRef[Any]]  # MotorAngleBC, or a mount's command holder on a base body
     joints: list[OperatorRef[PlatformJoint]]
     recorders: dict[str, Any]
     time: float = 0.0
     base: Any = None  # the rigid body carrying the motors (None: fixed in the lab)
+    #: the rigid mounts' constraints (MotorMountBC / TwistMountBC) on ``base``; empty otherwise
+    mounts: list[OperatorRef[Any]] = field(default_factory=list)
 
     def finalize(self) -> None:
         """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""

@@ -2,9 +2,10 @@
 stage the robot of :func:`~hsa_elastica.robots.builders.build_robot`).
 
 :func:`build_stack` builds segment 0 on the base plate (lab frame, or a given pose) and segment
-``k >= 1`` on the platform of segment ``k - 1``: its motors ride that platform (one
-:class:`~hsa_elastica.physics.mounts.MotorMount` per rod: the joint of Eq. 6-7 at the rod's base,
-turned by the motor angle, the reaction acting on the platform), its rods stand on the
+``k >= 1`` on the platform of segment ``k - 1``: its motors are bolted to that platform (one
+:class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC` per rod, the rod's base held relative
+to the platform and turned by the motor angle, and a ``MountReaction`` handing its load to the
+platform; ``mount=JointParams(...)`` for compliant mounts), its rods stand on the
 platform's top face in the platform's frame, and the motors' mass is a payload of that platform
 (``motor_mass`` per motor, at its centre, as ``PlatformParams.payload_mass``)::
 

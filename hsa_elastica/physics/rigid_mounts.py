@@ -1,0 +1,391 @@
+"""Motors bolted to a moving rigid body (Section II-D on a moving body, rigid mount).
+
+The paper's motor boundary condition (:class:`~hsa_elastica.physics.actuation.MotorAngleBC`,
+option (a), and :class:`~hsa_elastica.physics.actuation.FreeTwistBC`, option (b)) holds a rod's
+base node and base element in the lab.  Here the same kinematic conditions are imposed relative
+to a rigid body's frame (the platform of a lower stage of a stacked robot, or any PyElastica
+rigid body), and the load they absorb is handed to that body:
+
+* :class:`MotorMountBC` -- motor-angle drive: the base node sits at a point fixed in the body
+  frame, the base element has the orientation it had at assembly relative to the body, turned
+  by the motor angle ``phi(t)`` about its own axis (kernel :func:`mount_values`); velocities
+  follow the body's rigid motion plus the motor rate (kernel :func:`mount_rates`).
+* :class:`TwistMountBC` -- torque drive: as above but the twist of the base element about its
+  own axis is free (the swing follows the body).
+* :class:`MountReaction` -- the connection that hands the held node's and element's load to the
+  body (kernel :func:`mount_reaction`) and, for a torque-driven mount, applies the motor
+  torque to the rod and its reaction to the body (Newton's third law).
+
+With the body held still, a :class:`MotorMountBC` imposes the same position and director as
+:class:`MotorAngleBC` (to round-off), so a stage on a held body moves like the fixed-base
+robot.  The held node and element are treated as massless parts of the body: the load on them
+(internal force and couple of the rod, plus the external loads added before the reaction in
+the operator order: register the reaction after gravity) goes to the body; their own inertia
+(half an element's mass, ~0.2 g for the paper rod) is neglected, as the lab constraint
+neglects it.
+
+Registration (``sim`` any ``BaseSystemCollection`` with constraints and connections)::
+
+    sim.constrain(rod).using(MotorMountBC, constrained_position_idx=(0,),
+                             constrained_director_idx=(0,), body=body, angle=Ramp(target=phi))
+    ...  # gravity, dampers of the rod and the body
+    sim.connect(first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
+                ).using(MountReaction)
+
+For a torque drive use :class:`TwistMountBC` (no ``angle``) and ``MountReaction`` with
+``torque=tau`` [N m] (a number or a callable of time).  The compiled engines (fused stepper,
+static solver) evaluate the same kernels (:mod:`hsa_elastica.physics.forces`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from elastica.joint import ConnectionBase
+from elastica.typing import ConnectionIndex, RigidBodyType, RodType
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.params import invalid_parameter
+from hsa_elastica.physics.actuation import (
+    ScalarOrSchedule,
+    _ProximalBC,
+    _schedule,
+    free_twist_director,
+    motor_schedule,
+    rotate_about_own_axis,
+    twist_about_axis,
+)
+from hsa_elastica.physics.mounts import motor_torque_kernel
+
+__all__ = [
+    "MotorMountBC",
+    "TwistMountBC",
+    "MountReaction",
+    "mount_values",
+    "mount_rates",
+    "mount_reaction",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# kernels
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def mount_values(
+    body_position: NDArray[np.float64],
+    body_director: NDArray[np.float64],
+    body: int,
+    offset: NDArray[np.float64],
+    relative_director: NDArray[np.float64],
+    angle: float,
+    free_twist: bool,
+    rod_position: NDArray[np.float64],
+    node: int,
+    rod_director: NDArray[np.float64],
+    element: int,
+    work: NDArray[np.float64],
+) -> None:
+    """Base node and base element of a mounted rod from the pose of ``body``.
+
+    Node ``node`` [m] goes to ``x_b + Q_b^T offset`` (``offset`` in the body frame).  The
+    element's reference director is ``Q_ref = relative_director @ Q_b`` (its orientation at
+    assembly relative to the body); element ``element`` gets ``R_z(angle)^T Q_ref`` (the motor
+    angle [rad] about its own d3, as :class:`MotorAngleBC`), or with ``free_twist`` ``Q_ref``
+    turned by its present twist (as :class:`FreeTwistBC`).  ``work``: (3, 3, 2) scratch.
+    """
+    for a in range(3):
+        s = body_position[a, body]
+        for k in range(3):
+            s += body_director[k, a, body] * offset[k]
+        rod_position[a, node] = s
+    reference = work[:, :, 0]
+    for i in range(3):
+        for j in range(3):
+            s = 0.0
+            for k in range(3):
+                s += relative_director[i, k] * body_director[k, j, body]
+            reference[i, j] = s
+    out = work[:, :, 1]
+    if free_twist:
+        current = np.empty((3, 3))
+        for i in range(3):
+            for j in range(3):
+                current[i, j] = rod_director[i, j, element]
+        free_twist_director(reference, current, out)
+    else:
+        rotate_about_own_axis(reference, angle, out)
+    for i in range(3):
+        for j in range(3):
+            rod_director[i, j, element] = out[i, j]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def mount_rates(
+    body_velocity: NDArray[np.float64],
+    body_omega: NDArray[np.float64],
+    body_director: NDArray[np.float64],
+    body: int,
+    offset: NDArray[np.float64],
+    rate: float,
+    free_twist: bool,
+    rod_velocity: NDArray[np.float64],
+    node: int,
+    rod_omega: NDArray[np.float64],
+    rod_director: NDArray[np.float64],
+    element: int,
+) -> None:
+    """Velocities of a mounted base: the body's rigid motion at the mount point.
+
+    Node velocity ``v_b + w x (Q_b^T offset)`` [m/s] with ``w = Q_b^T omega_b`` the body's
+    angular velocity in the lab; the element's angular velocity (local frame) ``Q_e w`` plus
+    ``rate`` [rad/s] about d3 (the motor rate), or with ``free_twist`` ``Q_e w`` in the swing
+    components and the element's own twist rate kept.
+    """
+    w = np.empty(3)
+    r = np.empty(3)
+    for a in range(3):
+        sw = 0.0
+        sr = 0.0
+        for k in range(3):
+            sw += body_director[k, a, body] * body_omega[k, body]
+            sr += body_director[k, a, body] * offset[k]
+        w[a] = sw
+        r[a] = sr
+    rod_velocity[0, node] = body_velocity[0, body] + w[1] * r[2] - w[2] * r[1]
+    rod_velocity[1, node] = body_velocity[1, body] + w[2] * r[0] - w[0] * r[2]
+    rod_velocity[2, node] = body_velocity[2, body] + w[0] * r[1] - w[1] * r[0]
+    for i in range(3):
+        if i == 2 and free_twist:
+            break
+        s = 0.0
+        for k in range(3):
+            s += rod_director[i, k, element] * w[k]
+        rod_omega[i, element] = s + (rate if i == 2 else 0.0)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def mount_reaction(
+    rod_position: NDArray[np.float64],
+    rod_director: NDArray[np.float64],
+    rod_internal_forces: NDArray[np.float64],
+    rod_internal_torques: NDArray[np.float64],
+    rod_external_forces: NDArray[np.float64],
+    rod_external_torques: NDArray[np.float64],
+    node: int,
+    element: int,
+    body_position: NDArray[np.float64],
+    body_director: NDArray[np.float64],
+    body_external_forces: NDArray[np.float64],
+    body_external_torques: NDArray[np.float64],
+    body: int,
+    free_twist: bool,
+    torque: float,
+) -> None:
+    """The load of a mounted node and element handed to the body, accumulated in place.
+
+    The body receives the net force ``F`` [N] on node ``node`` (internal + external so far,
+    lab frame) at its centre of mass, its moment ``(x_node - x_b) x F`` and the net couple
+    on element ``element`` (local frame, rotated to the body frame ``Q_b Q_e^T tau``), all
+    three in the body's frame for the torques.  With ``free_twist`` the couple about the
+    element's own axis stays with the element (its twist is free) and the motor ``torque``
+    [N m] is applied to the element with its reaction on the body
+    (:func:`~hsa_elastica.physics.mounts.motor_torque_kernel`).
+    """
+    f = np.empty(3)
+    for a in range(3):
+        f[a] = rod_internal_forces[a, node] + rod_external_forces[a, node]
+        body_external_forces[a, body] += f[a]
+    r0 = rod_position[0, node] - body_position[0, body]
+    r1 = rod_position[1, node] - body_position[1, body]
+    r2 = rod_position[2, node] - body_position[2, body]
+    lab = np.empty(3)
+    lab[0] = r1 * f[2] - r2 * f[1]
+    lab[1] = r2 * f[0] - r0 * f[2]
+    lab[2] = r0 * f[1] - r1 * f[0]
+    tau = np.empty(3)
+    for a in range(3):
+        tau[a] = rod_internal_torques[a, element] + rod_external_torques[a, element]
+    if free_twist:
+        tau[2] = 0.0
+    for a in range(3):
+        for k in range(3):
+            lab[a] += rod_director[k, a, element] * tau[k]
+    for a in range(3):
+        s = 0.0
+        for k in range(3):
+            s += body_director[a, k, body] * lab[k]
+        body_external_torques[a, body] += s
+    if free_twist:
+        motor_torque_kernel(
+            rod_director, rod_external_torques, element, body_director, body_external_torques,
+            body, torque,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# operators
+# --------------------------------------------------------------------------------------------
+class _BodyMountBC(_ProximalBC):
+    """Base node and element held relative to a rigid body (see the module doc)."""
+
+    _owner = "_BodyMountBC"
+    free_twist = False
+
+    def __init__(
+        self, fixed_position: NDArray[np.float64], fixed_director: NDArray[np.float64], *,
+        body: Any, **kwargs: Any,
+    ) -> None:
+        super().__init__(fixed_position, fixed_director, **kwargs)
+        director = getattr(body, "director_collection", None)
+        if director is None or np.shape(director)[:2] != (3, 3):
+            raise invalid_parameter(
+                self._owner, "body", type(body).__name__, "a PyElastica rigid body")
+        self.body = body
+        qb = np.array(body.director_collection[..., 0], dtype=np.float64)
+        xb = np.array(body.position_collection[..., 0], dtype=np.float64)
+        #: base node in the body frame [m] and base-element orientation relative to the body
+        #: (``Q_e Q_b^T``) at assembly
+        self.offset = np.ascontiguousarray(qb @ (self.fixed_position - xb))
+        self.relative_director = np.ascontiguousarray(self.reference_director @ qb.T)
+        self._work = np.empty((3, 3, 2))
+
+    def twist(self, system: RodType) -> float:
+        """Present twist [rad] of the base element about its own axis relative to the body
+        (the measured motor angle; principal value in (-pi, pi])."""
+        reference = self.relative_director @ np.asarray(self.body.director_collection[..., 0])
+        current = np.ascontiguousarray(system.director_collection[..., self._director_idx])
+        return float(twist_about_axis(np.ascontiguousarray(reference), current))
+
+    def _angle_now(self, time: float) -> float:
+        return 0.0
+
+    def _rate_now(self, time: float) -> float:
+        return 0.0
+
+    def constrain_values(self, system: RodType, time: np.float64) -> None:
+        body = self.body
+        mount_values(
+            body.position_collection, body.director_collection, 0, self.offset,
+            self.relative_director, self._angle_now(float(time)), self.free_twist,
+            system.position_collection, self._position_idx, system.director_collection,
+            self._director_idx, self._work,
+        )
+
+    def constrain_rates(self, system: RodType, time: np.float64) -> None:
+        body = self.body
+        mount_rates(
+            body.velocity_collection, body.omega_collection, body.director_collection, 0,
+            self.offset, self._rate_now(float(time)), self.free_twist,
+            system.velocity_collection, self._position_idx, system.omega_collection,
+            system.director_collection, self._director_idx,
+        )
+
+
+class MotorMountBC(_BodyMountBC):
+    """A motor bolted to a rigid body turning a rod's base (Section II-D (a) on a moving body).
+
+    The base node keeps its assembly position in the body frame, the base element its assembly
+    orientation relative to the body turned by ``phi(t)`` about its own axis, and both move
+    with the body (kernels :func:`mount_values`, :func:`mount_rates`).  Pair it with a
+    :class:`MountReaction` so the body carries the load.
+
+    Parameters (keyword-only besides PyElastica's): ``body`` the rigid body carrying the motor;
+    ``angle`` a float [rad] or a callable ``t [s] -> phi [rad]`` (such as
+    :class:`~hsa_elastica.physics.actuation.Ramp`), reassignable at any time as
+    ``MotorAngleBC.angle``.
+    """
+
+    _owner = "MotorMountBC"
+
+    def __init__(
+        self, fixed_position: NDArray[np.float64], fixed_director: NDArray[np.float64], *,
+        body: Any, angle: ScalarOrSchedule = 0.0, **kwargs: Any,
+    ) -> None:
+        super().__init__(fixed_position, fixed_director, body=body, **kwargs)
+        self.angle_rate: Callable[[float], float] | None = None
+        self.angle = angle  # type: ignore[assignment]
+
+    @property
+    def angle(self) -> Callable[[float], float]:
+        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
+        return self._angle
+
+    @angle.setter
+    def angle(self, value: ScalarOrSchedule) -> None:
+        self._angle, self.angle_rate = motor_schedule("MotorMountBC", value)
+
+    def _angle_now(self, time: float) -> float:
+        return float(self._angle(time))
+
+    def _rate_now(self, time: float) -> float:
+        return 0.0 if self.angle_rate is None else float(self.angle_rate(time))
+
+
+class TwistMountBC(_BodyMountBC):
+    """A torque-driven motor bolted to a rigid body (Section II-D (b) on a moving body).
+
+    As :class:`MotorMountBC` with the twist of the base element about its own axis free; the
+    motor torque and its reaction are applied by the paired ``MountReaction(torque=...)``.
+    """
+
+    _owner = "TwistMountBC"
+    free_twist = True
+
+
+class MountReaction(ConnectionBase):
+    """Hands the load of a mounted rod base to the body (kernel :func:`mount_reaction`).
+
+    Connect ``first_rod`` = the rod (``first_connect_idx=0``) to ``second_rod`` = the body of its
+    :class:`MotorMountBC` / :class:`TwistMountBC` (``second_connect_idx=0``), after the rod's
+    gravity.  ``torque``: None for a motor-angle mount; for a :class:`TwistMountBC` the motor
+    torque [N m] (a float or a callable ``t [s] -> tau``, reassignable), applied to the base
+    element about its own axis with the reaction on the body.
+    """
+
+    def __init__(self, *, torque: ScalarOrSchedule | None = None) -> None:
+        super().__init__()
+        self.free_twist = torque is not None
+        self._torque: Callable[[float], float] = _schedule("MountReaction", "torque", 0.0)
+        if torque is not None:
+            self.torque = torque  # type: ignore[assignment]
+
+    @property
+    def torque(self) -> Callable[[float], float]:
+        """Motor torque schedule ``t [s] -> tau [N m]`` (torque-driven mounts only)."""
+        return self._torque
+
+    @torque.setter
+    def torque(self, value: ScalarOrSchedule) -> None:
+        self._torque = _schedule("MountReaction", "torque", value)
+
+    def apply_forces(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+        time: np.float64 = np.float64(0.0),
+    ) -> None:
+        """The force, moment and couple of the held base on the body (and the motor torque)."""
+        node = int(np.asarray(index_one).reshape(-1)[0]) % system_one.position_collection.shape[1]
+        elem = min(node, system_one.director_collection.shape[2] - 1)
+        mount_reaction(
+            system_one.position_collection, system_one.director_collection,
+            system_one.internal_forces, system_one.internal_torques,
+            system_one.external_forces, system_one.external_torques, node, elem,
+            system_two.position_collection, system_two.director_collection,
+            system_two.external_forces, system_two.external_torques, 0, self.free_twist,
+            float(self._torque(float(time))),
+        )
+
+    def apply_torques(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+        time: np.float64 = np.float64(0.0),
+    ) -> None:
+        """Nothing: :meth:`apply_forces` hands the whole wrench over."""
