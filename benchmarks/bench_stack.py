@@ -45,10 +45,34 @@ def us_per_step(fast: bool, steps: int, repeat: int) -> float:
     return best * 1e6
 
 
+def env_steps_per_second(discretization: str, steps: int, repeat: int) -> float:
+    """``HSAStack-v0`` env steps per CPU second (20 ms control step, a new random action
+    every step), best of ``repeat`` runs of ``steps`` steps after a reset and a warm-up."""
+    import numpy as np
+
+    from hsa_elastica.envs.hsa_stack import HSAStackEnv
+
+    env = HSAStackEnv(discretization=discretization, max_steps=10 * steps)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    low, high = env.action_space.low, env.action_space.high
+    env.step(rng.uniform(low, high).astype(np.float32))  # warm-up
+    best = float("inf")
+    for _ in range(repeat):
+        env.reset(seed=0)
+        t0 = time.process_time()
+        for _ in range(steps):
+            env.step(rng.uniform(low, high).astype(np.float32))
+        best = min(best, time.process_time() - t0)
+    return steps / best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1000, help="steps per timed repetition")
     ap.add_argument("--repeat", type=int, default=3, help="repetitions (best is kept)")
+    ap.add_argument("--env-steps", type=int, default=25,
+                    help="HSAStack-v0 control steps per timed repetition (0: skip the env)")
     args = ap.parse_args()
     dt = _stack(False).dt
     ref = us_per_step(False, args.steps, args.repeat)
@@ -58,6 +82,12 @@ def main() -> None:
     for name, us in (("per-rod operators", ref), ("fused stepper", fused)):
         print(f"{name:<24}{us:>12.1f}{dt / (us * 1e-6):>20.4f}")
     print(f"fused vs per-rod: {ref / fused:.1f}x fewer us/step (target >= 5x)")
+    if args.env_steps > 0:
+        print(f"HSAStack-v0, {args.env_steps} control steps of 20 ms x {args.repeat}, CPU time:")
+        rates = {d: env_steps_per_second(d, args.env_steps, args.repeat) for d in ("full", "coarse")}
+        for d, rate in rates.items():
+            print(f"  discretization={d!r:<10}{rate:>8.1f} env steps/s  real-time x {rate * 0.02:.2f}")
+        print(f"  coarse vs full: {rates['coarse'] / rates['full']:.1f}x (target: >= 40 env steps/s)")
 
 
 if __name__ == "__main__":

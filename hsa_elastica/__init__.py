@@ -83,6 +83,8 @@ _LAZY: dict[str, str] = {
          "stack_primitive_angles"),
         "hsa_elastica.robots.stack",
     ),
+    "StackSteadyStateResult": "hsa_elastica.robots.stack_steady_state",
+    "solve_stack_steady_state": "hsa_elastica.robots.stack_steady_state",
     # steady states and run directories
     "SteadyStateResult": "hsa_elastica.robots.steady_state",
     "solve_steady_state": "hsa_elastica.robots.steady_state",

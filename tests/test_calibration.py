@@ -273,3 +273,34 @@ def test_preset_by_name_dumps_and_loads(tmp_path: Path, capsys: pytest.CaptureFi
     assert p.simulation.gravity is not None and p.simulation.gravity[2] > 9.0  # hanging mount
     assert main(["params", "--preset", "nope", "--dump", str(out)]) == 2
     assert "unknown" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, expected", [([], "dynamic"), (["--mirror-branch", "gravity"], "gravity"),
+                                            (["--mirror-branch", "+y"], "+y")])
+def test_mirror_branch_flag_reaches_the_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    flag: list[str], expected: str,
+) -> None:
+    from hsa_elastica.experiments import calibration as module
+
+    seen = {}
+
+    def stub(*args: object, **kwargs: object) -> None:
+        seen.update(kwargs)
+        raise module.CalibrationError("stopped by the test")
+
+    monkeypatch.setattr(module, "calibrate", stub)
+    code = main(["calibrate", "--data", "elongation", "--params", "paper_robot", "--free",
+                 "rod.C_eps", "--out", str(tmp_path / "f.yaml"), *flag])
+    assert code == 2 and "stopped by the test" in capsys.readouterr().err
+    assert seen["mirror_branch"] == expected
+
+
+def test_bad_mirror_branch_exits_2_naming_the_flag(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calibrate", "--data", "elongation", "--params", "paper_robot", "--free",
+                 "rod.C_eps", "--out", str(tmp_path / "f.yaml"), "--mirror-branch", "sideways"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--mirror-branch" in err and "'gravity'" in err and "'+y'" in err
+    assert not (tmp_path / "f.yaml").exists()

@@ -206,3 +206,46 @@ def test_primitive_on_a_stack_of_segments(quick_params: Path, tmp_path: Path) ->
     bad = _run("primitive", "elongation,bend_north,twist_cw", "--params",
                f"{quick_params},{quick_params}")
     assert bad.returncode == 2 and "3 primitives for 2 segments" in bad.stderr
+
+
+def test_stack_run_dir_reloads_rerenders_and_reruns(quick_params: Path, tmp_path: Path) -> None:
+    """``--out`` on a stack writes the run directory of a single robot, per segment."""
+    run_dir = tmp_path / "run"
+    two = f"{quick_params},{quick_params}"
+    code = main(["primitive", "elongation,bend_north", "--params", two, "--duration", "0.02",
+                 "--out", str(run_dir), "--quiet"])
+    assert code == 0
+    from hsa_elastica.io.rundir import load_run
+
+    run = load_run(run_dir)
+    p = load_params(quick_params, RobotParams)
+    assert run.segments == (p, p)
+    s = run.summary
+    assert s["sim_time_s"] == pytest.approx(0.02, abs=1e-9) and s["n_segments"] == 2
+    assert s["primitive"] == "elongation,bend_north" and s["method"] == "dynamic"
+    assert len(s["actuation_angles_rad"]) == 8 and len(s["rod_tip_positions_m"]) == 8
+    seg = s["segments"]
+    assert [e["segment"] for e in seg] == [0, 1] and seg[1]["base"] == "platform of segment 0"
+    # the summary's top platform is the last sample of the top platform's columns
+    df = run.diagnostics
+    z = df["seg1/platform/position_z"].iloc[-1]
+    assert s["platform_position_m"][2] == pytest.approx(z, abs=1e-12)
+    assert seg[1]["platform_position_m"][2] == pytest.approx(z, abs=1e-12)
+    assert seg[0]["platform_position_m"][2] == pytest.approx(df["seg0/platform/position_z"].iloc[-1])
+    # every column has its unit and frame (none left "?")
+    meta = df.attrs["columns"]
+    assert meta["seg1/platform/quaternion_w"]["frame"] == "body->lab"
+    assert meta["seg1/sensors/motor_torque_2"]["unit"] == "N m"
+    assert meta["seg0/rod3/position_z_0"]["unit"] == "m"
+    assert not [c for c, m in meta.items() if m["unit"] == "?"]
+    # the parameters rerun the stack by key, and the run re-renders
+    again = tmp_path / "again"
+    keys = f"{run_dir}/params.yaml#0,{run_dir}/params.yaml#1"
+    assert main(["primitive", "elongation,bend_north", "--params", keys, "--duration", "0.02",
+                 "--out", str(again), "--quiet"]) == 0
+    np.testing.assert_allclose(load_run(again).summary["platform_position_m"],
+                               s["platform_position_m"], atol=1e-12)
+    still = tmp_path / "re.png"
+    r = _run("render", str(run_dir), "--still", str(still), "--size", "160x120")
+    assert r.returncode == 0, r.stderr
+    assert imageio.imread(str(still)).std() > 10.0

@@ -39,6 +39,8 @@ from hsa_elastica.params import (
     load_params,
     save_params,
 )
+from hsa_elastica.robots import stack as stack_module
+from hsa_elastica.robots import stack_steady_state as stack_steady_state_module
 from hsa_elastica.robots import steady_state as steady_state_module
 from hsa_elastica.robots.builders import build_fast_robot, build_robot, build_single_rod
 from hsa_elastica.robots.primitives import primitive_angles
@@ -171,6 +173,30 @@ def test_divergence_writes_the_run_directory(
     assert run.diagnostics["time"].iloc[-1] <= s["divergence"]["time_s"]
 
 
+
+def test_divergence_of_a_stack_writes_the_run_directory(
+    tmp_path: Path, unstable_dt_allowed: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = _params_file(tmp_path, "simulation:\n  dt: 2.0e-4\n  record_fps: 1000.0\n")
+    out = tmp_path / "run"
+    code = main(["primitive", "elongation", "--params", f"{params},{params}", "--out", str(out),
+                 "--quiet", "--duration", "0.5"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "diverged" in err and str(out) in err
+    run = load_run(out)
+    assert len(run.segments) == 2 and run.segments[1] == load_params(params, RobotParams)
+    df = run.diagnostics
+    assert len(df) >= 2 and df["time"].iloc[0] == 0.0
+    assert "seg1/platform/position_z" in df and "seg0/rod3/position_z_0" in df
+    s = run.summary
+    assert s["converged"] is False and s["diverged"] is True and s["n_segments"] == 2
+    systems = {f"seg{k}/{n}" for k in (0, 1) for n in ("rod0", "rod1", "rod2", "rod3", "platform")}
+    assert s["divergence"]["system"] in systems
+    assert 0.0 < s["divergence"]["time_s"] < 0.5 and s["sim_time_s"] == s["divergence"]["time_s"]
+    assert df["time"].iloc[-1] <= s["divergence"]["time_s"]
+    assert len(s["segments"]) == 2
+
 def test_out_into_an_older_run_refused_then_overwritten(
     tmp_path: Path, unstable_dt_allowed: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -289,6 +315,8 @@ def no_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the simulation was started")
 
     monkeypatch.setattr(steady_state_module, "solve_steady_state", refuse)
+    monkeypatch.setattr(stack_steady_state_module, "solve_stack_steady_state", refuse)
+    monkeypatch.setattr(stack_module, "build_stack", refuse)
 
 
 BAD_CLI = [
@@ -319,6 +347,20 @@ BAD_CLI = [
     (["primitive", "elongation", "--render", "{tmp}/x.mp4", "--fps", "1e9"], "--fps"),
     (["primitive", "elongation", "--fps", "0"], "--fps"),
     (["primitive", "elongation", "--render", "/proc/x.mp4"], "--render"),
+    # a multi-segment stack: the same checks
+    (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out", "{tmp}/afile"],
+     "--out"),
+    (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out",
+      "{tmp}/missing/run"], "--out"),
+    (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out", "/proc/hsa-run"],
+     "not writable"),
+    (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out", "{tmp}/oldrun"],
+     "--overwrite"),
+    (["primitive", "elongation", "--params", "paper_robot,{tmp}/dt1.yaml"], "simulation.dt"),
+    (["primitive", "elongation", "--params", "paper_robot,{tmp}/fps.yaml", "--out", "{tmp}/new"],
+     "record_fps"),
+    (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--still", "{tmp}/x.txt"],
+     "--still"),
 ]
 
 PARAM_FILES = {

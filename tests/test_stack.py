@@ -446,3 +446,43 @@ def test_torque_drive_same_on_both_paths() -> None:
     for x, y in zip(_states([*ref.rods, *ref.platforms]), _states([*fast.rods, *fast.platforms])):
         assert np.abs(x - y).max() < TOL
     assert np.isnan(fast.state()["motor_angles"][4:]).all()
+
+
+# --------------------------------------------------------------------------------------------
+# stacks: dynamic steady state against the static one
+# --------------------------------------------------------------------------------------------
+def test_dynamic_and_static_steady_states_of_a_stack_agree() -> None:
+    # Coarse rods (8 elements), a short ramp and damping 20 1/s keep the relaxation under a
+    # second of simulated time; gravity and a motor payload make the equilibrium non-trivial.
+    # Bound: the dynamic run stops once the static residual is below TOL_STATIC_RESIDUAL
+    # (1e-3 N) and speeds below 1e-4 m/s; over a lateral stiffness of the stack of at least
+    # ~100 N/m (a guided rod bends at 12 EI / L^3 = 240 N/m, four per stage, two stages in
+    # series plus the lower stage's tilt lever) that is <= 1e-5 m: accepted 2e-5 m, and
+    # 2e-4 on rotation entries (2e-5 m over the 0.1 m rod length).
+    from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
+    from hsa_elastica.robots.steady_state import TOL_STATIC_RESIDUAL
+
+    p = paper_robot_params()
+    p = dataclasses.replace(
+        p, rod=dataclasses.replace(p.rod, n_elements=8),
+        simulation=dataclasses.replace(p.simulation, dt=4e-5, ramp_time=0.1, damping=20.0,
+                                       rotational_damping=20.0, gravity=(0.0, 0.0, -9.81)),
+    )
+    kw = dict(motor_mass=0.05)
+    static = solve_stack_steady_state([p, p], [U1, U2], method="static", **kw)
+    dynamic = solve_stack_steady_state([p, p], [U1, U2], record=False, **kw)
+    assert static.converged and static.method == "static" and static.stable
+    assert dynamic.converged and dynamic.method == "dynamic"
+    assert dynamic.residual_force_N < TOL_STATIC_RESIDUAL
+    assert 0.1 < dynamic.settle_time_s < dynamic.sim_time_s < 3.1
+    assert len(dynamic.segments) == 2 and dynamic.segments[1].rod_tip_positions_m.shape == (4, 3)
+    for a, b in zip(dynamic.poses, static.poses):
+        assert np.abs(a[0] - b[0]).max() < 2e-5
+        assert np.abs(a[1] - b[1]).max() < 2e-4
+    for a, b in zip(dynamic.relative_poses, static.relative_poses):
+        assert _pose_gap(a, b) < 2e-5
+    # the upper stage bent (U2) and rode the elongated lower stage
+    assert np.hypot(*static.segments[1].platform_position_m[:2]) > 5e-3
+    assert static.segments[1].platform_position_m[2] > 0.2
+    with pytest.raises(ParameterError, match="method"):
+        solve_stack_steady_state([p, p], [U1, U2], method="newton")

@@ -51,8 +51,29 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "--max-evaluations", type=int, default=30, metavar="N",
         help="at most N evaluations of all poses (default 30)",
     )
+    c.add_argument(
+        "--mirror-branch", default="dynamic", metavar="RULE", type=_mirror_branch,
+        help="which of two mirror-image poses a buckled pose takes: past a critical twist the "
+        "straight pose of a symmetric twisting command (twist_cw, twist_ccw) is unstable and "
+        "the robot tilts to one of two mirror-image buckled poses, which round-off decides in "
+        "a simulation.  RULE: 'dynamic' (default) runs the dynamic relaxation once per such "
+        "pose and keeps the static pose nearest to where it settles; 'gravity' keeps the pose "
+        "whose platform lies further along the lateral component of gravity (the side a tilted "
+        "or hanging mount loads, no dynamics; as 'dynamic' when gravity has no lateral "
+        "component); '+y' keeps the pose whose platform lies further toward +y (no dynamics)",
+    )
     c.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH")
     c.add_argument("--quiet", action="store_true", help="no per-evaluation progress")
+
+
+def _mirror_branch(text: str) -> str:
+    from hsa_elastica.robots.statics_api import MIRROR_BRANCHES
+
+    if text not in MIRROR_BRANCHES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a rule: choose {', '.join(repr(b) for b in MIRROR_BRANCHES)}"
+        )
+    return text
 
 
 def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
@@ -82,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         runs = [r.every(args.max_poses) for r in load_runs(args.data, params.n_rods)]
         result = calibrate(
             params, runs, args.free, bounds=_bounds(args), max_nfev=args.max_evaluations,
-            verbose=not args.quiet,
+            verbose=not args.quiet, mirror_branch=args.mirror_branch,
         )
     except (CalibrationError, ParameterError) as exc:
         raise UsageError(f"{PROG} calibrate: {exc}") from None

@@ -213,28 +213,39 @@ def announce_compile(quiet: bool) -> None:
 
 
 def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,
-          extra: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-    """``solve_steady_state(params, angles, **kwargs)``; on divergence the partial run is
-    saved to ``out`` (summary ``"converged": false, "diverged": true``) before re-raising."""
+          extra: dict[str, Any] | None = None, solver: Any = None, **kwargs: Any) -> Any:
+    """``solver(params, angles, **kwargs)`` (default
+    :func:`~hsa_elastica.robots.steady_state.solve_steady_state`; for a multi-segment stack
+    :func:`~hsa_elastica.robots.stack_steady_state.solve_stack_steady_state` with ``params``
+    the segments); on divergence the partial run is saved to ``out`` (summary
+    ``"converged": false, "diverged": true``) before re-raising."""
     from hsa_elastica.engines.timeloop import SimulationDiverged
     from hsa_elastica.params import ParameterError
-    from hsa_elastica.robots.steady_state import solve_steady_state
 
+    if solver is None:
+        from hsa_elastica.robots.steady_state import solve_steady_state as solver
     announce_compile(quiet)
     try:
-        return solve_steady_state(params, angles, **kwargs)
+        return solver(params, angles, **kwargs)
     except ParameterError as exc:
         raise UsageError(f"{PROG}: {exc}") from None
     except SimulationDiverged as exc:
         result = exc.result
         if out is not None and result is not None and result.diagnostics is not None:
-            from hsa_elastica.io.rundir import save_run
-
-            summary = result.summary()
-            summary.update(extra or {})
-            save_run(out, result.diagnostics, params, summary, overwrite=True)
+            save_result(out, result, params, extra)
             exc.saved_to = out  # type: ignore[attr-defined]  # named in the one-line message
         raise
+
+
+def save_result(out: str, result: Any, params: Any, extra: dict[str, Any] | None = None) -> None:
+    """Write the run directory of ``result`` (a steady-state result of a robot or a stack;
+    ``params`` its RobotParams or the stack's segments) with ``extra`` keys in the summary;
+    the directory was checked before simulating (:func:`check_run_dir`)."""
+    from hsa_elastica.io.rundir import save_run
+
+    summary = result.summary()
+    summary.update(extra or {})
+    save_run(out, result.diagnostics, params, summary, overwrite=True)
 
 
 def progress(quiet: bool) -> bool:
@@ -273,12 +284,7 @@ def finish_run(
     """Save the run directory and render the video/still that were asked for (``speed``,
     ``hold``: see ``--speed``/``--hold``; None = the renderer's default)."""
     if out is not None:
-        from hsa_elastica.io.rundir import save_run
-
-        summary = result.summary()
-        summary.update(extra or {})
-        # the directory was checked before simulating (check_run_dir)
-        save_run(out, result.diagnostics, params, summary, overwrite=True)
+        save_result(out, result, params, extra)
         info(quiet, f"run saved to {out}")
     if render is not None:
         from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video

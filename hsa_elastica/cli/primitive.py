@@ -14,13 +14,13 @@ from hsa_elastica.cli.common import (
     add_out_options,
     add_video_options,
     check_params,
-    announce_compile,
     check_render_path,
     check_run_dir,
     describe,
     finish_run,
     float_arg,
     info,
+    save_result,
     load_robot_params,
     load_segments,
     progress,
@@ -100,9 +100,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
-    """A primitive per stage of a multi-segment stack, a fixed-duration run (default: the
-    ramp plus 2 s) on the fused stepper, the static equilibrium next to it."""
-    from hsa_elastica.robots.stack import build_stack, solve_stack_static, stack_primitive_angles
+    """A primitive per stage of a multi-segment stack, from rest to its steady state (or for
+    --duration) as for a single robot, the static equilibrium next to it."""
+    from hsa_elastica.robots.stack import solve_stack_static, stack_primitive_angles
+    from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
 
     names = [n.strip() for n in args.name.split(",")]
     if len(names) == 1:
@@ -116,45 +117,54 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
         angles = stack_primitive_angles([(n, args.magnitude) for n in names], segments)  # type: ignore[arg-type]
     except ValueError as exc:
         raise UsageError(f"{PROG} primitive: {exc}") from None
-    if args.out is not None:
-        raise UsageError(f"{PROG} primitive: --out is not available for a multi-segment stack")
     if args.duration is not None and not args.duration > 0:
         raise UsageError(f"{PROG} primitive: --duration = {args.duration} is invalid: must be > 0 (s)")
+    # every input and output is checked before simulating
+    check_run_dir(args.out, args.overwrite)
     check_render_path(args.render, "video", "--render")
     check_render_path(args.still, "still", "--still")
-    record = args.render is not None or args.still is not None
+    record = args.out is not None or args.render is not None or args.still is not None
     ramp = max(p.simulation.ramp_time for p in segments)  # type: ignore[attr-defined]
-    duration = args.duration if args.duration is not None else ramp + 2.0
+    duration = args.duration if args.duration is not None else ramp + 3.0
     for p in segments:
-        check_params(p, duration, record)
-    announce_compile(args.quiet)
-    stack = build_stack(segments, angles, record=record)  # type: ignore[arg-type]
-    if args.reference:
-        stack.run(duration)
-    else:
-        from hsa_elastica.engines.fused import FastRobot
-
-        FastRobot(stack).run(duration)
+        check_params(p, duration, record)  # (all segments together: by the solver, before it builds)
+    extra: dict[str, object] = {"primitive": ",".join(names), "magnitude": args.magnitude}
+    result = solve(
+        segments, angles, out=args.out, quiet=args.quiet, extra=extra,
+        solver=solve_stack_steady_state, max_time=args.duration,
+        stop_when_settled=args.duration is None, record=record,
+        progress=progress(args.quiet), fast=not args.reference,
+    )
     static = solve_stack_static(segments, angles, check_stability=True)  # type: ignore[arg-type]
+    # the static equilibrium per segment (relative to the platform below), for comparison
+    extra["static_relative_positions_m"] = [[float(v) for v in pos] for pos, _ in static.relative_poses]
+    extra["static_converged"] = bool(static.converged)
     if not args.quiet:
-        for k, ((pos, rot), (s_pos, _)) in enumerate(zip(stack.relative_poses(), static.relative_poses)):
+        state = "converged" if result.converged else "NOT converged"
+        print(f"{args.name} (magnitude {args.magnitude:g}): {state} at t = {result.sim_time_s:.3f} s "
+              f"(wall {result.wall_time_s:.1f} s)")
+        for k, ((pos, rot), (s_pos, _)) in enumerate(zip(result.relative_poses, static.relative_poses)):
             frame = "lab" if k == 0 else f"platform {k - 1}"
             tilt = math.degrees(math.acos(max(-1.0, min(1.0, float(rot[2, 2])))))
             print(
                 f"segment {k} {names[k]}: platform at ({pos[0] * 1e3:.2f}, {pos[1] * 1e3:.2f}, "
-                f"{pos[2] * 1e3:.2f}) mm in the {frame} frame after {stack.time:.3f} s, tilt "
-                f"{tilt:.2f} deg; static equilibrium ({s_pos[0] * 1e3:.2f}, {s_pos[1] * 1e3:.2f}, "
-                f"{s_pos[2] * 1e3:.2f}) mm"
+                f"{pos[2] * 1e3:.2f}) mm in the {frame} frame, tilt {tilt:.2f} deg; static "
+                f"equilibrium ({s_pos[0] * 1e3:.2f}, {s_pos[1] * 1e3:.2f}, {s_pos[2] * 1e3:.2f}) mm"
             )
-    if record:
+    if args.out is not None:
+        save_result(args.out, result, segments, extra)
+        info(args.quiet, f"run saved to {args.out}")
+    if args.render is not None or args.still is not None:
         from hsa_elastica.io.render import render_still, render_video
+        from hsa_elastica.io.render_data import stack_frame
 
-        df, view = stack.render_frame()
+        df, view = stack_frame(result.diagnostics, segments)
         if args.render is not None:
             n = render_video(df, view, args.render, fps=args.fps, still=args.still,
-                             window_size=args.size, progress=progress(args.quiet))
+                             window_size=args.size, speed=args.speed, hold=args.hold,
+                             progress=progress(args.quiet))
             info(args.quiet, f"{n} frames written to {args.render}")
-        elif args.still is not None:
+        else:
             render_still(df, view, args.still, window_size=args.size)
             info(args.quiet, f"still written to {args.still}")
     return 0

@@ -54,16 +54,21 @@ def run(args: argparse.Namespace) -> int:
         run = load_run(args.run_dir)
     except (FileNotFoundError, ValueError, ParameterError) as exc:
         raise UsageError(f"{PROG} render: {exc}") from None
+    df, params = run.diagnostics, run.params
     try:
+        if run.segments:  # a multi-segment stack: all rods and platforms in the robot format
+            from hsa_elastica.io.render_data import stack_frame
+
+            df, params = stack_frame(df, run.segments)
         if args.out is not None:
             n = render_video(
-                run.diagnostics, run.params, args.out, fps=args.fps, speed=args.speed, hold=args.hold,
+                df, params, args.out, fps=args.fps, speed=args.speed, hold=args.hold,
                 still=args.still, color_by=args.color_by, window_size=args.size,
                 progress=progress(args.quiet),
             )
             info(args.quiet, f"{n} frames ({n / args.fps:.1f} s) written to {args.out}")
         else:
-            render_still(run.diagnostics, run.params, args.still, color_by=args.color_by, window_size=args.size)
+            render_still(df, params, args.still, color_by=args.color_by, window_size=args.size)
         if args.still is not None:
             info(args.quiet, f"still written to {args.still}")
     except ValueError as exc:

@@ -26,7 +26,7 @@ Task: bring the platform centre to a target position (sampled at :meth:`HSARobot
   rods (``max_stable_dt``: 6.9e-5 s; the paper's 3e-5 s is 86 % of its 3.5e-5 s); at 6e-5 s
   the seven primitives and 25 random motor-angle sets settle over a 10 s hold
   (``benchmarks/robot_hold.py --elements 10 --dt 6e-5``), 7e-5 s diverges.  ``"full"``: the discretization of
-  ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 40 env steps/s) --
+  ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 46 env steps/s) --
   the default when ``params`` is given, so a model passed in is never coarsened silently.
   ``n_elements`` / ``dt`` override either.
 

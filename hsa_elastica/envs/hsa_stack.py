@@ -20,8 +20,8 @@ top platform:
 ``render_mode="rgb_array"``: an off-screen pyvista image of every stage (rods and platforms).
 
 ``discretization`` as in ``HSARobot-v0``: ``"coarse"`` (10 elements per rod, dt = 6e-5 s) is
-the default for the two paper robots (``segments=None``): 68 env steps/s of CPU time against
-23 with ``"full"`` (the paper's 25 elements, dt = 3e-5 s), measured on one core of the shared
+the default for the two paper robots (``segments=None``): 77 env steps/s of CPU time against
+23 with ``"full"`` (``benchmarks/bench_stack.py``) (the paper's 25 elements, dt = 3e-5 s), measured on one core of the shared
 machine; ``"full"`` is the default when ``segments`` are given.
 """
 

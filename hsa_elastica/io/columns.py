@@ -2,7 +2,9 @@
 
 Recorded DataFrames (``Robot.diagnostics()``, ``diagnostics.parquet`` of a run directory) have
 flat float columns named by the recorders (:mod:`hsa_elastica.io.recording`,
-:mod:`hsa_elastica.io.sensors`), prefixed ``rod{i}/``, ``platform/`` or ``sensors/``.
+:mod:`hsa_elastica.io.sensors`), prefixed ``rod{i}/``, ``platform/`` or ``sensors/`` (for a
+multi-segment stack ``seg{k}/rod{i}/``, ``seg{k}/platform/``, ``seg{k}/sensors/``, segment
+``k`` counted from the bottom; units and frames as for a single robot).
 :func:`column_metadata` gives each one its unit, frame and meaning; :func:`write_parquet`
 stores them as Arrow field metadata (keys ``unit``, ``frame``, ``description``) and the whole
 table as JSON under the schema metadata key ``hsa_elastica.columns``;
@@ -69,9 +71,12 @@ UNKNOWN = {"unit": "?", "frame": "?", "description": "not a recorder column"}
 
 
 def _kind(prefix: str) -> str:
-    if prefix.startswith("sensors"):
+    # the recorder is the last part of the prefix: a stack's columns are "seg{k}/rod{i}/...",
+    # "seg{k}/platform/...", "seg{k}/sensors/..." (segment k, bottom first)
+    last = prefix.rpartition("/")[2]
+    if last.startswith("sensors"):
         return "sensors"
-    if prefix.startswith("platform") or prefix.startswith("body"):
+    if last.startswith("platform") or last.startswith("body"):
         return "body"
     return "rod"  # rod{i}/ or a single rod's recorder (no prefix)
 

@@ -16,7 +16,7 @@ motion is smooth even when the recording rate is below ``fps / speed``.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -213,3 +213,35 @@ def resample(df: pd.DataFrame, times: NDArray[np.float64]) -> pd.DataFrame:
     res = pd.DataFrame(out, columns=num.columns)
     res["time"] = tq
     return res
+
+
+def stack_frame(df: pd.DataFrame, segments: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
+    """A multi-segment stack's diagnostics (``seg{k}/rod{i}/...``, ``seg{k}/platform/...``)
+    in the renderer's robot format, and parameters describing all its rods: rods renumbered
+    ``rod0 ... rod{n-1}`` (segment 0 first), the top platform as ``platform/``, the lower
+    ones as ``platform{k}/``; ``segments`` are the stages' ``RobotParams``, bottom first."""
+    import dataclasses
+
+    if not segments:
+        raise ValueError("stack_frame: no segments")
+    names = {"time": "time"}
+    j = 0
+    last = len(segments) - 1
+    for k, params in enumerate(segments):
+        for i in range(params.n_rods):
+            old = f"seg{k}/rod{i}/"
+            for c in df.columns:
+                if c.startswith(old):
+                    names[c] = f"rod{j}/{c[len(old):]}"
+            j += 1
+        old = f"seg{k}/platform/"
+        new = "platform/" if k == last else f"platform{k}/"
+        for c in df.columns:
+            if c.startswith(old):
+                names[c] = new + c[len(old):]
+    if not any(c.startswith("rod0/") for c in names.values()):
+        raise ValueError("diagnostics frame has no stack columns: expected 'seg0/rod0/position_x_0'")
+    frame = df[list(names)].rename(columns=names)
+    hand = tuple(h for p in segments for h in p.handedness)
+    view = dataclasses.replace(segments[-1], n_rods=len(hand), handedness=hand)
+    return frame, view

@@ -9,6 +9,13 @@ Layout (docs/architecture.md, "Run directory")::
     <out>/summary.json          a JSON object; keys include actuation_angles_rad,
                                 platform_position_m, platform_quaternion_xyzw,
                                 rod_tip_positions_m, converged, sim_time_s, wall_time_s
+
+A multi-segment stack's run has the same files: columns ``seg{k}/rod{i}/...``,
+``seg{k}/platform/...``, ``seg{k}/sensors/...`` (segment ``k`` from the bottom), ``params.yaml``
+with one RobotParams per segment under the keys ``0, 1, ...`` (``params.yaml#k`` selects one,
+e.g. ``--params run/params.yaml#0,run/params.yaml#1`` reruns it), and a summary whose
+single-robot keys describe the whole stack (the top platform; every motor and rod tip,
+segment 0 first) with one object per segment under ``segments``.
 """
 
 from __future__ import annotations
@@ -19,13 +26,19 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from hsa_elastica.io.columns import read_column_metadata, write_parquet
-from hsa_elastica.params import RobotParams, load_params, save_params
+from hsa_elastica.params import (
+    RobotParams,
+    load_params,
+    load_params_per_key,
+    save_params,
+    save_params_per_key,
+)
 
 __all__ = ["RunData", "save_run", "load_run", "run_dir_problem", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
 
@@ -57,12 +70,15 @@ def to_jsonable(value: Any) -> Any:
 @dataclass
 class RunData:
     """A loaded run directory.  ``diagnostics.attrs["columns"]`` holds the unit, frame and
-    description of each column (:func:`hsa_elastica.io.columns.read_column_metadata`)."""
+    description of each column (:func:`hsa_elastica.io.columns.read_column_metadata`).
+    ``segments``: a multi-segment stack's parameters per segment, bottom first (empty for a
+    single robot; ``params`` is then the bottom segment's)."""
 
     path: Path
     diagnostics: pd.DataFrame
     params: RobotParams
     summary: dict[str, Any]
+    segments: tuple[RobotParams, ...] = ()
 
 
 def can_create_in(directory: Path) -> bool:
@@ -111,12 +127,13 @@ def _replace_atomically(target: Path, write: Callable[[Path], Any]) -> None:
 def save_run(
     out_dir: str | Path,
     diagnostics: pd.DataFrame,
-    params: RobotParams,
+    params: RobotParams | Sequence[RobotParams],
     summary: Mapping[str, Any],
     *,
     overwrite: bool = False,
 ) -> Path:
     """Write ``diagnostics``, ``params`` and ``summary`` into ``out_dir`` (created if needed).
+    ``params``: the robot's, or a stack's one per segment (bottom first; written per key).
 
     Refuses (``FileExistsError``) a directory that is not empty unless ``overwrite``.  Each file
     is written to a temporary name and renamed; an older ``summary.json`` is removed first and
@@ -135,10 +152,40 @@ def save_run(
     df = diagnostics.reset_index(drop=True)
     df.columns = [str(c) for c in df.columns]
     _replace_atomically(out / DIAGNOSTICS, lambda tmp: write_parquet(df, tmp))
-    _replace_atomically(out / PARAMS, lambda tmp: save_params(params, tmp))
+    _replace_atomically(out / PARAMS, lambda tmp: _save_params(params, tmp))
     text = json.dumps(to_jsonable(summary), indent=2) + "\n"
     _replace_atomically(out / SUMMARY, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return out
+
+
+def _save_params(params: RobotParams | Sequence[RobotParams], path: Path) -> None:
+    if isinstance(params, RobotParams):
+        save_params(params, path)
+        return
+    segments = list(params)
+    save_params_per_key(
+        dict(enumerate(segments)), path,
+        note=f"multi-segment stack: one RobotParams per segment, key = segment (0 = bottom); "
+        f"rerun with --params {','.join(f'{PARAMS}#{k}' for k in range(len(segments)))}",
+    )
+
+
+def _load_params(path: Path) -> tuple[RobotParams, tuple[RobotParams, ...]]:
+    """``(params, segments)`` of ``params.yaml``: a robot's (no segments) or a stack's."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = None  # load_params names the problem
+    keyed = isinstance(data, dict) and bool(data) and all(
+        isinstance(k, int) and not isinstance(k, bool) for k in data
+    )
+    if not keyed:
+        return load_params(path, RobotParams), ()
+    per_key = load_params_per_key(path, RobotParams)
+    segments = tuple(per_key[k] for k in sorted(per_key))
+    return segments[0], segments
 
 
 def load_run(run_dir: str | Path) -> RunData:
@@ -162,12 +209,13 @@ def load_run(run_dir: str | Path) -> RunData:
     except Exception as exc:  # pyarrow raises several types for corrupt files
         raise ValueError(f"cannot read {str(path / DIAGNOSTICS)!r}: {exc}") from exc
     diagnostics.attrs["columns"] = read_column_metadata(path / DIAGNOSTICS)
-    params = load_params(path / PARAMS, RobotParams)
+    params, segments = _load_params(path / PARAMS)
     summary: dict[str, Any] = {}
     if (path / SUMMARY).is_file():
         try:
             summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"cannot parse {str(path / SUMMARY)!r}: {exc}") from exc
-    return RunData(path=path, diagnostics=diagnostics, params=params, summary=summary)
+    return RunData(path=path, diagnostics=diagnostics, params=params, summary=summary,
+                   segments=segments)
 

@@ -41,7 +41,12 @@ from hsa_elastica.params.base import ParameterError
 from hsa_elastica.params.base import _ParamsBase as _ParamsBase
 from hsa_elastica.params.base import invalid_parameter as invalid_parameter
 from hsa_elastica.params.base import is_finite_number as is_finite_number
-from hsa_elastica.params.io import load_params, load_params_per_key, save_params
+from hsa_elastica.params.io import (
+    load_params,
+    load_params_per_key,
+    save_params,
+    save_params_per_key,
+)
 from hsa_elastica.params.presets import PRESETS, paper_robot_params, resolve_params, table1_rod_params
 from hsa_elastica.params.robot import JointParams, PlatformParams, RobotParams, SimulationParams
 from hsa_elastica.params.rod import RETARDATION_AXIAL as RETARDATION_AXIAL
@@ -62,6 +67,7 @@ __all__ = [
     "save_params",
     "load_params",
     "load_params_per_key",
+    "save_params_per_key",
     "resolve_params",
     "PRESETS",
 ]

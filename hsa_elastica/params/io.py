@@ -1,5 +1,6 @@
 """YAML/TOML I/O of the parameter dataclasses: :func:`save_params`, :func:`load_params`,
-:func:`load_params_per_key` (``FILE#KEY`` entries) and the small TOML writer."""
+:func:`load_params_per_key` / :func:`save_params_per_key` (``FILE#KEY`` entries) and the small
+TOML writer."""
 
 from __future__ import annotations
 
@@ -99,6 +100,29 @@ def save_params(params: _ParamsBase, path: str | Path) -> Path:
     path.write_text(_header(params) + body, encoding="utf-8")
     return path
 
+
+
+def save_params_per_key(
+    entries: Mapping[int, _ParamsBase], path: str | Path, *, note: str = ""
+) -> Path:
+    """Write one parameter set per integer key to the YAML file ``path`` (the per-key format
+    :func:`load_params_per_key` reads and ``"FILE.yaml#KEY"`` selects, e.g. the segments of
+    a multi-segment stack); ``note`` is added to the header comment.  Returns the path."""
+    path = Path(path)
+    if _format(path) != "yaml":
+        raise ParameterError(f"save_params_per_key: {str(path)!r} must be a .yaml/.yml file")
+    if not entries or not all(
+        isinstance(k, int) and not isinstance(k, bool) and isinstance(v, _ParamsBase)
+        for k, v in entries.items()
+    ):
+        raise ParameterError(
+            "save_params_per_key: entries must map integer keys to parameter dataclasses"
+        )
+    data = {int(k): v.to_dict() for k, v in entries.items()}
+    head = "".join(f"# {line}\n" for line in note.splitlines()) if note else ""
+    body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    path.write_text(head + _header(next(iter(entries.values()))) + body, encoding="utf-8")
+    return path
 
 _SECTIONS = {
     "RodParams": "rod",

@@ -134,22 +134,9 @@ class Stack(ControlMixin):
         rods, for :func:`hsa_elastica.io.render.render_still` / ``render_video``: rods
         renumbered ``rod0 ... rod{n-1}`` (segment 0 first), the top platform as ``platform/``,
         the lower ones as ``platform{k}/``."""
-        if not self.recorders:
-            raise RuntimeError("built with record=False: nothing was recorded")
-        from hsa_elastica.io.recording import combine
+        from hsa_elastica.io.render_data import stack_frame
 
-        frames = {}
-        j = 0
-        last = len(self.segments) - 1
-        for k, seg in enumerate(self.segments):
-            for i in range(len(seg.rods)):
-                frames[f"rod{j}"] = self.recorders[f"seg{k}/rod{i}"].to_dataframe()
-                j += 1
-            key = "platform" if k == last else f"platform{k}"
-            frames[key] = self.recorders[f"seg{k}/platform"].to_dataframe()
-        hand = tuple(h for p in self.params for h in p.handedness)
-        view = dataclasses.replace(self.params[-1], n_rods=len(hand), handedness=hand)
-        return combine(frames), view
+        return stack_frame(self.diagnostics(), self.params)  # type: ignore[no-any-return]
 
     def segment_poses(self) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
         """``(position (3,) [m], rotation (3, 3) platform -> lab)`` of each segment's platform."""
@@ -354,6 +341,34 @@ def solve_stack_static(
     stepper, motor mounts included) with ``steps`` continuation steps from the straight pose.
     ``motor_mass``, ``mount`` and ``drive`` as :func:`build_stack` (with ``drive="torque"``
     the upper stages' entries are motor torques [N m])."""
+    stack, out, per_segment = _solve_static_stack(
+        segments, motor_angles, motor_mass=motor_mass, mount=mount, drive=drive, steps=steps,
+        check_stability=check_stability,
+    )
+    return StackStaticResult(
+        converged=out.converged,
+        stable=out.stable,
+        residual_force_N=out.residual_force_N,
+        residual_torque_Nm=out.residual_torque_Nm,
+        motor_angles=per_segment,
+        poses=stack.segment_poses(),
+        relative_poses=stack.relative_poses(),
+        message=out.message,
+    )
+
+
+def _solve_static_stack(
+    segments: Sequence[RobotParams],
+    motor_angles: Sequence[Sequence[float] | NDArray[np.float64]],
+    *,
+    motor_mass: float,
+    mount: JointParams | None,
+    drive: str,
+    steps: int,
+    check_stability: bool,
+) -> tuple[Stack, Any, list[NDArray[np.float64]]]:
+    """:func:`solve_stack_static`'s solve: the stack (its systems hold the solved state), the
+    solver's outcome and the commands per segment."""
     from hsa_elastica.engines.compile import compile_simulator
     from hsa_elastica.engines.statics import StaticSolver
 
@@ -379,13 +394,4 @@ def solve_stack_static(
     order = {id(ref.instance): j for j, ref in enumerate(stack.motors)}
     target = np.array([flat[order[id(bc)]] for bc in solver.model.motor_bcs])
     out = solver.solve(target, steps=steps, check_stability=check_stability)
-    return StackStaticResult(
-        converged=out.converged,
-        stable=out.stable,
-        residual_force_N=out.residual_force_N,
-        residual_torque_Nm=out.residual_torque_Nm,
-        motor_angles=per_segment,
-        poses=stack.segment_poses(),
-        relative_poses=stack.relative_poses(),
-        message=out.message,
-    )
+    return stack, out, per_segment

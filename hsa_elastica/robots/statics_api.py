@@ -87,6 +87,10 @@ def _check_angles(params: RobotParams, motor_angles: Any, name: str = "motor_ang
     return a
 
 
+#: values of ``mirror_branch`` (:func:`solve_static`): how a buckled symmetric twist pose picks
+#: one of its two mirror-image branches
+MIRROR_BRANCHES = ("dynamic", "gravity", "+y")
+
 def _mirror_symmetric(params: RobotParams, angles: NDArray[np.float64]) -> bool:
     """The command maps to itself under the half-turn of the rod layout (rod ``i`` -> rod
     ``i + n/2``, same handedness): the pose may buckle onto one of two mirror branches."""
@@ -129,7 +133,8 @@ def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch
     if mirror_branch == "gravity":
         return by_gravity
     raise ParameterError(
-        f"mirror_branch = {mirror_branch!r} is invalid: must be 'dynamic', 'gravity' or '+y'"
+        f"mirror_branch = {mirror_branch!r} is invalid: must be one of "
+        f"{', '.join(repr(b) for b in MIRROR_BRANCHES)}"
     )
 
 

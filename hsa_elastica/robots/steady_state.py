@@ -36,7 +36,6 @@ state is appended to the diagnostics if the recorders did not sample it.
 from __future__ import annotations
 
 import math
-import sys
 import time as _time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -44,10 +43,17 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.params import RobotParams
 from hsa_elastica.robots.builders import Robot, build_robot
+from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
+    TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
+    Relaxation as Relaxation,
+    append_final_sample,
+    equilibrium_residual_ok as equilibrium_residual_ok,
+    positive as _positive,
+    relax as relax,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -58,6 +64,8 @@ __all__ = [
     "robot_state",
     "JSON_KEYS",
     "marker_position",
+    "relax",
+    "Relaxation",
 ]
 
 #: Keys of the ``steady-state --json`` object (issue contract), in order.
@@ -248,61 +256,6 @@ def robot_state(robot: Robot) -> dict[str, Any]:
     }
 
 
-def _positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -> float:
-    v = float(value)
-    ok = math.isfinite(v) and (v >= 0.0 if allow_zero else v > 0.0)
-    if not ok:
-        rel = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} = {value!r} is invalid: must be a finite number {rel} ({unit})")
-    return v
-
-
-def _append_final_sample(robot: Robot, t: float) -> None:
-    """Record the stopping state if the recorders did not sample it (keeps frames aligned)."""
-    if not robot.recorders:
-        return
-    systems: dict[str, Any] = {f"rod{i}": r for i, r in enumerate(robot.rods)}
-    systems["platform"] = robot.platform
-    systems["sensors"] = robot.platform  # the sensor recorder samples the whole robot
-    for key, rec in robot.recorders.items():
-        arr = rec.to_array()
-        if arr.shape[0] == 0 or abs(float(arr[-1, 0]) - t) > 0.5 * robot.dt:
-            rec.record(systems[key], t)
-
-
-def _creep_factor(rate: float, dt: float) -> float:
-    """``(exp(c dt) - 1) / dt`` [1/s]: the acceleration [m/s^2] per unit speed that the damper
-    ``v *= exp(-c dt)`` removes each step, i.e. the residual force per unit mass of a robot
-    creeping at that speed (``~ c`` for ``c dt << 1``)."""
-    x = rate * dt
-    return math.inf if x > 700.0 else math.expm1(x) / dt
-
-
-#: N (or N m); largest net force on a free node / couple on an element or the platform at a
-#: converged pose.  A robot within the default speed bounds (1e-4 m/s at 50 1/s) still feels
-#: damping forces m c v of ~4e-6 N per rod node and ~8e-5 N on the platform; 1e-3 N leaves a
-#: factor >10 for that and is ~1e-3 of the joint forces of an actuated pose.
-TOL_STATIC_RESIDUAL = 1e-3
-
-
-def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> bool:
-    """The force balance holds at the current pose: the static residual
-    (:func:`hsa_elastica.engines.statics.model_residual`, velocities set to zero) of a
-    fused-path robot is below ``tol`` [N, N m].  Robots stepped by the reference operators are
-    not compiled for it (True: the speed and damper-balance bounds decide)."""
-    from hsa_elastica.engines.compile import CompiledModel
-
-    if not isinstance(getattr(robot, "model", None), CompiledModel):
-        return True
-    from hsa_elastica.engines.statics import model_residual
-
-    model = robot.model
-    t = float(robot.time)
-    angles = model.commands(t)
-    forces, couples = model_residual(model, angles)
-    return max(forces, couples) < tol  # (nan: not below)
-
-
 def solve_steady_state(
     params: RobotParams,
     motor_angles: Sequence[float] | NDArray[np.float64],
@@ -405,69 +358,21 @@ def solve_steady_state(
         from hsa_elastica.engines.fused import FastRobot
 
         robot = FastRobot(robot)
-    dt = robot.dt
-    steps_per_check = max(1, int(round(chk / dt)))
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=t_max,
-            desc="simulated",
-            unit="s",
-            delay=2.0,
-            disable=not sys.stderr.isatty(),
-            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
-        )
-
-    t = 0.0
-    n_steps = 0
-    settled_since: float | None = None
-    converged = False
-    state = robot_state(robot)
-    # residual force per unit mass balanced by the dampers at speed 1 m/s (1 rad/s), see
-    # tol_residual
-    creep_t = _creep_factor(sp.damping, dt)
-    creep_r = _creep_factor(sp.rotational_damping, dt)
-    divergence: SimulationDiverged | None = None
-    try:
-        while t < t_max - 0.5 * dt:
-            n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
-            # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
-            t_new = float(robot.run(n * dt, check_every=n, max_speed=v_max))
-            n_steps += n
-            if bar is not None:
-                bar.update(t_new - t)
-            t = t_new
-            state = robot_state(robot)
-            calm = (
-                state["max_speed"] < tol_v
-                and state["platform_omega"] < tol_w
-                and state["max_speed"] * creep_t < tol_r
-                and state["platform_omega"] * creep_r < tol_r / tol_v * tol_w
-                and equilibrium_residual_ok(robot)
-            )
-            if t >= ramp_end - 0.5 * dt and calm:
-                if settled_since is None:
-                    settled_since = t
-                converged = t - settled_since >= win - 0.5 * dt
-                if converged and stop_when_settled:
-                    break
-            else:
-                settled_since = None
-                converged = False
-    except SimulationDiverged as exc:
-        divergence = exc
-        converged = False
-    finally:
-        if bar is not None:
-            bar.close()
+    relaxed = relax(
+        robot, robot_state, ramp_end=ramp_end, t_max=t_max, check_interval=chk,
+        dampings=(sp.damping, sp.rotational_damping), tol_velocity=tol_v, tol_omega=tol_w,
+        tol_residual=tol_r, window=win, stop_when_settled=stop_when_settled, max_speed=v_max,
+        progress=progress,
+    )
+    t, n_steps, state = relaxed.t, relaxed.n_steps, relaxed.state
+    settled_since, converged, divergence = (
+        relaxed.settled_since, relaxed.converged, relaxed.divergence
+    )
 
     diagnostics = None
     if record:
         if divergence is None:
-            _append_final_sample(robot, t)
+            append_final_sample(robot, t)
         diagnostics = robot.diagnostics()
     wall = _time.perf_counter() - wall0
     result = SteadyStateResult(

@@ -1,0 +1,180 @@
+"""The settling loop of the dynamic steady states (single robots:
+:func:`~hsa_elastica.robots.steady_state.solve_steady_state`; stacks:
+:func:`~hsa_elastica.robots.stack_steady_state.solve_stack_steady_state`): :func:`relax`
+advances a robot or stack handle in chunks and applies the settling test described in
+:mod:`hsa_elastica.robots.steady_state` (speeds, damper balance, static residual, held over a
+window) after each one.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hsa_elastica.engines.timeloop import SimulationDiverged
+
+__all__ = [
+    "TOL_STATIC_RESIDUAL",
+    "Relaxation",
+    "append_final_sample",
+    "equilibrium_residual_ok",
+    "positive",
+    "relax",
+]
+
+
+def positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -> float:
+    v = float(value)
+    ok = math.isfinite(v) and (v >= 0.0 if allow_zero else v > 0.0)
+    if not ok:
+        rel = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} = {value!r} is invalid: must be a finite number {rel} ({unit})")
+    return v
+
+
+def append_final_sample(robot: Any, t: float) -> None:
+    """Record the stopping state if the recorders did not sample it (keeps frames aligned)."""
+    if not robot.recorders:
+        return
+    systems: dict[str, Any] = {}
+    # a stack's recorders are keyed "seg{k}/rod{i}", "seg{k}/platform", "seg{k}/sensors"
+    segments = getattr(robot, "segments", None) or [robot]
+    for k, seg in enumerate(segments):
+        prefix = "" if seg is robot else f"seg{k}/"
+        systems.update({f"{prefix}rod{i}": r for i, r in enumerate(seg.rods)})
+        systems[f"{prefix}platform"] = seg.platform
+        systems[f"{prefix}sensors"] = seg.platform  # the sensor recorder samples the whole robot
+    for key, rec in robot.recorders.items():
+        arr = rec.to_array()
+        if arr.shape[0] == 0 or abs(float(arr[-1, 0]) - t) > 0.5 * robot.dt:
+            rec.record(systems[key], t)
+
+
+def _creep_factor(rate: float, dt: float) -> float:
+    """``(exp(c dt) - 1) / dt`` [1/s]: the acceleration [m/s^2] per unit speed that the damper
+    ``v *= exp(-c dt)`` removes each step, i.e. the residual force per unit mass of a robot
+    creeping at that speed (``~ c`` for ``c dt << 1``)."""
+    x = rate * dt
+    return math.inf if x > 700.0 else math.expm1(x) / dt
+
+
+#: N (or N m); largest net force on a free node / couple on an element or the platform at a
+#: converged pose.  A robot within the default speed bounds (1e-4 m/s at 50 1/s) still feels
+#: damping forces m c v of ~4e-6 N per rod node and ~8e-5 N on the platform; 1e-3 N leaves a
+#: factor >10 for that and is ~1e-3 of the joint forces of an actuated pose.
+TOL_STATIC_RESIDUAL = 1e-3
+
+
+def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> bool:
+    """The force balance holds at the current pose: the static residual
+    (:func:`hsa_elastica.engines.statics.model_residual`, velocities set to zero) of a
+    fused-path robot is below ``tol`` [N, N m].  Robots stepped by the reference operators are
+    not compiled for it (True: the speed and damper-balance bounds decide)."""
+    from hsa_elastica.engines.compile import CompiledModel
+
+    if not isinstance(getattr(robot, "model", None), CompiledModel):
+        return True
+    from hsa_elastica.engines.statics import model_residual
+
+    model = robot.model
+    t = float(robot.time)
+    angles = model.commands(t)
+    forces, couples = model_residual(model, angles)
+    return max(forces, couples) < tol  # (nan: not below)
+
+
+@dataclass
+class Relaxation:
+    """Outcome of :func:`relax`: the stopping time [s], steps taken, the start of the final
+    settling window [s] (None if none), whether the window was completed, the last
+    ``state_fn`` state and the divergence that stopped the run (None if none)."""
+
+    t: float
+    n_steps: int
+    settled_since: float | None
+    converged: bool
+    state: dict[str, Any]
+    divergence: SimulationDiverged | None
+
+
+def relax(
+    robot: Any,
+    state_fn: Callable[[Any], dict[str, Any]],
+    *,
+    ramp_end: float,
+    t_max: float,
+    check_interval: float,
+    dampings: tuple[float, float],
+    tol_velocity: float,
+    tol_omega: float,
+    tol_residual: float,
+    window: float,
+    stop_when_settled: bool,
+    max_speed: float,
+    progress: bool,
+) -> Relaxation:
+    """Advance ``robot`` (a robot or stack handle, fused or per-rod) in chunks of
+    ``check_interval`` [s] up to ``t_max`` [s], applying the settling test of the module doc
+    after every chunk that ends at or after ``ramp_end`` [s].  ``state_fn(robot)`` gives at
+    least ``max_speed`` [m/s] (every rod node and body) and ``platform_omega`` [rad/s] (every
+    body); ``dampings`` = (translational, rotational) damping rates [1/s] of the creep bound.
+    A divergence stops the run and is returned, not raised."""
+    dt = robot.dt
+    steps_per_check = max(1, int(round(check_interval / dt)))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=t_max,
+            desc="simulated",
+            unit="s",
+            delay=2.0,
+            disable=not sys.stderr.isatty(),
+            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
+        )
+    t = float(robot.time)
+    n_steps = 0
+    settled_since: float | None = None
+    converged = False
+    state = state_fn(robot)
+    # residual force per unit mass balanced by the dampers at speed 1 m/s (1 rad/s), see
+    # tol_residual of solve_steady_state
+    creep_t = _creep_factor(dampings[0], dt)
+    creep_r = _creep_factor(dampings[1], dt)
+    divergence: SimulationDiverged | None = None
+    try:
+        while t < t_max - 0.5 * dt:
+            n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
+            # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
+            t_new = float(robot.run(n * dt, check_every=n, max_speed=max_speed))
+            n_steps += n
+            if bar is not None:
+                bar.update(t_new - t)
+            t = t_new
+            state = state_fn(robot)
+            calm = (
+                state["max_speed"] < tol_velocity
+                and state["platform_omega"] < tol_omega
+                and state["max_speed"] * creep_t < tol_residual
+                and state["platform_omega"] * creep_r < tol_residual / tol_velocity * tol_omega
+                and equilibrium_residual_ok(robot)
+            )
+            if t >= ramp_end - 0.5 * dt and calm:
+                if settled_since is None:
+                    settled_since = t
+                converged = t - settled_since >= window - 0.5 * dt
+                if converged and stop_when_settled:
+                    break
+            else:
+                settled_since = None
+                converged = False
+    except SimulationDiverged as exc:
+        divergence = exc
+        converged = False
+    finally:
+        if bar is not None:
+            bar.close()
+    return Relaxation(t, n_steps, settled_since, converged, state, divergence)

@@ -1,0 +1,364 @@
+"""Steady states of multi-segment stacks (:func:`~hsa_elastica.robots.stack.build_stack`): by
+dynamic relaxation or by the static solver, with the conventions of the single robot's
+:func:`~hsa_elastica.robots.steady_state.solve_steady_state` and
+:func:`~hsa_elastica.robots.statics_api.solve_static`.
+
+``method="dynamic"`` runs the whole stack from rest (motors ramped to their targets) with the
+fused stepper (or the per-rod operators, ``fast=False``) and stops once the settling test of
+:mod:`hsa_elastica.robots.steady_state` has held for ``window`` seconds: every rod node and
+every platform slower than ``tol_velocity``, every platform's angular speed below
+``tol_omega``, the damper-balance (creep) bound, and, on the fused path, the static residual of
+the whole stack below :data:`~hsa_elastica.robots.settling.TOL_STATIC_RESIDUAL`.
+``method="static"`` solves the static equations of the same compiled model
+(:func:`~hsa_elastica.robots.stack.solve_stack_static`).  Both return a
+:class:`StackSteadyStateResult` with one
+:class:`~hsa_elastica.robots.steady_state.SteadyStateResult` per segment (poses in the lab
+frame) and the pose of each platform relative to the one below::
+
+    res = solve_stack_steady_state([p, p], [[0.8, -0.8, 0.8, -0.8], [0.0, 1.0, 0.0, -1.0]])
+    res.segments[1].platform_position_m      # top platform, lab frame [m]
+    res.relative_poses[1]                    # (position, rotation) in platform 0's frame
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.params import JointParams, ParameterError, RobotParams
+from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
+from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
+from hsa_elastica.robots.settling import append_final_sample, positive, relax
+from hsa_elastica.robots.steady_state import SteadyStateResult, robot_state
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["StackSteadyStateResult", "solve_stack_steady_state"]
+
+METHODS = ("dynamic", "static")
+
+
+@dataclass
+class StackSteadyStateResult:
+    """Outcome of :func:`solve_stack_steady_state` (SI units, lab frame).
+
+    ``segments[k]``: segment ``k`` as a :class:`SteadyStateResult` (its motor commands in
+    ``motor_angles_rad``: [rad], or [N m] for the upper stages when ``drive == "torque"``; its
+    platform's pose and marker and its rod tips in the lab frame; ``converged``, times and
+    ``method`` are the stack's); ``relative_poses[k]``: ``(position (3,) [m], rotation (3, 3))``
+    of platform ``k`` in the frame of platform ``k - 1`` (segment 0: in the lab).
+    ``max_node_speed_m_s`` / ``max_platform_omega_rad_s``: over all segments at the stop;
+    ``residual_force_N`` / ``residual_torque_Nm``: max-norms of the static residual of the
+    whole stack at the reported pose (nan on the per-rod path, which is not compiled);
+    ``diverged`` / ``divergence`` as :class:`SteadyStateResult`.
+    """
+
+    converged: bool
+    method: str
+    sim_time_s: float
+    wall_time_s: float
+    segments: list[SteadyStateResult]
+    relative_poses: list[Pose]
+    settle_time_s: float
+    n_steps: int
+    max_node_speed_m_s: float
+    max_platform_omega_rad_s: float
+    residual_force_N: float
+    residual_torque_Nm: float
+    params: tuple[RobotParams, ...]
+    motor_mass_kg: float = 0.0
+    drive: str = "angle"
+    diagnostics: "pd.DataFrame | None" = field(default=None, repr=False)
+    diverged: bool = False
+    divergence: dict[str, Any] | None = None
+    stable: bool | None = None
+    message: str = ""
+
+    @property
+    def poses(self) -> list[Pose]:
+        """``(position (3,) [m], rotation (3, 3) platform -> lab)`` of each platform."""
+        return [(s.platform_position_m, s.platform_rotation) for s in self.segments]
+
+    def summary(self) -> dict[str, Any]:
+        """Run-directory summary: the single robot's keys for the whole stack (the top
+        platform; every motor and rod tip, segment 0 first) and ``segments``, one object per
+        segment ``k`` (the ``seg{k}/`` columns of the diagnostics)."""
+        top = self.segments[-1]
+        per_segment = []
+        for k, (seg, (pos, rot)) in enumerate(zip(self.segments, self.relative_poses)):
+            entry = {"segment": k, "base": "lab" if k == 0 else f"platform of segment {k - 1}"}
+            entry.update(seg.to_json_dict())
+            for key in ("converged", "sim_time_s", "wall_time_s", "method"):
+                entry.pop(key)
+            entry.update(
+                relative_position_m=[float(v) for v in pos],
+                relative_quaternion_xyzw=[
+                    float(v) for v in rotation_matrix_to_quaternion(np.ascontiguousarray(rot))
+                ],
+                platform_tilt_rad=seg.platform_tilt_rad,
+                platform_twist_rad=seg.platform_twist_rad,
+                max_node_speed_m_s=float(seg.max_node_speed_m_s),
+                max_platform_omega_rad_s=float(seg.max_platform_omega_rad_s),
+            )
+            per_segment.append(entry)
+        out: dict[str, Any] = {
+            "actuation_angles_rad": [float(a) for s in self.segments for a in s.motor_angles_rad],
+            "platform_position_m": [float(v) for v in top.platform_position_m],
+            "platform_marker_position_m": [float(v) for v in np.asarray(top.platform_marker_position_m)],
+            "platform_quaternion_xyzw": [float(v) for v in top.platform_quaternion_xyzw],
+            "rod_tip_positions_m": [
+                [float(v) for v in row] for s in self.segments for row in s.rod_tip_positions_m
+            ],
+            "converged": bool(self.converged),
+            "sim_time_s": float(self.sim_time_s),
+            "wall_time_s": float(self.wall_time_s),
+            "method": self.method,
+            "n_segments": len(self.segments),
+            "drive": self.drive,
+            "motor_mass_kg": float(self.motor_mass_kg),
+            "max_node_speed_m_s": float(self.max_node_speed_m_s),
+            "max_platform_omega_rad_s": float(self.max_platform_omega_rad_s),
+            "settle_time_s": None if math.isnan(self.settle_time_s) else float(self.settle_time_s),
+            "residual_force_N": self.residual_force_N,
+            "residual_torque_Nm": self.residual_torque_Nm,
+            "n_steps": int(self.n_steps),
+            "diverged": bool(self.diverged),
+            "stable": self.stable,
+            "segments": per_segment,
+        }
+        if self.divergence is not None:
+            out["divergence"] = dict(self.divergence)
+        return out
+
+
+def _stack_state(robot: Any) -> dict[str, Any]:
+    """:func:`robot_state` of every segment, and the largest speeds over all of them."""
+    per = [robot_state(seg) for seg in robot.segments]
+    return {
+        "segments": per,
+        "max_speed": max(s["max_speed"] for s in per),
+        "platform_omega": max(s["platform_omega"] for s in per),
+    }
+
+
+def _segment_results(
+    state: dict[str, Any], params: Sequence[RobotParams], commands: list[NDArray[np.float64]],
+    **common: Any,
+) -> list[SteadyStateResult]:
+    return [
+        SteadyStateResult(
+            motor_angles_rad=np.array(u, dtype=np.float64),
+            platform_position_m=s["platform_position_m"],
+            platform_quaternion_xyzw=s["platform_quaternion_xyzw"],
+            rod_tip_positions_m=s["rod_tip_positions_m"],
+            max_node_speed_m_s=float(s["max_speed"]),
+            max_platform_omega_rad_s=float(s["platform_omega"]),
+            params=p,
+            **common,
+        )
+        for s, p, u in zip(state["segments"], params, commands)
+    ]
+
+
+def _check_recording(params: Sequence[RobotParams], duration: float) -> None:
+    """The recordings of all segments together fit in memory (as a single robot's)."""
+    from hsa_elastica.io.recording import MAX_RECORDING_BYTES, RecordingTooLarge, recording_bytes
+
+    size = sum(recording_bytes(p, duration) for p in params)
+    if size > MAX_RECORDING_BYTES:
+        rates = sorted({p.simulation.record_fps for p in params})
+        raise RecordingTooLarge(
+            f"simulation.record_fps = {', '.join(f'{r:g}' for r in rates)} Hz over "
+            f"{float(duration):g} s would record {size / 1024**2:.0f} MiB for "
+            f"{len(params)} segments (limit {MAX_RECORDING_BYTES / 1024**2:.0f} MiB): lower "
+            "record_fps or the duration"
+        )
+
+
+def solve_stack_steady_state(
+    segments: Sequence[RobotParams],
+    motor_angles: Sequence[Sequence[float]],
+    *,
+    method: str = "dynamic",
+    motor_mass: float = 0.0,
+    mount: JointParams | None = None,
+    drive: str = "angle",
+    tol_velocity: float = 1e-4,
+    tol_omega: float = 1e-3,
+    window: float = 0.05,
+    max_time: float | None = None,
+    check_interval: float = 0.002,
+    ramp: float | Callable[[float], float] | None = None,
+    stop_when_settled: bool = True,
+    record: bool = True,
+    progress: bool = False,
+    max_speed: float = 100.0,
+    fast: bool = True,
+    tol_residual: float = 5e-3,
+    steps: int = 4,
+    check_stability: bool = True,
+) -> StackSteadyStateResult:
+    """Steady state of the stack of ``segments`` at ``motor_angles`` (one sequence of
+    ``n_rods`` numbers per segment, bottom first; [rad], or [N m] for the upper stages with
+    ``drive="torque"``).
+
+    ``method="dynamic"`` (default): run from rest and stop once settled; the tolerances,
+    ``window``, ``max_time`` (default: the longest ramp + 3 s), ``check_interval``, ``ramp``,
+    ``stop_when_settled``, ``record``, ``progress``, ``max_speed`` and ``fast`` mean what they
+    mean for :func:`~hsa_elastica.robots.steady_state.solve_steady_state`, applied to every
+    rod and platform of the stack (the creep bound with the largest damping of the segments).
+    ``method="static"``: :func:`~hsa_elastica.robots.stack.solve_stack_static` with ``steps``
+    continuation steps and ``check_stability`` (``sim_time_s = 0``, no diagnostics).
+    ``motor_mass``, ``mount``, ``drive`` as :func:`~hsa_elastica.robots.stack.build_stack`.
+
+    Raises ``ParameterError``/``ValueError`` on bad input before simulating, and
+    ``SimulationDiverged`` with the partial :class:`StackSteadyStateResult` (``diverged=True``,
+    the diagnostics recorded so far) as its ``result`` attribute.
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method = {method!r} is invalid: must be 'dynamic' or 'static'")
+    params = list(segments)
+    if not params or not all(isinstance(p, RobotParams) for p in params):
+        raise ParameterError(f"segments = {segments!r} is invalid: must be a non-empty sequence of RobotParams")
+    if len(motor_angles) != len(params):
+        raise ParameterError(
+            f"motor_angles has {len(motor_angles)} entries: must be one per segment ({len(params)})"
+        )
+    commands = [np.array(_motor_schedules(a, p.n_rods), dtype=np.float64)
+                for a, p in zip(motor_angles, params)]
+    if method == "static":
+        return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
+    tol_v = positive("tol_velocity", tol_velocity, "m/s")
+    tol_w = positive("tol_omega", tol_omega, "rad/s")
+    tol_r = positive("tol_residual", tol_residual, "m/s^2")
+    v_max = positive("max_speed", max_speed, "m/s")
+    win = positive("window", window, "s", allow_zero=True)
+    chk = positive("check_interval", check_interval, "s")
+    if ramp is None:
+        ramp_end = max(p.simulation.ramp_time for p in params)
+    elif callable(ramp):
+        ramp_end = 0.0
+    else:
+        ramp_end = positive("ramp", ramp, "s", allow_zero=True)
+    t_max = ramp_end + 3.0 if max_time is None else positive("max_time", max_time, "s")
+    if record:
+        _check_recording(params, t_max)
+
+    wall0 = _time.perf_counter()
+    robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
+                             mount=mount, drive=drive)
+    if fast:
+        from hsa_elastica.engines.fused import FastRobot
+
+        robot = FastRobot(robot)
+    dampings = (max(p.simulation.damping for p in params),
+                max(p.simulation.rotational_damping for p in params))
+    relaxed = relax(
+        robot, _stack_state, ramp_end=ramp_end, t_max=t_max, check_interval=chk,
+        dampings=dampings, tol_velocity=tol_v, tol_omega=tol_w, tol_residual=tol_r, window=win,
+        stop_when_settled=stop_when_settled, max_speed=v_max, progress=progress,
+    )
+    divergence = relaxed.divergence
+    diagnostics = None
+    if record:
+        if divergence is None:
+            append_final_sample(robot, relaxed.t)
+        diagnostics = robot.diagnostics()
+    residual = (math.nan, math.nan)
+    if fast and divergence is None:
+        from hsa_elastica.engines.statics import model_residual
+
+        residual = model_residual(robot.model, robot.model.commands(float(robot.time)))
+    t = float(relaxed.t) if divergence is None else divergence.time
+    settle = math.nan if relaxed.settled_since is None else float(relaxed.settled_since)
+    wall = _time.perf_counter() - wall0
+    state = relaxed.state
+    info = None if divergence is None else {
+        "time_s": divergence.time,
+        "last_good_time_s": divergence.last_good_time,
+        "system": divergence.name,
+        "reason": divergence.reason,
+        "message": str(divergence),
+    }
+    converged = bool(relaxed.converged)
+    segs = _segment_results(
+        state, params, commands, converged=converged, sim_time_s=t, wall_time_s=wall,
+        settle_time_s=settle, n_steps=relaxed.n_steps, diverged=divergence is not None,
+        divergence=info,
+    )
+    result = StackSteadyStateResult(
+        converged=converged,
+        method="dynamic",
+        sim_time_s=t,
+        wall_time_s=wall,
+        segments=segs,
+        relative_poses=_relative(state),
+        settle_time_s=settle,
+        n_steps=relaxed.n_steps,
+        max_node_speed_m_s=float(state["max_speed"]),
+        max_platform_omega_rad_s=float(state["platform_omega"]),
+        residual_force_N=float(residual[0]),
+        residual_torque_Nm=float(residual[1]),
+        params=tuple(params),
+        motor_mass_kg=float(motor_mass),
+        drive=drive,
+        diagnostics=diagnostics,
+        diverged=divergence is not None,
+        divergence=info,
+    )
+    if divergence is not None:
+        # the partial result (pose at the last good check, everything recorded so far) goes
+        # with the exception so the caller can save it: nothing computed is lost
+        divergence.result = result
+        raise divergence
+    return result
+
+
+def _relative(state: dict[str, Any]) -> list[Pose]:
+    from hsa_elastica.io.render import quaternion_to_matrix
+    from hsa_elastica.robots.stack import relative_pose
+
+    poses = [(s["platform_position_m"], quaternion_to_matrix(s["platform_quaternion_xyzw"]))
+             for s in state["segments"]]
+    return [poses[0]] + [relative_pose(poses[k - 1], poses[k]) for k in range(1, len(poses))]
+
+
+def _static(params: list[RobotParams], commands: list[NDArray[np.float64]], motor_mass: float,
+            mount: JointParams | None, drive: str, steps: int,
+            check_stability: bool) -> StackSteadyStateResult:
+    wall0 = _time.perf_counter()
+    stack, out, _ = _solve_static_stack(
+        params, commands, motor_mass=motor_mass, mount=mount, drive=drive, steps=steps,
+        check_stability=check_stability,
+    )
+    state = _stack_state(stack)
+    wall = _time.perf_counter() - wall0
+    segs = _segment_results(
+        state, params, commands, converged=bool(out.converged), sim_time_s=0.0,
+        wall_time_s=wall, settle_time_s=math.nan, n_steps=0, method="static", stable=out.stable,
+    )
+    return StackSteadyStateResult(
+        method="static",
+        segments=segs,
+        relative_poses=stack.relative_poses(),
+        max_node_speed_m_s=0.0,
+        max_platform_omega_rad_s=0.0,
+        residual_force_N=float(out.residual_force_N),
+        residual_torque_Nm=float(out.residual_torque_Nm),
+        params=tuple(params),
+        motor_mass_kg=float(motor_mass),
+        drive=drive,
+        converged=bool(out.converged),
+        sim_time_s=0.0,
+        wall_time_s=wall,
+        settle_time_s=math.nan,
+        n_steps=0,
+        stable=out.stable,
+        message=str(out.message),
+    )
