@@ -18,8 +18,11 @@ from hsa_elastica.params.base import (
     _ParamsBase,
 )
 
-#: loss factor tan(delta) of the TPU assumed for the default Kelvin-Voigt damping (see
-#: docs/stability.md: representative of polyurethane elastomers at room temperature)
+#: loss factor tan(delta) of the TPU for the default Kelvin-Voigt damping: the logarithmic
+#: centre of the range 0.05-0.20 tabulated for polyurethane (PU, Shore A 60-95) at 10-100 Hz in
+#: "Tan delta and Damping Values for Different Rubber Types",
+#: https://materialmap.github.io/rubber_damping_reference.html (a compilation; no measurement
+#: of Carbon FPU 50 itself was available; docs/stability.md)
 TPU_LOSS_FACTOR = 0.1
 #: default retardation times [s]: tan(delta) / omega of the paper robot's lowest mode that
 #: loads the strain (elongation bounce: axial/shear; bending sway: bend/twist; docs/stability.md)

@@ -186,22 +186,15 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
     )
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, error_model="numpy")  # type: ignore[misc]
 def apply_material_damping(m: MaterialDampingTable, i: int, rod: RodBlockArrays) -> None:
     """``KelvinVoigtDamping.dampen_rates`` on row ``i`` of the table (its rod's block slice)."""
-    ne = m.n_elems[i]
-    n0 = m.node_start[i]
-    e0 = m.elem_start[i]
-    v0 = m.vor_start[i]
-    n1 = n0 + ne + 1
-    e1 = e0 + ne
-    v1 = v0 + ne - 1
     kelvin_voigt_damp(
-        rod.position[:, n0:n1], rod.velocity[:, n0:n1], rod.omega[:, e0:e1],
-        rod.director[:, :, e0:e1], rod.rest_lengths[e0:e1], rod.rest_voronoi_lengths[v0:v1],
-        rod.shear_matrix[:, :, e0:e1], rod.bend_matrix[:, :, v0:v1], rod.mass[n0:n1],
-        rod.mass_second_moment_of_inertia[:, :, e0:e1], m.tau[i, 0], m.tau[i, 1],
-        m.tau[i, 2], m.tau[i, 3], m.dt[i], m.hold[i, 0] != 0, m.hold[i, 1] != 0, m.work[i],
+        rod.position, rod.velocity, rod.omega, rod.director, rod.rest_lengths,
+        rod.rest_voronoi_lengths, rod.shear_matrix, rod.bend_matrix, rod.mass,
+        rod.mass_second_moment_of_inertia, m.tau[i, 0], m.tau[i, 1], m.tau[i, 2], m.tau[i, 3],
+        m.dt[i], m.hold[i, 0] != 0, m.hold[i, 1] != 0, m.work[i], m.n_elems[i],
+        m.node_start[i], m.elem_start[i], m.vor_start[i],
     )
 
 

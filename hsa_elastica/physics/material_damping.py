@@ -71,79 +71,75 @@ def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
     return np.zeros((WORK_ROWS, n_nodes))
 
 
-@njit(cache=True)  # type: ignore[misc]
-def _tridiagonal_solve_shared(
+@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
+def _forward_row(
+    i: int,
     diag: NDArray[np.float64],
     off: NDArray[np.float64],
+    c: NDArray[np.float64],
     r0: NDArray[np.float64],
     r1: NDArray[np.float64],
     r2: NDArray[np.float64],
-    scratch: NDArray[np.float64],
-    n: int,
+    last: bool,
 ) -> None:
-    """Solve the symmetric tridiagonal system (``diag[0:n]``, ``off[0:n-1]``) for the three
-    right-hand sides ``r0, r1, r2`` in place (Thomas algorithm, one division per row; the
-    matrices here are diagonally dominant)."""
-    c = scratch
-    inv = 1.0 / diag[0]
-    c[0] = off[0] * inv
-    r0[0] *= inv
-    r1[0] *= inv
-    r2[0] *= inv
-    for i in range(1, n):
+    """Forward elimination of row ``i`` of the symmetric tridiagonal system (``diag``, ``off``)
+    with three right-hand sides ``r0, r1, r2`` (Thomas algorithm, one division per row; the
+    matrices here are diagonally dominant).  Rows are eliminated in order, each once complete;
+    ``c`` holds the eliminated super-diagonal (not needed for the ``last`` row)."""
+    if i == 0:
+        inv = 1.0 / diag[0]
+    else:
         o = off[i - 1]
         inv = 1.0 / (diag[i] - o * c[i - 1])
+        r0[i] -= o * r0[i - 1]
+        r1[i] -= o * r1[i - 1]
+        r2[i] -= o * r2[i - 1]
+    if not last:
         c[i] = off[i] * inv
-        r0[i] = (r0[i] - o * r0[i - 1]) * inv
-        r1[i] = (r1[i] - o * r1[i - 1]) * inv
-        r2[i] = (r2[i] - o * r2[i - 1]) * inv
-    for i in range(n - 2, -1, -1):
-        r0[i] -= c[i] * r0[i + 1]
-        r1[i] -= c[i] * r1[i + 1]
-        r2[i] -= c[i] * r2[i + 1]
+    r0[i] *= inv
+    r1[i] *= inv
+    r2[i] *= inv
 
 
-@njit(cache=True)  # type: ignore[misc]
-def _tridiagonal_solve_three(
-    d0: NDArray[np.float64], o0: NDArray[np.float64], r0: NDArray[np.float64],
-    d1: NDArray[np.float64], o1: NDArray[np.float64], r1: NDArray[np.float64],
-    d2: NDArray[np.float64], o2: NDArray[np.float64], r2: NDArray[np.float64],
+@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
+def _forward_row_three(
+    i: int,
+    d0: NDArray[np.float64], d1: NDArray[np.float64], d2: NDArray[np.float64],
+    off: NDArray[np.float64],
     c0: NDArray[np.float64], c1: NDArray[np.float64], c2: NDArray[np.float64],
-    n: int,
+    r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
+    last: bool,
 ) -> None:
-    """Three independent symmetric tridiagonal solves in one sweep (independent divisions
-    overlap); as :func:`_tridiagonal_solve_shared` otherwise."""
-    i0 = 1.0 / d0[0]
-    i1 = 1.0 / d1[0]
-    i2 = 1.0 / d2[0]
-    c0[0] = o0[0] * i0
-    c1[0] = o1[0] * i1
-    c2[0] = o2[0] * i2
-    r0[0] *= i0
-    r1[0] *= i1
-    r2[0] *= i2
-    for i in range(1, n):
-        a0 = o0[i - 1]
-        a1 = o1[i - 1]
-        a2 = o2[i - 1]
-        i0 = 1.0 / (d0[i] - a0 * c0[i - 1])
-        i1 = 1.0 / (d1[i] - a1 * c1[i - 1])
-        i2 = 1.0 / (d2[i] - a2 * c2[i - 1])
-        c0[i] = o0[i] * i0
-        c1[i] = o1[i] * i1
-        c2[i] = o2[i] * i2
-        r0[i] = (r0[i] - a0 * r0[i - 1]) * i0
-        r1[i] = (r1[i] - a1 * r1[i - 1]) * i1
-        r2[i] = (r2[i] - a2 * r2[i - 1]) * i2
-    for i in range(n - 2, -1, -1):
-        r0[i] -= c0[i] * r0[i + 1]
-        r1[i] -= c1[i] * r1[i + 1]
-        r2[i] -= c2[i] * r2[i + 1]
+    """As :func:`_forward_row` for three systems with their own diagonals ``d0, d1, d2`` and
+    a shared off-diagonal (independent divisions overlap)."""
+    if i == 0:
+        i0 = 1.0 / d0[0]
+        i1 = 1.0 / d1[0]
+        i2 = 1.0 / d2[0]
+    else:
+        a = off[i - 1]
+        i0 = 1.0 / (d0[i] - a * c0[i - 1])
+        i1 = 1.0 / (d1[i] - a * c1[i - 1])
+        i2 = 1.0 / (d2[i] - a * c2[i - 1])
+        r0[i] -= a * r0[i - 1]
+        r1[i] -= a * r1[i - 1]
+        r2[i] -= a * r2[i - 1]
+    if not last:
+        o = off[i]
+        c0[i] = o * i0
+        c1[i] = o * i1
+        c2[i] = o * i2
+    r0[i] *= i0
+    r1[i] *= i1
+    r2[i] *= i2
 
 
-# inlined into its numba callers (the fused stepper's per-rod call passes ~14 array views:
-# inlining drops their reference counting, ~8 % of the kernel)
-@njit(cache=True, inline="always")  # type: ignore[misc]
+# error_model="numpy" (here, in the helpers and in the compiled path's caller): no
+# zero-divisor check per division (the divisors are rest lengths, element stretches and
+# diagonally dominant pivots; a degenerate rod gives inf/nan, which the divergence checks see).
+# Not inlined into the fused step: the compiled path passes whole block arrays (no views to
+# reference-count), and the step without its ~3500 instructions ran slightly faster.
+@njit(cache=True, error_model="numpy")  # type: ignore[misc]
 def kelvin_voigt_damp(
     position: NDArray[np.float64],
     velocity: NDArray[np.float64],
@@ -163,6 +159,10 @@ def kelvin_voigt_damp(
     hold_base: bool,
     hold_tip: bool,
     work: NDArray[np.float64],
+    ne: int,
+    nb: int,
+    eb: int,
+    vb: int,
 ) -> None:
     """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
 
@@ -170,9 +170,16 @@ def kelvin_voigt_damp(
     ``(3, 3, n)``, ``omega`` local ``(3, n)``, ``mass`` ``(n+1,)``, ``inertia`` the mass second
     moments ``(3, 3, n)``); retardation times in s, ``dt`` the time step [s]; ``hold_base`` /
     ``hold_tip`` leave the end node and element unchanged; ``work`` from
-    :func:`kelvin_voigt_work`.  See the module docstring for the scheme.
+    :func:`kelvin_voigt_work`; the rod has ``ne`` elements, its first node, element and Voronoi
+    entry at ``nb``, ``eb``, ``vb`` of the arrays (the compiled model passes its block arrays,
+    which indexes faster than per-rod views).  See the module docstring for the scheme.
+
+    Four passes over the rod: (A) element strain rates, viscous forces and both
+    preconditioners, with the forward elimination of each node row as soon as it is complete;
+    (B) backward substitution and the node velocity update; (C) the shear couples with the
+    updated velocities and the bend/twist couples, with the forward elimination of each
+    rotational row; (D) backward substitution and the angular velocity update.
     """
-    ne = rest_lengths.shape[0]
     nn = ne + 1
     fx = work[0]
     fy = work[1]
@@ -182,63 +189,92 @@ def kelvin_voigt_damp(
     tq2 = work[5]
     diag = work[6]
     off = work[7]
-    scratch = work[8]
+    cn = work[8]
     rdiag0 = work[9]
     rdiag1 = work[10]
     rdiag2 = work[11]
-    roff0 = work[12]
-    scratch2 = work[15]
+    roff = work[12]
+    inv_l0 = work[13]
+    cr0 = work[8]  # the node solve's row is free again in (C)
+    cr1 = work[15]
+    cr2 = work[16]
     sa0 = work[17]
     sa1 = work[18]
     sa2 = work[19]
-    for i in range(nn):
-        fx[i] = 0.0
-        fy[i] = 0.0
-        fz[i] = 0.0
-        diag[i] = mass[i]
+    big = 1e20
+    q = director
+    # ---- (A) stretch/shear: element k, nodes k and k+1 -------------------------------------
+    fx[0] = 0.0
+    fy[0] = 0.0
+    fz[0] = 0.0
+    diag[0] = mass[nb]
+    px = position[0, nb]
+    py = position[1, nb]
+    pz = position[2, nb]
+    vx = velocity[0, nb]
+    vy = velocity[1, nb]
+    vz = velocity[2, nb]
     for k in range(ne):
-        tq0[k] = 0.0
-        tq1[k] = 0.0
-        tq2[k] = 0.0
-    # ---- stretch/shear: element k, nodes k and k+1 ---------------------------------------
-    for k in range(ne):
-        q = director
-        l0 = rest_lengths[k]
+        l0 = rest_lengths[eb + k]
         il0 = 1.0 / l0
-        d0 = position[0, k + 1] - position[0, k]
-        d1 = position[1, k + 1] - position[1, k]
-        d2 = position[2, k + 1] - position[2, k]
-        u0 = velocity[0, k + 1] - velocity[0, k]
-        u1 = velocity[1, k + 1] - velocity[1, k]
-        u2 = velocity[2, k + 1] - velocity[2, k]
-        a0 = (q[0, 0, k] * d0 + q[0, 1, k] * d1 + q[0, 2, k] * d2) * il0
-        a1 = (q[1, 0, k] * d0 + q[1, 1, k] * d1 + q[1, 2, k] * d2) * il0
-        a2 = (q[2, 0, k] * d0 + q[2, 1, k] * d1 + q[2, 2, k] * d2) * il0
+        inv_l0[k] = il0
+        # the element's director, loaded once (stores to the work rows could alias it)
+        q00 = q[0, 0, eb + k]
+        q01 = q[0, 1, eb + k]
+        q02 = q[0, 2, eb + k]
+        q10 = q[1, 0, eb + k]
+        q11 = q[1, 1, eb + k]
+        q12 = q[1, 2, eb + k]
+        q20 = q[2, 0, eb + k]
+        q21 = q[2, 1, eb + k]
+        q22 = q[2, 2, eb + k]
+        # node k+1 (node k carried over from the previous element)
+        px1 = position[0, nb + k + 1]
+        py1 = position[1, nb + k + 1]
+        pz1 = position[2, nb + k + 1]
+        vx1 = velocity[0, nb + k + 1]
+        vy1 = velocity[1, nb + k + 1]
+        vz1 = velocity[2, nb + k + 1]
+        d0 = px1 - px
+        d1 = py1 - py
+        d2 = pz1 - pz
+        u0 = vx1 - vx
+        u1 = vy1 - vy
+        u2 = vz1 - vz
+        px = px1
+        py = py1
+        pz = pz1
+        vx = vx1
+        vy = vy1
+        vz = vz1
+        a0 = (q00 * d0 + q01 * d1 + q02 * d2) * il0
+        a1 = (q10 * d0 + q11 * d1 + q12 * d2) * il0
+        a2 = (q20 * d0 + q21 * d1 + q22 * d2) * il0
         e = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
         ie = 1.0 / e
-        w0 = omega[0, k]
-        w1 = omega[1, k]
-        w2 = omega[2, k]
+        w0 = omega[0, eb + k]
+        w1 = omega[1, eb + k]
+        w2 = omega[2, eb + k]
         # sigma_dot = Q dv / l0 - omega x a
-        g0 = (q[0, 0, k] * u0 + q[0, 1, k] * u1 + q[0, 2, k] * u2) * il0 - (w1 * a2 - w2 * a1)
-        g1 = (q[1, 0, k] * u0 + q[1, 1, k] * u1 + q[1, 2, k] * u2) * il0 - (w2 * a0 - w0 * a2)
-        g2 = (q[2, 0, k] * u0 + q[2, 1, k] * u1 + q[2, 2, k] * u2) * il0 - (w0 * a1 - w1 * a0)
-        c0 = tau_shear * shear_matrix[0, 0, k]
-        c1 = tau_shear * shear_matrix[1, 1, k]
-        c2 = tau_axial * shear_matrix[2, 2, k]
+        g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
+        g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
+        g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
+        c0 = tau_shear * shear_matrix[0, 0, eb + k]
+        c1 = tau_shear * shear_matrix[1, 1, eb + k]
+        c2 = tau_axial * shear_matrix[2, 2, eb + k]
         n0 = c0 * g0
         n1 = c1 * g1
         n2 = c2 * g2
         # lab force Q^T n_v: +node k, -node k+1
-        f0 = q[0, 0, k] * n0 + q[1, 0, k] * n1 + q[2, 0, k] * n2
-        f1 = q[0, 1, k] * n0 + q[1, 1, k] * n1 + q[2, 1, k] * n2
-        f2 = q[0, 2, k] * n0 + q[1, 2, k] * n1 + q[2, 2, k] * n2
+        f0 = q00 * n0 + q10 * n1 + q20 * n2
+        f1 = q01 * n0 + q11 * n1 + q21 * n2
+        f2 = q02 * n0 + q12 * n1 + q22 * n2
         fx[k] += f0
         fy[k] += f1
         fz[k] += f2
-        fx[k + 1] -= f0
-        fy[k + 1] -= f1
-        fz[k + 1] -= f2
+        fx[k + 1] = 0.0 - f0
+        fy[k + 1] = 0.0 - f1
+        fz[k + 1] = 0.0 - f2
         sa0[k] = a0
         sa1[k] = a1
         sa2[k] = a2
@@ -246,104 +282,162 @@ def kelvin_voigt_damp(
         cmax = max(c0, max(c1, c2))
         wgt = dt * cmax * il0
         diag[k] += wgt
-        diag[k + 1] += wgt
+        diag[k + 1] = mass[nb + k + 1] + wgt
         off[k] = -wgt
         # rotational preconditioner (lab frame): diagonal of Q^T (J / e) Q plus an isotropic
         # majorant of the shear viscosity's rotational block l0 [a]x^T K [a]x
         cs = max(c0, c1) + c2 * (a0 * a0 + a1 * a1) * ie * ie
         extra = dt * l0 * cs * e * e
         # (the element inertia of a CosseratRod is diagonal in its local frame)
-        j0 = inertia[0, 0, k] * ie
-        j1 = inertia[1, 1, k] * ie
-        j2 = inertia[2, 2, k] * ie
-        rdiag0[k] = j0 * q[0, 0, k] ** 2 + j1 * q[1, 0, k] ** 2 + j2 * q[2, 0, k] ** 2 + extra
-        rdiag1[k] = j0 * q[0, 1, k] ** 2 + j1 * q[1, 1, k] ** 2 + j2 * q[2, 1, k] ** 2 + extra
-        rdiag2[k] = j0 * q[0, 2, k] ** 2 + j1 * q[1, 2, k] ** 2 + j2 * q[2, 2, k] ** 2 + extra
-    # ---- (1) node velocities: semi-implicit step with the angular velocities of the step ---
-    big = 1e20
-    if hold_base:
-        diag[0] = big * mass[0]
+        j0 = inertia[0, 0, eb + k] * ie
+        j1 = inertia[1, 1, eb + k] * ie
+        j2 = inertia[2, 2, eb + k] * ie
+        rdiag0[k] = j0 * q00 ** 2 + j1 * q10 ** 2 + j2 * q20 ** 2 + extra
+        rdiag1[k] = j0 * q01 ** 2 + j1 * q11 ** 2 + j2 * q21 ** 2 + extra
+        rdiag2[k] = j0 * q02 ** 2 + j1 * q12 ** 2 + j2 * q22 ** 2 + extra
+        # node row k is complete: the held base node keeps its velocity
+        if k == 0 and hold_base:
+            diag[0] = big * mass[nb]
+            fx[0] = 0.0
+            fy[0] = 0.0
+            fz[0] = 0.0
+        _forward_row(k, diag, off, cn, fx, fy, fz, False)
+    # last node row
+    if ne == 0 and hold_base:
+        diag[0] = big * mass[nb]
         fx[0] = 0.0
         fy[0] = 0.0
         fz[0] = 0.0
     if hold_tip:
-        diag[nn - 1] = big * mass[nn - 1]
+        diag[nn - 1] = big * mass[nb + nn - 1]
         fx[nn - 1] = 0.0
         fy[nn - 1] = 0.0
         fz[nn - 1] = 0.0
-    _tridiagonal_solve_shared(diag, off, fx, fy, fz, scratch, nn)
-    for i in range(nn):
-        velocity[0, i] += dt * fx[i]
-        velocity[1, i] += dt * fy[i]
-        velocity[2, i] += dt * fz[i]
-    # ---- (2) element angular velocities, with the updated node velocities (block
+    _forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
+    # ---- (B) node velocities: semi-implicit step with the angular velocities of the step ---
+    velocity[0, nb + nn - 1] += dt * fx[nn - 1]
+    velocity[1, nb + nn - 1] += dt * fy[nn - 1]
+    velocity[2, nb + nn - 1] += dt * fz[nn - 1]
+    for i in range(nn - 2, -1, -1):
+        fx[i] -= cn[i] * fx[i + 1]
+        fy[i] -= cn[i] * fy[i + 1]
+        fz[i] -= cn[i] * fz[i + 1]
+        velocity[0, nb + i] += dt * fx[i]
+        velocity[1, nb + i] += dt * fy[i]
+        velocity[2, nb + i] += dt * fz[i]
+    # ---- (C) element angular velocities, with the updated node velocities (block
     # Gauss-Seidel: each block step is a backward-Euler step of its own, so it only removes
     # kinetic energy whatever the coupling through the shear strain rate) ------------------
+    vx = velocity[0, nb]
+    vy = velocity[1, nb]
+    vz = velocity[2, nb]
+    # director and angular velocity of element k - 1 (carried over)
+    p00 = p01 = p02 = p10 = p11 = p12 = p20 = p21 = p22 = 0.0
+    o0 = o1 = o2 = 0.0
     for k in range(ne):
-        q = director
-        il0 = 1.0 / rest_lengths[k]
-        u0 = velocity[0, k + 1] - velocity[0, k]
-        u1 = velocity[1, k + 1] - velocity[1, k]
-        u2 = velocity[2, k + 1] - velocity[2, k]
+        il0 = inv_l0[k]
+        q00 = q[0, 0, eb + k]
+        q01 = q[0, 1, eb + k]
+        q02 = q[0, 2, eb + k]
+        q10 = q[1, 0, eb + k]
+        q11 = q[1, 1, eb + k]
+        q12 = q[1, 2, eb + k]
+        q20 = q[2, 0, eb + k]
+        q21 = q[2, 1, eb + k]
+        q22 = q[2, 2, eb + k]
+        vx1 = velocity[0, nb + k + 1]
+        vy1 = velocity[1, nb + k + 1]
+        vz1 = velocity[2, nb + k + 1]
+        u0 = vx1 - vx
+        u1 = vy1 - vy
+        u2 = vz1 - vz
+        vx = vx1
+        vy = vy1
+        vz = vz1
         a0 = sa0[k]
         a1 = sa1[k]
         a2 = sa2[k]
-        w0 = omega[0, k]
-        w1 = omega[1, k]
-        w2 = omega[2, k]
-        g0 = (q[0, 0, k] * u0 + q[0, 1, k] * u1 + q[0, 2, k] * u2) * il0 - (w1 * a2 - w2 * a1)
-        g1 = (q[1, 0, k] * u0 + q[1, 1, k] * u1 + q[1, 2, k] * u2) * il0 - (w2 * a0 - w0 * a2)
-        g2 = (q[2, 0, k] * u0 + q[2, 1, k] * u1 + q[2, 2, k] * u2) * il0 - (w0 * a1 - w1 * a0)
-        n0 = tau_shear * shear_matrix[0, 0, k] * g0
-        n1 = tau_shear * shear_matrix[1, 1, k] * g1
-        n2 = tau_axial * shear_matrix[2, 2, k] * g2
-        l0 = rest_lengths[k]
+        w0 = omega[0, eb + k]
+        w1 = omega[1, eb + k]
+        w2 = omega[2, eb + k]
+        g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
+        g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
+        g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
+        n0 = tau_shear * shear_matrix[0, 0, eb + k] * g0
+        n1 = tau_shear * shear_matrix[1, 1, eb + k] * g1
+        n2 = tau_axial * shear_matrix[2, 2, eb + k] * g2
+        l0 = rest_lengths[eb + k]
         # couple l0 a x n_v on element k (local), accumulated in the lab frame
         x0 = l0 * (a1 * n2 - a2 * n1)
         x1 = l0 * (a2 * n0 - a0 * n2)
         x2 = l0 * (a0 * n1 - a1 * n0)
-        tq0[k] += q[0, 0, k] * x0 + q[1, 0, k] * x1 + q[2, 0, k] * x2
-        tq1[k] += q[0, 1, k] * x0 + q[1, 1, k] * x1 + q[2, 1, k] * x2
-        tq2[k] += q[0, 2, k] * x0 + q[1, 2, k] * x1 + q[2, 2, k] * x2
-    # ---- bend/twist: Voronoi k between elements k and k+1 ---------------------------------
-    for k in range(ne - 1):
-        q = director
-        id0 = 1.0 / rest_voronoi_lengths[k]
-        # R omega_k with R = Q_{k+1} Q_k^T: first lab W_k = Q_k^T omega_k, then Q_{k+1} W_k
-        W0 = q[0, 0, k] * omega[0, k] + q[1, 0, k] * omega[1, k] + q[2, 0, k] * omega[2, k]
-        W1 = q[0, 1, k] * omega[0, k] + q[1, 1, k] * omega[1, k] + q[2, 1, k] * omega[2, k]
-        W2 = q[0, 2, k] * omega[0, k] + q[1, 2, k] * omega[1, k] + q[2, 2, k] * omega[2, k]
-        j = k + 1
-        r0 = q[0, 0, j] * W0 + q[0, 1, j] * W1 + q[0, 2, j] * W2
-        r1 = q[1, 0, j] * W0 + q[1, 1, j] * W1 + q[1, 2, j] * W2
-        r2 = q[2, 0, j] * W0 + q[2, 1, j] * W1 + q[2, 2, j] * W2
-        b0 = tau_bend * bend_matrix[0, 0, k]
-        b1 = tau_bend * bend_matrix[1, 1, k]
-        b2 = tau_twist * bend_matrix[2, 2, k]
-        m0 = b0 * (omega[0, j] - r0) * id0
-        m1 = b1 * (omega[1, j] - r1) * id0
-        m2 = b2 * (omega[2, j] - r2) * id0
-        # -m_v on element k+1, +m_v on element k (lab frame: M = Q_{k+1}^T m_v)
-        M0 = q[0, 0, j] * m0 + q[1, 0, j] * m1 + q[2, 0, j] * m2
-        M1 = q[0, 1, j] * m0 + q[1, 1, j] * m1 + q[2, 1, j] * m2
-        M2 = q[0, 2, j] * m0 + q[1, 2, j] * m1 + q[2, 2, j] * m2
-        tq0[j] -= M0
-        tq1[j] -= M1
-        tq2[j] -= M2
-        tq0[k] += M0
-        tq1[k] += M1
-        tq2[k] += M2
-        # lab-frame isotropic majorant of the bend/twist viscosity: kappa_dot in the lab frame
-        # is (W_{k+1} - W_k) / D0, so a scalar Laplacian with the largest viscosity bounds it
-        wv = dt * max(b0, max(b1, b2)) * id0
-        rdiag0[k] += wv
-        rdiag0[j] += wv
-        rdiag1[k] += wv
-        rdiag1[j] += wv
-        rdiag2[k] += wv
-        rdiag2[j] += wv
-        roff0[k] = -wv
-    if hold_base:
+        tq0[k] = 0.0 + (q00 * x0 + q10 * x1 + q20 * x2)
+        tq1[k] = 0.0 + (q01 * x0 + q11 * x1 + q21 * x2)
+        tq2[k] = 0.0 + (q02 * x0 + q12 * x1 + q22 * x2)
+        if k > 0:
+            # ---- bend/twist: Voronoi v between elements v = k - 1 (director p, angular
+            # velocity o) and j = k (director q, angular velocity w) ---------------------------
+            v = k - 1
+            id0 = 1.0 / rest_voronoi_lengths[vb + v]
+            # R omega_v with R = Q_j Q_v^T: first lab W_v = Q_v^T omega_v, then Q_j W_v
+            W0 = p00 * o0 + p10 * o1 + p20 * o2
+            W1 = p01 * o0 + p11 * o1 + p21 * o2
+            W2 = p02 * o0 + p12 * o1 + p22 * o2
+            r0 = q00 * W0 + q01 * W1 + q02 * W2
+            r1 = q10 * W0 + q11 * W1 + q12 * W2
+            r2 = q20 * W0 + q21 * W1 + q22 * W2
+            b0 = tau_bend * bend_matrix[0, 0, vb + v]
+            b1 = tau_bend * bend_matrix[1, 1, vb + v]
+            b2 = tau_twist * bend_matrix[2, 2, vb + v]
+            m0 = b0 * (w0 - r0) * id0
+            m1 = b1 * (w1 - r1) * id0
+            m2 = b2 * (w2 - r2) * id0
+            # -m_v on element k, +m_v on element v (lab frame: M = Q_k^T m_v)
+            M0 = q00 * m0 + q10 * m1 + q20 * m2
+            M1 = q01 * m0 + q11 * m1 + q21 * m2
+            M2 = q02 * m0 + q12 * m1 + q22 * m2
+            tq0[k] -= M0
+            tq1[k] -= M1
+            tq2[k] -= M2
+            tq0[v] += M0
+            tq1[v] += M1
+            tq2[v] += M2
+            # lab-frame isotropic majorant of the bend/twist viscosity: kappa_dot in the lab
+            # frame is (W_k - W_v) / D0, so a scalar Laplacian with the largest viscosity
+            # bounds it
+            wv = dt * max(b0, max(b1, b2)) * id0
+            rdiag0[v] += wv
+            rdiag0[k] += wv
+            rdiag1[v] += wv
+            rdiag1[k] += wv
+            rdiag2[v] += wv
+            rdiag2[k] += wv
+            roff[v] = -wv
+            # rotational row v is complete: the held base element keeps its angular velocity
+            if v == 0 and hold_base:
+                rdiag0[0] = big * rdiag0[0]
+                rdiag1[0] = big * rdiag1[0]
+                rdiag2[0] = big * rdiag2[0]
+                tq0[0] = 0.0
+                tq1[0] = 0.0
+                tq2[0] = 0.0
+            _forward_row_three(
+                v, rdiag0, rdiag1, rdiag2, roff, cr0, cr1, cr2, tq0, tq1, tq2, False
+            )
+        p00 = q00
+        p01 = q01
+        p02 = q02
+        p10 = q10
+        p11 = q11
+        p12 = q12
+        p20 = q20
+        p21 = q21
+        p22 = q22
+        o0 = w0
+        o1 = w1
+        o2 = w2
+    # last rotational row
+    if ne == 1 and hold_base:
         rdiag0[0] = big * rdiag0[0]
         rdiag1[0] = big * rdiag1[0]
         rdiag2[0] = big * rdiag2[0]
@@ -357,18 +451,28 @@ def kelvin_voigt_damp(
         tq0[ne - 1] = 0.0
         tq1[ne - 1] = 0.0
         tq2[ne - 1] = 0.0
-    _tridiagonal_solve_three(
-        rdiag0, roff0, tq0, rdiag1, roff0, tq1, rdiag2, roff0, tq2, scratch, scratch2, work[16], ne
-    )
-    for k in range(ne):
-        # lab increment dt y -> local frame
-        q = director
+    _forward_row_three(ne - 1, rdiag0, rdiag1, rdiag2, roff, cr0, cr1, cr2, tq0, tq1, tq2, True)
+    # ---- (D) backward substitution; lab increment dt y -> local frame ---------------------
+    for k in range(ne - 1, -1, -1):
+        if k < ne - 1:
+            tq0[k] -= cr0[k] * tq0[k + 1]
+            tq1[k] -= cr1[k] * tq1[k + 1]
+            tq2[k] -= cr2[k] * tq2[k + 1]
         y0 = dt * tq0[k]
         y1 = dt * tq1[k]
         y2 = dt * tq2[k]
-        omega[0, k] += q[0, 0, k] * y0 + q[0, 1, k] * y1 + q[0, 2, k] * y2
-        omega[1, k] += q[1, 0, k] * y0 + q[1, 1, k] * y1 + q[1, 2, k] * y2
-        omega[2, k] += q[2, 0, k] * y0 + q[2, 1, k] * y1 + q[2, 2, k] * y2
+        q00 = q[0, 0, eb + k]
+        q01 = q[0, 1, eb + k]
+        q02 = q[0, 2, eb + k]
+        q10 = q[1, 0, eb + k]
+        q11 = q[1, 1, eb + k]
+        q12 = q[1, 2, eb + k]
+        q20 = q[2, 0, eb + k]
+        q21 = q[2, 1, eb + k]
+        q22 = q[2, 2, eb + k]
+        omega[0, eb + k] += q00 * y0 + q01 * y1 + q02 * y2
+        omega[1, eb + k] += q10 * y0 + q11 * y1 + q12 * y2
+        omega[2, eb + k] += q20 * y0 + q21 * y1 + q22 * y2
 
 
 def _check_time(name: str, value: Any) -> float:
@@ -430,5 +534,5 @@ class KelvinVoigtDamping(DamperBase):
             system.shear_matrix, system.bend_matrix, system.mass,
             system.mass_second_moment_of_inertia, self.tau_shear, self.tau_axial,
             self.tau_bend, self.tau_twist, self.time_step, self.hold_base, self.hold_tip,
-            self._work,
+            self._work, system.rest_lengths.shape[0], 0, 0, 0,
         )
