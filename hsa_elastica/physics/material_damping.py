@@ -33,8 +33,10 @@ majorant of the viscous matrix.  Per rod, first the node velocities (one scalar 
 system with the largest of the axial/shear viscosities per element, the angular velocities
 held), then the element angular velocities with the updated node velocities (block
 Gauss-Seidel), in the lab frame, where ``kappa_dot`` is a plain difference of neighbouring
-angular velocities: one scalar tridiagonal system per lab component with the largest
-bend/twist viscosity per Voronoi region and the diagonal of ``Q^T (J / e) Q``.  Each block step
+angular velocities: one block-tridiagonal system with the element inertias ``Q^T (J / e) Q``
+(full 3x3 blocks, so that the update does not depend on the orientation of the lab axes:
+frame indifference, ``tests/test_material_damping.py``) and a scalar Laplacian with the
+largest bend/twist viscosity per Voronoi region.  Each block step
 then has ``dt P^-1 C`` with eigenvalues in [0, 1).  For the slow modes ``dt C_hat << M`` and the update is the Kelvin-Voigt
 force; for the stiff element modes it is backward Euler, without an upper limit on the
 retardation times from the time step.  Held ends (``hold_base``: node 0 and element 0, set by
@@ -62,7 +64,7 @@ from hsa_elastica.params import invalid_parameter
 __all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
 
 #: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
-WORK_ROWS = 20
+WORK_ROWS = 25
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -102,36 +104,87 @@ def _forward_row(
 
 
 @njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
-def _forward_row_three(
+def _hold_block(
     i: int,
-    d0: NDArray[np.float64], d1: NDArray[np.float64], d2: NDArray[np.float64],
+    m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
+    m01: NDArray[np.float64], m02: NDArray[np.float64], m12: NDArray[np.float64],
+    r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
+) -> None:
+    """A held element keeps its angular velocity: its block scaled by 1e20, no load."""
+    big = 1e20
+    m00[i] *= big
+    m11[i] *= big
+    m22[i] *= big
+    m01[i] *= big
+    m02[i] *= big
+    m12[i] *= big
+    r0[i] = 0.0
+    r1[i] = 0.0
+    r2[i] = 0.0
+
+
+@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
+def _forward_block(
+    i: int,
+    m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
+    m01: NDArray[np.float64], m02: NDArray[np.float64], m12: NDArray[np.float64],
     off: NDArray[np.float64],
-    c0: NDArray[np.float64], c1: NDArray[np.float64], c2: NDArray[np.float64],
+    g00: NDArray[np.float64], g11: NDArray[np.float64], g22: NDArray[np.float64],
+    g01: NDArray[np.float64], g02: NDArray[np.float64], g12: NDArray[np.float64],
     r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
     last: bool,
 ) -> None:
-    """As :func:`_forward_row` for three systems with their own diagonals ``d0, d1, d2`` and
-    a shared off-diagonal (independent divisions overlap)."""
-    if i == 0:
-        i0 = 1.0 / d0[0]
-        i1 = 1.0 / d1[0]
-        i2 = 1.0 / d2[0]
-    else:
-        a = off[i - 1]
-        i0 = 1.0 / (d0[i] - a * c0[i - 1])
-        i1 = 1.0 / (d1[i] - a * c1[i - 1])
-        i2 = 1.0 / (d2[i] - a * c2[i - 1])
-        r0[i] -= a * r0[i - 1]
-        r1[i] -= a * r1[i - 1]
-        r2[i] -= a * r2[i - 1]
+    """Forward elimination of block row ``i`` of a symmetric block-tridiagonal system with
+    symmetric 3x3 diagonal blocks ``M_i`` (entries ``m00 .. m12``) and scalar off-diagonal
+    blocks ``off[i] I`` (block Thomas algorithm): ``S_i = M_i - off[i-1] G_{i-1}``,
+    ``r_i <- S_i^-1 (r_i - off[i-1] r_{i-1})`` and, unless ``last``, ``G_i = off[i] S_i^-1``
+    (entries ``g00 .. g12``); back substitution is ``x_i = r_i - G_i x_{i+1}``.  The blocks
+    transform with the frame (``R M R^T``), so the solve is frame-indifferent."""
+    a = m00[i]
+    b = m11[i]
+    c = m22[i]
+    d = m01[i]
+    e = m02[i]
+    f = m12[i]
+    x0 = r0[i]
+    x1 = r1[i]
+    x2 = r2[i]
+    if i > 0:
+        o = off[i - 1]
+        a -= o * g00[i - 1]
+        b -= o * g11[i - 1]
+        c -= o * g22[i - 1]
+        d -= o * g01[i - 1]
+        e -= o * g02[i - 1]
+        f -= o * g12[i - 1]
+        x0 -= o * r0[i - 1]
+        x1 -= o * r1[i - 1]
+        x2 -= o * r2[i - 1]
+    # symmetric inverse by cofactors
+    c00 = b * c - f * f
+    c01 = e * f - d * c
+    c02 = d * f - b * e
+    c11 = a * c - e * e
+    c12 = d * e - a * f
+    c22 = a * b - d * d
+    idet = 1.0 / (a * c00 + d * c01 + e * c02)
+    c00 *= idet
+    c01 *= idet
+    c02 *= idet
+    c11 *= idet
+    c12 *= idet
+    c22 *= idet
+    r0[i] = c00 * x0 + c01 * x1 + c02 * x2
+    r1[i] = c01 * x0 + c11 * x1 + c12 * x2
+    r2[i] = c02 * x0 + c12 * x1 + c22 * x2
     if not last:
         o = off[i]
-        c0[i] = o * i0
-        c1[i] = o * i1
-        c2[i] = o * i2
-    r0[i] *= i0
-    r1[i] *= i1
-    r2[i] *= i2
+        g00[i] = o * c00
+        g11[i] = o * c11
+        g22[i] = o * c22
+        g01[i] = o * c01
+        g02[i] = o * c02
+        g12[i] = o * c12
 
 
 # error_model="numpy" (here, in the helpers and in the compiled path's caller): no
@@ -190,14 +243,21 @@ def kelvin_voigt_damp(
     diag = work[6]
     off = work[7]
     cn = work[8]
-    rdiag0 = work[9]
-    rdiag1 = work[10]
-    rdiag2 = work[11]
+    # rotational system: symmetric 3x3 diagonal blocks (entries 00, 11, 22, 01, 02, 12)
+    rm00 = work[9]
+    rm11 = work[10]
+    rm22 = work[11]
+    rm01 = work[14]
+    rm02 = work[20]
+    rm12 = work[21]
     roff = work[12]
     inv_l0 = work[13]
-    cr0 = work[8]  # the node solve's row is free again in (C)
-    cr1 = work[15]
-    cr2 = work[16]
+    rg00 = work[8]  # the node solve's row is free again in (C)
+    rg11 = work[15]
+    rg22 = work[16]
+    rg01 = work[22]
+    rg02 = work[23]
+    rg12 = work[24]
     sa0 = work[17]
     sa1 = work[18]
     sa2 = work[19]
@@ -284,17 +344,21 @@ def kelvin_voigt_damp(
         diag[k] += wgt
         diag[k + 1] = mass[nb + k + 1] + wgt
         off[k] = -wgt
-        # rotational preconditioner (lab frame): diagonal of Q^T (J / e) Q plus an isotropic
-        # majorant of the shear viscosity's rotational block l0 [a]x^T K [a]x
+        # rotational preconditioner (lab frame): the element's inertia Q^T (J / e) Q (a full
+        # 3x3 block, so the solve does not depend on the lab axes) plus an isotropic majorant
+        # of the shear viscosity's rotational block l0 [a]x^T K [a]x
         cs = max(c0, c1) + c2 * (a0 * a0 + a1 * a1) * ie * ie
         extra = dt * l0 * cs * e * e
         # (the element inertia of a CosseratRod is diagonal in its local frame)
         j0 = inertia[0, 0, eb + k] * ie
         j1 = inertia[1, 1, eb + k] * ie
         j2 = inertia[2, 2, eb + k] * ie
-        rdiag0[k] = j0 * q00 ** 2 + j1 * q10 ** 2 + j2 * q20 ** 2 + extra
-        rdiag1[k] = j0 * q01 ** 2 + j1 * q11 ** 2 + j2 * q21 ** 2 + extra
-        rdiag2[k] = j0 * q02 ** 2 + j1 * q12 ** 2 + j2 * q22 ** 2 + extra
+        rm00[k] = j0 * q00 * q00 + j1 * q10 * q10 + j2 * q20 * q20 + extra
+        rm11[k] = j0 * q01 * q01 + j1 * q11 * q11 + j2 * q21 * q21 + extra
+        rm22[k] = j0 * q02 * q02 + j1 * q12 * q12 + j2 * q22 * q22 + extra
+        rm01[k] = j0 * q00 * q01 + j1 * q10 * q11 + j2 * q20 * q21
+        rm02[k] = j0 * q00 * q02 + j1 * q10 * q12 + j2 * q20 * q22
+        rm12[k] = j0 * q01 * q02 + j1 * q11 * q12 + j2 * q21 * q22
         # node row k is complete: the held base node keeps its velocity
         if k == 0 and hold_base:
             diag[0] = big * mass[nb]
@@ -406,24 +470,18 @@ def kelvin_voigt_damp(
             # frame is (W_k - W_v) / D0, so a scalar Laplacian with the largest viscosity
             # bounds it
             wv = dt * max(b0, max(b1, b2)) * id0
-            rdiag0[v] += wv
-            rdiag0[k] += wv
-            rdiag1[v] += wv
-            rdiag1[k] += wv
-            rdiag2[v] += wv
-            rdiag2[k] += wv
+            rm00[v] += wv
+            rm00[k] += wv
+            rm11[v] += wv
+            rm11[k] += wv
+            rm22[v] += wv
+            rm22[k] += wv
             roff[v] = -wv
             # rotational row v is complete: the held base element keeps its angular velocity
             if v == 0 and hold_base:
-                rdiag0[0] = big * rdiag0[0]
-                rdiag1[0] = big * rdiag1[0]
-                rdiag2[0] = big * rdiag2[0]
-                tq0[0] = 0.0
-                tq1[0] = 0.0
-                tq2[0] = 0.0
-            _forward_row_three(
-                v, rdiag0, rdiag1, rdiag2, roff, cr0, cr1, cr2, tq0, tq1, tq2, False
-            )
+                _hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
+            _forward_block(v, rm00, rm11, rm22, rm01, rm02, rm12, roff, rg00, rg11, rg22,
+                           rg01, rg02, rg12, tq0, tq1, tq2, False)
         p00 = q00
         p01 = q01
         p02 = q02
@@ -438,26 +496,20 @@ def kelvin_voigt_damp(
         o2 = w2
     # last rotational row
     if ne == 1 and hold_base:
-        rdiag0[0] = big * rdiag0[0]
-        rdiag1[0] = big * rdiag1[0]
-        rdiag2[0] = big * rdiag2[0]
-        tq0[0] = 0.0
-        tq1[0] = 0.0
-        tq2[0] = 0.0
+        _hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
     if hold_tip:
-        rdiag0[ne - 1] = big * rdiag0[ne - 1]
-        rdiag1[ne - 1] = big * rdiag1[ne - 1]
-        rdiag2[ne - 1] = big * rdiag2[ne - 1]
-        tq0[ne - 1] = 0.0
-        tq1[ne - 1] = 0.0
-        tq2[ne - 1] = 0.0
-    _forward_row_three(ne - 1, rdiag0, rdiag1, rdiag2, roff, cr0, cr1, cr2, tq0, tq1, tq2, True)
+        _hold_block(ne - 1, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
+    _forward_block(ne - 1, rm00, rm11, rm22, rm01, rm02, rm12, roff, rg00, rg11, rg22, rg01,
+                   rg02, rg12, tq0, tq1, tq2, True)
     # ---- (D) backward substitution; lab increment dt y -> local frame ---------------------
     for k in range(ne - 1, -1, -1):
         if k < ne - 1:
-            tq0[k] -= cr0[k] * tq0[k + 1]
-            tq1[k] -= cr1[k] * tq1[k + 1]
-            tq2[k] -= cr2[k] * tq2[k + 1]
+            z0 = tq0[k + 1]
+            z1 = tq1[k + 1]
+            z2 = tq2[k + 1]
+            tq0[k] -= rg00[k] * z0 + rg01[k] * z1 + rg02[k] * z2
+            tq1[k] -= rg01[k] * z0 + rg11[k] * z1 + rg12[k] * z2
+            tq2[k] -= rg02[k] * z0 + rg12[k] * z1 + rg22[k] * z2
         y0 = dt * tq0[k]
         y1 = dt * tq1[k]
         y2 = dt * tq2[k]
