@@ -54,9 +54,9 @@ def _kinematics(n, dt, rod, body, work):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _motors(n, program, motors, angles, rod):  # type: ignore[no-untyped-def]
+def _motors(n, program, motors, angles, rod, ends, body):  # type: ignore[no-untyped-def]
     for _ in range(n):
-        constrain_values(program, motors, angles, rod)
+        constrain_values(program, motors, angles, rod, ends, body)
 
 
 @njit
@@ -104,9 +104,11 @@ def _joints(n, rod, body, joints):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _forces(n, t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work, status):  # type: ignore[no-untyped-def]
+def _forces(n, t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work, status,  # type: ignore[no-untyped-def]
+            ends, loads, compression):
     for _ in range(n):
-        evaluate_forces(t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work, status)
+        evaluate_forces(t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work,
+                        status, ends, loads, compression)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
 
@@ -125,9 +127,9 @@ def _dynamics(n, dt, rod, body):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _rates(n, program, motors, rates, rd, bd, material, rod, body):  # type: ignore[no-untyped-def]
+def _rates(n, program, motors, rates, rd, bd, material, rod, body, ends):  # type: ignore[no-untyped-def]
     for _ in range(n):
-        constrain_rates(program, motors, rates, rd, bd, material, rod, body)
+        constrain_rates(program, motors, rates, rd, bd, material, rod, body, ends)
 
 
 @njit
@@ -180,7 +182,7 @@ def main() -> None:
     no_material = m.rates_program[m.rates_program[:, 0] != OP_MATERIAL_DAMPING]
     parts = {
         "kinematic updates (4)": timed(_kinematics, a.dt, rod, body, work),
-        "motors (constrain_values)": timed(_motors, m.values_program, m.motors, angles, rod),
+        "motors (constrain_values)": timed(_motors, m.values_program, m.motors, angles, rod, m.ends, body),
         "rotation log of the block (shared)": timed(_rotation_log, rod, work),
         "auxetic couplings (Eq. 2-5)": timed(_couplings, t, m.couplings, rod, work),
         "rod internal forces": timed(_internal_forces, rod, work),
@@ -188,16 +190,17 @@ def main() -> None:
         "joints (Eq. 6-7)": timed(_joints, rod, body, m.joints),
         "evaluate_forces (all of the above)": timed(
             _forces, t, angles, rod, body, m.couplings, m.joints, m.motors, m.rod_gravity,
-            m.body_gravity, m.sync_program, m.values_program, work, np.zeros(4),
+            m.body_gravity, m.sync_program, m.values_program, work, np.zeros(4), m.ends, m.loads,
+            m.compression,
         ),
         "accelerations + dynamic step": timed(_dynamics, a.dt, rod, body),
         "constrain_rates (motors, dampers, KV)": timed(
             _rates, m.rates_program, m.motors, rates, m.rod_dampers, m.body_dampers, m.material,
-            rod, body,
+            rod, body, m.ends,
         ),
         "constrain_rates without KV": timed(
             _rates, no_material, m.motors, rates, m.rod_dampers, m.body_dampers, m.material,
-            rod, body,
+            rod, body, m.ends,
         ),
         "Kelvin-Voigt damping (4 rods)": timed(_material, m.material, rod),
     }
