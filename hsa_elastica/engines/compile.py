@@ -645,7 +645,7 @@ class _Compiler:
             offset=np.array([bc.offset if m else np.zeros(3)
                              for (bc, _), m in zip(items, mounted)], dtype=np.float64).reshape(n, 3),
             free_twist=np.array([getattr(bc, "free_twist", False) for bc, _ in items], dtype=np.int64),
-            mount_work=np.zeros((3, 3, 2)),
+            mount_work=np.zeros((3, 3, 3)),
         )
 
     def _rod_damper_table(self, items: list[tuple[Any, Any, Any, bool]]) -> RodDamperTable:

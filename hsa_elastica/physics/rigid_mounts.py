@@ -93,7 +93,7 @@ def mount_values(
     element's reference director is ``Q_ref = relative_director @ Q_b`` (its orientation at
     assembly relative to the body); element ``element`` gets ``R_z(angle)^T Q_ref`` (the motor
     angle [rad] about its own d3, as :class:`MotorAngleBC`), or with ``free_twist`` ``Q_ref``
-    turned by its present twist (as :class:`FreeTwistBC`).  ``work``: (3, 3, 2) scratch.
+    turned by its present twist (as :class:`FreeTwistBC`).  ``work``: (3, 3, 3) scratch.
     """
     for a in range(3):
         s = body_position[a, body]
@@ -109,7 +109,7 @@ def mount_values(
             reference[i, j] = s
     out = work[:, :, 1]
     if free_twist:
-        current = np.empty((3, 3))
+        current = work[:, :, 2]
         for i in range(3):
             for j in range(3):
                 current[i, j] = rod_director[i, j, element]
@@ -143,26 +143,24 @@ def mount_rates(
     ``rate`` [rad/s] about d3 (the motor rate), or with ``free_twist`` ``Q_e w`` in the swing
     components and the element's own twist rate kept.
     """
-    w = np.empty(3)
-    r = np.empty(3)
-    for a in range(3):
-        sw = 0.0
-        sr = 0.0
-        for k in range(3):
-            sw += body_director[k, a, body] * body_omega[k, body]
-            sr += body_director[k, a, body] * offset[k]
-        w[a] = sw
-        r[a] = sr
-    rod_velocity[0, node] = body_velocity[0, body] + w[1] * r[2] - w[2] * r[1]
-    rod_velocity[1, node] = body_velocity[1, body] + w[2] * r[0] - w[0] * r[2]
-    rod_velocity[2, node] = body_velocity[2, body] + w[0] * r[1] - w[1] * r[0]
-    for i in range(3):
-        if i == 2 and free_twist:
-            break
-        s = 0.0
-        for k in range(3):
-            s += rod_director[i, k, element] * w[k]
-        rod_omega[i, element] = s + (rate if i == 2 else 0.0)
+    q = body_director
+    om = body_omega
+    w0 = q[0, 0, body] * om[0, body] + q[1, 0, body] * om[1, body] + q[2, 0, body] * om[2, body]
+    w1 = q[0, 1, body] * om[0, body] + q[1, 1, body] * om[1, body] + q[2, 1, body] * om[2, body]
+    w2 = q[0, 2, body] * om[0, body] + q[1, 2, body] * om[1, body] + q[2, 2, body] * om[2, body]
+    r0 = q[0, 0, body] * offset[0] + q[1, 0, body] * offset[1] + q[2, 0, body] * offset[2]
+    r1 = q[0, 1, body] * offset[0] + q[1, 1, body] * offset[1] + q[2, 1, body] * offset[2]
+    r2 = q[0, 2, body] * offset[0] + q[1, 2, body] * offset[1] + q[2, 2, body] * offset[2]
+    rod_velocity[0, node] = body_velocity[0, body] + w1 * r2 - w2 * r1
+    rod_velocity[1, node] = body_velocity[1, body] + w2 * r0 - w0 * r2
+    rod_velocity[2, node] = body_velocity[2, body] + w0 * r1 - w1 * r0
+    e = rod_director
+    rod_omega[0, element] = e[0, 0, element] * w0 + e[0, 1, element] * w1 + e[0, 2, element] * w2
+    rod_omega[1, element] = e[1, 0, element] * w0 + e[1, 1, element] * w1 + e[1, 2, element] * w2
+    if not free_twist:
+        rod_omega[2, element] = (
+            e[2, 0, element] * w0 + e[2, 1, element] * w1 + e[2, 2, element] * w2 + rate
+        )
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -193,30 +191,28 @@ def mount_reaction(
     [N m] is applied to the element with its reaction on the body
     (:func:`~hsa_elastica.physics.mounts.motor_torque_kernel`).
     """
-    f = np.empty(3)
-    for a in range(3):
-        f[a] = rod_internal_forces[a, node] + rod_external_forces[a, node]
-        body_external_forces[a, body] += f[a]
+    f0 = rod_internal_forces[0, node] + rod_external_forces[0, node]
+    f1 = rod_internal_forces[1, node] + rod_external_forces[1, node]
+    f2 = rod_internal_forces[2, node] + rod_external_forces[2, node]
+    body_external_forces[0, body] += f0
+    body_external_forces[1, body] += f1
+    body_external_forces[2, body] += f2
     r0 = rod_position[0, node] - body_position[0, body]
     r1 = rod_position[1, node] - body_position[1, body]
     r2 = rod_position[2, node] - body_position[2, body]
-    lab = np.empty(3)
-    lab[0] = r1 * f[2] - r2 * f[1]
-    lab[1] = r2 * f[0] - r0 * f[2]
-    lab[2] = r0 * f[1] - r1 * f[0]
-    tau = np.empty(3)
+    t0 = rod_internal_torques[0, element] + rod_external_torques[0, element]
+    t1 = rod_internal_torques[1, element] + rod_external_torques[1, element]
+    t2 = 0.0
+    if not free_twist:
+        t2 = rod_internal_torques[2, element] + rod_external_torques[2, element]
+    e = rod_director
+    # lab torque: moment of the force about the centre of mass plus the couple Q_e^T tau
+    m0 = r1 * f2 - r2 * f1 + e[0, 0, element] * t0 + e[1, 0, element] * t1 + e[2, 0, element] * t2
+    m1 = r2 * f0 - r0 * f2 + e[0, 1, element] * t0 + e[1, 1, element] * t1 + e[2, 1, element] * t2
+    m2 = r0 * f1 - r1 * f0 + e[0, 2, element] * t0 + e[1, 2, element] * t1 + e[2, 2, element] * t2
+    q = body_director
     for a in range(3):
-        tau[a] = rod_internal_torques[a, element] + rod_external_torques[a, element]
-    if free_twist:
-        tau[2] = 0.0
-    for a in range(3):
-        for k in range(3):
-            lab[a] += rod_director[k, a, element] * tau[k]
-    for a in range(3):
-        s = 0.0
-        for k in range(3):
-            s += body_director[a, k, body] * lab[k]
-        body_external_torques[a, body] += s
+        body_external_torques[a, body] += q[a, 0, body] * m0 + q[a, 1, body] * m1 + q[a, 2, body] * m2
     if free_twist:
         motor_torque_kernel(
             rod_director, rod_external_torques, element, body_director, body_external_torques,
@@ -249,7 +245,7 @@ class _BodyMountBC(_ProximalBC):
         #: (``Q_e Q_b^T``) at assembly
         self.offset = np.ascontiguousarray(qb @ (self.fixed_position - xb))
         self.relative_director = np.ascontiguousarray(self.reference_director @ qb.T)
-        self._work = np.empty((3, 3, 2))
+        self._work = np.empty((3, 3, 3))
 
     def twist(self, system: RodType) -> float:
         """Present twist [rad] of the base element about its own axis relative to the body

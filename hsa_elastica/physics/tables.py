@@ -201,7 +201,7 @@ class MotorTable(NamedTuple):
     body: NDArray[np.int64]  # (n,) rigid body of a mount, -1 for the lab
     offset: NDArray[np.float64]  # (n, 3) mounts: base node in the body frame [m]
     free_twist: NDArray[np.int64]  # (n,) 1: TwistMountBC (the angle column holds its torque)
-    mount_work: NDArray[np.float64]  # (3, 3, 2) scratch of the mount kernels
+    mount_work: NDArray[np.float64]  # (3, 3, 3) scratch of the mount kernels
 
 
 class RodDamperTable(NamedTuple):
