@@ -75,8 +75,8 @@ def motor_torques(rods: Sequence[Any]) -> NDArray[np.float64]:
 
 
 def _motor_angle(bc: Any, t: float) -> float:
-    """The imposed motor angle [rad]; NaN for a torque-driven mount (``TwistMount``: no angle
-    is imposed)."""
+    """The imposed motor angle [rad]; NaN for a torque-driven mount (``MountReaction`` with a
+    torque, or ``TwistMount``: no angle is imposed)."""
     if hasattr(bc, "angle"):
         return float(bc.angle(t))
     return math.nan
@@ -122,7 +122,8 @@ class ControlMixin:
     def set_motor_angles(self, angles: Sequence[float] | NDArray[np.float64]) -> None:
         """Command the motor angles [rad] (one per rod, right-hand rule about the rod's +z) for
         the next :meth:`step`; they stay commanded until the next call.  A torque-driven motor
-        (:class:`~hsa_elastica.physics.mounts.TwistMount`) takes its entry as a torque [N m]."""
+        on a body (:class:`~hsa_elastica.physics.rigid_mounts.TwistMountBC`, or the compliant
+        :class:`~hsa_elastica.physics.mounts.TwistMount`) takes its entry as a torque [N m]."""
         n = len(self.motors)  # type: ignore[attr-defined]
         try:
             u = np.array(angles, dtype=np.float64).reshape(-1)

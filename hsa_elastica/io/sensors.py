@@ -17,8 +17,10 @@ column                              unit    frame      meaning
                                                        element about its own axis relative to
                                                        the motor's reference (an encoder),
                                                        2 pi branch nearest the imposed angle;
-                                                       NaN for a motor on a moving body
-                                                       (``MotorMount``, ``TwistMount``)
+                                                       on a body: the twist relative to
+                                                       the body (rigid mounts); NaN on a
+                                                       compliant ``MotorMount`` /
+                                                       ``TwistMount``
 ``motor_torque_{i}``                N m     motor      the torque the motor supplies about the
                                                        rod axis (right-hand rule, base -> tip;
                                                        :func:`~hsa_elastica.physics.sensors.motor_reaction_torque`)
