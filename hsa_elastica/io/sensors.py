@@ -125,20 +125,18 @@ class RobotSensorRecorder(_Recorder):
             elem = 0  # a motor mount holds the base element
             mounts = getattr(robot, "mounts", None)
             if mounts:  # rigid mounts on a body: the twist relative to the body
-                mount = mounts[i].instance
-                measured = mount.twist(rod)
-                if schedule is not None:
-                    imposed = float(schedule(t))
-                    measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
+                measured = mounts[i].instance.twist(rod)
             elif isinstance(bc, MotorAngleBC):
                 elem = int(np.asarray(bc.constrained_director_idx).reshape(-1)[0]) % n_elems
-                imposed = float(bc.angle(t))
                 measured = float(
                     twist_about_axis(
                         bc.reference_director,
                         np.ascontiguousarray(rod.director_collection[:, :, elem]),
                     )
                 )
+            if schedule is not None and not math.isnan(measured):
+                # the 2 pi branch nearest the imposed angle
+                imposed = float(schedule(t))
                 measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
             row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
             row[1 + n + i] = measured

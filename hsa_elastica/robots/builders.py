@@ -573,7 +573,7 @@ def _assemble_robot(
     couplings: list[OperatorRef[AuxeticCoupling]] = []
     motors: list[OperatorRef[Any]] = []
     mount_bcs: list[OperatorRef[Any]] = []
-    reactions: list[tuple[CosseratRod, OperatorRef[Any], Any]] = []
+    reactions: list[tuple[CosseratRod, OperatorRef[Any] | None, Any]] = []
     joints: list[OperatorRef[PlatformJoint]] = []
     recorders: dict[str, Any] = {}
     ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
@@ -615,7 +615,7 @@ def _assemble_robot(
             )
             mount_bcs.append(bc_ref)
             # the torque drive's command lives on its reaction (registered after gravity)
-            reactions.append((rod, m_ref if drive == "torque" else OperatorRef(),
+            reactions.append((rod, m_ref if drive == "torque" else None,
                               None if drive == "angle" else schedule))
         else:
             m_ref = OperatorRef()
@@ -651,7 +651,7 @@ def _assemble_robot(
     for rod, r_ref, torque in reactions:
         sim.connect(
             first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
-        ).using(r_ref.capture(MountReaction), torque=torque)
+        ).using(MountReaction if r_ref is None else r_ref.capture(MountReaction), torque=torque)
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
     if record:
         from hsa_elastica.io.sensors import RobotSensorRecorder
