@@ -190,7 +190,7 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
 def apply_material_damping(m: MaterialDampingTable, i: int, rod: RodBlockArrays) -> None:
     """``KelvinVoigtDamping.dampen_rates`` on row ``i`` of the table (its rod's block slice)."""
     kelvin_voigt_damp(
-        rod.position, rod.velocity, rod.omega, rod.director, rod.rest_lengths,
+        rod.sigma, rod.dilatation, rod.velocity, rod.omega, rod.director, rod.rest_lengths,
         rod.rest_voronoi_lengths, rod.shear_matrix, rod.bend_matrix, rod.mass,
         rod.mass_second_moment_of_inertia, m.tau[i, 0], m.tau[i, 1], m.tau[i, 2], m.tau[i, 3],
         m.dt[i], m.hold[i, 0] != 0, m.hold[i, 1] != 0, m.work[i], m.n_elems[i],

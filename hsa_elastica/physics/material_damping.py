@@ -13,6 +13,7 @@ damping ratio ``zeta = omega tau / 2``.  The stresses act on frame-indifferent s
 the discrete rod (rigid motions are not damped, unlike PyElastica's velocity dampers):
 
     element k:  ``sigma_dot_k = Q_k (v_{k+1} - v_k) / l0_k - omega_k x a_k``, ``a_k = Q_k (x_{k+1} - x_k) / l0_k``
+                (``a_k = sigma_k + d3``, read from the strain the rod's internal forces computed)
     Voronoi k:  ``kappa_dot_k = (omega_{k+1} - R_k omega_k) / D0_k``,  ``R_k = Q_{k+1} Q_k^T``
 
 (local frames; ``omega`` is PyElastica's local angular velocity).  The forces and couples are
@@ -63,6 +64,10 @@ from hsa_elastica.params import invalid_parameter
 
 __all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
 
+#: numba's fast-math flags of the kernel: only the contraction of ``a * b + c`` into one fused
+#: multiply-add (one rounding instead of two; no reassociation, NaN/inf semantics kept)
+_CONTRACT = {"contract"}
+
 #: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
 WORK_ROWS = 25
 
@@ -73,7 +78,7 @@ def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
     return np.zeros((WORK_ROWS, n_nodes))
 
 
-@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
 def _forward_row(
     i: int,
     diag: NDArray[np.float64],
@@ -103,7 +108,7 @@ def _forward_row(
     r2[i] *= inv
 
 
-@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
 def _hold_block(
     i: int,
     m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
@@ -123,7 +128,7 @@ def _hold_block(
     r2[i] = 0.0
 
 
-@njit(cache=True, inline="always", error_model="numpy")  # type: ignore[misc]
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
 def _forward_block(
     i: int,
     m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
@@ -168,17 +173,11 @@ def _forward_block(
     c12 = d * e - a * f
     c22 = a * b - d * d
     idet = 1.0 / (a * c00 + d * c01 + e * c02)
-    c00 *= idet
-    c01 *= idet
-    c02 *= idet
-    c11 *= idet
-    c12 *= idet
-    c22 *= idet
-    r0[i] = c00 * x0 + c01 * x1 + c02 * x2
-    r1[i] = c01 * x0 + c11 * x1 + c12 * x2
-    r2[i] = c02 * x0 + c12 * x1 + c22 * x2
+    r0[i] = idet * (c00 * x0 + c01 * x1 + c02 * x2)
+    r1[i] = idet * (c01 * x0 + c11 * x1 + c12 * x2)
+    r2[i] = idet * (c02 * x0 + c12 * x1 + c22 * x2)
     if not last:
-        o = off[i]
+        o = off[i] * idet
         g00[i] = o * c00
         g11[i] = o * c11
         g22[i] = o * c22
@@ -192,9 +191,10 @@ def _forward_block(
 # diagonally dominant pivots; a degenerate rod gives inf/nan, which the divergence checks see).
 # Not inlined into the fused step: the compiled path passes whole block arrays (no views to
 # reference-count), and the step without its ~3500 instructions ran slightly faster.
-@njit(cache=True, error_model="numpy")  # type: ignore[misc]
+@njit(cache=True, error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
 def kelvin_voigt_damp(
-    position: NDArray[np.float64],
+    sigma: NDArray[np.float64],
+    dilatation: NDArray[np.float64],
     velocity: NDArray[np.float64],
     omega: NDArray[np.float64],
     director: NDArray[np.float64],
@@ -219,8 +219,10 @@ def kelvin_voigt_damp(
 ) -> None:
     """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
 
-    Arrays are one rod's PyElastica arrays (positions/velocities ``(3, n+1)``, directors
-    ``(3, 3, n)``, ``omega`` local ``(3, n)``, ``mass`` ``(n+1,)``, ``inertia`` the mass second
+    Arrays are one rod's PyElastica arrays (``sigma`` ``(3, n)`` and ``dilatation`` ``(n,)``:
+    the shear/stretch strain ``e Q t - d3`` and stretch ``e`` the rod's internal forces computed
+    at the current pose and rest lengths, as PyElastica's stepper leaves them before the
+    dampers; velocities ``(3, n+1)``, directors ``(3, 3, n)``, ``omega`` local ``(3, n)``, ``mass`` ``(n+1,)``, ``inertia`` the mass second
     moments ``(3, 3, n)``); retardation times in s, ``dt`` the time step [s]; ``hold_base`` /
     ``hold_tip`` leave the end node and element unchanged; ``work`` from
     :func:`kelvin_voigt_work`; the rod has ``ne`` elements, its first node, element and Voronoi
@@ -268,9 +270,6 @@ def kelvin_voigt_damp(
     fy[0] = 0.0
     fz[0] = 0.0
     diag[0] = mass[nb]
-    px = position[0, nb]
-    py = position[1, nb]
-    pz = position[2, nb]
     vx = velocity[0, nb]
     vy = velocity[1, nb]
     vz = velocity[2, nb]
@@ -289,28 +288,20 @@ def kelvin_voigt_damp(
         q21 = q[2, 1, eb + k]
         q22 = q[2, 2, eb + k]
         # node k+1 (node k carried over from the previous element)
-        px1 = position[0, nb + k + 1]
-        py1 = position[1, nb + k + 1]
-        pz1 = position[2, nb + k + 1]
         vx1 = velocity[0, nb + k + 1]
         vy1 = velocity[1, nb + k + 1]
         vz1 = velocity[2, nb + k + 1]
-        d0 = px1 - px
-        d1 = py1 - py
-        d2 = pz1 - pz
         u0 = vx1 - vx
         u1 = vy1 - vy
         u2 = vz1 - vz
-        px = px1
-        py = py1
-        pz = pz1
         vx = vx1
         vy = vy1
         vz = vz1
-        a0 = (q00 * d0 + q01 * d1 + q02 * d2) * il0
-        a1 = (q10 * d0 + q11 * d1 + q12 * d2) * il0
-        a2 = (q20 * d0 + q21 * d1 + q22 * d2) * il0
-        e = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+        # a = Q (x_{k+1} - x_k) / l0 = sigma + d3 and e = |a|: the rod's strain of this step
+        a0 = sigma[0, eb + k]
+        a1 = sigma[1, eb + k]
+        a2 = sigma[2, eb + k] + 1.0
+        e = dilatation[eb + k]
         ie = 1.0 / e
         w0 = omega[0, eb + k]
         w1 = omega[1, eb + k]
@@ -349,16 +340,19 @@ def kelvin_voigt_damp(
         # of the shear viscosity's rotational block l0 [a]x^T K [a]x
         cs = max(c0, c1) + c2 * (a0 * a0 + a1 * a1) * ie * ie
         extra = dt * l0 * cs * e * e
-        # (the element inertia of a CosseratRod is diagonal in its local frame)
-        j0 = inertia[0, 0, eb + k] * ie
+        # (the element inertia of a CosseratRod is diagonal in its local frame:
+        # Q^T diag(j) Q = j1 I + (j0 - j1) d1 d1^T + (j2 - j1) d3 d3^T, the directors d_i being
+        # the orthonormal rows of Q)
         j1 = inertia[1, 1, eb + k] * ie
-        j2 = inertia[2, 2, eb + k] * ie
-        rm00[k] = j0 * q00 * q00 + j1 * q10 * q10 + j2 * q20 * q20 + extra
-        rm11[k] = j0 * q01 * q01 + j1 * q11 * q11 + j2 * q21 * q21 + extra
-        rm22[k] = j0 * q02 * q02 + j1 * q12 * q12 + j2 * q22 * q22 + extra
-        rm01[k] = j0 * q00 * q01 + j1 * q10 * q11 + j2 * q20 * q21
-        rm02[k] = j0 * q00 * q02 + j1 * q10 * q12 + j2 * q20 * q22
-        rm12[k] = j0 * q01 * q02 + j1 * q11 * q12 + j2 * q21 * q22
+        h0 = inertia[0, 0, eb + k] * ie - j1
+        h2 = inertia[2, 2, eb + k] * ie - j1
+        jd = j1 + extra
+        rm00[k] = jd + h0 * q00 * q00 + h2 * q20 * q20
+        rm11[k] = jd + h0 * q01 * q01 + h2 * q21 * q21
+        rm22[k] = jd + h0 * q02 * q02 + h2 * q22 * q22
+        rm01[k] = h0 * q00 * q01 + h2 * q20 * q21
+        rm02[k] = h0 * q00 * q02 + h2 * q20 * q22
+        rm12[k] = h0 * q01 * q02 + h2 * q21 * q22
         # node row k is complete: the held base node keeps its velocity
         if k == 0 and hold_base:
             diag[0] = big * mass[nb]
@@ -545,7 +539,10 @@ class KelvinVoigtDamping(DamperBase):
     dt), ``hold_base`` / ``hold_tip`` (leave the end node and element to a boundary condition,
     e.g. :class:`~hsa_elastica.physics.actuation.MotorAngleBC` at the base).  It reads the
     rest lengths and stiffnesses the rod's
-    :class:`~hsa_elastica.physics.auxetic_coupling.AuxeticCoupling` wrote in this step.
+    :class:`~hsa_elastica.physics.auxetic_coupling.AuxeticCoupling` wrote in this step, and the
+    strains (``sigma``, ``dilatation``) the rod's internal forces computed at the current pose:
+    a damper runs after them in PyElastica's step; call
+    ``rod.compute_internal_forces_and_torques`` first when calling it by hand.
     """
 
     def __init__(
@@ -581,7 +578,7 @@ class KelvinVoigtDamping(DamperBase):
         if self._work is None:
             self._work = kelvin_voigt_work(system.position_collection.shape[1])
         kelvin_voigt_damp(
-            system.position_collection, system.velocity_collection, system.omega_collection,
+            system.sigma, system.dilatation, system.velocity_collection, system.omega_collection,
             system.director_collection, system.rest_lengths, system.rest_voronoi_lengths,
             system.shear_matrix, system.bend_matrix, system.mass,
             system.mass_second_moment_of_inertia, self.tau_shear, self.tau_axial,
