@@ -35,9 +35,10 @@ def _bent_moving_rod(seed: int):  # type: ignore[no-untyped-def]
     return rod
 
 
-def _damped(rod, hold: bool):  # type: ignore[no-untyped-def]
+def _damped(rod, hold: bool, hold_tip: bool = False):  # type: ignore[no-untyped-def]
     damper = KelvinVoigtDamping(_system=rod, tau_axial=1e-4, tau_shear=1e-4, tau_bend=1e-3,
-                                tau_twist=1e-3, time_step=2e-5, hold_base=hold)
+                                tau_twist=1e-3, time_step=2e-5, hold_base=hold,
+                                hold_tip=hold_tip)
     # the damper reads the strains of the step, as PyElastica's stepper leaves them
     rod.compute_internal_forces_and_torques(np.float64(0.0))
     v0, w0 = rod.velocity_collection.copy(), rod.omega_collection.copy()
@@ -46,17 +47,21 @@ def _damped(rod, hold: bool):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-@pytest.mark.parametrize("hold", [False, True])
-def test_kelvin_voigt_is_frame_indifferent(seed: int, hold: bool) -> None:
+@pytest.mark.parametrize(("hold", "hold_tip"), [(False, False), (True, False), (True, True)])
+def test_kelvin_voigt_is_frame_indifferent(seed: int, hold: bool, hold_tip: bool) -> None:
     rod = _bent_moving_rod(seed)
     turned = _bent_moving_rod(seed)
     r = Rotation.from_rotvec([0.7, -1.1, 0.4]).as_matrix()
     turned.position_collection[:] = r @ rod.position_collection + np.array([[0.3], [-0.2], [0.1]])
     turned.velocity_collection[:] = r @ rod.velocity_collection
     turned.director_collection[:] = np.einsum("ijk,lj->ilk", rod.director_collection, r)
-    dv, dw = _damped(rod, hold)
-    dv_t, dw_t = _damped(turned, hold)
+    dv, dw = _damped(rod, hold, hold_tip)
+    dv_t, dw_t = _damped(turned, hold, hold_tip)
     assert np.abs(dv).max() > 1e-6 and np.abs(dw).max() > 1e-3  # the damper acts
+    # held ends keep their rates exactly (set by a boundary condition)
+    for end, held in ((0, hold), (-1, hold_tip)):
+        if held:
+            assert np.all(dv[:, end] == 0.0) and np.all(dw[:, end] == 0.0)
     np.testing.assert_allclose(dv_t, r @ dv, rtol=0.0, atol=1e-12 * np.abs(dv).max())
     np.testing.assert_allclose(dw_t, dw, rtol=0.0, atol=1e-12 * np.abs(dw).max())
 

@@ -131,19 +131,24 @@ def _hold_block(
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
 def _forward_block(
     i: int,
+    j: int,
+    o_prev: float,
+    o_next: float,
     m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
     m01: NDArray[np.float64], m02: NDArray[np.float64], m12: NDArray[np.float64],
-    off: NDArray[np.float64],
     g00: NDArray[np.float64], g11: NDArray[np.float64], g22: NDArray[np.float64],
     g01: NDArray[np.float64], g02: NDArray[np.float64], g12: NDArray[np.float64],
     r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
+    first: bool,
     last: bool,
 ) -> None:
     """Forward elimination of block row ``i`` of a symmetric block-tridiagonal system with
     symmetric 3x3 diagonal blocks ``M_i`` (entries ``m00 .. m12``) and scalar off-diagonal
-    blocks ``off[i] I`` (block Thomas algorithm): ``S_i = M_i - off[i-1] G_{i-1}``,
-    ``r_i <- S_i^-1 (r_i - off[i-1] r_{i-1})`` and, unless ``last``, ``G_i = off[i] S_i^-1``
-    (entries ``g00 .. g12``); back substitution is ``x_i = r_i - G_i x_{i+1}``.  The blocks
+    blocks (block Thomas algorithm, rows eliminated in either direction): ``j`` is the row
+    eliminated before (coupled to ``i`` by ``o_prev I``; none if ``first``), ``o_next`` couples
+    ``i`` to the row eliminated after it.  ``S_i = M_i - o_prev G_j``,
+    ``r_i <- S_i^-1 (r_i - o_prev r_j)`` and, unless ``last``, ``G_i = o_next S_i^-1``
+    (entries ``g00 .. g12``); back substitution is ``x_i = r_i - G_i x_next``.  The blocks
     transform with the frame (``R M R^T``), so the solve is frame-indifferent."""
     a = m00[i]
     b = m11[i]
@@ -154,17 +159,17 @@ def _forward_block(
     x0 = r0[i]
     x1 = r1[i]
     x2 = r2[i]
-    if i > 0:
-        o = off[i - 1]
-        a -= o * g00[i - 1]
-        b -= o * g11[i - 1]
-        c -= o * g22[i - 1]
-        d -= o * g01[i - 1]
-        e -= o * g02[i - 1]
-        f -= o * g12[i - 1]
-        x0 -= o * r0[i - 1]
-        x1 -= o * r1[i - 1]
-        x2 -= o * r2[i - 1]
+    if not first:
+        o = o_prev
+        a -= o * g00[j]
+        b -= o * g11[j]
+        c -= o * g22[j]
+        d -= o * g01[j]
+        e -= o * g02[j]
+        f -= o * g12[j]
+        x0 -= o * r0[j]
+        x1 -= o * r1[j]
+        x2 -= o * r2[j]
     # symmetric inverse by cofactors
     c00 = b * c - f * f
     c01 = e * f - d * c
@@ -177,7 +182,7 @@ def _forward_block(
     r1[i] = idet * (c01 * x0 + c11 * x1 + c12 * x2)
     r2[i] = idet * (c02 * x0 + c12 * x1 + c22 * x2)
     if not last:
-        o = off[i] * idet
+        o = o_next * idet
         g00[i] = o * c00
         g11[i] = o * c11
         g22[i] = o * c22
@@ -229,11 +234,12 @@ def kelvin_voigt_damp(
     entry at ``nb``, ``eb``, ``vb`` of the arrays (the compiled model passes its block arrays,
     which indexes faster than per-rod views).  See the module docstring for the scheme.
 
-    Four passes over the rod: (A) element strain rates, viscous forces and both
-    preconditioners, with the forward elimination of each node row as soon as it is complete;
-    (B) backward substitution and the node velocity update; (C) the shear couples with the
-    updated velocities and the bend/twist couples, with the forward elimination of each
-    rotational row; (D) backward substitution and the angular velocity update.
+    Three passes over the rod: (A, base to tip) element strain rates, viscous forces and
+    both preconditioners, with the forward elimination of each node row as soon as it is
+    complete; (B+C, tip to base) back substitution and node velocity update, then, element by
+    element, the shear couple with the updated velocities, the bend/twist couple and the
+    forward elimination of each rotational row once complete; (D, base to tip) back
+    substitution and the angular velocity update.
     """
     nn = ne + 1
     fx = work[0]
@@ -254,7 +260,7 @@ def kelvin_voigt_damp(
     rm12 = work[21]
     roff = work[12]
     inv_l0 = work[13]
-    rg00 = work[8]  # the node solve's row is free again in (C)
+    rg00 = work[6]  # the node system's diagonal is free after (A)
     rg11 = work[15]
     rg22 = work[16]
     rg01 = work[22]
@@ -372,110 +378,113 @@ def kelvin_voigt_damp(
         fy[nn - 1] = 0.0
         fz[nn - 1] = 0.0
     _forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
-    # ---- (B) node velocities: semi-implicit step with the angular velocities of the step ---
-    velocity[0, nb + nn - 1] += dt * fx[nn - 1]
-    velocity[1, nb + nn - 1] += dt * fy[nn - 1]
-    velocity[2, nb + nn - 1] += dt * fz[nn - 1]
-    for i in range(nn - 2, -1, -1):
+    # ---- (B+C) from the tip to the base: node velocities by back substitution (semi-implicit
+    # step with the angular velocities of the step); as soon as both nodes of element i are
+    # updated, its shear couple with the updated velocities (block Gauss-Seidel: each block
+    # step is a backward-Euler step of its own, so it only removes kinetic energy whatever the
+    # coupling through the shear strain rate), the bend/twist couple of Voronoi i (elements i
+    # and i + 1) and the forward elimination of rotational row i + 1, now complete (rows are
+    # eliminated from the tip) -------------------------------------------------------------
+    vx = velocity[0, nb + nn - 1] + dt * fx[nn - 1]
+    vy = velocity[1, nb + nn - 1] + dt * fy[nn - 1]
+    vz = velocity[2, nb + nn - 1] + dt * fz[nn - 1]
+    velocity[0, nb + nn - 1] = vx
+    velocity[1, nb + nn - 1] = vy
+    velocity[2, nb + nn - 1] = vz
+    # director and angular velocity of element i + 1 (carried over)
+    p00 = p01 = p02 = p10 = p11 = p12 = p20 = p21 = p22 = 0.0
+    o0 = o1 = o2 = 0.0
+    for i in range(ne - 1, -1, -1):
         fx[i] -= cn[i] * fx[i + 1]
         fy[i] -= cn[i] * fy[i + 1]
         fz[i] -= cn[i] * fz[i + 1]
-        velocity[0, nb + i] += dt * fx[i]
-        velocity[1, nb + i] += dt * fy[i]
-        velocity[2, nb + i] += dt * fz[i]
-    # ---- (C) element angular velocities, with the updated node velocities (block
-    # Gauss-Seidel: each block step is a backward-Euler step of its own, so it only removes
-    # kinetic energy whatever the coupling through the shear strain rate) ------------------
-    vx = velocity[0, nb]
-    vy = velocity[1, nb]
-    vz = velocity[2, nb]
-    # director and angular velocity of element k - 1 (carried over)
-    p00 = p01 = p02 = p10 = p11 = p12 = p20 = p21 = p22 = 0.0
-    o0 = o1 = o2 = 0.0
-    for k in range(ne):
-        il0 = inv_l0[k]
-        q00 = q[0, 0, eb + k]
-        q01 = q[0, 1, eb + k]
-        q02 = q[0, 2, eb + k]
-        q10 = q[1, 0, eb + k]
-        q11 = q[1, 1, eb + k]
-        q12 = q[1, 2, eb + k]
-        q20 = q[2, 0, eb + k]
-        q21 = q[2, 1, eb + k]
-        q22 = q[2, 2, eb + k]
-        vx1 = velocity[0, nb + k + 1]
-        vy1 = velocity[1, nb + k + 1]
-        vz1 = velocity[2, nb + k + 1]
-        u0 = vx1 - vx
-        u1 = vy1 - vy
-        u2 = vz1 - vz
-        vx = vx1
-        vy = vy1
-        vz = vz1
-        a0 = sa0[k]
-        a1 = sa1[k]
-        a2 = sa2[k]
-        w0 = omega[0, eb + k]
-        w1 = omega[1, eb + k]
-        w2 = omega[2, eb + k]
+        vx0 = velocity[0, nb + i] + dt * fx[i]
+        vy0 = velocity[1, nb + i] + dt * fy[i]
+        vz0 = velocity[2, nb + i] + dt * fz[i]
+        velocity[0, nb + i] = vx0
+        velocity[1, nb + i] = vy0
+        velocity[2, nb + i] = vz0
+        u0 = vx - vx0
+        u1 = vy - vy0
+        u2 = vz - vz0
+        vx = vx0
+        vy = vy0
+        vz = vz0
+        il0 = inv_l0[i]
+        q00 = q[0, 0, eb + i]
+        q01 = q[0, 1, eb + i]
+        q02 = q[0, 2, eb + i]
+        q10 = q[1, 0, eb + i]
+        q11 = q[1, 1, eb + i]
+        q12 = q[1, 2, eb + i]
+        q20 = q[2, 0, eb + i]
+        q21 = q[2, 1, eb + i]
+        q22 = q[2, 2, eb + i]
+        a0 = sa0[i]
+        a1 = sa1[i]
+        a2 = sa2[i]
+        w0 = omega[0, eb + i]
+        w1 = omega[1, eb + i]
+        w2 = omega[2, eb + i]
         g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
         g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
         g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
-        n0 = tau_shear * shear_matrix[0, 0, eb + k] * g0
-        n1 = tau_shear * shear_matrix[1, 1, eb + k] * g1
-        n2 = tau_axial * shear_matrix[2, 2, eb + k] * g2
-        l0 = rest_lengths[eb + k]
-        # couple l0 a x n_v on element k (local), accumulated in the lab frame
+        n0 = tau_shear * shear_matrix[0, 0, eb + i] * g0
+        n1 = tau_shear * shear_matrix[1, 1, eb + i] * g1
+        n2 = tau_axial * shear_matrix[2, 2, eb + i] * g2
+        l0 = rest_lengths[eb + i]
+        # couple l0 a x n_v on element i (local), accumulated in the lab frame
         x0 = l0 * (a1 * n2 - a2 * n1)
         x1 = l0 * (a2 * n0 - a0 * n2)
         x2 = l0 * (a0 * n1 - a1 * n0)
-        tq0[k] = 0.0 + (q00 * x0 + q10 * x1 + q20 * x2)
-        tq1[k] = 0.0 + (q01 * x0 + q11 * x1 + q21 * x2)
-        tq2[k] = 0.0 + (q02 * x0 + q12 * x1 + q22 * x2)
-        if k > 0:
-            # ---- bend/twist: Voronoi v between elements v = k - 1 (director p, angular
-            # velocity o) and j = k (director q, angular velocity w) ---------------------------
-            v = k - 1
-            id0 = 1.0 / rest_voronoi_lengths[vb + v]
-            # R omega_v with R = Q_j Q_v^T: first lab W_v = Q_v^T omega_v, then Q_j W_v
-            W0 = p00 * o0 + p10 * o1 + p20 * o2
-            W1 = p01 * o0 + p11 * o1 + p21 * o2
-            W2 = p02 * o0 + p12 * o1 + p22 * o2
-            r0 = q00 * W0 + q01 * W1 + q02 * W2
-            r1 = q10 * W0 + q11 * W1 + q12 * W2
-            r2 = q20 * W0 + q21 * W1 + q22 * W2
-            b0 = tau_bend * bend_matrix[0, 0, vb + v]
-            b1 = tau_bend * bend_matrix[1, 1, vb + v]
-            b2 = tau_twist * bend_matrix[2, 2, vb + v]
-            m0 = b0 * (w0 - r0) * id0
-            m1 = b1 * (w1 - r1) * id0
-            m2 = b2 * (w2 - r2) * id0
-            # -m_v on element k, +m_v on element v (lab frame: M = Q_k^T m_v)
-            M0 = q00 * m0 + q10 * m1 + q20 * m2
-            M1 = q01 * m0 + q11 * m1 + q21 * m2
-            M2 = q02 * m0 + q12 * m1 + q22 * m2
-            tq0[k] -= M0
-            tq1[k] -= M1
-            tq2[k] -= M2
-            tq0[v] += M0
-            tq1[v] += M1
-            tq2[v] += M2
+        tq0[i] = 0.0 + (q00 * x0 + q10 * x1 + q20 * x2)
+        tq1[i] = 0.0 + (q01 * x0 + q11 * x1 + q21 * x2)
+        tq2[i] = 0.0 + (q02 * x0 + q12 * x1 + q22 * x2)
+        if i < ne - 1:
+            # ---- bend/twist: Voronoi i between elements i (director q, angular velocity w)
+            # and j = i + 1 (director p, angular velocity o) ----------------------------------
+            j = i + 1
+            id0 = 1.0 / rest_voronoi_lengths[vb + i]
+            # R omega_i with R = Q_j Q_i^T: first lab W_i = Q_i^T omega_i, then Q_j W_i
+            W0 = q00 * w0 + q10 * w1 + q20 * w2
+            W1 = q01 * w0 + q11 * w1 + q21 * w2
+            W2 = q02 * w0 + q12 * w1 + q22 * w2
+            r0 = p00 * W0 + p01 * W1 + p02 * W2
+            r1 = p10 * W0 + p11 * W1 + p12 * W2
+            r2 = p20 * W0 + p21 * W1 + p22 * W2
+            b0 = tau_bend * bend_matrix[0, 0, vb + i]
+            b1 = tau_bend * bend_matrix[1, 1, vb + i]
+            b2 = tau_twist * bend_matrix[2, 2, vb + i]
+            m0 = b0 * (o0 - r0) * id0
+            m1 = b1 * (o1 - r1) * id0
+            m2 = b2 * (o2 - r2) * id0
+            # -m on element j, +m on element i (lab frame: M = Q_j^T m)
+            M0 = p00 * m0 + p10 * m1 + p20 * m2
+            M1 = p01 * m0 + p11 * m1 + p21 * m2
+            M2 = p02 * m0 + p12 * m1 + p22 * m2
+            tq0[j] -= M0
+            tq1[j] -= M1
+            tq2[j] -= M2
+            tq0[i] += M0
+            tq1[i] += M1
+            tq2[i] += M2
             # lab-frame isotropic majorant of the bend/twist viscosity: kappa_dot in the lab
-            # frame is (W_k - W_v) / D0, so a scalar Laplacian with the largest viscosity
+            # frame is (W_j - W_i) / D0, so a scalar Laplacian with the largest viscosity
             # bounds it
             wv = dt * max(b0, max(b1, b2)) * id0
-            rm00[v] += wv
-            rm00[k] += wv
-            rm11[v] += wv
-            rm11[k] += wv
-            rm22[v] += wv
-            rm22[k] += wv
-            roff[v] = -wv
-            # rotational row v is complete: the held base element keeps its angular velocity
-            if v == 0 and hold_base:
-                _hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
-            _forward_block(v, rm00, rm11, rm22, rm01, rm02, rm12, roff, rg00, rg11, rg22,
-                           rg01, rg02, rg12, tq0, tq1, tq2, False)
+            rm00[i] += wv
+            rm00[j] += wv
+            rm11[i] += wv
+            rm11[j] += wv
+            rm22[i] += wv
+            rm22[j] += wv
+            roff[i] = -wv
+            # rotational row j is complete: the held tip element keeps its angular velocity
+            if j == ne - 1 and hold_tip:
+                _hold_block(j, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
+            _forward_block(j, j + 1, roff[j] if j < ne - 1 else 0.0, -wv, rm00, rm11, rm22,
+                           rm01, rm02, rm12, rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2,
+                           j == ne - 1, False)
         p00 = q00
         p01 = q01
         p02 = q02
@@ -488,25 +497,24 @@ def kelvin_voigt_damp(
         o0 = w0
         o1 = w1
         o2 = w2
-    # last rotational row
-    if ne == 1 and hold_base:
+    # last rotational row: the base element
+    if hold_base or (ne == 1 and hold_tip):
         _hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
-    if hold_tip:
-        _hold_block(ne - 1, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
-    _forward_block(ne - 1, rm00, rm11, rm22, rm01, rm02, rm12, roff, rg00, rg11, rg22, rg01,
-                   rg02, rg12, tq0, tq1, tq2, True)
-    # ---- (D) backward substitution; lab increment dt y -> local frame ---------------------
-    for k in range(ne - 1, -1, -1):
-        if k < ne - 1:
-            z0 = tq0[k + 1]
-            z1 = tq1[k + 1]
-            z2 = tq2[k + 1]
+    _forward_block(0, 1, roff[0] if ne > 1 else 0.0, 0.0, rm00, rm11, rm22, rm01, rm02, rm12,
+                   rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2, ne == 1, True)
+    # ---- (D) back substitution from the base; lab increment dt y -> local frame ----------
+    z0 = z1 = z2 = 0.0
+    for k in range(ne):
+        if k > 0:
             tq0[k] -= rg00[k] * z0 + rg01[k] * z1 + rg02[k] * z2
             tq1[k] -= rg01[k] * z0 + rg11[k] * z1 + rg12[k] * z2
             tq2[k] -= rg02[k] * z0 + rg12[k] * z1 + rg22[k] * z2
-        y0 = dt * tq0[k]
-        y1 = dt * tq1[k]
-        y2 = dt * tq2[k]
+        z0 = tq0[k]
+        z1 = tq1[k]
+        z2 = tq2[k]
+        y0 = dt * z0
+        y1 = dt * z1
+        y2 = dt * z2
         q00 = q[0, 0, eb + k]
         q01 = q[0, 1, eb + k]
         q02 = q[0, 2, eb + k]
