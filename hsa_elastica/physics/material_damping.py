@@ -13,10 +13,10 @@ damping ratio ``zeta = omega tau / 2``.  The stresses act on frame-indifferent s
 the discrete rod (rigid motions are not damped, unlike PyElastica's velocity dampers):
 
     element k:  ``sigma_dot_k = Q_k (v_{k+1} - v_k) / l0_k - omega_k x a_k``, ``a_k = Q_k (x_{k+1} - x_k) / l0_k``
-                (``a_k = sigma_k + d3``, read from the strain the rod's internal forces computed)
     Voronoi k:  ``kappa_dot_k = (omega_{k+1} - R_k omega_k) / D0_k``,  ``R_k = Q_{k+1} Q_k^T``
 
-(local frames; ``omega`` is PyElastica's local angular velocity).  The forces and couples are
+(local frames; ``omega`` is PyElastica's local angular velocity; ``a_k = sigma_k + d3`` is read
+from the strain the rod's internal forces computed in the step).  The forces and couples are
 minus the gradient, with respect to the velocities, of the Rayleigh dissipation function
 ``D = 1/2 sum_k l0_k sigma_dot_k . n_v,k + 1/2 sum_k D0_k kappa_dot_k . m_v,k >= 0``, so the
 mechanical power they exert is ``-2 D <= 0``: the operator can only remove energy.
@@ -61,12 +61,9 @@ from numpy.typing import NDArray
 from elastica.dissipation import DamperBase
 
 from hsa_elastica.params import invalid_parameter
+from hsa_elastica.physics.tridiagonal import CONTRACT, forward_block, forward_row, hold_block
 
 __all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
-
-#: numba's fast-math flags of the kernel: only the contraction of ``a * b + c`` into one fused
-#: multiply-add (one rounding instead of two; no reassociation, NaN/inf semantics kept)
-_CONTRACT = {"contract"}
 
 #: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
 WORK_ROWS = 25
@@ -78,125 +75,12 @@ def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
     return np.zeros((WORK_ROWS, n_nodes))
 
 
-@njit(cache=True, inline="always", error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
-def _forward_row(
-    i: int,
-    diag: NDArray[np.float64],
-    off: NDArray[np.float64],
-    c: NDArray[np.float64],
-    r0: NDArray[np.float64],
-    r1: NDArray[np.float64],
-    r2: NDArray[np.float64],
-    last: bool,
-) -> None:
-    """Forward elimination of row ``i`` of the symmetric tridiagonal system (``diag``, ``off``)
-    with three right-hand sides ``r0, r1, r2`` (Thomas algorithm, one division per row; the
-    matrices here are diagonally dominant).  Rows are eliminated in order, each once complete;
-    ``c`` holds the eliminated super-diagonal (not needed for the ``last`` row)."""
-    if i == 0:
-        inv = 1.0 / diag[0]
-    else:
-        o = off[i - 1]
-        inv = 1.0 / (diag[i] - o * c[i - 1])
-        r0[i] -= o * r0[i - 1]
-        r1[i] -= o * r1[i - 1]
-        r2[i] -= o * r2[i - 1]
-    if not last:
-        c[i] = off[i] * inv
-    r0[i] *= inv
-    r1[i] *= inv
-    r2[i] *= inv
-
-
-@njit(cache=True, inline="always", error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
-def _hold_block(
-    i: int,
-    m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
-    m01: NDArray[np.float64], m02: NDArray[np.float64], m12: NDArray[np.float64],
-    r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
-) -> None:
-    """A held element keeps its angular velocity: its block scaled by 1e20, no load."""
-    big = 1e20
-    m00[i] *= big
-    m11[i] *= big
-    m22[i] *= big
-    m01[i] *= big
-    m02[i] *= big
-    m12[i] *= big
-    r0[i] = 0.0
-    r1[i] = 0.0
-    r2[i] = 0.0
-
-
-@njit(cache=True, inline="always", error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
-def _forward_block(
-    i: int,
-    j: int,
-    o_prev: float,
-    o_next: float,
-    m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
-    m01: NDArray[np.float64], m02: NDArray[np.float64], m12: NDArray[np.float64],
-    g00: NDArray[np.float64], g11: NDArray[np.float64], g22: NDArray[np.float64],
-    g01: NDArray[np.float64], g02: NDArray[np.float64], g12: NDArray[np.float64],
-    r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
-    first: bool,
-    last: bool,
-) -> None:
-    """Forward elimination of block row ``i`` of a symmetric block-tridiagonal system with
-    symmetric 3x3 diagonal blocks ``M_i`` (entries ``m00 .. m12``) and scalar off-diagonal
-    blocks (block Thomas algorithm, rows eliminated in either direction): ``j`` is the row
-    eliminated before (coupled to ``i`` by ``o_prev I``; none if ``first``), ``o_next`` couples
-    ``i`` to the row eliminated after it.  ``S_i = M_i - o_prev G_j``,
-    ``r_i <- S_i^-1 (r_i - o_prev r_j)`` and, unless ``last``, ``G_i = o_next S_i^-1``
-    (entries ``g00 .. g12``); back substitution is ``x_i = r_i - G_i x_next``.  The blocks
-    transform with the frame (``R M R^T``), so the solve is frame-indifferent."""
-    a = m00[i]
-    b = m11[i]
-    c = m22[i]
-    d = m01[i]
-    e = m02[i]
-    f = m12[i]
-    x0 = r0[i]
-    x1 = r1[i]
-    x2 = r2[i]
-    if not first:
-        o = o_prev
-        a -= o * g00[j]
-        b -= o * g11[j]
-        c -= o * g22[j]
-        d -= o * g01[j]
-        e -= o * g02[j]
-        f -= o * g12[j]
-        x0 -= o * r0[j]
-        x1 -= o * r1[j]
-        x2 -= o * r2[j]
-    # symmetric inverse by cofactors
-    c00 = b * c - f * f
-    c01 = e * f - d * c
-    c02 = d * f - b * e
-    c11 = a * c - e * e
-    c12 = d * e - a * f
-    c22 = a * b - d * d
-    idet = 1.0 / (a * c00 + d * c01 + e * c02)
-    r0[i] = idet * (c00 * x0 + c01 * x1 + c02 * x2)
-    r1[i] = idet * (c01 * x0 + c11 * x1 + c12 * x2)
-    r2[i] = idet * (c02 * x0 + c12 * x1 + c22 * x2)
-    if not last:
-        o = o_next * idet
-        g00[i] = o * c00
-        g11[i] = o * c11
-        g22[i] = o * c22
-        g01[i] = o * c01
-        g02[i] = o * c02
-        g12[i] = o * c12
-
-
 # error_model="numpy" (here, in the helpers and in the compiled path's caller): no
 # zero-divisor check per division (the divisors are rest lengths, element stretches and
 # diagonally dominant pivots; a degenerate rod gives inf/nan, which the divergence checks see).
 # Not inlined into the fused step: the compiled path passes whole block arrays (no views to
 # reference-count), and the step without its ~3500 instructions ran slightly faster.
-@njit(cache=True, error_model="numpy", fastmath=_CONTRACT)  # type: ignore[misc]
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
 def kelvin_voigt_damp(
     sigma: NDArray[np.float64],
     dilatation: NDArray[np.float64],
@@ -365,7 +249,7 @@ def kelvin_voigt_damp(
             fx[0] = 0.0
             fy[0] = 0.0
             fz[0] = 0.0
-        _forward_row(k, diag, off, cn, fx, fy, fz, False)
+        forward_row(k, diag, off, cn, fx, fy, fz, False)
     # last node row
     if ne == 0 and hold_base:
         diag[0] = big * mass[nb]
@@ -377,7 +261,7 @@ def kelvin_voigt_damp(
         fx[nn - 1] = 0.0
         fy[nn - 1] = 0.0
         fz[nn - 1] = 0.0
-    _forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
+    forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
     # ---- (B+C) from the tip to the base: node velocities by back substitution (semi-implicit
     # step with the angular velocities of the step); as soon as both nodes of element i are
     # updated, its shear couple with the updated velocities (block Gauss-Seidel: each block
@@ -481,8 +365,8 @@ def kelvin_voigt_damp(
             roff[i] = -wv
             # rotational row j is complete: the held tip element keeps its angular velocity
             if j == ne - 1 and hold_tip:
-                _hold_block(j, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
-            _forward_block(j, j + 1, roff[j] if j < ne - 1 else 0.0, -wv, rm00, rm11, rm22,
+                hold_block(j, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
+            forward_block(j, j + 1, roff[j] if j < ne - 1 else 0.0, -wv, rm00, rm11, rm22,
                            rm01, rm02, rm12, rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2,
                            j == ne - 1, False)
         p00 = q00
@@ -499,8 +383,8 @@ def kelvin_voigt_damp(
         o2 = w2
     # last rotational row: the base element
     if hold_base or (ne == 1 and hold_tip):
-        _hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
-    _forward_block(0, 1, roff[0] if ne > 1 else 0.0, 0.0, rm00, rm11, rm22, rm01, rm02, rm12,
+        hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
+    forward_block(0, 1, roff[0] if ne > 1 else 0.0, 0.0, rm00, rm11, rm22, rm01, rm02, rm12,
                    rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2, ne == 1, True)
     # ---- (D) back substitution from the base; lab increment dt y -> local frame ----------
     z0 = z1 = z2 = 0.0
