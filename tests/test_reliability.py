@@ -411,6 +411,23 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"hsa-elastica {hsa_elastica.__version__}"
 
 
+def test_interrupt_inside_an_import_is_deferred_to_its_end(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A Ctrl-C that arrives while a module initialises (C extensions turn it into
+    ``ImportError: initialization failed``) is held until the imports are done, then raised as
+    KeyboardInterrupt: the module is complete and the CLI reports "interrupted", exit 130."""
+    from hsa_elastica.cli import import_deferring_interrupts
+
+    (tmp_path / "interrupted_during_import.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nCOMPLETE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        import_deferring_interrupts(["json", "interrupted_during_import"])
+    assert sys.modules["interrupted_during_import"].COMPLETE
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    del sys.modules["interrupted_during_import"]
+
+
 @pytest.mark.parametrize("delay", [0.8, 1.5])
 def test_sigint_during_start_up(delay: float) -> None:
     # the simulator's imports (numba, PyElastica) take ~1-2 s after the interpreter's own

@@ -25,7 +25,7 @@ from typing import Sequence
 
 from hsa_elastica.cli.common import PROG, Parser, UsageError, one_line
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "import_deferring_interrupts"]
 
 #: subcommand modules, in the order ``--help`` lists them (imported by :func:`build_parser`,
 #: inside :func:`main`'s error handling: the simulator's imports take a second or two, and an
@@ -50,6 +50,33 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def import_deferring_interrupts(names: Sequence[str]) -> list[ModuleType]:
+    """Import ``names`` with Ctrl-C deferred until all are imported, then raise
+    :class:`KeyboardInterrupt` if one came.
+
+    An interrupt raised inside a C extension's module initialisation (numpy, numba, VTK: a
+    second or two of the start-up) surfaces as ``ImportError: initialization failed``, not as
+    an interrupt; deferring it keeps "interrupted", exit 130.  Only in the main thread with
+    Python's default SIGINT handler installed (otherwise the imports run as they are)."""
+    import signal
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        return [importlib.import_module(name) for name in names]
+    pending: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    try:
+        modules = [importlib.import_module(name) for name in names]
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pending:
+        raise KeyboardInterrupt
+    return modules
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``hsa-elastica`` argument parser with every subcommand."""
     parser = Parser(
@@ -60,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    modules: list[ModuleType] = [importlib.import_module(name) for name in SUBCOMMANDS]
+    modules = import_deferring_interrupts(SUBCOMMANDS)
     for module in modules:
         module.add_parser(sub)
     parser.set_defaults(commands={m.NAME: m.run for m in modules})
