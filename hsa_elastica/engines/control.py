@@ -26,7 +26,9 @@ Motor torque (:func:`motor_torques`): the torque [N m] the motor applies to the 
 rod's axis (right-hand rule about +z, base -> tip) to hold its base element, the quasi-static
 reaction ``-internal_torques[2, 0]`` of :func:`hsa_elastica.physics.sensors.motor_reaction_torque`
 (the torque the rest of the rod exerts on the base element at the last force evaluation, the
-mid-step of the last internal step).  It neglects the base element's own rotational inertia.
+mid-step of the last internal step), plus with the passive coupling law the rest of the
+passive rod's elastic torque on that element (:func:`hsa_elastica.physics.sensors.motor_torque`).
+It neglects the base element's own rotational inertia.
 The same reading is recorded as ``sensors/motor_torque_{i}`` (:mod:`hsa_elastica.io.sensors`).
 """
 
@@ -41,7 +43,7 @@ from numpy.typing import NDArray
 from hsa_elastica.params import ParameterError
 from hsa_elastica.physics.actuation import Ramp
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
-from hsa_elastica.physics.sensors import motor_reaction_torque
+from hsa_elastica.physics.sensors import motor_torque
 
 __all__ = ["ControlMixin", "motor_torques", "robot_state", "STATE_KEYS"]
 
@@ -58,20 +60,18 @@ STATE_KEYS = (
 )
 
 
-def motor_torques(rods: Sequence[Any]) -> NDArray[np.float64]:
+def motor_torques(
+    rods: Sequence[Any], twist_couples: Sequence[NDArray[np.float64] | None] | None = None
+) -> NDArray[np.float64]:
     """Torque [N m] each motor applies to its rod about the rod's axis (see the module doc).
 
-    :func:`~hsa_elastica.physics.sensors.motor_reaction_torque` of element 0 of each rod:
-    positive when the motor twists the rod counter-clockwise (seen from the tip) against a
-    resisting rod.  0 for a one-element rod (no Voronoi domain, no internal couple).
+    :func:`~hsa_elastica.physics.sensors.motor_torque` of element 0 of each rod: positive when
+    the motor twists the rod counter-clockwise (seen from the tip) against a resisting rod.
+    ``twist_couples[i]``: the reciprocal twist couple of rod ``i``'s passive coupling (None or
+    missing: the one-way law).  0 for a one-element rod (no Voronoi domain, no internal couple).
     """
-    out = np.empty(len(rods))
-    for i, rod in enumerate(rods):
-        if rod.director_collection.shape[2] < 2:
-            out[i] = 0.0
-            continue
-        out[i] = motor_reaction_torque(rod.internal_torques, 0)
-    return out
+    couples = list(twist_couples) if twist_couples is not None else [None] * len(rods)
+    return np.array([motor_torque(rod, 0, c) for rod, c in zip(rods, couples)], dtype=np.float64)
 
 
 def _motor_angle(bc: Any, t: float) -> float:
@@ -104,7 +104,10 @@ def robot_state(robot: Any) -> dict[str, Any]:
         "platform_omega": np.array(plat.omega_collection[:, 0], dtype=np.float64),
         "rod_tips": np.array([r.position_collection[:, -1] for r in robot.rods], dtype=np.float64),
         "motor_angles": np.array([_motor_angle(m.instance, t) for m in robot.motors]),
-        "motor_torques": motor_torques(robot.rods),
+        "motor_torques": motor_torques(
+            robot.rods, [robot.twist_couple(i) for i in range(len(robot.rods))]
+            if hasattr(robot, "twist_couple") else None,
+        ),
     }
 
 
@@ -181,3 +184,17 @@ class ControlMixin:
     def state(self) -> dict[str, Any]:
         """Platform pose and twist, rod tips, motor angles and torques (see :func:`robot_state`)."""
         return robot_state(self)
+
+    def twist_couple(self, i: int) -> NDArray[np.float64] | None:
+        """Reciprocal twist couple [N m] per Voronoi domain of rod ``i``'s auxetic coupling in
+        its last step if the coupling is passive (``RodParams.coupling_law = "passive"``),
+        else None.  Read by the motor-torque sensor."""
+        segments = getattr(self, "segments", None)
+        if segments:  # a stack: rod i of the stack is rod j of a segment
+            for seg in segments:
+                if i < len(seg.rods):
+                    return seg.twist_couple(i)  # type: ignore[no-any-return]
+                i -= len(seg.rods)
+            raise IndexError("rod index out of range")
+        inst = self.couplings[i].instance  # type: ignore[attr-defined]
+        return inst.reciprocal_couple if getattr(inst, "reciprocal", False) else None

@@ -83,6 +83,7 @@ from hsa_elastica.physics.rod_kernels import (
     rod_work,
 )
 from hsa_elastica.physics.tables import (
+    OP_COUPLING_TORQUE,
     STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
@@ -375,7 +376,34 @@ class FastRobot(ControlMixin):
                 if match.size != 1:
                     raise FastPathUnsupported("sensor recorder: a rod has no single tip joint")
                 rows.append(int(match[0]))
-            sensors.bind(robot, joint_rest=self._joint_rest_reader(rows))
+            sensors.bind(
+                robot, joint_rest=self._joint_rest_reader(rows),
+                twist_couple=self._twist_couple_reader(robot),
+            )
+
+    def _twist_couple_reader(self, robot: Any) -> Callable[[int], NDArray[np.float64] | None]:
+        """Rod ``i`` of ``robot`` -> the reciprocal twist couple of its coupling in the table
+        of this stepper (the fused loop keeps it there, not in the operator), None for a
+        one-way coupling or none."""
+        from hsa_elastica import compat
+
+        reciprocal = {int(i) for code, i in self.sync_program if code == OP_COUPLING_TORQUE}
+        rows: list[int] = []
+        for rod in robot.rods:
+            e0 = compat.block_offset(rod.director_collection, self.rod_arrays.director)
+            match = np.flatnonzero(self.couplings.elem_start == e0)
+            rows.append(int(match[0]) if match.size == 1 and int(match[0]) in reciprocal else -1)
+        couple = self.couplings.couple
+
+        def twist_couple(i: int) -> NDArray[np.float64] | None:
+            return couple[rows[i]] if rows[i] >= 0 else None
+
+        return twist_couple
+
+    def twist_couple(self, i: int) -> NDArray[np.float64] | None:
+        """Reciprocal twist couple [N m] of rod ``i``'s passive coupling in the last step, from
+        this stepper's coupling table (None for the one-way law)."""
+        return self._twist_couple_reader(self.robot)(i)
 
     def _joint_rest_reader(self, rows: list[int]) -> Callable[[int], NDArray[np.float64] | None]:
         joints = self.joints

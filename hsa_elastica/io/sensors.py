@@ -23,7 +23,7 @@ column                              unit    frame      meaning
                                                        ``TwistMount``
 ``motor_torque_{i}``                N m     motor      the torque the motor supplies about the
                                                        rod axis (right-hand rule, base -> tip;
-                                                       :func:`~hsa_elastica.physics.sensors.motor_reaction_torque`)
+                                                       :func:`~hsa_elastica.physics.sensors.motor_torque`)
 ``joint_force_{c}_{i}``             N       lab        force of the platform joint on the tip
                                                        node of rod ``i`` (Eq. 6)
 ``joint_torque_{c}_{i}``            N m     lab        torque of the platform joint on the tip
@@ -36,7 +36,9 @@ column                              unit    frame      meaning
 the tip.  The platform receives the opposite of the joint wrenches (the force at the attachment
 point); at rest the joint forces on the rods sum to the platform's weight.  Motor torques are
 read from the rods' internal torques of the last force evaluation (half a step before the
-sample); everything else from the state at the sample.
+sample), with the passive coupling law plus the passive correction on the base element
+(:func:`~hsa_elastica.physics.sensors.motor_torque`); everything else from the state at the
+sample.
 """
 
 from __future__ import annotations
@@ -49,12 +51,15 @@ from numpy.typing import NDArray
 
 from hsa_elastica.io.recording import _Recorder, _vector_columns
 from hsa_elastica.physics.actuation import MotorAngleBC, Ramp, twist_about_axis
-from hsa_elastica.physics.sensors import joint_rest_orientation, joint_wrench, motor_reaction_torque
+from hsa_elastica.physics.sensors import joint_rest_orientation, joint_wrench, motor_torque
 
 __all__ = ["RobotSensorRecorder", "sensor_columns"]
 
 #: ``joint_rest(i)`` -> the stored rest orientation of rod ``i``'s joint (None: not applied yet)
 JointRest = Callable[[int], "NDArray[np.float64] | None"]
+#: ``twist_couple(i)`` -> the reciprocal twist couple of rod ``i``'s passive coupling (None:
+#: the one-way law)
+TwistCouple = Callable[[int], "NDArray[np.float64] | None"]
 
 
 def sensor_columns(n_rods: int) -> list[str]:
@@ -92,14 +97,22 @@ class RobotSensorRecorder(_Recorder):
         super().__init__(every=every, fps=fps, dt=dt)
         self._robot: Any = None
         self._joint_rest: JointRest | None = None
+        self._twist_couple: TwistCouple | None = None
         self._wrench = np.empty(6)
 
-    def bind(self, robot: Any, *, joint_rest: JointRest | None = None) -> RobotSensorRecorder:
+    def bind(
+        self, robot: Any, *, joint_rest: JointRest | None = None,
+        twist_couple: TwistCouple | None = None,
+    ) -> RobotSensorRecorder:
         """Read the sensors of ``robot``; ``joint_rest(i)`` gives the stored rest orientation
-        of rod ``i``'s joint (default: the ``PlatformJoint`` instance's; the fused stepper
-        passes its own table's).  Returns self."""
+        of rod ``i``'s joint (default: the ``PlatformJoint`` instance's) and ``twist_couple(i)``
+        the reciprocal twist couple of rod ``i``'s passive coupling (default: the robot's
+        ``twist_couple`` method, if any); the fused stepper passes readers of its own tables.
+        Returns self."""
         self._robot = robot
         self._joint_rest = joint_rest
+        self._twist_couple = twist_couple if twist_couple is not None else getattr(
+            robot, "twist_couple", None)
         return self
 
     def _rest(self, i: int) -> NDArray[np.float64] | None:
@@ -140,9 +153,8 @@ class RobotSensorRecorder(_Recorder):
                 measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
             row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
             row[1 + n + i] = measured
-            row[1 + 2 * n + i] = (
-                motor_reaction_torque(rod.internal_torques, elem) if n_elems > 1 else 0.0
-            )
+            couple = self._twist_couple(i) if self._twist_couple is not None else None
+            row[1 + 2 * n + i] = motor_torque(rod, elem, couple)
             joint = robot.joints[i].instance
             tip_node = rod.position_collection.shape[1] - 1
             tip_elem = n_elems - 1

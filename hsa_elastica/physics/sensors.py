@@ -9,8 +9,11 @@ simulation (no equation is repeated here):
   (local frame, PyElastica's bend/twist, shear and transport couples of the rest of the rod,
   computed at the last force evaluation) and the motor balances it, ``tau_m = -internal_torques``.
   It neglects the base element's own rotational inertia (``J d(omega)/dt``, nil at rest and
-  during a constant-speed turn) and external torques applied to the base element (with
-  ``RodParams.coupling_law = "passive"`` the reciprocal twist couple on element 0).
+  during a constant-speed turn) and external torques applied to the base element.
+  :func:`motor_torque` adds, for ``RodParams.coupling_law = "passive"``, the rest of the
+  passive rod's elastic torque on that element (:func:`passive_correction_torque`: the
+  exact-gradient correction and the reciprocal twist couple, which the passive model applies
+  as external torques).
 * :func:`joint_wrench` -- the force [N] and torque [N m] the platform joint of Eq. 6 and
   Eq. 7 applies to the rod's tip (node and element), lab frame: evaluated by calling
   :func:`~hsa_elastica.physics.joints.joint_force_kernel` and
@@ -19,6 +22,8 @@ simulation (no equation is repeated here):
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -29,8 +34,15 @@ from hsa_elastica.physics.joints import (
     joint_torque_kernel,
     relative_orientation,
 )
+from hsa_elastica.physics.variational_rod import variational_correction
 
-__all__ = ["motor_reaction_torque", "joint_wrench", "joint_rest_orientation"]
+__all__ = [
+    "motor_reaction_torque",
+    "motor_torque",
+    "passive_correction_torque",
+    "joint_wrench",
+    "joint_rest_orientation",
+]
 
 
 def motor_reaction_torque(internal_torques: NDArray[np.float64], element: int) -> float:
@@ -38,6 +50,37 @@ def motor_reaction_torque(internal_torques: NDArray[np.float64], element: int) -
     ``-internal_torques[2, element]`` (local frame).  For a one-element rod (no Voronoi
     domain, no couple) the callers report 0."""
     return -float(internal_torques[2, element])
+
+
+def passive_correction_torque(rod: Any, twist_couple: NDArray[np.float64], element: int) -> float:
+    """Torque [N m] about ``d3`` of ``element`` (local frame) that the passive model adds to
+    PyElastica's internal torques: :func:`~hsa_elastica.physics.variational_rod.variational_correction`
+    (exact-gradient correction plus the reciprocal twist couple ``twist_couple`` (n-1,) [N m]
+    of the coupling's last step), evaluated on zeroed scratch arrays from the rod's strains and
+    stresses of the last force evaluation -- the numbers the simulation added."""
+    n = int(rod.rest_lengths.shape[0])
+    forces = np.zeros((3, n + 1))
+    torques = np.zeros((3, n))
+    variational_correction(
+        rod.director_collection, rod.rest_lengths, rod.rest_voronoi_lengths, rod.shear_matrix,
+        rod.bend_matrix, rod.sigma, rod.dilatation, rod.voronoi_dilatation, rod.kappa,
+        rod.internal_stress, np.ascontiguousarray(twist_couple, dtype=np.float64), forces,
+        torques, np.zeros((3, n)),
+    )
+    return float(torques[2, element])
+
+
+def motor_torque(rod: Any, element: int, twist_couple: NDArray[np.float64] | None = None) -> float:
+    """Motor torque [N m] on ``element`` of ``rod`` (see the module doc): minus the rod's
+    elastic torque on it about ``d3``; ``twist_couple`` (the passive model's reciprocal couple
+    of the rod's coupling, None for the one-way law) adds :func:`passive_correction_torque`.
+    0 for a one-element rod (no Voronoi domain, no couple)."""
+    if rod.director_collection.shape[2] < 2:
+        return 0.0
+    tau = motor_reaction_torque(rod.internal_torques, element)
+    if twist_couple is not None:
+        tau -= passive_correction_torque(rod, twist_couple, element)
+    return tau
 
 
 @njit(cache=True)  # type: ignore[misc]
