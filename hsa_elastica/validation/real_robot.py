@@ -2,8 +2,9 @@
 after calibration; fits the shipped preset ``fpu_robot_2022``.
 
 Before calibration (``readme_robot_params``): everything the data README states about the
-robot -- rigid caps 25 mm (base) and 16.6 mm (top, so that the printed 101.6 mm leaves 60 mm of
-flexible length), outer/inner radius 12.7/10.27 mm, 800 kg/m^3, platform 7 mm thick and 107 g,
+robot -- rods at (+-24, +-24) mm (a circle of 33.9 mm), rigid caps 25 mm (base) and 16.6 mm
+(top, so that the printed 101.6 mm leaves 60 mm of flexible length), outer/inner radius
+12.7/10.27 mm, 800 kg/m^3, platform 7 mm thick and 107 g,
 marker centroid 11 mm above the platform centre, hanging mount (g along +z) -- with the paper's
 moduli (E = 10 MPa, G = 0.6 MPa, B_xy = 0.02 N m^2, B_z = 0.014 N m^2) and C_eps = 0.0099 m/rad
 of the planar identification.  Numerics and damping are the package defaults (25 elements per
@@ -113,12 +114,19 @@ def readme_robot_params() -> RobotParams:
         diameter=diameter, thickness=thickness, density=density, payload_mass=0.107 - disc,
         marker_offset=(0.0, 0.0, 0.011),
     )
-    params = RobotParams(rod=rod, platform=platform,
+    # rods at (+-24, +-24) mm (the README's position of rod 2, the original processing script's
+    # rod-23 frame, and the ring on rod 2 in these data), i.e. on a circle of 24 sqrt(2) mm
+    params = RobotParams(rod=rod, platform=platform, circle_radius=RODS_CIRCLE_RADIUS,
                          simulation=SimulationParams(gravity=(0.0, 0.0, 9.81)))
     dt = min(params.simulation.dt, DT_FRACTION * max_stable_dt(params)[0])
     return params.replace(simulation=params.simulation.replace(dt=float(f"{dt:.2g}")))
 
 
+#: The rods stand at (+-24, +-24) mm from the robot's centre, on a circle of 24 sqrt(2) mm
+#: (the data README gives rod 2 at (-24, -24) mm; the paper's 24 mm is its simulated robot's).
+#: The ring clamped on rod 2 confirms it: its tracked centre stays within 1.6 mm of
+#: (-23.9, -24.7) mm over the elongation run (``hsa_elastica.validation.ring_marker``).
+RODS_CIRCLE_RADIUS = 0.024 * math.sqrt(2.0)
 #: branch of a buckled pose: toward the lateral component of gravity (the mount tilt), the
 #: side the dynamics reach and the measured robot sags to (see real_robot.md)
 MIRROR_BRANCH = "gravity"
@@ -132,7 +140,8 @@ PRESET_HEADER = """\
 # (hsa_elastica/data: elongation + twisting runs, all 300 poses) by
 # python -m hsa_elastica.validation.real_robot --fit; see validation/real_robot.md for the fit,
 # the uncertainties and what is not identifiable.
-# Known geometry from the data README: rigid caps, tube radii, density, platform and payload.
+# Known geometry from the data README: rods at (+-24, +-24) mm, rigid caps, tube radii, density,
+# platform and payload.
 # Fitted: rod.C_eps, rod.cap_length_top, platform.marker_offset.x/.y (elongation run),
 # rod.bend_rigidity, rod.twist_rigidity (twisting run).  Fixed: E, G (paper), flexible length
 # and base cap (README), mount tilt 2 deg toward -y (not identifiable).  Numerics and damping:
