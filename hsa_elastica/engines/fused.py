@@ -355,6 +355,8 @@ class FastRobot(ControlMixin):
         self._callback_every = model.callback_every
         self._callbacks = model.callbacks
         self._status = np.zeros(4)
+        # rod -> its row of the coupling table (fixed by the compilation)
+        self._couple_of_rod = self._twist_couple_reader(self.robot)
         self._bind_sensors()
 
     def _bind_sensors(self) -> None:
@@ -403,7 +405,7 @@ class FastRobot(ControlMixin):
     def twist_couple(self, i: int) -> NDArray[np.float64] | None:
         """Reciprocal twist couple [N m] of rod ``i``'s passive coupling in the last step, from
         this stepper's coupling table (None for the one-way law)."""
-        return self._twist_couple_reader(self.robot)(i)
+        return self._couple_of_rod(i)
 
     def _joint_rest_reader(self, rows: list[int]) -> Callable[[int], NDArray[np.float64] | None]:
         joints = self.joints
