@@ -116,8 +116,13 @@ class MocapRun:
         return self.subset(np.unique(np.linspace(0, len(self) - 1, max_poses).round().astype(int)))
 
 
-def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None) -> MocapRun:
-    """Read one run CSV; :class:`CalibrationError` on missing columns, NaNs or no rows."""
+def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None,
+             measured: Sequence[str] = MEASURED_COLUMNS) -> MocapRun:
+    """Read one run CSV; :class:`CalibrationError` on missing columns, NaNs or no rows.
+
+    ``measured``: the seven columns of the tracked body, position x y z [m] then quaternion
+    x y z w (default: the platform marker; e.g. the ``ring_*`` columns for the ring on rod 2).
+    """
     import pandas as pd
 
     p = Path(path)
@@ -126,7 +131,7 @@ def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None) -> M
     except (OSError, ValueError) as exc:
         raise CalibrationError(f"cannot read data file {str(p)!r}: {exc}") from None
     angle_cols = [f"motor_angle_rad_{j}" for j in range(n_rods)]
-    needed = angle_cols + list(MEASURED_COLUMNS)
+    needed = angle_cols + list(measured)
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise CalibrationError(

@@ -26,16 +26,15 @@ rod 2's motor angle (slope of a line fit), next to the model's at the fitted ``s
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation
 
 from hsa_elastica import data
+from hsa_elastica.experiments.calibration import MocapRun, load_run
 from hsa_elastica.params import RobotParams, resolve_params
 from hsa_elastica.robots.statics_api import solve_static_batch, static_solver
 from hsa_elastica.validation.real_robot import MIRROR_BRANCH
@@ -57,26 +56,18 @@ RING_ROD = 2
 MM, DEG = 1e-3, np.pi / 180.0
 
 
-@dataclass
-class RingRun:
-    """Measured ring poses of one run (SI, robot base frame)."""
+#: the ring's columns in the motion-capture runs (position [m], then quaternion x y z w)
+RING_COLUMNS = ("ring_x_m", "ring_y_m", "ring_z_m", "ring_qx", "ring_qy", "ring_qz", "ring_qw")
 
-    name: str
-    motor_angles: NDArray[np.float64]  # (N, 4) [rad], the servos' reported angles
-    position: NDArray[np.float64]  # (N, 3) [m]
-    quaternion: NDArray[np.float64]  # (N, 4) x y z w
+#: measured ring poses of one run: a :class:`~hsa_elastica.experiments.calibration.MocapRun`
+#: whose ``position`` / ``quaternion`` are the ring's
+RingRun = MocapRun
 
 
-def load_ring_run(name: str) -> RingRun:
+def load_ring_run(name: str) -> MocapRun:
     """The ring columns of the shipped motion-capture run ``name`` (``"elongation"`` or
-    ``"twisting"``)."""
-    df = pd.read_csv(data.path(name))
-    return RingRun(
-        name=name,
-        motor_angles=df[[f"motor_angle_rad_{j}" for j in range(4)]].to_numpy(dtype=np.float64),
-        position=df[["ring_x_m", "ring_y_m", "ring_z_m"]].to_numpy(dtype=np.float64),
-        quaternion=df[["ring_qx", "ring_qy", "ring_qz", "ring_qw"]].to_numpy(dtype=np.float64),
-    )
+    ``"twisting"``), read and checked by the calibration's run reader."""
+    return load_run(data.path(name), name=name, measured=RING_COLUMNS)
 
 
 def rod_frames(
@@ -115,13 +106,13 @@ def ring_pose(
 
 
 def _orientation_residuals(v: NDArray[np.float64], x: NDArray[np.float64],
-                           q: NDArray[np.float64], run: RingRun,
+                           q: NDArray[np.float64], run: MocapRun,
                            keep: NDArray[np.bool_]) -> NDArray[np.float64]:
     _, rot = ring_pose(x[keep], q[keep], np.r_[v[0], 0.0, 0.0, 0.0, v[1:4]])
     return ((Rotation.from_quat(run.quaternion[keep]).inv() * rot).as_rotvec() / DEG).ravel()
 
 
-def fit_ring(x: NDArray[np.float64], q: NDArray[np.float64], run: RingRun,
+def fit_ring(x: NDArray[np.float64], q: NDArray[np.float64], run: MocapRun,
              keep: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
     """The clamp ``v`` (see :func:`ring_pose`) of the run's poses ``keep``, in two steps: the
     place ``s`` and the mounting rotation ``R0`` from the orientations (least squares from nine
