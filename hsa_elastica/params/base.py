@@ -37,6 +37,40 @@ class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
 
+def check_motor_angles(values: Any, n: int | None = None, *, field: str = "motor_angles") -> Any:
+    """Motor angles [rad] as a float64 array, or ``ParameterError`` naming ``field``.
+
+    The one check of motor angles, called by every entry point (CLI single and batch, datasets,
+    calibration data, the Python API, the step API, the environments) before any work: ``n``
+    finite numbers (any count if ``n`` is None; a 2-D array is checked row by row, its rows
+    named in the message), each within ``+-MAX_MOTOR_ANGLE``.
+    """
+    import numpy as np
+
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(
+            f"{field} = {_short(values)} is invalid: must be "
+            f"{'' if n is None else f'{n} '}finite numbers (rad)"
+        ) from None
+    if a.ndim not in (1, 2) or (n is not None and a.shape[-1] != n):
+        raise ParameterError(
+            f"{field} has shape {a.shape}: must be {'' if n is None else f'{n} '}angles "
+            f"{'per row ' if a.ndim == 2 else ''}(rad)"
+        )
+    bad = ~np.isfinite(a) | (np.abs(a) > MAX_MOTOR_ANGLE)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        v = float(a[tuple(where)])
+        at = f" (row {int(where[0])}, angle {int(where[1])})" if a.ndim == 2 else f" (angle {int(where[0])})"
+        raise ParameterError(
+            f"{field}{at} = {v!r} is invalid: each motor angle must be finite and within "
+            f"+-{MAX_MOTOR_ANGLE:.6g} rad"
+        )
+    return a
+
+
 def invalid_parameter(owner: str, name: str, value: Any, allowed: str) -> ParameterError:
     """``ParameterError`` naming ``owner.name``, the bad value and the allowed range/unit."""
     return ParameterError(f"{owner}.{name} = {value!r} is invalid: must be {allowed}")
