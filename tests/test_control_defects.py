@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from elastica.rigidbody import Sphere
 
-from hsa_elastica.engines.fused import COMPILE_NOTICE, FastRobot
+from hsa_elastica.engines.fused import FastRobot
 from hsa_elastica.params import ParameterError, RodParams, paper_robot_params
 from hsa_elastica.physics.actuation import Ramp, base_twist_angle
 from hsa_elastica.robots.builders import build_robot, build_single_rod
@@ -189,27 +189,3 @@ def test_cache_detector_sees_a_cold_and_a_warm_cache(tmp_path: Path) -> None:
     assert not compat.numba_cache_has_entry(mod.f)  # never compiled: cold
     assert mod.f(1.0) == 2.0
     assert compat.numba_cache_has_entry(mod.f)  # compiled and written to the cache
-
-
-def test_cli_announces_compilation_on_a_cold_cache(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from hsa_elastica import compat
-    from hsa_elastica.cli import main
-
-    from hsa_elastica.robots import steady_state
-
-    # the announcement comes once every input is checked, right before simulating: bad input
-    # stays a one-line error; the simulation is replaced by an interrupt (exit 130)
-    def interrupted(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(steady_state, "solve_steady_state", interrupted)
-    monkeypatch.setattr(compat, "numba_cache_has_entry", lambda dispatcher: False)
-    assert main(["primitive", "elongation", "--magnitude", "2"]) == 2
-    assert COMPILE_NOTICE not in capsys.readouterr().err
-    assert main(["primitive", "elongation"]) == 130
-    assert COMPILE_NOTICE in capsys.readouterr().err
-    monkeypatch.setattr(compat, "numba_cache_has_entry", lambda dispatcher: True)
-    assert main(["primitive", "elongation"]) == 130
-    assert COMPILE_NOTICE not in capsys.readouterr().err

@@ -23,7 +23,7 @@ import sys
 from types import ModuleType
 from typing import Sequence
 
-from hsa_elastica.cli.common import PROG, Parser, UsageError, one_line
+from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line
 
 __all__ = ["main", "build_parser", "import_deferring_interrupts"]
 
@@ -38,6 +38,9 @@ SUBCOMMANDS: tuple[str, ...] = (
     "hsa_elastica.cli.params",
     "hsa_elastica.cli.calibrate",
 )
+
+#: subcommands that run numba kernels: they report compilation on stderr (unless ``--quiet``)
+COMPILING = frozenset({"primitive", "steady-state", "dataset", "calibrate"})
 
 
 def _version() -> str:
@@ -98,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
     try:
         args = build_parser().parse_args(argv)
+        if args.command in COMPILING:
+            announce_compile(bool(getattr(args, "quiet", False)))
         return int(args.commands[args.command](args))
     except UsageError as exc:
         print(one_line(str(exc)), file=sys.stderr)

@@ -202,14 +202,13 @@ def load_segments(path: str | None) -> list[Any] | None:
 
 
 def announce_compile(quiet: bool) -> None:
-    """Say so on stderr when the numba cache is cold (the first run compiles for a minute+);
-    called once every input has been checked, right before simulating."""
+    """Report numba compilations on stderr from now on (what compiles, elapsed time, a summary;
+    :mod:`hsa_elastica.io.compile_notice`), unless ``quiet``.  Idempotent."""
     if quiet:
         return
-    from hsa_elastica.engines.fused import COMPILE_NOTICE, kernels_cached
+    from hsa_elastica.io.compile_notice import announce_compilation
 
-    if not kernels_cached():
-        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+    announce_compilation()
 
 
 def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,

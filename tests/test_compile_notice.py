@@ -1,0 +1,108 @@
+"""Compilation is announced: what compiles, for how long, and a summary (no silent first run).
+
+The listener reacts to numba's ``numba:compile`` event, which numba sends only when a kernel
+misses the on-disk cache; these tests compile fresh functions (defined in the test, so never
+cached) and check what reaches the stream, and that the CLI installs the listener before it
+simulates while bad input still fails with one line and no notice.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from numba import njit
+from numba.core import event
+
+from hsa_elastica.io import compile_notice
+from hsa_elastica.io.compile_notice import CompileNotice
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _wait_for(predicate, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_compilation_is_announced_named_and_summarised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compile_notice, "LOG_PERIOD", 0.2)  # heartbeat often enough to see
+    stream = io.StringIO()
+    notice = CompileNotice(stream)
+    event.register("numba:compile", notice.listener)
+    try:
+        @njit
+        def slow_to_compile(x: float) -> float:
+            s = 0.0
+            for k in range(10):
+                s += x ** k / (k + 1.0)
+            return s
+
+        assert slow_to_compile(0.5) == pytest.approx(sum(0.5 ** k / (k + 1) for k in range(10)))
+        assert _wait_for(lambda: "compiled" in stream.getvalue())
+    finally:
+        event.unregister("numba:compile", notice.listener)
+    text = stream.getvalue()
+    assert text.startswith("compiling numba kernels (first run only; cached afterwards)...\n")
+    assert "compiled 1 kernels in" in text.splitlines()[-1]
+
+
+def test_nothing_is_printed_without_compilation() -> None:
+    @njit
+    def add_one(x: float) -> float:
+        return x + 1.0
+
+    add_one(1.0)  # compiled before the listener exists
+    stream = io.StringIO()
+    notice = CompileNotice(stream)
+    event.register("numba:compile", notice.listener)
+    try:
+        assert add_one(2.0) == 3.0  # the existing specialisation: no compilation
+        time.sleep(0.2)
+    finally:
+        event.unregister("numba:compile", notice.listener)
+    assert stream.getvalue() == ""
+
+
+def test_cli_reports_compilation_on_stderr_and_not_for_bad_input(tmp_path: Path) -> None:
+    # a subprocess: the CLI's listener is process-wide.  A module-level jitted function stands
+    # in for the first kernel the command compiles (the package's own are cached by now).
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        from numba import njit
+        import hsa_elastica.cli as cli
+        from hsa_elastica.robots import steady_state
+
+        @njit
+        def fresh(x):
+            return 2.0 * x
+
+        def fake_solve(*args, **kwargs):
+            fresh(1.0)
+            raise KeyboardInterrupt
+
+        steady_state.solve_steady_state = fake_solve
+        sys.exit(cli.main(sys.argv[1:]))
+    """))
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                              text=True, timeout=300, cwd=ROOT)
+
+    bad = cli("primitive", "elongation", "--magnitude", "2")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "compiling" not in bad.stderr
+    good = cli("primitive", "elongation")
+    assert good.returncode == 130
+    assert "compiling numba kernels (first run only; cached afterwards)..." in good.stderr
+    quiet = cli("primitive", "elongation", "--quiet")
+    assert quiet.returncode == 130 and "compiling" not in quiet.stderr
