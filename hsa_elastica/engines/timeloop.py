@@ -13,7 +13,6 @@ still finite (a rod seen at 923 mm, ~8x its length, with finite numbers). A blow
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -370,15 +369,13 @@ def run(
 
     bar = None
     if progress:
-        from tqdm import tqdm
+        from hsa_elastica.io.progress import progress_bar
 
-        bar = tqdm(
+        bar = progress_bar(
             total=duration,
             unit="s",
-            unit_scale=False,
             desc="simulated",
             bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} s [{elapsed}<{remaining}]",
-            disable=not sys.stderr.isatty(),
         )
 
     t = np.float64(time)

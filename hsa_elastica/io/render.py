@@ -22,7 +22,6 @@ import contextlib
 import math
 import os
 import secrets
-import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -167,9 +166,9 @@ def _frames_of(diagnostics: pd.DataFrame, fps: float, speed: float, n_frames: in
 def _write_frames(writer: Any, scene: RobotScene, n_frames: int, n_hold: int, progress: bool) -> None:
     iterator: Any = range(n_frames)
     if progress:
-        from tqdm import tqdm
+        from hsa_elastica.io.progress import progress_bar
 
-        iterator = tqdm(iterator, desc="render", unit="frame", delay=2.0, disable=not sys.stderr.isatty())
+        iterator = progress_bar(iterator, desc="render", unit="frame", delay=2.0)
     image = None
     for k in iterator:
         scene.update(k)

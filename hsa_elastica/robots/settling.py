@@ -9,7 +9,6 @@ window) after each one.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -125,14 +124,13 @@ def relax(
     steps_per_check = max(1, int(round(check_interval / dt)))
     bar = None
     if progress:
-        from tqdm import tqdm
+        from hsa_elastica.io.progress import progress_bar
 
-        bar = tqdm(
+        bar = progress_bar(
             total=t_max,
             desc="simulated",
             unit="s",
             delay=2.0,
-            disable=not sys.stderr.isatty(),
             bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
         )
     t = float(robot.time)
