@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
-from hsa_elastica.params import RobotParams
+from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
 from hsa_elastica.robots.builders import Robot, build_robot
 from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
@@ -339,6 +339,11 @@ def solve_steady_state(
     chk = _positive("check_interval", check_interval, "s")
     if not isinstance(params, RobotParams):
         raise ValueError(f"params = {params!r} is invalid: must be a RobotParams")
+    angles = check_motor_angles(motor_angles, params.n_rods)
+    if angles.ndim != 1:
+        raise ParameterError(
+            f"motor_angles has shape {angles.shape}: must be {params.n_rods} angles (rad)"
+        )
     sp = params.simulation
     if ramp is None:
         ramp_end = sp.ramp_time
@@ -353,7 +358,7 @@ def solve_steady_state(
 
         check_recording_size(params, t_max)
     wall0 = _time.perf_counter()
-    robot: Any = build_robot(params, [float(a) for a in motor_angles], ramp=ramp, record=record)
+    robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
     if fast:
         from hsa_elastica.engines.fused import FastRobot
 
