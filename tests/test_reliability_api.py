@@ -148,22 +148,33 @@ def test_static_solution_with_a_lost_turn_is_not_converged(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "name", ["elongation", "bend_north", "twist_cw"],
+    "name, fraction, settles",
+    [("elongation", 1.0, True), ("bend_north", 1.0, True), ("twist_cw", 1.0, True),
+     ("twist_cw", 0.5, False)],
 )
-def test_static_and_dynamic_agree_up_to_the_angle_limit(name):
-    """At the largest accepted angle, for the elongation, a bend and a twist primitive, the
+def test_static_and_dynamic_agree_up_to_the_angle_limit(name, fraction, settles):
+    """Up to the largest accepted angle, for the elongation, a bend and a twist primitive, the
     static solver and the dynamic relaxation (two different algorithms on the same model)
     give the same platform position to 0.05 mm (the issue's bound; measured < 1e-3 mm: the
-    dynamics stop at node speeds below 1e-4 m/s).  A buckled twist has two mirror poses; the
-    static solver keeps the one the dynamics reach (its default), so they agree there too."""
+    dynamics stop at node speeds below 1e-4 m/s), or the dynamics report not converged.
+
+    The twist at half the limit (the two left-handed rods at -2.36 rad) buckles: the symmetric
+    pose is an unstable equilibrium (stability eigenvalue -4.8e3 1/s^2), yet the exactly
+    symmetric dynamics stay on it (round-off does not break the symmetry) and used to report
+    it converged, 8.5 mm from the buckled pose of the statics.  It is now not converged."""
     p = _coarse()
-    angles = primitive_angles(name, 1.0, p, phi_max=MAX_MOTOR_ANGLE)
-    assert np.abs(angles).max() == pytest.approx(MAX_MOTOR_ANGLE)
+    angles = primitive_angles(name, 1.0, p, phi_max=fraction * MAX_MOTOR_ANGLE)
+    assert np.abs(angles).max() == pytest.approx(fraction * MAX_MOTOR_ANGLE)
     static = solve_static(p, angles, fallback=False)
+    assert static.converged and static.method == "static" and static.stable
     dynamic = solve_steady_state(p, angles, record=False)
-    assert static.converged and static.method == "static" and dynamic.converged
-    diff = np.abs(static.platform_position_m - dynamic.platform_position_m).max()
-    assert diff < 0.05e-3
+    assert dynamic.converged is settles
+    if settles:
+        diff = np.abs(static.platform_position_m - dynamic.platform_position_m).max()
+        assert diff < 0.05e-3
+    else:
+        assert dynamic.stable is False
+        assert np.hypot(*static.platform_position_m[:2]) > 5e-3  # the statics buckled
 
 
 # --------------------------------------------------------------------------------------------

@@ -45,13 +45,16 @@ class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
 
-def check_motor_angles(values: Any, n: int | None = None, *, field: str = "motor_angles") -> Any:
+def check_motor_angles(
+    values: Any, n: int | None = None, *, field: str = "motor_angles", ndim: int | None = None
+) -> Any:
     """Motor angles [rad] as a float64 array, or ``ParameterError`` naming ``field``.
 
     The one check of motor angles, called by every entry point (CLI single and batch, datasets,
     calibration data, the Python API, the step API, the environments) before any work: ``n``
     finite numbers (any count if ``n`` is None; a 2-D array is checked row by row, its rows
-    named in the message), each within ``+-MAX_MOTOR_ANGLE``.
+    named in the message), each within ``+-MAX_MOTOR_ANGLE``.  ``ndim`` = 1 (one pose) or 2 (a
+    table of poses) requires that shape.
     """
     import numpy as np
 
@@ -62,10 +65,12 @@ def check_motor_angles(values: Any, n: int | None = None, *, field: str = "motor
             f"{field} = {_short(values)} is invalid: must be "
             f"{'' if n is None else f'{n} '}finite numbers (rad)"
         ) from None
-    if a.ndim not in (1, 2) or (n is not None and a.shape[-1] != n):
+    if a.ndim not in ((1, 2) if ndim is None else (ndim,)) or (n is not None and a.shape[-1] != n):
+        table = ndim == 2 or (ndim is None and a.ndim == 2)
+        count = "" if n is None else f"{n} "
         raise ParameterError(
-            f"{field} has shape {a.shape}: must be {'' if n is None else f'{n} '}angles "
-            f"{'per row ' if a.ndim == 2 else ''}(rad)"
+            f"{field} has shape {a.shape}: must be "
+            + (f"a table of poses, {count}angles per row (rad)" if table else f"{count}angles (rad)")
         )
     bad = ~np.isfinite(a) | (np.abs(a) > MAX_MOTOR_ANGLE)
     if bad.any():

@@ -42,7 +42,7 @@ from hsa_elastica.robots.steady_state import SteadyStateResult, solve_steady_sta
 
 __all__ = [
     "solve_static", "solve_static_batch", "solve_static_near", "static_residual", "static_solver",
-    "linearize",
+    "linearize", "pose_stability",
 ]
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,28 @@ def static_solver(params: RobotParams) -> tuple[StaticSolver, tuple[NDArray[np.f
     while len(_CACHE) > 4:
         _CACHE.popitem(last=False)
     return entry
+
+
+def pose_stability(params: RobotParams, model: CompiledModel,
+                   angles: NDArray[np.float64]) -> float:
+    """Smallest real part [1/s^2] of the eigenvalues of ``M^-1 K`` near zero at the present
+    state of ``model`` (a compiled robot of ``params``, e.g. a settled dynamic run) for motor
+    ``angles`` [rad] (:meth:`~hsa_elastica.engines.statics.StaticSolver.stability` on the
+    cached solver of ``params``, whose own state is put back afterwards).  Negative: the pose
+    is an unstable equilibrium (a buckling mode grows from any disturbance)."""
+    solver, _ = static_solver(params)
+    own = solver.save_state()
+    rod, body = model.rod_arrays, model.body_arrays
+    state = (rod.position, rod.director, body.position, body.director)
+    if [a.shape for a in state] != [a.shape for a in own]:
+        raise ParameterError("model is invalid: it is not a robot of params")
+    try:
+        solver.restore_state(tuple(np.array(a) for a in state))
+        lam, _ = solver.stability(np.asarray(angles, dtype=np.float64), solver.stability_modes,
+                                  vectors=False)
+    finally:
+        solver.restore_state(own)
+    return lam
 
 
 #: values of ``mirror_branch`` (:func:`solve_static`): how a buckled symmetric twist pose picks
@@ -242,11 +264,7 @@ def solve_static(
     """
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
-    angles = check_motor_angles(motor_angles, params.n_rods)
-    if angles.ndim != 1:
-        raise ParameterError(
-            f"motor_angles has shape {angles.shape}: must be {params.n_rods} angles (rad)"
-        )
+    angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
     solver, straight = static_solver(params)
     warm = None
     if initial is not None:
@@ -286,11 +304,7 @@ def solve_static_batch(
     """
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
-    rows = np.array(check_motor_angles(angles_array, params.n_rods, field="angles_array"))
-    if rows.ndim != 2:
-        raise ParameterError(
-            f"angles_array has shape {rows.shape}: must be (n_poses, n_rods = {params.n_rods})"
-        )
+    rows = np.array(check_motor_angles(angles_array, params.n_rods, field="angles_array", ndim=2))
     checked = list(rows)
     solver, straight = static_solver(params)
     starts = _initial_states(solver, initial, len(checked))
