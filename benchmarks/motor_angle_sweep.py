@@ -6,8 +6,8 @@ static solver (``solve_static``, no dynamic fallback) and by the dynamic relaxat
 (``solve_steady_state``); printed: both convergence flags, the static stability eigenvalue
 [1/s^2] (the smallest real part of ``M^-1 K`` near zero, at the static pose), the platform
 position [mm] and the difference between the two [mm] (the issue-22 bound is 0.05 mm where both
-converge; a dynamic run that settles on an unstable equilibrium is reported not converged).  The range and why it
-ends at 1.5 pi: ``hsa_elastica.params.base.MAX_MOTOR_ANGLE``.
+converge; a dynamic run that settles on an unstable equilibrium is reported not converged).
+The range and why it ends at 1.5 pi: ``hsa_elastica.params.base.MAX_MOTOR_ANGLE``.
 
 Examples::
 
