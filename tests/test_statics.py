@@ -137,7 +137,7 @@ def test_bad_angles_named(angles: list[float], needle: str) -> None:
 
 def test_batch_bad_row_named_and_matches_single() -> None:
     p = RobotParams()
-    with pytest.raises(ParameterError, match=r"angles_array\[1\]"):
+    with pytest.raises(ParameterError, match=r"angles_array \(row 1, angle 1\)"):
         solve_static_batch(p, [[0.0] * 4, [0.0, float("inf"), 0.0, 0.0]])
     rows = np.array([[1.0, -0.5, 0.5, -1.0], [1.2, -0.4, 0.6, -1.1]])
     batch = solve_static_batch(p, rows)

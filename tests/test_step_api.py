@@ -96,7 +96,7 @@ def test_step_api_rejects_bad_input() -> None:
     robot = build_robot(_params(), [0.0] * 4, record=False)
     with pytest.raises(ParameterError, match="n_rods = 4"):
         robot.set_motor_angles([0.1, 0.2])
-    with pytest.raises(ParameterError, match=r"angles\[2\]"):
+    with pytest.raises(ParameterError, match=r"angles \(angle 2\)"):
         robot.set_motor_angles([0.1, 0.2, math.nan, 0.0])
     with pytest.raises(ParameterError, match="dt_control"):
         robot.step(0.5 * DT)

@@ -164,16 +164,15 @@ def check_params(params: Any, duration: float, record: bool) -> None:
         raise UsageError(f"{PROG}: --params: {exc}") from None
 
 
-def check_angles(angles: Any, flag: str) -> None:
-    """Each motor angle within +-MAX_MOTOR_ANGLE [rad]."""
-    from hsa_elastica.params import MAX_MOTOR_ANGLE
+def check_angles(angles: Any, flag: str, n: int | None = None) -> None:
+    """The motor angles of ``flag`` [rad] pass :func:`hsa_elastica.params.check_motor_angles`
+    (``n`` finite numbers within +-MAX_MOTOR_ANGLE), else a :class:`UsageError` (exit 2)."""
+    from hsa_elastica.params import ParameterError, check_motor_angles
 
-    for a in angles:
-        if abs(a) > MAX_MOTOR_ANGLE:
-            raise UsageError(
-                f"{PROG}: {flag} {a!r} is invalid: each angle must be within "
-                f"+-{MAX_MOTOR_ANGLE:.6g} rad (4 pi, two turns)"
-            )
+    try:
+        check_motor_angles(angles, n, field=flag)
+    except ParameterError as exc:
+        raise UsageError(f"{PROG}: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             f"{PROG} steady-state: --angles needs exactly {params.n_rods} values (one per rod, rad), "
             f"got {len(args.angles)}"
         )
-    check_angles(args.angles, "--angles")
+    check_angles(args.angles, "--angles", params.n_rods)
     if args.out is not None and Path(args.out).suffix.lower() in TABLE_SUFFIXES:
         raise UsageError(f"{PROG} steady-state: --out {args.out}: a table needs --angles-csv")
     # every input and output is checked before solving

@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import ParameterError, check_motor_angles
 from hsa_elastica.physics.actuation import Ramp
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.physics.sensors import motor_torque
@@ -137,12 +137,16 @@ class ControlMixin:
                 f"set_motor_angles(): angles = {angles!r} is invalid: must be n_rods = {n} "
                 f"finite numbers (rad)"
             )
+        # the angle-driven motors' entries: the one motor-angle check (finite, within
+        # +-MAX_MOTOR_ANGLE); a torque-driven motor's entry: a finite torque
+        is_angle = [hasattr(m.instance, "angle") for m in self.motors]  # type: ignore[attr-defined]
+        check_motor_angles(np.where(is_angle, u, 0.0), n, field="set_motor_angles(): angles")
         bad = np.flatnonzero(~np.isfinite(u))
         if bad.size:
             i = int(bad[0])
             raise ParameterError(
                 f"set_motor_angles(): angles[{i}] = {u[i]!r} is invalid: must be a finite "
-                f"number (rad)"
+                f"torque (N m)"
             )
         self._command = u
 

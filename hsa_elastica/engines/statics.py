@@ -114,6 +114,10 @@ class StaticSolver:
     #: state is pushed off an unstable equilibrium to look for the stable branches, tried in
     #: turn until one gives a stable equilibrium
     branch_kicks: tuple[float, ...] = (0.02,)
+    #: largest motor-angle increment [rad] of one continuation step of :meth:`solve` (more
+    #: steps are taken for larger changes): a motor element turned by more than pi against its
+    #: neighbour before Newton starts is, to the rotation log of the rod, a turn of twist less
+    max_angle_step = 0.5 * math.pi
 
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False) -> None:
@@ -493,14 +497,17 @@ class StaticSolver:
               branch_rule: Any = None) -> StaticOutcome:
         """Equilibrium at motor angles ``target`` [rad] by continuation from the current state
         (an equilibrium at angles ``start``, default the last solved angles) in ``steps``
-        equal increments (halved on failure), then the stability test and, if unstable, a
+        equal increments (at least as many as keep each below :attr:`max_angle_step`; halved
+        on failure), then the stability test and, if unstable, a
         switch to a stable branch (``branch_rule(solver, candidates)`` picks among the stable
         candidates, default: the first).
         """
         target = np.asarray(target, dtype=np.float64)
         a0 = self.angles.copy() if start is None else np.asarray(start, dtype=np.float64)
         total_it = 0
-        s_done, ds = 0.0, 1.0 / max(int(steps), 1)
+        span = float(np.abs(target - a0).max(initial=0.0))
+        steps = max(int(steps), 1, math.ceil(span / self.max_angle_step))
+        s_done, ds = 0.0, 1.0 / steps
         halvings = 0
         while s_done < 1.0 - 1e-12:
             s_next = min(1.0, s_done + ds)

@@ -26,9 +26,17 @@ MAX_C_EPS = 1.0
 #: 1/s; velocity decay time 1 ms.  Far above it the robot only creeps (overdamped with a
 #: relaxation time c / omega^2 of hours for its slow modes) and nothing settles in a run.
 MAX_DAMPING = 1e3
-#: rad; motor angles are bounded to two turns each way (the paper's phi_max is pi; the
-#: auxetic rest-length strain saturates at eps_max long before)
-MAX_MOTOR_ANGLE = 4.0 * math.pi
+#: rad; motor angles are bounded to three quarters of a turn each way, 1.5 pi = 4.71 rad (the
+#: paper's phi_max and every measured run use at most pi).  Physics: the rest-length strain of
+#: the paper's rods saturates at eps_max at eps_max / C_eps * L = 5 rad of twist, so a larger
+#: angle only adds twist; the elongated straight robot then buckles in torsion (the static
+#: solver's smallest stability eigenvalue crosses zero at 6.0 rad = 1.91 pi for the paper
+#: robot), and past about 3 pi the rods collapse in the dynamics, turn neighbouring elements
+#: by more than pi against each other and lose whole turns of twist (the discrete rod keeps
+#: rotations modulo a turn): at 3.7 pi the dynamics settled at the rest height with 4 pi of
+#: twist missing, while the statics reported the saturated height.  1.5 pi keeps the motors
+#: in the range where the angle still sets the elongation, below both.
+MAX_MOTOR_ANGLE = 1.5 * math.pi
 #: Hz; ``record_fps`` is at most this, or 1 / dt (one sample per step) if that is larger
 MAX_RECORD_FPS = 1e4
 
@@ -37,13 +45,16 @@ class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
 
-def check_motor_angles(values: Any, n: int | None = None, *, field: str = "motor_angles") -> Any:
+def check_motor_angles(
+    values: Any, n: int | None = None, *, field: str = "motor_angles", ndim: int | None = None
+) -> Any:
     """Motor angles [rad] as a float64 array, or ``ParameterError`` naming ``field``.
 
     The one check of motor angles, called by every entry point (CLI single and batch, datasets,
     calibration data, the Python API, the step API, the environments) before any work: ``n``
     finite numbers (any count if ``n`` is None; a 2-D array is checked row by row, its rows
-    named in the message), each within ``+-MAX_MOTOR_ANGLE``.
+    named in the message), each within ``+-MAX_MOTOR_ANGLE``.  ``ndim`` = 1 (one pose) or 2 (a
+    table of poses) requires that shape.
     """
     import numpy as np
 
@@ -54,10 +65,12 @@ def check_motor_angles(values: Any, n: int | None = None, *, field: str = "motor
             f"{field} = {_short(values)} is invalid: must be "
             f"{'' if n is None else f'{n} '}finite numbers (rad)"
         ) from None
-    if a.ndim not in (1, 2) or (n is not None and a.shape[-1] != n):
+    if a.ndim not in ((1, 2) if ndim is None else (ndim,)) or (n is not None and a.shape[-1] != n):
+        table = ndim == 2 or (ndim is None and a.ndim == 2)
+        count = "" if n is None else f"{n} "
         raise ParameterError(
-            f"{field} has shape {a.shape}: must be {'' if n is None else f'{n} '}angles "
-            f"{'per row ' if a.ndim == 2 else ''}(rad)"
+            f"{field} has shape {a.shape}: must be "
+            + (f"a table of poses, {count}angles per row (rad)" if table else f"{count}angles (rad)")
         )
     bad = ~np.isfinite(a) | (np.abs(a) > MAX_MOTOR_ANGLE)
     if bad.any():
@@ -66,7 +79,7 @@ def check_motor_angles(values: Any, n: int | None = None, *, field: str = "motor
         at = f" (row {int(where[0])}, angle {int(where[1])})" if a.ndim == 2 else f" (angle {int(where[0])})"
         raise ParameterError(
             f"{field}{at} = {v!r} is invalid: each motor angle must be finite and within "
-            f"+-{MAX_MOTOR_ANGLE:.6g} rad"
+            f"+-{MAX_MOTOR_ANGLE:.6g} rad ({MAX_MOTOR_ANGLE / math.pi:g} pi)"
         )
     return a
 

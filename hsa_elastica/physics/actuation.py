@@ -31,6 +31,7 @@ from elastica.boundary_conditions import ConstraintBase
 from elastica.external_forces import NoForces
 from elastica.typing import RodType
 
+from hsa_elastica.compat import inv_rotate
 from hsa_elastica.params import invalid_parameter, is_finite_number
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "remove_twist",
     "rotate_about_own_axis",
     "free_twist_director",
+    "winding_defect",
 ]
 
 ScalarOrSchedule = Union[float, Callable[[float], float]]
@@ -248,6 +250,38 @@ def free_twist_director(
     director :class:`FreeTwistBC` imposes: roll and pitch removed, twist kept)."""
     psi = twist_about_axis(reference, current)
     rotate_about_own_axis(reference, psi, out)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def winding_defect(
+    reference: NDArray[np.float64], directors: NDArray[np.float64], base_angle: float
+) -> float:
+    """Twist the rod has lost [rad] against its motor: ``phi + sum_k theta_k - psi_tip``.
+
+    ``directors`` (3, 3, n) are the rod's element directors (C-contiguous), ``reference`` the
+    (3, 3) initial director of its elements (a straight printed rod: all equal), ``base_angle``
+    the motor angle ``phi`` [rad] imposed on element 0 (:class:`MotorAngleBC`).
+    ``theta_k = log(Q_{k+1} Q_k^T)_z`` are the twist angles between neighbouring elements (the
+    rotation vectors of the internal couples and of Eq. 4, each the principal value, |.| <=
+    pi) and ``psi_tip`` the twist of the last element about its axis relative to
+    ``reference`` (:func:`twist_about_axis`, in (-pi, pi]).
+
+    The motor turns the directors by ``+phi`` about d3, so along an intact rod the neighbour
+    twists add up to ``-(phi - psi_tip)`` and the defect is zero up to the writhe of the
+    centreline (well below pi for a rod that is not coiled).  The rotation vectors are stored
+    modulo a full turn: a rod whose neighbouring elements turned by more than pi against each
+    other (a violent buckle, or a continuation step of more than pi) is an equilibrium of the
+    same discrete equations with ``2 pi`` less twist, and its defect is a multiple of ``2 pi``.
+    Valid while the last element turns by less than pi (a tip held by a platform joint).
+    """
+    n = directors.shape[2]
+    total = 0.0
+    if n > 1:
+        theta = inv_rotate(directors)
+        for k in range(n - 1):
+            total += theta[2, k]
+    tip = np.ascontiguousarray(directors[:, :, n - 1])
+    return base_angle + total - twist_about_axis(reference, tip)  # type: ignore[no-any-return]
 
 
 def base_twist_angle(rod: RodType, reference_directors: NDArray[np.float64]) -> float:

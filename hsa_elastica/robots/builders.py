@@ -73,7 +73,7 @@ from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.rigid_mounts import MotorMountBC, MountReaction, TwistMountBC
 from hsa_elastica.params import (
-    MAX_MOTOR_ANGLE,
+    check_motor_angles,
     JointParams,
     ParameterError,
     RobotParams,
@@ -224,43 +224,61 @@ def coupling_kwargs(rod_params: RodParams) -> dict[str, Any]:
 
 
 def _as_schedule(name: str, value: Any, sim_params: SimulationParams) -> Callable[[float], float]:
-    """A number becomes ``Ramp(target=value, duration=ramp_time, shape=ramp_shape)``."""
+    """A number becomes ``Ramp(target=value, duration=ramp_time, shape=ramp_shape)``; a motor
+    ``angle`` (a number or a :class:`Ramp`'s end points) is checked by
+    :func:`~hsa_elastica.params.check_motor_angles`."""
     if callable(value):
+        if name == "angle" and isinstance(value, Ramp):
+            check_motor_angles([value.start, value.target], 2, field="angle (Ramp start, target)")
         return value  # type: ignore[no-any-return]
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(float(value)):
         raise ParameterError(f"{name} = {value!r} is invalid: must be a finite number or a callable t -> value")
+    if name == "angle":
+        check_motor_angles([value], 1, field="angle")
     return Ramp(target=float(value), duration=sim_params.ramp_time, shape=sim_params.ramp_shape)
 
 
-def _motor_schedules(motor_angles: Any, n: int) -> list[float | Callable[[float], float]]:
-    """``n`` per-rod entries, each a finite float [rad] or a callable ``t -> phi``."""
+def _motor_schedules(
+    motor_angles: Any, n: int, *, angles: bool = True, field: str = "motor_angles"
+) -> list[float | Callable[[float], float]]:
+    """``n`` per-rod entries, each a finite float or a callable ``t -> value``.
+
+    ``angles=True``: the numbers are motor angles [rad], checked by
+    :func:`~hsa_elastica.params.check_motor_angles` (finite, within ``+-MAX_MOTOR_ANGLE``),
+    as are the ``start`` and ``target`` of a :class:`Ramp`; other callables are taken as
+    given.  ``angles=False``: motor torques [N m] (a torque drive), finite numbers.
+    """
     message = (
-        f"motor_angles = {motor_angles!r} is invalid: must be n_rods = {n} entries, each a "
-        f"finite number (rad) or a callable t -> angle"
+        f"{field} = {motor_angles!r} is invalid: must be n_rods = {n} entries, each a "
+        f"finite number ({'rad' if angles else 'N m'}) or a callable t -> "
+        f"{'angle' if angles else 'torque'}"
     )
+    if isinstance(motor_angles, (str, bytes)):
+        raise ParameterError(message)
     try:
         items = list(motor_angles)
     except TypeError:
         raise ParameterError(message) from None
+    if len(items) != n:
+        raise ParameterError(message)
     out: list[float | Callable[[float], float]] = []
-    for a in items:
+    for i, a in enumerate(items):
         if callable(a):
             out.append(a)
+            if angles and isinstance(a, Ramp):  # a ramp's end points are angles too
+                check_motor_angles([a.start, a.target], 2, field=f"{field}[{i}] (Ramp start, target)")
             continue
+        if isinstance(a, (bool, str, bytes)):
+            raise ParameterError(message)
         try:
             v = float(a)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ParameterError(message) from None
-        if isinstance(a, bool) or not math.isfinite(v):
+        if not (angles or math.isfinite(v)):
             raise ParameterError(message)
-        if abs(v) > MAX_MOTOR_ANGLE:
-            raise ParameterError(
-                f"motor_angles = {items!r} is invalid: each angle must be within "
-                f"+-{MAX_MOTOR_ANGLE:.6g} rad (4 pi, two turns)"
-            )
         out.append(v)
-    if len(out) != n:
-        raise ParameterError(message)
+    if angles:
+        check_motor_angles([0.0 if callable(a) else a for a in out], n, field=field)
     return out
 
 
@@ -484,7 +502,7 @@ def build_robot(
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods
-    per_rod = _motor_schedules(motor_angles, n)
+    per_rod = _motor_schedules(motor_angles, n, angles=drive == "angle" or base is None)
     if ramp is not None and not callable(ramp):
         if isinstance(ramp, bool) or not isinstance(ramp, (int, float)) or not ramp >= 0.0:
             raise ParameterError(

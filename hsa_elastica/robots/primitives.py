@@ -51,6 +51,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.params.base import MAX_MOTOR_ANGLE, ParameterError
+
 if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.params import RobotParams
 
@@ -120,9 +122,17 @@ def _check_range(name: str, value: float, lo: float, hi: float) -> float:
 
 
 def _check_phi_max(phi_max: float) -> float:
-    v = float(phi_max)
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"phi_max = {phi_max!r} is invalid: must be a finite number > 0 (rad)")
+    """``phi_max`` [rad] in ``(0, MAX_MOTOR_ANGLE]``: the angles made from it are motor angles
+    (:func:`~hsa_elastica.params.check_motor_angles`)."""
+    try:
+        v = float(phi_max)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v) or v <= 0.0 or v > MAX_MOTOR_ANGLE:
+        raise ParameterError(
+            f"phi_max = {phi_max!r} is invalid: must be a finite number in "
+            f"(0, {MAX_MOTOR_ANGLE:.6g}] rad (MAX_MOTOR_ANGLE)"
+        )
     return v
 
 

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.engines.compile import compile_simulator
 from hsa_elastica.engines.statics import StaticOutcome, StaticSolver
-from hsa_elastica.params import ParameterError, RodParams, SimulationParams
+from hsa_elastica.params import ParameterError, RodParams, SimulationParams, check_motor_angles
 from hsa_elastica.physics.actuation import twist_about_axis
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 from hsa_elastica.robots.builders import build_single_rod
@@ -148,6 +148,7 @@ class RodStaticSolver:
         for name, v in (("angle", angle), ("torque", torque)):
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
                 raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
+        check_motor_angles([angle], 1, field="angle")
         s = self.solver
         self._set_loads(float(torque), f)
         if self.base == "motor":
@@ -266,6 +267,7 @@ def solve_static_rod(rod_params: RodParams, *, angle: float = 0.0, torque: float
                      fallback: Callable[[], RodSteadyState] | None = None) -> RodSteadyState:
     """Static steady state of a single rod: :meth:`RodStaticSolver.solve` on the cached
     solver of the set-up (``base``, ``distal``, ``axial_law``); see the module doc."""
+    check_motor_angles([angle], 1, field="angle")  # before the solver is built
     solver = rod_static_solver(rod_params, base=base, distal=distal, axial_law=axial_law)
     return solver.solve(angle=angle, torque=torque, tip_force=tip_force,
                         check_stability=check_stability, initial=initial, fallback=fallback)

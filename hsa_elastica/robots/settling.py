@@ -8,17 +8,27 @@ window) after each one.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from hsa_elastica.engines.timeloop import SimulationDiverged
+from hsa_elastica.physics.actuation import MotorAngleBC, winding_defect
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "TOL_STATIC_RESIDUAL",
+    "TOL_WINDING",
     "Relaxation",
     "append_final_sample",
     "equilibrium_residual_ok",
+    "describe_lost",
+    "lost_twist",
+    "lost_twist_model",
     "positive",
     "relax",
 ]
@@ -84,11 +94,79 @@ def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> boo
     return max(forces, couples) < tol  # (nan: not below)
 
 
+#: rad; largest |twist defect| (:func:`~hsa_elastica.physics.actuation.winding_defect`) of an
+#: intact rod.  A rod that lost a turn has a defect of 2 pi; an intact one only the writhe of
+#: its centreline (3e-3 rad for the paper robot's bend primitive at 2 pi, 0.08 rad during the
+#: 1 s elongation ramp), so pi separates the two.
+TOL_WINDING = math.pi
+
+
+def lost_twist(robot: Any, angles: Any = None) -> list[tuple[int, float]]:
+    """``(rod index, defect [rad])`` of each rod of ``robot`` whose twist no longer matches its
+    motor (:func:`~hsa_elastica.physics.actuation.winding_defect` beyond :data:`TOL_WINDING`).
+
+    Every rod held by a :class:`MotorAngleBC` in the lab is checked (a robot's rods, a stack's
+    bottom stage; rods on motor mounts are not); ``angles`` [rad] are their motor angles
+    (default: the motors' schedules at the robot's present time).  The discrete rod stores the
+    rotation between neighbouring elements modulo a full turn, so a rod that was wrenched by
+    more than pi between two elements (a violent buckle in the dynamics, a continuation step of
+    more than pi in the statics) settles on an equilibrium of the same equations with whole
+    turns of twist missing: the platform pose of a smaller motor angle, reported as if it were
+    the commanded one.  An empty list: every checked rod is intact.
+    """
+    segments = getattr(robot, "segments", None) or [robot]
+    t = float(getattr(robot, "time", 0.0))
+    out: list[tuple[int, float]] = []
+    k = 0
+    for seg in segments:
+        for rod, ref in zip(seg.rods, seg.motors):
+            bc = getattr(ref, "instance", ref)
+            if isinstance(bc, MotorAngleBC):
+                phi = float(bc.angle(t)) if angles is None else float(angles[k])
+                d = float(winding_defect(
+                    bc.reference_director, np.ascontiguousarray(rod.director_collection), phi
+                ))
+                if not abs(d) < TOL_WINDING:
+                    out.append((k, d))
+            k += 1
+    return out
+
+
+def lost_twist_model(model: Any, angles: Any) -> list[tuple[int, float]]:
+    """:func:`lost_twist` on the arrays of a compiled model (the static solver's state):
+    ``(motor row, defect [rad])`` of each rod held by a motor in the lab
+    (``MotorTable.body == -1``) whose twist does not match its motor angle ``angles[row]``
+    [rad] (the rows of ``model.motors``, as :meth:`CompiledModel.commands`)."""
+    rod, m = model.rod_arrays, model.motors
+    ghosts = np.asarray(rod.ghost_elems_idx, dtype=np.int64).ravel()
+    n_el = rod.director.shape[2]
+    out: list[tuple[int, float]] = []
+    for i in range(len(m.element)):
+        if int(m.body[i]) >= 0:
+            continue
+        e0 = int(m.element[i])
+        later = ghosts[ghosts > e0]
+        end = int(later.min()) if later.size else n_el
+        d = float(winding_defect(
+            np.ascontiguousarray(m.reference_director[i]),
+            np.ascontiguousarray(rod.director[:, :, e0:end]), float(angles[i]),
+        ))
+        if not abs(d) < TOL_WINDING:
+            out.append((i, d))
+    return out
+
+
+def describe_lost(lost: list[tuple[int, float]]) -> str:
+    """``"rod 0 lost +1.00 turns of twist; ..."`` for the entries of :func:`lost_twist`."""
+    return "; ".join(f"rod {i} lost {d / (2 * math.pi):+.2f} turns of twist" for i, d in lost)
+
+
 @dataclass
 class Relaxation:
     """Outcome of :func:`relax`: the stopping time [s], steps taken, the start of the final
     settling window [s] (None if none), whether the window was completed, the last
-    ``state_fn`` state and the divergence that stopped the run (None if none)."""
+    ``state_fn`` state, the divergence that stopped the run (None if none) and the rods found
+    with lost turns of twist (:func:`lost_twist`; the run stops there, not converged)."""
 
     t: float
     n_steps: int
@@ -96,6 +174,7 @@ class Relaxation:
     converged: bool
     state: dict[str, Any]
     divergence: SimulationDiverged | None
+    lost: list[tuple[int, float]] | None = None
 
 
 def relax(
@@ -119,7 +198,8 @@ def relax(
     after every chunk that ends at or after ``ramp_end`` [s].  ``state_fn(robot)`` gives at
     least ``max_speed`` [m/s] (every rod node and body) and ``platform_omega`` [rad/s] (every
     body); ``dampings`` = (translational, rotational) damping rates [1/s] of the creep bound.
-    A divergence stops the run and is returned, not raised."""
+    A divergence stops the run and is returned, not raised; so does a rod that lost a turn of
+    twist (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``)."""
     dt = robot.dt
     steps_per_check = max(1, int(round(check_interval / dt)))
     bar = None
@@ -143,6 +223,7 @@ def relax(
     creep_t = _creep_factor(dampings[0], dt)
     creep_r = _creep_factor(dampings[1], dt)
     divergence: SimulationDiverged | None = None
+    lost: list[tuple[int, float]] = []
     try:
         while t < t_max - 0.5 * dt:
             n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
@@ -153,6 +234,12 @@ def relax(
                 bar.update(t_new - t)
             t = t_new
             state = state_fn(robot)
+            # a rod that lost a turn of twist never gets it back: stop, not converged
+            lost = lost_twist(robot)
+            if lost:
+                converged = False
+                log.warning("at t = %.4g s %s: not converged", t, describe_lost(lost))
+                break
             calm = (
                 state["max_speed"] < tol_velocity
                 and state["platform_omega"] < tol_omega
@@ -175,4 +262,4 @@ def relax(
     finally:
         if bar is not None:
             bar.close()
-    return Relaxation(t, n_steps, settled_since, converged, state, divergence)
+    return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None)

@@ -230,7 +230,11 @@ def build_stack(
             f"motor_angles has {len(angles)} entries: must be one sequence per segment "
             f"({len(params)})"
         )
-    schedules = [_motor_schedules(a, p.n_rods) for a, p in zip(angles, params)]
+    schedules = [
+        _motor_schedules(a, p.n_rods, angles=k == 0 or drive == "angle",
+                         field=f"motor_angles[{k}]")
+        for k, (a, p) in enumerate(zip(angles, params))
+    ]
     # the motors of stage k ride the platform of stage k - 1
     params = [
         _payload(p, m * params[k + 1].n_rods if k + 1 < len(params) else 0.0)
@@ -378,8 +382,9 @@ def _solve_static_stack(
             f"motor_angles has {len(motor_angles)} entries: must be one per segment ({len(params)})"
         )
     per_segment = []
-    for a, p in zip(motor_angles, params):
-        values = _motor_schedules(a, p.n_rods)
+    for k, (a, p) in enumerate(zip(motor_angles, params)):
+        values = _motor_schedules(a, p.n_rods, angles=k == 0 or drive == "angle",
+                                  field=f"motor_angles[{k}]")
         if any(callable(v) for v in values):
             raise ParameterError("solve_stack_static: motor_angles must be numbers (rad)")
         per_segment.append(np.array(values, dtype=np.float64))

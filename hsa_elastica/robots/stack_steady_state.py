@@ -230,8 +230,9 @@ def solve_stack_steady_state(
         raise ParameterError(
             f"motor_angles has {len(motor_angles)} entries: must be one per segment ({len(params)})"
         )
-    commands = [np.array(_motor_schedules(a, p.n_rods), dtype=np.float64)
-                for a, p in zip(motor_angles, params)]
+    commands = [np.array(_motor_schedules(a, p.n_rods, angles=k == 0 or drive == "angle",
+                                          field=f"motor_angles[{k}]"), dtype=np.float64)
+                for k, (a, p) in enumerate(zip(motor_angles, params))]
     if method == "static":
         return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
     tol_v = positive("tol_velocity", tol_velocity, "m/s")

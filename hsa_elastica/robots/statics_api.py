@@ -33,14 +33,16 @@ from numpy.typing import NDArray
 
 from hsa_elastica.engines.compile import CompiledModel, compile_simulator
 from hsa_elastica.engines.statics import StaticOutcome, StaticSolver, model_residual
-from hsa_elastica.params import ParameterError, RobotParams
+from hsa_elastica.engines.timeloop import check_time_step
+from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.robots.settling import describe_lost, lost_twist_model
 from hsa_elastica.robots.steady_state import SteadyStateResult, solve_steady_state
 
 __all__ = [
     "solve_static", "solve_static_batch", "solve_static_near", "static_residual", "static_solver",
-    "linearize",
+    "linearize", "pose_stability",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,10 @@ def static_solver(params: RobotParams) -> tuple[StaticSolver, tuple[NDArray[np.f
     if hit is not None:
         _CACHE.move_to_end(params)
         return hit
-    robot = build_robot(params, [0.0] * params.n_rods, ramp=0.0, record=False, finalize=True)
+    # no time step in a static solve: simulation.dt is not checked here (the dynamic fallback
+    # checks it when it runs)
+    robot = build_robot(params, [0.0] * params.n_rods, ramp=0.0, record=False, finalize=True,
+                        check_dt=False)
     solver = StaticSolver(compile_simulator(robot.simulator))
     entry = (solver, solver.save_state())
     _CACHE[params] = entry
@@ -71,20 +76,26 @@ def static_solver(params: RobotParams) -> tuple[StaticSolver, tuple[NDArray[np.f
     return entry
 
 
-def _check_angles(params: RobotParams, motor_angles: Any, name: str = "motor_angles"
-                  ) -> NDArray[np.float64]:
-    n = params.n_rods
+def pose_stability(params: RobotParams, model: CompiledModel,
+                   angles: NDArray[np.float64]) -> float:
+    """Smallest real part [1/s^2] of the eigenvalues of ``M^-1 K`` near zero at the present
+    state of ``model`` (a compiled robot of ``params``, e.g. a settled dynamic run) for motor
+    ``angles`` [rad] (:meth:`~hsa_elastica.engines.statics.StaticSolver.stability` on the
+    cached solver of ``params``, whose own state is put back afterwards).  Negative: the pose
+    is an unstable equilibrium (a buckling mode grows from any disturbance)."""
+    solver, _ = static_solver(params)
+    own = solver.save_state()
+    rod, body = model.rod_arrays, model.body_arrays
+    state = (rod.position, rod.director, body.position, body.director)
+    if [a.shape for a in state] != [a.shape for a in own]:
+        raise ParameterError("model is invalid: it is not a robot of params")
     try:
-        a = np.asarray(motor_angles, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(
-            f"{name} = {motor_angles!r} is invalid: must be n_rods = {n} finite numbers (rad)"
-        ) from None
-    if a.shape != (n,) or not np.all(np.isfinite(a)):
-        raise ParameterError(
-            f"{name} = {motor_angles!r} is invalid: must be n_rods = {n} finite numbers (rad)"
-        )
-    return a
+        solver.restore_state(tuple(np.array(a) for a in state))
+        lam, _ = solver.stability(np.asarray(angles, dtype=np.float64), solver.stability_modes,
+                                  vectors=False)
+    finally:
+        solver.restore_state(own)
+    return lam
 
 
 #: values of ``mirror_branch`` (:func:`solve_static`): how a buckled symmetric twist pose picks
@@ -165,6 +176,18 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
     )
 
 
+def _checked(solver: StaticSolver, out: StaticOutcome) -> StaticOutcome:
+    """``out``, marked not converged if a rod of the solved state lost a turn of twist
+    (:func:`~hsa_elastica.robots.settling.lost_twist_model`): the equations hold there, but
+    for motor angles a whole turn away from the commanded ones."""
+    if out.converged:
+        lost = lost_twist_model(solver.model, out.angles)
+        if lost:
+            out.converged = False
+            out.message = describe_lost(lost)
+    return out
+
+
 def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
                params: RobotParams, angles: NDArray[np.float64], warm: Any,
                check_stability: bool, fallback: bool, mirror_branch: str) -> SteadyStateResult:
@@ -176,12 +199,13 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
         # (a symmetric command is solved from the straight pose: continuing from a tilted
         # neighbour could land on either mirror branch without any instability to detect)
         solver.restore_state(warm[1])
-        out = solver.solve(angles, start=warm[0], steps=1, max_halvings=3,
-                           check_stability=check_stability, branch_rule=rule)
+        out = _checked(solver, solver.solve(angles, start=warm[0], steps=1, max_halvings=3,
+                                            check_stability=check_stability, branch_rule=rule))
     if out is None or not out.converged:
         solver.restore_state(straight)
-        out = solver.solve(angles, start=np.zeros_like(angles), steps=CONTINUATION_STEPS,
-                           check_stability=check_stability, branch_rule=rule)
+        out = _checked(solver, solver.solve(angles, start=np.zeros_like(angles),
+                                            steps=CONTINUATION_STEPS,
+                                            check_stability=check_stability, branch_rule=rule))
     if out.converged and out.stable is not False:
         return _result(solver, params, angles, out, _time.perf_counter() - wall0,
                        _time.process_time() - cpu0)
@@ -189,6 +213,15 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
     if not fallback:
         res = _result(solver, params, angles, out, _time.perf_counter() - wall0,
                        _time.process_time() - cpu0)
+        res.converged = False
+        return res
+    try:
+        check_time_step(params.simulation.dt, params)
+    except ParameterError as exc:  # no dynamics to fall back on: the static result, not converged
+        log.warning("static solve at motor angles %s: %s; no dynamic fallback: %s",
+                    np.array2string(angles, precision=4), reason, exc)
+        res = _result(solver, params, angles, out, _time.perf_counter() - wall0,
+                      _time.process_time() - cpu0)
         res.converged = False
         return res
     log.warning("static solve at motor angles %s: %s; falling back to dynamic relaxation",
@@ -222,10 +255,17 @@ def solve_static(
     loads; as ``"dynamic"`` when gravity has no lateral component).  Returns a :class:`SteadyStateResult` with ``method = "static"``,
     ``sim_time_s = 0``, ``iterations`` and ``stable``.
 
-    Raises ``ParameterError`` for invalid ``params`` or angles (wrong count, NaN).
+    Raises ``ParameterError`` for invalid ``params`` or angles (wrong count, not finite, beyond
+    ``+-MAX_MOTOR_ANGLE``: :func:`~hsa_elastica.params.check_motor_angles`) before any work.
+    A solution on which a rod has lost a whole turn of twist against its motor
+    (:func:`~hsa_elastica.robots.settling.lost_twist_model`) is not converged.  The static
+    solve needs no time step: ``simulation.dt`` is only checked before a dynamic fallback
+    (without a valid one the unconverged static result is returned, ``converged = False``).
     """
+    if not isinstance(params, RobotParams):
+        raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
+    angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
     solver, straight = static_solver(params)
-    angles = _check_angles(params, motor_angles)
     warm = None
     if initial is not None:
         if not isinstance(initial, SteadyStateResult) or initial.state is None:
@@ -262,18 +302,11 @@ def solve_static_batch(
     Newton solve starts close to its solution; ``"given"`` keeps the rows' order.  Results
     are returned in the rows' order either way.
     """
+    if not isinstance(params, RobotParams):
+        raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
+    rows = np.array(check_motor_angles(angles_array, params.n_rods, field="angles_array", ndim=2))
+    checked = list(rows)
     solver, straight = static_solver(params)
-    try:
-        rows = np.asarray(angles_array, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(
-            f"angles_array is invalid: must be an (n_poses, {params.n_rods}) array of angles (rad)"
-        ) from None
-    if rows.ndim != 2 or rows.shape[1] != params.n_rods:
-        raise ParameterError(
-            f"angles_array has shape {rows.shape}: must be (n_poses, n_rods = {params.n_rods})"
-        )
-    checked = [_check_angles(params, r, f"angles_array[{k}]") for k, r in enumerate(rows)]
     starts = _initial_states(solver, initial, len(checked))
     if order == "nearest":
         sequence = nearest_neighbour_order(rows)
@@ -321,6 +354,12 @@ def solve_static_near(
     solver's (:class:`~hsa_elastica.engines.statics.StaticSolver`).  Entries that do not
     converge in ``max_iter`` iterations are None (solve them with :func:`solve_static_batch`).
     """
+    if not isinstance(params, RobotParams):
+        raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
+    for k, res in enumerate(initial):
+        angles = getattr(res, "motor_angles_rad", None)
+        if angles is not None:
+            check_motor_angles(angles, params.n_rods, field=f"initial[{k}].motor_angles_rad")
     solver, _ = static_solver(params)
     states = _initial_states(solver, list(initial), len(initial))
     if len(factorizations) != len(initial):

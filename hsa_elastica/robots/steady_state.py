@@ -23,9 +23,17 @@ pass).  The run stops there (or at ``max_time``, then ``converged = False``).  W
 damping (20 1/s) velocities decay like ``exp(-20 t)``, so a ramped run typically settles a few
 tenths of a second after the ramp.
 
-The settling test establishes that the robot has reached an equilibrium, not that the
-equilibrium stays stable under an arbitrarily long hold: with the paper's one-way coupling at
-damping 10 1/s the elongation primitive settles at 1.06 s on the same pose as at 50 1/s
+A settled pose is then tested for stability with the static solver's eigenvalues
+(:func:`~hsa_elastica.robots.statics_api.pose_stability`, a Jacobian and a few eigenvalues at
+the settled state): an unstable equilibrium (a divergence/buckling mode, e.g. an exactly
+symmetric twist pose the dynamics never leave because round-off does not break the symmetry)
+is reported with ``converged = False`` and ``stable = False``.  A run stops, not converged, as
+soon as a rod has lost a whole turn of twist against its motor
+(:func:`~hsa_elastica.robots.settling.lost_twist`).
+
+The settling test does not establish that the equilibrium stays stable under an arbitrarily
+long hold against a growing oscillation (flutter, which the static eigenvalues do not see):
+with the paper's one-way coupling at damping 10 1/s the elongation primitive settles at 1.06 s on the same pose as at 50 1/s
 (platform at 132.6885 mm), but held on, an oscillation grows from round-off (e-folding time
 ~0.1 s from ~2.6 s) and diverges at 4.5 s; no settling window of a practical length sees it.
 
@@ -35,6 +43,7 @@ state is appended to the diagnostics if the recorders did not sample it.
 
 from __future__ import annotations
 
+import logging
 import math
 import time as _time
 from dataclasses import dataclass, field
@@ -44,7 +53,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
-from hsa_elastica.params import RobotParams
+from hsa_elastica.params import RobotParams, check_motor_angles
 from hsa_elastica.robots.builders import Robot, build_robot
 from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
@@ -57,6 +66,8 @@ from hsa_elastica.robots.settling import (  # re-exported: the settling loop liv
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "SteadyStateResult",
@@ -124,7 +135,8 @@ class SteadyStateResult:
     iterations : int
         Newton iterations of a static solve (0 for a dynamic one).
     stable : bool or None
-        the static solution is stable (None: not tested, or dynamic).
+        the static solution is stable (None: not tested); a dynamic result that settled on an
+        unstable equilibrium has ``stable = False`` and ``converged = False``, else None.
     state : object
         the solver's full state of a static solve (warm start of the next one).
     cpu_time_s : float
@@ -339,6 +351,7 @@ def solve_steady_state(
     chk = _positive("check_interval", check_interval, "s")
     if not isinstance(params, RobotParams):
         raise ValueError(f"params = {params!r} is invalid: must be a RobotParams")
+    angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
     sp = params.simulation
     if ramp is None:
         ramp_end = sp.ramp_time
@@ -353,7 +366,7 @@ def solve_steady_state(
 
         check_recording_size(params, t_max)
     wall0 = _time.perf_counter()
-    robot: Any = build_robot(params, [float(a) for a in motor_angles], ramp=ramp, record=record)
+    robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
     if fast:
         from hsa_elastica.engines.fused import FastRobot
 
@@ -403,4 +416,32 @@ def solve_steady_state(
         # everything recorded so far) to save it: nothing computed is lost
         divergence.result = result
         raise divergence
+    if result.converged:
+        _check_stability(result, robot, params)
     return result
+
+
+def _check_stability(result: SteadyStateResult, robot: Any, params: RobotParams) -> None:
+    """A settled pose that is an unstable equilibrium is not converged (``stable = False``).
+
+    Near a buckling point the unstable mode grows from round-off so slowly (e-folding times of
+    seconds) that the robot stays on the symmetric pose for the whole settling window, while the
+    static solver, which sees the negative eigenvalue, moves to the buckled branch: the paper
+    robot's twist primitive at 1.18 rad per rod ended 9.4 mm apart.  The eigenvalues are those
+    of :func:`~hsa_elastica.robots.statics_api.pose_stability` at the settled state."""
+    from hsa_elastica.engines.compile import CompiledModel, compile_simulator
+    from hsa_elastica.robots.statics_api import pose_stability
+
+    model = getattr(robot, "model", None)
+    if not isinstance(model, CompiledModel):
+        model = compile_simulator(robot.simulator)
+    lam = pose_stability(params, model, result.motor_angles_rad)
+    if lam < 0.0:
+        result.converged = False
+        result.stable = False
+        log.warning(
+            "the robot settled at motor angles %s on an unstable equilibrium (smallest "
+            "stability eigenvalue %.3g 1/s^2): not converged; a buckling mode grows from "
+            "round-off, slower than the settling window",
+            np.array2string(result.motor_angles_rad, precision=4), lam,
+        )
