@@ -262,8 +262,8 @@ def winding_defect(
     (3, 3) initial director of its elements (a straight printed rod: all equal), ``base_angle``
     the motor angle ``phi`` [rad] imposed on element 0 (:class:`MotorAngleBC`).
     ``theta_k = log(Q_{k+1} Q_k^T)_z`` are the twist angles between neighbouring elements (the
-    rotation vectors of the internal couples and of Eq. 4, each the principal value, |.| <=
-    pi) and ``psi_tip`` the twist of the last element about its axis relative to
+    rotation vectors of the internal couples and of Eq. 4, each the principal value, of
+    magnitude at most pi) and ``psi_tip`` the twist of the last element about its axis relative to
     ``reference`` (:func:`twist_about_axis`, in (-pi, pi]).
 
     The motor turns the directors by ``+phi`` about d3, so along an intact rod the neighbour

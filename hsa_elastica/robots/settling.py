@@ -94,8 +94,8 @@ def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> boo
     return max(forces, couples) < tol  # (nan: not below)
 
 
-#: rad; largest |twist defect| (:func:`~hsa_elastica.physics.actuation.winding_defect`) of an
-#: intact rod.  A rod that lost a turn has a defect of 2 pi; an intact one only the writhe of
+#: rad; largest magnitude of the twist defect
+#: (:func:`~hsa_elastica.physics.actuation.winding_defect`) of an intact rod.  A rod that lost a turn has a defect of 2 pi; an intact one only the writhe of
 #: its centreline (3e-3 rad for the paper robot's bend primitive at 2 pi, 0.08 rad during the
 #: 1 s elongation ramp), so pi separates the two.
 TOL_WINDING = math.pi

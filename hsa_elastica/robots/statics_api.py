@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import math
 import time as _time
-from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
@@ -36,8 +35,9 @@ from hsa_elastica.engines.statics import StaticOutcome, StaticSolver, model_resi
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
-from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.settling import describe_lost, lost_twist_model
+from hsa_elastica.robots.static_cache import pose_stability as pose_stability
+from hsa_elastica.robots.static_cache import static_solver as static_solver
 from hsa_elastica.robots.steady_state import SteadyStateResult, solve_steady_state
 
 __all__ = [
@@ -49,54 +49,6 @@ log = logging.getLogger(__name__)
 
 #: load steps of the continuation from the straight pose
 CONTINUATION_STEPS = 4
-
-_CACHE: "OrderedDict[RobotParams, tuple[StaticSolver, tuple[NDArray[np.float64], ...]]]" = (
-    OrderedDict()
-)
-
-
-def static_solver(params: RobotParams) -> tuple[StaticSolver, tuple[NDArray[np.float64], ...]]:
-    """A :class:`StaticSolver` of the robot ``params`` and its straight (assembly) state,
-    cached (the last four parameter sets)."""
-    if not isinstance(params, RobotParams):
-        raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
-    hit = _CACHE.get(params)
-    if hit is not None:
-        _CACHE.move_to_end(params)
-        return hit
-    # no time step in a static solve: simulation.dt is not checked here (the dynamic fallback
-    # checks it when it runs)
-    robot = build_robot(params, [0.0] * params.n_rods, ramp=0.0, record=False, finalize=True,
-                        check_dt=False)
-    solver = StaticSolver(compile_simulator(robot.simulator))
-    entry = (solver, solver.save_state())
-    _CACHE[params] = entry
-    while len(_CACHE) > 4:
-        _CACHE.popitem(last=False)
-    return entry
-
-
-def pose_stability(params: RobotParams, model: CompiledModel,
-                   angles: NDArray[np.float64]) -> float:
-    """Smallest real part [1/s^2] of the eigenvalues of ``M^-1 K`` near zero at the present
-    state of ``model`` (a compiled robot of ``params``, e.g. a settled dynamic run) for motor
-    ``angles`` [rad] (:meth:`~hsa_elastica.engines.statics.StaticSolver.stability` on the
-    cached solver of ``params``, whose own state is put back afterwards).  Negative: the pose
-    is an unstable equilibrium (a buckling mode grows from any disturbance)."""
-    solver, _ = static_solver(params)
-    own = solver.save_state()
-    rod, body = model.rod_arrays, model.body_arrays
-    state = (rod.position, rod.director, body.position, body.director)
-    if [a.shape for a in state] != [a.shape for a in own]:
-        raise ParameterError("model is invalid: it is not a robot of params")
-    try:
-        solver.restore_state(tuple(np.array(a) for a in state))
-        lam, _ = solver.stability(np.asarray(angles, dtype=np.float64), solver.stability_modes,
-                                  vectors=False)
-    finally:
-        solver.restore_state(own)
-    return lam
-
 
 #: values of ``mirror_branch`` (:func:`solve_static`): how a buckled symmetric twist pose picks
 #: one of its two mirror-image branches

@@ -24,7 +24,7 @@ damping (20 1/s) velocities decay like ``exp(-20 t)``, so a ramped run typically
 tenths of a second after the ramp.
 
 A settled pose is then tested for stability with the static solver's eigenvalues
-(:func:`~hsa_elastica.robots.statics_api.pose_stability`, a Jacobian and a few eigenvalues at
+(:func:`~hsa_elastica.robots.static_cache.pose_stability`, a Jacobian and a few eigenvalues at
 the settled state): an unstable equilibrium (a divergence/buckling mode, e.g. an exactly
 symmetric twist pose the dynamics never leave because round-off does not break the symmetry)
 is reported with ``converged = False`` and ``stable = False``.  A run stops, not converged, as
@@ -428,9 +428,9 @@ def _check_stability(result: SteadyStateResult, robot: Any, params: RobotParams)
     seconds) that the robot stays on the symmetric pose for the whole settling window, while the
     static solver, which sees the negative eigenvalue, moves to the buckled branch: the paper
     robot's twist primitive at 1.18 rad per rod ended 9.4 mm apart.  The eigenvalues are those
-    of :func:`~hsa_elastica.robots.statics_api.pose_stability` at the settled state."""
+    of :func:`~hsa_elastica.robots.static_cache.pose_stability` at the settled state."""
     from hsa_elastica.engines.compile import CompiledModel, compile_simulator
-    from hsa_elastica.robots.statics_api import pose_stability
+    from hsa_elastica.robots.static_cache import pose_stability
 
     model = getattr(robot, "model", None)
     if not isinstance(model, CompiledModel):
