@@ -13,7 +13,9 @@ from typing import Any, NoReturn
 PROG = "hsa-elastica"
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
 # argparse's own pattern ('^-\d+$|^-\d*\.\d+$') takes "-1e-3" for an option
-_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+# "-inf"/"-nan" too, so that float_arg names them as not finite instead of argparse calling
+# them unrecognized options
+_NEGATIVE_NUMBER = re.compile(r"^-((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
 
 
 class UsageError(Exception):
@@ -105,23 +107,25 @@ def add_out_options(parser: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------------------------
 # checks done before simulating
 # --------------------------------------------------------------------------------------------
-def _writable_dir(directory: Path, flag: str, path: str) -> None:
-    if not directory.is_dir():
-        raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} does not exist")
-    from hsa_elastica.io.rundir import can_create_in
-
-    if not can_create_in(directory):
-        raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} is not writable")
-
-
 def check_output_file(path: str | None, flag: str) -> None:
-    """An output file: its directory exists and is writable, the path is not a directory."""
+    """An output file (``-`` is stdout): :func:`hsa_elastica.params.files.output_path_problem`
+    (its directory exists and is writable, the name is not too long, the path is not a
+    directory, block device or socket; a symbolic link is judged by its target)."""
     if path is None or path == "-":
         return
-    p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"{PROG}: {flag} {path}: is a directory, expected a file name")
-    _writable_dir(p.parent, flag, path)
+    from hsa_elastica.params.files import output_path_problem
+
+    problem = output_path_problem(path)
+    if problem is not None:
+        raise UsageError(f"{PROG}: {flag} {path}: {problem}")
+
+
+def check_table_output(path: str, overwrite: bool, flag: str = "--out") -> None:
+    """An output table: as :func:`check_output_file`, and an existing file only with
+    ``--overwrite``."""
+    check_output_file(path, flag)
+    if not overwrite and Path(path).is_file():
+        raise UsageError(f"{PROG}: {flag} {path}: the file exists; choose a new name or pass --overwrite")
 
 
 def check_render_path(path: str | None, kind: str, flag: str) -> None:

@@ -105,7 +105,12 @@ def _fail(obj: Any, name: str, value: Any, requirement: str) -> ParameterError:
 
 def _short(value: Any) -> str:
     """``repr`` of a value, shortened (an int of 400 digits is not worth printing)."""
-    text = repr(value)
+    if isinstance(value, (list, tuple, dict, set)):
+        import reprlib  # bounded: a container is not printed whole
+
+        text = reprlib.repr(value)
+    else:
+        text = repr(value)
     return text if len(text) <= 40 else text[:20] + "..." + text[-8:]
 
 
@@ -218,7 +223,7 @@ class _ParamsBase:
         """
         where = where or cls.__name__
         if not isinstance(data, Mapping):
-            raise ParameterError(f"{where} must be a mapping of field names to values, got {data!r}")
+            raise ParameterError(f"{where} must be a mapping of field names to values, got {_short(data)}")
         names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         unknown = sorted(str(k) for k in data if k not in names)
         if unknown:
