@@ -126,7 +126,10 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     else:
         from hsa_elastica.robots.statics_api import solve_static_batch
 
-        results = solve_static_batch(params, angles)
+        try:
+            results = solve_static_batch(params, angles)
+        except ParameterError as exc:
+            raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
     from hsa_elastica.params.files import atomic_output
 
     df = pd.DataFrame([flatten(r) for r in results])
@@ -183,9 +186,13 @@ def run(args: argparse.Namespace) -> int:
                 _write_json(args.json, partial)
             raise
     else:
+        from hsa_elastica.params import ParameterError
         from hsa_elastica.robots.statics_api import solve_static
 
-        result = solve_static(params, args.angles)
+        try:
+            result = solve_static(params, args.angles)
+        except ParameterError as exc:  # e.g. the fallback's time step (before any work)
+            raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
     _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
         print(describe(result) + f" [{result.method}]")

@@ -4,7 +4,7 @@ All quantities are SI (m, kg, s, rad, Pa, N).  Every dataclass is frozen and val
 ``__post_init__``; an invalid value raises :class:`ParameterError` whose message names
 ``ClassName.field``, the offending value and the allowed range with its unit, e.g.::
 
-    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number > 0 and <= 1e+12 (Pa)
+    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number >= 1000 and <= 1e+12 (Pa)
 
 Presets
 -------

@@ -33,6 +33,22 @@ MAX_MOTOR_ANGLE = 4.0 * math.pi
 MAX_RECORD_FPS = 1e4
 
 
+#: Lower bounds of the fields that would make the model singular near zero (a 1e-300 density
+#: overflowed the stability estimate's eigenvalue solve; a 1e-300 modulus gave a zero bending
+#: matrix): each far below any HSA robot, yet far from the round-off of the solvers.
+#: kg/m^3; the lightest solids (silica aerogels) are ~1 kg/m^3, air 1.2 kg/m^3
+MIN_DENSITY = 1.0
+#: m; 0.1 mm, the finest printed wall (rod length, radii, wall, platform size, rod circle)
+MIN_LENGTH = 1e-4
+#: Pa; 1 kPa, fifty times softer than the softest cast silicone (Ecoflex 00-10, ~55 kPa)
+MIN_MODULUS = 1e3
+#: N m^2; bend/twist rigidity, E I of a 0.3 mm solid rod of 1 kPa is ~4e-13: 1e-9 is a
+#: hair-thin rod of a stiff elastomer
+MIN_RIGIDITY = 1e-9
+#: N/m; the rod-tip/platform joint spring k_F (default 5e5): 1 N/m barely holds the platform
+MIN_JOINT_STIFFNESS = 1.0
+
+
 class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
