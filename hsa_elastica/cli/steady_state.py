@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from hsa_elastica.cli.common import (
     REFERENCE_HELP,
     UsageError,
     check_angles,
+    check_duration,
     check_output_file,
     check_params,
     check_table_output,
@@ -152,8 +152,7 @@ def _duration(args: argparse.Namespace, params: Any) -> float:
 
 def run(args: argparse.Namespace) -> int:
     params = load_robot_params(args.params)
-    if args.max_time is not None and not (math.isfinite(args.max_time) and args.max_time > 0):
-        raise UsageError(f"{PROG} steady-state: --max-time = {args.max_time} is invalid: must be > 0 (s)")
+    check_duration(args.max_time, params.simulation.dt, "--max-time")
     if args.angles_csv is not None:
         return _batch(args, params)
     if len(args.angles) != params.n_rods:
