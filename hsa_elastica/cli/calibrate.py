@@ -88,7 +88,7 @@ def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hsa_elastica.experiments.calibration import CalibrationError, calibrate, load_runs
+    from hsa_elastica.experiments.calibration import CalibrationError, calibrate, check_names, load_runs
     from hsa_elastica.params import ParameterError, save_params
 
     params = load_robot_params(args.params)
@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
     check_output_file(args.json, "--json")
     try:
+        check_names(params, args.free)
         runs = [r.every(args.max_poses) for r in load_runs(args.data, params.n_rods)]
         result = calibrate(
             params, runs, args.free, bounds=_bounds(args), max_nfev=args.max_evaluations,

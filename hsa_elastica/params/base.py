@@ -244,7 +244,8 @@ class _ParamsBase:
         unknown = sorted(str(k) for k in data if k not in names)
         if unknown:
             raise ParameterError(
-                f"{where}: unknown key(s) {', '.join(repr(u) for u in unknown)}; "
+                f"{where}: unknown key(s) {', '.join(_short(u) for u in unknown[:10])}"
+                f"{' ...' if len(unknown) > 10 else ''}; "
                 f"allowed keys are {', '.join(sorted(names))}"
             )
         kwargs: dict[str, Any] = {}

@@ -131,7 +131,7 @@ def output_path_problem(path: str | Path, *, create_parents: bool = False) -> st
         with tempfile.TemporaryFile(dir=directory, prefix=".hsa-elastica-probe-"):
             pass
     except OSError as exc:
-        return f"cannot write in {str(directory)!r} ({exc.strerror or exc})"
+        return f"directory {str(directory)!r} is not writable ({exc.strerror or exc})"
     if mode is not None and not os.access(target, os.W_OK):
         return "the file exists and is not writable"
     return None
@@ -198,14 +198,14 @@ def _strict_loader() -> type:
             if self.check_event(yaml.AliasEvent):
                 event = self.peek_event()
                 raise ParameterError(
-                    f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
+                    f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor[:20]}) are not "
                     "allowed in parameter files; write each value out"
                 )
             event = self.peek_event()
             anchor = getattr(event, "anchor", None)
             if anchor is not None:
                 raise ParameterError(
-                    f"line {event.start_mark.line + 1}: YAML anchors (&{anchor}) are not "
+                    f"line {event.start_mark.line + 1}: YAML anchors (&{anchor[:20]}) are not "
                     "allowed in parameter files; write each value out"
                 )
             self._depth += 1
@@ -267,7 +267,7 @@ def read_mapping_text(text: str, fmt: str) -> Any:
     except ParameterError:
         raise
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ParameterError(" ".join(str(exc).split())) from None
+        raise ParameterError(" ".join(str(exc).split())[:300]) from None
     except RecursionError:
         raise ParameterError(f"nested too deeply (more than {MAX_NESTING} levels)") from None
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. a 5000-digit int, a bad date
