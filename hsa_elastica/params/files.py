@@ -110,7 +110,7 @@ def output_path_problem(path: str | Path, *, create_parents: bool = False) -> st
     target = Path(os.path.realpath(p))
     try:
         mode = target.stat().st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         mode = None
     except OSError as exc:
         return f"cannot use it ({exc.strerror or exc})"
@@ -122,6 +122,8 @@ def output_path_problem(path: str | Path, *, create_parents: bool = False) -> st
     directory = target.parent
     if not directory.is_dir():
         if not create_parents:
+            if directory.exists():
+                return f"{str(directory)!r} is not a directory"
             return f"directory {str(directory)!r} does not exist"
         while not directory.exists() and directory != directory.parent:
             directory = directory.parent
@@ -148,7 +150,7 @@ def atomic_output(path: str | Path, *, create_parents: bool = False) -> Iterator
     target = Path(os.path.realpath(path))
     try:
         mode: int | None = target.stat().st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         mode = None
     if mode is not None and _is_stream(mode):
         yield target
