@@ -23,8 +23,9 @@ string ``"none"``; ``"none"`` and ``null`` are both read back as ``None``.
 
 Modules
 -------
-``base`` (ParameterError, field checks, ``MAX_*`` bounds), ``rod`` (RodParams), ``robot``
-(PlatformParams, JointParams, SimulationParams, RobotParams), ``io`` (save/load), ``presets``
+``base`` (ParameterError, field checks, ``MAX_*``/``MIN_*`` bounds), ``rod`` (RodParams), ``robot``
+(PlatformParams, JointParams, SimulationParams, RobotParams), ``io`` (save/load), ``files``
+(the atomic writer of every output file, output-path checks, the bounded YAML/TOML reader), ``presets``
 (paper and Table I presets, named presets).  Every public name is re-exported here.
 """
 
