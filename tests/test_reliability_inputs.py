@@ -157,28 +157,45 @@ def test_params_file_part_of_key_empty(capsys: pytest.CaptureFixture[str]) -> No
 # CSV inputs
 # --------------------------------------------------------------------------------------------
 HEADER = "angle_0,angle_1,angle_2,angle_3\n"
+CAL_HEADER = ("motor_angle_rad_0,motor_angle_rad_1,motor_angle_rad_2,motor_angle_rad_3,"
+              "platform_x_m,platform_y_m,platform_z_m,platform_qx,platform_qy,platform_qz,platform_qw\n")
+GOOD_ROW = "0,0,0,0,0,0,0.12,0,0,0,1\n"
+#: (command, file content, texts the one-line message must contain)
+BAD_CSV = [
+    ("angles", HEADER + "0,0,0,0\n0.1,0.2,0.3,0.4,0.5\n", ["line 3 has 5 fields, the header has 4"]),
+    ("angles", "angle_0,angle_1,angle_2,angle_3,angle_1\n0,0,0,0,1\n", ["column 'angle_1' appears twice"]),
+    ("angles", HEADER, ["no rows"]),
+    ("angles", "", ["is empty"]),
+    ("angles", HEADER + "0,0,0,0\n0,1e308,0,0\n", ["line 3", "1e+308", "12.5664"]),
+    ("angles", HEADER + "0,0,0,0\n0,0,-50,0\n", ["line 3", "-50.0", "12.5664"]),
+    ("angles", HEADER + "0,x,0,0\n", ["line 2, column angle_1", "not a number"]),
+    ("angles", HEADER + "0,nan,0,0\n", ["line 2, column angle_1", "non-finite"]),
+    ("calibrate", CAL_HEADER + GOOD_ROW + "1e308,0,0,0,0,0,0.12,0,0,0,1\n", ["line 3", "1e+308", "12.5664"]),
+    ("calibrate", CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,0,0\n",
+     ["line 3", "platform_qx, platform_qy, platform_qz, platform_qw", "norm 0", "[0.5, 2]"]),
+    ("calibrate", CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,inf,1\n",
+     ["line 3, column platform_qz", "non-finite"]),
+    ("calibrate", CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,0,1,7\n", ["line 3 has 12 fields"]),
+    ("calibrate", CAL_HEADER.replace("platform_qw", "platform_qx") + GOOD_ROW,
+     ["'platform_qx' appears twice"]),
+]
 
 
-@pytest.mark.parametrize("body, needles", [
-    (HEADER + "0,0,0,0\n0.1,0.2,0.3,0.4,0.5\n", ["line 3 has 5 fields, the header has 4"]),
-    ("angle_0,angle_1,angle_2,angle_3,angle_1\n0,0,0,0,1\n", ["column 'angle_1' appears twice"]),
-    (HEADER, ["no rows"]),
-    ("", ["is empty"]),
-    (HEADER + "0,0,0,0\n0,1e308,0,0\n", ["line 3", "1e+308", "12.5664"]),
-    (HEADER + "0,0,0,0\n0,0,-50,0\n", ["line 3", "-50.0", "12.5664"]),
-    (HEADER + "0,x,0,0\n", ["line 2, column angle_1", "not a number"]),
-    (HEADER + "0,nan,0,0\n", ["line 2, column angle_1", "non-finite"]),
-])
-def test_angles_csv_refused_naming_the_row_or_column(
-    tmp_path: Path, body: str, needles: list[str], no_solve: None,
+@pytest.mark.parametrize("command, body, needles", BAD_CSV)
+def test_csv_input_refused_naming_the_row_or_column(
+    tmp_path: Path, command: str, body: str, needles: list[str], no_solve: None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    csv = tmp_path / "angles.csv"
+    """``steady-state --angles-csv`` and ``calibrate --data`` (one reader, one angle check)."""
+    csv = tmp_path / "input.csv"
     csv.write_text(body)
-    out = tmp_path / "out.csv"
-    code, _, err = _cli(["steady-state", "--angles-csv", str(csv), "--out", str(out)], capsys)
-    _refused(code, err, "--angles-csv", *needles)
-    assert not out.exists()  # on main a header-only file gave a 1-byte table and exit 0
+    out = tmp_path / ("out.csv" if command == "angles" else "fit.yaml")
+    args = (["steady-state", "--angles-csv", str(csv), "--out", str(out)] if command == "angles"
+            else ["calibrate", "--data", str(csv), "--params", "paper_robot", "--free", "rod.C_eps",
+                  "--out", str(out)])
+    code, _, err = _cli(args, capsys)
+    _refused(code, err, "--angles-csv" if command == "angles" else "data file", *needles)
+    assert not out.exists()  # on main a header-only --angles-csv gave a 1-byte table and exit 0
 
 
 def test_angles_csv_reads_the_angles_in_header_order(tmp_path: Path) -> None:
@@ -188,30 +205,6 @@ def test_angles_csv_reads_the_angles_in_header_order(tmp_path: Path) -> None:
     table = read_csv_columns(csv, ["angle_0", "angle_1"])
     np.testing.assert_array_equal(table.values, [[-0.5, 0.25], [2.0, 1.5]])
     np.testing.assert_array_equal(table.lines, [2, 4])
-
-
-CAL_HEADER = ("motor_angle_rad_0,motor_angle_rad_1,motor_angle_rad_2,motor_angle_rad_3,"
-              "platform_x_m,platform_y_m,platform_z_m,platform_qx,platform_qy,platform_qz,platform_qw\n")
-GOOD_ROW = "0,0,0,0,0,0,0.12,0,0,0,1\n"
-
-
-@pytest.mark.parametrize("body, needles", [
-    (CAL_HEADER + GOOD_ROW + "1e308,0,0,0,0,0,0.12,0,0,0,1\n", ["line 3", "1e+308", "12.5664"]),
-    (CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,0,0\n",
-     ["line 3", "platform_qx, platform_qy, platform_qz, platform_qw", "norm 0", "[0.5, 2]"]),
-    (CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,inf,1\n", ["line 3, column platform_qz", "non-finite"]),
-    (CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,0,1,7\n", ["line 3 has 12 fields"]),
-    (CAL_HEADER.replace("platform_qw", "platform_qx") + GOOD_ROW, ["'platform_qx' appears twice"]),
-])
-def test_calibration_data_refused_naming_row_and_column(
-    tmp_path: Path, body: str, needles: list[str], no_solve: None,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    data = tmp_path / "run.csv"
-    data.write_text(body)
-    code, _, err = _cli(["calibrate", "--data", str(data), "--params", "paper_robot", "--free",
-                         "rod.C_eps", "--out", str(tmp_path / "fit.yaml")], capsys)
-    _refused(code, err, "data file", *needles)
 
 
 def test_calibration_data_quaternions_normalised() -> None:
