@@ -249,16 +249,32 @@ def test_characterization_fit_writes_only_into_out(
     assert set(fitted) == {4}
 
 
-def test_checkout_wrapper_adds_its_defaults_only_without_output_options() -> None:
-    wrapper = Path(__file__).resolve().parents[1] / "validation" / "characterization.py"
-    spec = importlib.util.spec_from_file_location("validation_characterization_wrapper", wrapper)
+def _wrapper(name: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(root))  # the checkout's ``validation`` package
+    spec = importlib.util.spec_from_file_location(f"checkout_{name}", root / "validation" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    data_dir = str(Path(package_data.__file__).parent)
-    assert data_dir in module.arguments(["--fit"])  # regenerates the committed files
-    for argv in (["--fit", "--out", "d"], ["--fit", "--results=r"], ["--fitted-dir", "f", "--fit"]):
-        assert module.arguments(argv) == argv  # on main: --fitted-dir hsa_elastica/data added
+    return module
+
+
+@pytest.mark.parametrize("name, package_dir, told", [
+    ("characterization", "data", (["--fit", "--out", "d"], ["--fit", "--results=r"],
+                                  ["--fitted-dir", "f", "--fit"])),
+    ("real_robot", "presets", (["--fit", "--results", "r"], ["--fit", "--preset-out=p.yaml"])),
+])
+def test_checkout_wrappers_add_their_defaults_only_without_output_options(
+    name: str, package_dir: str, told: tuple[list[str], ...], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``python -m validation.NAME`` regenerates the committed files (the package's data or
+    preset among them) only when it is not told where to write (on main ``--fit --out DIR`` /
+    ``--fit --results DIR`` still rewrote the package's own files)."""
+    module = _wrapper(name, monkeypatch)
+    package = str(Path(package_data.__file__).parents[1] / package_dir)
+    assert any(a.startswith(package) for a in module.arguments(["--fit"]))  # type: ignore[attr-defined]
+    for argv in told:
+        assert module.arguments(argv) == argv  # type: ignore[attr-defined]
 
 
 def test_output_path_problem_names_each_case(tmp_path: Path) -> None:

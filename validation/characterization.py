@@ -9,6 +9,8 @@ from pathlib import Path
 
 from hsa_elastica.validation.characterization import main
 
+from validation import with_defaults
+
 HERE = Path(__file__).resolve().parent
 #: options that say where the run writes: given any, the committed files are left alone
 OUTPUT_OPTIONS = ("--out", "--results", "--fitted-dir")
@@ -16,9 +18,8 @@ OUTPUT_OPTIONS = ("--out", "--results", "--fitted-dir")
 
 def arguments(argv: list[str]) -> list[str]:
     """``argv`` with the committed-results defaults, unless it names an output location."""
-    if any(a == o or a.startswith(o + "=") for a in argv for o in OUTPUT_OPTIONS):
-        return list(argv)
-    return ["--results", str(HERE), "--fitted-dir", str(HERE.parent / "hsa_elastica" / "data"), *argv]
+    defaults = ["--results", str(HERE), "--fitted-dir", str(HERE.parent / "hsa_elastica" / "data")]
+    return with_defaults(argv, defaults, OUTPUT_OPTIONS)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ from hsa_elastica.experiments.characterization import (
 from hsa_elastica.physics.compression_law import AxialLawParams
 from hsa_elastica.data import path as data_path
 from hsa_elastica.params import RodParams, table1_rod_params
-from hsa_elastica.params.files import write_text_atomic
+from hsa_elastica.params.files import atomic_output, write_text_atomic
 # the fitting routines and the report are re-exported: their names stay importable from here
 from hsa_elastica.validation.characterization_fit import (
     FIT_FIELDS,
@@ -269,8 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     args.results.mkdir(parents=True, exist_ok=True)
     cols = list(data.columns) + ["simulated", "parameter_set", "closed_form", "run_time_s"]
-    points[cols].to_csv(args.out / "characterization_points.csv", index=False)
-    scores.to_csv(args.results / "scores.csv", index=False, float_format="%.6g")
+    with atomic_output(args.out / "characterization_points.csv") as tmp:
+        points[cols].to_csv(tmp, index=False)
+    with atomic_output(args.results / "scores.csv") as tmp:
+        scores.to_csv(tmp, index=False, float_format="%.6g")
     figures = plot_fig3(points, args.results / "fig3_characterization.png")
     if laws or any(p.startswith("fitted_nonlinear") for p in rods):
         note += "\n" + _compression_note(scores, rods, laws)
