@@ -292,6 +292,16 @@ FUZZ = settings(max_examples=int(os.environ.get("HSA_FUZZ_EXAMPLES", "150")), de
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
+def _peak_rss_bytes() -> int:
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # KiB on Linux
+
+
+#: the process's peak memory before the fuzz tests; each example may add at most 1 GiB
+PEAK_BEFORE = _peak_rss_bytes()
+
+
 def _loads_or_refuses(path: Path, cls: type = RobotParams) -> None:
     t0 = time.perf_counter()
     try:
@@ -299,6 +309,7 @@ def _loads_or_refuses(path: Path, cls: type = RobotParams) -> None:
     except ParameterError as exc:
         assert "\n" not in str(exc) and len(str(exc)) < 2000
     assert time.perf_counter() - t0 < 10.0
+    assert _peak_rss_bytes() - PEAK_BEFORE < 1024**3
 
 
 @FUZZ
@@ -332,6 +343,8 @@ def test_fuzz_csv_reader(tmp_path_factory: pytest.TempPathFactory, header: list[
     except ParameterError as exc:
         assert "\n" not in str(exc)
         return
+    finally:
+        assert _peak_rss_bytes() - PEAK_BEFORE < 1024**3
     assert angles.shape == (len(table.lines), 4)
     assert np.all(np.isfinite(angles)) and np.all(np.abs(angles) <= MAX_MOTOR_ANGLE)
     assert not math.isnan(float(angles.sum()))

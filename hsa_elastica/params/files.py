@@ -71,6 +71,14 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _mode(path: Path) -> int | None:
+    """``st_mode`` of what ``path`` leads to (symbolic links followed), None if nothing."""
+    try:
+        return path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def _is_stream(mode: int) -> bool:
     """A character device or a FIFO: written in place, never renamed over."""
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
@@ -107,16 +115,14 @@ def output_path_problem(path: str | Path, *, create_parents: bool = False) -> st
     problem = name_length_problem(p)
     if problem is not None:
         return problem
-    target = Path(os.path.realpath(p))
     try:
-        mode = target.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        mode = None
-    except OSError as exc:
+        mode = _mode(p)
+    except OSError as exc:  # a symbolic-link loop, no permission to look
         return f"cannot use it ({exc.strerror or exc})"
+    if mode is not None and _is_stream(mode):
+        return None  # (stat follows links: /dev/stdout -> /proc/self/fd/1 -> a pipe)
+    target = Path(os.path.realpath(p))
     if mode is not None:
-        if _is_stream(mode):
-            return None
         if not stat.S_ISREG(mode):
             return f"is {_kind(mode)}, expected a file name"
     directory = target.parent
@@ -147,14 +153,11 @@ def atomic_output(path: str | Path, *, create_parents: bool = False) -> Iterator
     extension (encoders pick the format by it), renamed onto the target on normal exit and
     removed on any exception (Ctrl-C included).  For a character device or FIFO: the path
     itself.  ``create_parents``: create missing parent directories first."""
-    target = Path(os.path.realpath(path))
-    try:
-        mode: int | None = target.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        mode = None
+    mode = _mode(Path(path))
     if mode is not None and _is_stream(mode):
-        yield target
+        yield Path(path)
         return
+    target = Path(os.path.realpath(path))
     if mode is not None and not stat.S_ISREG(mode):
         raise OutputPathError(f"{str(path)!r} is {_kind(mode)}: refusing to replace it with a file")
     if create_parents:
