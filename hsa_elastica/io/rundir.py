@@ -170,11 +170,12 @@ def _save_params(params: RobotParams | Sequence[RobotParams], path: Path) -> Non
 
 def _load_params(path: Path) -> tuple[RobotParams, tuple[RobotParams, ...]]:
     """``(params, segments)`` of ``params.yaml``: a robot's (no segments) or a stack's."""
-    import yaml
+    from hsa_elastica.params import ParameterError
+    from hsa_elastica.params.files import read_mapping_text, read_text_bounded
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = read_mapping_text(read_text_bounded(path), "yaml")
+    except ParameterError:
         data = None  # load_params names the problem
     keyed = isinstance(data, dict) and bool(data) and all(
         isinstance(k, int) and not isinstance(k, bool) for k in data
