@@ -157,6 +157,7 @@ def test_params_file_part_of_key_empty(capsys: pytest.CaptureFixture[str]) -> No
 # CSV inputs
 # --------------------------------------------------------------------------------------------
 HEADER = "angle_0,angle_1,angle_2,angle_3\n"
+LIMIT = f"+-{MAX_MOTOR_ANGLE:.6g} rad"  # the allowed range, as check_motor_angles names it
 CAL_HEADER = ("motor_angle_rad_0,motor_angle_rad_1,motor_angle_rad_2,motor_angle_rad_3,"
               "platform_x_m,platform_y_m,platform_z_m,platform_qx,platform_qy,platform_qz,platform_qw\n")
 GOOD_ROW = "0,0,0,0,0,0,0.12,0,0,0,1\n"
@@ -166,11 +167,11 @@ BAD_CSV = [
     ("angles", "angle_0,angle_1,angle_2,angle_3,angle_1\n0,0,0,0,1\n", ["column 'angle_1' appears twice"]),
     ("angles", HEADER, ["no rows"]),
     ("angles", "", ["is empty"]),
-    ("angles", HEADER + "0,0,0,0\n0,1e308,0,0\n", ["line 3", "1e+308", "12.5664"]),
-    ("angles", HEADER + "0,0,0,0\n0,0,-50,0\n", ["line 3", "-50.0", "12.5664"]),
+    ("angles", HEADER + "0,0,0,0\n0,1e308,0,0\n", ["line 3", "1e+308", LIMIT]),
+    ("angles", HEADER + "0,0,0,0\n0,0,-50,0\n", ["line 3", "-50.0", LIMIT]),
     ("angles", HEADER + "0,x,0,0\n", ["line 2, column angle_1", "not a number"]),
     ("angles", HEADER + "0,nan,0,0\n", ["line 2, column angle_1", "non-finite"]),
-    ("calibrate", CAL_HEADER + GOOD_ROW + "1e308,0,0,0,0,0,0.12,0,0,0,1\n", ["line 3", "1e+308", "12.5664"]),
+    ("calibrate", CAL_HEADER + GOOD_ROW + "1e308,0,0,0,0,0,0.12,0,0,0,1\n", ["line 3", "1e+308", LIMIT]),
     ("calibrate", CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,0,0\n",
      ["line 3", "platform_qx, platform_qy, platform_qz, platform_qw", "norm 0", "[0.5, 2]"]),
     ("calibrate", CAL_HEADER + GOOD_ROW + "0,0,0,0,0,0,0.12,0,0,inf,1\n",
