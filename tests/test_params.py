@@ -184,7 +184,7 @@ def test_error_message_format_names_value_range_and_unit() -> None:
     with pytest.raises(ParameterError) as info:
         RodParams(youngs_modulus=-1.0)
     assert str(info.value) == (
-        "RodParams.youngs_modulus = -1.0 is invalid: must be a finite number > 0 and <= 1e+12 (Pa)"
+        "RodParams.youngs_modulus = -1.0 is invalid: must be a finite number >= 1000 and <= 1e+12 (Pa)"
     )
 
 

@@ -8,7 +8,8 @@ import math
 import sys
 from pathlib import Path
 
-from hsa_elastica.cli.common import PROG, UsageError, float_arg, load_robot_params
+from hsa_elastica.cli.common import PROG, UsageError, check_output_file, float_arg, load_robot_params
+from hsa_elastica.params.files import write_text_atomic
 
 NAME = "calibrate"
 
@@ -62,7 +63,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "or hanging mount loads, no dynamics; as 'dynamic' when gravity has no lateral "
         "component); '+y' keeps the pose whose platform lies further toward +y (no dynamics)",
     )
-    c.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH")
+    c.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' = stdout)")
     c.add_argument("--quiet", action="store_true", help="no per-evaluation progress")
 
 
@@ -87,7 +88,7 @@ def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hsa_elastica.experiments.calibration import CalibrationError, calibrate, load_runs
+    from hsa_elastica.experiments.calibration import CalibrationError, calibrate, check_names, load_runs
     from hsa_elastica.params import ParameterError, save_params
 
     params = load_robot_params(args.params)
@@ -99,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if Path(args.out).suffix.lower() not in (".yaml", ".yml", ".toml"):
         raise UsageError(f"{PROG} calibrate: --out {args.out!r}: use a .yaml, .yml or .toml file")
+    # every output is checked before the fit (minutes): a bad path must not waste it
+    check_output_file(args.out, "--out")
+    check_output_file(args.json, "--json")
     try:
+        check_names(params, args.free)
         runs = [r.every(args.max_poses) for r in load_runs(args.data, params.n_rods)]
         result = calibrate(
             params, runs, args.free, bounds=_bounds(args), max_nfev=args.max_evaluations,
@@ -117,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"mocap.yaw = {math.degrees(yaw):.3f} deg (motion-capture frame, not a robot "
               "parameter: not written to --out)")
     if args.json is not None:
-        Path(args.json).write_text(json.dumps(result.to_json_dict(), indent=1) + "\n", encoding="utf-8")
+        text = json.dumps(result.to_json_dict(), indent=1) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            write_text_atomic(args.json, text)
     print(f"fitted parameters written to {args.out}", file=sys.stderr)
     return 0

@@ -13,7 +13,9 @@ from typing import Any, NoReturn
 PROG = "hsa-elastica"
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
 # argparse's own pattern ('^-\d+$|^-\d*\.\d+$') takes "-1e-3" for an option
-_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+# "-inf"/"-nan" too, so that float_arg names them as not finite instead of argparse calling
+# them unrecognized options
+_NEGATIVE_NUMBER = re.compile(r"^-((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
 
 
 class UsageError(Exception):
@@ -105,23 +107,25 @@ def add_out_options(parser: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------------------------
 # checks done before simulating
 # --------------------------------------------------------------------------------------------
-def _writable_dir(directory: Path, flag: str, path: str) -> None:
-    if not directory.is_dir():
-        raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} does not exist")
-    from hsa_elastica.io.rundir import can_create_in
-
-    if not can_create_in(directory):
-        raise UsageError(f"{PROG}: {flag} {path}: directory {str(directory)!r} is not writable")
-
-
 def check_output_file(path: str | None, flag: str) -> None:
-    """An output file: its directory exists and is writable, the path is not a directory."""
+    """An output file (``-`` is stdout): :func:`hsa_elastica.params.files.output_path_problem`
+    (its directory exists and is writable, the name is not too long, the path is not a
+    directory, block device or socket; a symbolic link is judged by its target)."""
     if path is None or path == "-":
         return
-    p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"{PROG}: {flag} {path}: is a directory, expected a file name")
-    _writable_dir(p.parent, flag, path)
+    from hsa_elastica.params.files import output_path_problem
+
+    problem = output_path_problem(path)
+    if problem is not None:
+        raise UsageError(f"{PROG}: {flag} {path}: {problem}")
+
+
+def check_table_output(path: str, overwrite: bool, flag: str = "--out") -> None:
+    """An output table: as :func:`check_output_file`, and an existing file only with
+    ``--overwrite``."""
+    check_output_file(path, flag)
+    if not overwrite and Path(path).is_file():
+        raise UsageError(f"{PROG}: {flag} {path}: the file exists; choose a new name or pass --overwrite")
 
 
 def check_render_path(path: str | None, kind: str, flag: str) -> None:
@@ -162,6 +166,25 @@ def check_params(params: Any, duration: float, record: bool) -> None:
             check_recording_size(params, duration)
     except ParameterError as exc:
         raise UsageError(f"{PROG}: --params: {exc}") from None
+
+
+#: longest run a command accepts, in time steps: 600 s of simulated time at the default
+#: dt = 3e-5 s, about the 578 s a run directory's recording limit allows at 100 fps (the fused
+#: loop takes ~15 min of wall time for it on one core); without it ``--duration 1e9`` with no
+#: output would run until killed
+MAX_STEPS = 20_000_000
+
+
+def check_duration(duration: float | None, dt: float, flag: str) -> None:
+    """``--duration``/``--max-time`` [s]: finite, > 0 and at most :data:`MAX_STEPS` steps."""
+    if duration is None:
+        return
+    limit = MAX_STEPS * dt
+    if not (math.isfinite(duration) and 0.0 < duration <= limit):
+        raise UsageError(
+            f"{PROG}: {flag} = {duration:g} is invalid: must be > 0 and <= {limit:g} s "
+            f"({MAX_STEPS:.0e} steps of simulation.dt = {dt:g} s)"
+        )
 
 
 def check_angles(angles: Any, flag: str, n: int | None = None) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from hsa_elastica.cli.common import (
     PROG,
     UsageError,
+    check_output_file,
 )
 
 NAME = "params"
@@ -21,7 +23,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         description="Write the default (paper Section II-E) robot parameters as YAML or TOML; "
         "every field's unit is listed in the header comment.",
     )
-    d.add_argument("--dump", metavar="FILE", required=True, help="output file (.yaml/.yml/.toml)")
+    d.add_argument("--dump", metavar="FILE", required=True,
+                   help="output file (.yaml/.yml/.toml, written atomically); '-' writes YAML to stdout")
     d.add_argument(
         "--preset", metavar="NAME",
         help="write a named preset instead of the defaults: paper_robot (Section II-E) or "
@@ -31,13 +34,22 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 def run(args: argparse.Namespace) -> int:
     from hsa_elastica.params import PRESETS, ParameterError, RobotParams, resolve_params, save_params
+    from hsa_elastica.params.io import params_text
 
     if args.preset is not None and args.preset not in PRESETS:
         raise UsageError(
             f"{PROG} params: --preset {args.preset!r} is unknown; choose one of {', '.join(PRESETS)}"
         )
+    if args.dump != "-":
+        if Path(args.dump).suffix.lower() not in (".yaml", ".yml", ".toml"):
+            raise UsageError(f"{PROG} params: --dump {args.dump}: use a .yaml, .yml or .toml file, "
+                             "or '-' for YAML on stdout")
+        check_output_file(args.dump, "--dump")
     try:
         params = RobotParams() if args.preset is None else resolve_params(args.preset)
+        if args.dump == "-":
+            sys.stdout.write(params_text(params, "yaml"))
+            return 0
         path = save_params(params, args.dump)
     except (ParameterError, OSError) as exc:
         raise UsageError(f"{PROG} params: {exc}") from None

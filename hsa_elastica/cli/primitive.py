@@ -13,6 +13,7 @@ from hsa_elastica.cli.common import (
     UsageError,
     add_out_options,
     add_video_options,
+    check_duration,
     check_params,
     check_render_path,
     check_run_dir,
@@ -68,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
         angles = primitive_angles(args.name, args.magnitude, params)
     except ValueError as exc:
         raise UsageError(f"{PROG} primitive: {exc}") from None
-    if args.duration is not None and not args.duration > 0:
-        raise UsageError(f"{PROG} primitive: --duration = {args.duration} is invalid: must be > 0 (s)")
+    check_duration(args.duration, params.simulation.dt, "--duration")
     # every input and output is checked before simulating
     check_run_dir(args.out, args.overwrite)
     check_render_path(args.render, "video", "--render")
@@ -117,8 +117,7 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
         angles = stack_primitive_angles([(n, args.magnitude) for n in names], segments)  # type: ignore[arg-type]
     except ValueError as exc:
         raise UsageError(f"{PROG} primitive: {exc}") from None
-    if args.duration is not None and not args.duration > 0:
-        raise UsageError(f"{PROG} primitive: --duration = {args.duration} is invalid: must be > 0 (s)")
+    check_duration(args.duration, min(p.simulation.dt for p in segments), "--duration")  # type: ignore[attr-defined]
     # every input and output is checked before simulating
     check_run_dir(args.out, args.overwrite)
     check_render_path(args.render, "video", "--render")

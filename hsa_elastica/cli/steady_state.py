@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,10 @@ from hsa_elastica.cli.common import (
     REFERENCE_HELP,
     UsageError,
     check_angles,
+    check_duration,
     check_output_file,
     check_params,
+    check_table_output,
     check_run_dir,
     describe,
     finish_run,
@@ -67,7 +68,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     )
     s.add_argument(
         "--overwrite", action="store_true",
-        help="replace the run files in a --out directory that is not empty",
+        help="replace the run files in a --out directory that is not empty, or an existing "
+        "--out table (batch mode)",
     )
     s.add_argument(
         "--dynamic", action="store_true",
@@ -100,31 +102,20 @@ def flatten(result: Any) -> dict[str, Any]:
 
 
 def _batch(args: argparse.Namespace, params: Any) -> int:
-    import numpy as np
     import pandas as pd
+
+    from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
+    from hsa_elastica.params import ParameterError
 
     if args.out is None or Path(args.out).suffix.lower() not in TABLE_SUFFIXES:
         raise UsageError(f"{PROG} steady-state: --angles-csv needs --out FILE.csv or FILE.parquet")
-    try:
-        table = pd.read_csv(args.angles_csv)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{PROG} steady-state: cannot read --angles-csv {args.angles_csv}: {exc}") from None
+    check_table_output(args.out, args.overwrite)
     cols = [f"angle_{i}" for i in range(params.n_rods)]
-    missing = [c for c in cols if c not in table.columns]
-    if missing:
-        raise UsageError(
-            f"{PROG} steady-state: --angles-csv {args.angles_csv} lacks column(s) {', '.join(missing)}"
-        )
     try:
-        angles = table[cols].to_numpy(dtype=np.float64)
-    except (TypeError, ValueError):
-        raise UsageError(f"{PROG} steady-state: --angles-csv {args.angles_csv}: angles must be numbers") from None
-    bad = np.nonzero(~np.all(np.isfinite(angles), axis=1))[0]
-    if bad.size:
-        raise UsageError(
-            f"{PROG} steady-state: --angles-csv {args.angles_csv}: row {int(bad[0]) + 2} has a "
-            "missing or non-finite angle"
-        )
+        table = read_csv_columns(args.angles_csv, cols, what="--angles-csv")
+        angles = check_angle_rows(table, cols, what=f"--angles-csv {args.angles_csv}")
+    except ParameterError as exc:
+        raise UsageError(f"{PROG} steady-state: {exc}") from None
     if args.dynamic or args.reference:
         from hsa_elastica.robots.steady_state import solve_steady_state
 
@@ -135,14 +126,19 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     else:
         from hsa_elastica.robots.statics_api import solve_static_batch
 
-        results = solve_static_batch(params, angles)
+        try:
+            results = solve_static_batch(params, angles)
+        except ParameterError as exc:
+            raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
+    from hsa_elastica.params.files import atomic_output
+
     df = pd.DataFrame([flatten(r) for r in results])
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix.lower() == ".csv":
-        df.to_csv(out, index=False)
-    else:
-        df.to_parquet(out, index=False)
+    with atomic_output(out, create_parents=True) as tmp:
+        if out.suffix.lower() == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            df.to_parquet(tmp, index=False)
     if not args.quiet:
         n_static = sum(r.method == "static" for r in results)
         print(f"{len(results)} poses ({n_static} static, {len(results) - n_static} dynamic) -> {out}")
@@ -156,8 +152,7 @@ def _duration(args: argparse.Namespace, params: Any) -> float:
 
 def run(args: argparse.Namespace) -> int:
     params = load_robot_params(args.params)
-    if args.max_time is not None and not (math.isfinite(args.max_time) and args.max_time > 0):
-        raise UsageError(f"{PROG} steady-state: --max-time = {args.max_time} is invalid: must be > 0 (s)")
+    check_duration(args.max_time, params.simulation.dt, "--max-time")
     if args.angles_csv is not None:
         return _batch(args, params)
     if len(args.angles) != params.n_rods:
@@ -190,9 +185,13 @@ def run(args: argparse.Namespace) -> int:
                 _write_json(args.json, partial)
             raise
     else:
+        from hsa_elastica.params import ParameterError
         from hsa_elastica.robots.statics_api import solve_static
 
-        result = solve_static(params, args.angles)
+        try:
+            result = solve_static(params, args.angles)
+        except ParameterError as exc:  # e.g. the fallback's time step (before any work)
+            raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
     _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
         print(describe(result) + f" [{result.method}]")
@@ -208,7 +207,6 @@ def _write_json(path: str | None, result: Any) -> None:
     if path == "-":
         print(payload)
         return
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(payload + "\n", encoding="utf-8")
-    tmp.replace(target)
+    from hsa_elastica.params.files import write_text_atomic
+
+    write_text_atomic(path, payload + "\n")

@@ -64,6 +64,7 @@ __all__ = [
     "pose_errors",
     "run_rms",
     "check_names",
+    "fittable_names",
     "check_bounds",
     "residuals",
     "calibrate",
@@ -116,45 +117,49 @@ class MocapRun:
         return self.subset(np.unique(np.linspace(0, len(self) - 1, max_poses).round().astype(int)))
 
 
+#: accepted norm of a measured quaternion (normalised on reading): motion capture exports unit
+#: quaternions; a norm far from 1 (or 0) is a corrupt row, not a rotation
+QUATERNION_NORM_RANGE = (0.5, 2.0)
+
+
 def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None,
              measured: Sequence[str] = MEASURED_COLUMNS) -> MocapRun:
-    """Read one run CSV; :class:`CalibrationError` on missing columns, NaNs or no rows.
+    """Read one run CSV (:func:`hsa_elastica.io.csv_input.read_csv_columns`: one line naming
+    the file, line and column for a missing or repeated column, a row with extra or missing
+    fields, no rows, a value that is not a finite number); the motor angles are checked by
+    :func:`hsa_elastica.params.check_motor_angles` and each quaternion's norm must lie in
+    :data:`QUATERNION_NORM_RANGE` (it is normalised).  Raises :class:`CalibrationError`.
 
     ``measured``: the seven columns of the tracked body, position x y z [m] then quaternion
     x y z w (default: the platform marker; e.g. the ``ring_*`` columns for the ring on rod 2).
     """
-    import pandas as pd
+    from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
 
     p = Path(path)
-    try:
-        df = pd.read_csv(p)
-    except (OSError, ValueError) as exc:
-        raise CalibrationError(f"cannot read data file {str(p)!r}: {exc}") from None
     angle_cols = [f"motor_angle_rad_{j}" for j in range(n_rods)]
     needed = angle_cols + list(measured)
-    missing = [c for c in needed if c not in df.columns]
-    if missing:
-        raise CalibrationError(
-            f"data file {str(p)!r}: missing column(s) {', '.join(missing)} "
-            f"(needs {', '.join(needed)})"
-        )
-    if len(df) == 0:
-        raise CalibrationError(f"data file {str(p)!r} has no rows")
-    values = df[needed].to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        rows, cols = np.nonzero(bad)
-        raise CalibrationError(
-            f"data file {str(p)!r}: {int(bad.sum())} missing or non-finite value(s), first in "
-            f"column {needed[int(cols[0])]} at data row {int(rows[0]) + 1}"
-        )
+    try:
+        table = read_csv_columns(p, needed, what="data file")
+        angles = check_angle_rows(table, angle_cols, what=f"data file {str(p)!r}")
+    except ParameterError as exc:
+        raise CalibrationError(str(exc)) from None
+    values = table.values
     q = values[:, n_rods + 3:]
-    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    norm = np.linalg.norm(q, axis=1)
+    lo, hi = QUATERNION_NORM_RANGE
+    bad = np.nonzero(~((norm >= lo) & (norm <= hi)))[0]
+    if bad.size:
+        i = int(bad[0])
+        raise CalibrationError(
+            f"data file {str(p)!r}: line {int(table.lines[i])}, columns {', '.join(measured[3:])}: "
+            f"quaternion norm {norm[i]:.3g} is invalid: must be in [{lo:g}, {hi:g}] "
+            "(a unit quaternion x y z w)"
+        )
     return MocapRun(
         name=name or p.stem,
-        motor_angles=values[:, :n_rods].copy(),
+        motor_angles=angles.copy(),
         position=values[:, n_rods:n_rods + 3].copy(),
-        quaternion=q,
+        quaternion=q / norm[:, None],
     )
 
 
@@ -201,7 +206,38 @@ def _resolve(params: RobotParams, name: str) -> tuple[list[str], int | None]:
         )
     if isinstance(obj, bool) or not isinstance(obj, (int, float)):
         raise CalibrationError(f"parameter {name!r} = {obj!r} is not a number and cannot be fitted")
+    if isinstance(obj, int) or (path and path[0] == "simulation"):
+        kind = "an integer (a count or discretization)" if isinstance(obj, int) else "a numerical setting"
+        raise CalibrationError(
+            f"parameter {name!r} is {kind} and cannot be fitted; fittable: "
+            f"{', '.join(fittable_names(params))}, mocap.yaw"
+        )
     return path, None
+
+
+def fittable_names(params: RobotParams) -> list[str]:
+    """Dotted names :func:`calibrate` can fit: the real-valued physical fields of ``params``
+    (not the integer counts ``n_elements``, ``n_rods``, ``handedness``, nor the time step,
+    damping, ramp and recording of ``simulation``, which do not define the statics);
+    ``platform.marker_offset`` and a set ``simulation.gravity`` per component (``.x``, ``.y``,
+    ``.z``)."""
+    out: list[str] = []
+
+    def walk(obj: Any, prefix: str) -> None:
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if dataclasses.is_dataclass(value):
+                if f.name != "simulation":
+                    walk(value, f"{prefix}{f.name}.")
+            elif isinstance(value, float):
+                out.append(f"{prefix}{f.name}")
+            elif isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, float) for v in value):
+                out.extend(f"{prefix}{f.name}.{c}" for c in _COMPONENTS)
+
+    walk(params, "")
+    if params.simulation.gravity is not None:
+        out.extend(f"simulation.gravity.{c}" for c in _COMPONENTS)
+    return out
 
 
 def get_value(params: RobotParams, name: str) -> float:

@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-import secrets
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +29,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.io.render_data import frame_times, quaternion_to_matrix, resample, select_frames
 from hsa_elastica.io.render_scene import RobotScene
+from hsa_elastica.params.files import atomic_output, name_length_problem, output_path_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.params import RobotParams, RodParams
@@ -76,23 +74,20 @@ def check_output_path(path: str | Path, kind: str, *, flag: str | None = None) -
     p = Path(path)
     if str(path).strip() == "" or p.name in ("", ".", ".."):
         raise ValueError(f"{name}: not a file name (allowed extensions: {', '.join(allowed)})")
+    problem = name_length_problem(p)  # before any stat (ENAMETOOLONG)
+    if problem is not None:
+        raise ValueError(f"{name}: {problem}")
     if p.is_dir():
         raise ValueError(f"{name} is a directory; give a file name ending in {', '.join(allowed)}")
     if p.suffix.lower() not in allowed:
         got = f"has the extension {p.suffix!r}" if p.suffix else "has no extension"
         raise ValueError(f"{name} {got}; a {kind} must end in {' or '.join(allowed)}")
-    ancestor = p.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ValueError(f"{name}: {str(ancestor)!r} is not a directory")
-    try:  # a real probe: permission bits do not tell about read-only mounts (or root)
-        with tempfile.TemporaryFile(dir=ancestor):
-            pass
-    except OSError as exc:
-        raise ValueError(f"{name}: cannot write in {str(ancestor)!r} ({exc.strerror or exc})") from None
-    if p.exists() and not os.access(p, os.W_OK):
-        raise ValueError(f"{name}: the file exists and is not writable")
+    # the name's length, the nearest existing directory (probed with a temporary file that is
+    # removed at once: permission bits do not tell for read-only mounts or root), a writable
+    # existing file, not a block device or socket
+    problem = output_path_problem(p, create_parents=True)
+    if problem is not None:
+        raise ValueError(f"{name}: {problem}")
     return p
 
 
@@ -118,19 +113,11 @@ def check_video_options(
         )
 
 
-@contextlib.contextmanager
-def _atomic_output(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path`` (same extension, so encoders pick the same format);
-    on normal exit rename it onto ``path``, on any exception (Ctrl-C included) delete it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}-{secrets.token_hex(4)}.partial{path.suffix}")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+def _atomic_output(path: Path) -> contextlib.AbstractContextManager[Path]:
+    """:func:`hsa_elastica.params.files.atomic_output` (parents created): a temporary file
+    beside ``path`` with the same extension (encoders pick the format by it), renamed onto it
+    on normal exit, deleted on any exception (Ctrl-C included)."""
+    return atomic_output(path, create_parents=True)
 
 
 def _write_png(image: NDArray[np.uint8], path: str | Path) -> Path:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from hsa_elastica.params import (
     save_params,
     save_params_per_key,
 )
+from hsa_elastica.params.files import atomic_output, name_length_problem
 
 __all__ = ["RunData", "save_run", "load_run", "run_dir_problem", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
 
@@ -96,6 +96,9 @@ def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | No
     writable directory; an existing ``out_dir`` must be a writable directory and empty unless
     ``overwrite`` (so one directory never mixes the files of two runs)."""
     out = Path(out_dir)
+    problem = name_length_problem(out)
+    if problem is not None:
+        return problem
     if out.exists() and not out.is_dir():
         return "exists and is not a directory"
     if out.is_dir():
@@ -113,15 +116,10 @@ def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | No
 
 
 def _replace_atomically(target: Path, write: Callable[[Path], Any]) -> None:
-    """``write(tmp)`` to a temporary name next to ``target`` (same suffix), then rename it
-    over ``target``: a reader never sees a partial file."""
-    tmp = target.with_name(f".{target.stem}.tmp-{os.getpid()}{target.suffix}")
-    try:
+    """``write(tmp)`` through :func:`hsa_elastica.params.files.atomic_output`: a reader never
+    sees a partial file, a symbolic link's target is replaced, a device is never renamed over."""
+    with atomic_output(target) as tmp:
         write(tmp)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def save_run(
@@ -172,11 +170,12 @@ def _save_params(params: RobotParams | Sequence[RobotParams], path: Path) -> Non
 
 def _load_params(path: Path) -> tuple[RobotParams, tuple[RobotParams, ...]]:
     """``(params, segments)`` of ``params.yaml``: a robot's (no segments) or a stack's."""
-    import yaml
+    from hsa_elastica.params import ParameterError
+    from hsa_elastica.params.files import read_mapping_text, read_text_bounded
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = read_mapping_text(read_text_bounded(path), "yaml")
+    except ParameterError:
         data = None  # load_params names the problem
     keyed = isinstance(data, dict) and bool(data) and all(
         isinstance(k, int) and not isinstance(k, bool) for k in data
@@ -199,6 +198,11 @@ def load_run(run_dir: str | Path) -> RunData:
         if ``params.yaml`` is invalid.
     """
     path = Path(run_dir)
+    if path.exists() and not path.is_dir():
+        raise FileNotFoundError(
+            f"{str(path)!r} is not a run directory (it is a file; a run directory holds "
+            f"{DIAGNOSTICS}, {PARAMS} and {SUMMARY})"
+        )
     if not path.is_dir():
         raise FileNotFoundError(f"run directory {str(path)!r} does not exist")
     for name in (DIAGNOSTICS, PARAMS):

@@ -4,7 +4,7 @@ All quantities are SI (m, kg, s, rad, Pa, N).  Every dataclass is frozen and val
 ``__post_init__``; an invalid value raises :class:`ParameterError` whose message names
 ``ClassName.field``, the offending value and the allowed range with its unit, e.g.::
 
-    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number > 0 and <= 1e+12 (Pa)
+    RodParams.youngs_modulus = -1.0 is invalid: must be a finite number >= 1000 and <= 1e+12 (Pa)
 
 Presets
 -------
@@ -23,8 +23,9 @@ string ``"none"``; ``"none"`` and ``null`` are both read back as ``None``.
 
 Modules
 -------
-``base`` (ParameterError, field checks, ``MAX_*`` bounds), ``rod`` (RodParams), ``robot``
-(PlatformParams, JointParams, SimulationParams, RobotParams), ``io`` (save/load), ``presets``
+``base`` (ParameterError, field checks, ``MAX_*``/``MIN_*`` bounds), ``rod`` (RodParams), ``robot``
+(PlatformParams, JointParams, SimulationParams, RobotParams), ``io`` (save/load), ``files``
+(the atomic writer of every output file, output-path checks, the bounded YAML/TOML reader), ``presets``
 (paper and Table I presets, named presets).  Every public name is re-exported here.
 """
 

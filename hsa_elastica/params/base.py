@@ -41,6 +41,22 @@ MAX_MOTOR_ANGLE = 1.5 * math.pi
 MAX_RECORD_FPS = 1e4
 
 
+#: Lower bounds of the fields that would make the model singular near zero (a 1e-300 density
+#: overflowed the stability estimate's eigenvalue solve; a 1e-300 modulus gave a zero bending
+#: matrix): each far below any HSA robot, yet far from the round-off of the solvers.
+#: kg/m^3; the lightest solids (silica aerogels) are ~1 kg/m^3, air 1.2 kg/m^3
+MIN_DENSITY = 1.0
+#: m; 0.1 mm, the finest printed wall (rod length, radii, wall, platform size, rod circle)
+MIN_LENGTH = 1e-4
+#: Pa; 1 kPa, fifty times softer than the softest cast silicone (Ecoflex 00-10, ~55 kPa)
+MIN_MODULUS = 1e3
+#: N m^2; bend/twist rigidity, E I of a 0.3 mm solid rod of 1 kPa is ~4e-13: 1e-9 is a
+#: hair-thin rod of a stiff elastomer
+MIN_RIGIDITY = 1e-9
+#: N/m; the rod-tip/platform joint spring k_F (default 5e5): 1 N/m barely holds the platform
+MIN_JOINT_STIFFNESS = 1.0
+
+
 class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
@@ -118,7 +134,12 @@ def _fail(obj: Any, name: str, value: Any, requirement: str) -> ParameterError:
 
 def _short(value: Any) -> str:
     """``repr`` of a value, shortened (an int of 400 digits is not worth printing)."""
-    text = repr(value)
+    if isinstance(value, (list, tuple, dict, set)):
+        import reprlib  # bounded: a container is not printed whole
+
+        text = reprlib.repr(value)
+    else:
+        text = repr(value)
     return text if len(text) <= 40 else text[:20] + "..." + text[-8:]
 
 
@@ -231,12 +252,13 @@ class _ParamsBase:
         """
         where = where or cls.__name__
         if not isinstance(data, Mapping):
-            raise ParameterError(f"{where} must be a mapping of field names to values, got {data!r}")
+            raise ParameterError(f"{where} must be a mapping of field names to values, got {_short(data)}")
         names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         unknown = sorted(str(k) for k in data if k not in names)
         if unknown:
             raise ParameterError(
-                f"{where}: unknown key(s) {', '.join(repr(u) for u in unknown)}; "
+                f"{where}: unknown key(s) {', '.join(_short(u) for u in unknown[:10])}"
+                f"{' ...' if len(unknown) > 10 else ''}; "
                 f"allowed keys are {', '.join(sorted(names))}"
             )
         kwargs: dict[str, Any] = {}

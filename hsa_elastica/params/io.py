@@ -5,7 +5,6 @@ TOML writer."""
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
@@ -14,7 +13,9 @@ import yaml
 from hsa_elastica.params.base import (
     ParameterError,
     _ParamsBase,
+    _short,
 )
+from hsa_elastica.params.files import read_mapping_text, read_text_bounded, write_text_atomic
 from hsa_elastica.params.robot import (
     RobotParams,
 )
@@ -83,23 +84,33 @@ def _format(path: Path) -> str:
     )
 
 
-def save_params(params: _ParamsBase, path: str | Path) -> Path:
-    """Write ``params`` (any of the parameter dataclasses) to ``path`` as YAML or TOML.
-
-    The file starts with a comment block listing every field with its unit.  Returns the path.
-    """
-    path = Path(path)
-    fmt = _format(path)
+def params_text(params: _ParamsBase, fmt: str = "yaml") -> str:
+    """The text :func:`save_params` writes (``fmt`` ``"yaml"`` or ``"toml"``): a comment block
+    listing every field with its unit, then the values."""
     if not isinstance(params, _ParamsBase):
-        raise ParameterError(f"save_params: {params!r} is not a parameter dataclass")
+        raise ParameterError(f"save_params: {_short(params)} is not a parameter dataclass")
     data = params.to_dict()
     if fmt == "yaml":
         body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
-    else:
+    elif fmt == "toml":
         body = _dump_toml(data)
-    path.write_text(_header(params) + body, encoding="utf-8")
-    return path
+    else:
+        raise ParameterError(f"format {fmt!r} is invalid: must be 'yaml' or 'toml'")
+    return _header(params) + body
 
+
+def save_params(params: _ParamsBase, path: str | Path) -> Path:
+    """Write ``params`` (any of the parameter dataclasses) to ``path`` as YAML or TOML.
+
+    The file starts with a comment block listing every field with its unit; it is written
+    atomically (:func:`hsa_elastica.params.files.atomic_output`: a temporary file renamed onto
+    ``path``; a symbolic link's target is replaced, a device or FIFO written in place).
+    Returns the path.
+    """
+    path = Path(path)
+    text = params_text(params, _format(path))
+    write_text_atomic(path, text)
+    return path
 
 
 def save_params_per_key(
@@ -121,7 +132,7 @@ def save_params_per_key(
     data = {int(k): v.to_dict() for k, v in entries.items()}
     head = "".join(f"# {line}\n" for line in note.splitlines()) if note else ""
     body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
-    path.write_text(head + _header(next(iter(entries.values()))) + body, encoding="utf-8")
+    write_text_atomic(path, head + _header(next(iter(entries.values()))) + body)
     return path
 
 _SECTIONS = {
@@ -134,20 +145,22 @@ _SECTIONS = {
 
 
 def _read_mapping(path: Path) -> Any:
+    """The top-level mapping of a parameter file, read with the bounds of
+    :func:`hsa_elastica.params.files.read_mapping_text`; refuses a file with no parameters."""
     fmt = _format(path)
+    text = read_text_bounded(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError(f"cannot read parameter file {str(path)!r}: {exc}") from exc
-    try:
-        data: Any = yaml.safe_load(text) if fmt == "yaml" else tomllib.loads(text)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ParameterError(f"cannot parse parameter file {str(path)!r}: {exc}") from exc
-    if data is None:
-        data = {}
+        data: Any = read_mapping_text(text, fmt)
+    except ParameterError as exc:
+        raise ParameterError(f"cannot parse parameter file {str(path)!r}: {exc}") from None
+    if data is None or (isinstance(data, Mapping) and not data):
+        raise ParameterError(
+            f"parameter file {str(path)!r} has no parameters in it (empty, only comments or "
+            "truncated); write at least one field, e.g. 'hsa-elastica params --dump FILE'"
+        )
     if not isinstance(data, Mapping):
         raise ParameterError(
-            f"parameter file {str(path)!r} must contain a mapping at top level, got {data!r}"
+            f"parameter file {str(path)!r} must contain a mapping at top level, got {_short(data)}"
         )
     return data
 
@@ -157,6 +170,10 @@ def _split_key(path: str | Path) -> tuple[Path, str | None]:
     text = str(path)
     if "#" in text:
         head, _, key = text.rpartition("#")
+        if not head.strip():
+            raise ParameterError(
+                f"{text!r}: the file part before '#' is empty; write FILE.yaml#KEY"
+            )
         return Path(head), key
     return Path(path), None
 
@@ -200,7 +217,9 @@ def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyPa
             )
         data = data[matches[0]]
         if not isinstance(data, Mapping):
-            raise ParameterError(f"{str(path)}#{key} must be a mapping, got {data!r}")
+            raise ParameterError(f"{str(path)}#{key} must be a mapping, got {_short(data)}")
+        if not data:
+            raise ParameterError(f"{str(path)}#{key} has no parameters in it (an empty entry)")
     elif _is_keyed(data):
         keys = ", ".join(str(k) for k in data)
         raise ParameterError(

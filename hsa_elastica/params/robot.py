@@ -10,6 +10,9 @@ from typing import ClassVar
 from hsa_elastica.params.base import (
     MAX_DAMPING,
     MAX_RECORD_FPS,
+    MIN_DENSITY,
+    MIN_JOINT_STIFFNESS,
+    MIN_LENGTH,
     _check_handedness,
     _check_int,
     _check_real,
@@ -43,8 +46,9 @@ class PlatformParams(_ParamsBase):
     )
 
     def __post_init__(self) -> None:
-        for name in ("diameter", "thickness", "density"):
-            _check_real(self, name, gt=0.0)
+        for name in ("diameter", "thickness"):
+            _check_real(self, name, ge=MIN_LENGTH)
+        _check_real(self, "density", ge=MIN_DENSITY)
         _check_real(self, "payload_mass", ge=0.0)
         m = self.marker_offset
         if (
@@ -95,7 +99,7 @@ class JointParams(_ParamsBase):
     nu_tau: float = field(default=0.0, metadata={"unit": "N m s/rad"})
 
     def __post_init__(self) -> None:
-        _check_real(self, "k_F", gt=0.0)
+        _check_real(self, "k_F", ge=MIN_JOINT_STIFFNESS)
         _check_real(self, "k_tau", ge=0.0)
         _check_real(self, "nu_F", ge=0.0)
         _check_real(self, "nu_tau", ge=0.0)
@@ -192,7 +196,7 @@ class RobotParams(_ParamsBase):
             if not isinstance(getattr(self, name), cls):
                 raise _fail(self, name, getattr(self, name), f"must be a {cls.__name__}")
         _check_int(self, "n_rods", ge=1)
-        _check_real(self, "circle_radius", gt=0.0)
+        _check_real(self, "circle_radius", ge=MIN_LENGTH)
         _check_real(self, "first_rod_angle")
         h = self.handedness
         if isinstance(h, (str, bytes)) or not hasattr(h, "__len__") or len(h) != self.n_rods:

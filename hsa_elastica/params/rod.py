@@ -11,6 +11,10 @@ from hsa_elastica.params.base import (
     MAX_C_EPS,
     MAX_MODULUS,
     MAX_N_ELEMENTS,
+    MIN_DENSITY,
+    MIN_LENGTH,
+    MIN_MODULUS,
+    MIN_RIGIDITY,
     _check_handedness,
     _check_int,
     _check_real,
@@ -142,20 +146,21 @@ class RodParams(_ParamsBase):
         _check_int(self, "n_elements", ge=2, le=MAX_N_ELEMENTS)
         _check_real(self, "cap_length_base", ge=0.0)
         _check_real(self, "cap_length_top", ge=0.0)
-        for name in ("length", "outer_radius", "density"):
-            _check_real(self, name, gt=0.0)
+        for name in ("length", "outer_radius"):
+            _check_real(self, name, ge=MIN_LENGTH)
+        _check_real(self, "density", ge=MIN_DENSITY)
         for name in ("youngs_modulus", "shear_modulus"):
-            _check_real(self, name, gt=0.0, le=MAX_MODULUS)
-        _check_real(self, "wall_thickness", gt=0.0)
+            _check_real(self, name, ge=MIN_MODULUS, le=MAX_MODULUS)
+        _check_real(self, "wall_thickness", ge=MIN_LENGTH)
         if self.wall_thickness > self.outer_radius:
             raise _fail(
                 self,
                 "wall_thickness",
                 self.wall_thickness,
-                f"must be > 0 and <= outer_radius = {self.outer_radius!r}",
+                f"must be >= {MIN_LENGTH:g} and <= outer_radius = {self.outer_radius!r}",
             )
-        _check_real(self, "bend_rigidity", gt=0.0, optional=True)
-        _check_real(self, "twist_rigidity", gt=0.0, optional=True)
+        _check_real(self, "bend_rigidity", ge=MIN_RIGIDITY, optional=True)
+        _check_real(self, "twist_rigidity", ge=MIN_RIGIDITY, optional=True)
         object.__setattr__(
             self, "handedness", _check_handedness(self, "handedness", self.handedness)
         )
@@ -232,11 +237,14 @@ class RodParams(_ParamsBase):
              self.B_z, self.twist_rigidity_slope, self.twist_rigidity_quad, "twist_rigidity"),
         )
         for name, base, slope, quad, base_name in checks:
-            worst = min(base + slope * k_lo + quad * k_lo**2, base + slope * k_hi + quad * k_hi**2)
+            # quad * k * k, not quad * k**2: float ** raises OverflowError for a huge k (a
+            # tiny C_eps), multiplication gives inf (then refused below) or 0 for quad = 0
+            worst = min(base + slope * k_lo + quad * k_lo * k_lo,
+                        base + slope * k_hi + quad * k_hi * k_hi)
             if quad > 0.0:  # convex: the minimum may be inside the range
                 k_v = -slope / (2.0 * quad)
                 if k_lo < k_v < k_hi:
-                    worst = min(worst, base + slope * k_v + quad * k_v**2)
+                    worst = min(worst, base + slope * k_v + quad * k_v * k_v)
             if not worst > 0.0:
                 law = f"{base_name} + slope * kappa_h" + (" + quad * kappa_h^2" if quad else "")
                 raise _fail(

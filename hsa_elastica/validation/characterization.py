@@ -14,6 +14,10 @@ rods and, with ``--fit``, with parameters fitted per row count, and writes
 * with ``--fit``: ``fitted_params*.yaml`` (the fitted rods, SI units) in ``--fitted-dir``
   (default ``<results>``; the shipped copies are ``hsa_elastica/data/fitted_params*.yaml``).
 
+``<results>`` is ``--results``, else ``--out`` if given, else ``./validation_results``: a run
+writes only into the directories it is given (the package's own data files only with an
+explicit ``--fitted-dir``).
+
 Usage::
 
     python -m hsa_elastica.validation.characterization [--rows 4 6 ...] [--fit]
@@ -64,6 +68,7 @@ from hsa_elastica.experiments.characterization import (
 from hsa_elastica.physics.compression_law import AxialLawParams
 from hsa_elastica.data import path as data_path
 from hsa_elastica.params import RodParams, table1_rod_params
+from hsa_elastica.params.files import atomic_output, write_text_atomic
 # the fitting routines and the report are re-exported: their names stay importable from here
 from hsa_elastica.validation.characterization_fit import (
     FIT_FIELDS,
@@ -171,9 +176,10 @@ def main(argv: list[str] | None = None) -> int:
                     "solver, whose solves take milliseconds; the cpu count with --method dynamic)")
     ap.add_argument("--method", choices=("static", "dynamic"), default="static",
                     help="steady states by the static solver (default) or by dynamic relaxation")
-    ap.add_argument("--out", type=Path, default=None, help="directory of the points CSV (default: RESULTS/out)")
-    ap.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="directory of scores.csv, "
-                    "results.md and the figures (default: ./validation_results)")
+    ap.add_argument("--out", type=Path, default=None, help="directory of the points CSV (default: RESULTS/out); "
+                    "given alone, everything (scores, report, figures, --fit's YAML) is written there")
+    ap.add_argument("--results", type=Path, default=None, help="directory of scores.csv, "
+                    "results.md and the figures (default: --out if given, else ./validation_results)")
     ap.add_argument("--fitted-dir", type=Path, default=None, help="where --fit writes fitted_params*.yaml, and "
                     "where the other fitted sets of --law are read without --fit (default: RESULTS with --fit, "
                     "the shipped files in hsa_elastica/data without)")
@@ -181,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replot", type=Path, default=None, metavar="POINTS_CSV",
                     help="only redraw the figures from a characterization_points.csv written by an earlier run")
     args = ap.parse_args(argv)
+    # a run writes only where it is told: --out alone holds every output
+    if args.results is None:
+        args.results = args.out if args.out is not None else DEFAULT_RESULTS
     if args.out is None:
         args.out = args.results / "out"
     if args.jobs is None:
@@ -260,8 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     args.results.mkdir(parents=True, exist_ok=True)
     cols = list(data.columns) + ["simulated", "parameter_set", "closed_form", "run_time_s"]
-    points[cols].to_csv(args.out / "characterization_points.csv", index=False)
-    scores.to_csv(args.results / "scores.csv", index=False, float_format="%.6g")
+    with atomic_output(args.out / "characterization_points.csv") as tmp:
+        points[cols].to_csv(tmp, index=False)
+    with atomic_output(args.results / "scores.csv") as tmp:
+        scores.to_csv(tmp, index=False, float_format="%.6g")
     figures = plot_fig3(points, args.results / "fig3_characterization.png")
     if laws or any(p.startswith("fitted_nonlinear") for p in rods):
         note += "\n" + _compression_note(scores, rods, laws)
@@ -286,7 +297,7 @@ def _save_fitted(fitted: dict[int, RodParams], path: Path) -> None:
     header = ("# Fitted closed-HSA characterization rods per row count (python -m hsa_elastica.validation.characterization --fit)\n"
               "# RodParams fields, SI units: m, kg/m^3, Pa, N m^2, m/rad (C_eps), Pa m/rad (E_slope),\n"
               "# N m^2 m/rad (twist_rigidity_slope). Fitted: " + ", ".join(FIT_FIELDS) + "; the rest is Table I.\n")
-    path.write_text(header + yaml.safe_dump(body, sort_keys=True))
+    write_text_atomic(path, header + yaml.safe_dump(body, sort_keys=True))
 
 
 def _save_fitted_compression(
@@ -300,7 +311,7 @@ def _save_fitted_compression(
               "--law compression)\n# rod: RodParams fields (SI, see fitted_params.yaml); axial_law: "
               "hsa_elastica.physics.compression_law.AxialLawParams\n# (compression_ratio [-] at zero twist, "
               "compression_ratio_slope [m/rad]).\n")
-    path.write_text(header + yaml.safe_dump(body, sort_keys=True))
+    write_text_atomic(path, header + yaml.safe_dump(body, sort_keys=True))
 
 
 def load_fitted_compression(path: Path = FITTED_COMPRESSION) -> dict[int, tuple[RodParams, AxialLawParams]]:

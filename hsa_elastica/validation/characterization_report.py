@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hsa_elastica.params.files import atomic_output, write_text_atomic
 from hsa_elastica.experiments.characterization import CHARACTERISTICS, DATA_UNITS
 from hsa_elastica.physics.compression_law import AxialLawParams
 from hsa_elastica.params import RodParams
@@ -169,7 +170,8 @@ def plot_fig3(points: pd.DataFrame, path: Path) -> list[Path]:
                  f"best fitted set: {_SET_LABELS.get(best, best)}, {_inside_label(points, best)} points inside "
                  f"the error bars; Table I: {_inside_label(points, 'table1')}", fontsize=10.5)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    fig.savefig(path, dpi=100)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
     written = [path]
 
@@ -192,7 +194,8 @@ def plot_fig3(points: pd.DataFrame, path: Path) -> list[Path]:
                           loc="upper right", fontsize=6.5, handlelength=1.6, labelspacing=0.3, framealpha=0.9)
         fig.suptitle("Other fitted parameter sets (measured with error bars; dashed: simulated)", fontsize=11)
         fig.tight_layout(rect=(0, 0, 1, 0.97))
-        fig.savefig(other_path, dpi=90)
+        with atomic_output(other_path) as tmp:
+            fig.savefig(tmp, dpi=90)
         plt.close(fig)
         written.append(other_path)
     return written
@@ -269,7 +272,7 @@ Largest relative difference simulator vs closed form over all points: {agree:.2e
 ## Per characteristic and row count (simulator)
 {_md_table(detail)}
 """
-    path.write_text(text)
+    write_text_atomic(path, text)
 
 
 def data_max_kappa(rod: RodParams, points: pd.DataFrame) -> float:
