@@ -39,7 +39,7 @@ PRESET = "fpu_robot_2022"
 
 def documented_command() -> list[str]:
     text = PAGE.read_text(encoding="utf-8")
-    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL):
         if block.lstrip().startswith("hsa-elastica calibrate"):
             return shlex.split(block)
     raise AssertionError("docs/calibration.md has no ```bash block with 'hsa-elastica calibrate'")
@@ -71,7 +71,8 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     exe = shutil.which("hsa-elastica")
     cmd = ([exe] if exe else [sys.executable, "-m", "hsa_elastica.cli"]) + argv[1:]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=240,
+                          check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {"argv": argv, "dir": workdir, "stdout": proc.stdout}
 
@@ -135,12 +136,12 @@ def test_report_matches_an_independent_rms_and_the_page(example: dict[str, objec
     # the output printed on the page is what the command prints now (to its 2 decimals)
     page = PAGE.read_text(encoding="utf-8")
     line = re.search(rf"^{re.escape(run_name)}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$",
-                     page, flags=re.M)
+                     page, flags=re.MULTILINE)
     assert line is not None, "the page's RMS table line is missing"
     shown = [float(v) for v in line.groups()]
     now = [*report["rms_start_mm_deg"][run_name], *report["rms_mm_deg"][run_name]]
     assert shown == pytest.approx(now, abs=0.011)
     for name, entry in report["parameters"].items():
-        row = re.search(rf"^{re.escape(name)}\s+(\S+)\s+(\S+)\s+(\S+)\s*$", page, flags=re.M)
+        row = re.search(rf"^{re.escape(name)}\s+(\S+)\s+(\S+)\s+(\S+)\s*$", page, flags=re.MULTILINE)
         assert row is not None, name
         assert float(row.group(2)) == pytest.approx(entry["value"], rel=1e-4), name
