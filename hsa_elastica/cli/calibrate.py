@@ -21,7 +21,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         description="Nonlinear least squares (scipy) of the --free parameters against measured "
         "steady states: measured motor angles in, platform marker position and orientation out "
         "(residual weights 1 mm and 1 deg).  Prints per-run RMS before/after and 1-sigma "
-        "uncertainties from the Jacobian; writes the fitted parameters to --out.",
+        "uncertainties from the Jacobian; writes the fitted parameters to --out.  A worked "
+        "example on the shipped data: docs/calibration.md.",
     )
     c.add_argument(
         "--data", nargs="+", required=True, metavar="FILE.csv",
