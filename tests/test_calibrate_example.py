@@ -71,7 +71,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     exe = shutil.which("hsa-elastica")
     cmd = ([exe] if exe else [sys.executable, "-m", "hsa_elastica.cli"]) + argv[1:]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=240,
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=600,
                           check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {"argv": argv, "dir": workdir, "stdout": proc.stdout}
