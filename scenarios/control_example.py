@@ -32,12 +32,12 @@ BEND_SENSITIVITY = 0.044
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seed", type=int, default=0, help="seed of the target sampled by reset()")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the target sampled by reset() (default 0)")
     ap.add_argument("--target", type=float, nargs=3, default=None, metavar=("X", "Y", "Z"),
-                    help="target platform position [m] instead of a sampled one")
-    ap.add_argument("--steps", type=int, default=50, help="control steps of 20 ms")
-    ap.add_argument("--gain", type=float, default=0.4, help="fraction of the error corrected per step")
-    ap.add_argument("--reference", action="store_true", help="per-rod operators instead of the fused path")
+                    help="target platform position [m] instead of a sampled one (default: sampled)")
+    ap.add_argument("--steps", type=int, default=50, help="number of control steps of 20 ms (default 50)")
+    ap.add_argument("--gain", type=float, default=0.4, help="fraction of the position error corrected per control step [-] (default 0.4)")
+    ap.add_argument("--reference", action="store_true", help="step with the per-rod operators instead of the fused numba loop (the default)")
     args = ap.parse_args(argv)
 
     import gymnasium as gym

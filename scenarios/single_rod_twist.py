@@ -34,17 +34,17 @@ def main(argv: list[str] | None = None) -> int:
     defaults = SimulationParams()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--angle", type=float, help="motor angle at the base [rad] (right-hand rule about +z)")
-    mode.add_argument("--torque", type=float, help="twist torque at the base [N m] about +z")
+    mode.add_argument("--angle", type=float, help="motor angle at the base [rad] (right-hand rule about +z); this or --torque")
+    mode.add_argument("--torque", type=float, help="twist torque at the base [N m] about +z; this or --angle")
     ap.add_argument("--handedness", type=int, choices=(1, -1), default=None,
                     help="+1 right-handed, -1 left-handed (default: from the rod parameters)")
-    ap.add_argument("--params", help="rod parameter file (RodParams, .yaml/.toml); default: paper rod")
+    ap.add_argument("--params", help="rod parameter file (RodParams, .yaml/.toml) (default: the paper rod)")
     ap.add_argument("--distal", choices=("twist_locked", "free", "fixed"), default="twist_locked",
                     help="distal boundary condition (default twist_locked)")
     ap.add_argument("--dt", type=float, default=defaults.dt, help=f"time step [s] (default {defaults.dt:g})")
     ap.add_argument("--damping", type=float, default=50.0, help="velocity damping [1/s] (default 50)")
     ap.add_argument("--ramp", type=float, default=0.5, help="ramp time [s] (default 0.5)")
-    ap.add_argument("--settle", type=float, default=0.3, help="time simulated after the ramp [s]")
+    ap.add_argument("--settle", type=float, default=0.3, help="time simulated after the ramp [s] (default 0.3)")
     args = ap.parse_args(argv)
 
     rod = RodParams() if args.params is None else load_params(args.params, RodParams)

@@ -24,13 +24,21 @@ from hsa_elastica.robots.stack import build_stack, solve_stack_static, stack_pri
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lower", default="bend_north", choices=list(PRIMITIVES))
-    ap.add_argument("--upper", default="twist_ccw", choices=list(PRIMITIVES))
-    ap.add_argument("--magnitude", type=float, default=1.0)
-    ap.add_argument("--motor-mass", type=float, default=0.07, help="kg per motor (payload below)")
-    ap.add_argument("--duration", type=float, default=2.0, help="simulated seconds")
-    ap.add_argument("--png", default="stack_primitive.png")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lower", default="bend_north", choices=list(PRIMITIVES), metavar="NAME",
+                    help=f"primitive of the lower stage: one of {', '.join(PRIMITIVES)} "
+                    "(default bend_north)")
+    ap.add_argument("--upper", default="twist_ccw", choices=list(PRIMITIVES), metavar="NAME",
+                    help="primitive of the upper stage, as --lower (default twist_ccw)")
+    ap.add_argument("--magnitude", type=float, default=1.0, metavar="F",
+                    help="fraction of the maximum motor angle, in [0, 1], both stages (default 1)")
+    ap.add_argument("--motor-mass", type=float, default=0.07, metavar="KG",
+                    help="mass of each upper-stage motor [kg], a payload on the lower platform "
+                    "(default 0.07)")
+    ap.add_argument("--duration", type=float, default=2.0, metavar="S",
+                    help="simulated time [s] (default 2)")
+    ap.add_argument("--png", default="stack_primitive.png", metavar="FILE.png",
+                    help="still of the final state (default stack_primitive.png)")
     args = ap.parse_args()
 
     p = paper_robot_params()

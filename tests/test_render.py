@@ -380,7 +380,7 @@ def test_failed_still_leaves_no_file(tmp_path, monkeypatch) -> None:
         (["--out", "{d}/x.mp4", "--size", "5000x300"], "--size"),
         (["--out", "{d}/x.mp4", "--speed", "0"], "--speed"),
         (["--out", "{d}/x.mp4", "--hold", "-1"], "--hold"),
-        ([], "nothing to write"),
+        ([], "does not exist"),  # no output flag: RUN_DIR/render.mp4, so RUN_DIR must exist
     ],
 )
 def test_cli_render_refuses_bad_output_before_reading(tmp_path, capsys, extra, match) -> None:

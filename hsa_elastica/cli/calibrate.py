@@ -22,7 +22,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         description="Nonlinear least squares (scipy) of the --free parameters against measured "
         "steady states: measured motor angles in, platform marker position and orientation out "
         "(residual weights 1 mm and 1 deg).  Prints per-run RMS before/after and 1-sigma "
-        "uncertainties from the Jacobian; writes the fitted parameters to --out.",
+        "uncertainties from the Jacobian; writes the fitted parameters to --out.  A worked "
+        "example on the shipped data: docs/calibration.md.",
     )
     c.add_argument(
         "--data", nargs="+", required=True, metavar="FILE.csv",
@@ -42,7 +43,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     c.add_argument("--out", required=True, metavar="FITTED.yaml", help="fitted parameters (.yaml/.toml)")
     c.add_argument(
         "--bounds", nargs=3, action="append", default=[], metavar=("NAME", "LO", "HI"),
-        help="bounds of a free parameter (SI); default [start/10, 10 start]",
+        help="bounds of a free parameter in SI units, repeatable (default: [start/10, 10 start], "
+        "unbounded for a start of 0, [-pi, pi] rad for mocap.yaw)",
     )
     c.add_argument(
         "--max-poses", type=int, metavar="N",
@@ -50,7 +52,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     )
     c.add_argument(
         "--max-evaluations", type=int, default=30, metavar="N",
-        help="at most N evaluations of all poses (default 30)",
+        help="at most N model evaluations of all poses (default 30)",
     )
     c.add_argument(
         "--mirror-branch", default="dynamic", metavar="RULE", type=_mirror_branch,
@@ -61,9 +63,10 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "pose and keeps the static pose nearest to where it settles; 'gravity' keeps the pose "
         "whose platform lies further along the lateral component of gravity (the side a tilted "
         "or hanging mount loads, no dynamics; as 'dynamic' when gravity has no lateral "
-        "component); '+y' keeps the pose whose platform lies further toward +y (no dynamics)",
+        "component); '+y' keeps the pose whose platform lies further toward +y (no dynamics).",
     )
-    c.add_argument("--json", metavar="PATH", help="write the report as JSON to PATH ('-' = stdout)")
+    c.add_argument("--json", metavar="PATH",
+                   help="write the report as JSON to PATH ('-' = stdout; default: none)")
     c.add_argument("--quiet", action="store_true", help="no per-evaluation progress")
 
 

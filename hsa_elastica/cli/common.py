@@ -56,7 +56,12 @@ def size_arg(text: str) -> tuple[int, int]:
 
 REFERENCE_HELP = (
     "step the robot with the per-rod reference operators (PyElastica's stepper) instead of the "
-    "fused numba loop (default; same trajectory to round-off, about 4x faster)"
+    "fused numba loop (the default: same trajectory to round-off, about 4x faster)"
+)
+#: ``--params`` of the commands that build one robot
+PARAMS_HELP = (
+    "robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name "
+    "(paper_robot, fpu_robot_2022) (default: paper_robot)"
 )
 
 
@@ -83,7 +88,8 @@ def add_video_options(parser: argparse.ArgumentParser) -> None:
     from hsa_elastica.io import render as r
 
     parser.add_argument("--fps", type=_video_option("fps", float_arg), default=r.DEFAULT_FPS, metavar="N",
-                        help=f"video frame rate, {r.MIN_FPS:g} <= N <= {r.MAX_FPS:g} (default {r.DEFAULT_FPS:g})")
+                        help=f"video frame rate in frames per second, {r.MIN_FPS:g} <= N <= {r.MAX_FPS:g} "
+                        f"(default {r.DEFAULT_FPS:g})")
     parser.add_argument("--speed", type=_video_option("speed", float_arg), default=r.DEFAULT_SPEED,
                         metavar="F", help="playback speed relative to real time: 0.25 shows 1 s of simulated "
                         f"time in 4 s of video (default {r.DEFAULT_SPEED:g})")
@@ -99,7 +105,7 @@ def add_out_options(parser: argparse.ArgumentParser) -> None:
     """``--out DIR`` and ``--overwrite`` of the subcommands that save a run directory."""
     parser.add_argument("--out", metavar="DIR",
                         help="save a run directory (diagnostics, params, summary); also written "
-                        "when the simulation diverges, with what was recorded")
+                        "when the simulation diverges, with what was recorded (default: none)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the run files in a --out directory that is not empty")
 

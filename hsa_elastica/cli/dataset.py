@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import math
 
-from hsa_elastica.cli.common import PROG, UsageError, float_arg, info, load_robot_params, progress
+from hsa_elastica.cli.common import (
+    PARAMS_HELP,
+    PROG,
+    UsageError,
+    float_arg,
+    info,
+    load_robot_params,
+    progress,
+)
 
 NAME = "dataset"
 
@@ -43,17 +51,18 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--random", type=_positive_int, metavar="N", help="N random poses (needs --seed)")
     g.add_argument("--grid", type=_positive_int, metavar="K", help="K values per rod (K^n_rods poses)")
-    g.add_argument("--angles-csv", metavar="FILE", help="poses from a CSV with columns angle_0..")
-    s.add_argument("--seed", type=_seed, metavar="S", help="seed of --random (integer >= 0)")
+    g.add_argument("--angles-csv", metavar="FILE", help="poses from a CSV with columns angle_0 .. angle_{n-1} [rad], one pose per row")
+    s.add_argument("--seed", type=_seed, metavar="S", help="seed of --random, an integer >= 0 (default: none; --random needs one)")
     s.add_argument("--phi-max", type=float_arg, default=math.pi, metavar="RAD",
                    help="largest motor angle magnitude of --random/--grid (default pi rad)")
-    s.add_argument("--params", metavar="FILE", help="robot parameters (.yaml/.yml/.toml)")
+    s.add_argument("--params", metavar="FILE", help=PARAMS_HELP)
     s.add_argument("--shapes", action="store_true",
                    help="also store every rod's node positions and curvatures (list columns)")
     s.add_argument("--workers", type=_positive_int, metavar="W",
                    help="local Dask worker processes (default: all cores)")
     s.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run on an existing Dask cluster (e.g. tcp://host:8786) instead")
+                   help="run on an existing Dask cluster (e.g. tcp://host:8786) instead of local "
+                   "workers (default: local workers)")
     s.add_argument("--chunk-size", type=_positive_int, metavar="C",
                    help="poses per chunk, the unit of work (default: N/64, between 1 and 100)")
     s.add_argument("--dynamic", action="store_true",

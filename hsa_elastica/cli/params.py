@@ -28,7 +28,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     d.add_argument(
         "--preset", metavar="NAME",
         help="write a named preset instead of the defaults: paper_robot (Section II-E) or "
-        "fpu_robot_2022 (the real robot calibrated on motion capture)",
+        "fpu_robot_2022 (the real robot calibrated on motion capture) (default: paper_robot, "
+        "the package defaults)",
     )
 
 

@@ -9,6 +9,7 @@ from hsa_elastica.robots.primitives import PRIMITIVES
 
 from hsa_elastica.cli.common import (
     PROG,
+    PARAMS_HELP,
     REFERENCE_HELP,
     UsageError,
     add_out_options,
@@ -45,13 +46,16 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "--magnitude", type=float_arg, default=1.0,
         help="fraction of the maximum motor angle phi_max = pi rad, in [0, 1] (default 1)",
     )
-    p.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022); a comma-separated list (bottom first) builds a multi-segment stack, each stage on the platform below, and NAME may then list one primitive per stage (NAME1,NAME2)")
+    p.add_argument("--params", metavar="FILE", help=PARAMS_HELP + "; a comma-separated list "
+                   "(bottom first) builds a multi-segment stack, each stage on the platform below, and NAME "
+                   "may then list one primitive per stage (NAME1,NAME2)")
     add_out_options(p)
-    p.add_argument("--render", metavar="FILE.mp4", help="render the run to an mp4 video")
-    p.add_argument("--still", metavar="FILE.png", help="write a PNG of the final state")
+    p.add_argument("--render", metavar="FILE.mp4", help="render the run to an mp4 video (default: none)")
+    p.add_argument("--still", metavar="FILE.png", help="write a PNG of the final state (default: none)")
     p.add_argument(
         "--duration", type=float_arg, metavar="S",
-        help="simulate exactly S seconds instead of stopping when settled",
+        help="simulate exactly S seconds instead of stopping when settled (default: stop when "
+        "settled, at the latest after the ramp time + 3 s)",
     )
     add_video_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from hsa_elastica.cli.common import (
     PROG,
@@ -13,6 +14,9 @@ from hsa_elastica.cli.common import (
 )
 
 NAME = "render"
+#: written into RUN_DIR when neither --out nor --still is given
+DEFAULT_VIDEO = "render.mp4"
+DEFAULT_STILL = "render.png"
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -22,18 +26,23 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         help="re-render a saved run directory",
         description="Render a run directory written by 'primitive --out' or 'steady-state --out' "
         "to an mp4 video (--out) and/or a PNG of the final state (--still). The video shows the "
-        "run at --speed times real time, then holds the final state for --hold seconds.",
+        "run at --speed times real time, then holds the final state for --hold seconds. With "
+        f"neither flag it writes RUN_DIR/{DEFAULT_VIDEO} and RUN_DIR/{DEFAULT_STILL}.",
     )
     r.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
-    r.add_argument("--out", metavar="FILE.mp4", help="output video (H.264 .mp4)")
-    r.add_argument("--still", metavar="FILE.png", help="also write a PNG of the final state")
+    r.add_argument("--out", metavar="FILE.mp4",
+                   help=f"output video, H.264 .mp4 (default: RUN_DIR/{DEFAULT_VIDEO} when --still "
+                   "is not given either)")
+    r.add_argument("--still", metavar="FILE.png",
+                   help=f"also write a PNG of the final state (default: RUN_DIR/{DEFAULT_STILL} "
+                   "when --out is not given either)")
     add_video_options(r)
     r.add_argument(
         "--color-by", default="handedness", metavar="Q",
-        help="'handedness' (default), 'elongation' (rest-length strain, Eq. 3) or a recorded "
-        "per-element quantity such as sigma_z",
+        help="'handedness', 'elongation' (rest-length strain, Eq. 3) or a recorded per-element "
+        "quantity such as sigma_z (default: handedness)",
     )
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--quiet", action="store_true", help="no progress bar or messages on the terminal")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,8 +50,11 @@ def run(args: argparse.Namespace) -> int:
     from hsa_elastica.io.rundir import load_run
     from hsa_elastica.params import ParameterError
 
-    if args.out is None and args.still is None:
-        raise UsageError(f"{PROG} render: nothing to write: give --out FILE.mp4 and/or --still FILE.png")
+    if args.out is None and args.still is None:  # next to the run
+        run_dir = Path(args.run_dir)
+        if not run_dir.is_dir():
+            raise UsageError(f"{PROG} render: run directory {args.run_dir!r} does not exist")
+        args.out, args.still = str(run_dir / DEFAULT_VIDEO), str(run_dir / DEFAULT_STILL)
     try:  # before reading the run: refuse what cannot be written
         if args.out is not None:
             check_output_path(args.out, "video", flag="--out")

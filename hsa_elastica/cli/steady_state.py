@@ -17,6 +17,7 @@ from typing import Any
 
 from hsa_elastica.cli.common import (
     PROG,
+    PARAMS_HELP,
     REFERENCE_HELP,
     UsageError,
     check_angles,
@@ -57,14 +58,16 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         help="batch mode: a CSV with columns angle_0 .. angle_{n-1} [rad], one pose per row; "
         "needs --out FILE.csv or FILE.parquet",
     )
-    s.add_argument("--params", metavar="FILE", help="robot parameters: a file (.yaml/.yml/.toml, FILE#KEY for per-key files) or a preset name (paper_robot, fpu_robot_2022)")
+    s.add_argument("--params", metavar="FILE", help=PARAMS_HELP)
     s.add_argument(
-        "--json", metavar="PATH", help="write the result as one JSON object to PATH ('-' = stdout)"
+        "--json", metavar="PATH",
+        help="write the result as one JSON object to PATH ('-' = stdout) (default: only a summary "
+        "line on stdout)",
     )
     s.add_argument(
         "--out", metavar="PATH",
         help="with --angles: save a run directory (diagnostics, params, summary; implies "
-        "--dynamic); with --angles-csv: the result table (.csv or .parquet)",
+        "--dynamic); with --angles-csv: the result table (.csv or .parquet) (default: none)",
     )
     s.add_argument(
         "--overwrite", action="store_true",
@@ -80,7 +83,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         help="--dynamic: give up after S simulated seconds (default: ramp time + 3 s)",
     )
     s.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")
-    s.add_argument("--reference", action="store_true", help=REFERENCE_HELP + " (implies --dynamic)")
+    s.add_argument("--reference", action="store_true", help=REFERENCE_HELP + "; implies --dynamic")
 
 
 def flatten(result: Any) -> dict[str, Any]:
