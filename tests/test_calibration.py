@@ -304,3 +304,27 @@ def test_bad_mirror_branch_exits_2_naming_the_flag(tmp_path: Path,
     assert code == 2 and len(err.splitlines()) == 1
     assert "--mirror-branch" in err and "'gravity'" in err and "'+y'" in err
     assert not (tmp_path / "f.yaml").exists()
+
+
+def test_json_report_is_valid_json_with_unbounded_and_undetermined_values() -> None:
+    # JSON (RFC 8259) has no Infinity/NaN: an unbounded side of a parameter's bounds and an
+    # undetermined standard deviation are written as null, and the CLI refuses to emit either
+    import json
+
+    from hsa_elastica.experiments.calibration import CalibrationResult
+    from hsa_elastica.params import RobotParams
+
+    result = CalibrationResult(
+        params=RobotParams(), names=["rod.C_eps", "platform.marker_offset.x"],
+        start=np.array([0.01, 0.0]), values=np.array([0.0101, 0.003]),
+        std=np.array([1e-5, math.nan]), correlation=np.array([[1.0, math.nan], [math.nan, 1.0]]),
+        rms_start={"run": (5.0, 1.0)}, rms={"run": (1.0, 0.5)}, cost=0.1, n_residuals=10,
+        n_evaluations=5, wall_time_s=1.0, success=True, message="ok",
+        bounds=[(0.0, 0.1), (-math.inf, math.inf)],
+    )
+    text = json.dumps(result.to_json_dict(), allow_nan=False)
+    back = json.loads(text)
+    assert back["parameters"]["platform.marker_offset.x"]["bounds"] == [None, None]
+    assert back["parameters"]["platform.marker_offset.x"]["std"] is None
+    assert back["parameters"]["rod.C_eps"]["bounds"] == [0.0, 0.1]
+    assert back["correlation"][0] == [1.0, None]

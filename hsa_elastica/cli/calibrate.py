@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mocap.yaw = {math.degrees(yaw):.3f} deg (motion-capture frame, not a robot "
               "parameter: not written to --out)")
     if args.json is not None:
-        text = json.dumps(result.to_json_dict(), indent=1) + "\n"
+        text = json.dumps(result.to_json_dict(), indent=1, allow_nan=False) + "\n"
         if args.json == "-":
             sys.stdout.write(text)
         else:

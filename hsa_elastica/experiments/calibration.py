@@ -455,7 +455,9 @@ class CalibrationResult:
         return "\n".join(lines)
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {
+        """The result as plain JSON types; a non-finite number (an unbounded side of
+        ``bounds``, an undetermined ``std`` or correlation) is ``null``: JSON has no inf/nan."""
+        return _json_safe({
             "parameters": {
                 n: {"start": float(a), "value": float(b), "std": float(s),
                     "bounds": [float(lo), float(hi)]}
@@ -472,7 +474,7 @@ class CalibrationResult:
             "wall_time_s": self.wall_time_s,
             "success": self.success,
             "message": self.message,
-        }
+        })
 
 
 class _StaticModel:
@@ -568,6 +570,17 @@ class _StaticModel:
                     perturbed[k] = res
             jac[:, i] = (self._residual_of(perturbed, yaw) - r0) / h
         return jac
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None (recursively)."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _scale(name: str, start: float, bounds: tuple[float, float] = (-math.inf, math.inf)) -> float:
