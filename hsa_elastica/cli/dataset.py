@@ -128,15 +128,21 @@ def run(args: argparse.Namespace) -> int:
     # pick between mirror-image poses): the time step must be stable
     check_params(params, 0.0, record=False)
     angles, sampling = _angles(args, params)
+    client = None
     try:
+        if args.scheduler is not None:  # reached before anything is written
+            client = ds.connect_scheduler(args.scheduler, "--scheduler")
         summary = ds.build_dataset(
             args.out, params, angles, sampling,  # type: ignore[arg-type]
             solver="dynamic" if args.dynamic else "auto", shapes=args.shapes,
-            workers=args.workers, scheduler=args.scheduler, chunk_size=args.chunk_size,
+            workers=args.workers, scheduler=client, chunk_size=args.chunk_size,
             overwrite=args.overwrite, progress=progress(args.quiet),
             report=lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True),
         )
     except (ds.DatasetMismatch, ds.DatasetLocked, ParameterError) as exc:
         raise UsageError(f"{where}: {exc}") from None
+    finally:
+        if client is not None:
+            client.close()
     info(args.quiet, summary.line())
     return 0

@@ -130,18 +130,20 @@ def _short(name: str) -> str:
     return name if len(name) <= 40 else f"{name[:20]}...{name[-12:]} ({len(name)} characters)"
 
 
+def _exists(path: Path) -> bool:
+    try:
+        os.stat(path)
+        return True
+    except OSError:  # also a name too long, a path through a file
+        return False
+
+
 def check_out_dir(out: str | Path, field: str = "out") -> Path:
     """``out`` can be a dataset directory: an existing directory, or a path whose nearest
     existing ancestor is a writable directory; every new name within the filesystem's
     ``NAME_MAX``.  ``ParameterError`` naming ``field`` otherwise (nothing is created)."""
     p = Path(out)
-    if p.exists() and not p.is_dir():
-        raise ParameterError(f"{field} = {str(out)!r} is invalid: it is a file; must be a "
-                             "directory (new, or holding a dataset)")
-    existing = p if p.exists() else next((a for a in p.absolute().parents if a.exists()), Path("/"))
-    if not existing.is_dir():
-        raise ParameterError(f"{field} = {str(out)!r} is invalid: {str(existing)!r} is a file, "
-                             "not a directory")
+    existing = next(a for a in (p.absolute(), *p.absolute().parents) if _exists(a))
     try:
         name_max = int(os.pathconf(existing, "PC_NAME_MAX"))
     except (OSError, ValueError):
@@ -153,6 +155,12 @@ def check_out_dir(out: str | Path, field: str = "out") -> Path:
                 f"{len(os.fsencode(part))} bytes; the file system allows at most {name_max} "
                 "(NAME_MAX)"
             )
+    if existing == p.absolute() and not existing.is_dir():
+        raise ParameterError(f"{field} = {str(out)!r} is invalid: it is a file; must be a "
+                             "directory (new, or holding a dataset)")
+    if not existing.is_dir():
+        raise ParameterError(f"{field} = {str(out)!r} is invalid: {str(existing)!r} is a file, "
+                             "not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ParameterError(f"{field} = {str(out)!r} is invalid: {str(existing)!r} is not "
                              "writable")

@@ -99,6 +99,7 @@ __all__ = [
     "check_n_samples",
     "check_phi_max",
     "check_scheduler_address",
+    "connect_scheduler",
 ]
 
 FORMAT = "hsa-elastica steady-state dataset"
@@ -232,8 +233,8 @@ def check_workers(workers: int | None, field: str = "workers") -> None:
 def check_n_samples(n: int, field: str = "n") -> None:
     """At most :data:`MAX_SAMPLES` samples."""
     if not 1 <= n <= MAX_SAMPLES:
-        raise ParameterError(f"{field} = {n!r} is invalid: a dataset holds 1 to {MAX_SAMPLES:.0e} "
-                             "samples (its angles and chunk plan are held in memory)")
+        raise ParameterError(f"{field} = {n!r} is invalid: must be 1 to {MAX_SAMPLES:.0e} samples "
+                             "(the angles and chunk plan of a dataset are held in memory)")
 
 
 def check_phi_max(phi_max: float, field: str = "phi_max") -> None:
@@ -264,9 +265,11 @@ def check_scheduler_address(address: str | None, field: str = "scheduler") -> No
                              "(e.g. tcp://head:8786)")
 
 
-def _connect(address: str, field: str = "scheduler") -> Any:
-    """A client of the scheduler at ``address``, or ``ParameterError`` after
-    :data:`SCHEDULER_TIMEOUT_S`."""
+def connect_scheduler(address: str, field: str = "scheduler") -> Any:
+    """A ``dask.distributed.Client`` of the scheduler at ``address`` (checked by
+    :func:`check_scheduler_address`), or ``ParameterError`` naming ``field`` if none answers
+    within :data:`SCHEDULER_TIMEOUT_S`."""
+    check_scheduler_address(address, field)
     from dask.distributed import Client
 
     try:
@@ -529,7 +532,7 @@ def build_dataset(
     solver: str = "auto",
     shapes: bool = False,
     workers: int | None = None,
-    scheduler: str | None = None,
+    scheduler: Any = None,
     chunk_size: int | None = None,
     overwrite: bool = False,
     progress: bool = True,
@@ -541,9 +544,10 @@ def build_dataset(
     ``sampling`` describes how the angles were made (stored in dataset.json and part of the
     fingerprint).  ``solver``: "auto" (static if available, else dynamic relaxation),
     "static" or "dynamic".  ``workers``: size of the local Dask cluster (processes, one thread
-    each; default all cores; at most :func:`max_workers`), ignored with ``scheduler`` (address
-    of an existing cluster, reached within :data:`SCHEDULER_TIMEOUT_S` before anything is
-    written).
+    each; default all cores; at most :func:`max_workers`), ignored with ``scheduler``: an
+    existing cluster, given by its address (reached within :data:`SCHEDULER_TIMEOUT_S` before
+    anything is written, see :func:`connect_scheduler`) or as a connected
+    ``dask.distributed.Client`` (left open).
 
     Every input is checked before anything is written (``ParameterError`` naming it: angles
     within the motor-angle limit, at most :data:`MAX_SAMPLES`, ``simulation.dt`` within the
@@ -571,12 +575,14 @@ def build_dataset(
     if size < 1:
         raise ParameterError(f"chunk_size = {chunk_size!r} is invalid: must be >= 1")
     check_workers(workers)
-    check_scheduler_address(scheduler)
+    own_client = isinstance(scheduler, str)
+    if own_client:
+        check_scheduler_address(scheduler)
     method = resolve_solver(solver)
     out = check_out_dir(out)
     meta = _metadata(params, sampling, angles, method, shapes, size)
     plan = plan_chunks(angles, size)
-    client = _connect(scheduler) if scheduler is not None else None
+    client = connect_scheduler(scheduler) if own_client else scheduler
     rejected = n_todo = n_workers = 0
     todo: list[int] = []
     t0 = time.perf_counter()
@@ -606,7 +612,7 @@ def build_dataset(
             finally:
                 manifest.flush()
     finally:
-        if client is not None:
+        if own_client:
             client.close()
     return DatasetSummary(
         out=out, n_samples=len(angles), n_chunks=len(plan), chunks_computed=len(todo),
