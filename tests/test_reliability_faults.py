@@ -27,38 +27,13 @@ import pytest
 from hsa_elastica.cli import main
 from hsa_elastica.experiments import datasets as ds
 from hsa_elastica.experiments.dataset_chunks import solve_chunk
-from hsa_elastica.params import (
-    MAX_MOTOR_ANGLE,
-    ParameterError,
-    RobotParams,
-    RodParams,
-    SimulationParams,
-    save_params,
-)
+from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError
 
-ROOT = Path(__file__).resolve().parents[1]
+# this checkout for the subprocesses and Dask workers, the 6-element robot and its file
+from test_datasets import ROOT, _workers_import_this_checkout, params_file, tiny_params  # noqa: F401
+
 CLI = [sys.executable, "-m", "hsa_elastica.cli"]
 N = 6  # poses of the small dataset, one chunk each
-
-
-def tiny_params(**sim: float) -> RobotParams:
-    return RobotParams(rod=RodParams(n_elements=6),
-                       simulation=SimulationParams(**{"dt": 5e-5, "ramp_time": 0.1, **sim}))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _subprocesses_import_this_checkout() -> Iterator[None]:
-    path = os.environ.get("PYTHONPATH", "")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), path]) if path else str(ROOT))
-        yield
-
-
-@pytest.fixture(scope="module")
-def params_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("params") / "tiny.yaml"
-    save_params(tiny_params(), path)
-    return path
 
 
 def serial_run(tasks: Iterator[Any], write: Any, workers: Any, client: Any, bar: Any) -> int:
@@ -81,6 +56,14 @@ def reference(params_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ds, "_run_tasks", serial_run)
         assert main(args(params_file, out)) == 0
+    return out
+
+
+@pytest.fixture
+def damaged_copy(reference: Path, tmp_path: Path) -> Path:
+    """A copy of the reference dataset, to damage."""
+    out = tmp_path / "ds"
+    shutil.copytree(reference, out)
     return out
 
 
@@ -298,11 +281,10 @@ HOWS = ["garbage", "truncated", "emptied", "another chunk's file", "one byte fli
 
 @pytest.mark.parametrize("how", HOWS)
 def test_rerun_names_and_recomputes_a_damaged_chunk(
-    how: str, reference: Path, params_file: Path, tmp_path: Path, serial: None,
+    how: str, reference: Path, params_file: Path, damaged_copy: Path, serial: None,
     capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "ds"
-    shutil.copytree(reference, out)
+    out = damaged_copy
     name = damage(out, how)
     assert main(args(params_file, out)) == 0
     err = capsys.readouterr().err.strip().splitlines()
@@ -314,10 +296,8 @@ def test_rerun_names_and_recomputes_a_damaged_chunk(
 
 
 @pytest.mark.parametrize("how", HOWS)
-def test_load_refuses_a_damaged_chunk_naming_it(how: str, reference: Path,
-                                                tmp_path: Path) -> None:
-    out = tmp_path / "ds"
-    shutil.copytree(reference, out)
+def test_load_refuses_a_damaged_chunk_naming_it(how: str, damaged_copy: Path) -> None:
+    out = damaged_copy
     name = damage(out, how)
     with pytest.raises(ParameterError) as info:
         ds.load(out)
@@ -327,12 +307,11 @@ def test_load_refuses_a_damaged_chunk_naming_it(how: str, reference: Path,
 
 
 def test_chunk_finished_after_the_last_manifest_update_is_verified_by_its_own_metadata(
-    reference: Path, params_file: Path, tmp_path: Path, serial: None,
+    reference: Path, params_file: Path, damaged_copy: Path, serial: None,
     capsys: pytest.CaptureFixture[str]
 ) -> None:
     # a run killed between writing a chunk and flushing dataset.json: the chunk has no record
-    out = tmp_path / "ds"
-    shutil.copytree(reference, out)
+    out = damaged_copy
     meta = json.loads((out / "dataset.json").read_text())
     meta["chunks"] = [r for r in meta["chunks"] if r["chunk"] not in (1, 3)]
     (out / "dataset.json").write_text(json.dumps(meta))
@@ -352,11 +331,10 @@ def test_chunk_finished_after_the_last_manifest_update_is_verified_by_its_own_me
 
 
 def test_corrupt_manifest_is_reported_as_corrupt_and_rebuilt_keeping_valid_chunks(
-    reference: Path, params_file: Path, tmp_path: Path, no_solve: None,
+    reference: Path, params_file: Path, damaged_copy: Path, no_solve: None,
     capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "ds"
-    shutil.copytree(reference, out)
+    out = damaged_copy
     (out / "dataset.json").write_text('{"format": "hsa-elastica steady')  # cut short
     before = {f.name: f.stat().st_mtime_ns for f in (out / "chunks").glob("*.parquet")}
     assert main(args(params_file, out)) == 2
@@ -401,8 +379,6 @@ def test_second_writer_is_refused_naming_the_holder(
 
 
 def test_two_dataset_processes_into_one_new_directory(params_file: Path, tmp_path: Path) -> None:
-    from hsa_elastica.experiments.dataset_store import LOCK_NAME
-
     out = tmp_path / "ds"
     # the first run relaxes 3 poses dynamically (seconds): it holds the lock while the second
     # starts; the second runs the same command, which without a lock would compute alongside
@@ -426,7 +402,7 @@ def test_two_dataset_processes_into_one_new_directory(params_file: Path, tmp_pat
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
             first.wait()
-    assert not (out / LOCK_NAME).exists()
+    assert sorted(f.name for f in out.iterdir()) == ["chunks", "dataset.json"]  # lock removed
     df = ds.load(out)
     assert df["sample"].tolist() == list(range(3)) and set(df["method"]) == {"dynamic"}
 

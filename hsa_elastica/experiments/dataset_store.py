@@ -29,7 +29,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,7 +43,6 @@ __all__ = [
     "DatasetCorrupt",
     "locked",
     "chunk_path",
-    "write_atomic",
     "samples_sha256",
     "encode_chunk",
     "check_chunk_bytes",
@@ -173,18 +172,6 @@ def check_out_dir(out: str | Path, field: str = "out") -> Path:
 def chunk_path(out: Path, chunk: int) -> Path:
     """``out/chunks/chunk-NNNNNN.parquet``."""
     return out / "chunks" / f"chunk-{chunk:06d}.parquet"
-
-
-def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """``write(tmp)`` to a temporary file next to ``path``, then rename it over ``path`` (the
-    temporary file is removed on any error or interrupt)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def samples_sha256(samples: Any) -> str:

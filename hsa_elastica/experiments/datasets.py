@@ -70,7 +70,6 @@ from hsa_elastica.experiments.dataset_store import (
     samples_sha256,
     sha256_file,
     stderr_line,
-    write_atomic,
 )
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, check_motor_angles
 
@@ -288,8 +287,17 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-_chunk_path = chunk_path  # the names the tests and benchmarks use
-_write_atomic = write_atomic
+_chunk_path = chunk_path  # the name the tests and benchmarks use
+
+
+def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.float64],
@@ -354,7 +362,7 @@ class _Manifest:
             return
         meta = dict(self.meta, chunks=[self.records[c] for c in sorted(self.records)])
         text = json.dumps(meta, indent=1, allow_nan=False) + "\n"
-        write_atomic(self.path, lambda p: p.write_text(text, encoding="utf-8"))
+        _write_atomic(self.path, lambda p: p.write_text(text, encoding="utf-8"))
         self.dirty, self.last = False, now
 
 
@@ -599,7 +607,7 @@ def build_dataset(
 
                 def write(chunk: int, table: Any) -> None:
                     data = encode_chunk(table, meta["fingerprint"], chunk)
-                    write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
+                    _write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
                     manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
                     manifest.flush(force=False)
 
