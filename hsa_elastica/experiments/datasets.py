@@ -7,7 +7,11 @@ A dataset directory ``DIR`` holds
   in canonical JSON) that identifies the dataset;
 * ``DIR/chunks/chunk-NNNNNN.parquet`` -- one Parquet file per finished chunk, written
   atomically (a temporary file renamed over the final name), so a file that exists is
-  complete.
+  complete; each carries its own identity (fingerprint, chunk, rows, sample ids) and
+  ``dataset.json`` records its SHA-256, row count and sample-id range
+  (:mod:`hsa_elastica.experiments.dataset_store`);
+* ``DIR/.dataset.lock`` -- while a run writes the directory: the lock it holds (pid, host,
+  start time and command of the holder).
 
 Sampling (motor angles [rad], rod ``i`` has handedness ``h_i``; a rod elongates only for
 angles of its own sign, Eq. 3):
@@ -26,10 +30,11 @@ to rest) and every solve is warm started from the previous one when the solver s
 (:mod:`hsa_elastica.experiments.dataset_chunks`).  The plan depends only on the sampling and
 the chunk size, so the numbers are bitwise the same whatever the number of workers.
 
-Rerunning :func:`build_dataset` with the same arguments computes only the missing chunks;
-other arguments (a different fingerprint) into an existing directory raise
-:class:`DatasetMismatch` unless ``overwrite=True``.  :func:`load` returns the whole dataset as
-one ``pandas.DataFrame`` sorted by sample.
+Rerunning :func:`build_dataset` with the same arguments verifies the chunk files there and
+computes only the missing or failed ones; other arguments (a different fingerprint) into an
+existing directory raise :class:`DatasetMismatch` unless ``overwrite=True``.  :func:`load`
+verifies every chunk and returns the whole dataset as one ``pandas.DataFrame`` sorted by
+sample.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ import hashlib
 import json
 import math
 import os
+import re
+import shlex
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +55,23 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.experiments.dataset_chunks import ChunkTask, column_docs, resolve_solver
-from hsa_elastica.params import RobotParams
+from hsa_elastica.experiments.dataset_store import (
+    LOCK_NAME,
+    DatasetCorrupt,
+    DatasetLocked,
+    check_chunk_bytes,
+    check_out_dir,
+    chunk_path,
+    chunk_record,
+    encode_chunk,
+    locked,
+    manifest_records,
+    read_manifest,
+    samples_sha256,
+    sha256_file,
+    stderr_line,
+)
+from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, check_motor_angles
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -55,7 +79,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "FORMAT",
     "SCHEMA_VERSION",
+    "MAX_SAMPLES",
+    "SCHEDULER_TIMEOUT_S",
     "DatasetMismatch",
+    "DatasetLocked",
+    "DatasetCorrupt",
     "DatasetSummary",
     "random_angles",
     "grid_angles",
@@ -64,11 +92,27 @@ __all__ = [
     "default_chunk_size",
     "build_dataset",
     "load",
+    "load_dataset",
+    "max_workers",
+    "check_workers",
+    "check_n_samples",
+    "check_phi_max",
+    "check_scheduler_address",
+    "connect_scheduler",
 ]
 
 FORMAT = "hsa-elastica steady-state dataset"
-SCHEMA_VERSION = 1
+#: 2: chunk files carry their identity, dataset.json a record per chunk (1: neither)
+SCHEMA_VERSION = 2
 DEFAULT_PHI_MAX = math.pi
+#: most samples in one dataset: the angles, their Z-order keys and the chunk plan are held in
+#: memory (about 100 bytes a sample, 1 GB at the limit) and generated before the first solve
+#: (about 20 us a random sample: 3 min at the limit)
+MAX_SAMPLES = 10**7
+#: seconds to wait for an external Dask scheduler (``scheduler=``) before giving up
+SCHEDULER_TIMEOUT_S = 10.0
+#: shortest interval between two rewrites of dataset.json while chunks arrive [s]
+MANIFEST_INTERVAL_S = 1.0
 
 
 class DatasetMismatch(Exception):
@@ -86,6 +130,8 @@ def random_angles(params: RobotParams, n: int, seed: int, phi_max: float = DEFAU
                   start: int = 0) -> NDArray[np.float64]:
     """Samples ``start .. start+n-1``: (n, n_rods) angles uniform in each rod's elongating
     range ``h_i * [0, phi_max]``, sample ``s`` from ``default_rng([seed, s])``."""
+    check_n_samples(int(n), "n")
+    check_phi_max(float(phi_max))
     h = _signs(params) * float(phi_max)
     out = np.empty((int(n), params.n_rods), dtype=np.float64)
     for k in range(int(n)):
@@ -95,13 +141,18 @@ def random_angles(params: RobotParams, n: int, seed: int, phi_max: float = DEFAU
 
 def grid_angles(params: RobotParams, k: int, phi_max: float = DEFAULT_PHI_MAX) -> NDArray[np.float64]:
     """(k ** n_rods, n_rods) grid of ``h_i * phi_max * linspace(0, 1, k)``, row-major."""
+    check_n_samples(int(k) ** params.n_rods, "k ** n_rods")
+    check_phi_max(float(phi_max))
     axes = [np.linspace(0.0, 1.0, int(k)) * float(phi_max) * h for h in _signs(params)]
     mesh = np.meshgrid(*axes, indexing="ij")
     return np.stack([m.reshape(-1) for m in mesh], axis=1).astype(np.float64)
 
 
 def read_angles_csv(path: str | Path, n_rods: int) -> NDArray[np.float64]:
-    """Columns ``angle_0 .. angle_{n_rods-1}`` [rad] of a CSV file (ValueError if missing/NaN)."""
+    """Columns ``angle_0 .. angle_{n_rods-1}`` [rad] of a CSV file: ValueError if columns are
+    missing, ``ParameterError`` naming the row (0 = the first after the header = sample 0) if
+    an angle is not finite or beyond the motor-angle limit, or if there are more than
+    :data:`MAX_SAMPLES` rows."""
     import pandas as pd
 
     df = pd.read_csv(path)
@@ -112,9 +163,8 @@ def read_angles_csv(path: str | Path, n_rods: int) -> NDArray[np.float64]:
     values = df[names].to_numpy(dtype=np.float64)
     if len(values) == 0:
         raise ValueError(f"{path}: no rows")
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{path}: angles must be finite numbers (rad)")
-    return values
+    check_n_samples(len(values), f"{path}: rows")
+    return np.asarray(check_motor_angles(values, n_rods, field=str(path)), dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,14 +211,83 @@ def plan_chunks(angles: NDArray[np.float64], chunk_size: int) -> list[NDArray[np
 
 
 # --------------------------------------------------------------------------------------------
+# input checks (also used by the command line, with its flag names as ``field``)
+# --------------------------------------------------------------------------------------------
+def max_workers() -> int:
+    """The most local worker processes accepted: 4 per core (each is a Python process of about
+    200 MB solving one chunk at a time; more only competes for the cores)."""
+    return 4 * (os.cpu_count() or 1)
+
+
+def check_workers(workers: int | None, field: str = "workers") -> None:
+    """``workers`` is None or an integer in ``1 .. max_workers()``."""
+    if workers is None:
+        return
+    top = max_workers()
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or not 1 <= workers <= top:
+        raise ParameterError(f"{field} = {workers!r} is invalid: must be an integer from 1 to "
+                             f"{top} (4 per core)")
+
+
+def check_n_samples(n: int, field: str = "n") -> None:
+    """At most :data:`MAX_SAMPLES` samples."""
+    if not 1 <= n <= MAX_SAMPLES:
+        raise ParameterError(f"{field} = {n!r} is invalid: must be 1 to {MAX_SAMPLES:.0e} samples "
+                             "(the angles and chunk plan of a dataset are held in memory)")
+
+
+def check_phi_max(phi_max: float, field: str = "phi_max") -> None:
+    """``0 < phi_max <= MAX_MOTOR_ANGLE`` [rad]."""
+    if not (math.isfinite(phi_max) and 0.0 < phi_max <= MAX_MOTOR_ANGLE):
+        raise ParameterError(f"{field} = {phi_max!r} is invalid: must be > 0 and <= "
+                             f"{MAX_MOTOR_ANGLE:.6g} rad (the motor-angle limit)")
+
+
+_ADDRESS = re.compile(
+    r"^(?:(?P<scheme>[a-z0-9+]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)"
+    r"(?::(?P<port>[0-9]{1,5}))?/?$"
+)
+_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
+
+
+def check_scheduler_address(address: str | None, field: str = "scheduler") -> None:
+    """A Dask scheduler address ``[SCHEME://]HOST[:PORT]`` (scheme tcp, tls, ucx, ws or wss;
+    port 1..65535)."""
+    if address is None:
+        return
+    m = _ADDRESS.match(address)
+    ok = m is not None and (m["scheme"] or "tcp") in _SCHEMES and (
+        m["port"] is None or 1 <= int(m["port"]) <= 65535)
+    if not ok:
+        raise ParameterError(f"{field} = {address!r} is invalid: must be a Dask scheduler address "
+                             "[tcp|tls|ucx|ws|wss://]HOST[:PORT], port 1..65535 "
+                             "(e.g. tcp://head:8786)")
+
+
+def connect_scheduler(address: str, field: str = "scheduler") -> Any:
+    """A ``dask.distributed.Client`` of the scheduler at ``address`` (checked by
+    :func:`check_scheduler_address`), or ``ParameterError`` naming ``field`` if none answers
+    within :data:`SCHEDULER_TIMEOUT_S`."""
+    check_scheduler_address(address, field)
+    from dask.distributed import Client
+
+    try:
+        return Client(address, timeout=SCHEDULER_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ParameterError(
+            f"{field} = {address!r} is invalid: no Dask scheduler answered there within "
+            f"{SCHEDULER_TIMEOUT_S:g} s ({' '.join(str(exc).split())[:100]})"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
 # metadata
 # --------------------------------------------------------------------------------------------
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def _chunk_path(out: Path, chunk: int) -> Path:
-    return out / "chunks" / f"chunk-{chunk:06d}.parquet"
+_chunk_path = chunk_path  # the name the tests and benchmarks use
 
 
 def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
@@ -217,30 +336,107 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
     return ", ".join(diff) or "fingerprint"
 
 
-def _prepare_dir(out: Path, meta: dict[str, Any], overwrite: bool) -> None:
+class _Manifest:
+    """``dataset.json``: the dataset's metadata plus one record per verified chunk file,
+    rewritten atomically at most every :data:`MANIFEST_INTERVAL_S` while chunks arrive (and
+    at the end of the run, also an interrupted one); a chunk written since the last flush is
+    verified by its embedded metadata on the next run."""
+
+    def __init__(self, out: Path, meta: dict[str, Any], records: dict[int, dict[str, Any]]):
+        self.path = out / "dataset.json"
+        self.meta = meta
+        self.records = dict(records)
+        self.dirty = True
+        self.last = -math.inf
+
+    def record(self, chunk: int, rec: dict[str, Any] | None) -> None:
+        if rec is None:
+            self.records.pop(chunk, None)
+        else:
+            self.records[chunk] = rec
+        self.dirty = True
+
+    def flush(self, force: bool = True) -> None:
+        now = time.monotonic()
+        if not self.dirty or (not force and now - self.last < MANIFEST_INTERVAL_S):
+            return
+        meta = dict(self.meta, chunks=[self.records[c] for c in sorted(self.records)])
+        text = json.dumps(meta, indent=1, allow_nan=False) + "\n"
+        _write_atomic(self.path, lambda p: p.write_text(text, encoding="utf-8"))
+        self.dirty, self.last = False, now
+
+
+def _prepare_dir(out: Path, meta: dict[str, Any], overwrite: bool) -> dict[int, dict[str, Any]]:
+    """Make ``out`` hold the dataset ``meta`` (see :func:`build_dataset`); returns the chunk
+    records of its manifest that still apply (none after ``overwrite``)."""
     meta_path = out / "dataset.json"
+    records: dict[int, dict[str, Any]] = {}
     if meta_path.exists():
         try:
-            old = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            old = {}
-        if old.get("fingerprint") != meta["fingerprint"]:
+            old = read_manifest(meta_path)
+        except DatasetCorrupt as exc:
             if not overwrite:
-                raise DatasetMismatch(
-                    f"{out} already holds a different dataset (differs in: "
-                    f"{_differences(old, meta)}); use overwrite (--overwrite) or another "
-                    "output directory"
-                )
-            for f in (out / "chunks").glob("*.parquet"):
-                f.unlink()
-    elif out.exists() and any(out.iterdir()) and not overwrite:
+                raise DatasetCorrupt(
+                    f"{exc}; to rebuild it, rerun the same command with --overwrite "
+                    "(overwrite=True): chunk files whose own metadata match the command are "
+                    "verified and kept, the others recomputed"
+                ) from None
+            old = {}
+        if old.get("fingerprint") == meta["fingerprint"]:
+            records = manifest_records(old)
+        elif not overwrite:
+            raise DatasetMismatch(
+                f"{out} already holds a different dataset (differs in: "
+                f"{_differences(old, meta)}); use overwrite (--overwrite) or another "
+                "output directory"
+            )
+    elif out.exists() and any(f.name != LOCK_NAME for f in out.iterdir()) and not overwrite:
         raise DatasetMismatch(f"{out} is not empty and holds no dataset.json; use overwrite "
                               "(--overwrite) or another output directory")
     (out / "chunks").mkdir(parents=True, exist_ok=True)
     for f in (out / "chunks").glob(".*.tmp"):  # left by a killed run
         f.unlink()
-    text = json.dumps(meta, indent=1, allow_nan=False) + "\n"
-    _write_atomic(meta_path, lambda p: p.write_text(text, encoding="utf-8"))
+    if overwrite and not records:  # keep only chunk files that carry this dataset's identity
+        for f in (out / "chunks").glob("*.parquet"):
+            number = f.stem.rpartition("-")[2]
+            chunk = int(number) if number.isdigit() else -1
+            if check_chunk_bytes(f.read_bytes(), meta["fingerprint"], chunk)[1] is not None:
+                f.unlink()
+    _Manifest(out, meta, records).flush()
+    return records
+
+
+def _verify_chunks(out: Path, plan: list[NDArray[np.int64]], manifest: _Manifest,
+                   report: Callable[[str], None]) -> tuple[list[int], int]:
+    """(chunks to compute, how many of them had a file that failed verification).  A file with
+    a record must have its recorded SHA-256; one without must pass :func:`check_chunk_bytes`
+    against the plan (then it gets a record).  A failed file is reported (one line) and
+    removed."""
+    todo, rejected = [], 0
+    fingerprint = manifest.meta["fingerprint"]
+    for c, ids in enumerate(plan):
+        path = chunk_path(out, c)
+        if not path.exists():
+            manifest.record(c, None)
+            todo.append(c)
+            continue
+        rec = manifest.records.get(c)
+        if rec is not None and rec.get("samples_sha256") == samples_sha256(ids) and rec.get(
+            "sha256"
+        ) == sha256_file(path):
+            continue
+        data = path.read_bytes()
+        problem = check_chunk_bytes(data, fingerprint, c, ids)[1]
+        if problem is None and rec is None:  # finished after the manifest's last update
+            manifest.record(c, chunk_record(c, data, ids))
+            continue
+        problem = problem or "differs from the checksum recorded in dataset.json"
+        report(f"dataset {out}: {path.name} {problem}; recomputing it")
+        path.unlink()
+        manifest.record(c, None)
+        todo.append(c)
+        rejected += 1
+    return todo, rejected
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,42 +455,57 @@ class DatasetSummary:
     wall_time_s: float
     workers: int
     solver: str
+    chunks_rejected: int = 0  # of chunks_computed: their file failed verification
 
     def line(self) -> str:
         rate = self.samples_computed / self.wall_time_s if self.wall_time_s > 0 else 0.0
         if self.samples_computed == 0:
             return f"{self.n_samples} samples in {self.out}: complete, nothing to compute"
+        again = (f", {self.chunks_rejected} of them recomputed after failing verification"
+                 if self.chunks_rejected else "")
         return (
             f"{self.n_samples} samples in {self.out} ({self.n_chunks} chunks: "
-            f"{self.chunks_computed} computed, {self.chunks_reused} already there); "
+            f"{self.chunks_computed} computed{again}, {self.chunks_reused} already there); "
             f"{self.samples_computed} solved ({self.solver}) in {self.wall_time_s:.1f} s on "
             f"{self.workers} worker(s): {rate:.2f} samples/s"
         )
 
 
-def _start_client(workers: int | None, scheduler: str | None) -> tuple[Any, Any, int]:
+def dask_setup(worker: Any) -> None:  # noqa: ARG001 - Dask's preload interface
+    """Preload of the local workers: ignore SIGINT.  Ctrl-C in a terminal reaches the whole
+    process group; the main process alone handles it (it closes the cluster), so the workers
+    do not print tracebacks of their own."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_client(workers: int | None, client: Any) -> tuple[Any, Any, int]:
     import logging
 
     from dask.distributed import Client, LocalCluster
 
-    if scheduler is not None:
-        client = Client(scheduler)
+    if client is not None:
         return client, None, max(1, sum(client.nthreads().values()))
     n = workers if workers is not None else (os.cpu_count() or 1)
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.ERROR,
+                           preload=[__name__])
     return Client(cluster), cluster, n
 
 
 def _run_tasks(tasks: Iterator[ChunkTask], write: Callable[[int, Any], None],
-               workers: int | None, scheduler: str | None, bar: Any) -> int:
+               workers: int | None, client: Any, bar: Any) -> int:
     """Submit the chunk tasks to Dask (a bounded window of 2 per worker, so memory does not
-    grow with N) and write each result as soon as it arrives."""
+    grow with N) and write each result as soon as it arrives; ``client`` is the client of an
+    external scheduler (None: a local cluster of ``workers`` processes)."""
     from dask.distributed import as_completed
 
     from hsa_elastica.experiments.dataset_chunks import solve_chunk
 
-    client, cluster, n_workers = _start_client(workers, scheduler)
+    client, cluster, n_workers = _start_client(workers, client)
     chunk_of: dict[Any, int] = {}
     pending = as_completed()
 
@@ -314,8 +525,8 @@ def _run_tasks(tasks: Iterator[ChunkTask], write: Callable[[int, Any], None],
             future.release()
             submit(next(tasks, None))
     finally:
-        client.close()
         if cluster is not None:
+            client.close()
             cluster.close()
     return n_workers
 
@@ -329,62 +540,105 @@ def build_dataset(
     solver: str = "auto",
     shapes: bool = False,
     workers: int | None = None,
-    scheduler: str | None = None,
+    scheduler: Any = None,
     chunk_size: int | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    report: Callable[[str], None] = stderr_line,
+    command: str | None = None,
 ) -> DatasetSummary:
     """Compute the steady states of ``angles`` (n, n_rods) [rad] into the dataset ``out``.
 
     ``sampling`` describes how the angles were made (stored in dataset.json and part of the
     fingerprint).  ``solver``: "auto" (static if available, else dynamic relaxation),
     "static" or "dynamic".  ``workers``: size of the local Dask cluster (processes, one thread
-    each; default all cores), ignored with ``scheduler`` (address of an existing cluster).
-    Only chunks without a file are computed.  Raises :class:`DatasetMismatch` (see module doc).
+    each; default all cores; at most :func:`max_workers`), ignored with ``scheduler``: an
+    existing cluster, given by its address (reached within :data:`SCHEDULER_TIMEOUT_S` before
+    anything is written, see :func:`connect_scheduler`) or as a connected
+    ``dask.distributed.Client`` (left open).
+
+    Every input is checked before anything is written (``ParameterError`` naming it: angles
+    within the motor-angle limit, at most :data:`MAX_SAMPLES`, ``simulation.dt`` within the
+    stability limit -- both solvers may run dynamic relaxation -- and ``out`` a possible
+    directory).  The run holds the lock of ``out`` (:class:`DatasetLocked` if another run
+    holds it; ``command``, default this process's command line, is written in the lock for it
+    to name).  Chunk files already there
+    are verified (recorded checksum, else their embedded metadata); a file that fails is
+    named through ``report`` (one line) and recomputed.  Only chunks without a valid file are
+    computed.  Raises :class:`DatasetMismatch` for another dataset in ``out`` and
+    :class:`DatasetCorrupt` for an unreadable ``dataset.json`` (both: unless ``overwrite``).
     """
     from tqdm import tqdm
 
+    from hsa_elastica.engines.timeloop import check_time_step
+
     angles = np.ascontiguousarray(angles, dtype=np.float64)
-    if angles.ndim != 2 or angles.shape[1] != params.n_rods or len(angles) == 0:
-        raise ValueError(f"angles must have shape (n > 0, n_rods = {params.n_rods}), "
-                         f"got {angles.shape}")
+    if angles.ndim != 2 or len(angles) == 0:
+        raise ParameterError(f"angles has shape {angles.shape}: must be (n > 0, n_rods = "
+                             f"{params.n_rods})")
+    check_n_samples(len(angles), "len(angles)")
+    check_motor_angles(angles, params.n_rods, field="angles")
+    check_time_step(params.simulation.dt, params)
     size = default_chunk_size(len(angles)) if chunk_size is None else int(chunk_size)
     if size < 1:
-        raise ValueError(f"chunk_size = {chunk_size!r} is invalid: must be >= 1")
+        raise ParameterError(f"chunk_size = {chunk_size!r} is invalid: must be >= 1")
+    check_workers(workers)
+    own_client = isinstance(scheduler, str)
+    if own_client:
+        check_scheduler_address(scheduler)
     method = resolve_solver(solver)
-    out = Path(out)
+    out = check_out_dir(out)
     meta = _metadata(params, sampling, angles, method, shapes, size)
-    _prepare_dir(out, meta, overwrite)
     plan = plan_chunks(angles, size)
-    todo = [c for c in range(len(plan)) if not _chunk_path(out, c).exists()]
-    params_json = _canonical(params.to_dict())
-    tasks = (ChunkTask(chunk=c, samples=plan[c], angles=angles[plan[c]], params_json=params_json,
-                       solver=method, shapes=shapes) for c in todo)
-
-    def write(chunk: int, table: Any) -> None:
-        import pyarrow.parquet as pq
-
-        _write_atomic(_chunk_path(out, chunk), lambda p: pq.write_table(table, p))
-
-    n_todo = int(sum(len(plan[c]) for c in todo))
+    client = connect_scheduler(scheduler) if own_client else scheduler
+    rejected = n_todo = n_workers = 0
+    todo: list[int] = []
     t0 = time.perf_counter()
-    n_workers = 0
-    with tqdm(total=n_todo, unit="sample", desc="dataset", disable=not progress,
-              smoothing=0.1) as bar:
-        if todo:
-            n_workers = _run_tasks(tasks, write, workers, scheduler, bar)
+    try:
+        with locked(out, command or shlex.join(sys.argv)):
+            manifest = _Manifest(out, meta, _prepare_dir(out, meta, overwrite))
+            try:
+                todo, rejected = _verify_chunks(out, plan, manifest, report)
+                manifest.flush()
+                params_json = _canonical(params.to_dict())
+                tasks = (ChunkTask(chunk=c, samples=plan[c], angles=angles[plan[c]],
+                                   params_json=params_json, solver=method, shapes=shapes)
+                         for c in todo)
+
+                def write(chunk: int, table: Any) -> None:
+                    data = encode_chunk(table, meta["fingerprint"], chunk)
+                    _write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
+                    manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
+                    manifest.flush(force=False)
+
+                n_todo = int(sum(len(plan[c]) for c in todo))
+                t0 = time.perf_counter()
+                with tqdm(total=n_todo, unit="sample", desc="dataset", disable=not progress,
+                          smoothing=0.1) as bar:
+                    if todo:
+                        n_workers = _run_tasks(tasks, write, workers, client, bar)
+            finally:
+                manifest.flush()
+    finally:
+        if own_client:
+            client.close()
     return DatasetSummary(
         out=out, n_samples=len(angles), n_chunks=len(plan), chunks_computed=len(todo),
         chunks_reused=len(plan) - len(todo), samples_computed=n_todo,
         wall_time_s=time.perf_counter() - t0, workers=n_workers, solver=method,
+        chunks_rejected=rejected,
     )
 
 
 def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     """The dataset in ``out`` as one DataFrame sorted by ``sample`` (index 0..n-1).
 
-    Raises ``FileNotFoundError`` if ``out`` holds no dataset and ``ValueError`` if chunks are
-    missing (unless ``allow_partial``: then the finished chunks only).
+    Every chunk file is verified first: its SHA-256 against ``dataset.json``, or, for a chunk
+    finished after the manifest's last update (a killed run), its embedded metadata.  Raises
+    ``FileNotFoundError`` if ``out`` holds no dataset, :class:`DatasetCorrupt` (a
+    ``ParameterError``) naming the first file that fails verification or an unreadable
+    ``dataset.json``, and ``ValueError`` if chunks are missing (unless ``allow_partial``:
+    then the finished chunks only).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -395,16 +649,37 @@ def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     meta_path = out / "dataset.json"
     if not meta_path.exists():
         raise FileNotFoundError(f"{out} holds no dataset (no dataset.json)")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta = read_manifest(meta_path)
+    records = manifest_records(meta)
+    verify = int(meta.get("schema_version", 0)) >= 2  # version 1 files carry no checksums
     n_rods = int(meta["params"]["n_rods"])
-    files = [_chunk_path(out, c) for c in range(int(meta["n_chunks"]))]
-    present = [f for f in files if f.exists()]
-    if len(present) < len(files) and not allow_partial:
-        raise ValueError(f"{out}: {len(files) - len(present)} of {len(files)} chunks are missing "
+    tables, missing = [], 0
+    for c in range(int(meta["n_chunks"])):
+        path = chunk_path(out, c)
+        if not path.exists():
+            missing += 1
+            continue
+        data = path.read_bytes()
+        if not verify:
+            tables.append(pq.read_table(pa.BufferReader(data)))
+            continue
+        rec = records.get(c)
+        table, problem = check_chunk_bytes(data, meta["fingerprint"], c)
+        if problem is None and rec is not None and rec.get("sha256") != hashlib.sha256(
+            data
+        ).hexdigest():
+            problem = "differs from the checksum recorded in dataset.json"
+        if problem is not None:
+            raise DatasetCorrupt(
+                f"{out}: {path.name} fails verification: it {problem}; rerun the same "
+                "`hsa-elastica dataset` command to recompute it"
+            )
+        tables.append(table)
+    if missing and not allow_partial:
+        raise ValueError(f"{out}: {missing} of {meta['n_chunks']} chunks are missing "
                          "(rerun the same command to finish, or load(..., allow_partial=True))")
     schema = arrow_schema(n_rods, bool(meta["shapes"]))
-    tables = [pq.read_table(f) for f in present] or [schema.empty_table()]
-    df: pd.DataFrame = pa.concat_tables(tables).to_pandas()
+    df: pd.DataFrame = pa.concat_tables(tables or [schema.empty_table()]).to_pandas()
     df = df.sort_values("sample", kind="stable").reset_index(drop=True)
     df["iterations"] = df["iterations"].astype("Int64")  # nullable: null = not reported
     df["stable"] = df["stable"].astype("boolean")
