@@ -111,7 +111,25 @@ def test_angles_csv_rows_beyond_the_motor_angle_limit_refused(
     out = tmp_path / "ds"
     assert main(["dataset", "--angles-csv", str(csv), "--quiet", "--out", str(out)]) == 2
     err = one_line(capsys)
-    assert "row 1" in err and "angle 1" in err and f"{MAX_MOTOR_ANGLE:.6g}" in err
+    # the bad row is the file's line 3 (header = line 1)
+    assert "line 3" in err and "angle 1" in err and f"{MAX_MOTOR_ANGLE:.6g}" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("angle_0,angle_1,angle_2,angle_3\n0.1,0.2,0.3,0.4,0.5\n", "line 2 has 5 fields"),
+    ("angle_0,angle_1,angle_2,angle_3,angle_1\n0.1,0.2,0.3,0.4,0.5\n", "'angle_1' appears twice"),
+    ("angle_0,angle_1,angle_2,angle_3\n", "no rows"),
+])
+def test_angles_csv_misreadings_refused(
+    text: str, needle: str, tmp_path: Path, no_work: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the dataset's CSV goes through the same strict reader as steady-state --angles-csv
+    csv = tmp_path / "angles.csv"
+    csv.write_text(text)
+    out = tmp_path / "ds"
+    assert main(["dataset", "--angles-csv", str(csv), "--quiet", "--out", str(out)]) == 2
+    assert needle in one_line(capsys)
     assert not out.exists()
 
 

@@ -107,7 +107,7 @@ def _angles(args: argparse.Namespace, params: object) -> tuple[object, dict[str,
         try:
             angles = ds.read_angles_csv(args.angles_csv, n_rods)
         except ParameterError as exc:
-            raise UsageError(f"{where}: --angles-csv {exc}") from None
+            raise UsageError(f"{where}: {exc}") from None
         except (OSError, ValueError) as exc:
             raise UsageError(f"{where}: --angles-csv: {exc}") from None
         return angles, ds.describe_sampling("csv", file=str(args.angles_csv), n=len(angles))

@@ -149,22 +149,20 @@ def grid_angles(params: RobotParams, k: int, phi_max: float = DEFAULT_PHI_MAX) -
 
 
 def read_angles_csv(path: str | Path, n_rods: int) -> NDArray[np.float64]:
-    """Columns ``angle_0 .. angle_{n_rods-1}`` [rad] of a CSV file: ValueError if columns are
-    missing, ``ParameterError`` naming the row (0 = the first after the header = sample 0) if
-    an angle is not finite or beyond the motor-angle limit, or if there are more than
+    """Columns ``angle_0 .. angle_{n_rods-1}`` [rad] of a CSV file, sample ``k`` = data row
+    ``k``, read by the package's one strict CSV reader
+    (:func:`hsa_elastica.io.csv_input.read_csv_columns`: ``ParameterError`` naming the file,
+    line and column for a missing or repeated column, a row with too many or too few fields, no
+    rows, a value that is not a finite number) and checked by
+    :func:`~hsa_elastica.params.check_motor_angles` (the message names the line); at most
     :data:`MAX_SAMPLES` rows."""
-    import pandas as pd
+    from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
 
-    df = pd.read_csv(path)
     names = [f"angle_{i}" for i in range(n_rods)]
-    missing = [c for c in names if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)} (need {', '.join(names)})")
-    values = df[names].to_numpy(dtype=np.float64)
-    if len(values) == 0:
-        raise ValueError(f"{path}: no rows")
-    check_n_samples(len(values), f"{path}: rows")
-    return np.asarray(check_motor_angles(values, n_rods, field=str(path)), dtype=np.float64)
+    table = read_csv_columns(path, names, what="--angles-csv")
+    check_n_samples(len(table.values), f"{path}: rows")
+    return np.ascontiguousarray(check_angle_rows(table, names, what=f"--angles-csv {path}"),
+                                dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------------
