@@ -289,13 +289,13 @@ _chunk_path = chunk_path  # the name the tests and benchmarks use
 
 
 def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    """``write(tmp)`` through the package's one atomic writer
+    (:func:`hsa_elastica.params.files.atomic_output`: temporary ``.NAME.*.partial.EXT``
+    beside the target, renamed onto it, removed on any exception)."""
+    from hsa_elastica.params.files import atomic_output
+
+    with atomic_output(path) as tmp:
         write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.float64],
@@ -392,10 +392,10 @@ def _prepare_dir(out: Path, meta: dict[str, Any], overwrite: bool) -> dict[int, 
         raise DatasetMismatch(f"{out} is not empty and holds no dataset.json; use overwrite "
                               "(--overwrite) or another output directory")
     (out / "chunks").mkdir(parents=True, exist_ok=True)
-    for f in (out / "chunks").glob(".*.tmp"):  # left by a killed run
+    for f in (out / "chunks").glob(".*.partial*"):  # left by a killed run
         f.unlink()
     if overwrite and not records:  # keep only chunk files that carry this dataset's identity
-        for f in (out / "chunks").glob("*.parquet"):
+        for f in (out / "chunks").glob("chunk-*.parquet"):
             number = f.stem.rpartition("-")[2]
             chunk = int(number) if number.isdigit() else -1
             if check_chunk_bytes(f.read_bytes(), meta["fingerprint"], chunk)[1] is not None:
