@@ -72,8 +72,9 @@ DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
 #: colour of the target sphere in the rendered images
 TARGET_COLOR = "#e31a1c"
 #: bound of each platform velocity component in the observation [m/s].  The most violent
-#: policy tried -- every motor jumping between the ends of its range at random every 20 ms, 500
-#: steps (the coarse paper robot and the stack) -- reached 10.1 m/s.
+#: policy tried -- every motor jumping between the ends of its range at random every 20 ms (the
+#: coarse paper robot for 10 s, the coarse stack until it diverged after 5.2 s) -- reached
+#: 9.5 m/s (robot) and 10.1 m/s (stack).
 MAX_SPEED = 20.0
 #: bound of each angular velocity component in the observation [rad/s] (same policy: 251 rad/s)
 MAX_ANGULAR_SPEED = 1000.0
@@ -81,7 +82,7 @@ MAX_ANGULAR_SPEED = 1000.0
 #: ``B_z phi_max / L`` (0.44 N m for the paper rod; the policy above reached 0.83 N m = 1.9x)
 TORQUE_BOUND_FACTOR = 10.0
 #: axial stretch of the rods beyond their longest rest length admitted in the position bound
-#: (rod axial stiffness EA ~ 1.8 kN for the paper rod: 10 % needs ~180 N, the robot weighs ~1 N)
+#: (axial stiffness EA ~ 1.75 kN for the paper rod: 10 % takes ~180 N of tension)
 STRETCH_MARGIN = 0.10
 
 
@@ -307,7 +308,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
     def _render_image(self, platforms: dict[str, Any], view: RobotParams) -> NDArray[np.uint8]:
         """Off-screen image of the present state: every rod of the robot (``rod0 ...``), the
         rigid bodies ``platforms`` (renderer keys ``platform``, ``platform0`` ...), drawn with
-        the rod layout of ``view``, and the target as a red sphere (radius 4 % of the platform
+        the rod layout of ``view``, and the target as a red sphere (radius 6 % of the platform
         diameter)."""
         from hsa_elastica.io.recording import RigidBodyRecorder, RodRecorder, combine
         from hsa_elastica.io.render import RobotScene
@@ -325,7 +326,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             frames[key] = rec_p.to_dataframe()
         pv = prepare_offscreen()
         with RobotScene(combine(frames), view, window_size=self.render_size, show_frames=False) as scene:
-            marker = pv.Sphere(radius=0.04 * view.platform.diameter, center=tuple(self.target))
+            marker = pv.Sphere(radius=0.06 * view.platform.diameter, center=tuple(self.target))
             scene.plotter.add_mesh(marker, color=TARGET_COLOR)
             scene.update(0)
             return scene.image()  # type: ignore[no-any-return]
