@@ -72,13 +72,16 @@ def test_module_prefixed_id_makes_the_env_with_its_time_limit() -> None:
     assert out.split() == ["HSARobotEnv", "TimeLimit", "150"]
 
 
-@pytest.mark.parametrize("env_id", ["HSARobot-v0", "HSAStack-v0"])
-def test_passes_the_gymnasium_checker_without_a_warning(env_id: str) -> None:
+@pytest.mark.parametrize(
+    "env_id, kwargs",
+    [("HSARobot-v0", {}), ("HSARobot-v0", {"motor_torques": True}), ("HSAStack-v0", {})],
+)
+def test_passes_the_gymnasium_checker_without_a_warning(env_id: str, kwargs: dict[str, bool]) -> None:
     """``check_env`` with every warning an error, the render modes included where off-screen
     rendering works."""
     from gymnasium.utils.env_checker import check_env
 
-    env = gym.make(env_id, render_size=(64, 48))
+    env = gym.make(env_id, render_size=(64, 48), **kwargs)
     skip_render = _offscreen_rendering() is not None
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -33,7 +33,7 @@ LAYERS = {
     "validation": 6,
     "cli": 7,
 }
-TOP = 8  # hsa_elastica/__init__.py and hsa_elastica/_legacy.py
+TOP = 8  # hsa_elastica/__init__.py, hsa_elastica/_legacy.py and hsa_elastica/_gym.py
 COMPAT = "hsa_elastica.compat"
 #: underscored attributes of Python's own NamedTuple API (not PyElastica internals)
 NAMEDTUPLE_API = {"_fields", "_asdict", "_replace", "_make", "_field_defaults"}

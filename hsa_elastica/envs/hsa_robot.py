@@ -277,9 +277,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             # one numba call per control interval (the divergence check runs after it)
             robot = FastRobot(robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
         self.robot = robot
-        obs, clipped = self._observation(robot.state())
+        state = robot.state()
+        obs, clipped = self._observation(state)
         self._last_obs = obs
-        return obs, self._info(clipped=clipped)
+        return obs, self._info(state, clipped=clipped)
 
     def step(
         self, action: NDArray[np.float32]
