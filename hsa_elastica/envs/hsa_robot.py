@@ -61,7 +61,10 @@ from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, pa
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
 
-__all__ = ["HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "MAX_SPEED", "MAX_ANGULAR_SPEED"]
+__all__ = [
+    "HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "platform_reach", "MAX_SPEED",
+    "MAX_ANGULAR_SPEED", "TORQUE_BOUND_FACTOR", "STRETCH_MARGIN",
+]
 
 #: ``discretization`` -> (elements per rod, internal step [s]); None: as in the params
 DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
@@ -253,7 +256,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[NDArray[np.float32], dict[str, Any]]:
         super().reset(seed=seed)
-        target = None if options is None else options.get("target")
+        target = given = None if options is None else options.get("target")
         if target is None:
             r = self.target_radius * math.sqrt(float(self.np_random.uniform()))
             a = float(self.np_random.uniform(0.0, 2.0 * math.pi))
@@ -265,9 +268,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             target = np.array([np.nan])
         reach = self.reach
         if target.shape != (3,) or not np.all(np.abs(target) <= reach):
+            text = repr(given)
             raise ParameterError(
-                f"reset(): options['target'] = {target!r} is invalid: must be 3 finite numbers within "
-                f"+-{reach:.4g} m (the robot's reach)"
+                f"reset(): options['target'] = {text if len(text) <= 60 else text[:50] + '...'} is "
+                f"invalid: must be 3 finite numbers within +-{reach:.4g} m (the robot's reach)"
             )
         self.target = target
         robot: Any = self._build()
