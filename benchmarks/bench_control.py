@@ -65,10 +65,10 @@ def time_env(params: Any, n_steps: int) -> float:
     import hsa_elastica.envs  # noqa: F401
     from hsa_elastica.envs import HSARobotEnv
 
-    env = HSARobotEnv(params, max_steps=n_steps + 1)
+    env = HSARobotEnv(params)
     env.reset(seed=0)
-    env.step(np.zeros(4, dtype=np.float32))  # warm: loads the cached kernels
-    u = commands(n_steps).astype(np.float32)
+    env.step(env.angles_to_action(np.zeros(4)))  # warm: loads the cached kernels
+    u = np.array([env.angles_to_action(c) for c in commands(n_steps)])  # normalised actions
     t0 = CLOCK()
     for k in range(n_steps):
         env.step(u[k])

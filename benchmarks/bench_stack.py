@@ -46,13 +46,14 @@ def us_per_step(fast: bool, steps: int, repeat: int) -> float:
 
 
 def env_steps_per_second(discretization: str, steps: int, repeat: int) -> float:
-    """``HSAStack-v0`` env steps per CPU second (20 ms control step, a new random action
-    every step), best of ``repeat`` runs of ``steps`` steps after a reset and a warm-up."""
+    """``HSAStack-v0`` env steps per CPU second (20 ms control step, a new random action in
+    ``[-1, 1]`` every step: motor angles uniform over their elongating ranges), best of ``repeat``
+    runs of ``steps`` steps after a reset and a warm-up."""
     import numpy as np
 
     from hsa_elastica.envs.hsa_stack import HSAStackEnv
 
-    env = HSAStackEnv(discretization=discretization, max_steps=10 * steps)
+    env = HSAStackEnv(discretization=discretization)  # the env itself never truncates
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     low, high = env.action_space.low, env.action_space.high

@@ -24,9 +24,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hsa_elastica import _legacy
+from hsa_elastica import _gym, _legacy
 
 _legacy.install()  # old flat module paths (hsa_elastica.fast, ...) import with a DeprecationWarning
+_gym.install()  # gym.make("HSARobot-v0") / ("HSAStack-v0") once gymnasium is imported (extra `rl`)
 
 __version__ = "0.1.0"
 

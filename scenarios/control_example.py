@@ -6,8 +6,9 @@ the platform-level commands -- elongation ``e`` and bending ``(b_x, b_y)`` of
 :func:`hsa_elastica.robots.primitives.platform_to_commands` -- by ``gain`` times the platform's
 position error, scaled by the quasi-static sensitivities of the paper robot (full elongation
 raises the platform 31 mm, a full bend moves it 44 mm sideways; docs/primitives.md), and sends
-the resulting motor angles as the action.  Prints the distance to the target every 0.2 s and
-the final error.
+the resulting motor angles as the action, normalised to ``[-1, 1]`` by the env's
+``angles_to_action`` (``a_i = 2 phi_i / (h_i phi_max) - 1``).  Prints the distance to the target
+every 0.2 s and the final error.
 
 Example::
 
@@ -42,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import gymnasium as gym
 
-    import hsa_elastica.envs  # noqa: F401  (registers HSARobot-v0)
+    import hsa_elastica  # noqa: F401  (registers HSARobot-v0)
     from hsa_elastica.robots.primitives import commands_to_angles, platform_to_commands
 
-    env = gym.make("HSARobot-v0", max_steps=args.steps, fast=not args.reference)
+    env = gym.make("HSARobot-v0", max_episode_steps=args.steps, fast=not args.reference)
     options = None if args.target is None else {"target": args.target}
     obs, info = env.reset(seed=args.seed, options=options)
     params = env.unwrapped.params
@@ -59,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         e = float(np.clip(e + args.gain * err[2] / ELONGATION_SENSITIVITY, 0.0, 1.0))
         bx = float(np.clip(bx + args.gain * err[0] / BEND_SENSITIVITY, -1.0, 1.0))
         by = float(np.clip(by + args.gain * err[1] / BEND_SENSITIVITY, -1.0, 1.0))
-        action = commands_to_angles(platform_to_commands(e, bx, by, 0.0, params), params)
-        obs, reward, terminated, truncated, info = env.step(action.astype(np.float32))
+        angles = commands_to_angles(platform_to_commands(e, bx, by, 0.0, params), params)
+        obs, reward, terminated, truncated, info = env.step(env.unwrapped.angles_to_action(angles))
         if k % 10 == 0 or terminated or truncated:
             print(f"t = {info['time']:5.2f} s  distance {info['distance'] * 1e3:7.3f} mm  "
                   f"commands e={e:.3f} b=({bx:+.3f}, {by:+.3f})")

@@ -1,13 +1,14 @@
 """Gymnasium environments of HSA robots (optional: ``pip install hsa-elastica[rl]``).
 
-``import hsa_elastica.envs`` registers:
+``import hsa_elastica`` registers (by entry-point string, without importing these modules;
+``hsa_elastica/_gym.py``), each with ``max_episode_steps = 150`` (3 s) in its spec:
 
 * ``HSARobot-v0`` -- :class:`~hsa_elastica.envs.hsa_robot.HSARobotEnv`, the paper's four-rod
-  robot reaching a platform position with motor-angle actions::
+  robot reaching a platform position with normalised motor commands in ``[-1, 1]``::
 
       import gymnasium as gym
-      import hsa_elastica.envs  # noqa: F401  (registers the ids)
-      env = gym.make("HSARobot-v0")
+      import hsa_elastica  # noqa: F401  (registers the ids)
+      env = gym.make("HSARobot-v0")  # or gym.make("hsa_elastica:HSARobot-v0") without the import
       obs, info = env.reset(seed=0)
       obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
@@ -18,7 +19,7 @@
 from __future__ import annotations
 
 try:
-    import gymnasium as _gym
+    import gymnasium as _gym  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError(
         "hsa_elastica.envs needs gymnasium: pip install 'hsa-elastica[rl]' (or pip install gymnasium)"
@@ -28,8 +29,3 @@ from hsa_elastica.envs.hsa_robot import HSARobotEnv
 from hsa_elastica.envs.hsa_stack import HSAStackEnv
 
 __all__ = ["HSARobotEnv", "HSAStackEnv"]
-
-if "HSARobot-v0" not in _gym.registry:
-    _gym.register(id="HSARobot-v0", entry_point="hsa_elastica.envs.hsa_robot:HSARobotEnv")
-if "HSAStack-v0" not in _gym.registry:
-    _gym.register(id="HSAStack-v0", entry_point="hsa_elastica.envs.hsa_stack:HSAStackEnv")

@@ -1,23 +1,34 @@
 """``HSARobot-v0``: the four-rod HSA robot of the paper as a Gymnasium environment.
 
 Task: bring the platform centre to a target position (sampled at :meth:`HSARobotEnv.reset`).
+``import hsa_elastica`` registers the id (``gym.make("HSARobot-v0")``, with gymnasium
+installed: the extra ``rl``).
 
-* **action** ``(n_rods,)`` float32 [rad]: motor angle targets, each within its rod's
-  elongating range ``[0, phi_max]`` (right-handed rods) or ``[-phi_max, 0]`` (left-handed),
-  ``phi_max = pi`` (Section II-E).  Out-of-range actions are clipped.  During one control
-  interval of ``control_dt`` [s] (default 20 ms) each motor turns linearly from its present
-  angle to the target (:meth:`hsa_elastica.engines.control.ControlMixin.step`).
-* **observation** float32: platform position (3) [m], quaternion ``(x, y, z, w)`` (4),
-  velocity (3) [m/s], angular velocity in the platform frame (3) [rad/s], target position (3)
-  [m], and with ``motor_torques=True`` the motor torques (n_rods) [N m].
+* **action** ``(n_rods,)`` float32 in ``[-1, 1]``: one normalised motor command per rod, mapped
+  affinely onto the rod's elongating range (Section II-E),
+  ``phi_i = h_i * phi_max * (a_i + 1) / 2`` [rad] with ``h_i = +1`` for right-handed and ``-1``
+  for left-handed rods and ``phi_max = pi``: ``a = -1`` is the motor at rest (0 rad), ``a = 0``
+  half way, ``a = +1`` the full elongating twist.  Finite values outside ``[-1, 1]`` are clipped
+  to it; a scalar, a wrong length, NaN or inf raise :class:`ParameterError`.
+  :meth:`HSARobotEnv.action_to_angles` / :meth:`HSARobotEnv.angles_to_action` convert.  During
+  one control interval of ``control_dt`` [s] (default 20 ms) each motor turns linearly from its
+  present angle to the target (:meth:`hsa_elastica.engines.control.ControlMixin.step`).
+* **observation** float32, bounded (:func:`observation_bounds`): platform position (3) [m],
+  quaternion ``(x, y, z, w)`` (4), velocity (3) [m/s], angular velocity in the platform frame
+  (3) [rad/s], target position (3) [m], and with ``motor_torques=True`` the motor torques
+  (n_rods) [N m].  Positions lie within the robot's geometric reach, a bound the physics
+  guarantees; velocities and torques are clipped to stated maxima well above anything
+  measured (``info["observation_clipped"]`` says when a value was clipped).
 * **reward**: ``-|p_platform - p_target|`` [m] after the interval.
-* **episode**: ``max_steps`` intervals (default 150 = 3 s), then ``truncated``; ``terminated``
-  only when the simulation diverges (``info["diverged"]``, reward -1).
+* **episode**: the env never truncates by itself; ``gym.make`` wraps it in gymnasium's
+  ``TimeLimit`` with the spec's ``max_episode_steps = 150`` (3 s; ``gym.make(...,
+  max_episode_steps=N)`` changes it).  ``terminated`` only when the simulation diverges
+  (``info["diverged"]``, reward -1).
 * **target**: uniform in a cylinder above the rest pose that the paper robot reaches (radius
   ``target_radius`` [m], heights ``target_height`` [m] above the rest platform centre), or
-  ``reset(options={"target": (x, y, z)})``.
-* ``render_mode="rgb_array"``: an off-screen pyvista image of the robot
-  (:class:`hsa_elastica.io.render.RobotScene`; needs a working VTK/EGL, optional).
+  ``reset(options={"target": (x, y, z)})`` (within the observation bounds).
+* ``render_mode="rgb_array"``: an off-screen pyvista image of the robot with the target as a
+  red sphere (:class:`hsa_elastica.io.render.RobotScene`; needs a working VTK/EGL, optional).
 * ``discretization``: the rods' elements and the internal step.  ``"coarse"``: 10 elements
   per rod, dt = 6e-5 s -- the default for the paper robot (``params=None``): about 3x the
   throughput of the paper's discretization (benchmarks/bench_control.py), steady poses within
@@ -38,7 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -46,11 +57,14 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.timeloop import SimulationDiverged
-from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
+from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
 
-__all__ = ["HSARobotEnv", "DISCRETIZATIONS"]
+__all__ = [
+    "HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "platform_reach", "MAX_SPEED",
+    "MAX_ANGULAR_SPEED", "TORQUE_BOUND_FACTOR", "STRETCH_MARGIN",
+]
 
 #: ``discretization`` -> (elements per rod, internal step [s]); None: as in the params
 DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
@@ -58,12 +72,71 @@ DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
     "full": (None, None),
 }
 
+#: colour of the target sphere in the rendered images
+TARGET_COLOR = "#e31a1c"
+#: bound of each platform velocity component in the observation [m/s].  The most violent
+#: policy tried -- every motor jumping between the ends of its range at random every 20 ms (the
+#: coarse paper robot for 10 s, the coarse stack until it diverged after 5.2 s) -- reached
+#: 9.5 m/s (robot) and 10.1 m/s (stack).
+MAX_SPEED = 20.0
+#: bound of each angular velocity component in the observation [rad/s] (same policy: 251 rad/s)
+MAX_ANGULAR_SPEED = 1000.0
+#: motor torque bound, in units of the static torque of a rod twisted by ``phi_max``,
+#: ``B_z phi_max / L`` (0.44 N m for the paper rod; the policy above reached 0.83 N m = 1.9x)
+TORQUE_BOUND_FACTOR = 10.0
+#: axial stretch of the rods beyond their longest rest length admitted in the position bound
+#: (axial stiffness EA ~ 1.75 kN for the paper rod: 10 % takes ~180 N of tension)
+STRETCH_MARGIN = 0.10
+
 
 def _positive(name: str, value: float, unit: str) -> float:
     v = float(value)
     if not (math.isfinite(v) and v > 0.0):
         raise ParameterError(f"HSARobotEnv.{name} = {value!r} is invalid: must be a finite number > 0 ({unit})")
     return v
+
+
+def platform_reach(segments: Sequence[RobotParams]) -> float:
+    """Upper bound [m] of the distance from the base centre to the centre of the top platform
+    of ``segments`` stacked (one: the single robot), from the geometry alone.
+
+    Per stage: the rod's base lies ``circle_radius`` from the stage's base centre; the rod (caps
+    included) is at most ``(cap_base + L (1 + eps_max) + cap_top) (1 + STRETCH_MARGIN)`` long
+    along its arc (the auxetic rest strain is clipped to ``eps_max``, Eq. 3); its tip is held by
+    the joint (Eq. 6) at ``sqrt(circle_radius^2 + (thickness / 2)^2)`` from the platform centre;
+    the next stage stands ``thickness / 2`` above that centre.  Summed over the stages.
+    """
+    reach = 0.0
+    for k, p in enumerate(segments):
+        rod = p.rod
+        length = rod.cap_length_base + rod.length * (1.0 + max(rod.eps_max, 0.0)) + rod.cap_length_top
+        reach += (
+            p.circle_radius
+            + length * (1.0 + STRETCH_MARGIN)
+            + math.hypot(p.circle_radius, 0.5 * p.platform.thickness)
+            + (0.5 * segments[k - 1].platform.thickness if k > 0 else 0.0)
+        )
+    return reach
+
+
+def observation_bounds(
+    segments: Sequence[RobotParams], phi_max: float, with_torques: bool
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """(low, high) of the observation of the top platform of ``segments``: position and target
+    within ``+-platform_reach`` [m] on each axis, quaternion within +-1, velocity within
+    +-:data:`MAX_SPEED`, angular velocity within +-:data:`MAX_ANGULAR_SPEED`, and the motor
+    torques (all stages' motors) within ``+-TORQUE_BOUND_FACTOR * B_z * phi_max / L`` [N m]
+    (the largest over the stages)."""
+    reach = platform_reach(segments)
+    parts = [
+        np.full(3, reach), np.ones(4), np.full(3, MAX_SPEED), np.full(3, MAX_ANGULAR_SPEED),
+        np.full(3, reach),
+    ]
+    if with_torques:
+        tau = max(TORQUE_BOUND_FACTOR * p.rod.B_z * phi_max / p.rod.length for p in segments)
+        parts.append(np.full(sum(p.n_rods for p in segments), tau))
+    high = np.concatenate(parts).astype(np.float32)
+    return -high, high
 
 
 class HSARobotEnv(gym.Env):  # type: ignore[misc]
@@ -76,7 +149,6 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         params: RobotParams | None = None,
         *,
         control_dt: float = 0.02,
-        max_steps: int = 150,
         phi_max: float = DEFAULT_PHI_MAX,
         motor_torques: bool = False,
         target_radius: float = 0.010,
@@ -87,8 +159,15 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         dt: float | None = None,
         render_mode: str | None = None,
         render_size: tuple[int, int] = (480, 360),
+        max_steps: Any = None,
     ) -> None:
         super().__init__()
+        name = type(self).__name__
+        if max_steps is not None:
+            raise ParameterError(
+                f"{name}.max_steps = {max_steps!r} is no longer accepted: episodes are truncated by "
+                f"gymnasium's TimeLimit, gym.make(id, max_episode_steps=N) (default 150)"
+            )
         p = paper_robot_params() if params is None else params
         if not isinstance(p, RobotParams):
             raise ParameterError(f"HSARobotEnv.params = {params!r} is invalid: must be a RobotParams")
@@ -109,10 +188,11 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             p = dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, dt=dt))
         self.params = p
         self.control_dt = _positive("control_dt", control_dt, "s")
-        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
-            raise ParameterError(f"HSARobotEnv.max_steps = {max_steps!r} is invalid: must be an integer >= 1")
-        self.max_steps = int(max_steps)
         self.phi_max = _positive("phi_max", phi_max, "rad")
+        if self.phi_max > MAX_MOTOR_ANGLE:
+            raise ParameterError(
+                f"{name}.phi_max = {phi_max!r} is invalid: must be in (0, {MAX_MOTOR_ANGLE:.6g}] (rad)"
+            )
         self.target_radius = float(target_radius)
         lo, hi = (float(target_height[0]), float(target_height[1]))
         if not (math.isfinite(self.target_radius) and self.target_radius >= 0.0 and 0.0 <= lo <= hi < math.inf):
@@ -124,43 +204,75 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ParameterError(f"HSARobotEnv.render_mode = {render_mode!r} is invalid: must be None or 'rgb_array'")
         self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "render_fps": 1.0 / self.control_dt}
         self.render_size = (int(render_size[0]), int(render_size[1]))
         self.fast = bool(fast)
         self.with_torques = bool(motor_torques)
-
-        _, handedness = rod_layout(self.params)
-        self.n_rods = int(self.params.n_rods)
-        ends = handedness.astype(np.float64) * self.phi_max
-        self.action_space: spaces.Box = spaces.Box(
-            low=np.minimum(ends, 0.0).astype(np.float32),
-            high=np.maximum(ends, 0.0).astype(np.float32),
-            dtype=np.float32,
-        )
-        n_obs = 16 + (self.n_rods if self.with_torques else 0)
-        self.observation_space = spaces.Box(-np.inf, np.inf, shape=(n_obs,), dtype=np.float32)
+        self._set_spaces([self.params])
         # rest pose of the platform centre: rods of printed length + half the platform
         self.rest_position = np.array(
             [0.0, 0.0, self.params.rod.length + 0.5 * self.params.platform.thickness]
         )
         self.robot: Any = None
         self.target = self.rest_position.copy()
-        self._steps = 0
         self._last_obs: NDArray[np.float32] | None = None
+
+    def _set_spaces(self, segments: Sequence[RobotParams]) -> None:
+        """Action and observation spaces of the motors of ``segments`` (stage 0 first)."""
+        self.handedness = np.concatenate([rod_layout(p)[1].astype(np.float64) for p in segments])
+        self.n_rods = int(self.handedness.shape[0])
+        self.action_space: spaces.Box = spaces.Box(-1.0, 1.0, shape=(self.n_rods,), dtype=np.float32)
+        self.reach = platform_reach(segments)
+        low, high = observation_bounds(segments, self.phi_max, self.with_torques)
+        self.observation_space: spaces.Box = spaces.Box(low, high, dtype=np.float32)
+
+    # -- actions <-> motor angles ----------------------------------------------------------------
+    def action_to_angles(self, action: Any) -> NDArray[np.float64]:
+        """Motor angles [rad] of a normalised action: ``h_i * phi_max * (a_i + 1) / 2`` with
+        ``a`` clipped to ``[-1, 1]``; ``ParameterError`` for anything but ``n_rods`` finite
+        numbers."""
+        try:
+            a = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            a = None
+        if a is None or a.shape != (self.n_rods,) or not np.all(np.isfinite(a)):
+            got = "not numbers" if a is None else (
+                f"shape {a.shape}" if a.shape != (self.n_rods,) else "a NaN or inf entry")
+            raise ParameterError(
+                f"{type(self).__name__}.step(): action has {got}: must be shape ({self.n_rods},), "
+                f"finite, each in [-1, 1] (finite values outside are clipped)"
+            )
+        return self.handedness * self.phi_max * 0.5 * (np.clip(a, -1.0, 1.0) + 1.0)
+
+    def angles_to_action(self, angles: Any) -> NDArray[np.float32]:
+        """The action commanding motor angles ``angles`` [rad] (the inverse of
+        :meth:`action_to_angles`; angles outside the elongating ranges give entries outside
+        ``[-1, 1]``, which :meth:`step` clips)."""
+        phi = np.asarray(angles, dtype=np.float64).reshape(self.n_rods)
+        return (2.0 * phi / (self.handedness * self.phi_max) - 1.0).astype(np.float32)
 
     # -- gymnasium API -----------------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[NDArray[np.float32], dict[str, Any]]:
         super().reset(seed=seed)
-        target = None if options is None else options.get("target")
+        target = given = None if options is None else options.get("target")
         if target is None:
             r = self.target_radius * math.sqrt(float(self.np_random.uniform()))
             a = float(self.np_random.uniform(0.0, 2.0 * math.pi))
             dz = float(self.np_random.uniform(*self.target_height))
             target = self.rest_position + np.array([r * math.cos(a), r * math.sin(a), dz])
-        target = np.array(target, dtype=np.float64).reshape(-1)
-        if target.shape != (3,) or not np.all(np.isfinite(target)):
-            raise ParameterError(f"reset(): options['target'] = {target!r} is invalid: must be 3 finite numbers (m)")
+        try:
+            target = np.array(target, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            target = np.array([np.nan])
+        reach = self.reach
+        if target.shape != (3,) or not np.all(np.abs(target) <= reach):
+            text = repr(given)
+            raise ParameterError(
+                f"reset(): options['target'] = {text if len(text) <= 60 else text[:50] + '...'} is "
+                f"invalid: must be 3 finite numbers within +-{reach:.4g} m (the robot's reach)"
+            )
         self.target = target
         robot: Any = self._build()
         if self.fast:
@@ -169,32 +281,29 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             # one numba call per control interval (the divergence check runs after it)
             robot = FastRobot(robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
         self.robot = robot
-        self._steps = 0
-        obs = self._observation(robot.state())
+        state = robot.state()
+        obs, clipped = self._observation(state)
         self._last_obs = obs
-        return obs, self._info()
+        return obs, self._info(state, clipped=clipped)
 
     def step(
         self, action: NDArray[np.float32]
     ) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         if self.robot is None:
-            raise RuntimeError("HSARobotEnv.step() called before reset()")
-        a = np.clip(np.asarray(action, dtype=np.float64).reshape(-1), self.action_space.low, self.action_space.high)
-        self.robot.set_motor_angles(a)
-        self._steps += 1
-        truncated = self._steps >= self.max_steps
+            raise RuntimeError(f"{type(self).__name__}.step() called before reset()")
+        self.robot.set_motor_angles(self.action_to_angles(action))
         try:
             self.robot.step(self.control_dt)
         except (SimulationDiverged, FloatingPointError) as exc:
             assert self._last_obs is not None
-            info = self._info()
+            info = self._info(clipped=False)
             info["diverged"] = str(exc)
-            return self._last_obs, -1.0, True, truncated, info
+            return self._last_obs.copy(), -1.0, True, False, info
         state = self.robot.state()
-        obs = self._observation(state)
+        obs, clipped = self._observation(state)
         self._last_obs = obs
         reward = -float(np.linalg.norm(state["platform_position"] - self.target))
-        return obs, reward, False, truncated, self._info(state)
+        return obs, reward, False, False, self._info(state, clipped=clipped)
 
     def render(self) -> NDArray[np.uint8] | None:
         if self.render_mode != "rgb_array" or self.robot is None:
@@ -202,11 +311,13 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         return self._render_image({"platform": self.robot.platform}, self.params)
 
     def _render_image(self, platforms: dict[str, Any], view: RobotParams) -> NDArray[np.uint8]:
-        """Off-screen image of the present state: every rod of the robot (``rod0 ...``) and the
+        """Off-screen image of the present state: every rod of the robot (``rod0 ...``), the
         rigid bodies ``platforms`` (renderer keys ``platform``, ``platform0`` ...), drawn with
-        the rod layout of ``view``."""
+        the rod layout of ``view``, and the target as a red sphere (radius 6 % of the platform
+        diameter)."""
         from hsa_elastica.io.recording import RigidBodyRecorder, RodRecorder, combine
         from hsa_elastica.io.render import RobotScene
+        from hsa_elastica.io.render_scene import prepare_offscreen
 
         t = float(self.robot.time)
         frames = {}
@@ -218,7 +329,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             rec_p = RigidBodyRecorder(every=1)
             rec_p.record(body, t)
             frames[key] = rec_p.to_dataframe()
+        pv = prepare_offscreen()
         with RobotScene(combine(frames), view, window_size=self.render_size, show_frames=False) as scene:
+            marker = pv.Sphere(radius=0.06 * view.platform.diameter, center=tuple(self.target))
+            scene.plotter.add_mesh(marker, color=TARGET_COLOR)
             scene.update(0)
             return scene.image()  # type: ignore[no-any-return]
 
@@ -227,7 +341,8 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         """A fresh robot at rest (motors at 0), per-rod handle."""
         return build_robot(self.params, [0.0] * self.n_rods, record=False)
 
-    def _observation(self, state: dict[str, Any]) -> NDArray[np.float32]:
+    def _observation(self, state: dict[str, Any]) -> tuple[NDArray[np.float32], bool]:
+        """The observation inside ``observation_space`` and whether anything was clipped."""
         parts = [
             state["platform_position"],
             state["platform_quaternion"],
@@ -237,13 +352,20 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         ]
         if self.with_torques:
             parts.append(state["motor_torques"])
-        return np.concatenate(parts).astype(np.float32)
+        obs = np.concatenate(parts).astype(np.float32)
+        low, high = self.observation_space.low, self.observation_space.high
+        clipped = bool(np.any(obs < low) or np.any(obs > high))
+        if clipped:
+            obs = np.clip(obs, low, high)
+        return obs, clipped
 
-    def _info(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _info(self, state: dict[str, Any] | None = None, *, clipped: bool) -> dict[str, Any]:
         s = self.robot.state() if state is None else state
         return {
             "time": float(s["time"]),
             "distance": float(np.linalg.norm(s["platform_position"] - self.target)),
             "target": self.target.copy(),
             "motor_angles": s["motor_angles"],
+            "observation_clipped": clipped,
         }
+

@@ -4,20 +4,23 @@ lower platform, :func:`hsa_elastica.robots.stack.build_stack`) as a Gymnasium en
 Same task and conventions as ``HSARobot-v0`` (:mod:`hsa_elastica.envs.hsa_robot`), for the
 top platform:
 
-* **action** ``(n_motors,)`` float32 [rad]: the motor angle targets of all stages, stage 0
-  first, each within its rod's elongating range (``[0, phi_max]`` right-handed,
-  ``[-phi_max, 0]`` left-handed); clipped; motors turn linearly over ``control_dt``.
-* **observation** float32: top platform position (3) [m], quaternion ``(x, y, z, w)`` (4),
-  velocity (3) [m/s], angular velocity in its frame (3) [rad/s], target (3) [m], and with
-  ``motor_torques=True`` the motor torques of all stages [N m].
-* **reward**: ``-|p_top - p_target|`` [m]; **episode**, **divergence**: as ``HSARobot-v0``.
+* **action** ``(n_motors,)`` float32 in ``[-1, 1]``: the normalised commands of all stages'
+  motors, stage 0 first, each mapped onto its rod's elongating range as in ``HSARobot-v0``
+  (``phi_i = h_i * phi_max * (a_i + 1) / 2`` [rad]); motors turn linearly over ``control_dt``.
+* **observation** float32, bounded (:func:`~hsa_elastica.envs.hsa_robot.observation_bounds`
+  with the reach of the whole stack): top platform position (3) [m], quaternion
+  ``(x, y, z, w)`` (4), velocity (3) [m/s], angular velocity in its frame (3) [rad/s], target
+  (3) [m], and with ``motor_torques=True`` the motor torques of all stages [N m].
+* **reward**: ``-|p_top - p_target|`` [m]; **episode** (``TimeLimit`` of 150 steps from the
+  spec), **divergence**: as ``HSARobot-v0``.
 * **target**: uniform in a cylinder of radius ``target_radius`` [m] at heights
   ``target_height`` [m] above the rest pose of the top platform centre, or
   ``reset(options={"target": (x, y, z)})``.
 * ``motor_mass`` [kg]: mass of one motor of the upper stage, a payload of the lower platform
   (default 0.07 kg); ``segments``: the stages' :class:`RobotParams` (default two paper robots).
 
-``render_mode="rgb_array"``: an off-screen pyvista image of every stage (rods and platforms).
+``render_mode="rgb_array"``: an off-screen pyvista image of every stage (rods and platforms)
+and the target (a red sphere).
 
 ``discretization`` as in ``HSARobot-v0``: ``"coarse"`` (10 elements per rod, dt = 6e-5 s) is
 the default for the two paper robots (``segments=None``): 77 env steps/s of CPU time against
@@ -33,11 +36,10 @@ from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from gymnasium import spaces
 
-from hsa_elastica.envs.hsa_robot import DISCRETIZATIONS, HSARobotEnv, _positive
+from hsa_elastica.envs.hsa_robot import DISCRETIZATIONS, HSARobotEnv
 from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
-from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
+from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 from hsa_elastica.robots.stack import build_stack
 
 __all__ = ["HSAStackEnv"]
@@ -53,7 +55,6 @@ class HSAStackEnv(HSARobotEnv):
         segments: Sequence[RobotParams] | None = None,
         *,
         control_dt: float = 0.02,
-        max_steps: int = 150,
         phi_max: float = DEFAULT_PHI_MAX,
         motor_torques: bool = False,
         motor_mass: float = 0.07,
@@ -63,7 +64,9 @@ class HSAStackEnv(HSARobotEnv):
         n_elements: int | None = None,
         dt: float | None = None,
         render_mode: str | None = None,
+        render_size: tuple[int, int] = (480, 360),
         discretization: str | None = None,
+        max_steps: Any = None,
     ) -> None:
         segs = [paper_robot_params()] * 2 if segments is None else list(segments)
         if not segs or not all(isinstance(p, RobotParams) for p in segs):
@@ -88,7 +91,7 @@ class HSAStackEnv(HSARobotEnv):
             segs[-1], control_dt=control_dt, max_steps=max_steps, phi_max=phi_max,
             motor_torques=motor_torques, target_radius=target_radius,
             target_height=target_height, fast=fast, render_mode=render_mode,
-            discretization="full",
+            render_size=render_size, discretization="full",
         )
         self.discretization = discretization
         self.segments = segs
@@ -96,16 +99,7 @@ class HSAStackEnv(HSARobotEnv):
         if not (math.isfinite(m) and m >= 0.0):
             raise ParameterError(f"HSAStackEnv.motor_mass = {motor_mass!r} is invalid: must be >= 0 (kg)")
         self.motor_mass = m
-        _positive("phi_max", phi_max, "rad")
-        ends = np.concatenate([rod_layout(p)[1].astype(np.float64) for p in segs]) * self.phi_max
-        self.n_rods = int(ends.shape[0])
-        self.action_space = spaces.Box(
-            low=np.minimum(ends, 0.0).astype(np.float32),
-            high=np.maximum(ends, 0.0).astype(np.float32),
-            dtype=np.float32,
-        )
-        n_obs = 16 + (self.n_rods if self.with_torques else 0)
-        self.observation_space = spaces.Box(-np.inf, np.inf, shape=(n_obs,), dtype=np.float32)
+        self._set_spaces(segs)
         # rest pose of the top platform centre: each stage's rods (caps included) + platforms
         height = sum(
             p.rod.cap_length_base + p.rod.length + p.rod.cap_length_top + p.platform.thickness
