@@ -43,6 +43,8 @@ __all__ = [
 
 VIDEO_EXTENSIONS = (".mp4",)  # H.264 in MP4: plays in browsers, on GitHub and in every player
 STILL_EXTENSIONS = (".png",)
+HTML_EXTENSIONS = (".html",)  # the interactive view (io/view.py)
+PLOT_EXTENSIONS = (".png", ".svg")  # the time plots (io/plot.py): raster or vector
 DEFAULT_FPS = 30.0
 DEFAULT_SPEED = 0.25  # simulated seconds per second of video: a 1 s primitive lasts 4 s
 DEFAULT_HOLD = 1.5  # s of video on the final state
@@ -57,7 +59,7 @@ MAX_SPEED = 1e6
 
 def check_output_path(path: str | Path, kind: str, *, flag: str | None = None) -> Path:
     """Check that ``path`` can take a render output of ``kind`` (``"video"``: ``.mp4``;
-    ``"still"``: ``.png``) and return it as a :class:`~pathlib.Path`, without creating anything.
+    ``"still"``: ``.png``; ``"page"``: ``.html``; ``"plot"``: ``.png`` or ``.svg``) and return it as a :class:`~pathlib.Path`, without creating anything.
 
     Refused, with a one-line :class:`ValueError` naming ``flag`` (e.g. ``"--render"``) and the
     value: a path that is an existing directory, another extension (case-insensitive match), a
@@ -67,9 +69,10 @@ def check_output_path(path: str | Path, kind: str, *, flag: str | None = None) -
     (imageio-ffmpeg, libx264) could also mux ``.mkv``/``.mov``, but ``.mp4`` is the one that
     plays everywhere, and one format keeps the check simple.
     """
-    allowed = {"video": VIDEO_EXTENSIONS, "still": STILL_EXTENSIONS}.get(kind)
+    allowed = {"video": VIDEO_EXTENSIONS, "still": STILL_EXTENSIONS, "page": HTML_EXTENSIONS,
+               "plot": PLOT_EXTENSIONS}.get(kind)
     if allowed is None:
-        raise ValueError(f"kind = {kind!r} is invalid: must be 'video' or 'still'")
+        raise ValueError(f"kind = {kind!r} is invalid: must be 'video', 'still', 'page' or 'plot'")
     name = f"{flag} {str(path)!r}" if flag else repr(str(path))
     p = Path(path)
     if str(path).strip() == "" or p.name in ("", ".", ".."):
