@@ -182,6 +182,7 @@ def render_video(
     show_frames: bool = True,
     still: str | Path | None = None,
     progress: bool = False,
+    title: str = "",
 ) -> int:
     """Render ``diagnostics`` to an H.264 mp4 at ``path``; return the number of frames written.
 
@@ -190,7 +191,9 @@ def render_video(
     recorded samples, the last frame the final state), then holds the final state for ``hold``
     seconds: ``(t_end - t_0) fps / speed + 1`` frames (to one frame) plus ``round(hold fps)``.
     ``n_frames`` instead shows exactly that many evenly spread recorded samples (plus the hold).
-    ``still`` also writes a PNG of the final state.  See :class:`RobotScene` for the rest.
+    ``still`` also writes a PNG of the final state; ``title`` is written above the time (e.g.
+    :func:`~hsa_elastica.io.render_data.run_title` of the run's summary).  See
+    :class:`RobotScene` for the rest.
     The paths are checked with :func:`check_output_path` first; the files appear only when
     complete.
     """
@@ -202,7 +205,7 @@ def render_video(
     n_hold = int(round(hold * fps))
     scene = RobotScene(
         sub, params, window_size=window_size, color_by=color_by, show_frames=show_frames,
-        speed=None if n_frames is not None else speed,
+        speed=None if n_frames is not None else speed, title=title,
     )
     try:
         with _atomic_output(path) as tmp:
@@ -233,14 +236,17 @@ def render_still(
     window_size: tuple[int, int] = DEFAULT_SIZE,
     color_by: str = "handedness",
     show_frames: bool = True,
+    title: str = "",
 ) -> Path:
     """Write a PNG of the sample ``index`` (default: the final state) of ``diagnostics``.
 
-    The camera frames the whole run, so stills of one run share the same view.
+    The camera frames the whole run, so stills of one run share the same view; ``title`` is
+    written above the time.
     """
     check_video_options(window_size=tuple(window_size))  # type: ignore[arg-type]
     p = check_output_path(path, "still")
-    scene = RobotScene(diagnostics, params, window_size=window_size, color_by=color_by, show_frames=show_frames)
+    scene = RobotScene(diagnostics, params, window_size=window_size, color_by=color_by,
+                       show_frames=show_frames, title=title)
     try:
         scene.update(index)
         return _write_png(scene.image(), p)
