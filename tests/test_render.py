@@ -148,7 +148,7 @@ def test_color_by_elongation_and_errors(tmp_path) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# readable videos: playback speed, hold, legend, compass, colour bar
+# readable videos: playback speed, hold, legend, world axes, scale bar, title, colour bar
 # --------------------------------------------------------------------------------------------
 def _decode(path) -> list[np.ndarray]:
     reader = imageio.get_reader(str(path))

@@ -1,6 +1,6 @@
 """Off-screen rendering of HSA rods and robots with pyvista: mp4 videos and PNG stills.
 
-The scene (rods, platform, local frames, legend, compass, camera) is
+The scene (rods, platform, local frames, title, legend, scale bar, world axes, camera) is
 :class:`hsa_elastica.io.render_scene.RobotScene`; the diagnostics format it reads and the frame
 timing are in :mod:`hsa_elastica.io.render_data`.  This module is the entry point:
 
