@@ -179,8 +179,20 @@ def view_figure(
                             name="platform", legendgroup="platform", showlegend=k == 0,
                             hovertemplate="platform<extra></extra>"))
     hand_len = 4.0 * radius  # from the rod's axis: 3 radii show outside the tube
-    base0 = np.array([pp[0][:, 0] for pp in pos])
     d1_0 = np.array([dd[0][0, :, 0] for dd in dirs])
+    # the motor's zero turns with the body it is bolted to: the base plate (fixed) for the
+    # bottom segment, the platform below for segment k > 0 of a stack
+    per_seg = int(run.segments[0].n_rods) if n_seg else len(pos)
+    mounts: list[NDArray[np.float64] | None] = [
+        None if r // per_seg == 0 or r // per_seg > len(platforms) - 1
+        else platforms[r // per_seg - 1][1] @ platforms[r // per_seg - 1][1][0].T
+        for r in range(len(pos))
+    ]
+
+    def zero_trace(f: int) -> dict[str, Any]:
+        base = np.array([pp[f][:, 0] for pp in pos])
+        zero = np.array([d1_0[r] if m is None else m[f] @ d1_0[r] for r, m in enumerate(mounts)])
+        return _segments(base, base + hand_len * zero)
 
     def motor_trace(f: int) -> dict[str, Any]:
         base = np.array([pp[f][:, 0] for pp in pos])
@@ -197,6 +209,10 @@ def view_figure(
         mode="lines+markers", line=dict(color=MOTOR_COLOR, width=7), marker=dict(size=2.5, color=MOTOR_COLOR),
         name="motor angle (base d1)", hovertemplate="%{text}<extra></extra>", **motor_trace(0),
     ))
+    traces.append(go.Scatter3d(
+        mode="lines", line=dict(color=MOTOR_ZERO_COLOR, width=4), name="motor angle 0",
+        hoverinfo="skip", **zero_trace(0),
+    ))
     n_dynamic = len(traces)
     tgt_trace_index = None
     if tgt is not None:
@@ -206,10 +222,6 @@ def view_figure(
             name="target", x=[tgt[0, 0] * _MM], y=[tgt[0, 1] * _MM], z=[tgt[0, 2] * _MM],
             hovertemplate="target (%{x:.1f}, %{y:.1f}, %{z:.1f}) mm<extra></extra>",
         ))
-    traces.append(go.Scatter3d(
-        mode="lines", line=dict(color=MOTOR_ZERO_COLOR, width=4), name="motor angle 0",
-        hoverinfo="skip", **_segments(base0, base0 + hand_len * d1_0),
-    ))
     traces.append(_mesh(ground_v, ground_t, color=GROUND_COLOR, name="base", showlegend=False,
                         hoverinfo="skip"))
 
@@ -232,6 +244,7 @@ def view_figure(
         ]
         fdata += [go.Mesh3d(**_xyz(disk_v @ rot[f].T + p[f])) for p, rot in platforms]
         fdata.append(go.Scatter3d(**motor_trace(f)))
+        fdata.append(go.Scatter3d(**zero_trace(f)))
         if moving_target:
             assert tgt is not None
             fdata.append(go.Scatter3d(x=[tgt[f, 0] * _MM], y=[tgt[f, 1] * _MM], z=[tgt[f, 2] * _MM]))
