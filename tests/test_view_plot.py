@@ -120,3 +120,22 @@ def test_view_figure_refuses_bad_arguments(tmp_path: Path) -> None:
         view_figure(run, target=[0.0, np.nan, 0.1])
     fig = view_figure(run, max_frames=4)
     assert len(fig.frames) == 4 and fig.layout.sliders[0].steps[-1].label == "1.00"
+
+
+def test_show_displays_inline_in_a_jupyter_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a fresh kernel: `hsa_elastica.show(run)` as a cell's last expression puts the plotly
+    # figure (its JSON, which Jupyter draws) into the cell's output
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    import os
+
+    run = synthetic_run(tmp_path / "run")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"import hsa_elastica\nhsa_elastica.show({str(run)!r}, max_frames=3)")]
+    root = str(Path(__file__).resolve().parents[1])  # this checkout's package in the kernel
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    kinds = {k for o in outputs for k in o.get("data", {})}
+    assert "application/vnd.plotly.v1+json" in kinds, outputs
