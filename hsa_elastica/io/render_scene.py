@@ -202,6 +202,11 @@ class RobotScene:
         self.speed = speed
         self.title = str(title)
         font = max(8, int(round(self.window_size[1] / 50)))
+        # the longest line this scene writes fits the width (a glyph is about one font size wide)
+        suffix = f"  ({speed:g}x speed)" if speed is not None else ""
+        longest = len(f"{self.title};  t = 00.00 s{suffix}") if self.title else 0
+        if longest:
+            font = max(6, min(font, int(0.95 * self.window_size[0] / longest)))
         self._text = None
         self.show_time = show_time
         pad = max(4, self.window_size[1] // 60)
