@@ -153,3 +153,11 @@ def test_show_takes_a_recorded_frame_or_result_with_its_params(tmp_path: Path) -
     assert "motor angles 0, 0, 180, -180 deg" in show(result, params=PARAMS).layout.title.text
     with pytest.raises(ValueError, match="record=True"):
         show(SimpleNamespace(diagnostics=None))
+
+
+def test_run_plot_takes_a_recorded_frame_with_its_params(tmp_path: Path) -> None:
+    from hsa_elastica import run_plot
+
+    df = pd.read_parquet(synthetic_run(tmp_path / "run") / "diagnostics.parquet")
+    fig = run_plot(df, params=PARAMS)
+    assert len(fig.axes[2].lines) == 4 and fig.axes[0].get_title() == "platform position"

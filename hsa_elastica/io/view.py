@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from hsa_elastica.io.rundir import RunData
 
-__all__ = ["view_figure", "write_view_html", "show", "DEFAULT_MAX_FRAMES", "DIV_ID"]
+__all__ = ["view_figure", "write_view_html", "show", "as_run_data", "DEFAULT_MAX_FRAMES", "DIV_ID"]
 
 DEFAULT_MAX_FRAMES = 120  # frames of the slider: enough for a smooth scrub, a few MB of page
 DIV_ID = "hsa-elastica-view"  # the plot's element id in the page (the browser test finds it)
@@ -51,7 +51,7 @@ _DISK_SIDES = 40
 _MM = 1e3  # the view is in millimetres
 
 
-def _load(run: Any, params: Any = None) -> "RunData":
+def as_run_data(run: Any, params: Any = None) -> "RunData":
     """A :class:`RunData` from a run directory, a RunData, or a diagnostics DataFrame / a
     result with ``.diagnostics`` (``SteadyStateResult``, ``StackSteadyStateResult``) and
     ``params`` (RobotParams, or a stack's list of them, bottom first; default the paper robot)."""
@@ -154,7 +154,7 @@ def view_figure(
 
     if isinstance(max_frames, bool) or not isinstance(max_frames, (int, np.integer)) or max_frames < 1:
         raise ValueError(f"max_frames = {max_frames!r} is invalid: must be an integer >= 1")
-    run = _load(run, params)
+    run = as_run_data(run, params)
     raw = run.diagnostics.reset_index(drop=True)
     if len(raw) == 0:
         raise ValueError(f"run {str(run.path)!r} has no samples: nothing to show")
