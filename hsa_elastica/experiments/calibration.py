@@ -416,7 +416,10 @@ def run_rms(r: NDArray[np.float64], runs: Sequence[MocapRun]) -> dict[str, tuple
 # --------------------------------------------------------------------------------------------
 @dataclass
 class CalibrationResult:
-    """Outcome of :func:`calibrate` (SI values; RMS in mm and deg)."""
+    """Outcome of :func:`calibrate` (SI values; RMS in mm and deg).  Attribute names are the
+    ``calibrate --json`` keys of the output schema (:mod:`hsa_elastica.io.columns`) where the
+    quantity is the same; ``rms`` and ``rms_start`` are the deprecated names of
+    ``rms_mm_deg`` and ``rms_start_mm_deg`` (removed in the next release)."""
 
     params: RobotParams  # fitted robot (mocap.* not included)
     names: list[str]
@@ -424,8 +427,8 @@ class CalibrationResult:
     values: NDArray[np.float64]
     std: NDArray[np.float64]  # sqrt(diag(cov)), same units as values
     correlation: NDArray[np.float64]  # (n, n)
-    rms_start: dict[str, tuple[float, float]]  # run -> (mm, deg)
-    rms: dict[str, tuple[float, float]]
+    rms_start_mm_deg: dict[str, tuple[float, float]]  # run -> (mm, deg)
+    rms_mm_deg: dict[str, tuple[float, float]]
     cost: float  # 0.5 sum(r^2) at the optimum
     n_residuals: int
     n_evaluations: int
@@ -433,6 +436,18 @@ class CalibrationResult:
     success: bool
     message: str
     bounds: list[tuple[float, float]] = field(default_factory=list)
+
+    @property
+    def rms(self) -> dict[str, tuple[float, float]]:
+        """Deprecated name of :attr:`rms_mm_deg`."""
+        _deprecated("CalibrationResult.rms", "rms_mm_deg")
+        return self.rms_mm_deg
+
+    @property
+    def rms_start(self) -> dict[str, tuple[float, float]]:
+        """Deprecated name of :attr:`rms_start_mm_deg`."""
+        _deprecated("CalibrationResult.rms_start", "rms_start_mm_deg")
+        return self.rms_start_mm_deg
 
     @property
     def fitted(self) -> dict[str, float]:
@@ -445,8 +460,8 @@ class CalibrationResult:
         for n, a, b, s in zip(self.names, self.start, self.values, self.std):
             lines.append(f"{n:28s} {a:14.6g} {b:14.6g} {s:14.3g}")
         lines.append("run                                       RMS start (mm, deg)   RMS fitted (mm, deg)")
-        for run, (pm, pd) in self.rms.items():
-            sm, sd = self.rms_start[run]
+        for run, (pm, pd) in self.rms_mm_deg.items():
+            sm, sd = self.rms_start_mm_deg[run]
             lines.append(f"{run:42s} {sm:8.2f} {sd:8.2f}        {pm:8.2f} {pd:8.2f}")
         lines.append(
             f"{self.n_evaluations} model evaluations, {self.wall_time_s:.0f} s, "
@@ -466,8 +481,8 @@ class CalibrationResult:
                 )
             },
             "correlation": self.correlation.tolist(),
-            "rms_start_mm_deg": {k: list(v) for k, v in self.rms_start.items()},
-            "rms_mm_deg": {k: list(v) for k, v in self.rms.items()},
+            "rms_start_mm_deg": {k: list(v) for k, v in self.rms_start_mm_deg.items()},
+            "rms_mm_deg": {k: list(v) for k, v in self.rms_mm_deg.items()},
             "cost": self.cost,
             "n_residuals": self.n_residuals,
             "n_evaluations": self.n_evaluations,
@@ -475,6 +490,13 @@ class CalibrationResult:
             "success": self.success,
             "message": self.message,
         })
+
+
+def _deprecated(old: str, new: str) -> None:
+    import warnings
+
+    warnings.warn(f"{old} is deprecated: use .{new} (the calibrate --json key); the old name "
+                  "goes in the next release", DeprecationWarning, stacklevel=3)
 
 
 class _StaticModel:
@@ -727,8 +749,8 @@ def calibrate(
         values=x0 + (np.asarray(sol.x) - 1.0) * scale,
         std=std,
         correlation=np.nan_to_num(corr),
-        rms_start=run_rms(r0, runs),
-        rms=run_rms(r, runs),
+        rms_start_mm_deg=run_rms(r0, runs),
+        rms_mm_deg=run_rms(r, runs),
         cost=float(sol.cost),
         n_residuals=m,
         n_evaluations=n_eval,

@@ -134,3 +134,22 @@ def check_angle_rows(table: CsvColumns, names: Sequence[str], *, what: str) -> N
         i = int(np.argmax(bad))
         check_motor_angles(angles[i], len(names), field=f"{what} line {int(table.lines[i])}")
         raise  # pragma: no cover - the row check above raises
+
+
+def angle_columns(path: str | Path, n_rods: int) -> list[str]:
+    """The motor-angle columns of a poses CSV: ``motor_angles_rad_0 ..`` (the output schema's
+    names, so a batch result file can be read back) when its header has them all, else
+    ``angle_0 ..`` (the short input form; a missing column is then reported by
+    :func:`read_csv_columns` under that name)."""
+    new = [f"motor_angles_rad_{i}" for i in range(n_rods)]
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            for header in csv.reader(f):
+                if any(h.strip() for h in header):
+                    break
+            else:
+                header = []
+    except (OSError, UnicodeDecodeError, csv.Error):
+        header = []  # read_csv_columns reports the problem
+    names = {h.strip() for h in header}
+    return new if all(c in names for c in new) else [f"angle_{i}" for i in range(n_rods)]
