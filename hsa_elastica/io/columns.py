@@ -115,7 +115,6 @@ class Quantity:
 _Q = Quantity
 #: every quantity of the JSON objects, result objects, run summaries and tables, once
 QUANTITIES: tuple[Quantity, ...] = (
-    _Q("sample", "-", "none", "scalar", "int64", "stable sample id (row of the sampling)"),
     _Q("motor_angles_rad", "rad", "motor", "per_rod", "float64",
        "motor angle of rod i: rotation of its base about its own +z (right-hand rule)"),
     _Q("platform_position_m", "m", ROBOT_BASE, "xyz", "float64", "platform centre of mass"),
@@ -132,6 +131,7 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("stable", "-", "none", "scalar", "bool",
        "the static solution is stable (null: not tested)"),
     _Q("iterations", "-", "none", "scalar", "int64", "Newton iterations (0 for relaxation)"),
+    _Q("sample", "-", "none", "scalar", "int64", "stable sample id (row of the sampling)"),
     _Q("error", "-", "none", "scalar", "string", "the exception of a failed solve (else null)"),
     _Q("rod_node_positions_m", "m", ROBOT_BASE, "per_rod_xyz", "list<float64>",
        "node positions of rod i (n_elements + 1 values)"),
