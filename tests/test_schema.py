@@ -369,6 +369,34 @@ def test_datasets_page_lists_the_dataset_columns() -> None:
         assert r[2] == schema.column_metadata([name])[name]["unit"], name
 
 
+def test_documented_frames_of_recorded_columns() -> None:
+    """Every doc table with a ``frame`` column names the frame the code stores (sensor columns,
+    with the ``{x,y,z}`` / ``{i}`` placeholders expanded)."""
+    from hsa_elastica.io.columns import column_metadata
+
+    checked = 0
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        if page.name == "outputs.md":
+            continue  # checked against QUANTITIES above
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for k, line in enumerate(lines):
+            header = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not (line.startswith("|") and "frame" in header and "column" in header):
+                continue
+            col, fcol = header.index("column"), header.index("frame")
+            for row in lines[k + 2:]:
+                if not row.startswith("|"):
+                    break
+                cells = [c.strip() for c in row.strip().strip("|").split("|")]
+                name = _expand(_code(cells[col])[0].replace(",", "/"))[0]
+                got = column_metadata([f"sensors/{name}"])[f"sensors/{name}"]
+                assert got["frame"] == cells[fcol], (page.name, name)
+                if "unit" in header:
+                    assert got["unit"] == cells[header.index("unit")], (page.name, name)
+                checked += 1
+    assert checked >= 7
+
+
 OLD_NAMES = re.compile(
     r"actuation_angles_rad|platform_position_m_[0-2]\b|\bquat_[xyzw]|\btip\{?i?\}?\d?_[xyz]|"
     r"\bmarker_[xyz]\b|\"lab\"|body->lab|`lab`"
