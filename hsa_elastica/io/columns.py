@@ -445,8 +445,8 @@ def read_column_metadata(path: str | Path) -> dict[str, dict[str, str]]:
 
 
 def load_steady_states(path: str | Path) -> Any:
-    """A batch steady-state file (``steady-state --angles-csv ... --out FILE.csv|.parquet``) as
-    a ``pandas.DataFrame`` with the schema's column names, the same as
+    """A batch steady-state file (``steady-state --angles-csv`` with ``--out`` a .csv or
+    .parquet file) as a ``pandas.DataFrame`` with the schema's column names, the same as
     :func:`hsa_elastica.load_dataset` gives for the same quantities (a file written before
     0.2 is renamed with a ``DeprecationWarning``); ``df.attrs["columns"]`` holds the unit,
     frame and meaning of every column.  Raises ``FileNotFoundError`` for a missing file and
