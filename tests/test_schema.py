@@ -11,7 +11,9 @@
 * The names, units and frames documented in docs/outputs.md and docs/datasets.md are those of
   the schema table; old names appear in no doc but the rename table and the changelog; the
   parameter defaults listed in docs/architecture.md, the ±1.5π motor-angle bound wherever a
-  page cites ``MAX_MOTOR_ANGLE`` and the video defaults the README quotes are those of the code.
+  page cites ``MAX_MOTOR_ANGLE``, the video defaults and the frame count of the first command
+  the README quotes are those of the code (the last simulates that run: about 20 s of wall time
+  on the shared machine, the one expensive check here).
 
 The robot of the solving tests is the 6-element paper robot with a short ramp (as
 tests/test_datasets.py), so each pose takes milliseconds (static) to a few tenths of a second.
@@ -475,3 +477,22 @@ def test_readme_video_defaults_are_the_code() -> None:
                   text)
     assert m is not None
     assert (float(m[1]), float(m[2])) == (render.DEFAULT_SPEED, render.DEFAULT_HOLD)
+
+
+def test_readme_frame_count_of_the_first_command(tmp_path: Path) -> None:
+    """README: the first command's video has N frames: the run at DEFAULT_SPEED x real time at
+    DEFAULT_FPS (``frame_times``, what ``render_video`` writes) plus the hold.  Simulates the
+    command's run (paper robot, bend_north, about 1.1 s simulated, seconds of wall time) without
+    rendering it."""
+    from hsa_elastica.io import render
+    from hsa_elastica.io.render_data import frame_times
+    from hsa_elastica.io.rundir import load_run
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"hsa-elastica primitive (\w+) --render .*?\((\d+) frames\)", text, flags=re.S)
+    assert m is not None
+    assert main(["primitive", m[1], "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    time = load_run(tmp_path / "run").diagnostics["time"]
+    n = len(frame_times(float(time.iloc[0]), float(time.iloc[-1]), fps=render.DEFAULT_FPS,
+                        speed=render.DEFAULT_SPEED))
+    assert n + round(render.DEFAULT_HOLD * render.DEFAULT_FPS) == int(m[2])
