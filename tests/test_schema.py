@@ -155,6 +155,19 @@ def test_same_quantity_same_columns_in_batch_dataset_and_result(files: dict[str,
     assert meta["motor_angles_rad_3"]["unit"] == "rad"
 
 
+def test_batch_csv_is_a_calibration_data_file(files: dict[str, Path]) -> None:
+    """The calibration reader takes the schema's names (synthetic data from a batch run)."""
+    import hsa_elastica
+    from hsa_elastica.experiments.calibration import load_run
+
+    run = load_run(files["batch_csv"])
+    df = hsa_elastica.load_steady_states(files["batch_csv"])
+    np.testing.assert_array_equal(run.motor_angles, df[flat_columns("motor_angles_rad", 4)])
+    np.testing.assert_array_equal(run.position, df[flat_columns("platform_marker_position_m", 4)])
+    q = df[flat_columns("platform_quaternion_xyzw", 4)].to_numpy()
+    np.testing.assert_allclose(run.quaternion, q / np.linalg.norm(q, axis=1)[:, None], atol=1e-15)
+
+
 def test_run_summary_keys(files: dict[str, Path]) -> None:
     summary = json.loads((files["run"] / "summary.json").read_text())
     assert list(summary)[: len(JSON_KEYS)] == list(JSON_KEYS)

@@ -3,7 +3,10 @@
 Data: CSV files with one row per settled pose (the format of the shipped
 ``hsa_elastica/data/*_steady_state.csv``): measured motor angles ``motor_angle_rad_j`` [rad]
 in, the pose of the platform's marker body ``platform_{x,y,z}_m`` [m] and
-``platform_q{x,y,z,w}`` (base frame, scalar last) out.  See :func:`load_runs`.
+``platform_q{x,y,z,w}`` (frame robot_base, scalar last) out; or the same quantities under the
+output schema's names (``motor_angles_rad_j``, ``platform_marker_position_m_{x,y,z}``,
+``platform_quaternion_xyzw_{x,y,z,w}``: a ``steady-state --angles-csv`` batch CSV).  See
+:func:`load_runs`.
 
 Model: for each pose the steady state of the robot (by default the static solver
 :func:`hsa_elastica.robots.statics_api.solve_static_batch`, warm-started along each run; any
@@ -53,6 +56,7 @@ __all__ = [
     "POSITION_WEIGHT",
     "ANGLE_WEIGHT",
     "MEASURED_COLUMNS",
+    "SCHEMA_MEASURED_COLUMNS",
     "load_run",
     "load_mocap_run",
     "load_runs",
@@ -79,6 +83,13 @@ ANGLE_WEIGHT = math.radians(1.0)
 MEASURED_COLUMNS = (
     "platform_x_m", "platform_y_m", "platform_z_m",
     "platform_qx", "platform_qy", "platform_qz", "platform_qw",
+)
+#: the same quantities under the output schema's names (:mod:`hsa_elastica.io.columns`): a
+#: ``steady-state --angles-csv`` batch CSV is a valid data file (synthetic measurements)
+SCHEMA_MEASURED_COLUMNS = (
+    "platform_marker_position_m_x", "platform_marker_position_m_y", "platform_marker_position_m_z",
+    "platform_quaternion_xyzw_x", "platform_quaternion_xyzw_y", "platform_quaternion_xyzw_z",
+    "platform_quaternion_xyzw_w",
 )
 MOCAP_NAMES = ("mocap.yaw",)
 
@@ -132,11 +143,17 @@ def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None,
 
     ``measured``: the seven columns of the tracked body, position x y z [m] then quaternion
     x y z w (default: the platform marker; e.g. the ``ring_*`` columns for the ring on rod 2).
+    A file whose header has the output schema's names (``motor_angles_rad_j``,
+    :data:`SCHEMA_MEASURED_COLUMNS`: a ``steady-state`` batch CSV) is read by those for the
+    default ``measured``.
     """
-    from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
+    from hsa_elastica.io.csv_input import check_angle_rows, csv_header, read_csv_columns
 
     p = Path(path)
     angle_cols = [f"motor_angle_rad_{j}" for j in range(n_rods)]
+    schema_cols = [f"motor_angles_rad_{j}" for j in range(n_rods)] + list(SCHEMA_MEASURED_COLUMNS)
+    if tuple(measured) == MEASURED_COLUMNS and set(schema_cols) <= csv_header(p):
+        angle_cols, measured = schema_cols[:n_rods], SCHEMA_MEASURED_COLUMNS
     needed = angle_cols + list(measured)
     try:
         table = read_csv_columns(p, needed, what="data file")
