@@ -467,6 +467,41 @@ def test_architecture_parameter_defaults_are_the_code() -> None:
     assert checked >= 30
 
 
+def test_default_tables_are_the_code() -> None:
+    """Doc tables headed ``| parameter | default |`` (docs/stability.md): each named field's
+    default is the leading value of the default cell (``_shear`` after ``..._axial`` is the
+    sibling field ``..._shear``; a bare name is a field of the same class)."""
+    import hsa_elastica.params as params
+
+    checked = 0
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for k, line in enumerate(lines):
+            header = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not (line.startswith("|") and header[:2] == ["parameter", "default"]):
+                continue
+            for row in lines[k + 2:]:
+                if not row.startswith("|"):
+                    break
+                cells = [c.strip() for c in row.strip().strip("|").split("|")]
+                names = _code(cells[0])
+                cls_name, _, first = names[0].partition(".")
+                fields = [first]
+                for extra in names[1:]:
+                    fields.append(first.rsplit("_", 1)[0] + extra if extra.startswith("_") else extra)
+                value = cells[1].strip("`").split()[0].strip("`")
+                doc = eval(value, {"__builtins__": {}}, {})  # a number or a quoted string
+                defaults = _defaults(getattr(params, cls_name))
+                for name in fields:
+                    code = defaults[name]
+                    if isinstance(doc, str):
+                        assert code == doc, (page.name, cls_name, name)
+                    else:
+                        assert math.isclose(float(code), float(doc)), (page.name, cls_name, name, doc, code)
+                    checked += 1
+    assert checked >= 9
+
+
 def test_motor_angle_bound_wherever_it_is_cited() -> None:
     from hsa_elastica.params import MAX_MOTOR_ANGLE
 
