@@ -117,6 +117,17 @@ def test_every_parquet_file_carries_unit_and_frame_of_every_column(files: dict[s
     assert run["platform/quaternion_w"]["frame"] == "body->robot_base"
 
 
+def test_no_parquet_writer_bypasses_the_metadata() -> None:
+    """Parquet is written in two places only: ``io.columns.write_parquet`` (run directories,
+    batch files; metadata from the schema) and ``dataset_store.encode_chunk`` (chunk tables
+    built with ``arrow_schema``, the same metadata), so a new writer must go through them."""
+    writers = set()
+    for path in (ROOT / "hsa_elastica").rglob("*.py"):
+        if re.search(r"\.to_parquet\(|\bwrite_table\(", path.read_text(encoding="utf-8")):
+            writers.add(path.relative_to(ROOT).as_posix())
+    assert writers == {"hsa_elastica/io/columns.py", "hsa_elastica/experiments/dataset_store.py"}
+
+
 def test_same_quantity_same_columns_in_batch_dataset_and_result(files: dict[str, Path]) -> None:
     import hsa_elastica
     from hsa_elastica.robots.statics_api import solve_static
