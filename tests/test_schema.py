@@ -156,6 +156,11 @@ def test_same_quantity_same_columns_in_batch_dataset_and_result(files: dict[str,
     for key in JSON_KEYS:
         assert hasattr(res, key), key
     assert list(res.to_json_dict()) == list(JSON_KEYS)
+    with pytest.warns(DeprecationWarning, match="actuation_angles_rad"):  # the old key reads
+        assert res.to_json_dict()["actuation_angles_rad"] == res.to_json_dict()["motor_angles_rad"]
+    assert "actuation_angles_rad" not in json.loads(json.dumps(res.to_json_dict()))
+    with pytest.raises(KeyError):
+        res.to_json_dict()["no_such_key"]
     row = schema.flatten(res.to_json_dict())
     assert list(row) == batch_cols
     np.testing.assert_allclose([row[c] for c in num], batch.loc[1, num].to_numpy(dtype=float),

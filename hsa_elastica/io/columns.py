@@ -56,6 +56,7 @@ __all__ = [
     "SUMMARY_KEYS",
     "CALIBRATION_KEYS",
     "OLD_JSON_KEYS",
+    "JsonObject",
     "quantity",
     "flat_columns",
     "flatten",
@@ -190,6 +191,22 @@ CALIBRATION_KEYS = ("parameters", "correlation", "rms_start_mm_deg", "rms_mm_deg
 OLD_JSON_KEYS = {"actuation_angles_rad": "motor_angles_rad"}
 
 
+class JsonObject(dict):  # type: ignore[type-arg]
+    """A JSON object of the schema (``to_json_dict()``): a plain ``dict`` whose old keys
+    (:data:`OLD_JSON_KEYS`) still read, with a ``DeprecationWarning``, until the next release
+    (``json.dumps`` writes only the new keys)."""
+
+    def __missing__(self, key: str) -> Any:
+        new = OLD_JSON_KEYS.get(key)
+        if new is None or new not in self:
+            raise KeyError(key)
+        import warnings
+
+        warnings.warn(f"JSON key {key!r} is deprecated: use {new!r} (docs/outputs.md)",
+                      DeprecationWarning, stacklevel=2)
+        return self[new]
+
+
 def quantity(name: str) -> Quantity:
     """The :class:`Quantity` called ``name`` (``KeyError`` naming the known ones otherwise)."""
     try:
@@ -318,12 +335,11 @@ def upgrade_columns(df: Any, where: str) -> Any:
 
 def upgrade_json(obj: dict[str, Any], where: str) -> dict[str, Any]:
     """A JSON object with old keys (:data:`OLD_JSON_KEYS`) renamed, warning as
-    :func:`upgrade_columns`."""
+    :func:`upgrade_columns` (a :class:`JsonObject`: old keys still read, with a warning)."""
     renamed = {k: v for k, v in OLD_JSON_KEYS.items() if k in obj}
-    if not renamed:
-        return obj
-    _warn_renamed(renamed, where)
-    return {OLD_JSON_KEYS.get(k, k): v for k, v in obj.items()}
+    if renamed:
+        _warn_renamed(renamed, where)
+    return JsonObject({OLD_JSON_KEYS.get(k, k): v for k, v in obj.items()})
 
 
 _C = r"(?P<c>[xyz])"

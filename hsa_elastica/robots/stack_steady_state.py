@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.io.columns import JsonObject
 from hsa_elastica.params import JointParams, ParameterError, RobotParams
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
@@ -108,7 +109,7 @@ class StackSteadyStateResult:
                 max_platform_omega_rad_s=float(seg.max_platform_omega_rad_s),
             )
             per_segment.append(entry)
-        out: dict[str, Any] = {
+        out: dict[str, Any] = JsonObject({
             "motor_angles_rad": [float(a) for s in self.segments for a in s.motor_angles_rad],
             "platform_position_m": [float(v) for v in top.platform_position_m],
             "platform_marker_position_m": [float(v) for v in np.asarray(top.platform_marker_position_m)],
@@ -132,7 +133,7 @@ class StackSteadyStateResult:
             "diverged": bool(self.diverged),
             "stable": self.stable,
             "segments": per_segment,
-        }
+        })
         if self.divergence is not None:
             out["divergence"] = dict(self.divergence)
         return out
