@@ -183,7 +183,7 @@ def test_angles_csv_table_not_overwritten_without_flag(
     assert out.read_text() == "precious\n"
     assert main(["steady-state", "--angles-csv", str(csv), "--out", str(out), "--overwrite",
                  "--quiet"]) == 0
-    assert "platform_position_m_2" in out.read_text()
+    assert "platform_position_m_z" in out.read_text()
 
 
 @pytest.mark.parametrize("args", [
