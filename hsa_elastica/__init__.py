@@ -102,6 +102,12 @@ _LAZY: dict[str, str] = {
     # rendering (pyvista, off screen)
     "render_video": "hsa_elastica.io.render",
     "render_still": "hsa_elastica.io.render",
+    # the interactive 3D view (plotly) and the time plots (matplotlib)
+    "show": "hsa_elastica.io.view",
+    "view_figure": "hsa_elastica.io.view",
+    "write_view_html": "hsa_elastica.io.view",
+    "run_plot": "hsa_elastica.io.plot",
+    "write_run_plot": "hsa_elastica.io.plot",
     # SPCS kinematics (Eq. 8-16)
     "SPCSModel": "hsa_elastica.spcs",
     "IKResult": "hsa_elastica.spcs",

@@ -56,7 +56,8 @@ def main() -> None:
             f"tilt {np.degrees(np.arccos(np.clip(rot[2, 2], -1, 1))):.1f} deg"
         )
     df, view = stack.render_frame()
-    out = render_still(df, view, args.png, window_size=(480, 600))
+    title = f"{args.lower} / {args.upper}, magnitude {args.magnitude:g}"  # bottom / top
+    out = render_still(df, view, args.png, window_size=(480, 600), title=title)
     print(f"wrote {out}")
 
 

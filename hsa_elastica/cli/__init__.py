@@ -1,7 +1,8 @@
 """``hsa-elastica`` command-line tool: one module per subcommand.
 
-Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``params``, ``calibrate`` (``hsa-elastica COMMAND
---help`` lists each one's options with their defaults and units).  Each subcommand module has
+Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``view``, ``plot``,
+``params``, ``calibrate`` (``hsa-elastica COMMAND --help`` lists each one's options with their
+defaults and units).  Each subcommand module has
 ``NAME``, ``add_parser(subparsers)`` and ``run(args) -> exit code``; the shared argument types,
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
 scenario scripts).
@@ -35,6 +36,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "hsa_elastica.cli.steady_state",
     "hsa_elastica.cli.dataset",
     "hsa_elastica.cli.render",
+    "hsa_elastica.cli.view",
+    "hsa_elastica.cli.plot",
     "hsa_elastica.cli.params",
     "hsa_elastica.cli.calibrate",
 )

@@ -309,23 +309,31 @@ def finish_run(
     extra: dict[str, Any] | None = None,
 ) -> None:
     """Save the run directory and render the video/still that were asked for (``speed``,
-    ``hold``: see ``--speed``/``--hold``; None = the renderer's default)."""
+    ``hold``: see ``--speed``/``--hold``; None = the renderer's default), titled with the
+    primitive in ``extra`` or else the motor angles."""
     if out is not None:
         save_result(out, result, params, extra)
         info(quiet, f"run saved to {out}")
+    title = ""
+    if render is not None or still is not None:
+        from hsa_elastica.io.render_data import run_title
+
+        angles = getattr(result, "motor_angles_rad", None)
+        title = run_title({"actuation_angles_rad": [float(a) for a in angles] if angles is not None else None,
+                           **(extra or {})})
     if render is not None:
         from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video
 
         n = render_video(
             result.diagnostics, params, render, fps=fps, still=still, window_size=size,
             speed=DEFAULT_SPEED if speed is None else speed, hold=DEFAULT_HOLD if hold is None else hold,
-            progress=progress(quiet),
+            progress=progress(quiet), title=title,
         )
         info(quiet, f"{n} frames written to {render}")
     elif still is not None:
         from hsa_elastica.io.render import render_still
 
-        render_still(result.diagnostics, params, still, window_size=size)
+        render_still(result.diagnostics, params, still, window_size=size, title=title)
         info(quiet, f"still written to {still}")
 
 

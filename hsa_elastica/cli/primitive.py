@@ -159,15 +159,16 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
         info(args.quiet, f"run saved to {args.out}")
     if args.render is not None or args.still is not None:
         from hsa_elastica.io.render import render_still, render_video
-        from hsa_elastica.io.render_data import stack_frame
+        from hsa_elastica.io.render_data import run_title, stack_frame
 
         df, view = stack_frame(result.diagnostics, segments)
+        title = run_title(extra)
         if args.render is not None:
             n = render_video(df, view, args.render, fps=args.fps, still=args.still,
                              window_size=args.size, speed=args.speed, hold=args.hold,
-                             progress=progress(args.quiet))
+                             progress=progress(args.quiet), title=title)
             info(args.quiet, f"{n} frames written to {args.render}")
         else:
-            render_still(df, view, args.still, window_size=args.size)
+            render_still(df, view, args.still, window_size=args.size, title=title)
             info(args.quiet, f"still written to {args.still}")
     return 0

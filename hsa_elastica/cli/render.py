@@ -69,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError, ParameterError) as exc:
         raise UsageError(f"{PROG} render: {exc}") from None
     df, params = run.diagnostics, run.params
+    from hsa_elastica.io.render_data import run_title
+
+    title = run_title(run.summary)
     try:
         if run.segments:  # a multi-segment stack: all rods and platforms in the robot format
             from hsa_elastica.io.render_data import stack_frame
@@ -78,11 +81,12 @@ def run(args: argparse.Namespace) -> int:
             n = render_video(
                 df, params, args.out, fps=args.fps, speed=args.speed, hold=args.hold,
                 still=args.still, color_by=args.color_by, window_size=args.size,
-                progress=progress(args.quiet),
+                progress=progress(args.quiet), title=title,
             )
             info(args.quiet, f"{n} frames ({n / args.fps:.1f} s) written to {args.out}")
         else:
-            render_still(df, params, args.still, color_by=args.color_by, window_size=args.size)
+            render_still(df, params, args.still, color_by=args.color_by, window_size=args.size,
+                         title=title)
         if args.still is not None:
             info(args.quiet, f"still written to {args.still}")
     except ValueError as exc:

@@ -1,6 +1,6 @@
 """Off-screen rendering of HSA rods and robots with pyvista: mp4 videos and PNG stills.
 
-The scene (rods, platform, local frames, legend, compass, camera) is
+The scene (rods, platform, local frames, title, legend, scale bar, world axes, camera) is
 :class:`hsa_elastica.io.render_scene.RobotScene`; the diagnostics format it reads and the frame
 timing are in :mod:`hsa_elastica.io.render_data`.  This module is the entry point:
 
@@ -43,6 +43,8 @@ __all__ = [
 
 VIDEO_EXTENSIONS = (".mp4",)  # H.264 in MP4: plays in browsers, on GitHub and in every player
 STILL_EXTENSIONS = (".png",)
+HTML_EXTENSIONS = (".html",)  # the interactive view (io/view.py)
+PLOT_EXTENSIONS = (".png", ".svg")  # the time plots (io/plot.py): raster or vector
 DEFAULT_FPS = 30.0
 DEFAULT_SPEED = 0.25  # simulated seconds per second of video: a 1 s primitive lasts 4 s
 DEFAULT_HOLD = 1.5  # s of video on the final state
@@ -57,7 +59,7 @@ MAX_SPEED = 1e6
 
 def check_output_path(path: str | Path, kind: str, *, flag: str | None = None) -> Path:
     """Check that ``path`` can take a render output of ``kind`` (``"video"``: ``.mp4``;
-    ``"still"``: ``.png``) and return it as a :class:`~pathlib.Path`, without creating anything.
+    ``"still"``: ``.png``; ``"page"``: ``.html``; ``"plot"``: ``.png`` or ``.svg``) and return it as a :class:`~pathlib.Path`, without creating anything.
 
     Refused, with a one-line :class:`ValueError` naming ``flag`` (e.g. ``"--render"``) and the
     value: a path that is an existing directory, another extension (case-insensitive match), a
@@ -67,9 +69,10 @@ def check_output_path(path: str | Path, kind: str, *, flag: str | None = None) -
     (imageio-ffmpeg, libx264) could also mux ``.mkv``/``.mov``, but ``.mp4`` is the one that
     plays everywhere, and one format keeps the check simple.
     """
-    allowed = {"video": VIDEO_EXTENSIONS, "still": STILL_EXTENSIONS}.get(kind)
+    allowed = {"video": VIDEO_EXTENSIONS, "still": STILL_EXTENSIONS, "page": HTML_EXTENSIONS,
+               "plot": PLOT_EXTENSIONS}.get(kind)
     if allowed is None:
-        raise ValueError(f"kind = {kind!r} is invalid: must be 'video' or 'still'")
+        raise ValueError(f"kind = {kind!r} is invalid: must be 'video', 'still', 'page' or 'plot'")
     name = f"{flag} {str(path)!r}" if flag else repr(str(path))
     p = Path(path)
     if str(path).strip() == "" or p.name in ("", ".", ".."):
@@ -179,6 +182,7 @@ def render_video(
     show_frames: bool = True,
     still: str | Path | None = None,
     progress: bool = False,
+    title: str = "",
 ) -> int:
     """Render ``diagnostics`` to an H.264 mp4 at ``path``; return the number of frames written.
 
@@ -187,7 +191,9 @@ def render_video(
     recorded samples, the last frame the final state), then holds the final state for ``hold``
     seconds: ``(t_end - t_0) fps / speed + 1`` frames (to one frame) plus ``round(hold fps)``.
     ``n_frames`` instead shows exactly that many evenly spread recorded samples (plus the hold).
-    ``still`` also writes a PNG of the final state.  See :class:`RobotScene` for the rest.
+    ``still`` also writes a PNG of the final state; ``title`` is written above the time (e.g.
+    :func:`~hsa_elastica.io.render_data.run_title` of the run's summary).  See
+    :class:`RobotScene` for the rest.
     The paths are checked with :func:`check_output_path` first; the files appear only when
     complete.
     """
@@ -199,7 +205,7 @@ def render_video(
     n_hold = int(round(hold * fps))
     scene = RobotScene(
         sub, params, window_size=window_size, color_by=color_by, show_frames=show_frames,
-        speed=None if n_frames is not None else speed,
+        speed=None if n_frames is not None else speed, title=title,
     )
     try:
         with _atomic_output(path) as tmp:
@@ -230,14 +236,17 @@ def render_still(
     window_size: tuple[int, int] = DEFAULT_SIZE,
     color_by: str = "handedness",
     show_frames: bool = True,
+    title: str = "",
 ) -> Path:
     """Write a PNG of the sample ``index`` (default: the final state) of ``diagnostics``.
 
-    The camera frames the whole run, so stills of one run share the same view.
+    The camera frames the whole run, so stills of one run share the same view; ``title`` is
+    written above the time.
     """
     check_video_options(window_size=tuple(window_size))  # type: ignore[arg-type]
     p = check_output_path(path, "still")
-    scene = RobotScene(diagnostics, params, window_size=window_size, color_by=color_by, show_frames=show_frames)
+    scene = RobotScene(diagnostics, params, window_size=window_size, color_by=color_by,
+                       show_frames=show_frames, title=title)
     try:
         scene.update(index)
         return _write_png(scene.image(), p)

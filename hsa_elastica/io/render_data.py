@@ -245,3 +245,37 @@ def stack_frame(df: pd.DataFrame, segments: Sequence[Any]) -> tuple[pd.DataFrame
     hand = tuple(h for p in segments for h in p.handedness)
     view = dataclasses.replace(segments[-1], n_rods=len(hand), handedness=hand)
     return frame, view
+
+
+def sensor_series(df: pd.DataFrame, stem: str, n_segments: int = 0) -> NDArray[np.float64] | None:
+    """The per-motor sensor columns ``sensors/{stem}_{i}`` (a stack's
+    ``seg{k}/sensors/{stem}_{i}``, segment 0 first) as ``(n_t, n_motors)``, or None when the run
+    recorded none (e.g. ``stem="motor_angle"`` [rad], ``"motor_torque"`` [N m])."""
+    prefixes = [f"seg{k}/sensors/" for k in range(n_segments)] if n_segments else ["sensors/"]
+    cols = [f"{p}{stem}_{i}" for p in prefixes for i in range(count(df, p, f"{stem}_"))]
+    return block(df, cols) if cols else None
+
+
+def platform_tilt_twist(rot: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Tilt (angle between the platform normal and lab +z) and twist (yaw of the platform's x
+    axis about lab +z, in (-pi, pi]) [rad] of body->lab rotations ``(..., 3, 3)``: the
+    definitions of ``SteadyStateResult.platform_tilt_rad`` / ``platform_twist_rad``."""
+    tilt = np.arccos(np.clip(rot[..., 2, 2], -1.0, 1.0))
+    twist = np.arctan2(rot[..., 1, 0], rot[..., 0, 0])
+    return tilt, twist
+
+
+def run_title(summary: Any) -> str:
+    """A one-line title of a run from its ``summary.json``: the primitive and its magnitude
+    (``"bend_north, magnitude 1"``) or else the motor angles in degrees (``"motor angles 0, 0,
+    180, -180 deg"``); ``""`` when the summary names neither."""
+    if not isinstance(summary, dict):
+        return ""
+    name = summary.get("primitive")
+    if isinstance(name, str) and name:
+        mag = summary.get("magnitude")
+        return f"{name}, magnitude {mag:g}" if isinstance(mag, (int, float)) else name
+    angles = summary.get("actuation_angles_rad", summary.get("motor_angles_rad"))
+    if isinstance(angles, (list, tuple)) and angles and all(isinstance(a, (int, float)) for a in angles):
+        return "motor angles " + ", ".join(f"{math.degrees(a):.0f}" for a in angles) + " deg"
+    return ""

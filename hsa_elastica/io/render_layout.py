@@ -1,5 +1,5 @@
-"""Layout arithmetic of the rendered scene, free of VTK: rounded colour-bar ticks and a camera
-placed as close as the framed points allow."""
+"""Layout arithmetic of the rendered scene, free of VTK: rounded colour-bar ticks, the length of
+the scale bar and a camera placed as close as the framed points allow."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["colorbar_ticks", "fit_camera"]
+__all__ = ["colorbar_ticks", "fit_camera", "scale_bar_length"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -52,21 +52,36 @@ def colorbar_ticks(lo: float, hi: float, *, max_ticks: int = 6) -> tuple[float, 
     return ticks[0], ticks[-1], ticks, fmt
 
 
+def scale_bar_length(length: float) -> float:
+    """A round scale-bar length [m] for a robot of rod length ``length`` [m]: the largest
+    1, 2 or 5 x 10^k not above half of it (50 mm for the paper's 10 cm rods)."""
+    if not (math.isfinite(length) and length > 0):
+        raise ValueError(f"length = {length!r} is invalid: must be a finite number > 0 (m)")
+    half = 0.5 * length
+    k = math.floor(math.log10(half))
+    best = 10.0**k
+    for m in (1.0, 2.0, 5.0):
+        if m * 10.0**k <= half * (1.0 + 1e-12):
+            best = m * 10.0**k
+    return best
+
+
 def fit_camera(
     points: NDArray[np.float64], *, direction: Any, view_angle_deg: float, aspect: float,
-    fill: float = 0.9, left_fraction: float = 1.0,
+    fill: float = 0.9, left_fraction: float = 1.0, top_fraction: float = 1.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(focal point, camera position) of a perspective camera looking along ``-direction`` (z up)
     such that all ``points`` (n, 3) project inside the central ``fill`` fraction of the left
-    ``left_fraction`` of the image (vertical view angle ``view_angle_deg``, width/height
-    ``aspect``), as close as possible.  The rest of the image is left for the legend."""
+    ``left_fraction`` and lower ``top_fraction`` of the image (vertical view angle
+    ``view_angle_deg``, width/height ``aspect``), as close as possible.  The rest of the image
+    is left for the legend (right) and the title (top)."""
     d = np.asarray(direction, dtype=np.float64)
     d /= np.linalg.norm(d)
     right = np.cross(np.array([0.0, 0.0, 1.0]), d)
     right /= np.linalg.norm(right)
     up = np.cross(d, right)
-    ty = math.tan(math.radians(0.5 * view_angle_deg)) * fill
-    tx = ty * aspect * left_fraction
+    ty = math.tan(math.radians(0.5 * view_angle_deg)) * fill * top_fraction
+    tx = math.tan(math.radians(0.5 * view_angle_deg)) * fill * aspect * left_fraction
     center = 0.5 * (points.min(axis=0) + points.max(axis=0))
     for _ in range(4):  # distance for the current centre, then re-centre on the projected box
         rel = points - center
@@ -81,7 +96,9 @@ def fit_camera(
         center = center + right * du * mean_depth * tx + up * dv * mean_depth * ty
     rel = points - center
     dist = float(np.max(np.maximum(rel @ d + np.abs(rel @ right) / tx, rel @ d + np.abs(rel @ up) / ty)))
-    # slide camera and focal point sideways so that the fitted strip sits at the image's left
+    # slide camera and focal point sideways so that the fitted strip sits at the image's left,
+    # and up so that it sits at the image's bottom
     shift = (1.0 - left_fraction) * math.tan(math.radians(0.5 * view_angle_deg)) * aspect * dist
-    center = center + shift * right
+    lift = (1.0 - top_fraction) * math.tan(math.radians(0.5 * view_angle_deg)) * dist
+    center = center + shift * right + lift * up
     return center, center + dist * d

@@ -10,11 +10,17 @@ Drawing (Fig. 2(c) of the paper):
   lower platforms of a multi-segment stack, columns ``platform{k}/...``, likewise);
 * local frames as arrows: red = local x (``d1``), green = local y (``d2``) at a few elements of
   each rod, plus blue = local z on the platform, as in the paper (listed in the legend);
-* the robot frame: a compass on the ground (arrows ``N`` = +y and ``E`` = +x beside the base) and
-  a world-axes triad in the lower-left corner whose colours (purple x, magenta y, grey z) are not
-  those of the local frames;
-* a fixed camera from the south-east and above, placed as close as the robot at its maximum
-  extension allows (the projected bounding box fills the frame), the same for the whole clip.
+* the robot frame, as the one orientation widget: a world-axes triad in the lower-right corner
+  (``x E``, ``y N``, ``z``) whose colours (purple x, magenta y, grey z) are not those of the
+  local frames;
+* a scale bar (50 mm for the paper robot, :func:`~hsa_elastica.io.render_layout.scale_bar_length`)
+  lying on the ground beside the base, perpendicular to the line of sight, so that it measures
+  the robot at the robot's own depth;
+* a title in the upper-left corner (the primitive and magnitude, or the motor angles:
+  :func:`~hsa_elastica.io.render_data.run_title`) above the simulated time;
+* a fixed camera from the south-east and above, placed as close as every sample of the run
+  allows (the projected bounding box fills the frame below the title, left of the legend), the
+  same for the whole clip.
 
 Rendering is off screen (``pv.OFF_SCREEN = True``); without an X display VTK's EGL window is
 selected when libEGL is available (else VTK's own fallback, e.g. OSMesa).
@@ -33,19 +39,19 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from hsa_elastica.io import render_data as data
-from hsa_elastica.io.render_layout import colorbar_ticks, fit_camera
+from hsa_elastica.io.render_layout import colorbar_ticks, fit_camera, scale_bar_length
 
 if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.params import RobotParams, RodParams
 
-__all__ = ["RobotScene", "HANDEDNESS_COLORS", "AXIS_COLORS", "WORLD_AXIS_COLORS"]
+__all__ = ["RobotScene", "HANDEDNESS_COLORS", "AXIS_COLORS", "WORLD_AXIS_COLORS", "SCALE_BAR_COLOR"]
 
 HANDEDNESS_COLORS = {1: "#d95f02", -1: "#1b9e77"}  # right-handed orange, left-handed teal
 HANDEDNESS_LABELS = {1: "right-handed", -1: "left-handed"}
 AXIS_COLORS = ("#e41a1c", "#33a02c", "#1f4fd8")  # local frames: red x (d1), green y (d2), blue z
 AXIS_LABELS = ("local x", "local y", "platform z")
 WORLD_AXIS_COLORS = ("#7b3294", "#c51b7d", "#4d4d4d")  # robot frame x, y, z: purple, magenta, grey
-COMPASS_COLOR = "#404040"
+SCALE_BAR_COLOR = "#202020"
 _N_SIDES = 20  # tube cross-section resolution
 _ROD_FRAME_FRACTIONS = (1.0 / 6.0, 0.5, 5.0 / 6.0)  # where along a rod local frames are drawn
 _VIEW_DIRECTION = (1.0, -1.6, 0.9)  # from the focal point towards the camera: south-east, above
@@ -143,7 +149,11 @@ class RobotScene:
         write the simulated time in the upper-left corner (with ``speed``, the playback speed,
         e.g. ``t = 0.50 s (0.25x)``).
     show_legend, show_compass
-        the legend of the colours and arrows; the N/E compass on the ground and the world axes.
+        the legend of the colours and arrows; the world axes (the orientation widget).
+    show_scale
+        the scale bar on the ground.
+    title
+        a line above the time (e.g. ``"bend_north, magnitude 1"``; none if empty).
     """
 
     def __init__(
@@ -157,7 +167,9 @@ class RobotScene:
         show_time: bool = True,
         show_legend: bool = True,
         show_compass: bool = True,
+        show_scale: bool = True,
         speed: float | None = None,
+        title: str = "",
     ) -> None:
         pv = prepare_offscreen()
         df = diagnostics.reset_index(drop=True)
@@ -180,19 +192,34 @@ class RobotScene:
         self._frames: list[tuple[Any, NDArray[np.float64], list[Any]]] = []
         if show_frames:
             self._build_frames(pv)
-        self.compass_points = np.zeros((0, 3))
-        self.legend: Any = None
+        self.world_axes: Any = None
         if show_compass:
-            self._build_compass(pv)
-        if show_legend:
-            self._build_legend(pv, handedness, show_frames)
+            self._build_world_axes()
+        self.scale_points = np.zeros((0, 3))
+        self.scale_length = 0.0
+        if show_scale:
+            self._build_scale_bar(pv, rod)
         self.speed = speed
+        self.title = str(title)
         font = max(8, int(round(self.window_size[1] / 50)))
+        # the longest line this scene writes fits the width (a glyph is about one font size wide)
+        suffix = f"  ({speed:g}x speed)" if speed is not None else ""
+        longest = len(f"{self.title};  t = 00.00 s{suffix}") if self.title else 0
+        if longest:
+            font = max(6, min(font, int(0.95 * self.window_size[0] / longest)))
         self._text = None
-        if show_time:  # a text actor a few pixels in from the upper-left corner
-            pad = max(4, self.window_size[1] // 60)
-            top = self.window_size[1] - pad - int(round(1.4 * 1.333 * font))  # font pt -> px
-            self._text = self.plotter.add_text("t", position=(pad, top), font_size=font, color="black")
+        self.show_time = show_time
+        pad = max(4, self.window_size[1] // 60)
+        line = int(round(1.5 * 1.333 * font))  # font pt -> px, with line spacing
+        top = self.window_size[1] - pad - line
+        self.top_band = 0.0  # fraction of the height kept free of the robot (title, time)
+        if self.title or show_time:  # one line a few pixels in from the upper-left corner
+            self._text = self.plotter.add_text(self.title or "t", position=(pad, top), font_size=font,
+                                               color="black")
+            self.top_band = (line + 2 * pad) / self.window_size[1]
+        self.legend: Any = None
+        if show_legend:  # below the title's line: a long title runs across the width
+            self._build_legend(pv, handedness, show_frames, below=self.top_band if self.title else 0.0)
         self._set_camera(rod, robot)
         self.index = -1
         self.update(0)
@@ -312,27 +339,45 @@ class RobotScene:
         )
         self.plotter.add_mesh(base, color="#636363")
 
-    def _build_compass(self, pv: Any) -> None:
-        """N (+y) and E (+x) arrows on the ground south-west of the base, and the world axes."""
-        r0 = self.ground_radius
-        length = 0.9 * r0
-        origin = np.array([-1.25 * r0, -1.25 * r0, 0.0])
-        arrows = _merged_arrows(pv, [origin, origin], [(0.0, 1.0, 0.0), (1.0, 0.0, 0.0)], [length, length])
-        self.plotter.add_mesh(arrows, color=COMPASS_COLOR)
-        tips = np.array([origin + [0.0, 1.3 * length, 0.0], origin + [1.3 * length, 0.0, 0.0]])
-        self.compass_points = np.vstack([origin, tips])
-        self.compass_labels = self.plotter.add_point_labels(
-            tips, ["N", "E"], font_size=max(10, int(round(self.window_size[1] / 36))),
-            text_color=COMPASS_COLOR, shape=None, show_points=False, always_visible=True,
-            justification_horizontal="center", justification_vertical="center",
-        )
+    def _build_world_axes(self) -> None:
+        """The world axes in the lower-right corner: the scene's one orientation widget."""
         self.world_axes = self.plotter.add_axes(
-            line_width=2, xlabel="x E", ylabel="y N", zlabel="z",
+            line_width=3, xlabel="x E", ylabel="y N", zlabel="z",
             x_color=WORLD_AXIS_COLORS[0], y_color=WORLD_AXIS_COLORS[1], z_color=WORLD_AXIS_COLORS[2],
-            viewport=(0.8, 0.0, 1.0, 0.25), label_size=(0.4, 0.15),
+            viewport=(0.78, 0.0, 1.0, 0.28), label_size=(0.36, 0.13),
         )
 
-    def _build_legend(self, pv: Any, handedness: list[int], show_frames: bool) -> None:
+    def _build_scale_bar(self, pv: Any, rod: Any) -> None:
+        """A bar of :func:`scale_bar_length` on the ground beside the base (to its right in the
+        image, at the base's depth), perpendicular to the line of sight, with end ticks and its
+        length as label below it."""
+        length = scale_bar_length(float(rod.length))
+        d = np.asarray(_VIEW_DIRECTION, dtype=np.float64)
+        towards = np.array([d[0], d[1], 0.0]) / math.hypot(d[0], d[1])
+        across = np.array([-towards[1], towards[0], 0.0])  # horizontal, perpendicular to the view
+        half = 0.5 * length
+        centre = across * (self.ground_radius + half + max(2.0 * self.radius, 0.15 * length))
+        ends = [centre - half * across, centre + half * across]
+        bar_w = max(0.012 * length, 0.2 * self.radius)
+        bar = pv.Box(bounds=(-half, half, -0.5 * bar_w, 0.5 * bar_w, 0.0, bar_w))
+        ticks = [pv.Box(bounds=(x - 0.5 * bar_w, x + 0.5 * bar_w, -2.0 * bar_w, 2.0 * bar_w, 0.0, bar_w))
+                 for x in (-half, half)]
+        mesh = bar.merge(ticks)
+        angle = math.degrees(math.atan2(across[1], across[0]))
+        mesh = mesh.rotate_z(angle, inplace=False).translate(centre, inplace=False)
+        self.plotter.add_mesh(mesh, color=SCALE_BAR_COLOR)
+        label_at = centre + towards * (0.12 * length)
+        mm = length * 1e3
+        text = f"{mm:.0f} mm" if mm >= 1 else f"{mm:g} mm"
+        self.scale_label = self.plotter.add_point_labels(
+            label_at[None, :], [text], font_size=max(10, int(round(self.window_size[1] / 40))),
+            text_color=SCALE_BAR_COLOR, shape=None, show_points=False, always_visible=True,
+            justification_horizontal="center", justification_vertical="top",
+        )
+        self.scale_length = length
+        self.scale_points = np.vstack([ends, label_at + towards * 0.2 * length])
+
+    def _build_legend(self, pv: Any, handedness: list[int], show_frames: bool, below: float = 0.0) -> None:
         entries: list[list[Any]] = []
         if self.scalars is None:
             for h in (1, -1):
@@ -350,7 +395,7 @@ class RobotScene:
             size = (min(0.45, entry * (1.6 + 0.6 * n_chars) / w), min(0.9, entry * len(entries) / h))
             self.legend = self.plotter.add_legend(entries, bcolor="white", loc="upper right", size=size)
             # pyvista places 'upper right' by the legend's height; anchor it by its width
-            self.legend.SetPosition(1.0 - size[0] - 0.01, 1.0 - size[1] - 0.01)
+            self.legend.SetPosition(1.0 - size[0] - 0.01, 1.0 - size[1] - 0.01 - below)
             self.legend.SetPosition2(size[0], size[1])
             self.legend_entries = [e[0] for e in entries]
             self.side_panel = max(self.side_panel, size[0] + 0.04)
@@ -379,12 +424,15 @@ class RobotScene:
     def _set_camera(self, rod: Any, robot: Any) -> None:
         """Fixed camera for the whole clip, from the south-east and above, as close as fits.
 
-        It frames (a) the data over all samples, (b) the compass and (c) a frustum about the
-        robot axis from the base up to the robot at its maximum auxetic extension (rods of
-        ``L (1 + min(eps_max, C_eps pi / L))`` plus the platform), as wide at the top as the
-        farther of the data's reach and a fixed reach (platform radius + 0.35 L, about the
-        platform's edge in a full bending primitive), so that the runs of one robot, e.g. the
-        seven primitives, are seen from the same distance unless one reaches farther.
+        It frames (a) the data over all samples, (b) the scale bar and, for a single robot,
+        (c) a frustum about the robot axis from the base up to the robot at its maximum auxetic
+        extension (rods of ``L (1 + min(eps_max, C_eps pi / L))`` plus the platform), as wide at
+        the top as the farther of the data's reach and a fixed reach (platform radius + 0.35 L,
+        about the platform's edge in a full bending primitive), so that the runs of one robot,
+        e.g. the seven primitives, are seen from the same distance unless one reaches farther.
+        A multi-segment stack is framed by (a), (b) and the base alone: a frustum as wide as its
+        farthest reach on every side would leave most of the image empty (a two-segment stack
+        bent north filled about a fifth of it).
         """
         nodes = np.concatenate([p.transpose(0, 2, 1).reshape(-1, 3) for p in self.positions])
         pad = self.radius * np.vstack([np.eye(3), -np.eye(3)])  # tube surface around the nodes
@@ -416,11 +464,13 @@ class RobotScene:
         hull = np.vstack([  # the base at the bottom, the widest reach at the top
             self.ground_radius * ring + [0.0, 0.0, lo[2]], xy * ring + [0.0, 0.0, hi[2]]
         ])
-        framed = np.vstack([hull, allp, self.compass_points])
+        if self.lower_platforms:  # a stack: its own motion, not a frustum around its axis
+            hull = self.ground_radius * ring + [0.0, 0.0, min(0.0, float(allp[:, 2].min()))]
+        framed = np.vstack([hull, allp, self.scale_points])
         w, h = self.window_size
         focal, position = fit_camera(
-            framed, direction=_VIEW_DIRECTION, view_angle_deg=_VIEW_ANGLE_DEG, aspect=w / h, fill=0.92,
-            left_fraction=1.0 - self.side_panel,
+            framed, direction=_VIEW_DIRECTION, view_angle_deg=_VIEW_ANGLE_DEG, aspect=w / h, fill=0.94,
+            left_fraction=1.0 - self.side_panel, top_fraction=1.0 - self.top_band,
         )
         cam = self.plotter.camera
         cam.focal_point = tuple(focal)
@@ -455,8 +505,8 @@ class RobotScene:
                 mesh.points[:] = self._plat_ref @ rot[i].T + pos[i]
                 mesh.Modified()
         self._update_frames(i)
-        if self._text is not None:
-            label = f"t = {self.times[i]:.2f} s"
+        if self._text is not None and self.show_time:
+            label = f"{self.title};  t = {self.times[i]:.2f} s" if self.title else f"t = {self.times[i]:.2f} s"
             if self.speed is not None:
                 label += f"  ({self.speed:g}x speed)"
             self._text.SetInput(label)

@@ -1,0 +1,141 @@
+"""``hsa-elastica view`` and ``hsa-elastica plot`` on synthetic run directories (no simulation):
+default outputs next to the run, bad input exit 2 with one line, what the figures contain.
+The browser side of the view is tests/test_view_browser.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hsa_elastica.cli import main
+from hsa_elastica.io.rundir import save_run
+from test_view_browser import PARAMS, synthetic_run  # tests/ is on sys.path (rootdir conftest)
+
+
+def stack_run(out: Path) -> Path:
+    """A two-segment run directory (``seg{k}/...`` columns, params per segment): the synthetic
+    robot twice, the upper one on the lower one's platform."""
+    single = pd.read_parquet(synthetic_run(out.parent / "single") / "diagnostics.parquet")
+    cols: dict[str, object] = {"time": single["time"]}
+    h = single["platform/position_z"].to_numpy() + 0.5 * PARAMS.platform.thickness
+    for k in range(2):
+        for c in single.columns:
+            if c == "time":
+                continue
+            v = single[c].to_numpy()
+            if k == 1 and (c.endswith("position_z") or "/position_z_" in c):
+                v = v + h
+            cols[f"seg{k}/{c}"] = v
+    seg = dataclasses.replace(PARAMS)
+    return save_run(out, pd.DataFrame(cols), [seg, seg], {"primitive": "elongation", "magnitude": 0.5})
+
+
+def test_view_writes_next_to_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = synthetic_run(tmp_path / "run")
+    assert main(["view", str(run)]) == 0
+    page = (run / "view.html").read_text(encoding="utf-8")
+    assert "view written to" in capsys.readouterr().err
+    # self-contained: plotly.js inside, no script fetched from elsewhere
+    assert len(page) > 3_000_000 and "<script src=" not in page
+
+
+def test_plot_png_and_svg(tmp_path: Path) -> None:
+    run = synthetic_run(tmp_path / "run")
+    assert main(["plot", str(run), "--quiet"]) == 0
+    import imageio.v2 as imageio
+
+    img = imageio.imread(str(run / "plot.png"))
+    assert img.shape[0] > 500 and img.shape[1] > 800 and img.std() > 10
+    assert main(["plot", str(run), "--out", str(tmp_path / "p.svg"), "--quiet"]) == 0
+    assert (tmp_path / "p.svg").read_text(encoding="utf-8").lstrip().startswith("<?xml")
+
+
+def test_plot_panels_have_units_and_the_recorded_numbers(tmp_path: Path) -> None:
+    from hsa_elastica import run_plot
+
+    fig = run_plot(synthetic_run(tmp_path / "run"))
+    axes = fig.axes
+    labels = [ax.get_ylabel() for ax in axes]
+    assert labels == ["position [mm]", "angle [deg]", "angle [deg]", "torque [N m]"]
+    assert all(ax.get_xlabel() == "time [s]" for ax in axes[2:])
+    # the synthetic platform rises to L (1 + 0.3) + t/2 and turns by 0.8 rad; motors reach +-pi
+    z = axes[0].lines[2].get_ydata()
+    assert z[-1] == pytest.approx((PARAMS.rod.length * 1.3 + 0.5 * PARAMS.platform.thickness) * 1e3)
+    twist = axes[1].lines[1].get_ydata()
+    assert twist[-1] == pytest.approx(math.degrees(0.8))
+    finals = sorted(line.get_ydata()[-1] for line in axes[2].lines)
+    assert finals == pytest.approx([-180.0, -180.0, 180.0, 180.0])
+    assert "no motor torques recorded" in [t.get_text() for t in axes[3].texts]
+    assert "elongation, magnitude 1" in fig.get_suptitle()
+
+
+def test_stack_run_is_viewed_and_plotted(tmp_path: Path) -> None:
+    from hsa_elastica import run_plot, show
+
+    run = stack_run(tmp_path / "stack")
+    fig = show(run)
+    rods = [t for t in fig.data if t.name and t.name.endswith("handed rod")]
+    platforms = [t for t in fig.data if t.name == "platform"]
+    assert len(rods) == 8 and len(platforms) == 2
+    plot = run_plot(run)
+    assert plot.axes[0].get_title() == "top platform position"
+    assert len(plot.axes[2].lines) == 8  # every motor, segment 0 first
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["view", "{tmp}/missing"], "does not exist"),
+        (["view", "{run}", "--html", "{tmp}/x.htm"], "must end in .html"),
+        (["view", "{tmp}/file.txt", "--html", "{tmp}/x.html"], "is not a run directory"),
+        (["plot", "{tmp}/missing"], "does not exist"),
+        (["plot", "{run}", "--out", "{tmp}/x.pdf"], "must end in .png or .svg"),
+        (["plot", "{tmp}", "--out", "{tmp}/x.png"], "has no diagnostics.parquet"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], match: str
+) -> None:
+    run = synthetic_run(tmp_path / "run")
+    (tmp_path / "file.txt").write_text("x")
+    args = [a.format(tmp=tmp_path, run=run) for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert match in err and err.count("\n") == 1, err
+    assert not list(tmp_path.glob("x.*"))
+
+
+def test_view_figure_refuses_bad_arguments(tmp_path: Path) -> None:
+    from hsa_elastica.io.view import view_figure
+
+    run = synthetic_run(tmp_path / "run")
+    with pytest.raises(ValueError, match="max_frames"):
+        view_figure(run, max_frames=0)
+    with pytest.raises(ValueError, match="target"):
+        view_figure(run, target=[0.0, np.nan, 0.1])
+    fig = view_figure(run, max_frames=4)
+    assert len(fig.frames) == 4 and fig.layout.sliders[0].steps[-1].label == "1.00"
+
+
+def test_show_displays_inline_in_a_jupyter_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a fresh kernel: `hsa_elastica.show(run)` as a cell's last expression puts the plotly
+    # figure (its JSON, which Jupyter draws) into the cell's output
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    import os
+
+    run = synthetic_run(tmp_path / "run")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"import hsa_elastica\nhsa_elastica.show({str(run)!r}, max_frames=3)")]
+    root = str(Path(__file__).resolve().parents[1])  # this checkout's package in the kernel
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    kinds = {k for o in outputs for k in o.get("data", {})}
+    assert "application/vnd.plotly.v1+json" in kinds, outputs
