@@ -97,6 +97,7 @@ _LAZY: dict[str, str] = {
     "save_run": "hsa_elastica.io.rundir",
     "load_run": "hsa_elastica.io.rundir",
     "read_column_metadata": "hsa_elastica.io.columns",
+    "load_steady_states": "hsa_elastica.io.columns",
     "RobotSensorRecorder": "hsa_elastica.io.sensors",
     # rendering (pyvista, off screen)
     "render_video": "hsa_elastica.io.render",

@@ -49,7 +49,7 @@ def main() -> None:
     FastRobot(stack).run(args.duration)
     static = solve_stack_static([p, p], angles, motor_mass=args.motor_mass)
     for k, ((pos, rot), (spos, _)) in enumerate(zip(stack.relative_poses(), static.relative_poses)):
-        frame = "lab" if k == 0 else f"platform {k - 1}"
+        frame = "robot_base" if k == 0 else f"platform {k - 1}"
         print(
             f"stage {k}: platform at {np.round(pos * 1e3, 2)} mm ({frame} frame), "
             f"static solver {np.round(spos * 1e3, 2)} mm, "

@@ -10,9 +10,9 @@ Example (elongation at full magnitude: +pi on the right-handed, -pi on the left-
     python scenarios/steady_state.py --angles 3.1416 -3.1416 3.1416 -3.1416
 
 Angles are in radians about each rod's own +z axis (rods at 45, 135, 225, 315 deg, handedness
-R, L, R, L).  Output keys: actuation_angles_rad, platform_position_m,
+R, L, R, L).  Output keys: motor_angles_rad, platform_position_m,
 platform_quaternion_xyzw, platform_marker_position_m, rod_tip_positions_m, converged, method,
-sim_time_s, wall_time_s (SI units, robot base frame).
+sim_time_s, wall_time_s (SI units, frame robot_base; docs/outputs.md).
 """
 
 from __future__ import annotations

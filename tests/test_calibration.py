@@ -155,7 +155,7 @@ def test_synthetic_calibration_recovers_known_parameters() -> None:
         assert abs(res.values[i] - true) < 3.0 * res.std[i], (name, res.values[i], res.std[i])
         assert res.std[i] > 0.0
     # the fitted model explains the data to the noise level (0.2 mm per component)
-    assert res.rms["synthetic"][0] < 1.0
+    assert res.rms_mm_deg["synthetic"][0] < 1.0
 
 
 def test_chord_step_jacobian_equals_differences_of_full_solves() -> None:
@@ -318,7 +318,7 @@ def test_json_report_is_valid_json_with_unbounded_and_undetermined_values() -> N
         params=RobotParams(), names=["rod.C_eps", "platform.marker_offset.x"],
         start=np.array([0.01, 0.0]), values=np.array([0.0101, 0.003]),
         std=np.array([1e-5, math.nan]), correlation=np.array([[1.0, math.nan], [math.nan, 1.0]]),
-        rms_start={"run": (5.0, 1.0)}, rms={"run": (1.0, 0.5)}, cost=0.1, n_residuals=10,
+        rms_start_mm_deg={"run": (5.0, 1.0)}, rms_mm_deg={"run": (1.0, 0.5)}, cost=0.1, n_residuals=10,
         n_evaluations=5, wall_time_s=1.0, success=True, message="ok",
         bounds=[(0.0, 0.1), (-math.inf, math.inf)],
     )

@@ -52,12 +52,12 @@ def test_steady_state_json_contract(quick_params: Path) -> None:
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)  # exactly one JSON object on stdout
     assert list(d) == [
-        "actuation_angles_rad", "platform_position_m", "platform_marker_position_m",
+        "motor_angles_rad", "platform_position_m", "platform_marker_position_m",
         "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "sim_time_s",
         "wall_time_s", "method",
     ]
     assert d["method"] == "dynamic"
-    assert d["actuation_angles_rad"] == [0.0, 0.0, 0.0, 0.0]
+    assert d["motor_angles_rad"] == [0.0, 0.0, 0.0, 0.0]
     assert np.asarray(d["platform_position_m"]).shape == (3,)
     assert np.asarray(d["platform_quaternion_xyzw"]).shape == (4,)
     assert np.asarray(d["rod_tip_positions_m"]).shape == (4, 3)
@@ -152,7 +152,7 @@ def test_primitive_run_dir_and_render(quick_params: Path, tmp_path: Path) -> Non
                  "--duration", "0.05", "--out", str(run_dir), "--quiet"])
     assert code == 0
     summary = json.loads((run_dir / "summary.json").read_text())
-    for key in ("actuation_angles_rad", "platform_position_m", "platform_quaternion_xyzw",
+    for key in ("motor_angles_rad", "platform_position_m", "platform_quaternion_xyzw",
                 "rod_tip_positions_m", "converged", "sim_time_s", "wall_time_s"):
         assert key in summary
     assert summary["primitive"] == "elongation"
@@ -223,7 +223,7 @@ def test_stack_run_dir_reloads_rerenders_and_reruns(quick_params: Path, tmp_path
     s = run.summary
     assert s["sim_time_s"] == pytest.approx(0.02, abs=1e-9) and s["n_segments"] == 2
     assert s["primitive"] == "elongation,bend_north" and s["method"] == "dynamic"
-    assert len(s["actuation_angles_rad"]) == 8 and len(s["rod_tip_positions_m"]) == 8
+    assert len(s["motor_angles_rad"]) == 8 and len(s["rod_tip_positions_m"]) == 8
     seg = s["segments"]
     assert [e["segment"] for e in seg] == [0, 1] and seg[1]["base"] == "platform of segment 0"
     # the summary's top platform is the last sample of the top platform's columns
@@ -234,7 +234,7 @@ def test_stack_run_dir_reloads_rerenders_and_reruns(quick_params: Path, tmp_path
     assert seg[0]["platform_position_m"][2] == pytest.approx(df["seg0/platform/position_z"].iloc[-1])
     # every column has its unit and frame (none left "?")
     meta = df.attrs["columns"]
-    assert meta["seg1/platform/quaternion_w"]["frame"] == "body->lab"
+    assert meta["seg1/platform/quaternion_w"]["frame"] == "body->robot_base"
     assert meta["seg1/sensors/motor_torque_2"]["unit"] == "N m"
     assert meta["seg0/rod3/position_z_0"]["unit"] == "m"
     assert not [c for c, m in meta.items() if m["unit"] == "?"]

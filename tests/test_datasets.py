@@ -109,13 +109,14 @@ def test_chunk_rows_match_a_direct_solve_and_shapes_are_consistent() -> None:
     direct = solve_steady_state(p, angles[0], record=False)
     assert row["sample"] == 4 and row["method"] == "dynamic" and row["converged"]
     assert row["stable"] is None  # dynamic relaxation does not report stability
-    assert [row[f"platform_{c}"] for c in "xyz"] == direct.platform_position_m.tolist()
-    assert [row[f"quat_{c}"] for c in "xyzw"] == direct.platform_quaternion_xyzw.tolist()
+    assert [row[f"platform_position_m_{c}"] for c in "xyz"] == direct.platform_position_m.tolist()
+    quaternion = [row[f"platform_quaternion_xyzw_{c}"] for c in "xyzw"]
+    assert quaternion == direct.platform_quaternion_xyzw.tolist()
     for i in range(4):
-        tip = [row[f"tip{i}_{c}"] for c in "xyz"]
+        tip = [row[f"rod_tip_positions_m_{i}_{c}"] for c in "xyz"]
         assert tip == direct.rod_tip_positions_m[i].tolist()
-        nodes = np.array([row[f"rod{i}_{c}"] for c in "xyz"])
-        assert nodes.shape == (3, 7) and len(row[f"rod{i}_twist"]) == 5
+        nodes = np.array([row[f"rod_node_positions_m_{i}_{c}"] for c in "xyz"])
+        assert nodes.shape == (3, 7) and len(row[f"rod_curvatures_per_m_{i}_twist"]) == 5
         assert np.array_equal(nodes[:, -1], tip)  # shape and tip columns agree
         assert np.allclose(nodes[:, 0], p.rod_base(i), atol=1e-12)  # base held by the motor
 
@@ -138,10 +139,12 @@ def test_static_shapes_agree_with_relaxation() -> None:
         # and a 1e-6 m node error over 17 mm elements is ~1e-4 1/m (measured: 3e-5 1/m)
         for i in range(4):
             for c in "xyz":
-                assert np.allclose(s[f"rod{i}_{c}"], d[f"rod{i}_{c}"], rtol=0, atol=2e-6)
-                assert s[f"rod{i}_{c}"][-1] == s[f"tip{i}_{c}"]
+                nodes = f"rod_node_positions_m_{i}_{c}"
+                assert np.allclose(s[nodes], d[nodes], rtol=0, atol=2e-6)
+                assert s[nodes][-1] == s[f"rod_tip_positions_m_{i}_{c}"]
             for name in ("bend_1", "bend_2", "twist"):
-                assert np.allclose(s[f"rod{i}_{name}"], d[f"rod{i}_{name}"], rtol=0, atol=1e-3)
+                kappa = f"rod_curvatures_per_m_{i}_{name}"
+                assert np.allclose(s[kappa], d[kappa], rtol=0, atol=1e-3)
 
 
 def test_kill_9_then_resume_gives_the_uninterrupted_dataset(

@@ -399,7 +399,7 @@ def test_negative_numbers_in_e_notation_parse(capsys: pytest.CaptureFixture[str]
                  "--json", "-"])
     assert code == 0, capsys.readouterr().err
     d = json.loads(capsys.readouterr().out)
-    assert d["actuation_angles_rad"] == [0.0, -1e-3, -0.5, -2.0]
+    assert d["motor_angles_rad"] == [0.0, -1e-3, -0.5, -2.0]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

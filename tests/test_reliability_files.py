@@ -183,7 +183,7 @@ def test_angles_csv_table_not_overwritten_without_flag(
     assert out.read_text() == "precious\n"
     assert main(["steady-state", "--angles-csv", str(csv), "--out", str(out), "--overwrite",
                  "--quiet"]) == 0
-    assert "platform_position_m_2" in out.read_text()
+    assert "platform_position_m_z" in out.read_text()
 
 
 @pytest.mark.parametrize("args", [
@@ -288,3 +288,25 @@ def test_output_path_problem_names_each_case(tmp_path: Path) -> None:
     with pytest.raises(ParameterError):
         with atomic_output(tmp_path):
             pass
+
+
+@pytest.mark.parametrize("text, words", [
+    ("a: &x {rod: 1}\nb: *x\n", "anchors"),
+    ("3:\n  length: 0.1\n  length: 0.2\n", "duplicate key"),
+    ("# nothing\n", "expected a mapping"),
+])
+def test_validation_fitted_file_goes_through_the_strict_reader(
+    text: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python -m hsa_elastica.validation.characterization --fitted FILE`` reads FILE like a
+    parameter file (no aliases, no duplicate keys, not empty): exit 2 with one line before any
+    work, instead of yaml.safe_load taking the last duplicate or expanding an alias."""
+    from hsa_elastica.validation.characterization import main
+
+    fitted = tmp_path / "fitted.yaml"
+    fitted.write_text(text)
+    code = main(["--fitted", str(fitted), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and "--fitted" in err and words in err, err
+    assert not (tmp_path / "out").exists()

@@ -177,10 +177,10 @@ def test_run_directory_metadata_round_trips(tmp_path, at_rest: FastRobot) -> Non
     assert unknown == []
     assert meta["time"]["unit"] == "s"
     assert (meta["sensors/motor_torque_2"]["unit"], meta["sensors/motor_torque_2"]["frame"]) == ("N m", "motor")
-    assert (meta["sensors/joint_force_z_1"]["unit"], meta["sensors/joint_force_z_1"]["frame"]) == ("N", "lab")
+    assert (meta["sensors/joint_force_z_1"]["unit"], meta["sensors/joint_force_z_1"]["frame"]) == ("N", "robot_base")
     assert (meta["platform/omega_x"]["unit"], meta["platform/omega_x"]["frame"]) == ("rad/s", "body")
     assert (meta["rod3/kappa_z_4"]["unit"], meta["rod3/kappa_z_4"]["frame"]) == ("1/m", "material")
-    assert (meta["rod0/position_y_10"]["unit"], meta["rod0/position_y_10"]["frame"]) == ("m", "lab")
+    assert (meta["rod0/position_y_10"]["unit"], meta["rod0/position_y_10"]["frame"]) == ("m", "robot_base")
     loaded = load_run(tmp_path / "run")
     pd.testing.assert_frame_equal(loaded.diagnostics, df.reset_index(drop=True))
     assert loaded.diagnostics.attrs["columns"] == meta
@@ -201,9 +201,11 @@ def test_dataset_chunk_metadata_round_trips(tmp_path) -> None:  # type: ignore[n
     assert set(meta) == set(docs)
     for name, m in meta.items():
         assert m == {k: docs[name][k] for k in ("unit", "frame", "description")}
-    assert (meta["angle_1"]["unit"], meta["angle_1"]["frame"]) == ("rad", "motor")
-    assert (meta["rod2_twist"]["unit"], meta["rod2_twist"]["frame"]) == ("1/m", "material")
-    assert (meta["quat_w"]["frame"], meta["tip3_z"]["frame"]) == ("body->lab", "lab")
+    assert (meta["motor_angles_rad_1"]["unit"], meta["motor_angles_rad_1"]["frame"]) == ("rad", "motor")
+    kappa = meta["rod_curvatures_per_m_2_twist"]
+    assert (kappa["unit"], kappa["frame"]) == ("1/m", "material")
+    assert meta["platform_quaternion_xyzw_w"]["frame"] == "body->robot_base"
+    assert meta["rod_tip_positions_m_3_z"]["frame"] == "robot_base"
     stored = json.loads(pq.read_schema(path).metadata[METADATA_KEY.encode()])
     assert stored == meta
 

@@ -135,7 +135,7 @@ def test_json_dict_contract() -> None:
     res = solve_steady_state(_params(ramp_time=0.01), [0.0] * 4, window=0.004, max_time=0.1, record=False)
     d = res.to_json_dict()
     assert tuple(d) == JSON_KEYS
-    assert len(d["actuation_angles_rad"]) == 4
+    assert len(d["motor_angles_rad"]) == 4
     assert len(d["platform_position_m"]) == 3
     assert len(d["platform_quaternion_xyzw"]) == 4
     assert np.asarray(d["rod_tip_positions_m"]).shape == (4, 3)

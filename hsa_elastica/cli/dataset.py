@@ -53,7 +53,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--random", type=_positive_int, metavar="N", help="N random poses (needs --seed)")
     g.add_argument("--grid", type=_positive_int, metavar="K", help="K values per rod (K^n_rods poses)")
-    g.add_argument("--angles-csv", metavar="FILE", help="poses from a CSV with columns angle_0 .. angle_{n-1} [rad], one pose per row")
+    g.add_argument("--angles-csv", metavar="FILE", help="poses from a CSV with columns angle_0 .. angle_{n-1} (or motor_angles_rad_0 ..) "
+                   "[rad], one pose per row")
     s.add_argument("--seed", type=_seed, metavar="S", help="seed of --random, an integer >= 0 (default: none; --random needs one)")
     s.add_argument("--phi-max", type=float_arg, default=math.pi, metavar="RAD",
                    help="largest motor angle magnitude of --random/--grid (default pi rad; at "

@@ -147,7 +147,7 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
         print(f"{args.name} (magnitude {args.magnitude:g}): {state} at t = {result.sim_time_s:.3f} s "
               f"(wall {result.wall_time_s:.1f} s)")
         for k, ((pos, rot), (s_pos, _)) in enumerate(zip(result.relative_poses, static.relative_poses)):
-            frame = "lab" if k == 0 else f"platform {k - 1}"
+            frame = "robot_base" if k == 0 else f"platform {k - 1}"
             tilt = math.degrees(math.acos(max(-1.0, min(1.0, float(rot[2, 2])))))
             print(
                 f"segment {k} {names[k]}: platform at ({pos[0] * 1e3:.2f}, {pos[1] * 1e3:.2f}, "

@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out is None and args.still is None:  # next to the run
         run_dir = Path(args.run_dir)
+        if run_dir.exists() and not run_dir.is_dir():
+            raise UsageError(f"{PROG} render: {args.run_dir!r} is not a run directory (it is a file)")
         if not run_dir.is_dir():
             raise UsageError(f"{PROG} render: run directory {args.run_dir!r} does not exist")
         args.out, args.still = str(run_dir / DEFAULT_VIDEO), str(run_dir / DEFAULT_STILL)

@@ -5,7 +5,9 @@ milliseconds per pose, falling back to dynamic relaxation if Newton fails); ``--
 the dynamic relaxation (:func:`hsa_elastica.robots.steady_state.solve_steady_state`).  A run
 directory (``--out DIR`` with ``--angles``) holds the recorded time series, so it implies
 ``--dynamic``.  Batch mode: ``--angles-csv FILE --out FILE.csv|.parquet`` solves one pose per row
-(columns ``angle_0 .. angle_{n-1}``) and writes the JSON fields flattened, one row per pose.
+(columns ``angle_0 .. angle_{n-1}`` or ``motor_angles_rad_0 ..``) and writes the JSON fields
+flattened by the schema's suffix rule (:func:`hsa_elastica.io.columns.flatten`), one row per
+pose; a Parquet file carries each column's unit and frame.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     )
     src.add_argument(
         "--angles-csv", metavar="FILE",
-        help="batch mode: a CSV with columns angle_0 .. angle_{n-1} [rad], one pose per row; "
-        "needs --out FILE.csv or FILE.parquet",
+        help="batch mode: a CSV with columns angle_0 .. angle_{n-1} (or motor_angles_rad_0 ..) "
+        "[rad], one pose per row; needs --out FILE.csv or FILE.parquet",
     )
     s.add_argument("--params", metavar="FILE", help=PARAMS_HELP)
     s.add_argument(
@@ -87,21 +89,11 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 
 def flatten(result: Any) -> dict[str, Any]:
-    """The JSON fields of a result as flat columns (``platform_position_m_0``, ...)."""
-    row: dict[str, Any] = {}
-    for key, value in result.to_json_dict().items():
-        if isinstance(value, list):
-            flat = [v for item in value for v in (item if isinstance(item, list) else [item])]
-            if key == "rod_tip_positions_m":
-                for i, item in enumerate(value):
-                    for a, v in zip("xyz", item):
-                        row[f"{key}_{i}_{a}"] = v
-            else:
-                for i, v in enumerate(flat):
-                    row[f"{key}_{i}"] = v
-        else:
-            row[key] = value
-    return row
+    """The JSON fields of a result as flat columns (``platform_position_m_x``, ...; the
+    schema's suffix rule, :func:`hsa_elastica.io.columns.flatten`)."""
+    from hsa_elastica.io.columns import flatten as flatten_json
+
+    return flatten_json(result.to_json_dict())
 
 
 def _batch(args: argparse.Namespace, params: Any) -> int:
@@ -113,7 +105,9 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     if args.out is None or Path(args.out).suffix.lower() not in TABLE_SUFFIXES:
         raise UsageError(f"{PROG} steady-state: --angles-csv needs --out FILE.csv or FILE.parquet")
     check_table_output(args.out, args.overwrite)
-    cols = [f"angle_{i}" for i in range(params.n_rods)]
+    from hsa_elastica.io.csv_input import angle_columns
+
+    cols = angle_columns(args.angles_csv, params.n_rods)
     try:
         table = read_csv_columns(args.angles_csv, cols, what="--angles-csv")
         angles = check_angle_rows(table, cols, what=f"--angles-csv {args.angles_csv}")
@@ -133,6 +127,7 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
             results = solve_static_batch(params, angles)
         except ParameterError as exc:
             raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
+    from hsa_elastica.io.columns import write_parquet
     from hsa_elastica.params.files import atomic_output
 
     df = pd.DataFrame([flatten(r) for r in results])
@@ -141,7 +136,7 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
         if out.suffix.lower() == ".csv":
             df.to_csv(tmp, index=False)
         else:
-            df.to_parquet(tmp, index=False)
+            write_parquet(df, tmp)  # each column's unit and frame in the Arrow schema
     if not args.quiet:
         n_static = sum(r.method == "static" for r in results)
         print(f"{len(results)} poses ({n_static} static, {len(results) - n_static} dynamic) -> {out}")

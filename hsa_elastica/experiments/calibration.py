@@ -3,7 +3,10 @@
 Data: CSV files with one row per settled pose (the format of the shipped
 ``hsa_elastica/data/*_steady_state.csv``): measured motor angles ``motor_angle_rad_j`` [rad]
 in, the pose of the platform's marker body ``platform_{x,y,z}_m`` [m] and
-``platform_q{x,y,z,w}`` (base frame, scalar last) out.  See :func:`load_runs`.
+``platform_q{x,y,z,w}`` (frame robot_base, scalar last) out; or the same quantities under the
+output schema's names (``motor_angles_rad_j``, ``platform_marker_position_m_{x,y,z}``,
+``platform_quaternion_xyzw_{x,y,z,w}``: a ``steady-state --angles-csv`` batch CSV).  See
+:func:`load_runs`.
 
 Model: for each pose the steady state of the robot (by default the static solver
 :func:`hsa_elastica.robots.statics_api.solve_static_batch`, warm-started along each run; any
@@ -53,6 +56,7 @@ __all__ = [
     "POSITION_WEIGHT",
     "ANGLE_WEIGHT",
     "MEASURED_COLUMNS",
+    "SCHEMA_MEASURED_COLUMNS",
     "load_run",
     "load_mocap_run",
     "load_runs",
@@ -79,6 +83,13 @@ ANGLE_WEIGHT = math.radians(1.0)
 MEASURED_COLUMNS = (
     "platform_x_m", "platform_y_m", "platform_z_m",
     "platform_qx", "platform_qy", "platform_qz", "platform_qw",
+)
+#: the same quantities under the output schema's names (:mod:`hsa_elastica.io.columns`): a
+#: ``steady-state --angles-csv`` batch CSV is a valid data file (synthetic measurements)
+SCHEMA_MEASURED_COLUMNS = (
+    "platform_marker_position_m_x", "platform_marker_position_m_y", "platform_marker_position_m_z",
+    "platform_quaternion_xyzw_x", "platform_quaternion_xyzw_y", "platform_quaternion_xyzw_z",
+    "platform_quaternion_xyzw_w",
 )
 MOCAP_NAMES = ("mocap.yaw",)
 
@@ -132,11 +143,17 @@ def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None,
 
     ``measured``: the seven columns of the tracked body, position x y z [m] then quaternion
     x y z w (default: the platform marker; e.g. the ``ring_*`` columns for the ring on rod 2).
+    A file whose header has the output schema's names (``motor_angles_rad_j``,
+    :data:`SCHEMA_MEASURED_COLUMNS`: a ``steady-state`` batch CSV) is read by those for the
+    default ``measured``.
     """
-    from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
+    from hsa_elastica.io.csv_input import check_angle_rows, csv_header, read_csv_columns
 
     p = Path(path)
     angle_cols = [f"motor_angle_rad_{j}" for j in range(n_rods)]
+    schema_cols = [f"motor_angles_rad_{j}" for j in range(n_rods)] + list(SCHEMA_MEASURED_COLUMNS)
+    if tuple(measured) == MEASURED_COLUMNS and set(schema_cols) <= csv_header(p):
+        angle_cols, measured = schema_cols[:n_rods], SCHEMA_MEASURED_COLUMNS
     needed = angle_cols + list(measured)
     try:
         table = read_csv_columns(p, needed, what="data file")
@@ -416,7 +433,10 @@ def run_rms(r: NDArray[np.float64], runs: Sequence[MocapRun]) -> dict[str, tuple
 # --------------------------------------------------------------------------------------------
 @dataclass
 class CalibrationResult:
-    """Outcome of :func:`calibrate` (SI values; RMS in mm and deg)."""
+    """Outcome of :func:`calibrate` (SI values; RMS in mm and deg).  Attribute names are the
+    ``calibrate --json`` keys of the output schema (:mod:`hsa_elastica.io.columns`) where the
+    quantity is the same; ``rms`` and ``rms_start`` are the deprecated names of
+    ``rms_mm_deg`` and ``rms_start_mm_deg`` (removed in the next release)."""
 
     params: RobotParams  # fitted robot (mocap.* not included)
     names: list[str]
@@ -424,8 +444,8 @@ class CalibrationResult:
     values: NDArray[np.float64]
     std: NDArray[np.float64]  # sqrt(diag(cov)), same units as values
     correlation: NDArray[np.float64]  # (n, n)
-    rms_start: dict[str, tuple[float, float]]  # run -> (mm, deg)
-    rms: dict[str, tuple[float, float]]
+    rms_start_mm_deg: dict[str, tuple[float, float]]  # run -> (mm, deg)
+    rms_mm_deg: dict[str, tuple[float, float]]
     cost: float  # 0.5 sum(r^2) at the optimum
     n_residuals: int
     n_evaluations: int
@@ -433,6 +453,18 @@ class CalibrationResult:
     success: bool
     message: str
     bounds: list[tuple[float, float]] = field(default_factory=list)
+
+    @property
+    def rms(self) -> dict[str, tuple[float, float]]:
+        """Deprecated name of :attr:`rms_mm_deg`."""
+        _deprecated("CalibrationResult.rms", "rms_mm_deg")
+        return self.rms_mm_deg
+
+    @property
+    def rms_start(self) -> dict[str, tuple[float, float]]:
+        """Deprecated name of :attr:`rms_start_mm_deg`."""
+        _deprecated("CalibrationResult.rms_start", "rms_start_mm_deg")
+        return self.rms_start_mm_deg
 
     @property
     def fitted(self) -> dict[str, float]:
@@ -445,8 +477,8 @@ class CalibrationResult:
         for n, a, b, s in zip(self.names, self.start, self.values, self.std):
             lines.append(f"{n:28s} {a:14.6g} {b:14.6g} {s:14.3g}")
         lines.append("run                                       RMS start (mm, deg)   RMS fitted (mm, deg)")
-        for run, (pm, pd) in self.rms.items():
-            sm, sd = self.rms_start[run]
+        for run, (pm, pd) in self.rms_mm_deg.items():
+            sm, sd = self.rms_start_mm_deg[run]
             lines.append(f"{run:42s} {sm:8.2f} {sd:8.2f}        {pm:8.2f} {pd:8.2f}")
         lines.append(
             f"{self.n_evaluations} model evaluations, {self.wall_time_s:.0f} s, "
@@ -466,8 +498,8 @@ class CalibrationResult:
                 )
             },
             "correlation": self.correlation.tolist(),
-            "rms_start_mm_deg": {k: list(v) for k, v in self.rms_start.items()},
-            "rms_mm_deg": {k: list(v) for k, v in self.rms.items()},
+            "rms_start_mm_deg": {k: list(v) for k, v in self.rms_start_mm_deg.items()},
+            "rms_mm_deg": {k: list(v) for k, v in self.rms_mm_deg.items()},
             "cost": self.cost,
             "n_residuals": self.n_residuals,
             "n_evaluations": self.n_evaluations,
@@ -475,6 +507,13 @@ class CalibrationResult:
             "success": self.success,
             "message": self.message,
         })
+
+
+def _deprecated(old: str, new: str) -> None:
+    import warnings
+
+    warnings.warn(f"{old} is deprecated: use .{new} (the calibrate --json key); the old name "
+                  "goes in the next release", DeprecationWarning, stacklevel=3)
 
 
 class _StaticModel:
@@ -727,8 +766,8 @@ def calibrate(
         values=x0 + (np.asarray(sol.x) - 1.0) * scale,
         std=std,
         correlation=np.nan_to_num(corr),
-        rms_start=run_rms(r0, runs),
-        rms=run_rms(r, runs),
+        rms_start_mm_deg=run_rms(r0, runs),
+        rms_mm_deg=run_rms(r, runs),
         cost=float(sol.cost),
         n_residuals=m,
         n_evaluations=n_eval,

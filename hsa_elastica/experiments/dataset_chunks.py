@@ -118,48 +118,19 @@ def _pose_solver(solver: str, shapes: bool) -> tuple[Callable[..., Any], bool]:
 def column_docs(n_rods: int, shapes: bool) -> list[dict[str, str]]:
     """Name, Arrow type, unit, frame and meaning of every column (also stored in dataset.json
     and, without the type, as each field's metadata in the chunk files: see
-    :func:`hsa_elastica.io.columns.read_column_metadata`).  Frames as in
-    :mod:`hsa_elastica.io.columns`: ``lab``, ``material``, ``body->lab``, ``motor``, ``none``."""
-    frames = {"angle_": "motor", "platform_": "lab", "marker_": "lab", "quat_": "body->lab",
-              "tip": "lab", "rod": "lab"}
+    :func:`hsa_elastica.io.columns.read_column_metadata`): the quantities
+    :data:`~hsa_elastica.io.columns.DATASET_KEYS` of the output schema, flattened by its suffix
+    rule (the rod shapes only with ``shapes``)."""
+    from hsa_elastica.io.columns import DATASET_KEYS, column_metadata, flat_columns, quantity
 
-    def col(name: str, typ: str, unit: str, text: str) -> dict[str, str]:
-        frame = next((f for p, f in frames.items() if name.startswith(p)), "none")
-        if name.startswith("rod") and unit == "1/m":
-            frame = "material"
-        return {"name": name, "type": typ, "unit": unit, "frame": frame, "description": text}
-
-    cols = [col("sample", "int64", "-", "stable sample id (row of the sampling)")]
-    cols += [col(f"angle_{i}", "float64", "rad", f"motor angle of rod {i}") for i in range(n_rods)]
-    for c in "xyz":
-        cols.append(col(f"platform_{c}", "float64", "m", f"platform centre of mass, {c}"))
-    for c in "xyz":
-        cols.append(col(f"marker_{c}", "float64", "m",
-                        f"platform marker position, {c} (NaN when the solver does not report it)"))
-    for c in "xyzw":
-        cols.append(col(f"quat_{c}", "float64", "-", f"platform quaternion (body -> lab), {c}"))
-    for i in range(n_rods):
-        for c in "xyz":
-            cols.append(col(f"tip{i}_{c}", "float64", "m", f"last node of rod {i}, {c}"))
-    cols += [
-        col("converged", "bool", "-", "the solver reports a settled / converged pose"),
-        col("method", "string", "-", "'static' | 'dynamic' (the solver's own report) | 'failed'"),
-        col("stable", "bool", "-",
-            "solution stable per the solver; null when the solver does not report stability"),
-        col("iterations", "int64", "-", "solver iterations; null when not reported"),
-        col("error", "string", "-", "exception of a failed solve; null otherwise"),
-    ]
-    if shapes:
-        for i in range(n_rods):
-            for c in "xyz":
-                cols.append(col(f"rod{i}_{c}", "list<float64>", "m",
-                                f"node positions of rod {i}, {c} (n_elements + 1 values)"))
-            for name, k in (("bend_1", "x"), ("bend_2", "y"), ("twist", "z")):
-                cols.append(col(
-                    f"rod{i}_{name}", "list<float64>", "1/m",
-                    f"rod {i} curvature kappa_{k} in the material frame (bend about d1/d2, twist "
-                    "about d3) on the n_elements - 1 interior Voronoi regions",
-                ))
+    cols = []
+    for key in DATASET_KEYS:
+        q = quantity(key)
+        if q.dtype == "list<float64>" and not shapes:
+            continue
+        names = flat_columns(key, n_rods)
+        for name, meta in column_metadata(names).items():
+            cols.append({"name": name, "type": q.dtype, **meta})
     return cols
 
 
@@ -209,9 +180,9 @@ def _static_shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
         v0 = int(model.couplings.vor_start[i])
         kappa = model.rod_arrays.kappa[:, v0:v0 + n_el - 1]
         for k, c in enumerate("xyz"):
-            out[f"rod{i}_{c}"] = [float(v) for v in pos[k]]
+            out[f"rod_node_positions_m_{i}_{c}"] = [float(v) for v in pos[k]]
         for k, name in enumerate(("bend_1", "bend_2", "twist")):
-            out[f"rod{i}_{name}"] = [float(v) for v in kappa[k]]
+            out[f"rod_curvatures_per_m_{i}_{name}"] = [float(v) for v in kappa[k]]
     return out
 
 
@@ -230,25 +201,23 @@ def _shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
     for i in range(n_rods):
         pos = node_positions(last, prefix=f"rod{i}/")[0]
         for k, c in enumerate("xyz"):
-            out[f"rod{i}_{c}"] = [float(v) for v in pos[k]]
+            out[f"rod_node_positions_m_{i}_{c}"] = [float(v) for v in pos[k]]
         n_vor = pos.shape[1] - 2
         for name, c in (("bend_1", "x"), ("bend_2", "y"), ("twist", "z")):
             cols = [f"rod{i}/kappa_{c}_{j}" for j in range(n_vor)]
-            out[f"rod{i}_{name}"] = [float(v) for v in last[cols].to_numpy()[0]]
+            out[f"rod_curvatures_per_m_{i}_{name}"] = [
+                float(v) for v in last[cols].to_numpy()[0]
+            ]
     return out
 
 
 def _row(result: Any, n_rods: int, shapes: bool, default_method: str) -> dict[str, Any]:
+    from hsa_elastica.io.columns import flat_columns
+
     row: dict[str, Any] = {}
-    for k, c in enumerate("xyz"):
-        row[f"platform_{c}"] = _vector(result, "platform_position_m", 3)[k]
-        row[f"marker_{c}"] = _vector(result, "platform_marker_position_m", 3)[k]
-    for k, c in enumerate("xyzw"):
-        row[f"quat_{c}"] = _vector(result, "platform_quaternion_xyzw", 4)[k]
-    tips = _vector(result, "rod_tip_positions_m", 3 * n_rods)
-    for i in range(n_rods):
-        for k, c in enumerate("xyz"):
-            row[f"tip{i}_{c}"] = tips[3 * i + k]
+    for key, size in (("platform_position_m", 3), ("platform_marker_position_m", 3),
+                      ("platform_quaternion_xyzw", 4), ("rod_tip_positions_m", 3 * n_rods)):
+        row.update(zip(flat_columns(key, n_rods), _vector(result, key, size)))
     stable = getattr(result, "stable", None)
     iterations = getattr(result, "iterations", None)
     row.update(
@@ -296,7 +265,7 @@ def solve_chunk(task: ChunkTask) -> Any:
             previous = None
         row["sample"] = int(sample)
         for i, a in enumerate(angles):
-            row[f"angle_{i}"] = float(a)
+            row[f"motor_angles_rad_{i}"] = float(a)
         rows.append(row)
     rows.sort(key=lambda r: r["sample"])
     schema = arrow_schema(n_rods, task.shapes)

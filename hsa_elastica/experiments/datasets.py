@@ -16,12 +16,12 @@ A dataset directory ``DIR`` holds
 Sampling (motor angles [rad], rod ``i`` has handedness ``h_i``; a rod elongates only for
 angles of its own sign, Eq. 3):
 
-* random: sample ``s`` of seed ``S`` has ``angle_i = h_i * phi_max * u_i`` with
+* random: sample ``s`` of seed ``S`` has ``motor_angles_rad_i = h_i * phi_max * u_i`` with
   ``u = numpy.random.default_rng([S, s]).random(n_rods)`` -- derived from the seed and the
   sample id alone, so chunking and workers never change the angles;
 * grid: ``K`` values ``h_i * phi_max * linspace(0, 1, K)`` per rod, ``K ** n_rods`` samples in
   row-major order (rod 0 slowest);
-* CSV: columns ``angle_0 .. angle_{n-1}``, sample id = row number.
+* CSV: columns ``angle_0 .. angle_{n-1}`` (or ``motor_angles_rad_0 ..``), sample id = row number.
 
 Chunks (the unit of work) are contiguous blocks of the samples sorted along a Z-order
 (Morton) curve of the normalised angles, so a chunk holds poses that are close to one
@@ -102,8 +102,11 @@ __all__ = [
 ]
 
 FORMAT = "hsa-elastica steady-state dataset"
-#: 2: chunk files carry their identity, dataset.json a record per chunk (1: neither)
-SCHEMA_VERSION = 2
+#: 3: columns named by the one output schema (:mod:`hsa_elastica.io.columns`; version 2 named
+#: them ``angle_i``, ``platform_x``, ``quat_w``, ``tip{i}_x``, ... and is still read, renamed,
+#: with a DeprecationWarning); 2: chunk files carry their identity, dataset.json a record per
+#: chunk (1: neither)
+SCHEMA_VERSION = 3
 DEFAULT_PHI_MAX = math.pi
 #: most samples in one dataset: the angles, their Z-order keys and the chunk plan are held in
 #: memory (about 100 bytes a sample, 1 GB at the limit) and generated before the first solve
@@ -149,16 +152,17 @@ def grid_angles(params: RobotParams, k: int, phi_max: float = DEFAULT_PHI_MAX) -
 
 
 def read_angles_csv(path: str | Path, n_rods: int) -> NDArray[np.float64]:
-    """Columns ``angle_0 .. angle_{n_rods-1}`` [rad] of a CSV file, sample ``k`` = data row
+    """Columns ``angle_0 .. angle_{n_rods-1}`` (or the schema's ``motor_angles_rad_0 ..``,
+    :func:`~hsa_elastica.io.csv_input.angle_columns`) [rad] of a CSV file, sample ``k`` = data row
     ``k``, read by the package's one strict CSV reader
     (:func:`hsa_elastica.io.csv_input.read_csv_columns`: ``ParameterError`` naming the file,
     line and column for a missing or repeated column, a row with too many or too few fields, no
     rows, a value that is not a finite number) and checked by
     :func:`~hsa_elastica.params.check_motor_angles` (the message names the line); at most
     :data:`MAX_SAMPLES` rows."""
-    from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
+    from hsa_elastica.io.csv_input import angle_columns, check_angle_rows, read_csv_columns
 
-    names = [f"angle_{i}" for i in range(n_rods)]
+    names = angle_columns(path, n_rods)
     table = read_csv_columns(path, names, what="--angles-csv")
     check_n_samples(len(table.values), f"{path}: rows")
     return np.ascontiguousarray(check_angle_rows(table, names, what=f"--angles-csv {path}"),
@@ -629,7 +633,9 @@ def build_dataset(
 
 
 def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
-    """The dataset in ``out`` as one DataFrame sorted by ``sample`` (index 0..n-1).
+    """The dataset in ``out`` as one DataFrame sorted by ``sample`` (index 0..n-1), its columns
+    named by the output schema (:mod:`hsa_elastica.io.columns`, docs/outputs.md; a dataset of
+    schema version 2 or older is renamed to them with a ``DeprecationWarning``).
 
     Every chunk file is verified first: its SHA-256 against ``dataset.json``, or, for a chunk
     finished after the manifest's last update (a killed run), its embedded metadata.  Raises
@@ -676,8 +682,16 @@ def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     if missing and not allow_partial:
         raise ValueError(f"{out}: {missing} of {meta['n_chunks']} chunks are missing "
                          "(rerun the same command to finish, or load(..., allow_partial=True))")
-    schema = arrow_schema(n_rods, bool(meta["shapes"]))
-    df: pd.DataFrame = pa.concat_tables(tables or [schema.empty_table()]).to_pandas()
+    version = int(meta.get("schema_version", 0))
+    if version < 3 and tables:  # old column names: one concatenation, then renamed
+        df = pa.concat_tables(tables).to_pandas()
+    else:
+        schema = arrow_schema(n_rods, bool(meta["shapes"]))
+        df = pa.concat_tables(tables or [schema.empty_table()]).to_pandas()
+    if version < 3:
+        from hsa_elastica.io.columns import upgrade_columns
+
+        df = upgrade_columns(df, f"dataset {out} (schema version {version})")
     df = df.sort_values("sample", kind="stable").reset_index(drop=True)
     df["iterations"] = df["iterations"].astype("Int64")  # nullable: null = not reported
     df["stable"] = df["stable"].astype("boolean")

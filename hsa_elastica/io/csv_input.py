@@ -134,3 +134,25 @@ def check_angle_rows(table: CsvColumns, names: Sequence[str], *, what: str) -> N
         i = int(np.argmax(bad))
         check_motor_angles(angles[i], len(names), field=f"{what} line {int(table.lines[i])}")
         raise  # pragma: no cover - the row check above raises
+
+
+def csv_header(path: str | Path) -> set[str]:
+    """The column names of the first non-blank line of a CSV file (empty if it cannot be
+    read: :func:`read_csv_columns` then reports the problem)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            for header in csv.reader(f):
+                if any(h.strip() for h in header):
+                    return {h.strip() for h in header}
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    return set()
+
+
+def angle_columns(path: str | Path, n_rods: int) -> list[str]:
+    """The motor-angle columns of a poses CSV: ``motor_angles_rad_0 ..`` (the output schema's
+    names, so a batch result file can be read back) when its header has them all, else
+    ``angle_0 ..`` (the short input form; a missing column is then reported by
+    :func:`read_csv_columns` under that name)."""
+    new = [f"motor_angles_rad_{i}" for i in range(n_rods)]
+    return new if set(new) <= csv_header(path) else [f"angle_{i}" for i in range(n_rods)]

@@ -6,7 +6,7 @@ Layout (docs/architecture.md, "Run directory")::
                                 frame and meaning of every column in the Arrow schema,
                                 read with io.columns.read_column_metadata)
     <out>/params.yaml           the parameters used (params.save_params, units in the header)
-    <out>/summary.json          a JSON object; keys include actuation_angles_rad,
+    <out>/summary.json          a JSON object; keys include motor_angles_rad,
                                 platform_position_m, platform_quaternion_xyzw,
                                 rod_tip_positions_m, converged, sim_time_s, wall_time_s
 
@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from hsa_elastica.io.columns import read_column_metadata, write_parquet
+from hsa_elastica.io.columns import read_column_metadata, upgrade_json, write_parquet
 from hsa_elastica.params import (
     RobotParams,
     load_params,
@@ -220,6 +220,8 @@ def load_run(run_dir: str | Path) -> RunData:
             summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"cannot parse {str(path / SUMMARY)!r}: {exc}") from exc
+        if isinstance(summary, dict):  # a run saved before 0.2: old keys renamed, with a warning
+            summary = upgrade_json(summary, str(path / SUMMARY))
     return RunData(path=path, diagnostics=diagnostics, params=params, summary=summary,
                    segments=segments)
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.io.columns import JsonObject
 from hsa_elastica.params import JointParams, ParameterError, RobotParams
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
@@ -46,13 +47,14 @@ METHODS = ("dynamic", "static")
 
 @dataclass
 class StackSteadyStateResult:
-    """Outcome of :func:`solve_stack_steady_state` (SI units, lab frame).
+    """Outcome of :func:`solve_stack_steady_state` (SI units, frame ``robot_base``: segment 0's
+    base plate).
 
     ``segments[k]``: segment ``k`` as a :class:`SteadyStateResult` (its motor commands in
     ``motor_angles_rad``: [rad], or [N m] for the upper stages when ``drive == "torque"``; its
-    platform's pose and marker and its rod tips in the lab frame; ``converged``, times and
+    platform's pose and marker and its rod tips in the robot_base frame; ``converged``, times and
     ``method`` are the stack's); ``relative_poses[k]``: ``(position (3,) [m], rotation (3, 3))``
-    of platform ``k`` in the frame of platform ``k - 1`` (segment 0: in the lab).
+    of platform ``k`` in the frame of platform ``k - 1`` (segment 0: in robot_base).
     ``max_node_speed_m_s`` / ``max_platform_omega_rad_s``: over all segments at the stop;
     ``residual_force_N`` / ``residual_torque_Nm``: max-norms of the static residual of the
     whole stack at the reported pose (nan on the per-rod path, which is not compiled);
@@ -92,7 +94,7 @@ class StackSteadyStateResult:
         top = self.segments[-1]
         per_segment = []
         for k, (seg, (pos, rot)) in enumerate(zip(self.segments, self.relative_poses)):
-            entry = {"segment": k, "base": "lab" if k == 0 else f"platform of segment {k - 1}"}
+            entry = {"segment": k, "base": "robot_base" if k == 0 else f"platform of segment {k - 1}"}
             entry.update(seg.to_json_dict())
             for key in ("converged", "sim_time_s", "wall_time_s", "method"):
                 entry.pop(key)
@@ -107,8 +109,8 @@ class StackSteadyStateResult:
                 max_platform_omega_rad_s=float(seg.max_platform_omega_rad_s),
             )
             per_segment.append(entry)
-        out: dict[str, Any] = {
-            "actuation_angles_rad": [float(a) for s in self.segments for a in s.motor_angles_rad],
+        out: dict[str, Any] = JsonObject({
+            "motor_angles_rad": [float(a) for s in self.segments for a in s.motor_angles_rad],
             "platform_position_m": [float(v) for v in top.platform_position_m],
             "platform_marker_position_m": [float(v) for v in np.asarray(top.platform_marker_position_m)],
             "platform_quaternion_xyzw": [float(v) for v in top.platform_quaternion_xyzw],
@@ -131,7 +133,7 @@ class StackSteadyStateResult:
             "diverged": bool(self.diverged),
             "stable": self.stable,
             "segments": per_segment,
-        }
+        })
         if self.divergence is not None:
             out["divergence"] = dict(self.divergence)
         return out

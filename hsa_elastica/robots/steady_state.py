@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.io.columns import JSON_KEYS as _COLUMNS_JSON_KEYS, JsonObject
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.params import RobotParams, check_motor_angles
 from hsa_elastica.robots.builders import Robot, build_robot
@@ -79,23 +80,15 @@ __all__ = [
     "Relaxation",
 ]
 
-#: Keys of the ``steady-state --json`` object (issue contract), in order.
-JSON_KEYS = (
-    "actuation_angles_rad",
-    "platform_position_m",
-    "platform_marker_position_m",
-    "platform_quaternion_xyzw",
-    "rod_tip_positions_m",
-    "converged",
-    "sim_time_s",
-    "wall_time_s",
-    "method",
-)
+#: Keys of the ``steady-state --json`` object, in order: the names, units and frames of the one
+#: output schema (:mod:`hsa_elastica.io.columns`, docs/outputs.md).
+JSON_KEYS = _COLUMNS_JSON_KEYS
 
 
 @dataclass
 class SteadyStateResult:
-    """Outcome of :func:`solve_steady_state` (SI units, robot base frame).
+    """Outcome of :func:`solve_steady_state` (SI units, frame ``robot_base``; names, units and
+    frames of the output schema, :mod:`hsa_elastica.io.columns`).
 
     Attributes
     ----------
@@ -108,7 +101,7 @@ class SteadyStateResult:
     platform_position_m : ndarray, shape (3,)
         platform centre of mass [m].
     platform_quaternion_xyzw : ndarray, shape (4,)
-        body -> lab rotation of the platform, scalar last, w >= 0.
+        body -> robot_base rotation of the platform, scalar last, w >= 0.
     rod_tip_positions_m : ndarray, shape (n_rods, 3)
         last node of each rod [m].
     max_node_speed_m_s : float
@@ -194,9 +187,10 @@ class SteadyStateResult:
         return float(math.atan2(r[1, 0], r[0, 0]))
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The ``steady-state --json`` object: exactly :data:`JSON_KEYS`, plain JSON types."""
-        return {
-            "actuation_angles_rad": [float(a) for a in self.motor_angles_rad],
+        """The ``steady-state --json`` object: exactly :data:`JSON_KEYS`, plain JSON types (a
+        ``dict``; the old key ``actuation_angles_rad`` still reads, with a warning)."""
+        return JsonObject({
+            "motor_angles_rad": [float(a) for a in self.motor_angles_rad],
             "platform_position_m": [float(a) for a in self.platform_position_m],
             "platform_marker_position_m": [
                 float(a) for a in np.asarray(self.platform_marker_position_m)
@@ -207,7 +201,7 @@ class SteadyStateResult:
             "sim_time_s": float(self.sim_time_s),
             "wall_time_s": float(self.wall_time_s),
             "method": str(self.method),
-        }
+        })
 
     def summary(self) -> dict[str, Any]:
         """Run-directory summary: the JSON keys plus diagnostics of the settling test."""
@@ -234,7 +228,7 @@ def marker_position(
     quaternion_xyzw: NDArray[np.float64] | Sequence[float],
 ) -> NDArray[np.float64]:
     """Base-frame position [m] of the platform's tracked point: ``p + R(q) marker_offset`` with
-    the platform centre ``p`` [m], its body -> lab quaternion ``q`` (x, y, z, w) and
+    the platform centre ``p`` [m], its body -> robot_base quaternion ``q`` (x, y, z, w) and
     ``params.platform.marker_offset`` [m] in the platform frame."""
     x, y, z, w = (float(v) for v in quaternion_xyzw)
     n = math.sqrt(x * x + y * y + z * z + w * w)

@@ -57,6 +57,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -67,7 +68,7 @@ from hsa_elastica.experiments.characterization import (
 )
 from hsa_elastica.physics.compression_law import AxialLawParams
 from hsa_elastica.data import path as data_path
-from hsa_elastica.params import RodParams, table1_rod_params
+from hsa_elastica.params import ParameterError, RodParams, table1_rod_params
 from hsa_elastica.params.files import atomic_output, write_text_atomic
 # the fitting routines and the report are re-exported: their names stay importable from here
 from hsa_elastica.validation.characterization_fit import (
@@ -187,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replot", type=Path, default=None, metavar="POINTS_CSV",
                     help="only redraw the figures from a characterization_points.csv written by an earlier run")
     args = ap.parse_args(argv)
+    if args.fitted is not None:  # refused before any work: exit 2, one line
+        try:
+            load_fitted(args.fitted)
+        except ParameterError as exc:
+            print(f"{ap.prog}: --fitted: {exc}", file=sys.stderr)
+            return 2
     # a run writes only where it is told: --out alone holds every output
     if args.results is None:
         args.results = args.out if args.out is not None else DEFAULT_RESULTS
@@ -314,11 +321,23 @@ def _save_fitted_compression(
     write_text_atomic(path, header + yaml.safe_dump(body, sort_keys=True))
 
 
+def _read_fitted(path: Path) -> dict[Any, Any]:
+    """A fitted-parameters YAML through the strict bounded reader of parameter files (no
+    aliases, no duplicate keys, bounded size and depth); ``ParameterError`` naming the file."""
+    from hsa_elastica.params.files import read_mapping_text, read_text_bounded
+
+    try:
+        raw = read_mapping_text(read_text_bounded(Path(path)), "yaml")
+    except ParameterError as exc:
+        raise ParameterError(f"fitted parameters {str(path)!r}: {exc}") from None
+    if not isinstance(raw, dict) or not raw:
+        raise ParameterError(f"fitted parameters {str(path)!r}: expected a mapping rows -> parameters")
+    return raw
+
+
 def load_fitted_compression(path: Path = FITTED_COMPRESSION) -> dict[int, tuple[RodParams, AxialLawParams]]:
     """Read ``fitted_params_compression.yaml`` into ``{rows: (RodParams, AxialLawParams)}``."""
-    import yaml
-
-    raw = yaml.safe_load(Path(path).read_text())
+    raw = _read_fitted(path)
     return {
         int(r): (RodParams.from_dict(d["rod"], where=f"{path}:{r}"), AxialLawParams.from_dict(d["axial_law"]))
         for r, d in raw.items()
@@ -327,9 +346,7 @@ def load_fitted_compression(path: Path = FITTED_COMPRESSION) -> dict[int, tuple[
 
 def load_fitted(path: Path = FITTED_PARAMS) -> dict[int, RodParams]:
     """Read ``fitted_params.yaml`` back into ``{rows: RodParams}`` (validated)."""
-    import yaml
-
-    raw = yaml.safe_load(Path(path).read_text())
+    raw = _read_fitted(path)
     return {int(r): RodParams.from_dict(d, where=f"{path}:{r}") for r, d in raw.items()}
 
 
