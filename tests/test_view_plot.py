@@ -149,7 +149,7 @@ def test_show_takes_a_recorded_frame_or_result_with_its_params(tmp_path: Path) -
     df = pd.read_parquet(synthetic_run(tmp_path / "run") / "diagnostics.parquet")
     fig = show(df, params=PARAMS, max_frames=5)
     assert len(fig.frames) == 5 and sum(t.name == "platform" for t in fig.data) == 1
-    result = SimpleNamespace(diagnostics=df, to_json_dict=lambda: {"actuation_angles_rad": [0, 0, math.pi, -math.pi]})
+    result = SimpleNamespace(diagnostics=df, to_json_dict=lambda: {"motor_angles_rad": [0, 0, math.pi, -math.pi]})
     assert "motor angles 0, 0, 180, -180 deg" in show(result, params=PARAMS).layout.title.text
     with pytest.raises(ValueError, match="record=True"):
         show(SimpleNamespace(diagnostics=None))
