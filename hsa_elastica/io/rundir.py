@@ -92,8 +92,8 @@ def can_create_in(directory: Path) -> bool:
 
 
 def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | None:
-    """Why ``out_dir`` cannot receive a run (None if it can): its parent must be an existing
-    writable directory; an existing ``out_dir`` must be a writable directory and empty unless
+    """Why ``out_dir`` cannot receive a run (None if it can): its nearest existing ancestor must
+    be a writable directory (missing parents are created); an existing ``out_dir`` must be a writable directory and empty unless
     ``overwrite`` (so one directory never mixes the files of two runs)."""
     out = Path(out_dir)
     problem = name_length_problem(out)
@@ -107,11 +107,13 @@ def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | No
         if not overwrite and any(out.iterdir()):
             return "directory is not empty (it may hold another run); choose a new directory or pass --overwrite"
         return None
-    parent = out.parent
-    if not parent.is_dir():
-        return f"parent directory {str(parent)!r} does not exist"
-    if not can_create_in(parent):
-        return f"parent directory {str(parent)!r} is not writable"
+    ancestor = out.parent  # missing parents are created (like ``mkdir -p``; dataset --out too)
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{str(ancestor)!r} is not a directory"
+    if not can_create_in(ancestor):
+        return f"directory {str(ancestor)!r} is not writable"
     return None
 
 
