@@ -319,7 +319,7 @@ def finish_run(
         from hsa_elastica.io.render_data import run_title
 
         angles = getattr(result, "motor_angles_rad", None)
-        title = run_title({"actuation_angles_rad": [float(a) for a in angles] if angles is not None else None,
+        title = run_title({"motor_angles_rad": [float(a) for a in angles] if angles is not None else None,
                            **(extra or {})})
     if render is not None:
         from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video

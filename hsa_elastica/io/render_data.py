@@ -275,7 +275,7 @@ def run_title(summary: Any) -> str:
     if isinstance(name, str) and name:
         mag = summary.get("magnitude")
         return f"{name}, magnitude {mag:g}" if isinstance(mag, (int, float)) else name
-    angles = summary.get("actuation_angles_rad", summary.get("motor_angles_rad"))
+    angles = summary.get("motor_angles_rad", summary.get("actuation_angles_rad"))  # old key: 0.1
     if isinstance(angles, (list, tuple)) and angles and all(isinstance(a, (int, float)) for a in angles):
         return "motor angles " + ", ".join(f"{math.degrees(a):.0f}" for a in angles) + " deg"
     return ""
