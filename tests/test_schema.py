@@ -166,6 +166,7 @@ def test_same_quantity_same_columns_in_batch_dataset_and_result(files: dict[str,
     np.testing.assert_allclose([row[c] for c in num], batch.loc[1, num].to_numpy(dtype=float),
                                rtol=0, atol=1e-9)
     # the column metadata read back agree with the schema table
+    assert {c: data.attrs["columns"][c] for c in cols} == {c: batch.attrs["columns"][c] for c in cols}
     meta = batch.attrs["columns"]
     assert meta["platform_quaternion_xyzw_w"]["frame"] == "body->robot_base"
     assert meta["motor_angles_rad_3"]["unit"] == "rad"
