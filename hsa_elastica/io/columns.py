@@ -105,7 +105,9 @@ class Quantity:
 
     def __init__(self, name: str, unit: str, frame: str, layout: str, dtype: str,
                  description: str) -> None:
-        assert frame in FRAMES and layout in LAYOUTS, (name, frame, layout)
+        if frame not in FRAMES or layout not in LAYOUTS:
+            raise ValueError(f"Quantity {name!r}: frame {frame!r} must be one of {FRAMES}, "
+                             f"layout {layout!r} one of {tuple(LAYOUTS)}")
         self.name, self.unit, self.frame, self.layout = name, unit, frame, layout
         self.dtype, self.description = dtype, description
 
