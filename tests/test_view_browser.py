@@ -147,5 +147,8 @@ def test_page_loads_without_errors_and_the_slider_changes_the_scene(tmp_path: Pa
     assert errors == [], f"console errors: {errors}"
     assert requests == [], f"the page asked the network for {requests}"
     assert before.shape == after.shape
+    for img in (before, after):  # the scene was drawn (WebGL works): the orange rods are there
+        r, g, b = (img[..., c].astype(int) for c in range(3))
+        assert np.mean((r > 120) & (r - b > 80) & (g < r - 30)) > 0.01
     changed = np.any(np.abs(before.astype(int) - after.astype(int)) > 16, axis=-1).mean()
     assert changed > 0.01, f"only {changed:.2%} of the scene's pixels changed"

@@ -139,3 +139,25 @@ def test_show_displays_inline_in_a_jupyter_kernel(tmp_path: Path, monkeypatch: p
     outputs = nb.cells[0].outputs
     kinds = {k for o in outputs for k in o.get("data", {})}
     assert "application/vnd.plotly.v1+json" in kinds, outputs
+
+
+def test_show_takes_a_recorded_frame_or_result_with_its_params(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from hsa_elastica import show
+
+    df = pd.read_parquet(synthetic_run(tmp_path / "run") / "diagnostics.parquet")
+    fig = show(df, params=PARAMS, max_frames=5)
+    assert len(fig.frames) == 5 and sum(t.name == "platform" for t in fig.data) == 1
+    result = SimpleNamespace(diagnostics=df, to_json_dict=lambda: {"motor_angles_rad": [0, 0, math.pi, -math.pi]})
+    assert "motor angles 0, 0, 180, -180 deg" in show(result, params=PARAMS).layout.title.text
+    with pytest.raises(ValueError, match="record=True"):
+        show(SimpleNamespace(diagnostics=None))
+
+
+def test_run_plot_takes_a_recorded_frame_with_its_params(tmp_path: Path) -> None:
+    from hsa_elastica import run_plot
+
+    df = pd.read_parquet(synthetic_run(tmp_path / "run") / "diagnostics.parquet")
+    fig = run_plot(df, params=PARAMS)
+    assert len(fig.axes[2].lines) == 4 and fig.axes[0].get_title() == "platform position"

@@ -313,7 +313,7 @@ def finish_run(
     primitive in ``extra`` or else the motor angles."""
     if out is not None:
         save_result(out, result, params, extra)
-        info(quiet, f"run saved to {out}")
+        info(quiet, f"run saved to {out} (3D view in the browser: {PROG} view {out})")
     title = ""
     if render is not None or still is not None:
         from hsa_elastica.io.render_data import run_title

@@ -156,7 +156,7 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
             )
     if args.out is not None:
         save_result(args.out, result, segments, extra)
-        info(args.quiet, f"run saved to {args.out}")
+        info(args.quiet, f"run saved to {args.out} (3D view in the browser: {PROG} view {args.out})")
     if args.render is not None or args.still is not None:
         from hsa_elastica.io.render import render_still, render_video
         from hsa_elastica.io.render_data import run_title, stack_frame

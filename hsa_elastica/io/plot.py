@@ -31,13 +31,15 @@ __all__ = ["run_plot", "write_run_plot"]
 _XYZ_COLORS = ("#7b3294", "#c51b7d", "#4d4d4d")  # the world-axis colours of the stills
 
 
-def run_plot(run: "RunData | str | Path") -> "Figure":
-    """The matplotlib figure (not attached to pyplot) of ``run``; see the module docstring."""
+def run_plot(run: "RunData | str | Path | Any", *, params: Any = None) -> "Figure":
+    """The matplotlib figure (not attached to pyplot) of ``run``: a run directory, a
+    :class:`RunData`, or a recorded diagnostics frame / result with its ``params``
+    (:func:`hsa_elastica.io.view.as_run_data`); see the module docstring."""
     from matplotlib.figure import Figure
 
-    from hsa_elastica.io.rundir import RunData, load_run
+    from hsa_elastica.io.view import as_run_data
 
-    run = run if isinstance(run, RunData) else load_run(run)
+    run = as_run_data(run, params)
     raw = run.diagnostics.reset_index(drop=True)
     if len(raw) == 0:
         raise ValueError(f"run {str(run.path)!r} has no samples: nothing to plot")
@@ -47,8 +49,8 @@ def run_plot(run: "RunData | str | Path") -> "Figure":
 
     fig = Figure(figsize=(10.0, 7.0), layout="constrained")
     axes = fig.subplots(2, 2, sharex=True)
-    title = data.run_title(run.summary) or run.path.name
-    fig.suptitle(f"{title}  ({run.path.name})" if title != run.path.name else title)
+    title, name = data.run_title(run.summary), run.path.resolve().name
+    fig.suptitle(f"{title}  ({name})" if title and name else title or name)
     ax_pos, ax_rot, ax_ang, ax_tq = axes[0, 0], axes[0, 1], axes[1, 0], axes[1, 1]
     which = "top platform" if n_seg else "platform"
 
@@ -115,14 +117,14 @@ def _missing(ax: Any, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
-def write_run_plot(run: "RunData | str | Path", path: str | Path) -> Path:
+def write_run_plot(run: "RunData | str | Path | Any", path: str | Path, *, params: Any = None) -> Path:
     """Write :func:`run_plot` of ``run`` to ``path`` (``.png`` at 120 dpi or ``.svg``; the path
     is checked first and the file written atomically); returns the path."""
     from hsa_elastica.io.render import check_output_path
     from hsa_elastica.params.files import atomic_output
 
     p = check_output_path(path, "plot")
-    fig = run_plot(run)
+    fig = run_plot(run, params=params)
     with atomic_output(p, create_parents=True) as tmp:
         fig.savefig(str(tmp), dpi=120, format=p.suffix.lower().lstrip("."))
     return p

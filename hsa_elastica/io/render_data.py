@@ -275,7 +275,9 @@ def run_title(summary: Any) -> str:
     if isinstance(name, str) and name:
         mag = summary.get("magnitude")
         return f"{name}, magnitude {mag:g}" if isinstance(mag, (int, float)) else name
-    angles = summary.get("motor_angles_rad", summary.get("actuation_angles_rad"))  # old key: 0.1
+    angles = summary.get("motor_angles_rad")
+    if angles is None:  # a summary written before the one schema (io/columns.OLD_JSON_KEYS)
+        angles = summary.get("actuation_angles_rad")
     if isinstance(angles, (list, tuple)) and angles and all(isinstance(a, (int, float)) for a in angles):
         return "motor angles " + ", ".join(f"{math.degrees(a):.0f}" for a in angles) + " deg"
     return ""

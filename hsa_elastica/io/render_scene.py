@@ -181,7 +181,9 @@ class RobotScene:
         self.window_size = (w + w % 2, h + h % 2)
         rod, handedness, robot = _rod_geometry(params)
         self._load(df, rod, handedness, robot, color_by)
-        self._entry_px = min(40.0, max(18.0, 0.042 * self.window_size[1]))  # legend line height
+        # legend line height, by the height of a 4:3 window at most (a portrait window keeps
+        # the legend narrow, leaving the width to the robot)
+        self._entry_px = min(40.0, max(18.0, 0.042 * min(self.window_size[1], 0.75 * self.window_size[0])))
         self.side_panel = 0.0  # fraction of the width kept free of the robot (legend, colour bar)
         self.plotter = pv.Plotter(off_screen=True, window_size=list(self.window_size))
         self.plotter.set_background("white")

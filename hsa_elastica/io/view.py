@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from hsa_elastica.io.rundir import RunData
 
-__all__ = ["view_figure", "write_view_html", "show", "DEFAULT_MAX_FRAMES", "DIV_ID"]
+__all__ = ["view_figure", "write_view_html", "show", "as_run_data", "DEFAULT_MAX_FRAMES", "DIV_ID"]
 
 DEFAULT_MAX_FRAMES = 120  # frames of the slider: enough for a smooth scrub, a few MB of page
 DIV_ID = "hsa-elastica-view"  # the plot's element id in the page (the browser test finds it)
@@ -51,10 +51,33 @@ _DISK_SIDES = 40
 _MM = 1e3  # the view is in millimetres
 
 
-def _load(run: "RunData | str | Path") -> "RunData":
-    from hsa_elastica.io.rundir import RunData, load_run
+def as_run_data(run: Any, params: Any = None) -> "RunData":
+    """A :class:`RunData` from a run directory, a RunData, or a diagnostics DataFrame / a
+    result with ``.diagnostics`` (``SteadyStateResult``, ``StackSteadyStateResult``) and
+    ``params`` (RobotParams, or a stack's list of them, bottom first; default the paper robot)."""
+    import pandas as pd
 
-    return run if isinstance(run, RunData) else load_run(run)
+    from hsa_elastica.io.rundir import RunData, load_run
+    from hsa_elastica.params import RobotParams
+
+    if isinstance(run, RunData):
+        return run
+    if isinstance(run, (str, Path)):
+        return load_run(run)
+    diagnostics = run if isinstance(run, pd.DataFrame) else getattr(run, "diagnostics", None)
+    if not isinstance(diagnostics, pd.DataFrame):
+        raise ValueError(
+            f"run = {type(run).__name__} is invalid: give a run directory, a RunData, a "
+            "diagnostics DataFrame or a result recorded with record=True"
+        )
+    segments: tuple[Any, ...] = tuple(params) if isinstance(params, (list, tuple)) else ()
+    robot = segments[0] if segments else (params if params is not None else RobotParams())
+    summary: dict[str, Any] = {}
+    to_json = getattr(run, "to_json_dict", None)
+    if callable(to_json):
+        summary = dict(to_json())
+    return RunData(path=Path("."), diagnostics=diagnostics, params=robot, summary=summary,
+                   segments=segments)
 
 
 def _tube_triangles(n_nodes: int, sides: int) -> NDArray[np.int32]:
@@ -116,11 +139,13 @@ def _segments(starts: NDArray[np.float64], ends: NDArray[np.float64]) -> dict[st
 
 
 def view_figure(
-    run: "RunData | str | Path", *, max_frames: int = DEFAULT_MAX_FRAMES, target: Any = None,
+    run: Any, *, params: Any = None, max_frames: int = DEFAULT_MAX_FRAMES, target: Any = None,
     height: int = 720,
 ) -> "go.Figure":
-    """The interactive plotly figure of a run (a run directory or a loaded
-    :class:`~hsa_elastica.io.rundir.RunData`); see the module docstring for what it shows.
+    """The interactive plotly figure of a run: a run directory, a loaded
+    :class:`~hsa_elastica.io.rundir.RunData`, or in Python a diagnostics DataFrame or a result
+    recorded with ``record=True`` together with its ``params`` (a stack: the list of segment
+    parameters, bottom first); see the module docstring for what it shows.
 
     ``target``: a point [m] drawn as the target (overrides the run's own); ``max_frames``
     (>= 1): the most samples the slider steps through.  Raises ``ValueError`` (one line) for
@@ -129,7 +154,7 @@ def view_figure(
 
     if isinstance(max_frames, bool) or not isinstance(max_frames, (int, np.integer)) or max_frames < 1:
         raise ValueError(f"max_frames = {max_frames!r} is invalid: must be an integer >= 1")
-    run = _load(run)
+    run = as_run_data(run, params)
     raw = run.diagnostics.reset_index(drop=True)
     if len(raw) == 0:
         raise ValueError(f"run {str(run.path)!r} has no samples: nothing to show")
@@ -325,7 +350,7 @@ def _target(run: "RunData", df: Any, rows: NDArray[np.int64], target: Any) -> ND
     return t[None, :]
 
 
-def write_view_html(run: "RunData | str | Path", path: str | Path, **kw: Any) -> Path:
+def write_view_html(run: Any, path: str | Path, **kw: Any) -> Path:
     """Write :func:`view_figure` of ``run`` as one self-contained HTML page (plotly.js embedded)
     to ``path`` (``.html``; checked first, written atomically); returns the path."""
     from hsa_elastica.io.render import check_output_path
@@ -341,8 +366,9 @@ def write_view_html(run: "RunData | str | Path", path: str | Path, **kw: Any) ->
     return p
 
 
-def show(run: "RunData | str | Path", **kw: Any) -> "go.Figure":
-    """The interactive view of ``run`` (a run directory or :class:`RunData`) as a plotly
-    figure: displayed inline when it is the last expression of a Jupyter cell;
-    ``.show()`` opens it in a browser elsewhere.  Keywords as :func:`view_figure`."""
+def show(run: Any, **kw: Any) -> "go.Figure":
+    """The interactive view of ``run`` (a run directory, :class:`RunData`, or a recorded
+    result / diagnostics DataFrame with ``params=``) as a plotly figure: displayed inline when
+    it is the last expression of a Jupyter cell; ``.show()`` opens it in a browser elsewhere.
+    Keywords as :func:`view_figure`."""
     return view_figure(run, **kw)
