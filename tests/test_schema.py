@@ -166,6 +166,7 @@ def test_same_quantity_same_columns_in_batch_dataset_and_result(files: dict[str,
     np.testing.assert_allclose([row[c] for c in num], batch.loc[1, num].to_numpy(dtype=float),
                                rtol=0, atol=1e-9)
     # the column metadata read back agree with the schema table
+    assert {c: data.attrs["columns"][c] for c in cols} == {c: batch.attrs["columns"][c] for c in cols}
     meta = batch.attrs["columns"]
     assert meta["platform_quaternion_xyzw_w"]["frame"] == "body->robot_base"
     assert meta["motor_angles_rad_3"]["unit"] == "rad"
@@ -560,3 +561,19 @@ def test_readme_frame_count_of_the_first_command(tmp_path: Path) -> None:
     n = len(frame_times(float(time.iloc[0]), float(time.iloc[-1]), fps=render.DEFAULT_FPS,
                         speed=render.DEFAULT_SPEED))
     assert n + round(render.DEFAULT_HOLD * render.DEFAULT_FPS) == int(m[2])
+
+
+def test_documented_env_numbers_are_the_code() -> None:
+    """README and docs/control.md: the envs' 150-step TimeLimit and the coarse discretization
+    (10 elements per rod, dt = 6e-5 s) are those registered and used."""
+    from hsa_elastica._gym import ENVS
+    from hsa_elastica.envs.hsa_robot import DISCRETIZATIONS
+
+    pages = [ROOT / "README.md", DOCS / "control.md"]
+    pattern = r"(\d+)-step `TimeLimit`|TimeLimit of (\d+) steps|max_episode_steps = (\d+)"
+    steps = {int("".join(groups)) for p in pages
+             for groups in re.findall(pattern, p.read_text(encoding="utf-8"))}
+    assert steps == {s for _, s in ENVS.values()}
+    coarse = {(int(n), float(dt)) for p in pages for n, dt in re.findall(
+        r'"coarse"\)?[^.]*?: (\d+) elements per rod, dt = ([\d.e-]+) s', p.read_text(encoding="utf-8"))}
+    assert coarse == {DISCRETIZATIONS["coarse"]}

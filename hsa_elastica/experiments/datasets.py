@@ -635,7 +635,8 @@ def build_dataset(
 def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     """The dataset in ``out`` as one DataFrame sorted by ``sample`` (index 0..n-1), its columns
     named by the output schema (:mod:`hsa_elastica.io.columns`, docs/outputs.md; a dataset of
-    schema version 2 or older is renamed to them with a ``DeprecationWarning``).
+    schema version 2 or older is renamed to them with a ``DeprecationWarning``);
+    ``df.attrs["columns"]`` holds each column's unit, frame and meaning.
 
     Every chunk file is verified first: its SHA-256 against ``dataset.json``, or, for a chunk
     finished after the manifest's last update (a killed run), its embedded metadata.  Raises
@@ -697,6 +698,9 @@ def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     df["stable"] = df["stable"].astype("boolean")
     if not allow_partial and (len(df) != meta["n_samples"] or df["sample"].duplicated().any()):
         raise ValueError(f"{out}: expected {meta['n_samples']} unique samples, found {len(df)}")
+    from hsa_elastica.io.columns import column_metadata
+
+    df.attrs["columns"] = column_metadata(df.columns)  # as load_steady_states and load_run
     return df
 
 

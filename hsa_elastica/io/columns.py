@@ -105,7 +105,9 @@ class Quantity:
 
     def __init__(self, name: str, unit: str, frame: str, layout: str, dtype: str,
                  description: str) -> None:
-        assert frame in FRAMES and layout in LAYOUTS, (name, frame, layout)
+        if frame not in FRAMES or layout not in LAYOUTS:
+            raise ValueError(f"Quantity {name!r}: frame {frame!r} must be one of {FRAMES}, "
+                             f"layout {layout!r} one of {tuple(LAYOUTS)}")
         self.name, self.unit, self.frame, self.layout = name, unit, frame, layout
         self.dtype, self.description = dtype, description
 
@@ -152,6 +154,8 @@ QUANTITIES: tuple[Quantity, ...] = (
        "rotation of the platform about +z, in (-pi, pi]"),
     _Q("n_steps", "-", "none", "scalar", "int64", "time steps taken"),
     _Q("diverged", "-", "none", "scalar", "bool", "the run stopped on SimulationDiverged"),
+    _Q("target_position_m", "m", ROBOT_BASE, "xyz", "float64",
+       "target of the platform centre in a reaching task (drawn by hsa-elastica view)"),
     _Q("divergence", "-", "none", "object", "object",
        "{time_s, last_good_time_s, system, reason, message} of a blow-up"),
     # calibration output (calibrate --json, CalibrationResult)
@@ -372,9 +376,13 @@ _SENSOR_RULES: list[tuple[str, str, str, str]] = [
     (rf"platform_velocity_{_C}", "m/s", ROBOT_BASE, "platform centre-of-mass velocity, {c}"),
     (rf"platform_angular_velocity_{_C}", "rad/s", ROBOT_BASE, "platform angular velocity, {c}"),
 ]
+_TARGET_RULES: list[tuple[str, str, str, str]] = [
+    (rf"position_{_C}", "m", ROBOT_BASE, "target of the platform centre, {c}"),
+]
 _COMPILED = {
     kind: [(re.compile(p + "$"), u, f, d) for p, u, f, d in rules]
-    for kind, rules in (("rod", _ROD_RULES), ("body", _BODY_RULES), ("sensors", _SENSOR_RULES))
+    for kind, rules in (("rod", _ROD_RULES), ("body", _BODY_RULES), ("sensors", _SENSOR_RULES),
+                        ("target", _TARGET_RULES))
 }
 UNKNOWN = {"unit": "?", "frame": "?", "description": "not a recorder column"}
 
@@ -387,6 +395,8 @@ def _kind(prefix: str) -> str:
         return "sensors"
     if last.startswith("platform") or last.startswith("body"):
         return "body"
+    if last == "target":
+        return "target"
     return "rod"  # rod{i}/ or a single rod's recorder (no prefix)
 
 

@@ -369,7 +369,7 @@ class RigidBodyRecorder(_Recorder):
     """Samples a rigid body (e.g. the platform ``Cylinder``) every ``every`` steps.
 
     Columns: ``time`` [s], ``position_{x|y|z}`` (centre of mass) [m],
-    ``quaternion_{x|y|z|w}`` of the body->lab rotation ``director.T`` (scalar last, ``w >= 0``),
+    ``quaternion_{x|y|z|w}`` of the body->robot_base rotation ``director.T`` (scalar last, ``w >= 0``),
     ``velocity_{x|y|z}`` [m/s], ``omega_{x|y|z}`` [rad/s] in the BODY frame (PyElastica's
     ``omega_collection``).
     """
