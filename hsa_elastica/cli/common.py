@@ -232,11 +232,12 @@ def load_segments(path: str | None) -> list[Any] | None:
 def announce_compile(quiet: bool) -> None:
     """Report numba compilations on stderr from now on (what compiles, elapsed time, a summary;
     :mod:`hsa_elastica.io.compile_notice`), unless ``quiet``.  Idempotent."""
-    if quiet:
-        return
-    from hsa_elastica.io.compile_notice import announce_compilation
+    from hsa_elastica.io import compile_notice
 
-    announce_compilation()
+    if quiet:
+        compile_notice.suppress()  # nor the builders' automatic one (announce_if_cold)
+        return
+    compile_notice.announce_compilation()
 
 
 def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,

@@ -100,6 +100,7 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     import pandas as pd
 
     from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
+    from hsa_elastica.io.progress import progress_bar
     from hsa_elastica.params import ParameterError
 
     if args.out is None or Path(args.out).suffix.lower() not in TABLE_SUFFIXES:
@@ -119,12 +120,16 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
         check_params(params, _duration(args, params), False)
 
         results = [solve_steady_state(params, a, max_time=args.max_time, record=False,
-                                      fast=not args.reference) for a in angles]
+                                      fast=not args.reference)
+                   for a in progress_bar(angles, desc="steady states", unit="pose",
+                                         enabled=not args.quiet)]
     else:
         from hsa_elastica.robots.statics_api import solve_static_batch
 
         try:
-            results = solve_static_batch(params, angles)
+            with progress_bar(total=len(angles), desc="steady states", unit="pose",
+                              enabled=not args.quiet) as bar:
+                results = solve_static_batch(params, angles, on_pose=lambda: bar.update(1))
         except ParameterError as exc:
             raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
     from hsa_elastica.io.columns import write_parquet

@@ -53,13 +53,25 @@ FD_STEP_ROTATION = 1e-7
 @njit(cache=True)  # type: ignore[misc]
 def _rotate(director: NDArray[np.float64], k: int, w0: float, w1: float, w2: float,
             scratch: NDArray[np.float64]) -> None:
-    """``director[:, :, k] <- R(w) director[:, :, k]`` with the kinematic-update kernel."""
+    """``director[:, :, k] <- R(w) director[:, :, k]`` with the kinematic-update kernel.
+
+    The element is updated in a C-contiguous copy: a slice ``director[:, :, k : k + 1]`` is
+    typed as a non-contiguous array, which would make numba compile a second specialisation
+    of :func:`kinematic_update_inplace` next to the fused loop's (cold start, issue 25); the
+    arithmetic, and so the result, is the same bit for bit."""
     omega = np.empty((3, 1))
     omega[0, 0] = w0
     omega[1, 0] = w1
     omega[2, 0] = w2
     nothing = np.empty((3, 0))
-    kinematic_update_inplace(1.0, nothing, director[:, :, k : k + 1], nothing, omega, scratch)
+    element = np.empty((3, 3, 1))
+    for a in range(3):
+        for b in range(3):
+            element[a, b, 0] = director[a, b, k]
+    kinematic_update_inplace(1.0, nothing, element, nothing, omega, scratch)
+    for a in range(3):
+        for b in range(3):
+            director[a, b, k] = element[a, b, 0]
 
 
 @njit(cache=True)  # type: ignore[misc]

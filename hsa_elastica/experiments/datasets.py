@@ -498,6 +498,19 @@ def _start_client(workers: int | None, client: Any) -> tuple[Any, Any, int]:
     return Client(cluster), cluster, n
 
 
+def _compile_in_parent(samples: NDArray[np.int64], angles: NDArray[np.float64],
+                       params_json: str, solver: str, shapes: bool) -> None:
+    """Solve the pose ``samples`` (one) in this process before the local workers start, and
+    discard it: on a cold numba cache the kernels then compile here, where the compile notice
+    of the command line shows on stderr (a worker's stderr is not the terminal), and the workers
+    load them from the on-disk cache instead of each compiling them again (one compilation
+    instead of one per worker).  With a warm cache it costs one pose."""
+    from hsa_elastica.experiments.dataset_chunks import solve_chunk
+
+    solve_chunk(ChunkTask(chunk=-1, samples=samples, angles=angles[samples],
+                          params_json=params_json, solver=solver, shapes=shapes))
+
+
 def _run_tasks(tasks: Iterator[ChunkTask], write: Callable[[int, Any], None],
                workers: int | None, client: Any, bar: Any) -> int:
     """Submit the chunk tasks to Dask (a bounded window of 2 per worker, so memory does not
@@ -570,9 +583,8 @@ def build_dataset(
     computed.  Raises :class:`DatasetMismatch` for another dataset in ``out`` and
     :class:`DatasetCorrupt` for an unreadable ``dataset.json`` (both: unless ``overwrite``).
     """
-    from tqdm import tqdm
-
     from hsa_elastica.engines.timeloop import check_time_step
+    from hsa_elastica.io.progress import progress_bar
 
     angles = np.ascontiguousarray(angles, dtype=np.float64)
     if angles.ndim != 2 or len(angles) == 0:
@@ -615,8 +627,10 @@ def build_dataset(
 
                 n_todo = int(sum(len(plan[c]) for c in todo))
                 t0 = time.perf_counter()
-                with tqdm(total=n_todo, unit="sample", desc="dataset", disable=not progress,
-                          smoothing=0.1) as bar:
+                if todo and client is None:
+                    _compile_in_parent(plan[todo[0]][:1], angles, params_json, method, shapes)
+                with progress_bar(total=n_todo, unit="sample", desc="dataset", enabled=progress,
+                                  smoothing=0.1) as bar:
                     if todo:
                         n_workers = _run_tasks(tasks, write, workers, client, bar)
             finally:

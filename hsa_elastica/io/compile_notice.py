@@ -9,25 +9,33 @@ API (:mod:`numba.core.event`).  :func:`announce_compilation` registers a listene
 * prints one line when the first kernel starts compiling
   (``compiling numba kernels (first run only; cached afterwards)...``),
 * then, while kernels compile, the elapsed time and the kernel being compiled: on a terminal
-  a status line rewritten every 0.5 s, elsewhere (logs, CI) a line every 10 s,
+  a status line rewritten every 0.5 s, elsewhere (logs, CI, a pipe read by another program) a
+  line every second, so that no entry point is silent for more than 2 s while it compiles,
 * and a summary once compilation has been idle for a second
   (``compiled 37 kernels in 41.2 s``).
 
-Every command of the ``hsa-elastica`` CLI installs it (``--quiet`` does not); Python users can
-call :func:`announce_compilation` themselves.  Installing it twice is harmless.
+Every command of the ``hsa-elastica`` CLI installs it (``--quiet`` does not).  In Python, the
+builders (:func:`~hsa_elastica.robots.builders.build_robot`, ``build_fast_robot``,
+``build_stack``, so also the Gymnasium envs and the steady-state solvers) install it through
+:func:`announce_if_cold` when the package's kernels are not in numba's cache yet, unless
+``HSA_ELASTICA_COMPILE_NOTICE=0`` is set; :func:`announce_compilation` installs it
+unconditionally.  Installing it twice is harmless.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 from typing import Any, TextIO
 
-__all__ = ["announce_compilation", "CompileNotice"]
+__all__ = ["announce_compilation", "announce_if_cold", "suppress", "CompileNotice"]
 
-#: seconds between two heartbeat lines when stderr is not a terminal
-LOG_PERIOD = 10.0
+#: seconds between two heartbeat lines when stderr is not a terminal: the thread wakes every
+#: ``min(period, IDLE) / 4`` s, so lines come 1.0-1.25 s apart, under the 2 s of silence that
+#: reads as "hung" with room for a busy machine's scheduling delays
+LOG_PERIOD = 1.0
 #: seconds between two rewrites of the status line on a terminal
 TTY_PERIOD = 0.5
 #: seconds without compilation after which the summary is printed
@@ -94,7 +102,7 @@ class CompileNotice:
     def _heartbeat(self) -> None:
         period = TTY_PERIOD if self.tty else LOG_PERIOD
         while True:
-            time.sleep(min(period, IDLE) / 2)
+            time.sleep(min(period, IDLE) / 4)
             with self._lock:
                 if self._started is None:
                     return
@@ -140,3 +148,27 @@ def announce_compilation(stream: TextIO | None = None) -> CompileNotice:
         _INSTALLED = CompileNotice(stream)
         event.register("numba:compile", _INSTALLED.listener)
     return _INSTALLED
+
+
+_SUPPRESSED = False
+
+
+def suppress() -> None:
+    """No automatic notice from :func:`announce_if_cold` in this process (``--quiet``)."""
+    global _SUPPRESSED
+    _SUPPRESSED = True
+
+
+def announce_if_cold(stream: TextIO | None = None) -> CompileNotice | None:
+    """:func:`announce_compilation` if the fused loop (the package's largest kernel) has no
+    entry in numba's on-disk cache, i.e. this is a first run that will compile for a minute or
+    more; nothing if it is cached, if :func:`suppress` was called or if the environment sets
+    ``HSA_ELASTICA_COMPILE_NOTICE=0``.  The notice prints only while kernels compile, so
+    installing it costs nothing when they load from the cache."""
+    if _SUPPRESSED or os.environ.get("HSA_ELASTICA_COMPILE_NOTICE", "1") == "0":
+        return None
+    if _INSTALLED is not None:
+        return _INSTALLED
+    from hsa_elastica.engines.fused import kernels_cached
+
+    return None if kernels_cached() else announce_compilation(stream)

@@ -385,7 +385,8 @@ class RigidBodyRecorder(_Recorder):
 
     def _fill(self, body: Any, row: NDArray[np.float64]) -> None:
         row[1:4] = body.position_collection[:, 0]
-        row[4:8] = rotation_matrix_to_quaternion(body.director_collection[:, :, 0].T)
+        # (a C-contiguous copy: the transpose would compile a second, Fortran-order specialisation)
+        row[4:8] = rotation_matrix_to_quaternion(np.ascontiguousarray(body.director_collection[:, :, 0].T))
         row[8:11] = body.velocity_collection[:, 0]
         row[11:14] = body.omega_collection[:, 0]
 

@@ -161,11 +161,15 @@ class RobotSensorRecorder(_Recorder):
             rest = joint_rest_orientation(
                 self._rest(i), platform.director_collection, 0, rod.director_collection, tip_elem
             )
+            # C-contiguous copies of the block views: the joint kernels are then the
+            # specialisations the fused loop compiles anyway, not a second (strided) set
+            cc = np.ascontiguousarray
             joint_wrench(
-                rod.position_collection, rod.velocity_collection, rod.director_collection,
-                rod.omega_collection, tip_node, tip_elem, platform.position_collection,
-                platform.velocity_collection, platform.director_collection,
-                platform.omega_collection, 0, joint.attachment_point, float(joint.k_F),
+                cc(rod.position_collection), cc(rod.velocity_collection),
+                cc(rod.director_collection), cc(rod.omega_collection), tip_node, tip_elem,
+                cc(platform.position_collection), cc(platform.velocity_collection),
+                cc(platform.director_collection), cc(platform.omega_collection), 0,
+                cc(joint.attachment_point), float(joint.k_F),
                 float(joint.nu_F), rest, float(joint.k_tau), float(joint.nu_tau), self._wrench,
             )
             o = 1 + 3 * n

@@ -109,7 +109,9 @@ def kinematic_update_inplace(
             ) + rotation[2, 2, k] * d2
 
 
-@njit(cache=True)  # type: ignore[misc]
+# inlined into its caller: called with constant row indices, a separate function would be
+# compiled once per combination of them (numba specialises on integer literals; 9 of them)
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _row_dot(director: NDArray[np.float64], i: int, j: int, k: int) -> float:
     """``Q_{k+1}[i, :] . Q_k[j, :]`` summed left to right (``_batch_matmul``'s order)."""
     return (

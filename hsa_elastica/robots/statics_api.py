@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import time as _time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -240,9 +240,12 @@ def solve_static_batch(
     mirror_branch: str = "dynamic",
     order: str = "nearest",
     initial: Sequence[SteadyStateResult | None] | None = None,
+    on_pose: Callable[[], object] | None = None,
 ) -> list[SteadyStateResult]:
     """:func:`solve_static` for each row of ``angles_array`` ((n_poses, n_rods) [rad]), each
     started from the previous solution (from the straight pose if that fails).
+
+    ``on_pose`` (optional) is called after every pose (a progress bar's update).
 
     ``initial`` (optional, one entry per row): Newton starts pose ``k`` from ``initial[k]``, a
     static result of a robot with the same discretisation (e.g. the same pose solved for
@@ -274,6 +277,8 @@ def solve_static_batch(
                          mirror_branch)
         warm = res.state if res.method == "static" and res.converged else None
         results[k] = res
+        if on_pose is not None:
+            on_pose()
     return [r for r in results if r is not None]
 
 

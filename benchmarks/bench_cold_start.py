@@ -1,0 +1,184 @@
+"""Cold vs warm start of every entry point (issue 25): numba compilation on first use.
+
+Every entry point runs twice in a fresh subprocess: *cold*, with an empty numba cache (its own
+new ``NUMBA_CACHE_DIR``, so every kernel it runs is compiled), then *warm*, with the cache the
+cold run filled.  Printed side by side for each: wall time and CPU time (user + sys of the
+process and its children, e.g. Dask workers) of both runs, their ratio, the cold-minus-warm
+difference (what the first run costs), and the longest time the process printed nothing while it
+ran (stdout and stderr are pipes, so progress bars are off and the compile notice of
+:mod:`hsa_elastica.io.compile_notice` writes a heartbeat line every second).
+
+The machine this project runs on is shared (2 cores, several agents): absolute wall times
+depend on the load, so the CPU times and the cold/warm ratios of one run are what to compare
+between versions.  Target of issue 25: ``primitive bend_north --still x.png`` cold <= 20 s.
+
+Usage::
+
+    python benchmarks/bench_cold_start.py                      # all entry points, ~15-30 min
+    python benchmarks/bench_cold_start.py --only primitive api  # a subset
+    python benchmarks/bench_cold_start.py --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+#: Python code of the library entry points (run with ``python -c``)
+API = (
+    "from hsa_elastica import build_fast_robot, paper_robot_params\n"
+    "robot = build_fast_robot(paper_robot_params(), [0.5, -0.5, 0.5, -0.5])\n"
+    "robot.run(0.01)\n"
+)
+GYM = (
+    "import gymnasium as gym\n"
+    "import hsa_elastica\n"
+    "env = gym.make('HSARobot-v0')\n"
+    "env.reset(seed=0)\n"
+    "env.step(env.action_space.sample())\n"
+)
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "hsa_elastica.cli", *args]
+
+
+def entry_points(tmp: Path) -> dict[str, list[str]]:
+    """name -> command line, writing into ``tmp`` (each run gets a fresh ``tmp``)."""
+    return {
+        "primitive": _cli("primitive", "bend_north", "--still", str(tmp / "x.png")),
+        "steady-state": _cli("steady-state", "--angles", "0.5", "-0.5", "0.5", "-0.5"),
+        "steady-state-csv": _cli("steady-state", "--angles-csv", str(tmp / "angles.csv"),
+                                 "--out", str(tmp / "poses.csv")),
+        "dataset": _cli("dataset", "--random", "20", "--seed", "0", "--workers", "2",
+                        "--out", str(tmp / "ds")),
+        "calibrate": _cli("calibrate", "--data", "elongation", "--params", "fpu_robot_2022",
+                          "--free", "rod.C_eps", "--max-poses", "2", "--max-evaluations", "2",
+                          "--out", str(tmp / "fitted.yaml")),
+        "render": _cli("render", str(tmp / "run"), "--still", str(tmp / "r.png")),
+        "api": [sys.executable, "-c", API],
+        "gym": [sys.executable, "-c", GYM],
+    }
+
+
+def _prepare(name: str, tmp: Path, env: dict[str, str]) -> None:
+    """Inputs of an entry point: the batch CSV, the run directory ``render`` reads (made with
+    the benchmark's own warm cache, not the one being measured)."""
+    (tmp / "angles.csv").write_text("angle_0,angle_1,angle_2,angle_3\n"
+                                    "0.5,-0.5,0.5,-0.5\n1.0,-1.0,1.0,-1.0\n0.3,-0.6,0.9,-1.2\n")
+    if name == "render" and not (tmp / "run").exists():
+        subprocess.run(_cli("primitive", "bend_north", "--duration", "0.05", "--quiet", "--out",
+                            str(tmp / "run")), env=env, check=True, capture_output=True)
+
+
+@dataclass
+class Run:
+    wall: float  # s
+    cpu: float  # s, user + sys of the process and its waited-for children
+    first_output: float  # s from start to the first line on stdout/stderr
+    max_gap: float  # s, longest time without a line (start and end included)
+    compile_gap: float  # s, longest time without a line while kernels compile
+    returncode: int
+    tail: str
+
+
+def run_once(cmd: list[str], env: dict[str, str], cwd: Path) -> Run:
+    """Run ``cmd``; time stamps of every output line are taken as they arrive."""
+    stamps: list[float] = []
+    lines: list[str] = []  # in arrival order, as stamps
+    lock = threading.Lock()
+
+    def reader(stream: object) -> None:
+        for raw in iter(stream.readline, b""):  # type: ignore[attr-defined]
+            with lock:
+                stamps.append(time.perf_counter())
+                lines.append(raw.decode(errors="replace").rstrip())
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    threads = [threading.Thread(target=reader, args=(s,), daemon=True)
+               for s in (proc.stdout, proc.stderr)]
+    for t in threads:
+        t.start()
+    code = proc.wait()
+    t1 = time.perf_counter()
+    for t in threads:
+        t.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    times = [t0, *stamps, t1]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    # while compiling: from a notice line that is not the summary to the next line
+    compiling = [b - a for a, b, text in zip(stamps, stamps[1:], lines)
+                 if "compiling" in text and not text.startswith("compiled")]
+    return Run(wall=t1 - t0, cpu=cpu, first_output=(stamps[0] - t0) if stamps else t1 - t0,
+               max_gap=max(gaps), compile_gap=max(compiling, default=0.0), returncode=code,
+               tail="\n".join(lines[-3:]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="entry points to run (default: all)")
+    ap.add_argument("--list", action="store_true", help="list the entry points and exit")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-cold-") as root:
+        names = list(entry_points(Path(root)))
+        if args.list:
+            for name, cmd in entry_points(Path(root)).items():
+                print(f"{name:18s} {' '.join(cmd[1:]).replace(chr(10), '; ')[:110]}")
+            return 0
+        chosen = args.only or names
+        unknown = sorted(set(chosen) - set(names))
+        if unknown:
+            print(f"unknown entry point(s) {unknown}; choose from {names}", file=sys.stderr)
+            return 2
+        base_env = dict(os.environ)
+        base_env["PYTHONPATH"] = os.pathsep.join(
+            [str(HERE), *filter(None, [base_env.get("PYTHONPATH")])])
+        print(f"{'entry point':18s} {'cold wall':>9s} {'warm wall':>9s} {'ratio':>6s} "
+              f"{'cold CPU':>9s} {'warm CPU':>9s} {'ratio':>6s} {'1st run costs':>13s} "
+              f"{'silent cold':>11s} {'compiling':>9s} {'1st line':>8s}")
+        failed = 0
+        for name in chosen:
+            tmp = Path(tempfile.mkdtemp(dir=root))
+            _prepare(name, tmp, base_env)
+            cache = tempfile.mkdtemp(prefix="numba-cache-", dir=root)
+            env = {**base_env, "NUMBA_CACHE_DIR": cache}
+            cold = run_once(entry_points(tmp)[name], env, tmp)
+            for sub in ("x.png", "poses.csv", "ds", "fitted.yaml", "r.png"):
+                path = tmp / sub
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+            warm = run_once(entry_points(tmp)[name], env, tmp)
+            for r, label in ((cold, "cold"), (warm, "warm")):
+                if r.returncode != 0:
+                    failed += 1
+                    print(f"  {name} {label}: exit {r.returncode}\n{r.tail}", file=sys.stderr)
+            print(f"{name:18s} {cold.wall:8.1f}s {warm.wall:8.1f}s {cold.wall / warm.wall:6.1f} "
+                  f"{cold.cpu:8.1f}s {warm.cpu:8.1f}s {cold.cpu / max(warm.cpu, 1e-9):6.1f} "
+                  f"{cold.cpu - warm.cpu:11.1f}s  {cold.max_gap:10.1f}s {cold.compile_gap:8.1f}s "
+                  f"{cold.first_output:7.1f}s",
+                  flush=True)
+            shutil.rmtree(cache, ignore_errors=True)
+        print("\nwall/CPU in s; ratio = cold / warm; '1st run costs' = cold CPU - warm CPU; "
+              "'silent cold' = longest time without an output line in the cold run (off a terminal "
+              "the simulation itself prints nothing), 'compiling' = the same while kernels "
+              "compile, '1st line' = time to its first line (imports, setup).  Target (issue 25): primitive "
+              "cold <= 20 s.")
+        return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
