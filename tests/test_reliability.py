@@ -333,7 +333,7 @@ BAD_CLI = [
     (["primitive", "elongation", "--params", "{tmp}/ceps.yaml"], "C_eps"),
     (["steady-state", "--angles", "1e300", "0", "0", "0"], "--angles"),
     (["steady-state", "--angles", "0", "0", "0", "0", "--out", "{tmp}/afile"], "--out"),
-    (["steady-state", "--angles", "0", "0", "0", "0", "--out", "{tmp}/missing/run"], "--out"),
+    (["steady-state", "--angles", "0", "0", "0", "0", "--out", "{tmp}/afile/sub/run"], "--out"),
     (["steady-state", "--angles", "0", "0", "0", "0", "--out", "/proc/hsa-run"], "not writable"),
     (["steady-state", "--angles", "0", "0", "0", "0", "--out", "{tmp}/oldrun"], "--overwrite"),
     (["steady-state", "--angles", "0", "0", "0", "0", "--json", "{tmp}/missing/x.json"], "--json"),
@@ -351,7 +351,7 @@ BAD_CLI = [
     (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out", "{tmp}/afile"],
      "--out"),
     (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out",
-      "{tmp}/missing/run"], "--out"),
+      "{tmp}/afile/sub/run"], "--out"),
     (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out", "/proc/hsa-run"],
      "not writable"),
     (["primitive", "elongation", "--params", "paper_robot,paper_robot", "--out", "{tmp}/oldrun"],
@@ -446,3 +446,13 @@ def test_sigint_during_start_up(delay: float) -> None:
     assert proc.returncode in (130, -signal.SIGINT), err
     assert "Traceback" not in err
     assert err.strip().splitlines() == ["hsa-elastica: interrupted"]
+
+
+def test_run_directory_parents_are_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out runs/pose`` on a fresh clone: the missing ``runs/`` is created (like
+    ``mkdir -p``, and like ``dataset --out``), the run is written there."""
+    out = tmp_path / "runs" / "a" / "pose"
+    code = main(["steady-state", "--angles", "0.5", "-0.5", "0.5", "-0.5", "--out", str(out), "--quiet"])
+    capsys.readouterr()
+    assert code == 0
+    assert {"diagnostics.parquet", "params.yaml", "summary.json"} <= {p.name for p in out.iterdir()}
