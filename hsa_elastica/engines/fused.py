@@ -86,17 +86,9 @@ from hsa_elastica.physics.tables import (
     OP_COUPLING_TORQUE,
     STATUS_STIFFNESS,
     BodyBlockArrays,
-    BodyDamperTable,
-    CompressionTable,
-    CouplingTable,
-    EndTable,
-    GravityTable,
-    JointTable,
-    LoadTable,
-    MaterialDampingTable,
-    MotorTable,
+    ModelTables,
+    MotorSchedule,
     RodBlockArrays,
-    RodDamperTable,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -184,38 +176,28 @@ def advance(
     n_steps: int,
     dt: float,
     time: float,
-    angle_half: NDArray[np.float64],
-    angle_full: NDArray[np.float64],
-    rate_half: NDArray[np.float64],
+    schedule: MotorSchedule,
     rod: RodBlockArrays,
     body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    rod_dampers: RodDamperTable,
-    body_dampers: BodyDamperTable,
-    rod_gravity: GravityTable,
-    body_gravity: GravityTable,
-    material: MaterialDampingTable,
-    sync_program: NDArray[np.int64],
-    values_program: NDArray[np.int64],
-    rates_program: NDArray[np.int64],
+    tables: ModelTables,
     status: NDArray[np.float64],
-    ends: EndTable,
-    loads: LoadTable,
-    compression: CompressionTable,
 ) -> float:
     """Advance the robot by ``n_steps`` Position-Verlet steps of ``dt`` [s] from ``time`` [s].
 
-    ``angle_half[s, i]`` / ``angle_full[s, i]`` are motor ``i``'s angle [rad] at the
-    mid-step / end-of-step times of step ``s`` (see :func:`step_times`), ``rate_half[s, i]``
-    its rate [rad/s] at mid-step.  The programs list the operators in the order PyElastica
-    calls them (rows ``(code, index)``).  Returns the new time; ``status[0]`` is set to
+    ``schedule``: the motor commands at the mid-step and end-of-step times of every step (see
+    :func:`step_times` and :class:`~hsa_elastica.physics.tables.MotorSchedule`); ``rod`` /
+    ``body``: the state (memory-block arrays); ``tables``: the model's law tables and
+    programs (the programs list the operators in the order PyElastica calls them, rows
+    ``(code, index)``).  Returns the new time; ``status[0]`` is set to
     ``STATUS_STIFFNESS`` (with ``status[1]`` = coupling index, ``status[2]`` = smallest
     stiffness, ``status[3]`` = time) and the loop stops when a stiffness law gives a
     non-positive stiffness.  Forces come from
     :func:`hsa_elastica.physics.forces.evaluate_forces`, the evaluation the static solver uses.
     """
+    angle_half = schedule.angle_half
+    angle_full = schedule.angle_full
+    rate_half = schedule.rate_half
+    motors = tables.motors
     half = np.float64(0.5 * dt)
     full = np.float64(dt)
     t = time
@@ -230,10 +212,7 @@ def advance(
         )
         t += half
         # ---- every force of the model (motors, coupling, rods, joints, gravity) ----------
-        if not evaluate_forces(
-            t, angle_half[s], rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-            sync_program, values_program, work, status, ends, loads, compression,
-        ):
+        if not evaluate_forces(t, angle_half[s], rod, body, tables, work, status):
             return t
         # ---- dynamic step -----------------------------------------------------------------
         update_accelerations(
@@ -251,8 +230,8 @@ def advance(
         rigid_body_accelerations(body)
         overload_operator_dynamic_numba(full, body.v_w, body.dvdt_dwdt)
         constrain_rates(
-            rates_program, motors, rate_half[s], rod_dampers, body_dampers, material, rod, body,
-            ends,
+            tables.rates_program, motors, rate_half[s], tables.rod_dampers, tables.body_dampers,
+            tables.material, rod, body, tables.ends,
         )
         # ---- second half kinematic step ---------------------------------------------------
         kinematic_update_inplace(
@@ -262,7 +241,7 @@ def advance(
             half, body.position, body.director, body.velocity, body.omega, work.rotation
         )
         t += half
-        constrain_values(values_program, motors, angle_full[s], rod, ends, body)
+        constrain_values(tables.values_program, motors, angle_full[s], rod, tables.ends, body)
         # (callbacks: called by the Python driver between calls)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
@@ -449,29 +428,8 @@ class FastRobot(ControlMixin):
             a_full[:, i] = values
         self._status[:] = 0.0
         t_new = advance(
-            n,
-            self.dt,
-            t,
-            a_half,
-            a_full,
-            r_half,
-            self.rod_arrays,
-            self.body_arrays,
-            self.couplings,
-            self.joints,
-            self.motor_table,
-            self.rod_dampers,
-            self.body_dampers,
-            self.rod_gravity,
-            self.body_gravity,
-            self.material,
-            self.sync_program,
-            self.values_program,
-            self.rates_program,
-            self._status,
-            self.model.ends,
-            self.model.loads,
-            self.model.compression,
+            n, self.dt, t, MotorSchedule(a_half, a_full, r_half), self.rod_arrays,
+            self.body_arrays, self.model.tables, self._status,
         )
         if self._status[0] == STATUS_STIFFNESS:
             i = int(self._status[1])

@@ -61,18 +61,16 @@ from numpy.typing import NDArray
 from elastica.dissipation import DamperBase
 
 from hsa_elastica.params import invalid_parameter
+from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays, rod_arrays_of
 from hsa_elastica.physics.tridiagonal import CONTRACT, forward_block, forward_row, hold_block
 
-__all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
+__all__ = [
+    "KelvinVoigtDamping", "kelvin_voigt_damp", "material_damping_table",
+    "WORK_ROWS",
+]
 
-#: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
+#: rows of the workspace of :func:`kelvin_voigt_damp` (``MaterialDampingTable.work[i]``: ``(WORK_ROWS, n_nodes)``)
 WORK_ROWS = 25
-
-
-@njit(cache=True)  # type: ignore[misc]
-def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
-    """Workspace of :func:`kelvin_voigt_damp` for a rod of ``n_nodes`` nodes."""
-    return np.zeros((WORK_ROWS, n_nodes))
 
 
 # error_model="numpy" (here, in the helpers and in the compiled path's caller): no
@@ -81,50 +79,33 @@ def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
 # Not inlined into the fused step: the compiled path passes whole block arrays (no views to
 # reference-count), and the step without its ~3500 instructions ran slightly faster.
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
-def kelvin_voigt_damp(
-    sigma: NDArray[np.float64],
-    dilatation: NDArray[np.float64],
-    velocity: NDArray[np.float64],
-    omega: NDArray[np.float64],
-    director: NDArray[np.float64],
-    rest_lengths: NDArray[np.float64],
-    rest_voronoi_lengths: NDArray[np.float64],
-    shear_matrix: NDArray[np.float64],
-    bend_matrix: NDArray[np.float64],
-    mass: NDArray[np.float64],
-    inertia: NDArray[np.float64],
-    tau_shear: float,
-    tau_axial: float,
-    tau_bend: float,
-    tau_twist: float,
-    dt: float,
-    hold_base: bool,
-    hold_tip: bool,
-    work: NDArray[np.float64],
-    ne: int,
-    nb: int,
-    eb: int,
-    vb: int,
-) -> None:
-    """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
-
-    Arrays are one rod's PyElastica arrays (``sigma`` ``(3, n)`` and ``dilatation`` ``(n,)``:
-    the shear/stretch strain ``e Q t - d3`` and stretch ``e`` the rod's internal forces computed
-    at the current pose and rest lengths, as PyElastica's stepper leaves them before the
-    dampers; velocities ``(3, n+1)``, directors ``(3, 3, n)``, ``omega`` local ``(3, n)``, ``mass`` ``(n+1,)``, ``inertia`` the mass second
-    moments ``(3, 3, n)``); retardation times in s, ``dt`` the time step [s]; ``hold_base`` /
-    ``hold_tip`` leave the end node and element unchanged; ``work`` from
-    :func:`kelvin_voigt_work`; the rod has ``ne`` elements, its first node, element and Voronoi
-    entry at ``nb``, ``eb``, ``vb`` of the arrays (the compiled model passes its block arrays,
-    which indexes faster than per-rod views).  See the module docstring for the scheme.
-
-    Three passes over the rod: (A, base to tip) element strain rates, viscous forces and
-    both preconditioners, with the forward elimination of each node row as soon as it is
-    complete; (B+C, tip to base) back substitution and node velocity update, then, element by
-    element, the shear couple with the updated velocities, the bend/twist couple and the
-    forward elimination of each rotational row once complete; (D, base to tip) back
-    substitution and the angular velocity update.
-    """
+def _stretch_pass(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+    """Pass (A), base to tip: element strain rates ``sigma_dot``, the viscous forces
+    ``Q^T n_v`` on the nodes, both preconditioners (node springs, rotational 3x3 blocks), and
+    the forward elimination of each node row once complete."""
+    sigma = rod.sigma
+    dilatation = rod.dilatation
+    velocity = rod.velocity
+    omega = rod.omega
+    director = rod.director
+    rest_lengths = rod.rest_lengths
+    rest_voronoi_lengths = rod.rest_voronoi_lengths
+    shear_matrix = rod.shear_matrix
+    bend_matrix = rod.bend_matrix
+    mass = rod.mass
+    inertia = rod.mass_second_moment_of_inertia
+    tau_shear = m.tau[i, 0]
+    tau_axial = m.tau[i, 1]
+    tau_bend = m.tau[i, 2]
+    tau_twist = m.tau[i, 3]
+    dt = m.dt[i]
+    hold_base = m.hold[i, 0] != 0
+    hold_tip = m.hold[i, 1] != 0
+    work = m.work[i]
+    ne = m.n_elems[i]
+    nb = m.node_start[i]
+    eb = m.elem_start[i]
+    vb = m.vor_start[i]
     nn = ne + 1
     fx = work[0]
     fy = work[1]
@@ -262,6 +243,67 @@ def kelvin_voigt_damp(
         fy[nn - 1] = 0.0
         fz[nn - 1] = 0.0
     forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
+def _node_solve_bend_pass(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+    """Pass (B+C), tip to base: node velocities by back substitution (the semi-implicit
+    update), then element by element the shear couple with the updated velocities, the
+    bend/twist couple ``m_v`` of each Voronoi region and the forward elimination of each
+    rotational row once complete (block Gauss-Seidel)."""
+    sigma = rod.sigma
+    dilatation = rod.dilatation
+    velocity = rod.velocity
+    omega = rod.omega
+    director = rod.director
+    rest_lengths = rod.rest_lengths
+    rest_voronoi_lengths = rod.rest_voronoi_lengths
+    shear_matrix = rod.shear_matrix
+    bend_matrix = rod.bend_matrix
+    mass = rod.mass
+    inertia = rod.mass_second_moment_of_inertia
+    tau_shear = m.tau[i, 0]
+    tau_axial = m.tau[i, 1]
+    tau_bend = m.tau[i, 2]
+    tau_twist = m.tau[i, 3]
+    dt = m.dt[i]
+    hold_base = m.hold[i, 0] != 0
+    hold_tip = m.hold[i, 1] != 0
+    work = m.work[i]
+    ne = m.n_elems[i]
+    nb = m.node_start[i]
+    eb = m.elem_start[i]
+    vb = m.vor_start[i]
+    nn = ne + 1
+    fx = work[0]
+    fy = work[1]
+    fz = work[2]
+    tq0 = work[3]
+    tq1 = work[4]
+    tq2 = work[5]
+    diag = work[6]
+    off = work[7]
+    cn = work[8]
+    # rotational system: symmetric 3x3 diagonal blocks (entries 00, 11, 22, 01, 02, 12)
+    rm00 = work[9]
+    rm11 = work[10]
+    rm22 = work[11]
+    rm01 = work[14]
+    rm02 = work[20]
+    rm12 = work[21]
+    roff = work[12]
+    inv_l0 = work[13]
+    rg00 = work[6]  # the node system's diagonal is free after (A)
+    rg11 = work[15]
+    rg22 = work[16]
+    rg01 = work[22]
+    rg02 = work[23]
+    rg12 = work[24]
+    sa0 = work[17]
+    sa1 = work[18]
+    sa2 = work[19]
+    big = 1e20
+    q = director
     # ---- (B+C) from the tip to the base: node velocities by back substitution (semi-implicit
     # step with the angular velocities of the step); as soon as both nodes of element i are
     # updated, its shear couple with the updated velocities (block Gauss-Seidel: each block
@@ -386,6 +428,65 @@ def kelvin_voigt_damp(
         hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
     forward_block(0, 1, roff[0] if ne > 1 else 0.0, 0.0, rm00, rm11, rm22, rm01, rm02, rm12,
                    rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2, ne == 1, True)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
+def _rotation_solve(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+    """Pass (D), base to tip: back substitution of the rotational system and the angular
+    velocity update (lab increment turned into the local frame)."""
+    sigma = rod.sigma
+    dilatation = rod.dilatation
+    velocity = rod.velocity
+    omega = rod.omega
+    director = rod.director
+    rest_lengths = rod.rest_lengths
+    rest_voronoi_lengths = rod.rest_voronoi_lengths
+    shear_matrix = rod.shear_matrix
+    bend_matrix = rod.bend_matrix
+    mass = rod.mass
+    inertia = rod.mass_second_moment_of_inertia
+    tau_shear = m.tau[i, 0]
+    tau_axial = m.tau[i, 1]
+    tau_bend = m.tau[i, 2]
+    tau_twist = m.tau[i, 3]
+    dt = m.dt[i]
+    hold_base = m.hold[i, 0] != 0
+    hold_tip = m.hold[i, 1] != 0
+    work = m.work[i]
+    ne = m.n_elems[i]
+    nb = m.node_start[i]
+    eb = m.elem_start[i]
+    vb = m.vor_start[i]
+    nn = ne + 1
+    fx = work[0]
+    fy = work[1]
+    fz = work[2]
+    tq0 = work[3]
+    tq1 = work[4]
+    tq2 = work[5]
+    diag = work[6]
+    off = work[7]
+    cn = work[8]
+    # rotational system: symmetric 3x3 diagonal blocks (entries 00, 11, 22, 01, 02, 12)
+    rm00 = work[9]
+    rm11 = work[10]
+    rm22 = work[11]
+    rm01 = work[14]
+    rm02 = work[20]
+    rm12 = work[21]
+    roff = work[12]
+    inv_l0 = work[13]
+    rg00 = work[6]  # the node system's diagonal is free after (A)
+    rg11 = work[15]
+    rg22 = work[16]
+    rg01 = work[22]
+    rg02 = work[23]
+    rg12 = work[24]
+    sa0 = work[17]
+    sa1 = work[18]
+    sa2 = work[19]
+    big = 1e20
+    q = director
     # ---- (D) back substitution from the base; lab increment dt y -> local frame ----------
     z0 = z1 = z2 = 0.0
     for k in range(ne):
@@ -411,6 +512,33 @@ def kelvin_voigt_damp(
         omega[0, eb + k] += q00 * y0 + q01 * y1 + q02 * y2
         omega[1, eb + k] += q10 * y0 + q11 * y1 + q12 * y2
         omega[2, eb + k] += q20 * y0 + q21 * y1 + q22 * y2
+
+
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
+def kelvin_voigt_damp(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+    """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
+
+    ``rod``: the rod arrays (a :class:`~hsa_elastica.physics.tables.RodBlockArrays`, of a
+    memory block or of one rod: ``sigma`` ``(3, n)`` and ``dilatation`` ``(n,)`` are the
+    shear/stretch strain ``e Q t - d3`` and stretch ``e`` the rod's internal forces computed
+    at the current pose and rest lengths, as PyElastica's stepper leaves them before the
+    dampers; velocities ``(3, n+1)``, directors ``(3, 3, n)``, ``omega`` local ``(3, n)``,
+    ``mass`` ``(n+1,)``, the mass second moments ``(3, 3, n)``); row ``i`` of the table ``m``:
+    retardation times ``tau`` (shear, axial, bend, twist) [s], the time step ``dt`` [s],
+    ``hold`` (leave the base / tip node and element unchanged), the workspace ``work`` and the
+    rod's element count and first node, element and Voronoi entry in ``rod``'s arrays.  See the
+    module docstring for the scheme.
+
+    Three passes over the rod, each a sweep of the scheme (the strain rates, viscous stresses
+    and eliminations of a sweep are interleaved element by element, so each director and
+    velocity is loaded once): :func:`_stretch_pass`, :func:`_node_solve_bend_pass`,
+    :func:`_rotation_solve`.
+    """
+    _stretch_pass(rod, m, i)
+    _node_solve_bend_pass(rod, m, i)
+    _rotation_solve(rod, m, i)
 
 
 def _check_time(name: str, value: Any) -> float:
@@ -463,17 +591,36 @@ class KelvinVoigtDamping(DamperBase):
         self.time_step = dt
         self.hold_base = bool(hold_base)
         self.hold_tip = bool(hold_tip)
-        self._work: NDArray[np.float64] | None = None
+        self._table: MaterialDampingTable | None = None  # one row, built at the first call
+        self._rod: RodBlockArrays | None = None
 
     def dampen_rates(self, system: Any, time: np.float64) -> None:
         """Update the rod's velocities and angular velocities in place."""
-        if self._work is None:
-            self._work = kelvin_voigt_work(system.position_collection.shape[1])
-        kelvin_voigt_damp(
-            system.sigma, system.dilatation, system.velocity_collection, system.omega_collection,
-            system.director_collection, system.rest_lengths, system.rest_voronoi_lengths,
-            system.shear_matrix, system.bend_matrix, system.mass,
-            system.mass_second_moment_of_inertia, self.tau_shear, self.tau_axial,
-            self.tau_bend, self.tau_twist, self.time_step, self.hold_base, self.hold_tip,
-            self._work, system.rest_lengths.shape[0], 0, 0, 0,
-        )
+        if self._table is None or self._rod is None:
+            self._rod = rod_arrays_of(system)
+            self._table = material_damping_table([(self, system)], [(0, 0, 0)])
+        kelvin_voigt_damp(self._rod, self._table, 0)
+
+
+def material_damping_table(
+    items: "list[tuple[KelvinVoigtDamping, Any]]", offsets: "list[tuple[int, int, int]]"
+) -> MaterialDampingTable:
+    """The :class:`~hsa_elastica.physics.tables.MaterialDampingTable` of the dampers ``items``
+    (``(damper, rod)`` pairs), rod ``k``'s first node, element and Voronoi entry at
+    ``offsets[k]`` of the arrays the kernel will be given (the damper's own one-row table:
+    offsets 0; the compiler's: offsets into the memory block)."""
+    sizes = [int(rod.n_elems) for _, rod in items]
+    width = max(sizes, default=0) + 1
+    return MaterialDampingTable(
+        node_start=np.array([r[0] for r in offsets], dtype=np.int64),
+        elem_start=np.array([r[1] for r in offsets], dtype=np.int64),
+        vor_start=np.array([r[2] for r in offsets], dtype=np.int64),
+        n_elems=np.array(sizes, dtype=np.int64),
+        tau=np.array(
+            [[op.tau_shear, op.tau_axial, op.tau_bend, op.tau_twist] for op, _ in items],
+            dtype=np.float64,
+        ).reshape(-1, 4),
+        dt=np.array([op.time_step for op, _ in items], dtype=np.float64),
+        hold=np.array([[op.hold_base, op.hold_tip] for op, _ in items], dtype=np.int64).reshape(-1, 2),
+        work=np.zeros((len(items), WORK_ROWS, width)),
+    )
