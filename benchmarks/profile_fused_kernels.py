@@ -104,9 +104,11 @@ def _joints(n, rod, body, joints):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _forces(n, t, angles, rod, body, tables, work, status):  # type: ignore[no-untyped-def]
+def _forces(n, t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work, status,  # type: ignore[no-untyped-def]
+            ends, loads, compression):
     for _ in range(n):
-        evaluate_forces(t, angles, rod, body, tables, work, status)
+        evaluate_forces(t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work,
+                        status, ends, loads, compression)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
 
@@ -187,7 +189,9 @@ def main() -> None:
         "rod internal torques": timed(_internal_torques, rod, work),
         "joints (Eq. 6-7)": timed(_joints, rod, body, m.joints),
         "evaluate_forces (all of the above)": timed(
-            _forces, t, angles, rod, body, m.tables, work, np.zeros(4),
+            _forces, t, angles, rod, body, m.couplings, m.joints, m.motors, m.rod_gravity,
+            m.body_gravity, m.sync_program, m.values_program, work, np.zeros(4), m.ends, m.loads,
+            m.compression,
         ),
         "accelerations + dynamic step": timed(_dynamics, a.dt, rod, body),
         "constrain_rates (motors, dampers, KV)": timed(

@@ -194,10 +194,10 @@ def advance(
     non-positive stiffness.  Forces come from
     :func:`hsa_elastica.physics.forces.evaluate_forces`, the evaluation the static solver uses.
     """
-    angle_half = schedule.angle_half
-    angle_full = schedule.angle_full
-    rate_half = schedule.rate_half
-    motors = tables.motors
+    # unpacked once: an array taken out of a record is reference-counted at every use
+    angle_half, angle_full, rate_half = schedule
+    (couplings, joints, motors, rod_dampers, body_dampers, rod_gravity, body_gravity, material,
+     ends, loads, compression, sync_program, values_program, rates_program) = tables
     half = np.float64(0.5 * dt)
     full = np.float64(dt)
     t = time
@@ -212,7 +212,10 @@ def advance(
         )
         t += half
         # ---- every force of the model (motors, coupling, rods, joints, gravity) ----------
-        if not evaluate_forces(t, angle_half[s], rod, body, tables, work, status):
+        if not evaluate_forces(
+            t, angle_half[s], rod, body, couplings, joints, motors, rod_gravity, body_gravity,
+            sync_program, values_program, work, status, ends, loads, compression,
+        ):
             return t
         # ---- dynamic step -----------------------------------------------------------------
         update_accelerations(
@@ -230,8 +233,8 @@ def advance(
         rigid_body_accelerations(body)
         overload_operator_dynamic_numba(full, body.v_w, body.dvdt_dwdt)
         constrain_rates(
-            tables.rates_program, motors, rate_half[s], tables.rod_dampers, tables.body_dampers,
-            tables.material, rod, body, tables.ends,
+            rates_program, motors, rate_half[s], rod_dampers, body_dampers, material, rod, body,
+            ends,
         )
         # ---- second half kinematic step ---------------------------------------------------
         kinematic_update_inplace(
@@ -241,7 +244,7 @@ def advance(
             half, body.position, body.director, body.velocity, body.omega, work.rotation
         )
         t += half
-        constrain_values(tables.values_program, motors, angle_full[s], rod, tables.ends, body)
+        constrain_values(values_program, motors, angle_full[s], rod, ends, body)
         # (callbacks: called by the Python driver between calls)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)

@@ -100,7 +100,11 @@ def residual(
     rod.external_torques[:] = 0.0
     body.external_forces[:] = 0.0
     body.external_torques[:] = 0.0
-    ok = evaluate_forces(0.0, angles, rod, body, tables, work, status)
+    ok = evaluate_forces(
+        0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors,
+        tables.rod_gravity, tables.body_gravity, tables.sync_program, tables.values_program,
+        work, status, tables.ends, tables.loads, tables.compression,
+    )
     kind = unknowns.kind
     index = unknowns.row
     comp = unknowns.comp

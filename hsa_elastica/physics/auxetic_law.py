@@ -235,7 +235,7 @@ def auxetic_rest_lengths(
         rest_voronoi_lengths[k] = 0.5 * (rest_lengths[k + 1] + rest_lengths[k])
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def twist_dependent_stiffness(
     kappa_h_elements: NDArray[np.float64],
     kappa_h_voronoi: NDArray[np.float64],
@@ -310,7 +310,7 @@ def low_pass(
         filtered[k] += blend * (signal[k] - filtered[k])
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def reciprocal_twist_couple(
     sigma: NDArray[np.float64],
     dilatation: NDArray[np.float64],
@@ -397,7 +397,7 @@ def reciprocal_twist_couple(
         )
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def auxetic_update(
     rotation_vectors: NDArray[np.float64],
     c: CouplingTable,

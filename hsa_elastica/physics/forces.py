@@ -82,7 +82,6 @@ from hsa_elastica.physics.tables import (
     GravityTable,
     LoadTable,
     JointTable,
-    ModelTables,
     MaterialDampingTable,
     MotorTable,
     RodBlockArrays,
@@ -179,7 +178,7 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
     )
 
 
-@njit(cache=True, error_model="numpy")  # type: ignore[misc]
+@njit(cache=True, error_model="numpy", inline="always")  # type: ignore[misc]
 def apply_material_damping(m: MaterialDampingTable, i: int, rod: RodBlockArrays) -> None:
     """``KelvinVoigtDamping.dampen_rates`` on row ``i`` of the table (its rod's block slice)."""
     kelvin_voigt_damp(rod, m, i)
@@ -389,9 +388,18 @@ def evaluate_forces(
     angles: NDArray[np.float64],
     rod: RodBlockArrays,
     body: BodyBlockArrays,
-    tables: ModelTables,
+    couplings: CouplingTable,
+    joints: JointTable,
+    motors: MotorTable,
+    rod_gravity: GravityTable,
+    body_gravity: GravityTable,
+    sync_program: NDArray[np.int64],
+    values_program: NDArray[np.int64],
     work: RodWork,
     status: NDArray[np.float64],
+    ends: EndTable,
+    loads: LoadTable,
+    compression: CompressionTable,
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
 
@@ -406,19 +414,12 @@ def evaluate_forces(
     of the rod and rigid-body blocks.  Returns False (with ``status[0] = STATUS_STIFFNESS``,
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
-    ``tables``: the model's law tables and programs (``sync_program`` and ``values_program``
-    are read here).
+
+    The tables are passed one by one, not as a
+    :class:`~hsa_elastica.physics.tables.ModelTables` record: numba reference-counts every
+    array taken out of a record argument, which cost ~1 us per step here (the callers unpack
+    their record once, outside their loops).
     """
-    couplings = tables.couplings
-    joints = tables.joints
-    motors = tables.motors
-    rod_gravity = tables.rod_gravity
-    body_gravity = tables.body_gravity
-    sync_program = tables.sync_program
-    values_program = tables.values_program
-    ends = tables.ends
-    loads = tables.loads
-    compression = tables.compression
     constrain_values(values_program, motors, angles, rod, ends, body)
     # rotation vectors log(Q_{k+1} Q_k^T) of the whole block, once: the coupling's twist
     # strain (Eq. 4) and the internal torques' curvature both read them

@@ -69,7 +69,12 @@ __all__ = [
     "WORK_ROWS",
 ]
 
-#: rows of the workspace of :func:`kelvin_voigt_damp` (``MaterialDampingTable.work[i]``: ``(WORK_ROWS, n_nodes)``)
+#: rows of the workspace of :func:`kelvin_voigt_damp` (``MaterialDampingTable.work[i]``:
+#: ``(WORK_ROWS, n_nodes)``): node system (forces fx fy fz 0-2, diagonal 6, off-diagonal 7,
+#: elimination factors 8), rotational couples tq 3-5, the rotational system's symmetric 3x3
+#: diagonal blocks rm (00, 11, 22 at 9-11, 01 at 14, 02, 12 at 20-21) and off-diagonal 12,
+#: 1/l0 13, the eliminated blocks rg (00 in row 6, free after the node pass; 11, 22 at 15-16;
+#: 01, 02, 12 at 22-24), the strains a = sigma + d3 17-19
 WORK_ROWS = 25
 
 
@@ -78,62 +83,41 @@ WORK_ROWS = 25
 # diagonally dominant pivots; a degenerate rod gives inf/nan, which the divergence checks see).
 # Not inlined into the fused step: the compiled path passes whole block arrays (no views to
 # reference-count), and the step without its ~3500 instructions ran slightly faster.
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
-def _stretch_pass(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _stretch_pass(
+    sigma: NDArray[np.float64],
+    dilatation: NDArray[np.float64],
+    velocity: NDArray[np.float64],
+    omega: NDArray[np.float64],
+    director: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    mass: NDArray[np.float64],
+    inertia: NDArray[np.float64],
+    work: NDArray[np.float64],
+    p: tuple[Any, ...],
+) -> None:
     """Pass (A), base to tip: element strain rates ``sigma_dot``, the viscous forces
     ``Q^T n_v`` on the nodes, both preconditioners (node springs, rotational 3x3 blocks), and
     the forward elimination of each node row once complete."""
-    sigma = rod.sigma
-    dilatation = rod.dilatation
-    velocity = rod.velocity
-    omega = rod.omega
-    director = rod.director
-    rest_lengths = rod.rest_lengths
-    rest_voronoi_lengths = rod.rest_voronoi_lengths
-    shear_matrix = rod.shear_matrix
-    bend_matrix = rod.bend_matrix
-    mass = rod.mass
-    inertia = rod.mass_second_moment_of_inertia
-    tau_shear = m.tau[i, 0]
-    tau_axial = m.tau[i, 1]
-    tau_bend = m.tau[i, 2]
-    tau_twist = m.tau[i, 3]
-    dt = m.dt[i]
-    hold_base = m.hold[i, 0] != 0
-    hold_tip = m.hold[i, 1] != 0
-    work = m.work[i]
-    ne = m.n_elems[i]
-    nb = m.node_start[i]
-    eb = m.elem_start[i]
-    vb = m.vor_start[i]
-    nn = ne + 1
+    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
     fx = work[0]
     fy = work[1]
     fz = work[2]
-    tq0 = work[3]
-    tq1 = work[4]
-    tq2 = work[5]
     diag = work[6]
     off = work[7]
     cn = work[8]
-    # rotational system: symmetric 3x3 diagonal blocks (entries 00, 11, 22, 01, 02, 12)
     rm00 = work[9]
     rm11 = work[10]
     rm22 = work[11]
-    rm01 = work[14]
-    rm02 = work[20]
-    rm12 = work[21]
-    roff = work[12]
     inv_l0 = work[13]
-    rg00 = work[6]  # the node system's diagonal is free after (A)
-    rg11 = work[15]
-    rg22 = work[16]
-    rg01 = work[22]
-    rg02 = work[23]
-    rg12 = work[24]
+    rm01 = work[14]
     sa0 = work[17]
     sa1 = work[18]
     sa2 = work[19]
+    rm02 = work[20]
+    rm12 = work[21]
+    nn = ne + 1
     big = 1e20
     q = director
     # ---- (A) stretch/shear: element k, nodes k and k+1 -------------------------------------
@@ -245,36 +229,23 @@ def _stretch_pass(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
     forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
 
 
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
-def _node_solve_bend_pass(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _node_solve_bend_pass(
+    velocity: NDArray[np.float64],
+    omega: NDArray[np.float64],
+    director: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+    work: NDArray[np.float64],
+    p: tuple[Any, ...],
+) -> None:
     """Pass (B+C), tip to base: node velocities by back substitution (the semi-implicit
     update), then element by element the shear couple with the updated velocities, the
     bend/twist couple ``m_v`` of each Voronoi region and the forward elimination of each
     rotational row once complete (block Gauss-Seidel)."""
-    sigma = rod.sigma
-    dilatation = rod.dilatation
-    velocity = rod.velocity
-    omega = rod.omega
-    director = rod.director
-    rest_lengths = rod.rest_lengths
-    rest_voronoi_lengths = rod.rest_voronoi_lengths
-    shear_matrix = rod.shear_matrix
-    bend_matrix = rod.bend_matrix
-    mass = rod.mass
-    inertia = rod.mass_second_moment_of_inertia
-    tau_shear = m.tau[i, 0]
-    tau_axial = m.tau[i, 1]
-    tau_bend = m.tau[i, 2]
-    tau_twist = m.tau[i, 3]
-    dt = m.dt[i]
-    hold_base = m.hold[i, 0] != 0
-    hold_tip = m.hold[i, 1] != 0
-    work = m.work[i]
-    ne = m.n_elems[i]
-    nb = m.node_start[i]
-    eb = m.elem_start[i]
-    vb = m.vor_start[i]
-    nn = ne + 1
+    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
     fx = work[0]
     fy = work[1]
     fz = work[2]
@@ -282,27 +253,25 @@ def _node_solve_bend_pass(rod: RodBlockArrays, m: MaterialDampingTable, i: int) 
     tq1 = work[4]
     tq2 = work[5]
     diag = work[6]
-    off = work[7]
     cn = work[8]
-    # rotational system: symmetric 3x3 diagonal blocks (entries 00, 11, 22, 01, 02, 12)
     rm00 = work[9]
     rm11 = work[10]
     rm22 = work[11]
-    rm01 = work[14]
-    rm02 = work[20]
-    rm12 = work[21]
     roff = work[12]
     inv_l0 = work[13]
-    rg00 = work[6]  # the node system's diagonal is free after (A)
+    rm01 = work[14]
     rg11 = work[15]
     rg22 = work[16]
-    rg01 = work[22]
-    rg02 = work[23]
-    rg12 = work[24]
     sa0 = work[17]
     sa1 = work[18]
     sa2 = work[19]
-    big = 1e20
+    rm02 = work[20]
+    rm12 = work[21]
+    rg01 = work[22]
+    rg02 = work[23]
+    rg12 = work[24]
+    rg00 = diag  # the node system's diagonal is free after (A)
+    nn = ne + 1
     q = director
     # ---- (B+C) from the tip to the base: node velocities by back substitution (semi-implicit
     # step with the angular velocities of the step); as soon as both nodes of element i are
@@ -430,62 +399,26 @@ def _node_solve_bend_pass(rod: RodBlockArrays, m: MaterialDampingTable, i: int) 
                    rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2, ne == 1, True)
 
 
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
-def _rotation_solve(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _rotation_solve(
+    omega: NDArray[np.float64],
+    director: NDArray[np.float64],
+    work: NDArray[np.float64],
+    p: tuple[Any, ...],
+) -> None:
     """Pass (D), base to tip: back substitution of the rotational system and the angular
     velocity update (lab increment turned into the local frame)."""
-    sigma = rod.sigma
-    dilatation = rod.dilatation
-    velocity = rod.velocity
-    omega = rod.omega
-    director = rod.director
-    rest_lengths = rod.rest_lengths
-    rest_voronoi_lengths = rod.rest_voronoi_lengths
-    shear_matrix = rod.shear_matrix
-    bend_matrix = rod.bend_matrix
-    mass = rod.mass
-    inertia = rod.mass_second_moment_of_inertia
-    tau_shear = m.tau[i, 0]
-    tau_axial = m.tau[i, 1]
-    tau_bend = m.tau[i, 2]
-    tau_twist = m.tau[i, 3]
-    dt = m.dt[i]
-    hold_base = m.hold[i, 0] != 0
-    hold_tip = m.hold[i, 1] != 0
-    work = m.work[i]
-    ne = m.n_elems[i]
-    nb = m.node_start[i]
-    eb = m.elem_start[i]
-    vb = m.vor_start[i]
-    nn = ne + 1
-    fx = work[0]
-    fy = work[1]
-    fz = work[2]
+    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
     tq0 = work[3]
     tq1 = work[4]
     tq2 = work[5]
     diag = work[6]
-    off = work[7]
-    cn = work[8]
-    # rotational system: symmetric 3x3 diagonal blocks (entries 00, 11, 22, 01, 02, 12)
-    rm00 = work[9]
-    rm11 = work[10]
-    rm22 = work[11]
-    rm01 = work[14]
-    rm02 = work[20]
-    rm12 = work[21]
-    roff = work[12]
-    inv_l0 = work[13]
-    rg00 = work[6]  # the node system's diagonal is free after (A)
     rg11 = work[15]
     rg22 = work[16]
     rg01 = work[22]
     rg02 = work[23]
     rg12 = work[24]
-    sa0 = work[17]
-    sa1 = work[18]
-    sa2 = work[19]
-    big = 1e20
+    rg00 = diag  # the node system's diagonal is free after (A)
     q = director
     # ---- (D) back substitution from the base; lab increment dt y -> local frame ----------
     z0 = z1 = z2 = 0.0
@@ -536,9 +469,17 @@ def kelvin_voigt_damp(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> N
     velocity is loaded once): :func:`_stretch_pass`, :func:`_node_solve_bend_pass`,
     :func:`_rotation_solve`.
     """
-    _stretch_pass(rod, m, i)
-    _node_solve_bend_pass(rod, m, i)
-    _rotation_solve(rod, m, i)
+    # the row's scalars: retardation times (shear, axial, bend, twist) [s], dt [s], hold base /
+    # tip, element count, first node / element / Voronoi entry (the sweeps are inlined here)
+    p = (m.tau[i, 0], m.tau[i, 1], m.tau[i, 2], m.tau[i, 3], m.dt[i], m.hold[i, 0] != 0,
+         m.hold[i, 1] != 0, m.n_elems[i], m.node_start[i], m.elem_start[i], m.vor_start[i])
+    work = m.work[i]
+    _stretch_pass(rod.sigma, rod.dilatation, rod.velocity, rod.omega, rod.director,
+                  rod.rest_lengths, rod.shear_matrix, rod.mass, rod.mass_second_moment_of_inertia,
+                  work, p)
+    _node_solve_bend_pass(rod.velocity, rod.omega, rod.director, rod.rest_lengths,
+                          rod.rest_voronoi_lengths, rod.shear_matrix, rod.bend_matrix, work, p)
+    _rotation_solve(rod.omega, rod.director, work, p)
 
 
 def _check_time(name: str, value: Any) -> float:
