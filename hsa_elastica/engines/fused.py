@@ -398,6 +398,27 @@ class FastRobot(ControlMixin):
 
         return joint_rest
 
+    def _state_arrays(self) -> dict[str, NDArray[Any]]:
+        """The state of the fused loop: the memory blocks and every array of its tables (the
+        operators of the wrapped simulator are not advanced by it)."""
+        out: dict[str, NDArray[Any]] = {}
+        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays}
+        named.update(self.model.tables._asdict())
+        for prefix, record in named.items():
+            if isinstance(record, np.ndarray):
+                out[prefix] = record
+                continue
+            for name, value in record._asdict().items():
+                if isinstance(value, np.ndarray) and value.flags.writeable:
+                    out[f"{prefix}.{name}"] = value
+        return out
+
+    def _state_objects(self) -> list[Any]:
+        return []
+
+    def _schedule_holders(self) -> list[Any]:
+        return list(self._motor_bcs)
+
     @property
     def time(self) -> float:
         """Simulated time [s] reached."""
