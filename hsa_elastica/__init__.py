@@ -24,9 +24,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hsa_elastica import _gym, _legacy
+from hsa_elastica import _gym
 
-_legacy.install()  # old flat module paths (hsa_elastica.fast, ...) import with a DeprecationWarning
 _gym.install()  # gym.make("HSARobot-v0") / ("HSAStack-v0") once gymnasium is imported (extra `rl`)
 
 __version__ = "0.1.0"
@@ -132,9 +131,6 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     module = _LAZY.get(name)
-    if module is None and f"{__name__}.{name}" in _legacy.LEGACY:
-        # an old submodule used as an attribute (hsa_elastica.robot.build_robot)
-        return importlib.import_module(f"{__name__}.{name}")
     if module is None:
         raise AttributeError(f"module 'hsa_elastica' has no attribute {name!r}")
     module, _, attr = module.partition(":")
