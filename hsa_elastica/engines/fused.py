@@ -297,9 +297,9 @@ class FastRobot(ControlMixin):
     ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
 
     Same interface as :class:`hsa_elastica.robots.builders.Robot` for running and reading results:
-    :meth:`run`, :meth:`diagnostics`, :attr:`time`, and every other attribute of the wrapped
-    robot (``rods``, ``platform``, ``params``, ``recorders``, ``simulator``, ...) by
-    delegation.  ``chunk`` is the largest number of steps per numba call (also the
+    :meth:`run`, :meth:`diagnostics`, :attr:`time`, and the wrapped handle's attributes listed
+    in :data:`HANDLE_ATTRIBUTES` (``rods``, ``platform``, ``params``, ``recorders``,
+    ``simulator``, ...; read only).  ``chunk`` is the largest number of steps per numba call (also the
     divergence-check period unless :meth:`run` gets ``check_every``).  The tables are compiled
     once, by :func:`hsa_elastica.engines.compile.compile_simulator`.
     """
@@ -558,9 +558,22 @@ class FastRobot(ControlMixin):
         """Recorded samples, as :meth:`hsa_elastica.robots.builders.Robot.diagnostics`."""
         return self.robot.diagnostics()
 
-    def __getattr__(self, name: str) -> Any:
-        # delegate rods, platform, params, recorders, simulator, ... to the wrapped Robot
-        if name == "robot":
-            raise AttributeError(name)
+
+
+def _handle_attribute(name: str) -> property:
+    def get(self: FastRobot) -> Any:
         return getattr(self.robot, name)
+
+    return property(get, doc=f"``{name}`` of the wrapped robot handle (read only).")
+
+
+#: the wrapped handle's attributes a FastRobot exposes (a fixed list: no catch-all proxy, an
+#: attribute of neither raises AttributeError)
+HANDLE_ATTRIBUTES = (
+    "simulator", "params", "rods", "platform", "platforms", "segments", "motors", "mounts",
+    "base", "recorders", "timestepper", "rod_bases", "attachment_points", "motor_angles",
+    "named_systems", "render_frame", "segment_poses", "relative_poses", "split_angles",
+)  # (``couplings`` / ``joints`` of a FastRobot are its tables)
+for _name in HANDLE_ATTRIBUTES:
+    setattr(FastRobot, _name, _handle_attribute(_name))
 
