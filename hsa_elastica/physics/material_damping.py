@@ -52,7 +52,7 @@ on the rates only; zero at rest).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -61,13 +61,31 @@ from numpy.typing import NDArray
 from elastica.dissipation import DamperBase
 
 from hsa_elastica.params import invalid_parameter
-from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays, rod_arrays_of
+from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays
 from hsa_elastica.physics.tridiagonal import CONTRACT, forward_block, forward_row, hold_block
 
 __all__ = [
     "KelvinVoigtDamping", "kelvin_voigt_damp", "material_damping_table",
     "WORK_ROWS",
 ]
+
+class DampedRod(NamedTuple):
+    """The arrays of one rod that :func:`kelvin_voigt_damp` reads or updates (the damper's own
+    record of its rod; the compiled path passes its :class:`RodBlockArrays`, which has these
+    fields too)."""
+
+    sigma: NDArray[np.float64]
+    dilatation: NDArray[np.float64]
+    velocity: NDArray[np.float64]
+    omega: NDArray[np.float64]
+    director: NDArray[np.float64]
+    rest_lengths: NDArray[np.float64]
+    rest_voronoi_lengths: NDArray[np.float64]
+    shear_matrix: NDArray[np.float64]
+    bend_matrix: NDArray[np.float64]
+    mass: NDArray[np.float64]
+    mass_second_moment_of_inertia: NDArray[np.float64]
+
 
 #: rows of the workspace of :func:`kelvin_voigt_damp` (``MaterialDampingTable.work[i]``:
 #: ``(WORK_ROWS, n_nodes)``): node system (forces fx fy fz 0-2, diagonal 6, off-diagonal 7,
@@ -450,7 +468,7 @@ def _rotation_solve(
 
 
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
-def kelvin_voigt_damp(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+def kelvin_voigt_damp(rod: RodBlockArrays | DampedRod, m: MaterialDampingTable, i: int) -> None:
     """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
 
     ``rod``: the rod arrays (a :class:`~hsa_elastica.physics.tables.RodBlockArrays`, of a
@@ -533,12 +551,17 @@ class KelvinVoigtDamping(DamperBase):
         self.hold_base = bool(hold_base)
         self.hold_tip = bool(hold_tip)
         self._table: MaterialDampingTable | None = None  # one row, built at the first call
-        self._rod: RodBlockArrays | None = None
+        self._rod: DampedRod | None = None
 
     def dampen_rates(self, system: Any, time: np.float64) -> None:
         """Update the rod's velocities and angular velocities in place."""
         if self._table is None or self._rod is None:
-            self._rod = rod_arrays_of(system)
+            self._rod = DampedRod(
+                system.sigma, system.dilatation, system.velocity_collection,
+                system.omega_collection, system.director_collection, system.rest_lengths,
+                system.rest_voronoi_lengths, system.shear_matrix, system.bend_matrix,
+                system.mass, system.mass_second_moment_of_inertia,
+            )
             self._table = material_damping_table([(self, system)], [(0, 0, 0)])
         kelvin_voigt_damp(self._rod, self._table, 0)
 

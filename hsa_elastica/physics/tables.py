@@ -28,7 +28,6 @@ __all__ = [
     "LoadTable",
     "CompressionTable",
     "ROD_FIELDS",
-    "rod_arrays_of",
     "ModelTables",
     "MotorSchedule",
 ]
@@ -116,16 +115,6 @@ ROD_FIELDS = {
     "alpha": "alpha_collection",
 }
 
-
-
-def rod_arrays_of(rod: Any) -> RodBlockArrays:
-    """:class:`RodBlockArrays` of one rod's own arrays (a ``CosseratRod``; fields it has not,
-    such as the ghost indices, are empty), for an operator calling a kernel that takes the
-    record."""
-    empty = np.zeros(0)
-    return RodBlockArrays(
-        **{f: getattr(rod, ROD_FIELDS.get(f, f), empty) for f in RodBlockArrays._fields}
-    )
 
 
 class BodyBlockArrays(NamedTuple):
