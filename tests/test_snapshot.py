@@ -14,17 +14,19 @@ import pytest
 from hsa_elastica.params import ParameterError, paper_robot_params
 
 
-def _params() -> Any:
+def _params(law: str = "filtered") -> Any:
     p = paper_robot_params()
-    # coarse rods and the twist filter (state of its own in the coupling) keep it short
-    rod = dataclasses.replace(p.rod, n_elements=8, twist_filter_time=0.005)
+    # coarse rods keep it short; the twist filter (state of its own in the coupling), or the
+    # passive law (the reciprocal couple kept by the operator between its two calls)
+    extra = {"twist_filter_time": 0.005} if law == "filtered" else {"coupling_law": "passive"}
+    rod = dataclasses.replace(p.rod, n_elements=8, **extra)
     return dataclasses.replace(p, rod=rod)
 
 
-def _build(engine: str) -> Any:
+def _build(engine: str, law: str = "filtered") -> Any:
     from hsa_elastica.robots.builders import build_fast_robot, build_robot
 
-    p = _params()
+    p = _params(law)
     angles = [0.8, -0.8, 0.8, -0.8]
     if engine == "fused":
         return build_fast_robot(p, angles, ramp=0.02, record=False)
@@ -42,10 +44,12 @@ def _roll(robot: Any, commands: list[list[float]], h: float) -> list[np.ndarray]
     return out
 
 
-@pytest.mark.parametrize("engine", ["fused", "operators"])
-def test_restore_and_step_is_bitwise_the_uninterrupted_run(engine: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine, law", [("fused", "filtered"), ("operators", "filtered"),
+                                         ("fused", "passive"), ("operators", "passive")])
+def test_restore_and_step_is_bitwise_the_uninterrupted_run(engine: str, law: str,
+                                                           tmp_path: Path) -> None:
     h = 0.002 if engine == "fused" else 0.0006
-    robot = _build(engine)
+    robot = _build(engine, law)
     robot.step(h)  # mid-ramp: moving rods, initialised operators and filter memory
     state = robot.get_state()
     robot.save_state(tmp_path / "s.pkl")
@@ -57,7 +61,7 @@ def test_restore_and_step_is_bitwise_the_uninterrupted_run(engine: str, tmp_path
     for a, b in zip(first, again):
         assert np.array_equal(a, b)
     # from disk, into a fresh robot of the same model
-    other = _build(engine)
+    other = _build(engine, law)
     other.load_state(tmp_path / "s.pkl")
     for a, b in zip(first, _roll(other, commands, h)):
         assert np.array_equal(a, b)

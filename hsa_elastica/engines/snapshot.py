@@ -124,9 +124,10 @@ def _restore_value(current: Any, saved: Any) -> Any:
 
 def restore_attributes(obj: Any, saved: dict[str, Any]) -> None:
     """Give ``obj`` the attributes ``saved`` by :func:`copy_attributes` again (arrays written in
-    place); stateful attributes created after the snapshot are removed."""
+    place); stateful attributes created after the snapshot are removed (None-valued ones, such
+    as a cache not filled yet, are left)."""
     live = vars(obj)
-    for k in [k for k, v in live.items() if _stateful(v) and k not in saved]:
+    for k in [k for k, v in live.items() if v is not None and _stateful(v) and k not in saved]:
         delattr(obj, k)
     for k, v in saved.items():
         setattr(obj, k, _restore_value(live.get(k), v))

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
-from hsa_elastica.compat import inv_rotate
+from hsa_elastica.compat import compiled_entry, inv_rotate
 from hsa_elastica.params import RodParams, invalid_parameter, is_finite_number
 from hsa_elastica.physics.auxetic_law import (
     ALPHA_C,
@@ -43,6 +43,12 @@ __all__ = ["ALPHA_C", "AuxeticCoupling", "TwistStiffnessLaw"]
 
 _invalid = invalid_parameter
 _finite = is_finite_number
+
+
+def _row(field: str) -> Any:
+    """Property: row 0 of field ``field`` of the operator's table (AttributeError before the
+    first application)."""
+    return property(lambda self: getattr(self._table, field)[0])
 
 
 @dataclass(frozen=True)
@@ -302,6 +308,25 @@ class AuxeticCoupling(NoForces):
 
         self._initialized = False
         self._last_time = 0.0
+        # compiled entry points of the kernels (set at the first call; compat.compiled_entry)
+        self._update: Any = None
+        self._couple_kernel: Any = None
+
+    # the law's parameters and state: row 0 of the operator's own table (views, so that a
+    # snapshot restores the table alone)
+    _printed_lengths = _row("printed_lengths")
+    _printed_voronoi = _row("printed_voronoi")
+    _printed_shear = _row("printed_shear")
+    _printed_bend = _row("printed_bend")
+    _kappa_h_vor = _row("kappa_vor")
+    _kappa_h_elem = _row("kappa_elem")
+    _eps = _row("eps")
+    _couple = _row("couple")
+    _work = _row("work")
+
+    @property
+    def _area(self) -> float:
+        return float(self._table.area[0])
 
     # -- diagnostics -------------------------------------------------------------------------
     @staticmethod
@@ -344,21 +369,7 @@ class AuxeticCoupling(NoForces):
 
     # -- setup -------------------------------------------------------------------------------
     def _capture_printed_geometry(self, system: CosseratRod, time: float) -> None:
-        table = coupling_table([(self, system)], [(0, 0, 0)])
-        self._table = table
-        self._area = float(table.area[0])
-        self._printed_lengths = table.printed_lengths[0]
-        self._printed_voronoi = table.printed_voronoi[0]
-        self._printed_shear = table.printed_shear[0]
-        self._printed_bend = table.printed_bend[0]
-        self._kappa_h_vor_raw = table.kappa_vor_raw[0]
-        self._kappa_h_vor = table.kappa_vor[0]
-        self._kappa_h_vor_clipped = table.kappa_vor_clipped[0]
-        self._kappa_h_elem = table.kappa_elem[0]
-        self._kappa_h_elem_clipped = table.kappa_elem_clipped[0]
-        self._eps = table.eps[0]
-        self._couple = table.couple[0]
-        self._work = table.work[0]
+        self._table = coupling_table([(self, system)], [(0, 0, 0)])
         if self.reciprocal and (
             np.any(np.asarray(system.rest_kappa) != 0.0) or np.any(np.asarray(system.rest_sigma) != 0.0)
         ):
@@ -430,10 +441,12 @@ class AuxeticCoupling(NoForces):
             blend = -1.0  # no filter
         self._last_time = t
         law = self.stiffness
-        smallest = auxetic_update(
-            inv_rotate(system.director_collection), self._table, 0, blend, system.rest_lengths,
-            system.rest_voronoi_lengths, system.shear_matrix, system.bend_matrix,
-        )
+        args = (inv_rotate(system.director_collection), self._table, 0, blend,
+                system.rest_lengths, system.rest_voronoi_lengths, system.shear_matrix,
+                system.bend_matrix)
+        if self._update is None:  # the kernel's entry point for these argument types
+            self._update = compiled_entry(auxetic_update, args)
+        smallest = self._update(*args)
         # PyElastica computed the internal forces of this step before calling the forcings,
         # with the rest configuration of the previous step.  Recompute them with the one just
         # written: a one-step lag of the rest length behind the twist is an O(dt) delay in a
@@ -442,10 +455,11 @@ class AuxeticCoupling(NoForces):
         if self.reciprocal:
             # derivative of the energy whose forces act in this step (sigma, internal_stress
             # and kappa just recomputed)
-            reciprocal_twist_couple(
-                system.sigma, system.dilatation, system.kappa, system.shear_matrix,
-                system.bend_matrix, self._table, 0,
-            )
+            args2 = (system.sigma, system.dilatation, system.kappa, system.shear_matrix,
+                     system.bend_matrix, self._table, 0)
+            if self._couple_kernel is None:
+                self._couple_kernel = compiled_entry(reciprocal_twist_couple, args2)
+            self._couple_kernel(*args2)
         if not smallest > 0.0:
             raise FloatingPointError(
                 f"AuxeticCoupling.stiffness gave a non-positive stiffness ({smallest:.6g}) at "

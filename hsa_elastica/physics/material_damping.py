@@ -60,6 +60,7 @@ from numpy.typing import NDArray
 
 from elastica.dissipation import DamperBase
 
+from hsa_elastica.compat import compiled_entry
 from hsa_elastica.params import invalid_parameter
 from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays
 from hsa_elastica.physics.tridiagonal import CONTRACT, forward_block, forward_row, hold_block
@@ -552,6 +553,7 @@ class KelvinVoigtDamping(DamperBase):
         self.hold_tip = bool(hold_tip)
         self._table: MaterialDampingTable | None = None  # one row, built at the first call
         self._rod: DampedRod | None = None
+        self._kernel: Any = None  # compiled entry point of kelvin_voigt_damp for the records
 
     def dampen_rates(self, system: Any, time: np.float64) -> None:
         """Update the rod's velocities and angular velocities in place."""
@@ -563,7 +565,8 @@ class KelvinVoigtDamping(DamperBase):
                 system.mass, system.mass_second_moment_of_inertia,
             )
             self._table = material_damping_table([(self, system)], [(0, 0, 0)])
-        kelvin_voigt_damp(self._rod, self._table, 0)
+            self._kernel = compiled_entry(kelvin_voigt_damp, (self._rod, self._table, 0))
+        self._kernel(self._rod, self._table, 0)
 
 
 def material_damping_table(
