@@ -471,7 +471,7 @@ def _rotation_solve(
 
 
 
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT, _nrt=False)  # type: ignore[misc]
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, _nrt=False)  # type: ignore[misc, call-overload]
 def kelvin_voigt_damp(rod: RodBlockArrays | DampedRod, m: MaterialDampingTable, i: int) -> None:
     """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
 
