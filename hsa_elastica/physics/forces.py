@@ -178,7 +178,7 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
     )
 
 
-@njit(cache=True, error_model="numpy", inline="always")  # type: ignore[misc]
+@njit(cache=True, error_model="numpy")  # type: ignore[misc]
 def apply_material_damping(m: MaterialDampingTable, i: int, rod: RodBlockArrays) -> None:
     """``KelvinVoigtDamping.dampen_rates`` on row ``i`` of the table (its rod's block slice)."""
     kelvin_voigt_damp(rod, m, i)
