@@ -22,11 +22,11 @@ are imported lazily on first use.  Module map: ``docs/architecture.md``.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
-from hsa_elastica import _gym, _legacy
+from hsa_elastica import _gym
 
-_legacy.install()  # old flat module paths (hsa_elastica.fast, ...) import with a DeprecationWarning
 _gym.install()  # gym.make("HSARobot-v0") / ("HSAStack-v0") once gymnasium is imported (extra `rl`)
 
 __version__ = "0.1.0"
@@ -86,7 +86,10 @@ _LAZY: dict[str, str] = {
     ),
     "StackSteadyStateResult": "hsa_elastica.robots.stack_steady_state",
     "solve_stack_steady_state": "hsa_elastica.robots.stack_steady_state",
-    # steady states and run directories
+    # steady states and run directories: steady_state is the entry point; the solve_* names
+    # below are deprecated aliases at this level (DeprecationWarning), kept for one release
+    "steady_state": "hsa_elastica.robots.steady_state_api",
+    "SteadyState": "hsa_elastica.robots.steady_state_api",
     "SteadyStateResult": "hsa_elastica.robots.steady_state",
     "solve_steady_state": "hsa_elastica.robots.steady_state",
     "solve_static": "hsa_elastica.robots.statics_api",
@@ -133,20 +136,32 @@ _LAZY_MODULES: dict[str, str] = {"dataset": "hsa_elastica.experiments.datasets"}
 __all__ = ["__version__", *_LAZY]
 
 
+#: old steady-state entry points: use ``steady_state(system_or_params, angles, method=...)``
+_DEPRECATED = frozenset(
+    ("solve_steady_state", "solve_static", "solve_static_batch", "solve_stack_steady_state",
+     "solve_stack_static", "solve_static_rod")
+)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        warnings.warn(
+            f"hsa_elastica.{name} is deprecated and will be removed in the next release: use "
+            f"hsa_elastica.steady_state(system_or_params, motor_angles, method='static' | "
+            f"'dynamic') (or import {name} from its module, {_LAZY[name]})",
+            DeprecationWarning, stacklevel=2,
+        )
     if name in _LAZY_MODULES:
         value: Any = importlib.import_module(_LAZY_MODULES[name])
         globals()[name] = value
         return value
     module = _LAZY.get(name)
-    if module is None and f"{__name__}.{name}" in _legacy.LEGACY:
-        # an old submodule used as an attribute (hsa_elastica.robot.build_robot)
-        return importlib.import_module(f"{__name__}.{name}")
     if module is None:
         raise AttributeError(f"module 'hsa_elastica' has no attribute {name!r}")
     module, _, attr = module.partition(":")
     value = getattr(importlib.import_module(module), attr or name)
-    globals()[name] = value
+    if name not in _DEPRECATED:  # (a deprecated name warns at every access)
+        globals()[name] = value
     return value
 
 

@@ -616,6 +616,7 @@ def test_quadratic_stiffness_law_spring_constant() -> None:
     """Quadratic E law: the kernel writes S_zz = (E0 + E_slope k + E_quad k^2) A on the clipped
     element strains (hand formula, exact up to round-off)."""
     from hsa_elastica.physics.auxetic_law import twist_dependent_stiffness
+    from hsa_elastica.physics.tables import CouplingTable
 
     n, A, e0 = 4, 2e-4, 1e6
     k_e = np.array([5.0, 10.0, 10.0, 5.0])
@@ -626,8 +627,14 @@ def test_quadratic_stiffness_law_spring_constant() -> None:
         bend0[d, d] = 1e-3
     shear, bend = shear0.copy(), bend0.copy()
     vor = np.full(n - 1, 0.01)
-    twist_dependent_stiffness(k_e, k_v, A, 2e4, 0.0, 0.0, 1e-5, 300.0, 2e-7, shear0, bend0, vor, vor,
-                              shear, bend)
+    # a one-row coupling table holding only what the stiffness law reads
+    one = np.ones(1)
+    table = CouplingTable(**{f: np.zeros(1) for f in CouplingTable._fields})._replace(
+        area=A * one, E_slope=2e4 * one, G_slope=0.0 * one, bend_slope=0.0 * one,
+        twist_slope=1e-5 * one, E_quad=300.0 * one, twist_quad=2e-7 * one,
+        printed_shear=shear0[None], printed_bend=bend0[None], printed_voronoi=vor[None],
+    )
+    twist_dependent_stiffness(k_e, k_v, table, 0, vor, shear, bend)
     assert np.allclose(shear[2, 2], (e0 + 2e4 * k_e + 300.0 * k_e**2) * A, rtol=1e-14)
     assert np.allclose(bend[2, 2], 1e-3 + 1e-5 * k_v + 2e-7 * k_v**2, rtol=1e-14)
 

@@ -25,7 +25,7 @@ def package_modules() -> list[str]:
     mods = []
     for path in sorted((ROOT / "hsa_elastica").rglob("*.py")):
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] in ("__main__", "_legacy"):  # script entry point; deprecation shim
+        if parts[-1] == "__main__":  # script entry point
             continue
         if parts[-1] == "__init__":
             parts.pop()

@@ -1,7 +1,7 @@
 """The package's layering, read from the source with ``ast`` (no import is executed).
 
 Layers, low to high (``docs/architecture.md``): params, compat < physics < spcs < io < engines
-< robots < experiments, envs < cli < the package ``__init__`` (public API), its legacy-name shim and its Gymnasium registration.
+< robots < experiments, envs < cli < the package ``__init__`` (public API) and its Gymnasium registration.
 A module may import only from its own or lower layers; imports under ``if TYPE_CHECKING:`` are
 type hints only and are skipped, function-level imports count.  There must be no import cycle
 between modules.  PyElastica's private names (underscored modules, functions and attributes,
@@ -33,7 +33,7 @@ LAYERS = {
     "validation": 6,
     "cli": 7,
 }
-TOP = 8  # hsa_elastica/__init__.py, hsa_elastica/_legacy.py and hsa_elastica/_gym.py
+TOP = 8  # hsa_elastica/__init__.py and hsa_elastica/_gym.py
 COMPAT = "hsa_elastica.compat"
 #: underscored attributes of Python's own NamedTuple API (not PyElastica internals)
 NAMEDTUPLE_API = {"_fields", "_asdict", "_replace", "_make", "_field_defaults"}
@@ -52,7 +52,7 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 def layer(mod: str) -> int:
     parts = mod.split(".")
-    if len(parts) == 1 or parts[1] in ("_legacy", "_gym"):
+    if len(parts) == 1 or parts[1] == "_gym":
         return TOP
     if parts[1] not in LAYERS:
         raise AssertionError(f"module {mod} is in no layer: add it to LAYERS and docs/architecture.md")

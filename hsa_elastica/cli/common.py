@@ -239,18 +239,25 @@ def announce_compile(quiet: bool) -> None:
     announce_compilation()
 
 
+def dynamic_steady_state(params: Any, angles: Any, **kwargs: Any) -> Any:
+    """The solver's own result of ``steady_state(params, angles, method="dynamic", **kwargs)``
+    (a ``SteadyStateResult`` for a robot, a ``StackSteadyStateResult`` for a stack)."""
+    from hsa_elastica.robots.steady_state_api import steady_state
+
+    return steady_state(params, angles, method="dynamic", **kwargs).detail
+
+
 def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,
           extra: dict[str, Any] | None = None, solver: Any = None, **kwargs: Any) -> Any:
-    """``solver(params, angles, **kwargs)`` (default
-    :func:`~hsa_elastica.robots.steady_state.solve_steady_state`; for a multi-segment stack
-    :func:`~hsa_elastica.robots.stack_steady_state.solve_stack_steady_state` with ``params``
-    the segments); on divergence the partial run is saved to ``out`` (summary
+    """``solver(params, angles, **kwargs)`` (default :func:`dynamic_steady_state`: the dynamic
+    :func:`~hsa_elastica.robots.steady_state_api.steady_state` of a robot, or of a stack with
+    ``params`` the segments); on divergence the partial run is saved to ``out`` (summary
     ``"converged": false, "diverged": true``) before re-raising."""
     from hsa_elastica.engines.timeloop import SimulationDiverged
     from hsa_elastica.params import ParameterError
 
     if solver is None:
-        from hsa_elastica.robots.steady_state import solve_steady_state as solver
+        solver = dynamic_steady_state
     announce_compile(quiet)
     try:
         return solver(params, angles, **kwargs)

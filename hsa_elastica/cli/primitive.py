@@ -107,7 +107,6 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
     """A primitive per stage of a multi-segment stack, from rest to its steady state (or for
     --duration) as for a single robot, the static equilibrium next to it."""
     from hsa_elastica.robots.stack import solve_stack_static, stack_primitive_angles
-    from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
 
     names = [n.strip() for n in args.name.split(",")]
     if len(names) == 1:
@@ -134,7 +133,7 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
     extra: dict[str, object] = {"primitive": ",".join(names), "magnitude": args.magnitude}
     result = solve(
         segments, angles, out=args.out, quiet=args.quiet, extra=extra,
-        solver=solve_stack_steady_state, max_time=args.duration,
+        max_time=args.duration,
         stop_when_settled=args.duration is None, record=record,
         progress=progress(args.quiet), fast=not args.reference,
     )

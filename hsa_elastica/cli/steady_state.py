@@ -1,8 +1,8 @@
 """``hsa-elastica steady-state``: the steady state of the robot for given motor angles.
 
-By default the static equations are solved (:func:`hsa_elastica.robots.statics_api.solve_static`,
+By default the static equations are solved (:func:`hsa_elastica.robots.steady_state_api.steady_state`, ``method="static"``,
 milliseconds per pose, falling back to dynamic relaxation if Newton fails); ``--dynamic`` runs
-the dynamic relaxation (:func:`hsa_elastica.robots.steady_state.solve_steady_state`).  A run
+the dynamic relaxation (``method="dynamic"``).  A run
 directory (``--out DIR`` with ``--angles``) holds the recorded time series, so it implies
 ``--dynamic``.  Batch mode: ``--angles-csv FILE --out FILE.csv|.parquet`` solves one pose per row
 (columns ``angle_0 .. angle_{n-1}`` or ``motor_angles_rad_0 ..``) and writes the JSON fields
@@ -113,18 +113,16 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
         angles = check_angle_rows(table, cols, what=f"--angles-csv {args.angles_csv}")
     except ParameterError as exc:
         raise UsageError(f"{PROG} steady-state: {exc}") from None
-    if args.dynamic or args.reference:
-        from hsa_elastica.robots.steady_state import solve_steady_state
+    from hsa_elastica.robots.steady_state_api import steady_state
 
+    if args.dynamic or args.reference:
         check_params(params, _duration(args, params), False)
 
-        results = [solve_steady_state(params, a, max_time=args.max_time, record=False,
-                                      fast=not args.reference) for a in angles]
+        results = [steady_state(params, a, method="dynamic", max_time=args.max_time,
+                                record=False, fast=not args.reference).detail for a in angles]
     else:
-        from hsa_elastica.robots.statics_api import solve_static_batch
-
         try:
-            results = solve_static_batch(params, angles)
+            results = [r.detail for r in steady_state(params, angles)]
         except ParameterError as exc:
             raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
     from hsa_elastica.io.columns import write_parquet
@@ -184,10 +182,10 @@ def run(args: argparse.Namespace) -> int:
             raise
     else:
         from hsa_elastica.params import ParameterError
-        from hsa_elastica.robots.statics_api import solve_static
+        from hsa_elastica.robots.steady_state_api import steady_state
 
         try:
-            result = solve_static(params, args.angles)
+            result = steady_state(params, args.angles).detail
         except ParameterError as exc:  # e.g. the fallback's time step (before any work)
             raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
     _write_json(args.json, result)

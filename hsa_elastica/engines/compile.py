@@ -67,6 +67,7 @@ from hsa_elastica.physics.tables import (
     LoadTable,
     JointTable,
     MaterialDampingTable,
+    ModelTables,
     MotorTable,
     RodBlockArrays,
     RodDamperTable,
@@ -115,6 +116,18 @@ class CompiledModel:
     #: (row of ``loads``, BaseTwistTorque) whose torque is a schedule ``t -> tau``: the table
     #: holds ``tau(0)``; a driver that advances time must refresh the row
     scheduled_loads: list[tuple[int, Any]]
+
+    @property
+    def tables(self) -> ModelTables:
+        """The law tables and programs as the one record the kernels take."""
+        return ModelTables(
+            couplings=self.couplings, joints=self.joints, motors=self.motors,
+            rod_dampers=self.rod_dampers, body_dampers=self.body_dampers,
+            rod_gravity=self.rod_gravity, body_gravity=self.body_gravity,
+            material=self.material, ends=self.ends, loads=self.loads,
+            compression=self.compression, sync_program=self.sync_program,
+            values_program=self.values_program, rates_program=self.rates_program,
+        )
 
     def commands(self, t: float) -> NDArray[np.float64]:
         """Each motor's command at time ``t`` [s], in the order of :attr:`motor_bcs`: the motor

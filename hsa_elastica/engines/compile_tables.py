@@ -10,7 +10,7 @@ rods' velocity dampers.  Indices are offsets into the memory blocks (``rod_array
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,10 +20,10 @@ from elastica.external_forces import EndpointForces
 
 from hsa_elastica import compat
 from hsa_elastica.physics.actuation import DistalTwistLockBC
-from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
+from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling, coupling_table
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.joints import PlatformJoint, resolve_joint_indices
-from hsa_elastica.physics.material_damping import WORK_ROWS, KelvinVoigtDamping
+from hsa_elastica.physics.material_damping import KelvinVoigtDamping, material_damping_table
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.rigid_mounts import _BodyMountBC
 from hsa_elastica.physics.tables import (
@@ -161,82 +161,12 @@ class TableBuilder:
         )
 
     def _material_table(self, items: list[tuple[KelvinVoigtDamping, Any]]) -> MaterialDampingTable:
-        rows = [self._rod_offsets(rod) for _, rod in items]
-        sizes = [int(rod.n_elems) for _, rod in items]
-        width = max(sizes, default=0) + 1
-        return MaterialDampingTable(
-            node_start=np.array([r[0] for r in rows], dtype=np.int64),
-            elem_start=np.array([r[1] for r in rows], dtype=np.int64),
-            vor_start=np.array([r[2] for r in rows], dtype=np.int64),
-            n_elems=np.array(sizes, dtype=np.int64),
-            tau=np.array(
-                [[op.tau_shear, op.tau_axial, op.tau_bend, op.tau_twist] for op, _ in items],
-                dtype=np.float64,
-            ).reshape(-1, 4),
-            dt=np.array([op.time_step for op, _ in items], dtype=np.float64),
-            hold=np.array(
-                [[op.hold_base, op.hold_tip] for op, _ in items], dtype=np.int64
-            ).reshape(-1, 2),
-            work=np.zeros((len(items), WORK_ROWS, width)),
-        )
+        return material_damping_table(items, [self._rod_offsets(rod) for _, rod in items])
 
     def _coupling_table(self, items: list[tuple[AuxeticCoupling, Any]]) -> CouplingTable:
-        n = len(items)
-        if n == 0:
-            ne = nv = 1
-        else:
-            sizes = {int(rod.n_elems) for _, rod in items}
-            if len(sizes) != 1:
-                raise FastPathUnsupported("the fast path needs rods with equal element counts")
-            ne = sizes.pop()
-            nv = ne - 1
-        offsets = [self._rod_offsets(rod) for _, rod in items]
-
-        def col(f: Callable[[AuxeticCoupling], float]) -> NDArray[np.float64]:
-            return np.array([f(c) for c, _ in items], dtype=np.float64)
-
-        areas = []
-        for c, rod in items:
-            if c.area is None:
-                areas.append(float(np.mean(np.asarray(rod.volume) / np.asarray(rod.rest_lengths))))
-            else:
-                areas.append(float(c.area))
-        z = lambda *shape: np.zeros((n, *shape))  # noqa: E731
-        return CouplingTable(
-            elem_start=np.array([o[1] for o in offsets], dtype=np.int64),
-            vor_start=np.array([o[2] for o in offsets], dtype=np.int64),
-            handedness=col(lambda c: float(c.handedness)),
-            C_eps=col(lambda c: c.C_eps),
-            C_eps2=col(lambda c: float(getattr(c, "C_eps2", 0.0))),
-            eps_min=col(lambda c: c.eps_min),
-            eps_max=col(lambda c: c.eps_max),
-            kappa_min=col(lambda c: c.kappa_h_min),
-            kappa_max=col(lambda c: c.kappa_h_max),
-            area=np.array(areas, dtype=np.float64),
-            E_slope=col(lambda c: c.stiffness.E_slope),
-            G_slope=col(lambda c: c.stiffness.G_slope),
-            bend_slope=col(lambda c: c.stiffness.bend_rigidity_slope),
-            twist_slope=col(lambda c: c.stiffness.twist_rigidity_slope),
-            E_quad=col(lambda c: c.stiffness.E_quad),
-            twist_quad=col(lambda c: c.stiffness.twist_rigidity_quad),
-            filter_time=col(lambda c: float(getattr(c, "twist_filter_time", 0.0))),
-            printed_lengths=np.array([np.array(r.rest_lengths) for _, r in items]).reshape(n, ne),
-            printed_voronoi=np.array([np.array(r.rest_voronoi_lengths) for _, r in items]).reshape(n, nv),
-            printed_shear=np.array([np.array(r.shear_matrix) for _, r in items]).reshape(n, 3, 3, ne),
-            printed_bend=np.array([np.array(r.bend_matrix) for _, r in items]).reshape(n, 3, 3, nv),
-            kappa_vor_raw=z(nv),
-            kappa_vor=z(nv),
-            kappa_vor_clipped=z(nv),
-            kappa_elem=z(ne),
-            kappa_elem_clipped=z(ne),
-            eps=z(ne),
-            last_time=np.zeros(n),
-            initialized=np.zeros(n, dtype=np.int64),
-            couple=z(nv),
-            node_start=np.array([o[0] for o in offsets], dtype=np.int64),
-            clip_width=col(lambda c: c.clip_width),
-            work=z(3, ne),
-        )
+        if len({int(rod.n_elems) for _, rod in items}) > 1:
+            raise FastPathUnsupported("the fast path needs rods with equal element counts")
+        return coupling_table(items, [self._rod_offsets(rod) for _, rod in items])
 
     def _joint_table(
         self, items: list[tuple[PlatformJoint, Any, Any, Any, Any]], n_motors: int

@@ -47,6 +47,10 @@ from hsa_elastica.physics.sensors import motor_torque
 
 __all__ = ["ControlMixin", "motor_torques", "robot_state", "STATE_KEYS"]
 
+#: attributes of a motor's command holder that hold its schedule (restored by reference:
+#: schedules are immutable callables of the time)
+_SCHEDULE_ATTRS = ("_angle", "angle_rate", "_torque")
+
 #: keys of :meth:`ControlMixin.state` (arrays; units in :func:`robot_state`)
 STATE_KEYS = (
     "time",
@@ -188,6 +192,98 @@ class ControlMixin:
     def state(self) -> dict[str, Any]:
         """Platform pose and twist, rod tips, motor angles and torques (see :func:`robot_state`)."""
         return robot_state(self)
+
+    # -- snapshots (engines/snapshot.py) -------------------------------------------------------
+    def _state_arrays(self) -> dict[str, NDArray[Any]]:
+        """The live arrays of the state, by name (operator time loop: every array of the
+        simulator's memory blocks; the fused stepper overrides this)."""
+        from hsa_elastica import compat
+
+        out: dict[str, NDArray[Any]] = {}
+        for b, block in enumerate(compat.memory_blocks(self.simulator)):  # type: ignore[attr-defined]
+            for name, value in vars(block).items():
+                if isinstance(value, np.ndarray) and value.flags.writeable:
+                    out[f"block{b}.{name}"] = value
+        return out
+
+    def _state_objects(self) -> list[Any]:
+        """Objects whose attributes carry state between steps (the operators of the simulator;
+        none for the fused stepper, which keeps that state in its tables)."""
+        from hsa_elastica import compat
+
+        seen: dict[int, Any] = {}
+        for role in ("synchronize", "constrain_values", "constrain_rates", "damping"):
+            for op in compat.feature_group(self.simulator, role):  # type: ignore[attr-defined]
+                inst = compat.bound_operator(op)[0]
+                seen.setdefault(id(inst), inst)
+        return list(seen.values())
+
+    def _schedule_holders(self) -> list[Any]:
+        """The motors' command holders (their angle / torque schedules are state)."""
+        return [m.instance for m in self.motors]  # type: ignore[attr-defined]
+
+    def get_state(self) -> Any:
+        """A copy of everything that determines the future of this robot (a
+        :class:`~hsa_elastica.engines.snapshot.Snapshot`: state arrays, the engine's internal
+        state, time, motor schedules, the step API's command; ``extra_state()`` if the engine
+        has that hook).  ``set_state`` of it, then stepping, gives bitwise the trajectory of
+        never having stopped."""
+        from hsa_elastica.engines import snapshot
+
+        extra = getattr(self, "extra_state", None)
+        return snapshot.Snapshot(
+            time=float(self.time),  # type: ignore[attr-defined]
+            arrays=snapshot.copy_arrays(self._state_arrays()),
+            objects=[snapshot.copy_attributes(o) for o in self._state_objects()],
+            schedules=[
+                {k: v for k, v in vars(h).items() if k in _SCHEDULE_ATTRS}
+                for h in self._schedule_holders()
+            ],
+            control={"_command": None if self._command is None else self._command.copy(),
+                     "_control_clock": self._control_clock},
+            extra=snapshot.copy_arrays(extra()) if callable(extra) else {},
+            engine=type(self).__name__,
+        )
+
+    def set_state(self, state: Any) -> None:
+        """Restore a :meth:`get_state` snapshot of this robot (in place: arrays, engine state,
+        time, schedules, command)."""
+        from hsa_elastica.engines import snapshot
+
+        if not isinstance(state, snapshot.Snapshot):
+            raise ParameterError(f"state = {state!r} is invalid: must be a Snapshot (get_state())")
+        if state.engine != type(self).__name__:
+            raise ParameterError(
+                f"state is invalid: it was taken from a {state.engine}, this is a "
+                f"{type(self).__name__}"
+            )
+        objects = self._state_objects()
+        holders = self._schedule_holders()
+        if len(objects) != len(state.objects) or len(holders) != len(state.schedules):
+            raise ParameterError("state is invalid: it was taken from another model (operators differ)")
+        snapshot.restore_arrays(self._state_arrays(), state.arrays)
+        for obj, saved in zip(objects, state.objects):
+            snapshot.restore_attributes(obj, saved)
+        for holder, saved in zip(holders, state.schedules):
+            vars(holder).update(saved)
+        self._command = None if state.control["_command"] is None else state.control["_command"].copy()
+        self._control_clock = state.control["_control_clock"]
+        self.time = float(state.time)  # type: ignore[attr-defined]
+        restore_extra = getattr(self, "set_extra_state", None)
+        if callable(restore_extra):
+            restore_extra(snapshot.copy_arrays(state.extra))
+
+    def save_state(self, path: Any) -> None:
+        """Write :meth:`get_state` to ``path`` (a pickle: load only files you wrote)."""
+        from hsa_elastica.engines import snapshot
+
+        snapshot.save(self.get_state(), path)
+
+    def load_state(self, path: Any) -> None:
+        """:meth:`set_state` of the snapshot :meth:`save_state` wrote to ``path``."""
+        from hsa_elastica.engines import snapshot
+
+        self.set_state(snapshot.load(path))
 
     def twist_couple(self, i: int) -> NDArray[np.float64] | None:
         """Reciprocal twist couple [N m] per Voronoi domain of rod ``i``'s auxetic coupling in

@@ -86,17 +86,9 @@ from hsa_elastica.physics.tables import (
     OP_COUPLING_TORQUE,
     STATUS_STIFFNESS,
     BodyBlockArrays,
-    BodyDamperTable,
-    CompressionTable,
-    CouplingTable,
-    EndTable,
-    GravityTable,
-    JointTable,
-    LoadTable,
-    MaterialDampingTable,
-    MotorTable,
+    ModelTables,
+    MotorSchedule,
     RodBlockArrays,
-    RodDamperTable,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -184,38 +176,28 @@ def advance(
     n_steps: int,
     dt: float,
     time: float,
-    angle_half: NDArray[np.float64],
-    angle_full: NDArray[np.float64],
-    rate_half: NDArray[np.float64],
+    schedule: MotorSchedule,
     rod: RodBlockArrays,
     body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    rod_dampers: RodDamperTable,
-    body_dampers: BodyDamperTable,
-    rod_gravity: GravityTable,
-    body_gravity: GravityTable,
-    material: MaterialDampingTable,
-    sync_program: NDArray[np.int64],
-    values_program: NDArray[np.int64],
-    rates_program: NDArray[np.int64],
+    tables: ModelTables,
     status: NDArray[np.float64],
-    ends: EndTable,
-    loads: LoadTable,
-    compression: CompressionTable,
 ) -> float:
     """Advance the robot by ``n_steps`` Position-Verlet steps of ``dt`` [s] from ``time`` [s].
 
-    ``angle_half[s, i]`` / ``angle_full[s, i]`` are motor ``i``'s angle [rad] at the
-    mid-step / end-of-step times of step ``s`` (see :func:`step_times`), ``rate_half[s, i]``
-    its rate [rad/s] at mid-step.  The programs list the operators in the order PyElastica
-    calls them (rows ``(code, index)``).  Returns the new time; ``status[0]`` is set to
+    ``schedule``: the motor commands at the mid-step and end-of-step times of every step (see
+    :func:`step_times` and :class:`~hsa_elastica.physics.tables.MotorSchedule`); ``rod`` /
+    ``body``: the state (memory-block arrays); ``tables``: the model's law tables and
+    programs (the programs list the operators in the order PyElastica calls them, rows
+    ``(code, index)``).  Returns the new time; ``status[0]`` is set to
     ``STATUS_STIFFNESS`` (with ``status[1]`` = coupling index, ``status[2]`` = smallest
     stiffness, ``status[3]`` = time) and the loop stops when a stiffness law gives a
     non-positive stiffness.  Forces come from
     :func:`hsa_elastica.physics.forces.evaluate_forces`, the evaluation the static solver uses.
     """
+    # unpacked once: an array taken out of a record is reference-counted at every use
+    angle_half, angle_full, rate_half = schedule
+    (couplings, joints, motors, rod_dampers, body_dampers, rod_gravity, body_gravity, material,
+     ends, loads, compression, sync_program, values_program, rates_program) = tables
     half = np.float64(0.5 * dt)
     full = np.float64(dt)
     t = time
@@ -315,9 +297,9 @@ class FastRobot(ControlMixin):
     ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
 
     Same interface as :class:`hsa_elastica.robots.builders.Robot` for running and reading results:
-    :meth:`run`, :meth:`diagnostics`, :attr:`time`, and every other attribute of the wrapped
-    robot (``rods``, ``platform``, ``params``, ``recorders``, ``simulator``, ...) by
-    delegation.  ``chunk`` is the largest number of steps per numba call (also the
+    :meth:`run`, :meth:`diagnostics`, :attr:`time`, and the wrapped handle's attributes listed
+    in :data:`HANDLE_ATTRIBUTES` (``rods``, ``platform``, ``params``, ``recorders``,
+    ``simulator``, ...; read only).  ``chunk`` is the largest number of steps per numba call (also the
     divergence-check period unless :meth:`run` gets ``check_every``).  The tables are compiled
     once, by :func:`hsa_elastica.engines.compile.compile_simulator`.
     """
@@ -416,6 +398,27 @@ class FastRobot(ControlMixin):
 
         return joint_rest
 
+    def _state_arrays(self) -> dict[str, NDArray[Any]]:
+        """The state of the fused loop: the memory blocks and every array of its tables (the
+        operators of the wrapped simulator are not advanced by it)."""
+        out: dict[str, NDArray[Any]] = {}
+        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays}
+        named.update(self.model.tables._asdict())
+        for prefix, record in named.items():
+            if isinstance(record, np.ndarray):
+                out[prefix] = record
+                continue
+            for name, value in record._asdict().items():
+                if isinstance(value, np.ndarray) and value.flags.writeable:
+                    out[f"{prefix}.{name}"] = value
+        return out
+
+    def _state_objects(self) -> list[Any]:
+        return []
+
+    def _schedule_holders(self) -> list[Any]:
+        return list(self._motor_bcs)
+
     @property
     def time(self) -> float:
         """Simulated time [s] reached."""
@@ -449,29 +452,8 @@ class FastRobot(ControlMixin):
             a_full[:, i] = values
         self._status[:] = 0.0
         t_new = advance(
-            n,
-            self.dt,
-            t,
-            a_half,
-            a_full,
-            r_half,
-            self.rod_arrays,
-            self.body_arrays,
-            self.couplings,
-            self.joints,
-            self.motor_table,
-            self.rod_dampers,
-            self.body_dampers,
-            self.rod_gravity,
-            self.body_gravity,
-            self.material,
-            self.sync_program,
-            self.values_program,
-            self.rates_program,
-            self._status,
-            self.model.ends,
-            self.model.loads,
-            self.model.compression,
+            n, self.dt, t, MotorSchedule(a_half, a_full, r_half), self.rod_arrays,
+            self.body_arrays, self.model.tables, self._status,
         )
         if self._status[0] == STATUS_STIFFNESS:
             i = int(self._status[1])
@@ -576,9 +558,22 @@ class FastRobot(ControlMixin):
         """Recorded samples, as :meth:`hsa_elastica.robots.builders.Robot.diagnostics`."""
         return self.robot.diagnostics()
 
-    def __getattr__(self, name: str) -> Any:
-        # delegate rods, platform, params, recorders, simulator, ... to the wrapped Robot
-        if name == "robot":
-            raise AttributeError(name)
+
+
+def _handle_attribute(name: str) -> property:
+    def get(self: FastRobot) -> Any:
         return getattr(self.robot, name)
+
+    return property(get, doc=f"``{name}`` of the wrapped robot handle (read only).")
+
+
+#: the wrapped handle's attributes a FastRobot exposes (a fixed list: no catch-all proxy, an
+#: attribute of neither raises AttributeError)
+HANDLE_ATTRIBUTES = (
+    "simulator", "params", "rods", "platform", "platforms", "segments", "motors", "mounts",
+    "base", "recorders", "timestepper", "rod_bases", "attachment_points", "motor_angles",
+    "named_systems", "render_frame", "segment_poses", "relative_poses", "split_angles",
+)  # (``couplings`` / ``joints`` of a FastRobot are its tables)
+for _name in HANDLE_ATTRIBUTES:
+    setattr(FastRobot, _name, _handle_attribute(_name))
 

@@ -55,6 +55,9 @@ from hsa_elastica.engines.statics_kernels import (
     KIND_SWING,
     KIND_TWIST,
     ROTATION_KINDS,
+    JacobianBuffers,
+    JacobianPattern,
+    Unknowns,
     apply_increment,
     fd_jacobian,
     residual,
@@ -209,13 +212,15 @@ class StaticSolver:
 
     # -- evaluations ---------------------------------------------------------------------------
     def _args(self) -> tuple[Any, ...]:
+        """(rod, body, tables, work, status, unknowns): the arguments of the kernels after the
+        motor angles (the solver's own couplings and loads replace the model's)."""
         cached = getattr(self, "_args_cache", None)
-        if cached is not None and cached[2] is self.couplings:
+        if cached is not None and cached[2].couplings is self.couplings:
             return cached  # type: ignore[no-any-return]
         m = self.model
-        self._args_cache = (m.rod_arrays, m.body_arrays, self.couplings, m.joints, m.motors, m.rod_gravity,
-                m.body_gravity, m.sync_program, m.values_program, self.work, self.status,
-                m.ends, self.loads, m.compression, self.kind, self.index, self.comp)
+        tables = m.tables._replace(couplings=self.couplings, loads=self.loads)
+        self._args_cache = (m.rod_arrays, m.body_arrays, tables, self.work, self.status,
+                            Unknowns(self.kind, self.index, self.comp))
         return self._args_cache
 
     def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
@@ -235,9 +240,11 @@ class StaticSolver:
     def jacobian(self, angles: NDArray[np.float64], f0: NDArray[np.float64]) -> sp.csc_matrix:
         """Forward-difference ``dF/dx`` (CSC) at the current state, ``f0`` its residual."""
         fd_jacobian(  # type: ignore[call-arg]
-            np.asarray(angles, dtype=np.float64), *self._args(), self.steps,
-                    self.color_ptr, self.color_cols, self.indptr, self.indices, f0, self.f1,
-                    self.saved, self.data, self.scratch)
+            np.asarray(angles, dtype=np.float64), *self._args(),
+            JacobianPattern(self.steps, self.color_ptr, self.color_cols, self.indptr,
+                            self.indices),
+            JacobianBuffers(f0, self.f1, self.saved, self.data, self.scratch),
+        )
         return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
 
     def save_state(self) -> tuple[NDArray[np.float64], ...]:

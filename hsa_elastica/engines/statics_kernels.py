@@ -9,7 +9,7 @@ Jacobian of :func:`residual`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -17,19 +17,10 @@ from numpy.typing import NDArray
 
 from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
-from hsa_elastica.physics.tables import (
-    BodyBlockArrays,
-    CompressionTable,
-    CouplingTable,
-    EndTable,
-    GravityTable,
-    JointTable,
-    LoadTable,
-    MotorTable,
-    RodBlockArrays,
-)
+from hsa_elastica.physics.tables import BodyBlockArrays, ModelTables, RodBlockArrays
 
-__all__ = ["residual", "apply_increment", "fd_jacobian", "KIND_NODE", "KIND_ELEMENT",
+__all__ = ["residual", "apply_increment", "fd_jacobian", "Unknowns", "JacobianPattern",
+           "JacobianBuffers", "KIND_NODE", "KIND_ELEMENT",
            "KIND_BODY_POS", "KIND_BODY_ROT", "KIND_SWING", "KIND_TWIST", "ROTATION_KINDS"]
 
 KIND_NODE = 0
@@ -62,26 +53,46 @@ def _rotate(director: NDArray[np.float64], k: int, w0: float, w1: float, w2: flo
     kinematic_update_inplace(1.0, nothing, director[:, :, k : k + 1], nothing, omega, scratch)
 
 
+class Unknowns(NamedTuple):
+    """The static solver's unknowns: unknown ``j`` is component ``comp[j]`` of node / element /
+    body ``row[j]`` (index in the block) of kind ``kind[j]`` (``KIND_*``)."""
+
+    kind: NDArray[np.int64]
+    row: NDArray[np.int64]
+    comp: NDArray[np.int64]
+
+
+class JacobianPattern(NamedTuple):
+    """Finite-difference steps per unknown, the column colouring (columns
+    ``cols[ptr[c]:ptr[c+1]]`` share no row) and the CSC sparsity pattern of the Jacobian."""
+
+    steps: NDArray[np.float64]
+    color_ptr: NDArray[np.int64]
+    color_cols: NDArray[np.int64]
+    indptr: NDArray[np.int64]
+    indices: NDArray[np.int64]
+
+
+class JacobianBuffers(NamedTuple):
+    """``f0`` the residual at the state; ``f1``, ``saved``, ``scratch`` work; ``data`` the
+    Jacobian's CSC values (output)."""
+
+    f0: NDArray[np.float64]
+    f1: NDArray[np.float64]
+    saved: NDArray[np.float64]
+    data: NDArray[np.float64]
+    scratch: NDArray[np.float64]
+
+
 @njit(cache=True)  # type: ignore[misc]
 def residual(
     angles: NDArray[np.float64],
     rod: RodBlockArrays,
     body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    rod_gravity: GravityTable,
-    body_gravity: GravityTable,
-    sync_program: NDArray[np.int64],
-    values_program: NDArray[np.int64],
+    tables: ModelTables,
     work: Any,
     status: NDArray[np.float64],
-    ends: EndTable,
-    loads: LoadTable,
-    compression: CompressionTable,
-    kind: NDArray[np.int64],
-    index: NDArray[np.int64],
-    comp: NDArray[np.int64],
+    unknowns: Unknowns,
     out: NDArray[np.float64],
 ) -> bool:
     """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
@@ -90,9 +101,13 @@ def residual(
     body.external_forces[:] = 0.0
     body.external_torques[:] = 0.0
     ok = evaluate_forces(
-        0.0, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-        sync_program, values_program, work, status, ends, loads, compression,
+        0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors,
+        tables.rod_gravity, tables.body_gravity, tables.sync_program, tables.values_program,
+        work, status, tables.ends, tables.loads, tables.compression,
     )
+    kind = unknowns.kind
+    index = unknowns.row
+    comp = unknowns.comp
     for j in range(kind.shape[0]):
         i = index[j]
         a = comp[j]
@@ -151,37 +166,31 @@ def fd_jacobian(
     angles: NDArray[np.float64],
     rod: RodBlockArrays,
     body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    rod_gravity: GravityTable,
-    body_gravity: GravityTable,
-    sync_program: NDArray[np.int64],
-    values_program: NDArray[np.int64],
+    tables: ModelTables,
     work: Any,
     status: NDArray[np.float64],
-    ends: EndTable,
-    loads: LoadTable,
-    compression: CompressionTable,
-    kind: NDArray[np.int64],
-    index: NDArray[np.int64],
-    comp: NDArray[np.int64],
-    steps: NDArray[np.float64],
-    color_ptr: NDArray[np.int64],
-    color_cols: NDArray[np.int64],
-    indptr: NDArray[np.int64],
-    indices: NDArray[np.int64],
-    f0: NDArray[np.float64],
-    f1: NDArray[np.float64],
-    saved: NDArray[np.float64],
-    data: NDArray[np.float64],
-    scratch: NDArray[np.float64],
+    unknowns: Unknowns,
+    pattern: JacobianPattern,
+    buffers: JacobianBuffers,
 ) -> None:
     """Forward-difference Jacobian ``dF/dx`` into ``data`` (CSC pattern ``indptr``/``indices``).
 
     Columns of one colour (``color_cols[color_ptr[c]:color_ptr[c+1]]``) share no row and are
     perturbed together; the state is restored exactly (saved copies) after each colour.
     """
+    kind = unknowns.kind
+    index = unknowns.row
+    comp = unknowns.comp
+    steps = pattern.steps
+    color_ptr = pattern.color_ptr
+    color_cols = pattern.color_cols
+    indptr = pattern.indptr
+    indices = pattern.indices
+    f0 = buffers.f0
+    f1 = buffers.f1
+    saved = buffers.saved
+    data = buffers.data
+    scratch = buffers.scratch
     for c in range(color_ptr.shape[0] - 1):
         for p in range(color_ptr[c], color_ptr[c + 1]):
             j = color_cols[p]
@@ -203,9 +212,7 @@ def fd_jacobian(
                 saved[p] = body.director[:, :, i]
                 _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
                         h if a == 2 else 0.0, scratch)
-        residual(angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-                 sync_program, values_program, work, status, ends, loads, compression, kind,
-                 index, comp, f1)
+        residual(angles, rod, body, tables, work, status, unknowns, f1)
         for p in range(color_ptr[c], color_ptr[c + 1]):
             j = color_cols[p]
             i = index[j]

@@ -310,6 +310,28 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             return None
         return self._render_image({"platform": self.robot.platform}, self.params)
 
+    # -- snapshots (MPC-style rollouts from one state) -----------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """A copy of the episode's state: the robot's snapshot
+        (:meth:`~hsa_elastica.engines.control.ControlMixin.get_state`), the target and the last
+        observation.  Call through ``env.unwrapped`` (the ``TimeLimit`` wrapper's step count is
+        the wrapper's own)."""
+        if self.robot is None or self._last_obs is None:
+            raise RuntimeError(f"{type(self).__name__}.get_state() called before reset()")
+        return {"robot": self.robot.get_state(), "target": self.target.copy(),
+                "last_obs": self._last_obs.copy()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`get_state` of this env's current episode: the following steps are
+        bitwise those that followed the snapshot."""
+        if self.robot is None:
+            raise RuntimeError(f"{type(self).__name__}.set_state() called before reset()")
+        if not isinstance(state, dict) or set(state) != {"robot", "target", "last_obs"}:
+            raise ParameterError(f"state is invalid: must be a {type(self).__name__}.get_state()")
+        self.robot.set_state(state["robot"])
+        self.target = np.array(state["target"], dtype=np.float64)
+        self._last_obs = np.array(state["last_obs"], dtype=np.float32)
+
     def _render_image(self, platforms: dict[str, Any], view: RobotParams) -> NDArray[np.uint8]:
         """Off-screen image of the present state: every rod of the robot (``rod0 ...``), the
         rigid bodies ``platforms`` (renderer keys ``platform``, ``platform0`` ...), drawn with

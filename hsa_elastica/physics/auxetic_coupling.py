@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
+from hsa_elastica.compat import inv_rotate
 from hsa_elastica.params import RodParams, invalid_parameter, is_finite_number
 from hsa_elastica.physics.auxetic_law import (
     ALPHA_C,
@@ -32,6 +33,7 @@ from hsa_elastica.physics.auxetic_law import (
     handed_twist_strain,
     reciprocal_twist_couple,
 )
+from hsa_elastica.physics.tables import CouplingTable
 from hsa_elastica.physics.variational_rod import variational_correction
 
 if TYPE_CHECKING:
@@ -342,25 +344,21 @@ class AuxeticCoupling(NoForces):
 
     # -- setup -------------------------------------------------------------------------------
     def _capture_printed_geometry(self, system: CosseratRod, time: float) -> None:
-        n = int(system.n_elems)
-        self._printed_lengths = np.array(system.rest_lengths, dtype=np.float64, copy=True)
-        self._printed_voronoi = np.array(
-            system.rest_voronoi_lengths, dtype=np.float64, copy=True
-        )
-        self._printed_shear = np.array(system.shear_matrix, dtype=np.float64, copy=True)
-        self._printed_bend = np.array(system.bend_matrix, dtype=np.float64, copy=True)
-        if self.area is None:
-            self._area = float(np.mean(np.asarray(system.volume) / self._printed_lengths))
-        else:
-            self._area = self.area
-        self._kappa_h_vor_raw = np.zeros(n - 1)
-        self._kappa_h_vor = np.zeros(n - 1)
-        self._kappa_h_vor_clipped = np.zeros(n - 1)
-        self._kappa_h_elem = np.zeros(n)
-        self._kappa_h_elem_clipped = np.zeros(n)
-        self._eps = np.zeros(n)
-        self._couple = np.zeros(n - 1)
-        self._work = np.zeros((3, n))
+        table = coupling_table([(self, system)], [(0, 0, 0)])
+        self._table = table
+        self._area = float(table.area[0])
+        self._printed_lengths = table.printed_lengths[0]
+        self._printed_voronoi = table.printed_voronoi[0]
+        self._printed_shear = table.printed_shear[0]
+        self._printed_bend = table.printed_bend[0]
+        self._kappa_h_vor_raw = table.kappa_vor_raw[0]
+        self._kappa_h_vor = table.kappa_vor[0]
+        self._kappa_h_vor_clipped = table.kappa_vor_clipped[0]
+        self._kappa_h_elem = table.kappa_elem[0]
+        self._kappa_h_elem_clipped = table.kappa_elem_clipped[0]
+        self._eps = table.eps[0]
+        self._couple = table.couple[0]
+        self._work = table.work[0]
         if self.reciprocal and (
             np.any(np.asarray(system.rest_kappa) != 0.0) or np.any(np.asarray(system.rest_sigma) != 0.0)
         ):
@@ -433,37 +431,8 @@ class AuxeticCoupling(NoForces):
         self._last_time = t
         law = self.stiffness
         smallest = auxetic_update(
-            system.director_collection,
-            float(self.handedness),
-            self.C_eps,
-            self.C_eps2,
-            self.eps_min,
-            self.eps_max,
-            self.kappa_h_min,
-            self.kappa_h_max,
-            self._area,
-            law.E_slope,
-            law.G_slope,
-            law.bend_rigidity_slope,
-            law.twist_rigidity_slope,
-            law.E_quad,
-            law.twist_rigidity_quad,
-            blend,
-            self._printed_lengths,
-            self._printed_voronoi,
-            self._printed_shear,
-            self._printed_bend,
-            self._kappa_h_vor_raw,
-            self._kappa_h_vor,
-            self._kappa_h_vor_clipped,
-            self._kappa_h_elem,
-            self._kappa_h_elem_clipped,
-            self._eps,
-            system.rest_lengths,
-            system.rest_voronoi_lengths,
-            system.shear_matrix,
-            system.bend_matrix,
-            self.clip_width,
+            inv_rotate(system.director_collection), self._table, 0, blend, system.rest_lengths,
+            system.rest_voronoi_lengths, system.shear_matrix, system.bend_matrix,
         )
         # PyElastica computed the internal forces of this step before calling the forcings,
         # with the rest configuration of the previous step.  Recompute them with the one just
@@ -474,23 +443,8 @@ class AuxeticCoupling(NoForces):
             # derivative of the energy whose forces act in this step (sigma, internal_stress
             # and kappa just recomputed)
             reciprocal_twist_couple(
-                system.sigma,
-                system.dilatation,
-                system.kappa,
-                system.shear_matrix,
-                system.bend_matrix,
-                self._kappa_h_elem,
-                self.C_eps,
-                self.C_eps2,
-                self.kappa_h_min,
-                self.kappa_h_max,
-                self.eps_min,
-                self.eps_max,
-                float(self.handedness),
-                self._printed_lengths,
-                self._printed_voronoi,
-                self._couple,
-                self.clip_width,
+                system.sigma, system.dilatation, system.kappa, system.shear_matrix,
+                system.bend_matrix, self._table, 0,
             )
         if not smallest > 0.0:
             raise FloatingPointError(
@@ -521,3 +475,62 @@ class AuxeticCoupling(NoForces):
                 system.external_torques,
                 self._work,
             )
+
+
+def coupling_table(
+    items: "list[tuple[AuxeticCoupling, Any]]", offsets: "list[tuple[int, int, int]]"
+) -> CouplingTable:
+    """The :class:`~hsa_elastica.physics.tables.CouplingTable` of the couplings ``items``
+    (``(coupling, rod)`` pairs, rods fresh: their rest lengths and stiffnesses are the printed
+    ones), rod ``k``'s first node, element and Voronoi entry at ``offsets[k]`` of the arrays
+    the kernels will be given.  The operator builds its own one-row table (offsets 0); the
+    compiler one for all couplings of a simulator (offsets into the memory block)."""
+    n = len(items)
+    ne = int(items[0][1].n_elems) if n else 1  # (all rods have as many elements: caller)
+    nv = ne - 1 if n else 1
+
+    def col(f: Callable[[AuxeticCoupling], float]) -> NDArray[np.float64]:
+        return np.array([f(c) for c, _ in items], dtype=np.float64)
+
+    areas = []
+    for c, rod in items:
+        if c.area is None:
+            areas.append(float(np.mean(np.asarray(rod.volume) / np.asarray(rod.rest_lengths))))
+        else:
+            areas.append(float(c.area))
+    z = lambda *shape: np.zeros((n, *shape))  # noqa: E731
+    return CouplingTable(
+        elem_start=np.array([o[1] for o in offsets], dtype=np.int64),
+        vor_start=np.array([o[2] for o in offsets], dtype=np.int64),
+        handedness=col(lambda c: float(c.handedness)),
+        C_eps=col(lambda c: c.C_eps),
+        C_eps2=col(lambda c: float(getattr(c, "C_eps2", 0.0))),
+        eps_min=col(lambda c: c.eps_min),
+        eps_max=col(lambda c: c.eps_max),
+        kappa_min=col(lambda c: c.kappa_h_min),
+        kappa_max=col(lambda c: c.kappa_h_max),
+        area=np.array(areas, dtype=np.float64),
+        E_slope=col(lambda c: c.stiffness.E_slope),
+        G_slope=col(lambda c: c.stiffness.G_slope),
+        bend_slope=col(lambda c: c.stiffness.bend_rigidity_slope),
+        twist_slope=col(lambda c: c.stiffness.twist_rigidity_slope),
+        E_quad=col(lambda c: c.stiffness.E_quad),
+        twist_quad=col(lambda c: c.stiffness.twist_rigidity_quad),
+        filter_time=col(lambda c: float(getattr(c, "twist_filter_time", 0.0))),
+        printed_lengths=np.array([np.array(r.rest_lengths) for _, r in items]).reshape(n, ne),
+        printed_voronoi=np.array([np.array(r.rest_voronoi_lengths) for _, r in items]).reshape(n, nv),
+        printed_shear=np.array([np.array(r.shear_matrix) for _, r in items]).reshape(n, 3, 3, ne),
+        printed_bend=np.array([np.array(r.bend_matrix) for _, r in items]).reshape(n, 3, 3, nv),
+        kappa_vor_raw=z(nv),
+        kappa_vor=z(nv),
+        kappa_vor_clipped=z(nv),
+        kappa_elem=z(ne),
+        kappa_elem_clipped=z(ne),
+        eps=z(ne),
+        last_time=np.zeros(n),
+        initialized=np.zeros(n, dtype=np.int64),
+        couple=z(nv),
+        node_start=np.array([o[0] for o in offsets], dtype=np.int64),
+        clip_width=col(lambda c: c.clip_width),
+        work=z(3, ne),
+    )

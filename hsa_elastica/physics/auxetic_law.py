@@ -1,7 +1,9 @@
 """The auxetic laws of an HSA rod (paper Section II-B, Eq. 2-5): numba kernels.
 
 One kernel per law, called by every execution path (the :class:`AuxeticCoupling` operator, the
-fused stepper and the static solver through :func:`auxetic_update`):
+fused stepper and the static solver through :func:`auxetic_update`); a law's parameters and
+state are one row of :class:`~hsa_elastica.physics.tables.CouplingTable` (the operator holds a
+one-row table):
 
 * Eq. 4 -- handed twist strain against the *printed* Voronoi lengths
   (:func:`handed_twist_strain`), ``kappa_h = -handedness * log(Q_{k+1} Q_k^T)_z / printed_voronoi``
@@ -29,6 +31,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.compat import inv_rotate
+from hsa_elastica.physics.tables import CouplingTable
 
 
 __all__ = [
@@ -36,7 +39,6 @@ __all__ = [
     "auxetic_update",
     "handed_twist_strain",
     "handed_twist_from_rotation",
-    "auxetic_update_from_rotation",
     "average_to_elements",
     "clip_strain",
     "auxetic_rest_lengths",
@@ -233,20 +235,12 @@ def auxetic_rest_lengths(
         rest_voronoi_lengths[k] = 0.5 * (rest_lengths[k + 1] + rest_lengths[k])
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def twist_dependent_stiffness(
     kappa_h_elements: NDArray[np.float64],
     kappa_h_voronoi: NDArray[np.float64],
-    area: float,
-    E_slope: float,
-    G_slope: float,
-    bend_rigidity_slope: float,
-    twist_rigidity_slope: float,
-    E_quad: float,
-    twist_rigidity_quad: float,
-    printed_shear_matrix: NDArray[np.float64],
-    printed_bend_matrix: NDArray[np.float64],
-    printed_voronoi_lengths: NDArray[np.float64],
+    c: CouplingTable,
+    i: int,
     rest_voronoi_lengths: NDArray[np.float64],
     shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
@@ -260,24 +254,36 @@ def twist_dependent_stiffness(
     ``B_xx = B_yy = B0 + bend_rigidity_slope * k`` [N m^2],
     ``B_zz = (B_zz0 + twist_rigidity_slope * k + twist_rigidity_quad * k^2) * rest_voronoi /
     printed_voronoi`` [N m^2].
-    Slopes: ``E_slope``, ``G_slope`` in Pa m/rad, rigidity slopes in N m^2 m/rad; optional
+    The coefficients are row ``i`` of the coupling table ``c``: slopes ``E_slope``, ``G_slope``
+    in Pa m/rad, rigidity slopes ``bend_slope``, ``twist_slope`` in N m^2 m/rad; optional
     quadratic coefficients (0 = the paper's linear Eq. 5): ``E_quad`` in Pa m^2/rad^2,
-    ``twist_rigidity_quad`` in N m^2 m^2/rad^2; ``area`` in m^2.
+    ``twist_quad`` in N m^2 m^2/rad^2; ``area`` in m^2; the printed ``S0``, ``B0`` and Voronoi
+    lengths ``printed_shear``, ``printed_bend``, ``printed_voronoi``.
     With all slopes zero only the twist-rigidity scaling acts.
 
     Returns the smallest diagonal entry written (callers check it is > 0).
     """
+    area = c.area[i]
+    E_slope = c.E_slope[i]
+    G_slope = c.G_slope[i]
+    bend_rigidity_slope = c.bend_slope[i]
+    twist_rigidity_slope = c.twist_slope[i]
+    E_quad = c.E_quad[i]
+    twist_rigidity_quad = c.twist_quad[i]
+    printed_shear_matrix = c.printed_shear[i]
+    printed_bend_matrix = c.printed_bend[i]
+    printed_voronoi_lengths = c.printed_voronoi[i]
     smallest = np.inf
-    for i in range(kappa_h_elements.shape[0]):
-        k = kappa_h_elements[i]
+    for e in range(kappa_h_elements.shape[0]):
+        k = kappa_h_elements[e]
         s_shear = ALPHA_C * G_slope * area * k
-        shear_matrix[0, 0, i] = printed_shear_matrix[0, 0, i] + s_shear
-        shear_matrix[1, 1, i] = printed_shear_matrix[1, 1, i] + s_shear
-        shear_matrix[2, 2, i] = printed_shear_matrix[2, 2, i] + E_slope * area * k
+        shear_matrix[0, 0, e] = printed_shear_matrix[0, 0, e] + s_shear
+        shear_matrix[1, 1, e] = printed_shear_matrix[1, 1, e] + s_shear
+        shear_matrix[2, 2, e] = printed_shear_matrix[2, 2, e] + E_slope * area * k
         if E_quad != 0.0:
-            shear_matrix[2, 2, i] += E_quad * area * k * k
+            shear_matrix[2, 2, e] += E_quad * area * k * k
         for d in range(3):
-            smallest = min(smallest, shear_matrix[d, d, i])
+            smallest = min(smallest, shear_matrix[d, d, e])
     for j in range(kappa_h_voronoi.shape[0]):
         k = kappa_h_voronoi[j]
         bend_matrix[0, 0, j] = printed_bend_matrix[0, 0, j] + bend_rigidity_slope * k
@@ -304,25 +310,15 @@ def low_pass(
         filtered[k] += blend * (signal[k] - filtered[k])
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def reciprocal_twist_couple(
     sigma: NDArray[np.float64],
     dilatation: NDArray[np.float64],
     kappa: NDArray[np.float64],
     shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
-    kappa_h_elements: NDArray[np.float64],
-    C_eps: float,
-    C_eps2: float,
-    kappa_min: float,
-    kappa_max: float,
-    eps_min: float,
-    eps_max: float,
-    handedness: float,
-    printed_lengths: NDArray[np.float64],
-    printed_voronoi_lengths: NDArray[np.float64],
-    couple: NDArray[np.float64],
-    clip_width: float,
+    c: CouplingTable,
+    i: int,
 ) -> None:
     """Twist couple conjugate to the rest-length law (Maxwell-Betti reciprocal of Eq. 2-4).
 
@@ -353,32 +349,46 @@ def reciprocal_twist_couple(
     over ``clip_width`` so that the couple is continuous; 0 where clipped).
 
     ``sigma`` (3, n) shear/stretch strains, ``dilatation`` (n,), ``kappa`` (3, n-1) [1/m],
-    ``shear_matrix`` (3, 3, n) [N], ``bend_matrix`` (3, 3, n-1) [N m^2], all of this step's internal forces; ``kappa_h_elements`` (n,) element averages of
-    the handed twist strain [rad/m]; ``C_eps`` [m/rad]; ``printed_*`` [m].  Output ``couple``
-    (n-1,) [N m]; ``clip_width`` [-] of the rounded clip (:func:`soft_clip`).
+    ``shear_matrix`` (3, 3, n) [N], ``bend_matrix`` (3, 3, n-1) [N m^2], all of this step's
+    internal forces.  Row ``i`` of the coupling table ``c`` gives the law (``C_eps`` [m/rad],
+    ``C_eps2``, the clip ranges, ``handedness``, ``clip_width`` [-] of the rounded clip,
+    :func:`soft_clip`), the printed lengths [m] and ``kappa_elem``, the element averages of the
+    handed twist strain [rad/m] of this step; output ``c.couple[i]`` (n-1,) [N m].
     """
+    kappa_h_elements = c.kappa_elem[i]
+    C_eps = c.C_eps[i]
+    C_eps2 = c.C_eps2[i]
+    kappa_min = c.kappa_min[i]
+    kappa_max = c.kappa_max[i]
+    eps_min = c.eps_min[i]
+    eps_max = c.eps_max[i]
+    handedness = c.handedness[i]
+    printed_lengths = c.printed_lengths[i]
+    printed_voronoi_lengths = c.printed_voronoi[i]
+    couple = c.couple[i]
+    clip_width = c.clip_width[i]
     n = sigma.shape[1]
     # g_i = -(dU/dl_i) (d eps_i/d k), zero where the rest length does not follow the twist
     g = np.zeros(n)
-    for i in range(n):
+    for e in range(n):
         slope = rest_strain_slope(
-            kappa_h_elements[i], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
+            kappa_h_elements[e], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
             clip_width,
         )
         if slope == 0.0:
             continue
-        g_i = (
-            shear_matrix[2, 2, i] * math.log(dilatation[i])
-            + 0.5 * (shear_matrix[0, 0, i] * sigma[0, i] ** 2
-                     + shear_matrix[1, 1, i] * sigma[1, i] ** 2)
+        g_e = (
+            shear_matrix[2, 2, e] * math.log(dilatation[e])
+            + 0.5 * (shear_matrix[0, 0, e] * sigma[0, e] ** 2
+                     + shear_matrix[1, 1, e] * sigma[1, e] ** 2)
         )
-        for k in (i - 1, i):
+        for k in (e - 1, e):
             if 0 <= k <= n - 2:
-                g_i += 0.25 * (
+                g_e += 0.25 * (
                     bend_matrix[0, 0, k] * kappa[0, k] ** 2
                     + bend_matrix[1, 1, k] * kappa[1, k] ** 2
                 )
-        g[i] = g_i * slope
+        g[e] = g_e * slope
     for k in range(n - 1):
         couple[k] = (
             handedness
@@ -387,115 +397,54 @@ def reciprocal_twist_couple(
         )
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def auxetic_update(
-    director: NDArray[np.float64],
-    handedness: float,
-    C_eps: float,
-    C_eps2: float,
-    eps_min: float,
-    eps_max: float,
-    kappa_min: float,
-    kappa_max: float,
-    area: float,
-    E_slope: float,
-    G_slope: float,
-    bend_rigidity_slope: float,
-    twist_rigidity_slope: float,
-    E_quad: float,
-    twist_rigidity_quad: float,
+    rotation_vectors: NDArray[np.float64],
+    c: CouplingTable,
+    i: int,
     filter_blend: float,
-    printed_lengths: NDArray[np.float64],
-    printed_voronoi: NDArray[np.float64],
-    printed_shear: NDArray[np.float64],
-    printed_bend: NDArray[np.float64],
-    kappa_vor_raw: NDArray[np.float64],
-    kappa_vor: NDArray[np.float64],
-    kappa_vor_clipped: NDArray[np.float64],
-    kappa_elem: NDArray[np.float64],
-    kappa_elem_clipped: NDArray[np.float64],
-    eps: NDArray[np.float64],
     rest_lengths: NDArray[np.float64],
     rest_voronoi_lengths: NDArray[np.float64],
     shear_matrix: NDArray[np.float64],
     bend_matrix: NDArray[np.float64],
-    clip_width: float = 0.0,
 ) -> float:
     """The auxetic rest configuration of one rod (Eq. 2-5) for its present directors.
 
-    The one sequence every path runs: handed twist strain (Eq. 4, into ``kappa_vor`` [rad/m];
-    with ``filter_blend < 0`` unfiltered, else through :func:`low_pass` of the raw strain in
-    ``kappa_vor_raw`` with that blend) -> element average (Eq. 3, ``kappa_elem``) -> rest lengths
-    and rest Voronoi lengths (Eq. 2, :func:`auxetic_rest_lengths`, ``eps``) -> both strains clipped
-    to ``[kappa_min, kappa_max]`` -> stiffness law and twist-rigidity scaling (Eq. 5,
-    :func:`twist_dependent_stiffness`).  Writes ``rest_lengths``, ``rest_voronoi_lengths`` [m]
-    and the diagonals of ``shear_matrix`` [N] / ``bend_matrix`` [N m^2] in place.
+    The one sequence every path runs, for the rod of row ``i`` of the coupling table ``c``
+    (law parameters, printed geometry and the strain state of the row), from the rotation
+    vectors ``log(Q_{k+1} Q_k^T)`` (3, n-1) [rad] of the rod's present directors (the caller
+    computes them: ``inv_rotate`` in the operator, once per evaluation for the coupling and
+    the internal torques in the compiled engines): handed twist strain (Eq. 4, into
+    ``c.kappa_vor[i]`` [rad/m]; with ``filter_blend < 0`` unfiltered, else through
+    :func:`low_pass` of the raw strain in ``c.kappa_vor_raw[i]`` with that blend) -> element
+    average (Eq. 3, ``c.kappa_elem[i]``) -> rest lengths and rest Voronoi lengths (Eq. 2,
+    :func:`auxetic_rest_lengths`, ``c.eps[i]``) -> both strains clipped to
+    ``[kappa_min, kappa_max]`` -> stiffness law and twist-rigidity scaling (Eq. 5,
+    :func:`twist_dependent_stiffness`).  Writes the rod's ``rest_lengths``,
+    ``rest_voronoi_lengths`` [m] and the diagonals of ``shear_matrix`` [N] / ``bend_matrix``
+    [N m^2] in place.
 
     Returns the smallest stiffness written (callers check it is > 0).
     """
-    return auxetic_update_from_rotation(  # type: ignore[no-any-return]
-        inv_rotate(director), handedness, C_eps, C_eps2, eps_min, eps_max, kappa_min,
-        kappa_max, area, E_slope, G_slope, bend_rigidity_slope, twist_rigidity_slope,
-        E_quad, twist_rigidity_quad, filter_blend, printed_lengths, printed_voronoi,
-        printed_shear, printed_bend, kappa_vor_raw, kappa_vor, kappa_vor_clipped,
-        kappa_elem, kappa_elem_clipped, eps, rest_lengths, rest_voronoi_lengths,
-        shear_matrix, bend_matrix, clip_width,
-    )
-
-
-@njit(cache=True)  # type: ignore[misc]
-def auxetic_update_from_rotation(
-    rotation_vectors: NDArray[np.float64],
-    handedness: float,
-    C_eps: float,
-    C_eps2: float,
-    eps_min: float,
-    eps_max: float,
-    kappa_min: float,
-    kappa_max: float,
-    area: float,
-    E_slope: float,
-    G_slope: float,
-    bend_rigidity_slope: float,
-    twist_rigidity_slope: float,
-    E_quad: float,
-    twist_rigidity_quad: float,
-    filter_blend: float,
-    printed_lengths: NDArray[np.float64],
-    printed_voronoi: NDArray[np.float64],
-    printed_shear: NDArray[np.float64],
-    printed_bend: NDArray[np.float64],
-    kappa_vor_raw: NDArray[np.float64],
-    kappa_vor: NDArray[np.float64],
-    kappa_vor_clipped: NDArray[np.float64],
-    kappa_elem: NDArray[np.float64],
-    kappa_elem_clipped: NDArray[np.float64],
-    eps: NDArray[np.float64],
-    rest_lengths: NDArray[np.float64],
-    rest_voronoi_lengths: NDArray[np.float64],
-    shear_matrix: NDArray[np.float64],
-    bend_matrix: NDArray[np.float64],
-    clip_width: float,
-) -> float:
-    """:func:`auxetic_update` with the rotation vectors ``log(Q_{k+1} Q_k^T)`` (3, n-1) [rad]
-    of the rod's present directors given (:func:`handed_twist_from_rotation`): the compiled
-    engines compute them once per evaluation for the coupling and the internal torques.
-    (Not inlined: a call with more than 30 arguments compiles to ``f(*args)`` in CPython
-    3.11, which numba's inliner refuses.)"""
+    kappa_vor = c.kappa_vor[i]
+    kappa_elem = c.kappa_elem[i]
+    kappa_min = c.kappa_min[i]
+    kappa_max = c.kappa_max[i]
     if filter_blend < 0.0:
-        handed_twist_from_rotation(rotation_vectors, printed_voronoi, handedness, kappa_vor)
+        handed_twist_from_rotation(rotation_vectors, c.printed_voronoi[i], c.handedness[i],
+                                   kappa_vor)
     else:
-        handed_twist_from_rotation(rotation_vectors, printed_voronoi, handedness, kappa_vor_raw)
-        low_pass(kappa_vor_raw, filter_blend, kappa_vor)
+        handed_twist_from_rotation(rotation_vectors, c.printed_voronoi[i], c.handedness[i],
+                                   c.kappa_vor_raw[i])
+        low_pass(c.kappa_vor_raw[i], filter_blend, kappa_vor)
     average_to_elements(kappa_vor, kappa_elem)
     auxetic_rest_lengths(
-        kappa_elem, C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
-        printed_lengths, eps, rest_lengths, rest_voronoi_lengths, clip_width,
+        kappa_elem, c.C_eps[i], c.C_eps2[i], kappa_min, kappa_max, c.eps_min[i], c.eps_max[i],
+        c.printed_lengths[i], c.eps[i], rest_lengths, rest_voronoi_lengths, c.clip_width[i],
     )
-    clip_strain(kappa_elem, kappa_min, kappa_max, kappa_elem_clipped)
-    clip_strain(kappa_vor, kappa_min, kappa_max, kappa_vor_clipped)
+    clip_strain(kappa_elem, kappa_min, kappa_max, c.kappa_elem_clipped[i])
+    clip_strain(kappa_vor, kappa_min, kappa_max, c.kappa_vor_clipped[i])
     return twist_dependent_stiffness(  # type: ignore[no-any-return]
-        kappa_elem_clipped, kappa_vor_clipped, area, E_slope, G_slope, bend_rigidity_slope,
-        twist_rigidity_slope, E_quad, twist_rigidity_quad, printed_shear, printed_bend,
-        printed_voronoi, rest_voronoi_lengths, shear_matrix, bend_matrix,
+        c.kappa_elem_clipped[i], c.kappa_vor_clipped[i], c, i, rest_voronoi_lengths,
+        shear_matrix, bend_matrix,
     )

@@ -36,7 +36,7 @@ from elastica.external_forces import GravityForces
 
 from hsa_elastica.physics.actuation import free_twist_director, remove_twist, rotate_about_own_axis
 from hsa_elastica.physics.auxetic_law import (
-    auxetic_update_from_rotation,
+    auxetic_update,
     handed_twist_from_rotation,
     reciprocal_twist_couple,
 )
@@ -144,15 +144,10 @@ def apply_coupling(
     if c.filter_time[i] > 0.0:
         blend = 1.0 - math.exp(-max(t - c.last_time[i], 0.0) / c.filter_time[i])
     c.last_time[i] = t
-    return auxetic_update_from_rotation(  # type: ignore[no-any-return]
-        rotation[:, v0 : v0 + nv], c.handedness[i], c.C_eps[i], c.C_eps2[i], c.eps_min[i], c.eps_max[i],
-        c.kappa_min[i], c.kappa_max[i], c.area[i], c.E_slope[i], c.G_slope[i],
-        c.bend_slope[i], c.twist_slope[i], c.E_quad[i], c.twist_quad[i], blend,
-        c.printed_lengths[i], c.printed_voronoi[i], c.printed_shear[i], c.printed_bend[i],
-        c.kappa_vor_raw[i], c.kappa_vor[i], c.kappa_vor_clipped[i], c.kappa_elem[i],
-        c.kappa_elem_clipped[i], c.eps[i], rod.rest_lengths[e0 : e0 + ne],
+    return auxetic_update(  # type: ignore[no-any-return]
+        rotation[:, v0 : v0 + nv], c, i, blend, rod.rest_lengths[e0 : e0 + ne],
         rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
-        rod.bend_matrix[:, :, v0 : v0 + nv], c.clip_width[i],
+        rod.bend_matrix[:, :, v0 : v0 + nv],
     )
 
 
@@ -170,10 +165,7 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
     n0 = c.node_start[i]
     reciprocal_twist_couple(
         rod.sigma[:, e0 : e0 + ne], rod.dilatation[e0 : e0 + ne], rod.kappa[:, v0 : v0 + nv],
-        rod.shear_matrix[:, :, e0 : e0 + ne], rod.bend_matrix[:, :, v0 : v0 + nv],
-        c.kappa_elem[i], c.C_eps[i], c.C_eps2[i], c.kappa_min[i], c.kappa_max[i],
-        c.eps_min[i], c.eps_max[i], c.handedness[i], c.printed_lengths[i], c.printed_voronoi[i],
-        c.couple[i], c.clip_width[i],
+        rod.shear_matrix[:, :, e0 : e0 + ne], rod.bend_matrix[:, :, v0 : v0 + nv], c, i,
     )
     variational_correction(
         rod.director[:, :, e0 : e0 + ne], rod.rest_lengths[e0 : e0 + ne],
@@ -186,16 +178,10 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
     )
 
 
-@njit(cache=True, error_model="numpy")  # type: ignore[misc]
+@njit(cache=True, error_model="numpy", inline="always")  # type: ignore[misc]
 def apply_material_damping(m: MaterialDampingTable, i: int, rod: RodBlockArrays) -> None:
     """``KelvinVoigtDamping.dampen_rates`` on row ``i`` of the table (its rod's block slice)."""
-    kelvin_voigt_damp(
-        rod.sigma, rod.dilatation, rod.velocity, rod.omega, rod.director, rod.rest_lengths,
-        rod.rest_voronoi_lengths, rod.shear_matrix, rod.bend_matrix, rod.mass,
-        rod.mass_second_moment_of_inertia, m.tau[i, 0], m.tau[i, 1], m.tau[i, 2], m.tau[i, 3],
-        m.dt[i], m.hold[i, 0] != 0, m.hold[i, 1] != 0, m.work[i], m.n_elems[i],
-        m.node_start[i], m.elem_start[i], m.vor_start[i],
-    )
+    kelvin_voigt_damp(rod, m, i)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -428,6 +414,11 @@ def evaluate_forces(
     of the rod and rigid-body blocks.  Returns False (with ``status[0] = STATUS_STIFFNESS``,
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
+
+    The tables are passed one by one, not as a
+    :class:`~hsa_elastica.physics.tables.ModelTables` record: numba reference-counts every
+    array taken out of a record argument, which cost ~1 us per step here (the callers unpack
+    their record once, outside their loops).
     """
     constrain_values(values_program, motors, angles, rod, ends, body)
     # rotation vectors log(Q_{k+1} Q_k^T) of the whole block, once: the coupling's twist

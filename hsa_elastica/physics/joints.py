@@ -37,14 +37,33 @@ __all__ = [
     "resolve_joint_indices",
     "joint_force_kernel",
     "joint_torque_kernel",
+    "lever_and_spin",
     "rotation_matrix_to_quaternion",
     "rotation_vector_from_matrix",
 ]
 
 
 # --------------------------------------------------------------------------------------------
-# joint kernels (numba)
+# joint kernels (numba); the body-mount kernels (physics/rigid_mounts.py, physics/mounts.py)
+# share lever_and_spin and relative_orientation
 # --------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def lever_and_spin(
+    director: NDArray[np.float64], omega: NDArray[np.float64], body: int, point: NDArray[np.float64]
+) -> tuple[float, float, float, float, float, float]:
+    """Lab lever arm ``r = Q_b^T point`` [m] of a point given in body ``body``'s frame and the
+    body's lab angular velocity ``w = Q_b^T omega_b`` [rad/s] (``omega`` local), as
+    ``(r0, r1, r2, w0, w1, w2)``: the rigid-body kinematics of a point attached to a body
+    (joints of Eq. 6 and the rigid motor mounts)."""
+    r0 = director[0, 0, body] * point[0] + director[1, 0, body] * point[1] + director[2, 0, body] * point[2]
+    r1 = director[0, 1, body] * point[0] + director[1, 1, body] * point[1] + director[2, 1, body] * point[2]
+    r2 = director[0, 2, body] * point[0] + director[1, 2, body] * point[1] + director[2, 2, body] * point[2]
+    w0 = director[0, 0, body] * omega[0, body] + director[1, 0, body] * omega[1, body] + director[2, 0, body] * omega[2, body]
+    w1 = director[0, 1, body] * omega[0, body] + director[1, 1, body] * omega[1, body] + director[2, 1, body] * omega[2, body]
+    w2 = director[0, 2, body] * omega[0, body] + director[1, 2, body] * omega[1, body] + director[2, 2, body] * omega[2, body]
+    return r0, r1, r2, w0, w1, w2
+
+
 @njit(cache=True)  # type: ignore[misc]
 def joint_force_kernel(
     rod_position: NDArray[np.float64],
@@ -71,14 +90,7 @@ def joint_force_kernel(
     centre of mass to the platform torque, converted to the body frame (``Q_p (r x -F)``).
     """
     Q = platform_director[:, :, body]
-    # lab lever arm r = Q^T a, lab angular velocity w = Q^T omega_local
-    r0 = Q[0, 0] * attachment_point[0] + Q[1, 0] * attachment_point[1] + Q[2, 0] * attachment_point[2]
-    r1 = Q[0, 1] * attachment_point[0] + Q[1, 1] * attachment_point[1] + Q[2, 1] * attachment_point[2]
-    r2 = Q[0, 2] * attachment_point[0] + Q[1, 2] * attachment_point[1] + Q[2, 2] * attachment_point[2]
-    om = platform_omega[:, body]
-    w0 = Q[0, 0] * om[0] + Q[1, 0] * om[1] + Q[2, 0] * om[2]
-    w1 = Q[0, 1] * om[0] + Q[1, 1] * om[1] + Q[2, 1] * om[2]
-    w2 = Q[0, 2] * om[0] + Q[1, 2] * om[1] + Q[2, 2] * om[2]
+    r0, r1, r2, w0, w1, w2 = lever_and_spin(platform_director, platform_omega, body, attachment_point)
     # attachment point velocity v_p = v_com + w x r
     vp0 = platform_velocity[0, body] + (w1 * r2 - w2 * r1)
     vp1 = platform_velocity[1, body] + (w2 * r0 - w0 * r2)

@@ -52,7 +52,7 @@ on the rates only; zero at rest).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -61,18 +61,39 @@ from numpy.typing import NDArray
 from elastica.dissipation import DamperBase
 
 from hsa_elastica.params import invalid_parameter
+from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays
 from hsa_elastica.physics.tridiagonal import CONTRACT, forward_block, forward_row, hold_block
 
-__all__ = ["KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_work", "WORK_ROWS"]
+__all__ = [
+    "KelvinVoigtDamping", "kelvin_voigt_damp", "material_damping_table",
+    "WORK_ROWS",
+]
 
-#: rows of the workspace of :func:`kelvin_voigt_damp` (shape ``(WORK_ROWS, n_nodes)``)
+class DampedRod(NamedTuple):
+    """The arrays of one rod that :func:`kelvin_voigt_damp` reads or updates (the damper's own
+    record of its rod; the compiled path passes its :class:`RodBlockArrays`, which has these
+    fields too)."""
+
+    sigma: NDArray[np.float64]
+    dilatation: NDArray[np.float64]
+    velocity: NDArray[np.float64]
+    omega: NDArray[np.float64]
+    director: NDArray[np.float64]
+    rest_lengths: NDArray[np.float64]
+    rest_voronoi_lengths: NDArray[np.float64]
+    shear_matrix: NDArray[np.float64]
+    bend_matrix: NDArray[np.float64]
+    mass: NDArray[np.float64]
+    mass_second_moment_of_inertia: NDArray[np.float64]
+
+
+#: rows of the workspace of :func:`kelvin_voigt_damp` (``MaterialDampingTable.work[i]``:
+#: ``(WORK_ROWS, n_nodes)``): node system (forces fx fy fz 0-2, diagonal 6, off-diagonal 7,
+#: elimination factors 8), rotational couples tq 3-5, the rotational system's symmetric 3x3
+#: diagonal blocks rm (00, 11, 22 at 9-11, 01 at 14, 02, 12 at 20-21) and off-diagonal 12,
+#: 1/l0 13, the eliminated blocks rg (00 in row 6, free after the node pass; 11, 22 at 15-16;
+#: 01, 02, 12 at 22-24), the strains a = sigma + d3 17-19
 WORK_ROWS = 25
-
-
-@njit(cache=True)  # type: ignore[misc]
-def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
-    """Workspace of :func:`kelvin_voigt_damp` for a rod of ``n_nodes`` nodes."""
-    return np.zeros((WORK_ROWS, n_nodes))
 
 
 # error_model="numpy" (here, in the helpers and in the compiled path's caller): no
@@ -80,79 +101,41 @@ def kelvin_voigt_work(n_nodes: int) -> NDArray[np.float64]:
 # diagonally dominant pivots; a degenerate rod gives inf/nan, which the divergence checks see).
 # Not inlined into the fused step: the compiled path passes whole block arrays (no views to
 # reference-count), and the step without its ~3500 instructions ran slightly faster.
-@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
-def kelvin_voigt_damp(
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _stretch_pass(
     sigma: NDArray[np.float64],
     dilatation: NDArray[np.float64],
     velocity: NDArray[np.float64],
     omega: NDArray[np.float64],
     director: NDArray[np.float64],
     rest_lengths: NDArray[np.float64],
-    rest_voronoi_lengths: NDArray[np.float64],
     shear_matrix: NDArray[np.float64],
-    bend_matrix: NDArray[np.float64],
     mass: NDArray[np.float64],
     inertia: NDArray[np.float64],
-    tau_shear: float,
-    tau_axial: float,
-    tau_bend: float,
-    tau_twist: float,
-    dt: float,
-    hold_base: bool,
-    hold_tip: bool,
     work: NDArray[np.float64],
-    ne: int,
-    nb: int,
-    eb: int,
-    vb: int,
+    p: tuple[Any, ...],
 ) -> None:
-    """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
-
-    Arrays are one rod's PyElastica arrays (``sigma`` ``(3, n)`` and ``dilatation`` ``(n,)``:
-    the shear/stretch strain ``e Q t - d3`` and stretch ``e`` the rod's internal forces computed
-    at the current pose and rest lengths, as PyElastica's stepper leaves them before the
-    dampers; velocities ``(3, n+1)``, directors ``(3, 3, n)``, ``omega`` local ``(3, n)``, ``mass`` ``(n+1,)``, ``inertia`` the mass second
-    moments ``(3, 3, n)``); retardation times in s, ``dt`` the time step [s]; ``hold_base`` /
-    ``hold_tip`` leave the end node and element unchanged; ``work`` from
-    :func:`kelvin_voigt_work`; the rod has ``ne`` elements, its first node, element and Voronoi
-    entry at ``nb``, ``eb``, ``vb`` of the arrays (the compiled model passes its block arrays,
-    which indexes faster than per-rod views).  See the module docstring for the scheme.
-
-    Three passes over the rod: (A, base to tip) element strain rates, viscous forces and
-    both preconditioners, with the forward elimination of each node row as soon as it is
-    complete; (B+C, tip to base) back substitution and node velocity update, then, element by
-    element, the shear couple with the updated velocities, the bend/twist couple and the
-    forward elimination of each rotational row once complete; (D, base to tip) back
-    substitution and the angular velocity update.
-    """
-    nn = ne + 1
+    """Pass (A), base to tip: element strain rates ``sigma_dot``, the viscous forces
+    ``Q^T n_v`` on the nodes, both preconditioners (node springs, rotational 3x3 blocks), and
+    the forward elimination of each node row once complete."""
+    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
     fx = work[0]
     fy = work[1]
     fz = work[2]
-    tq0 = work[3]
-    tq1 = work[4]
-    tq2 = work[5]
     diag = work[6]
     off = work[7]
     cn = work[8]
-    # rotational system: symmetric 3x3 diagonal blocks (entries 00, 11, 22, 01, 02, 12)
     rm00 = work[9]
     rm11 = work[10]
     rm22 = work[11]
-    rm01 = work[14]
-    rm02 = work[20]
-    rm12 = work[21]
-    roff = work[12]
     inv_l0 = work[13]
-    rg00 = work[6]  # the node system's diagonal is free after (A)
-    rg11 = work[15]
-    rg22 = work[16]
-    rg01 = work[22]
-    rg02 = work[23]
-    rg12 = work[24]
+    rm01 = work[14]
     sa0 = work[17]
     sa1 = work[18]
     sa2 = work[19]
+    rm02 = work[20]
+    rm12 = work[21]
+    nn = ne + 1
     big = 1e20
     q = director
     # ---- (A) stretch/shear: element k, nodes k and k+1 -------------------------------------
@@ -262,6 +245,52 @@ def kelvin_voigt_damp(
         fy[nn - 1] = 0.0
         fz[nn - 1] = 0.0
     forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _node_solve_bend_pass(
+    velocity: NDArray[np.float64],
+    omega: NDArray[np.float64],
+    director: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+    work: NDArray[np.float64],
+    p: tuple[Any, ...],
+) -> None:
+    """Pass (B+C), tip to base: node velocities by back substitution (the semi-implicit
+    update), then element by element the shear couple with the updated velocities, the
+    bend/twist couple ``m_v`` of each Voronoi region and the forward elimination of each
+    rotational row once complete (block Gauss-Seidel)."""
+    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
+    fx = work[0]
+    fy = work[1]
+    fz = work[2]
+    tq0 = work[3]
+    tq1 = work[4]
+    tq2 = work[5]
+    diag = work[6]
+    cn = work[8]
+    rm00 = work[9]
+    rm11 = work[10]
+    rm22 = work[11]
+    roff = work[12]
+    inv_l0 = work[13]
+    rm01 = work[14]
+    rg11 = work[15]
+    rg22 = work[16]
+    sa0 = work[17]
+    sa1 = work[18]
+    sa2 = work[19]
+    rm02 = work[20]
+    rm12 = work[21]
+    rg01 = work[22]
+    rg02 = work[23]
+    rg12 = work[24]
+    rg00 = diag  # the node system's diagonal is free after (A)
+    nn = ne + 1
+    q = director
     # ---- (B+C) from the tip to the base: node velocities by back substitution (semi-implicit
     # step with the angular velocities of the step); as soon as both nodes of element i are
     # updated, its shear couple with the updated velocities (block Gauss-Seidel: each block
@@ -386,6 +415,29 @@ def kelvin_voigt_damp(
         hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
     forward_block(0, 1, roff[0] if ne > 1 else 0.0, 0.0, rm00, rm11, rm22, rm01, rm02, rm12,
                    rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2, ne == 1, True)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _rotation_solve(
+    omega: NDArray[np.float64],
+    director: NDArray[np.float64],
+    work: NDArray[np.float64],
+    p: tuple[Any, ...],
+) -> None:
+    """Pass (D), base to tip: back substitution of the rotational system and the angular
+    velocity update (lab increment turned into the local frame)."""
+    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
+    tq0 = work[3]
+    tq1 = work[4]
+    tq2 = work[5]
+    diag = work[6]
+    rg11 = work[15]
+    rg22 = work[16]
+    rg01 = work[22]
+    rg02 = work[23]
+    rg12 = work[24]
+    rg00 = diag  # the node system's diagonal is free after (A)
+    q = director
     # ---- (D) back substitution from the base; lab increment dt y -> local frame ----------
     z0 = z1 = z2 = 0.0
     for k in range(ne):
@@ -411,6 +463,41 @@ def kelvin_voigt_damp(
         omega[0, eb + k] += q00 * y0 + q01 * y1 + q02 * y2
         omega[1, eb + k] += q10 * y0 + q11 * y1 + q12 * y2
         omega[2, eb + k] += q20 * y0 + q21 * y1 + q22 * y2
+
+
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
+def kelvin_voigt_damp(rod: RodBlockArrays | DampedRod, m: MaterialDampingTable, i: int) -> None:
+    """Semi-implicit Kelvin-Voigt update of one rod's ``velocity`` [m/s] and ``omega`` [rad/s].
+
+    ``rod``: the rod arrays (a :class:`~hsa_elastica.physics.tables.RodBlockArrays`, of a
+    memory block or of one rod: ``sigma`` ``(3, n)`` and ``dilatation`` ``(n,)`` are the
+    shear/stretch strain ``e Q t - d3`` and stretch ``e`` the rod's internal forces computed
+    at the current pose and rest lengths, as PyElastica's stepper leaves them before the
+    dampers; velocities ``(3, n+1)``, directors ``(3, 3, n)``, ``omega`` local ``(3, n)``,
+    ``mass`` ``(n+1,)``, the mass second moments ``(3, 3, n)``); row ``i`` of the table ``m``:
+    retardation times ``tau`` (shear, axial, bend, twist) [s], the time step ``dt`` [s],
+    ``hold`` (leave the base / tip node and element unchanged), the workspace ``work`` and the
+    rod's element count and first node, element and Voronoi entry in ``rod``'s arrays.  See the
+    module docstring for the scheme.
+
+    Three passes over the rod, each a sweep of the scheme (the strain rates, viscous stresses
+    and eliminations of a sweep are interleaved element by element, so each director and
+    velocity is loaded once): :func:`_stretch_pass`, :func:`_node_solve_bend_pass`,
+    :func:`_rotation_solve`.
+    """
+    # the row's scalars: retardation times (shear, axial, bend, twist) [s], dt [s], hold base /
+    # tip, element count, first node / element / Voronoi entry (the sweeps are inlined here)
+    p = (m.tau[i, 0], m.tau[i, 1], m.tau[i, 2], m.tau[i, 3], m.dt[i], m.hold[i, 0] != 0,
+         m.hold[i, 1] != 0, m.n_elems[i], m.node_start[i], m.elem_start[i], m.vor_start[i])
+    work = m.work[i]
+    _stretch_pass(rod.sigma, rod.dilatation, rod.velocity, rod.omega, rod.director,
+                  rod.rest_lengths, rod.shear_matrix, rod.mass, rod.mass_second_moment_of_inertia,
+                  work, p)
+    _node_solve_bend_pass(rod.velocity, rod.omega, rod.director, rod.rest_lengths,
+                          rod.rest_voronoi_lengths, rod.shear_matrix, rod.bend_matrix, work, p)
+    _rotation_solve(rod.omega, rod.director, work, p)
 
 
 def _check_time(name: str, value: Any) -> float:
@@ -463,17 +550,41 @@ class KelvinVoigtDamping(DamperBase):
         self.time_step = dt
         self.hold_base = bool(hold_base)
         self.hold_tip = bool(hold_tip)
-        self._work: NDArray[np.float64] | None = None
+        self._table: MaterialDampingTable | None = None  # one row, built at the first call
+        self._rod: DampedRod | None = None
 
     def dampen_rates(self, system: Any, time: np.float64) -> None:
         """Update the rod's velocities and angular velocities in place."""
-        if self._work is None:
-            self._work = kelvin_voigt_work(system.position_collection.shape[1])
-        kelvin_voigt_damp(
-            system.sigma, system.dilatation, system.velocity_collection, system.omega_collection,
-            system.director_collection, system.rest_lengths, system.rest_voronoi_lengths,
-            system.shear_matrix, system.bend_matrix, system.mass,
-            system.mass_second_moment_of_inertia, self.tau_shear, self.tau_axial,
-            self.tau_bend, self.tau_twist, self.time_step, self.hold_base, self.hold_tip,
-            self._work, system.rest_lengths.shape[0], 0, 0, 0,
-        )
+        if self._table is None or self._rod is None:
+            self._rod = DampedRod(
+                system.sigma, system.dilatation, system.velocity_collection,
+                system.omega_collection, system.director_collection, system.rest_lengths,
+                system.rest_voronoi_lengths, system.shear_matrix, system.bend_matrix,
+                system.mass, system.mass_second_moment_of_inertia,
+            )
+            self._table = material_damping_table([(self, system)], [(0, 0, 0)])
+        kelvin_voigt_damp(self._rod, self._table, 0)
+
+
+def material_damping_table(
+    items: "list[tuple[KelvinVoigtDamping, Any]]", offsets: "list[tuple[int, int, int]]"
+) -> MaterialDampingTable:
+    """The :class:`~hsa_elastica.physics.tables.MaterialDampingTable` of the dampers ``items``
+    (``(damper, rod)`` pairs), rod ``k``'s first node, element and Voronoi entry at
+    ``offsets[k]`` of the arrays the kernel will be given (the damper's own one-row table:
+    offsets 0; the compiler's: offsets into the memory block)."""
+    sizes = [int(rod.n_elems) for _, rod in items]
+    width = max(sizes, default=0) + 1
+    return MaterialDampingTable(
+        node_start=np.array([r[0] for r in offsets], dtype=np.int64),
+        elem_start=np.array([r[1] for r in offsets], dtype=np.int64),
+        vor_start=np.array([r[2] for r in offsets], dtype=np.int64),
+        n_elems=np.array(sizes, dtype=np.int64),
+        tau=np.array(
+            [[op.tau_shear, op.tau_axial, op.tau_bend, op.tau_twist] for op, _ in items],
+            dtype=np.float64,
+        ).reshape(-1, 4),
+        dt=np.array([op.time_step for op, _ in items], dtype=np.float64),
+        hold=np.array([[op.hold_base, op.hold_tip] for op, _ in items], dtype=np.int64).reshape(-1, 2),
+        work=np.zeros((len(items), WORK_ROWS, width)),
+    )

@@ -66,7 +66,28 @@ def mount_rest_orientation(
         out[i, 2] = base_orientation[i, 2]
 
 
-class MotorMount(PlatformJoint):
+class _BaseJoint(PlatformJoint):
+    """The joint of Eq. 6-7 at a rod's base whose rest orientation is turned about the rod's
+    axis (by the motor angle, or by the free twist): the orientation at the first call is kept
+    as ``base_orientation`` (``C0``), the rest orientation is rewritten at every call."""
+
+    #: body / base-element relative orientation at angle 0 (set at the first call)
+    base_orientation: NDArray[np.float64] | None = None
+
+    def _resolve(
+        self,
+        system_one: RodType | RigidBodyType,
+        index_one: ConnectionIndex,
+        system_two: RodType | RigidBodyType,
+        index_two: ConnectionIndex,
+    ) -> None:
+        super()._resolve(system_one, index_one, system_two, index_two)
+        self.base_orientation = self.rest_relative_orientation
+        self.rest_relative_orientation = np.empty((3, 3))
+
+
+
+class MotorMount(_BaseJoint):
     """A motor carried by a rigid body, driving a rod's base (Section II-D on a moving body).
 
     The rod's base node and base element are tied to an attachment point on a rigid body (the
@@ -110,8 +131,6 @@ class MotorMount(PlatformJoint):
         )
         self.angle_rate: Callable[[float], float] | None = None
         self.angle = angle  # type: ignore[assignment]
-        #: body / base-element relative orientation at motor angle 0 (set at the first call)
-        self.base_orientation: NDArray[np.float64] | None = None
 
     @property
     def angle(self) -> Callable[[float], float]:
@@ -121,17 +140,6 @@ class MotorMount(PlatformJoint):
     @angle.setter
     def angle(self, value: ScalarOrSchedule) -> None:
         self._angle, self.angle_rate = motor_schedule("MotorMount", value)
-
-    def _resolve(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-    ) -> None:
-        super()._resolve(system_one, index_one, system_two, index_two)
-        self.base_orientation = self.rest_relative_orientation
-        self.rest_relative_orientation = np.empty((3, 3))
 
     def apply_torques(
         self,
@@ -208,7 +216,7 @@ def motor_torque_kernel(
         )
 
 
-class TwistMount(PlatformJoint):
+class TwistMount(_BaseJoint):
     """A torque-driven motor carried by a rigid body (Section II-D option (b) on a moving body).
 
     The rod's base node and element are held to the body by the joint of Eq. 6-7 (kernels of
@@ -236,8 +244,6 @@ class TwistMount(PlatformJoint):
             k_F=k_F, nu_F=nu_F, k_tau=k_tau, nu_tau=nu_tau, attachment_point=attachment_point
         )
         self.torque = torque  # type: ignore[assignment]
-        #: body / base-element relative orientation at twist 0 (set at the first call)
-        self.base_orientation: NDArray[np.float64] | None = None
         #: twist [rad] of the base relative to the body at the last call
         self.twist = 0.0
 
@@ -249,17 +255,6 @@ class TwistMount(PlatformJoint):
     @torque.setter
     def torque(self, value: ScalarOrSchedule) -> None:
         self._torque = _schedule("TwistMount", "torque", value)
-
-    def _resolve(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-    ) -> None:
-        super()._resolve(system_one, index_one, system_two, index_two)
-        self.base_orientation = self.rest_relative_orientation
-        self.rest_relative_orientation = np.empty((3, 3))
 
     def apply_torques(
         self,

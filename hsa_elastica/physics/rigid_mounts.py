@@ -57,6 +57,7 @@ from hsa_elastica.physics.actuation import (
     rotate_about_own_axis,
     twist_about_axis,
 )
+from hsa_elastica.physics.joints import lever_and_spin
 from hsa_elastica.physics.mounts import motor_torque_kernel
 
 __all__ = [
@@ -143,14 +144,7 @@ def mount_rates(
     ``rate`` [rad/s] about d3 (the motor rate), or with ``free_twist`` ``Q_e w`` in the swing
     components and the element's own twist rate kept.
     """
-    q = body_director
-    om = body_omega
-    w0 = q[0, 0, body] * om[0, body] + q[1, 0, body] * om[1, body] + q[2, 0, body] * om[2, body]
-    w1 = q[0, 1, body] * om[0, body] + q[1, 1, body] * om[1, body] + q[2, 1, body] * om[2, body]
-    w2 = q[0, 2, body] * om[0, body] + q[1, 2, body] * om[1, body] + q[2, 2, body] * om[2, body]
-    r0 = q[0, 0, body] * offset[0] + q[1, 0, body] * offset[1] + q[2, 0, body] * offset[2]
-    r1 = q[0, 1, body] * offset[0] + q[1, 1, body] * offset[1] + q[2, 1, body] * offset[2]
-    r2 = q[0, 2, body] * offset[0] + q[1, 2, body] * offset[1] + q[2, 2, body] * offset[2]
+    r0, r1, r2, w0, w1, w2 = lever_and_spin(body_director, body_omega, body, offset)
     rod_velocity[0, node] = body_velocity[0, body] + w1 * r2 - w2 * r1
     rod_velocity[1, node] = body_velocity[1, body] + w2 * r0 - w0 * r2
     rod_velocity[2, node] = body_velocity[2, body] + w0 * r1 - w1 * r0

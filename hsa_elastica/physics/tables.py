@@ -28,6 +28,8 @@ __all__ = [
     "LoadTable",
     "CompressionTable",
     "ROD_FIELDS",
+    "ModelTables",
+    "MotorSchedule",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -280,3 +282,35 @@ class CompressionTable(NamedTuple):
     slope: NDArray[np.float64]  # m/rad
     printed_voronoi: NDArray[np.float64]  # (n, max nv)
     work: NDArray[np.float64]  # (n, 5, max ne) workspace: kv, ke, ke clipped, sigma_z, factor
+
+
+class ModelTables(NamedTuple):
+    """Every law table and operator program of a compiled model: the one record the engines'
+    kernels take for "the model" (:func:`hsa_elastica.physics.forces.evaluate_forces`, the
+    fused stepper, the static solver's residual and Jacobian)."""
+
+    couplings: CouplingTable
+    joints: JointTable
+    motors: MotorTable
+    rod_dampers: RodDamperTable
+    body_dampers: BodyDamperTable
+    rod_gravity: GravityTable
+    body_gravity: GravityTable
+    material: MaterialDampingTable
+    ends: EndTable
+    loads: LoadTable
+    compression: CompressionTable
+    sync_program: NDArray[np.int64]
+    values_program: NDArray[np.int64]
+    rates_program: NDArray[np.int64]
+
+
+class MotorSchedule(NamedTuple):
+    """Motor commands of the steps of one fused call: ``angle_half[s, i]`` /
+    ``angle_full[s, i]`` motor ``i``'s angle [rad] (or a twist mount's torque [N m]) at the
+    mid-step / end-of-step times of step ``s``, ``rate_half[s, i]`` its rate [rad/s] at
+    mid-step."""
+
+    angle_half: NDArray[np.float64]
+    angle_full: NDArray[np.float64]
+    rate_half: NDArray[np.float64]

@@ -6,11 +6,12 @@
   rods; ``characterization_cv`` -- its leave-one-twist-angle-out cross-validation;
 * ``python -m hsa_elastica.validation.real_robot`` -- the real four-rod robot against its motion
   capture, and the calibration (``--fit``) of the ``fpu_robot_2022`` preset;
-* ``python -m hsa_elastica.validation.spcs_study`` -- the SPCS kinematic model against simulated
-  steady states (paper Fig. 5).
+* ``hsa_elastica.validation.spcs_study`` -- the computations of the SPCS kinematic model against
+  simulated steady states (paper Fig. 5); its report is written by the checkout's
+  ``python -m validation.spcs_study``.
 
 Each writes its tables and figures into ``--results`` (default ``./validation_results``).
 """
 
 #: the runnable validations (module names under hsa_elastica.validation)
-VALIDATIONS = ("characterization", "characterization_cv", "real_robot", "spcs_study")
+VALIDATIONS = ("characterization", "characterization_cv", "real_robot")

@@ -1,0 +1,146 @@
+"""One entry point for "where does it settle?": :func:`steady_state` for a robot, a stack of
+robots or a single rod, statically (Newton on the static equations, the default) or
+dynamically (relaxation of the dynamics from rest), returning one result type,
+:class:`SteadyState` (per-segment data as a list).
+
+It dispatches to the solvers of :mod:`hsa_elastica.robots` -- ``solve_static`` /
+``solve_static_batch`` / ``solve_steady_state`` (robot), ``solve_stack_steady_state`` (stack,
+either method), ``solve_static_rod`` (single rod) -- with the options given as keywords; their
+public names at the package top level (``hsa_elastica.solve_static``, ...) are deprecated
+aliases for one release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.params import ParameterError, RobotParams, RodParams
+
+__all__ = ["SteadyState", "steady_state", "METHODS"]
+
+METHODS = ("static", "dynamic")
+
+
+@dataclass
+class SteadyState:
+    """Result of :func:`steady_state` (SI units, lab frame).
+
+    ``segments``: per segment, bottom first, that segment's result with the solvers' field
+    names (a robot stage: :class:`~hsa_elastica.robots.steady_state.SteadyStateResult` --
+    ``platform_position_m``, ``platform_quaternion_xyzw``, ``rod_tip_positions_m``,
+    ``motor_angles_rad``, ...; a single rod: :class:`~hsa_elastica.robots.rod_statics.
+    RodSteadyState` -- ``positions_m``, ``length_m``, ``holding_torque_Nm``, ...); one entry for
+    a robot or a rod.  ``relative_poses[k]``: ``(position (3,) [m], rotation (3, 3))`` of platform
+    ``k`` in the frame of platform ``k - 1`` (a stack; empty otherwise).  ``converged``,
+    ``method`` (``"static"`` or ``"dynamic"``: the method that produced the result, after a
+    fallback), ``stable`` (None: not checked), ``wall_time_s`` [s]; ``detail``: the solver's own
+    result object (diagnostics, settling data).
+    """
+
+    converged: bool
+    method: str
+    stable: bool | None
+    wall_time_s: float
+    segments: list[Any]
+    relative_poses: list[Any] = field(default_factory=list)
+    detail: Any = field(default=None, repr=False)
+
+    @property
+    def top(self) -> Any:
+        """The last segment's result (the robot's or the rod's own for one segment)."""
+        return self.segments[-1]
+
+
+def _robot(result: Any) -> SteadyState:
+    return SteadyState(
+        converged=bool(result.converged), method=str(result.method), stable=result.stable,
+        wall_time_s=float(result.wall_time_s), segments=[result], detail=result,
+    )
+
+
+def _angles(motor_angles: Any) -> NDArray[np.float64]:
+    try:
+        return np.asarray(motor_angles, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"motor_angles = {motor_angles!r} is invalid: must be numbers (rad)"
+        ) from None
+
+
+def steady_state(
+    system_or_params: Any,
+    motor_angles: Any,
+    *,
+    method: str = "static",
+    **options: Any,
+) -> Any:
+    """Steady state of a robot, a stack or a single rod at ``motor_angles`` [rad].
+
+    ``system_or_params``: :class:`~hsa_elastica.params.RobotParams` (a robot; ``motor_angles``
+    one per rod, or an ``(n_poses, n_rods)`` array: then a list of results, solved along a
+    nearest-neighbour tour with warm starts, as ``solve_static_batch``), a sequence of
+    ``RobotParams`` (a stack, bottom first; ``motor_angles`` one sequence per segment),
+    :class:`~hsa_elastica.params.RodParams` (a single rod; ``motor_angles`` its base angle, a
+    number), or a built handle (``Robot`` / ``Stack``: its parameters are used, the handle
+    itself is not run).  ``method``: ``"static"`` (default) or ``"dynamic"`` (robot and stack).
+    ``options``: keywords of the solver used (``solve_static``, ``solve_static_batch``,
+    ``solve_steady_state``, ``solve_stack_steady_state``, ``solve_static_rod``).
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method = {method!r} is invalid: must be one of {METHODS}")
+    params = getattr(system_or_params, "params", system_or_params)
+    if isinstance(params, RobotParams):
+        return _robot_steady_state(params, _angles(motor_angles), method, options)
+    if isinstance(params, RodParams):
+        if method != "static":
+            raise ParameterError(
+                f"method = {method!r} is invalid for a single rod: must be 'static' (the "
+                "characterization experiments relax single rods dynamically)"
+            )
+        from hsa_elastica.robots.rod_statics import solve_static_rod
+
+        angle = _angles(motor_angles).reshape(-1)
+        if angle.size != 1:
+            raise ParameterError(
+                f"motor_angles = {motor_angles!r} is invalid for a single rod: must be one angle (rad)"
+            )
+        rod = solve_static_rod(params, angle=float(angle[0]), **options)
+        return SteadyState(converged=bool(rod.converged), method=rod.method, stable=rod.stable,
+                           wall_time_s=float(rod.wall_time_s), segments=[rod], detail=rod)
+    if isinstance(params, Sequence) and params and all(isinstance(p, RobotParams) for p in params):
+        from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
+
+        stack = solve_stack_steady_state(list(params), motor_angles, method=method, **options)
+        return SteadyState(
+            converged=bool(stack.converged), method=stack.method, stable=stack.stable,
+            wall_time_s=float(stack.wall_time_s), segments=list(stack.segments),
+            relative_poses=list(stack.relative_poses), detail=stack,
+        )
+    raise ParameterError(
+        f"system_or_params = {type(system_or_params).__name__} is invalid: must be RobotParams, "
+        "a sequence of RobotParams (a stack), RodParams, or a built Robot / Stack"
+    )
+
+
+def _robot_steady_state(
+    params: RobotParams, angles: NDArray[np.float64], method: str, options: dict[str, Any]
+) -> Any:
+    if angles.ndim == 2:
+        if method == "static":
+            from hsa_elastica.robots.statics_api import solve_static_batch
+
+            return [_robot(r) for r in solve_static_batch(params, angles, **options)]
+        from hsa_elastica.robots.steady_state import solve_steady_state
+
+        return [_robot(solve_steady_state(params, a, **options)) for a in angles]
+    if method == "static":
+        from hsa_elastica.robots.statics_api import solve_static
+
+        return _robot(solve_static(params, angles, **options))
+    from hsa_elastica.robots.steady_state import solve_steady_state
+
+    return _robot(solve_steady_state(params, angles, **options))

@@ -1,0 +1,60 @@
+"""The one steady-state entry point, ``hsa_elastica.steady_state``: the same answers as the
+solvers it replaces (it dispatches to them, so exact equality), one result type with the
+per-segment data as a list, bad input refused naming the field, the old top-level names
+deprecated."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+
+import hsa_elastica
+from hsa_elastica.params import ParameterError, paper_robot_params
+
+
+def _params():  # type: ignore[no-untyped-def]
+    p = paper_robot_params()
+    return dataclasses.replace(p, rod=dataclasses.replace(p.rod, n_elements=8))
+
+
+def test_robot_static_and_batch_match_the_static_solver() -> None:
+    from hsa_elastica.robots.statics_api import solve_static
+
+    p = _params()
+    angles = np.array([1.0, -1.0, 1.0, -1.0])
+    res = hsa_elastica.steady_state(p, angles)
+    ref = solve_static(p, angles)
+    assert isinstance(res, hsa_elastica.SteadyState) and len(res.segments) == 1
+    assert res.method == ref.method == "static" and res.converged
+    assert np.array_equal(res.top.platform_position_m, ref.platform_position_m)
+    batch = hsa_elastica.steady_state(p, np.stack([angles, 0.5 * angles]))
+    assert len(batch) == 2 and all(r.converged for r in batch)
+    assert np.allclose(batch[0].top.platform_position_m, ref.platform_position_m, atol=1e-9)
+
+
+def test_single_rod_matches_the_rod_solver() -> None:
+    from hsa_elastica.robots.rod_statics import solve_static_rod
+
+    rod = _params().rod
+    res = hsa_elastica.steady_state(rod, 1.2)
+    ref = solve_static_rod(rod, angle=1.2)
+    assert res.top.length_m == ref.length_m and res.relative_poses == []
+    with pytest.raises(ParameterError, match="method"):
+        hsa_elastica.steady_state(rod, 1.2, method="dynamic")
+
+
+def test_bad_input_is_named_and_old_names_warn() -> None:
+    with pytest.raises(ParameterError, match="method"):
+        hsa_elastica.steady_state(_params(), [0.0] * 4, method="quasi")
+    with pytest.raises(ParameterError, match="system_or_params"):
+        hsa_elastica.steady_state("robot", [0.0] * 4)
+    for name in ("solve_steady_state", "solve_static", "solve_static_batch",
+                 "solve_stack_steady_state", "solve_stack_static", "solve_static_rod"):
+        with pytest.warns(DeprecationWarning, match="steady_state"):
+            getattr(hsa_elastica, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hsa_elastica.steady_state  # noqa: B018  (the new name does not warn)
