@@ -1,0 +1,395 @@
+"""Implicit time stepping of a compiled HSA model: Lie-group generalized-alpha with Newton.
+
+Scheme (Arnold & Bruels 2007, "Convergence of the generalized-alpha scheme for constrained
+mechanical systems", Multibody Syst. Dyn. 18; its Lie-group form as used for Cosserat rods by
+Grazioso et al., "A geometrically exact model for soft continuum robots: the finite element
+deformation space formulation", Soft Robotics 2019, Sec. "time integration").  The unknowns
+are those of the static solver (:mod:`hsa_elastica.engines.statics`): free node positions,
+rotation increments of free elements (local frame, applied as PyElastica's kinematic update,
+``Q <- exp(dtheta) Q``) and body poses.  Per unknown, with velocity ``v`` (node velocity, lab;
+element / body angular velocity, local/body frame: the Lie algebra), true acceleration
+``vdot`` and algorithmic acceleration ``a``, one step of ``h`` is::
+
+    dq      = h v_n + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1}       (q_{n+1} = q_n o exp(dq))
+    v_{n+1} = v_n + h (1 - gamma) a_n + h gamma a_{n+1}
+    (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) vdot_{n+1} + alpha_f vdot_n
+    M vdot_{n+1} = F(q_{n+1}, v_{n+1}, t_{n+1})
+
+with ``alpha_m = (2 rho - 1) / (rho + 1)``, ``alpha_f = rho / (rho + 1)``, ``gamma = 1/2 +
+alpha_f - alpha_m``, ``beta = (gamma + 1/2)^2 / 4`` from the spectral radius at infinite
+frequency ``rho = rho_inf`` in [0, 1] (1: no numerical dissipation, 0: asymptotic
+annihilation of the stiff modes; second order for every rho).  ``F`` is the one force
+evaluation of the package (:func:`hsa_elastica.physics.forces.evaluate_forces`) plus the
+velocity-dependent forces the explicit stepper applies as dampers
+(:mod:`hsa_elastica.engines.implicit_kernels`), all at the end of the step, i.e. implicit.
+
+Newton on ``dq`` (residual ``R = F - M vdot``): the Jacobian ``dF/dq + gamma/(beta h) dF/dv -
+(1 - alpha_m)/((1 - alpha_f) beta h^2) M`` by the static solver's coloured forward differences
+(position and velocity of each column perturbed together), factorised by its bordered band LU
+(Schur complement for the platform).  The factorisation is reused across steps (chord Newton)
+and refreshed when an iteration contracts the residual by less than :attr:`ImplicitEngine.
+slow_contraction`, after :attr:`ImplicitEngine.refresh_every` steps, or when a step fails.  A
+step is accepted only when the max-norms of the force and couple rows are below
+``tol_force`` [N] / ``tol_torque`` [N m]; a step that does not converge in ``max_iter``
+iterations with a fresh Jacobian raises :class:`ImplicitStepFailed` (a ``ParameterError``
+naming the step size and the time) and leaves the state at the start of the step.
+
+The coupling's twist filter (``twist_filter_time``) advances once per step: every residual
+evaluation of a step starts the filter from its state at the step's start.
+
+:class:`ImplicitRobot` is the robot handle (same interface as
+:class:`hsa_elastica.engines.fused.FastRobot`: ``run``, ``step``/``set_motor_angles``/``state``,
+recorders, divergence checks); :func:`implicit_step` is the functional form ``(engine, dt)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
+from hsa_elastica.engines.fused import FastRobot, _schedule_table
+from hsa_elastica.engines.implicit_kernels import dynamic_fd_jacobian, dynamic_forces
+from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT, apply_increment
+from hsa_elastica.params import ParameterError
+from hsa_elastica.physics.tables import (
+    OP_DAMP_BODY,
+    OP_DAMP_ROD,
+    OP_END,
+    OP_MATERIAL_DAMPING,
+    OP_MOTOR,
+    STATUS_STIFFNESS,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hsa_elastica.robots.builders import Robot
+    from hsa_elastica.robots.stack import Stack
+
+__all__ = ["ImplicitEngine", "ImplicitRobot", "ImplicitStepFailed", "implicit_step",
+           "generalized_alpha", "DEFAULT_RHO_INF"]
+
+#: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
+DEFAULT_RHO_INF = 0.8
+
+
+class ImplicitStepFailed(ParameterError):
+    """A step of the implicit integrator whose Newton iteration did not converge (the state is
+    left at the start of the step).  ``dt`` [s] and ``time`` [s, start of the step]."""
+
+    def __init__(self, dt: float, time: float, detail: str) -> None:
+        self.dt = float(dt)
+        self.time = float(time)
+        super().__init__(
+            f"simulation.dt = {dt:g} s is invalid for the implicit integrator at t = {time:.6g} s: "
+            f"Newton did not converge ({detail}); use a smaller dt"
+        )
+
+
+def generalized_alpha(rho_inf: float) -> tuple[float, float, float, float]:
+    """``(alpha_m, alpha_f, gamma, beta)`` of Chung & Hulbert's generalized-alpha scheme for the
+    spectral radius ``rho_inf`` in [0, 1] (see the module doc)."""
+    r = float(rho_inf)
+    if not (math.isfinite(r) and 0.0 <= r <= 1.0):
+        raise ParameterError(
+            f"simulation.implicit_rho_inf = {rho_inf!r} is invalid: must be in [0, 1]")
+    am = (2.0 * r - 1.0) / (r + 1.0)
+    af = r / (r + 1.0)
+    g = 0.5 + af - am
+    b = 0.25 * (g + 0.5) ** 2
+    return am, af, g, b
+
+
+class ImplicitEngine:
+    """Generalized-alpha integrator of a fresh :class:`CompiledModel` (see the module doc).
+
+    ``dt_table`` [s]: the time step the model's damper tables were built with (their per-step
+    factors are turned into decay rates).  The engine owns the model's state arrays.
+    """
+
+    #: an iteration dividing the residual by less than 1 / this refreshes the Jacobian
+    slow_contraction = 0.3
+    #: steps after which the Jacobian is refreshed anyway
+    refresh_every = 200
+
+    def __init__(self, model: CompiledModel, dt: float, *, dt_table: float,
+                 rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-7,
+                 tol_torque: float = 1e-9, max_iter: int = 20) -> None:
+        dt = float(dt)
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise ParameterError(f"simulation.dt = {dt!r} is invalid: must be a finite number > 0 (s)")
+        self.dt = dt
+        self.rho_inf = float(rho_inf)
+        self.alpha_m, self.alpha_f, self.gamma, self.beta = generalized_alpha(rho_inf)
+        self.tol_force = float(tol_force)
+        self.tol_torque = float(tol_torque)
+        self.max_iter = int(max_iter)
+        self.model = model
+        body = model.body_arrays
+        J = body.mass_second_moment_of_inertia
+        off = J * (1.0 - np.eye(3))[:, :, None]
+        if J.size and np.any(np.abs(off) > 1e-12 * np.abs(J).max()):
+            raise FastPathUnsupported("ImplicitEngine: a rigid body with a non-diagonal inertia")
+        self.solver = StaticSolver(model)  # layout, colouring, band LU; zeroes the velocities
+        s = self.solver
+        self.n = s.n
+        prog = model.rates_program
+        keep_bc = np.isin(prog[:, 0], (OP_MOTOR, OP_END)) if prog.size else np.zeros(0, bool)
+        keep_d = np.isin(prog[:, 0], (OP_DAMP_ROD, OP_DAMP_BODY, OP_MATERIAL_DAMPING)) \
+            if prog.size else np.zeros(0, bool)
+        self.bc_program = np.ascontiguousarray(prog[keep_bc].reshape(-1, 2), dtype=np.int64)
+        self.damp_program = np.ascontiguousarray(prog[keep_d].reshape(-1, 2), dtype=np.int64)
+        c = model.couplings
+        self.filtered = bool(c.filter_time.shape[0] and np.any(c.filter_time > 0.0))
+        self._filter_saved = c.kappa_vor.copy() if self.filtered else np.zeros((0, 0))
+        self._filter_t0 = c.last_time.copy() if self.filtered else np.zeros(0)
+        m = model
+        self._model_args = (m.rod_arrays, m.body_arrays, m.couplings, m.joints, m.motors,
+                            m.rod_gravity, m.body_gravity, m.sync_program, m.values_program,
+                            s.work, s.status, m.ends, m.loads, m.compression)
+        self.dt_table = float(dt_table)
+        self._aux = self._make_aux()
+        n = self.n
+        self.v = np.zeros(n)
+        self.vdot = np.zeros(n)
+        self.a = np.zeros(n)
+        self.mass = np.zeros(n)
+        self.f = np.zeros(n)
+        self._scratch = (np.zeros(n), np.zeros(n), np.zeros((n, 3, 3)), np.zeros(n),
+                         np.empty((3, 3, 1)))
+        self._lu: Any = None
+        self._jac_age = 0
+        self.time = 0.0
+        self.n_jacobians = 0
+        self.n_evaluations = 0
+        self.n_steps = 0
+        self.last_iterations = 0
+        self._started = False
+        self._q0 = tuple(np.empty_like(a) for a in self._pose())
+        self._rot_rows = np.isin(s.kind, (1, 4, 5, KIND_BODY_ROT))
+
+    # -- state -----------------------------------------------------------------------------
+    def _make_aux(self) -> tuple[Any, ...]:
+        s, m = self.solver, self.model
+        return (s.kind, s.index, s.comp, self.bc_program, self.damp_program, m.rod_dampers,
+                m.body_dampers, m.material, self.dt_table, self._filter_saved, self._filter_t0)
+
+    def _pose(self) -> tuple[NDArray[np.float64], ...]:
+        m = self.model
+        return (m.rod_arrays.position, m.rod_arrays.director, m.body_arrays.position,
+                m.body_arrays.director)
+
+    def extra_state(self) -> dict[str, np.ndarray]:
+        """The integrator's own state beyond the model's arrays: velocities, true and
+        algorithmic accelerations of the unknowns, the coupling filter's step-start copy,
+        time [s], Jacobian age [steps] and whether the initial acceleration is set."""
+        return {"ga_velocity": self.v.copy(), "ga_vdot": self.vdot.copy(),
+                "ga_accel": self.a.copy(), "ga_time": np.array([self.time]),
+                "ga_jacobian_age": np.array([self._jac_age]),
+                "ga_started": np.array([int(self._started)])}
+
+    def set_extra_state(self, d: dict[str, np.ndarray]) -> None:
+        """Restore :meth:`extra_state`; the Jacobian is recomputed at the next step (so the
+        restored run repeats a never-stopped one only if that one refreshed there too: the
+        factorisation is dropped and re-made, and the age restored)."""
+        self.v[:] = d["ga_velocity"]
+        self.vdot[:] = d["ga_vdot"]
+        self.a[:] = d["ga_accel"]
+        self.time = float(d["ga_time"][0])
+        self._jac_age = int(d["ga_jacobian_age"][0])
+        self._started = bool(d["ga_started"][0])
+        self._lu = None
+
+    # -- evaluations ---------------------------------------------------------------------------
+    def forces(self, t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
+               v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:func:`~hsa_elastica.engines.implicit_kernels.dynamic_forces` at the present pose
+        (into :attr:`f`, inertias into :attr:`mass`)."""
+        self.n_evaluations += 1
+        ok = dynamic_forces(t, angles, rates, v, self._model_args, self._aux, self.f, self.mass)
+        if not ok:
+            st = self.solver.status
+            if st[0] == STATUS_STIFFNESS:
+                raise FloatingPointError(
+                    f"AuxeticCoupling.stiffness of coupling {int(st[1])} gave a non-positive "
+                    f"stiffness ({st[2]:.6g}) at t = {st[3]:.6g} s")
+            self.f[:] = np.nan
+        return self.f
+
+    def _factor(self, t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
+                v: NDArray[np.float64], f0: NDArray[np.float64]) -> Any:
+        s = self.solver
+        h = self.dt
+        cv = self.gamma / (self.beta * h)
+        ca = (1.0 - self.alpha_m) / ((1.0 - self.alpha_f) * self.beta * h * h)
+        f0 = f0.copy()
+        mass = self.mass.copy()
+        dynamic_fd_jacobian(t, angles, rates, v, self._model_args, self._aux, cv, s.steps,
+                            s.color_ptr, s.color_cols, (s.indptr, s.indices, s.data), f0,
+                            self._scratch)
+        self.n_jacobians += 1
+        self._jac_age = 0
+        import scipy.sparse as sp
+
+        jac = sp.csc_matrix((s.data.copy(), s.indices, s.indptr), shape=(s.n, s.n))
+        return s.factorize(jac, ca * mass)
+
+    def _norms(self, r: NDArray[np.float64]) -> tuple[float, float]:
+        ar = np.abs(r)
+        rot = self._rot_rows
+        return float(ar[~rot].max(initial=0.0)), float(ar[rot].max(initial=0.0))
+
+    def _converged(self, r: NDArray[np.float64]) -> bool:
+        fn, tn = self._norms(r)
+        return fn <= self.tol_force and tn <= self.tol_torque
+
+    def start(self, angles: NDArray[np.float64], rates: NDArray[np.float64]) -> None:
+        """Consistent initial acceleration ``vdot_0 = M^-1 F(q_0, v_0)`` (= ``a_0``)."""
+        f = self.forces(self.time, angles, rates, self.v)
+        if not np.all(np.isfinite(f)):
+            raise ImplicitStepFailed(self.dt, self.time, "non-finite forces at the start")
+        self.vdot[:] = f / self.mass
+        self.a[:] = self.vdot
+        self._started = True
+
+    # -- one step ------------------------------------------------------------------------------
+    def step(self, angles: NDArray[np.float64], rates: NDArray[np.float64],
+             angles0: NDArray[np.float64] | None = None,
+             rates0: NDArray[np.float64] | None = None) -> float:
+        """Advance by one step of :attr:`dt` to motor ``angles`` [rad] / ``rates`` [rad/s] at the
+        step's end (``angles0``/``rates0``: at its start, for the initial acceleration of the
+        first step).  Returns the new time [s]; raises :class:`ImplicitStepFailed`."""
+        if not self._started:
+            self.start(angles if angles0 is None else angles0,
+                       rates if rates0 is None else rates0)
+        h = self.dt
+        t0 = self.time
+        t1 = t0 + h
+        am, af, g, b = self.alpha_m, self.alpha_f, self.gamma, self.beta
+        v_n, a_n, vd_n = self.v, self.a, self.vdot
+        base = h * v_n + (h * h * (0.5 - b)) * a_n
+        for dst, src in zip(self._q0, self._pose()):
+            np.copyto(dst, src)
+        c = self.model.couplings
+        if self.filtered:
+            np.copyto(self._filter_saved, c.kappa_vor)
+            np.copyto(self._filter_t0, c.last_time)
+        pred = base + (h * h * b) * a_n  # predictor a_{n+1} = a_n
+        x = pred
+        refreshed = False
+        it = 0
+        merit_prev = math.inf
+        while True:
+            self._set_pose(x)
+            a1 = (x - base) / (b * h * h)
+            v1 = v_n + h * (1.0 - g) * a_n + (h * g) * a1
+            vd1 = ((1.0 - am) * a1 + am * a_n - af * vd_n) / (1.0 - af)
+            f = self.forces(t1, angles, rates, v1)
+            r = f - self.mass * vd1
+            if self._converged(r):
+                break
+            merit = float(np.max(np.abs(np.where(self._rot_rows, 100.0 * r, r))))
+            if not math.isfinite(merit):
+                if refreshed or self._lu is None:
+                    self._fail(h, t0, it, r)
+                x, self._lu, merit_prev = pred, None, math.inf  # again with a fresh Jacobian
+                continue
+            if it >= self.max_iter:
+                self._fail(h, t0, it, r)
+            slow = merit > self.slow_contraction * merit_prev
+            if self._lu is None or slow or self._jac_age >= self.refresh_every:
+                try:
+                    self._lu = self._factor(t1, angles, rates, v1, f)
+                except (RuntimeError, ValueError) as exc:
+                    self._restore_start()
+                    raise ImplicitStepFailed(h, t0, f"singular Jacobian ({exc})") from None
+                refreshed = True
+            x = x + self._lu.solve(-r)
+            merit_prev = merit
+            it += 1
+        self.last_iterations = it
+        self.v = v1
+        self.a = a1
+        self.vdot = vd1
+        self.time = t1
+        self._jac_age += 1
+        self.n_steps += 1
+        return t1
+
+    def _fail(self, h: float, t0: float, it: int, r: NDArray[np.float64]) -> None:
+        self._restore_start()
+        fn, tn = self._norms(r)
+        raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m")
+
+    def _set_pose(self, x: NDArray[np.float64]) -> None:
+        for dst, src in zip(self._pose(), self._q0):
+            np.copyto(dst, src)
+        s = self.solver
+        apply_increment(x, 1.0, self.model.rod_arrays, self.model.body_arrays, s.kind, s.index,
+                        s.comp, s.scratch)
+
+    def _restore_start(self) -> None:
+        for dst, src in zip(self._pose(), self._q0):
+            np.copyto(dst, src)
+        self._lu = None
+        if self.filtered:
+            c = self.model.couplings
+            np.copyto(c.kappa_vor, self._filter_saved)
+            np.copyto(c.last_time, self._filter_t0)
+
+
+def implicit_step(engine: ImplicitEngine, angles: NDArray[np.float64],
+                  rates: NDArray[np.float64] | None = None) -> float:
+    """One step of ``engine`` (its model and state) to motor ``angles`` [rad] at the step's
+    end (``rates`` [rad/s], default 0); returns the new time [s]."""
+    a = np.asarray(angles, dtype=np.float64)
+    r = np.zeros_like(a) if rates is None else np.asarray(rates, dtype=np.float64)
+    return engine.step(a, r)
+
+
+class ImplicitRobot(FastRobot):
+    """A robot (or stack) built by the builders, stepped by :class:`ImplicitEngine` at the
+    robot's ``dt``: same interface as :class:`~hsa_elastica.engines.fused.FastRobot` (``run``,
+    ``set_motor_angles``/``step``/``state``, recorders, divergence checks).
+
+    ``rho_inf``: spectral radius of the generalized-alpha scheme; ``dt_table``: the step the
+    damper tables were built with (default the robot's ``dt``).
+    """
+
+    def __init__(self, robot: "Robot | Stack", *, rho_inf: float = DEFAULT_RHO_INF,
+                 chunk: int = 500, dt_table: float | None = None, **kwargs: Any) -> None:
+        super().__init__(robot, chunk=chunk)
+        self.engine = ImplicitEngine(
+            self.model, self.dt, dt_table=self.dt if dt_table is None else float(dt_table),
+            rho_inf=rho_inf, **kwargs)
+
+    def extra_state(self) -> dict[str, np.ndarray]:
+        """See :meth:`ImplicitEngine.extra_state`."""
+        return self.engine.extra_state()
+
+    def set_extra_state(self, d: dict[str, np.ndarray]) -> None:
+        """See :meth:`ImplicitEngine.set_extra_state`."""
+        self.engine.set_extra_state(d)
+
+    def _advance(self, n: int, t: float) -> float:
+        m = len(self._motor_bcs)
+        eng = self.engine
+        times = t + self.dt * np.arange(0, n + 1, dtype=np.float64)
+        values = np.empty((n + 1, m))
+        rates = np.empty((n + 1, m))
+        col_v = np.empty(n + 1)
+        col_r = np.empty(n + 1)
+        for i, bc in enumerate(self._motor_bcs):
+            angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
+            if i < self.motor_table.has_rate.shape[0]:
+                self.motor_table.has_rate[i] = rate is not None
+            _schedule_table(angle, rate, times, col_v, col_r)
+            values[:, i] = col_v
+            rates[:, i] = col_r
+        eng.time = t
+        for k in range(n):
+            eng.step(values[k + 1], rates[k + 1], values[0], rates[0])
+        return float(eng.time)
