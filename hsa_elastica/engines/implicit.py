@@ -52,9 +52,15 @@ from numpy.typing import NDArray
 
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
 from hsa_elastica.engines.fused import FastRobot, _schedule_table
-from hsa_elastica.engines.implicit_kernels import dynamic_fd_jacobian, dynamic_forces
+from hsa_elastica.engines.implicit_kernels import (
+    chord_steps,
+    dynamic_fd_jacobian,
+    dynamic_forces,
+    set_pose,
+)
+from hsa_elastica.engines.statics_linalg import BorderedBandLU
 from hsa_elastica.engines.statics import StaticSolver
-from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT, apply_increment
+from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT
 from hsa_elastica.params import ParameterError
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
@@ -116,8 +122,8 @@ class ImplicitEngine:
     refresh_every = 200
 
     def __init__(self, model: CompiledModel, dt: float, *, dt_table: float,
-                 rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-7,
-                 tol_torque: float = 1e-9, max_iter: int = 20) -> None:
+                 rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-6,
+                 tol_torque: float = 1e-8, max_iter: int = 20) -> None:
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
             raise ParameterError(f"simulation.dt = {dt!r} is invalid: must be a finite number > 0 (s)")
@@ -167,9 +173,20 @@ class ImplicitEngine:
         self.n_evaluations = 0
         self.n_steps = 0
         self.last_iterations = 0
+        self._counts = np.zeros(1, dtype=np.int64)
         self._started = False
         self._q0 = tuple(np.empty_like(a) for a in self._pose())
         self._rot_rows = np.isin(s.kind, (1, 4, 5, KIND_BODY_ROT))
+        self._packed: Any = None
+        rod, body = model.rod_arrays, model.body_arrays
+        self._dbuf = (np.zeros_like(rod.position), np.zeros((3, rod.director.shape[2])),
+                      np.zeros_like(body.position), np.zeros((3, body.director.shape[2])),
+                      np.zeros((3, 3, rod.director.shape[2])),
+                      np.zeros((3, 3, body.director.shape[2])))
+        self._buf = tuple(np.zeros(n) for _ in range(10)) + (self._dbuf,)
+        self._coef = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta,
+                               self.slow_contraction, self.max_iter], dtype=np.float64)
+        self._tol = np.array([self.tol_force, self.tol_torque])
 
     # -- state -----------------------------------------------------------------------------
     def _make_aux(self) -> tuple[Any, ...]:
@@ -204,6 +221,11 @@ class ImplicitEngine:
         self._lu = None
 
     # -- evaluations ---------------------------------------------------------------------------
+    @property
+    def evaluations(self) -> int:
+        """Force evaluations so far (Newton iterations, Jacobian columns excluded)."""
+        return self.n_evaluations + int(self._counts[0])
+
     def forces(self, t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
                v: NDArray[np.float64]) -> NDArray[np.float64]:
         """:func:`~hsa_elastica.engines.implicit_kernels.dynamic_forces` at the present pose
@@ -269,7 +291,7 @@ class ImplicitEngine:
         t0 = self.time
         t1 = t0 + h
         am, af, g, b = self.alpha_m, self.alpha_f, self.gamma, self.beta
-        v_n, a_n, vd_n = self.v, self.a, self.vdot
+        v_n, a_n, vd_n = self.v.copy(), self.a.copy(), self.vdot.copy()
         base = h * v_n + (h * h * (0.5 - b)) * a_n
         for dst, src in zip(self._q0, self._pose()):
             np.copyto(dst, src)
@@ -311,13 +333,82 @@ class ImplicitEngine:
             merit_prev = merit
             it += 1
         self.last_iterations = it
-        self.v = v1
-        self.a = a1
-        self.vdot = vd1
+        self.v[:] = v1
+        self.a[:] = a1
+        self.vdot[:] = vd1
         self.time = t1
         self._jac_age += 1
         self.n_steps += 1
         return t1
+
+    # -- many steps ---------------------------------------------------------------------------
+    @staticmethod
+    def _pack(lu: Any) -> Any:
+        """The bordered band LU as flat arrays for :func:`chord_steps` (None for SuperLU)."""
+        if not isinstance(lu, BorderedBandLU):
+            return None
+        sv = lu.s
+        idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs = ([] for _ in range(11))
+        bptr.append(0)
+        abptr.append(0)
+        zptr.append(0)
+        for k, (ix, l, u) in enumerate(sv.blocks):
+            band, p = lu.bands[k]
+            idx.append(ix)
+            bptr.append(bptr[-1] + ix.shape[0])
+            ab.append(np.asarray(band).ravel(order="F"))
+            abptr.append(abptr[-1] + band.size)
+            ldab.append(band.shape[0])
+            kl.append(l)
+            ku.append(u)
+            piv.append(np.asarray(p, dtype=np.int32))
+            if sv.nb:
+                zs.append(np.ascontiguousarray(lu.zs[k]).ravel())
+                cs.append(np.ascontiguousarray(lu.cs[k]).ravel())
+                zptr.append(zptr[-1] + lu.zs[k].size)
+        cat = np.concatenate
+        if sv.nb:
+            slu, spiv = np.ascontiguousarray(lu.schur[0]), np.asarray(lu.schur[1], dtype=np.int64)
+            zsa, csa = cat(zs), cat(cs)
+        else:
+            slu, spiv = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+            zsa = csa = np.zeros(0)
+            zptr = [0] * (len(sv.blocks) + 1)
+        return (cat(idx).astype(np.int64), np.array(bptr, dtype=np.int64), cat(ab),
+                np.array(abptr, dtype=np.int64), np.array(ldab, dtype=np.int64),
+                np.array(kl, dtype=np.int64), np.array(ku, dtype=np.int64), cat(piv),
+                zsa, np.array(zptr, dtype=np.int64), csa, sv.border.astype(np.int64), slu, spiv)
+
+    def advance(self, angles: NDArray[np.float64], rates: NDArray[np.float64]) -> float:
+        """``angles.shape[0] - 1`` steps; row ``k`` of ``angles`` [rad] / ``rates`` [rad/s]:
+        the motors at ``time + k dt`` (row 0 only for the initial acceleration).  Chord
+        steps run inside numba (:func:`chord_steps`); a step that needs a fresh Jacobian is
+        taken by :meth:`step`.  Returns the new time [s]."""
+        n = angles.shape[0] - 1
+        if not self._started:
+            self.start(angles[0], rates[0])
+        k = 0
+        while k < n:
+            if self._lu is not None and self._packed is None:
+                self._packed = self._pack(self._lu)
+            budget = min(n - k, self.refresh_every - self._jac_age)
+            if self._packed is not None and budget > 0:
+                done = chord_steps(budget, self.dt, self.time, self._coef, angles[k:],
+                                   rates[k:], self._model_args, self._aux,
+                                   (self.v, self.a, self.vdot), self._packed, self._tol,
+                                   self._rot_rows, self._q0, self._buf, self._counts)
+                self.time = self.time + done * self.dt if done else self.time
+                # the time of step k is t0 + k dt (as the kernel computes it)
+                self._jac_age += done
+                self.n_steps += done
+                k += done
+                if k >= n:
+                    break
+            self._lu = None
+            self._packed = None
+            self.step(angles[k + 1], rates[k + 1])
+            k += 1
+        return self.time
 
     def _fail(self, h: float, t0: float, it: int, r: NDArray[np.float64]) -> None:
         self._restore_start()
@@ -325,11 +416,9 @@ class ImplicitEngine:
         raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m")
 
     def _set_pose(self, x: NDArray[np.float64]) -> None:
-        for dst, src in zip(self._pose(), self._q0):
-            np.copyto(dst, src)
         s = self.solver
-        apply_increment(x, 1.0, self.model.rod_arrays, self.model.body_arrays, s.kind, s.index,
-                        s.comp, s.scratch)
+        set_pose(x, self._q0, self.model.rod_arrays, self.model.body_arrays, s.kind, s.index,
+                 s.comp, self._dbuf)
 
     def _restore_start(self) -> None:
         for dst, src in zip(self._pose(), self._q0):
@@ -390,6 +479,4 @@ class ImplicitRobot(FastRobot):
             values[:, i] = col_v
             rates[:, i] = col_r
         eng.time = t
-        for k in range(n):
-            eng.step(values[k + 1], rates[k + 1], values[0], rates[0])
-        return float(eng.time)
+        return float(eng.advance(values, rates))

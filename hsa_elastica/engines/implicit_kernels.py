@@ -41,6 +41,7 @@ from hsa_elastica.engines.statics_kernels import (
     _rotate,
 )
 from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
+from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
     OP_DAMP_ROD,
@@ -52,7 +53,8 @@ from hsa_elastica.physics.tables import (
     RodDamperTable,
 )
 
-__all__ = ["dynamic_forces", "dynamic_fd_jacobian", "kelvin_voigt_forces", "scatter_velocities"]
+__all__ = ["dynamic_forces", "dynamic_fd_jacobian", "kelvin_voigt_forces", "scatter_velocities",
+           "band_solve", "bordered_solve", "set_pose", "chord_steps"]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -325,3 +327,212 @@ def dynamic_fd_jacobian(
             for q in range(indptr[j], indptr[j + 1]):
                 r = indices[q]
                 data[q] = (f1[r] - f0[r]) * inv
+
+
+# --------------------------------------------------------------------------------------------
+# chord Newton steps inside numba (the factorisation packed into flat arrays)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def band_solve(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int,
+               b: NDArray[np.float64]) -> None:
+    """LAPACK ``dgbtrs`` (no transpose, one right-hand side) in place on ``b``: ``abt`` the
+    transpose of ``dgbtrf``'s band storage ``ab`` (``abt[j, r] = ab[r, j]``, ``ldab = 2 kl +
+    ku + 1``), ``piv`` its pivots (0-based, as scipy returns them)."""
+    n = b.shape[0]
+    kd = kl + ku
+    for j in range(n - 1):
+        lm = min(kl, n - j - 1)
+        p = piv[j]
+        if p != j:
+            tmp = b[p]
+            b[p] = b[j]
+            b[j] = tmp
+        bj = b[j]
+        for i in range(1, lm + 1):
+            b[j + i] -= abt[j, kd + i] * bj
+    for j in range(n - 1, -1, -1):
+        b[j] /= abt[j, kd]
+        bj = b[j]
+        for i in range(max(0, j - kd), j):
+            b[i] -= abt[j, kd + i - j] * bj
+
+
+@njit(cache=True)  # type: ignore[misc]
+def bordered_solve(lu: Any, rhs: NDArray[np.float64], x: NDArray[np.float64],
+                   work: NDArray[np.float64]) -> None:
+    """``x = J^-1 rhs`` with the bordered band LU packed by
+    :meth:`hsa_elastica.engines.implicit.ImplicitEngine._pack` (same arithmetic as
+    :meth:`hsa_elastica.engines.statics_linalg.BorderedBandLU.solve`)."""
+    (idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
+    nb = border.shape[0]
+    rb = np.empty(nb)
+    for q in range(nb):
+        rb[q] = rhs[border[q]]
+    for k in range(bptr.shape[0] - 1):
+        m = bptr[k + 1] - bptr[k]
+        y = work[bptr[k]:bptr[k + 1]]
+        for q in range(m):
+            y[q] = rhs[idx[bptr[k] + q]]
+        abk = ab[abptr[k]:abptr[k + 1]].reshape((m, ldab[k]))
+        band_solve(abk, piv[bptr[k]:bptr[k + 1]], kl[k], ku[k], y)
+        if nb:
+            c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
+            for p in range(nb):
+                s = 0.0
+                for q in range(m):
+                    s += c[p, q] * y[q]
+                rb[p] -= s
+    if nb:
+        for i in range(nb):
+            p = spiv[i]
+            if p != i:
+                tmp = rb[p]
+                rb[p] = rb[i]
+                rb[i] = tmp
+        for i in range(nb):
+            for j in range(i):
+                rb[i] -= slu[i, j] * rb[j]
+        for i in range(nb - 1, -1, -1):
+            for j in range(i + 1, nb):
+                rb[i] -= slu[i, j] * rb[j]
+            rb[i] /= slu[i, i]
+    for k in range(bptr.shape[0] - 1):
+        m = bptr[k + 1] - bptr[k]
+        y = work[bptr[k]:bptr[k + 1]]
+        if nb:
+            z = zs[zptr[k]:zptr[k + 1]].reshape((m, nb))
+            for q in range(m):
+                s = 0.0
+                for p in range(nb):
+                    s += z[q, p] * rb[p]
+                x[idx[bptr[k] + q]] = y[q] - s
+        else:
+            for q in range(m):
+                x[idx[bptr[k] + q]] = y[q]
+    for q in range(nb):
+        x[border[q]] = rb[q]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def set_pose(x: NDArray[np.float64], q0: Any, rod: RodBlockArrays, body: BodyBlockArrays,
+             kind: NDArray[np.int64], index: NDArray[np.int64], comp: NDArray[np.int64],
+             dbuf: Any) -> None:
+    """State = step-start pose ``q0`` (rod positions, directors, body positions, directors)
+    moved by the increments ``x`` (one kinematic update of the whole block with the
+    increments as velocities and prefactor 1: the arithmetic of
+    :func:`~hsa_elastica.engines.statics_kernels.apply_increment`).  ``dbuf`` = (rod dx (3,
+    nodes), rod dtheta (3, elements), body dx, body dtheta, rotation scratch (3, 3, elements),
+    body rotation scratch)."""
+    rdx, rdw, bdx, bdw, rot_r, rot_b = dbuf
+    rod.position[:] = q0[0]
+    rod.director[:] = q0[1]
+    body.position[:] = q0[2]
+    body.director[:] = q0[3]
+    rdx[:] = 0.0
+    rdw[:] = 0.0
+    bdx[:] = 0.0
+    bdw[:] = 0.0
+    for j in range(kind.shape[0]):
+        k = kind[j]
+        i = index[j]
+        a = comp[j]
+        if k == KIND_NODE:
+            rdx[a, i] = x[j]
+        elif k == KIND_BODY_POS:
+            bdx[a, i] = x[j]
+        elif k == KIND_BODY_ROT:
+            bdw[a, i] = x[j]
+        else:
+            rdw[a, i] = x[j]
+    kinematic_update_inplace(1.0, rod.position, rod.director, rdx, rdw, rot_r)
+    kinematic_update_inplace(1.0, body.position, body.director, bdx, bdw, rot_b)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def chord_steps(
+    n_steps: int, h: float, t0: float, coef: NDArray[np.float64],
+    angles: NDArray[np.float64], rates: NDArray[np.float64], model: Any, aux: Any,
+    ga: Any, lu: Any, tol: NDArray[np.float64], is_rot: NDArray[np.bool_], q0: Any,
+    buf: Any, counts: NDArray[np.int64],
+) -> int:
+    """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0`` with the given
+    factorisation (chord Newton, see :mod:`hsa_elastica.engines.implicit`).  ``coef`` =
+    (alpha_m, alpha_f, gamma, beta, slow_contraction, max_iter); ``angles``/``rates`` rows
+    ``k + 1``: the motors at the end of step ``k``; ``ga = (v, a, vdot)`` updated in place;
+    ``tol`` = (force N, couple N m); ``counts[0]`` += force evaluations.  Returns the number of steps done: a step whose
+    iteration contracts the residual by less than ``slow_contraction`` or does not converge
+    in ``max_iter`` iterations is left undone (state at its start) for the caller to repeat
+    with a fresh Jacobian."""
+    rod = model[0]
+    body = model[1]
+    couplings = model[2]
+    kind = aux[0]
+    index = aux[1]
+    comp = aux[2]
+    filt_saved = aux[9]
+    filt_t0 = aux[10]
+    am = coef[0]
+    af = coef[1]
+    g = coef[2]
+    b = coef[3]
+    slow = coef[4]
+    max_iter = int(coef[5])
+    v, a, vd = ga
+    base, x, a1, v1, vd1, f, mass, r, dx, work, dbuf = buf
+    n = v.shape[0]
+    filtered = filt_saved.shape[0] > 0
+    for s in range(n_steps):
+        t1 = t0 + (s + 1) * h
+        q0[0][:] = rod.position
+        q0[1][:] = rod.director
+        q0[2][:] = body.position
+        q0[3][:] = body.director
+        if filtered:
+            filt_saved[:] = couplings.kappa_vor
+            filt_t0[:] = couplings.last_time
+        for j in range(n):
+            base[j] = h * v[j] + h * h * (0.5 - b) * a[j]
+            x[j] = base[j] + h * h * b * a[j]
+        merit_prev = np.inf
+        it = 0
+        while True:
+            set_pose(x, q0, rod, body, kind, index, comp, dbuf)
+            for j in range(n):
+                a1[j] = (x[j] - base[j]) / (b * h * h)
+                v1[j] = v[j] + h * (1.0 - g) * a[j] + h * g * a1[j]
+                vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
+            ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, aux, f, mass)
+            counts[0] += 1
+            fmax = 0.0
+            tmax = 0.0
+            merit = 0.0
+            for j in range(n):
+                r[j] = f[j] - mass[j] * vd1[j]
+                ar = abs(r[j])
+                if is_rot[j]:
+                    tmax = max(tmax, ar)
+                    merit = max(merit, 100.0 * ar)
+                else:
+                    fmax = max(fmax, ar)
+                    merit = max(merit, ar)
+            if ok and fmax <= tol[0] and tmax <= tol[1]:
+                break
+            if not ok or not (merit <= slow * merit_prev) or it >= max_iter or not np.isfinite(merit):
+                # leave this step to the caller (fresh Jacobian): back to its start
+                set_pose(np.zeros(n), q0, rod, body, kind, index, comp, dbuf)
+                if filtered:
+                    couplings.kappa_vor[:] = filt_saved
+                    couplings.last_time[:] = filt_t0
+                return s
+            for j in range(n):
+                r[j] = -r[j]
+            bordered_solve(lu, r, dx, work)
+            for j in range(n):
+                x[j] += dx[j]
+            merit_prev = merit
+            it += 1
+        for j in range(n):
+            v[j] = v1[j]
+            a[j] = a1[j]
+            vd[j] = vd1[j]
+    return n_steps
