@@ -75,7 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.robots.builders import Robot
     from hsa_elastica.robots.stack import Stack
 
-__all__ = ["ImplicitEngine", "ImplicitRobot", "ImplicitStepFailed", "implicit_step",
+__all__ = ["ImplicitEngine", "ImplicitRobot", "ImplicitStepFailed", "implicit_step", "compiled_engine",
            "generalized_alpha", "DEFAULT_RHO_INF"]
 
 #: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
@@ -139,6 +139,8 @@ class ImplicitEngine:
         off = J * (1.0 - np.eye(3))[:, :, None]
         if J.size and np.any(np.abs(off) > 1e-12 * np.abs(J).max()):
             raise FastPathUnsupported("ImplicitEngine: a rigid body with a non-diagonal inertia")
+        vel0 = [np.array(a, copy=True) for a in (model.rod_arrays.velocity, model.rod_arrays.omega,
+                                                 body.velocity, body.omega)]
         self.solver = StaticSolver(model)  # layout, colouring, band LU; zeroes the velocities
         s = self.solver
         self.n = s.n
@@ -160,6 +162,11 @@ class ImplicitEngine:
         self._aux = self._make_aux()
         n = self.n
         self.v = np.zeros(n)
+        # the velocities the model held (e.g. a kicked platform) are the initial ones: back
+        # into the arrays, read at the first step (so a kick after construction counts too)
+        for dst, src in zip((model.rod_arrays.velocity, model.rod_arrays.omega, body.velocity,
+                             body.omega), vel0):
+            np.copyto(dst, src)
         self.vdot = np.zeros(n)
         self.a = np.zeros(n)
         self.mass = np.zeros(n)
@@ -269,7 +276,14 @@ class ImplicitEngine:
         return fn <= self.tol_force and tn <= self.tol_torque
 
     def start(self, angles: NDArray[np.float64], rates: NDArray[np.float64]) -> None:
-        """Consistent initial acceleration ``vdot_0 = M^-1 F(q_0, v_0)`` (= ``a_0``)."""
+        """Initial velocities of the unknowns from the model's arrays and the consistent
+        initial acceleration ``vdot_0 = M^-1 F(q_0, v_0)`` (= ``a_0``)."""
+        s, m = self.solver, self.model
+        arrays = {0: m.rod_arrays.velocity, 2: m.body_arrays.velocity,
+                  KIND_BODY_ROT: m.body_arrays.omega}
+        for j in range(self.n):
+            k = int(s.kind[j])
+            self.v[j] = arrays.get(k, m.rod_arrays.omega)[int(s.comp[j]), int(s.index[j])]
         f = self.forces(self.time, angles, rates, self.v)
         if not np.all(np.isfinite(f)):
             raise ImplicitStepFailed(self.dt, self.time, "non-finite forces at the start")
@@ -480,3 +494,22 @@ class ImplicitRobot(FastRobot):
             rates[:, i] = col_r
         eng.time = t
         return float(eng.advance(values, rates))
+
+
+def _simulation_params(robot: Any) -> Any:
+    """The ``SimulationParams`` of a robot (``params.simulation``) or of a stack's first
+    segment (``params[0].simulation``); None if it has none."""
+    p = getattr(robot, "params", None)
+    if isinstance(p, (tuple, list)) and p:
+        p = p[0]
+    return getattr(p, "simulation", None)
+
+
+def compiled_engine(robot: "Robot | Stack", *, chunk: int = 500) -> FastRobot:
+    """The compiled engine selected by the robot's ``simulation.integrator``: a
+    :class:`~hsa_elastica.engines.fused.FastRobot` (``"explicit"``) or an
+    :class:`ImplicitRobot` with ``simulation.implicit_rho_inf`` (``"implicit"``)."""
+    sim = _simulation_params(robot)
+    if sim is not None and getattr(sim, "integrator", "explicit") == "implicit":
+        return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk)
+    return FastRobot(robot, chunk=chunk)
