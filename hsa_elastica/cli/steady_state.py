@@ -29,6 +29,8 @@ from hsa_elastica.cli.common import (
     describe,
     finish_run,
     float_arg,
+    add_integrator_option,
+    apply_integrator,
     load_robot_params,
     progress,
     solve,
@@ -84,6 +86,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     )
     s.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")
     s.add_argument("--reference", action="store_true", help=REFERENCE_HELP + "; implies --dynamic")
+    add_integrator_option(s)
 
 
 def flatten(result: Any) -> dict[str, Any]:
@@ -154,7 +157,7 @@ def _duration(args: argparse.Namespace, params: Any) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    params = load_robot_params(args.params)
+    params = apply_integrator(args, load_robot_params(args.params))
     check_duration(args.max_time, params.simulation.dt, "--max-time")
     if args.angles_csv is not None:
         return _batch(args, params)
