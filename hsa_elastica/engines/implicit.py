@@ -185,6 +185,11 @@ class ImplicitEngine:
         self._q0 = tuple(np.empty_like(a) for a in self._pose())
         self._rot_rows = np.isin(s.kind, (1, 4, 5, KIND_BODY_ROT))
         self._packed: Any = None
+        # first unknown of each unknown's element / body (rotation components are consecutive)
+        self._first = np.arange(n, dtype=np.int64)
+        for j in range(1, n):
+            if s.kind[j] == s.kind[j - 1] and s.index[j] == s.index[j - 1]:
+                self._first[j] = self._first[j - 1]
         rod, body = model.rod_arrays, model.body_arrays
         self._dbuf = (np.zeros_like(rod.position), np.zeros((3, rod.director.shape[2])),
                       np.zeros_like(body.position), np.zeros((3, body.director.shape[2])),
@@ -249,7 +254,7 @@ class ImplicitEngine:
         return self.f
 
     def _factor(self, t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
-                v: NDArray[np.float64], f0: NDArray[np.float64]) -> Any:
+                v: NDArray[np.float64], f0: NDArray[np.float64], x: NDArray[np.float64]) -> Any:
         s = self.solver
         h = self.dt
         cv = self.gamma / (self.beta * h)
@@ -258,7 +263,8 @@ class ImplicitEngine:
         mass = self.mass.copy()
         dynamic_fd_jacobian(t, angles, rates, v, self._model_args, self._aux, cv, s.steps,
                             s.color_ptr, s.color_cols, (s.indptr, s.indices, s.data), f0,
-                            self._scratch)
+                            self._scratch, (np.ascontiguousarray(x, dtype=np.float64), self._q0,
+                                            self._first))
         self.n_jacobians += 1
         self._jac_age = 0
         import scipy.sparse as sp
@@ -313,11 +319,16 @@ class ImplicitEngine:
         if self.filtered:
             np.copyto(self._filter_saved, c.kappa_vor)
             np.copyto(self._filter_t0, c.last_time)
-        pred = base + (h * h * b) * a_n  # predictor a_{n+1} = a_n
-        x = pred
+        # predictors: a_{n+1} = a_n, then (after a failure) constant velocity
+        predictors = [base + (h * h * b) * a_n, h * v_n]
+        stage = 0
+        x = predictors[0]
         refreshed = False
         it = 0
-        merit_prev = math.inf
+        x_acc: NDArray[np.float64] | None = None  # last accepted iterate, its merit, the step
+        merit_acc = math.inf
+        dx = np.zeros(self.n)
+        alpha = 1.0
         while True:
             self._set_pose(x)
             a1 = (x - base) / (b * h * h)
@@ -327,24 +338,35 @@ class ImplicitEngine:
             r = f - self.mass * vd1
             if self._converged(r):
                 break
-            merit = float(np.max(np.abs(np.where(self._rot_rows, 100.0 * r, r))))
+            merit = float(np.linalg.norm(np.where(self._rot_rows, 100.0 * r, r)))
             if not math.isfinite(merit):
-                if refreshed or self._lu is None:
+                merit = math.inf
+            if x_acc is not None and refreshed and not merit < merit_acc:
+                # damped Newton: halve the step along the last direction
+                alpha *= 0.5
+                if alpha >= 1.0 / 64.0:
+                    x = x_acc + alpha * dx
+                    continue
+                merit = math.inf
+            if not math.isfinite(merit) or it >= self.max_iter:
+                if stage + 1 >= len(predictors) or self._lu is None and not math.isfinite(merit) \
+                        and refreshed:
                     self._fail(h, t0, it, r)
-                x, self._lu, merit_prev = pred, None, math.inf  # again with a fresh Jacobian
+                stage += 1  # again from the next predictor with a fresh Jacobian
+                x, self._lu, x_acc, merit_acc, alpha, refreshed = (
+                    predictors[stage], None, None, math.inf, 1.0, False)
                 continue
-            if it >= self.max_iter:
-                self._fail(h, t0, it, r)
-            slow = merit > self.slow_contraction * merit_prev
+            slow = merit > self.slow_contraction * merit_acc
             if self._lu is None or slow or self._jac_age >= self.refresh_every:
                 try:
-                    self._lu = self._factor(t1, angles, rates, v1, f)
+                    self._lu = self._factor(t1, angles, rates, v1, f, x)
                 except (RuntimeError, ValueError) as exc:
                     self._restore_start()
                     raise ImplicitStepFailed(h, t0, f"singular Jacobian ({exc})") from None
                 refreshed = True
-            x = x + self._lu.solve(-r)
-            merit_prev = merit
+            dx = self._lu.solve(-r)
+            x_acc, merit_acc, alpha = x.copy(), merit, 1.0
+            x = x + dx
             it += 1
         self.last_iterations = it
         self.v[:] = v1

@@ -271,13 +271,17 @@ def dynamic_fd_jacobian(
     t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
     vel: NDArray[np.float64], model: Any, aux: Any, cv: float,
     steps: NDArray[np.float64], color_ptr: NDArray[np.int64], color_cols: NDArray[np.int64],
-    pattern: Any, f0: NDArray[np.float64], scratch: Any,
+    pattern: Any, f0: NDArray[np.float64], scratch: Any, incr: Any,
 ) -> None:
     """Forward-difference ``d F / d q + cv d F / d v`` of :func:`dynamic_forces` into
     ``pattern[2]`` (CSC data; ``pattern = (indptr, indices, data)``), ``f0`` the forces at
     the present state; ``scratch = (f1, mass1, saved (n, 3, 3), vsave (n,), rotation scratch)``.  Columns
     of one colour share no row and are perturbed together (position by ``steps[j]``, velocity
-    by ``cv * steps[j]``); the state is restored exactly after each colour."""
+    by ``cv * steps[j]``); the state is restored exactly after each colour.  ``incr = (x, q0,
+    first)``: the present increments of the step (``q = q0 o exp(x)``), the step-start pose and
+    the first unknown of each unknown's element/body: a rotation column is perturbed in the
+    increment, ``exp(x + h e_a) Q0``, the parametrisation Newton moves along (not ``exp(h e_a)
+    exp(x) Q0``, which differs by the tangent map of ``x``, e.g. 10 % at 0.2 rad)."""
     rod = model[0]
     body = model[1]
     kind = aux[0]
@@ -285,6 +289,7 @@ def dynamic_fd_jacobian(
     comp = aux[2]
     indptr, indices, data = pattern
     f1, mass1, saved, vsave, rscratch = scratch
+    x, q0, first = incr
     for c in range(color_ptr.shape[0] - 1):
         for p in range(color_ptr[c], color_ptr[c + 1]):
             j = color_cols[p]
@@ -300,14 +305,21 @@ def dynamic_fd_jacobian(
             elif k == KIND_BODY_POS:
                 saved[p, 0, 0] = body.position[a, i]
                 body.position[a, i] += h
-            elif k != KIND_BODY_ROT:
-                saved[p] = rod.director[:, :, i]
-                _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
-                        h if a == 2 else 0.0, rscratch)
             else:
-                saved[p] = body.director[:, :, i]
-                _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
-                        h if a == 2 else 0.0, rscratch)
+                w = np.zeros(3)
+                j0 = first[j]
+                for q in range(j0, j0 + 3):
+                    if q < kind.shape[0] and kind[q] == k and index[q] == i:
+                        w[comp[q]] = x[q]
+                w[a] += h
+                if k != KIND_BODY_ROT:
+                    saved[p] = rod.director[:, :, i]
+                    rod.director[:, :, i] = q0[1][:, :, i]
+                    _rotate(rod.director, i, w[0], w[1], w[2], rscratch)
+                else:
+                    saved[p] = body.director[:, :, i]
+                    body.director[:, :, i] = q0[3][:, :, i]
+                    _rotate(body.director, i, w[0], w[1], w[2], rscratch)
         dynamic_forces(t, angles, rates, vel, model, aux, f1, mass1)
         for p in range(color_ptr[c], color_ptr[c + 1]):
             j = color_cols[p]
