@@ -200,37 +200,52 @@ def env_table(n_steps: int, dt_implicit: float) -> None:
     import gymnasium as gym
 
     import hsa_elastica  # noqa: F401  (registers the envs)
+    from hsa_elastica.engines.implicit import ImplicitStepFailed
 
-    print(f"\n## HSARobot-v0 env steps/s (20 ms control step, random actions, {n_steps} steps)")
-    print("| discretization | integrator | dt [s] | env steps/s |")
-    print("|---|---|---:|---:|")
+    print(f"\n## HSARobot-v0 env steps/s (20 ms control step, {n_steps} steps)")
+    print("policy 'random': uniform random actions (each motor may turn its whole range in one "
+          "20 ms interval, up to 157 rad/s); 'smooth': a_i = 0.8 sin(2 pi k / 50 + i pi / 2) "
+          "(1 Hz).")
+    print("| discretization | policy | integrator | dt [s] | env steps/s |")
+    print("|---|---|---|---:|---:|")
     for disc in ("coarse", "full"):
-        for integ in ("explicit", "implicit"):
-            kw = dict(discretization=disc, integrator=integ)
-            if integ == "implicit":
-                kw["dt"] = dt_implicit
-            env = gym.make("HSARobot-v0", **kw)
-            env.reset(seed=0)
-            env.step(env.action_space.sample())  # compile / warm up
-            env.action_space.seed(0)
-            t0 = time.process_time()
-            done = 0
-            while done < n_steps:
-                _, _, term, trunc, _ = env.step(env.action_space.sample())
-                done += 1
-                if term or trunc:
-                    env.reset()
-            rate = done / (time.process_time() - t0)
-            dt = env.unwrapped.params.simulation.dt
-            print(f"| {disc} | {integ} | {dt:g} | {rate:.0f} |", flush=True)
-            env.close()
+        for policy in ("random", "smooth"):
+            for integ in ("explicit", "implicit"):
+                kw: dict[str, object] = dict(discretization=disc, integrator=integ)
+                if integ == "implicit":
+                    kw["dt"] = dt_implicit
+                env = gym.make("HSARobot-v0", **kw)
+                env.reset(seed=0)
+                env.action_space.seed(0)
+
+                def action(k: int):  # type: ignore[no-untyped-def]
+                    if policy == "random":
+                        return env.action_space.sample()
+                    return (0.8 * np.sin(2 * math.pi * k / 50 + np.arange(4) * math.pi / 2)
+                            ).astype(np.float32)
+
+                dt = env.unwrapped.params.simulation.dt
+                try:
+                    env.step(action(0))  # compile / warm up
+                    t0 = time.process_time()
+                    done = 0
+                    while done < n_steps:
+                        _, _, term, trunc, _ = env.step(action(done + 1))
+                        done += 1
+                        if term or trunc:
+                            env.reset()
+                    rate = f"{done / (time.process_time() - t0):.0f}"
+                except ImplicitStepFailed as exc:
+                    rate = f"refused at t = {exc.time:.3f} s (Newton)"
+                print(f"| {disc} | {policy} | {integ} | {dt:g} | {rate} |", flush=True)
+                env.close()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="2 primitives, 3 steps, short env run")
     ap.add_argument("--rho", type=float, default=0.8, help="implicit_rho_inf (default 0.8)")
-    ap.add_argument("--env-dt", type=float, default=2e-3, help="implicit step of the env rows")
+    ap.add_argument("--env-dt", type=float, default=1e-3, help="implicit step of the env rows")
     args = ap.parse_args()
     if args.quick:
         names, steps, n_env = ["elongation", "bend_north"], [5e-4, 2e-3, 5e-3], 100
