@@ -169,6 +169,7 @@ class ImplicitEngine:
             np.copyto(dst, src)
         self.vdot = np.zeros(n)
         self.a = np.zeros(n)
+        self.a_prev = np.zeros(n)
         self.mass = np.zeros(n)
         self.f = np.zeros(n)
         self._scratch = (np.zeros(n), np.zeros(n), np.zeros((n, 3, 3)), np.zeros(n),
@@ -216,7 +217,8 @@ class ImplicitEngine:
         algorithmic accelerations of the unknowns, the coupling filter's step-start copy,
         time [s], Jacobian age [steps] and whether the initial acceleration is set."""
         return {"ga_velocity": self.v.copy(), "ga_vdot": self.vdot.copy(),
-                "ga_accel": self.a.copy(), "ga_time": np.array([self.time]),
+                "ga_accel": self.a.copy(), "ga_accel_prev": self.a_prev.copy(),
+                "ga_time": np.array([self.time]),
                 "ga_jacobian_age": np.array([self._jac_age]),
                 "ga_started": np.array([int(self._started)])}
 
@@ -227,6 +229,7 @@ class ImplicitEngine:
         self.v[:] = d["ga_velocity"]
         self.vdot[:] = d["ga_vdot"]
         self.a[:] = d["ga_accel"]
+        self.a_prev[:] = d["ga_accel_prev"]
         self.time = float(d["ga_time"][0])
         self._jac_age = int(d["ga_jacobian_age"][0])
         self._started = bool(d["ga_started"][0])
@@ -295,6 +298,7 @@ class ImplicitEngine:
             raise ImplicitStepFailed(self.dt, self.time, "non-finite forces at the start")
         self.vdot[:] = f / self.mass
         self.a[:] = self.vdot
+        self.a_prev[:] = self.vdot
         self._started = True
 
     # -- one step ------------------------------------------------------------------------------
@@ -320,7 +324,8 @@ class ImplicitEngine:
             np.copyto(self._filter_saved, c.kappa_vor)
             np.copyto(self._filter_t0, c.last_time)
         # predictors: a_{n+1} = a_n, then (after a failure) constant velocity
-        predictors = [base + (h * h * b) * a_n, h * v_n]
+        predictors = [base + (h * h * b) * (2.0 * a_n - self.a_prev), base + (h * h * b) * a_n,
+                      h * v_n]
         stage = 0
         x = predictors[0]
         refreshed = False
@@ -370,6 +375,7 @@ class ImplicitEngine:
             it += 1
         self.last_iterations = it
         self.v[:] = v1
+        self.a_prev[:] = self.a
         self.a[:] = a1
         self.vdot[:] = vd1
         self.time = t1
@@ -431,7 +437,8 @@ class ImplicitEngine:
             if self._packed is not None and budget > 0:
                 done = chord_steps(budget, self.dt, self.time, self._coef, angles[k:],
                                    rates[k:], self._model_args, self._aux,
-                                   (self.v, self.a, self.vdot), self._packed, self._tol,
+                                   (self.v, self.a, self.vdot, self.a_prev), self._packed,
+                                   self._tol,
                                    self._rot_rows, self._q0, self._buf, self._counts)
                 self.time = self.time + done * self.dt if done else self.time
                 # the time of step k is t0 + k dt (as the kernel computes it)

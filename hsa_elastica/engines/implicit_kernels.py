@@ -470,7 +470,7 @@ def chord_steps(
     """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0`` with the given
     factorisation (chord Newton, see :mod:`hsa_elastica.engines.implicit`).  ``coef`` =
     (alpha_m, alpha_f, gamma, beta, slow_contraction, max_iter); ``angles``/``rates`` rows
-    ``k + 1``: the motors at the end of step ``k``; ``ga = (v, a, vdot)`` updated in place;
+    ``k + 1``: the motors at the end of step ``k``; ``ga = (v, a, vdot, a of the step before)`` updated in place;
     ``tol`` = (force N, couple N m); ``counts[0]`` += force evaluations.  Returns the number of steps done: a step whose
     iteration contracts the residual by less than ``slow_contraction`` or does not converge
     in ``max_iter`` iterations is left undone (state at its start) for the caller to repeat
@@ -489,7 +489,7 @@ def chord_steps(
     b = coef[3]
     slow = coef[4]
     max_iter = int(coef[5])
-    v, a, vd = ga
+    v, a, vd, a_prev = ga
     base, x, a1, v1, vd1, f, mass, r, dx, work, dbuf = buf
     n = v.shape[0]
     filtered = filt_saved.shape[0] > 0
@@ -504,7 +504,8 @@ def chord_steps(
             filt_t0[:] = couplings.last_time
         for j in range(n):
             base[j] = h * v[j] + h * h * (0.5 - b) * a[j]
-            x[j] = base[j] + h * h * b * a[j]
+            # predictor: the algorithmic acceleration extrapolated linearly
+            x[j] = base[j] + h * h * b * (2.0 * a[j] - a_prev[j])
         merit_prev = np.inf
         it = 0
         while True:
@@ -545,6 +546,7 @@ def chord_steps(
             it += 1
         for j in range(n):
             v[j] = v1[j]
+            a_prev[j] = a[j]
             a[j] = a1[j]
             vd[j] = vd1[j]
     return n_steps
