@@ -175,6 +175,8 @@ class ImplicitEngine:
         self._scratch = (np.zeros(n), np.zeros(n), np.zeros((n, 3, 3)), np.zeros(n),
                          np.empty((3, 3, 1)))
         self._lu: Any = None
+        self._jac_data: NDArray[np.float64] | None = None
+        self._jac_shift: NDArray[np.float64] | None = None
         self._jac_age = 0
         self.time = 0.0
         self.n_jacobians = 0
@@ -213,27 +215,38 @@ class ImplicitEngine:
                 m.body_arrays.director)
 
     def extra_state(self) -> dict[str, np.ndarray]:
-        """The integrator's own state beyond the model's arrays: velocities, true and
-        algorithmic accelerations of the unknowns, the coupling filter's step-start copy,
-        time [s], Jacobian age [steps] and whether the initial acceleration is set."""
+        """The integrator's own state beyond the model's arrays (copies): velocities, true,
+        algorithmic and previous algorithmic accelerations of the unknowns, time [s], whether
+        the initial acceleration is set, the Jacobian's age [steps] and the Jacobian and
+        inertia shift it was factorised from (empty if none), so that :meth:`set_extra_state`
+        re-makes the same factorisation and the run continues bitwise as if never stopped."""
+        jd, js = self._jac_data, self._jac_shift
+        keep = self._lu is not None and jd is not None and js is not None
         return {"ga_velocity": self.v.copy(), "ga_vdot": self.vdot.copy(),
                 "ga_accel": self.a.copy(), "ga_accel_prev": self.a_prev.copy(),
-                "ga_time": np.array([self.time]),
+                "ga_time": np.array([self.time]), "ga_started": np.array([int(self._started)]),
                 "ga_jacobian_age": np.array([self._jac_age]),
-                "ga_started": np.array([int(self._started)])}
+                "ga_jacobian": jd.copy() if keep and jd is not None else np.zeros(0),
+                "ga_jacobian_shift": js.copy() if keep and js is not None else np.zeros(0)}
 
     def set_extra_state(self, d: dict[str, np.ndarray]) -> None:
-        """Restore :meth:`extra_state`; the Jacobian is recomputed at the next step (so the
-        restored run repeats a never-stopped one only if that one refreshed there too: the
-        factorisation is dropped and re-made, and the age restored)."""
+        """Restore :meth:`extra_state` (the model's arrays are restored by the caller)."""
         self.v[:] = d["ga_velocity"]
         self.vdot[:] = d["ga_vdot"]
         self.a[:] = d["ga_accel"]
         self.a_prev[:] = d["ga_accel_prev"]
         self.time = float(d["ga_time"][0])
-        self._jac_age = int(d["ga_jacobian_age"][0])
         self._started = bool(d["ga_started"][0])
-        self._lu = None
+        self._jac_age = int(d["ga_jacobian_age"][0])
+        self._lu, self._packed, self._jac_data, self._jac_shift = None, None, None, None
+        if d["ga_jacobian"].size:
+            import scipy.sparse as sp
+
+            s = self.solver
+            self._jac_data = np.array(d["ga_jacobian"], dtype=np.float64)
+            self._jac_shift = np.array(d["ga_jacobian_shift"], dtype=np.float64)
+            jac = sp.csc_matrix((self._jac_data.copy(), s.indices, s.indptr), shape=(s.n, s.n))
+            self._lu = s.factorize(jac, self._jac_shift)
 
     # -- evaluations ---------------------------------------------------------------------------
     @property
@@ -272,8 +285,10 @@ class ImplicitEngine:
         self._jac_age = 0
         import scipy.sparse as sp
 
-        jac = sp.csc_matrix((s.data.copy(), s.indices, s.indptr), shape=(s.n, s.n))
-        return s.factorize(jac, ca * mass)
+        self._jac_data = s.data.copy()
+        self._jac_shift = ca * mass
+        jac = sp.csc_matrix((self._jac_data.copy(), s.indices, s.indptr), shape=(s.n, s.n))
+        return s.factorize(jac, self._jac_shift)
 
     def _norms(self, r: NDArray[np.float64]) -> tuple[float, float]:
         ar = np.abs(r)
