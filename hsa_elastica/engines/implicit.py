@@ -535,7 +535,12 @@ class ImplicitRobot(FastRobot):
                 self.motor_table.has_rate[i] = rate is not None
             _schedule_table(angle, rate, times, col_v, col_r)
             values[:, i] = col_v
-            rates[:, i] = col_r
+            # the angular velocity imposed during step k: the secant of the angle table (the
+            # rate at mid-step to O(h^2), as the explicit stepper reads it; a schedule's own
+            # rate at the step's end is zero at the last step of a linear ramp that is still
+            # turning the motor)
+            rates[0, i] = col_r[0]
+            rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
         eng.time = t
         return float(eng.advance(values, rates))
 
