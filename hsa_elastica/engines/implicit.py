@@ -150,7 +150,11 @@ class ImplicitEngine:
             if prog.size else np.zeros(0, bool)
         self.bc_program = np.ascontiguousarray(prog[keep_bc].reshape(-1, 2), dtype=np.int64)
         self.damp_program = np.ascontiguousarray(prog[keep_d].reshape(-1, 2), dtype=np.int64)
+        # the colouring evaluated perturbed poses: one evaluation at the start pose (filter
+        # off) puts the coupling's twist-filter memory back to the present strain
+        s.evaluate(np.zeros(s.n_motors))
         c = model.couplings
+        c.last_time[:] = 0.0
         self.filtered = bool(c.filter_time.shape[0] and np.any(c.filter_time > 0.0))
         self._filter_saved = c.kappa_vor.copy() if self.filtered else np.zeros((0, 0))
         self._filter_t0 = c.last_time.copy() if self.filtered else np.zeros(0)
