@@ -26,6 +26,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 
@@ -119,7 +120,7 @@ def ring_down(p, axis: int, kick: float, duration: float, cycles: int = 3):  # t
     robot = build_fast_robot(p, [0.0] * p.n_rods, record=False, chunk=1)
     robot.platform.velocity_collection[axis, 0] = kick
     dt = p.simulation.dt
-    n = int(round(duration / dt))
+    n = round(duration / dt)
     x = np.empty(n)
     x0 = robot.platform.position_collection[axis, 0]
     for k in range(n):
@@ -128,7 +129,7 @@ def ring_down(p, axis: int, kick: float, duration: float, cycles: int = 3):  # t
     t = (np.arange(n) + 1) * dt
     x = x - np.mean(x[n // 2:])
     up = [i for i in range(1, n) if x[i - 1] < 0.0 <= x[i]]
-    peaks = [a + int(np.argmax(x[a:b])) for a, b in zip(up[:-1], up[1:])]
+    peaks = [a + int(np.argmax(x[a:b])) for a, b in itertools.pairwise(up)]
     peaks = [i for i in peaks if 0 < i < n - 1]
     if len(peaks) < cycles + 1:
         return math.nan, math.nan
@@ -222,14 +223,14 @@ def env_table(n_steps: int, dt_implicit: float) -> None:
     for disc in ("coarse", "full"):
         for policy in ("random", "smooth"):
             for integ in ("explicit", "implicit"):
-                kw: dict[str, object] = dict(discretization=disc, integrator=integ)
+                kw: dict[str, object] = {"discretization": disc, "integrator": integ}
                 if integ == "implicit":
                     kw["dt"] = dt_implicit
                 env = gym.make("HSARobot-v0", **kw)
                 env.reset(seed=0)
                 env.action_space.seed(0)
 
-                def action(k: int):  # type: ignore[no-untyped-def]
+                def action(k: int, env=env, policy=policy):  # type: ignore[no-untyped-def]
                     if policy == "random":
                         return env.action_space.sample()
                     return (0.8 * np.sin(2 * math.pi * k / 50 + np.arange(4) * math.pi / 2)

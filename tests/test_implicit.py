@@ -13,7 +13,11 @@ import numpy as np
 import pytest
 
 from hsa_elastica.engines.compile import compile_simulator
-from hsa_elastica.engines.implicit import ImplicitRobot, ImplicitStepFailed, generalized_alpha
+from hsa_elastica.engines.implicit import (
+    ImplicitRobot,
+    ImplicitStepFailed,
+    generalized_alpha,
+)
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.params import ParameterError, paper_robot_params
 from hsa_elastica.params.io import load_params, save_params
@@ -27,7 +31,7 @@ def _small(**sim):  # type: ignore[no-untyped-def]
     """Paper robot with 6 elements per rod, elastic (no coupling, no damping), implicit."""
     p = paper_robot_params()
     p = p.replace(rod=p.rod.replace(n_elements=6, C_eps=0.0, **NO_KV))
-    base = dict(damping=0.0, rotational_damping=0.0, integrator="implicit")
+    base = {"damping": 0.0, "rotational_damping": 0.0, "integrator": "implicit"}
     base.update(sim)
     return p.replace(simulation=p.simulation.replace(**base))
 
@@ -63,7 +67,6 @@ def test_sway_frequency_equals_the_linearised_mode() -> None:
     model = compile_simulator(build_robot(p, [0.0] * 4, record=False, check_dt=False).simulator)
     lam = []
     solver = StaticSolver(model)
-    import scipy.sparse.linalg as spla
 
     jac = solver.jacobian(np.zeros(4), solver.evaluate(np.zeros(4)).copy())
     s = 1.0 / np.sqrt(solver.inertia)
@@ -192,7 +195,6 @@ def test_envs_and_stacks_run_on_the_implicit_integrator() -> None:
     import gymnasium as gym
 
     import hsa_elastica  # noqa: F401
-
     from hsa_elastica.engines.fused import FastRobot
     from hsa_elastica.envs.hsa_robot import IMPLICIT_DT
     from hsa_elastica.robots.stack import build_stack

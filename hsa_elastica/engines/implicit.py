@@ -58,9 +58,9 @@ from hsa_elastica.engines.implicit_kernels import (
     dynamic_forces,
     set_pose,
 )
-from hsa_elastica.engines.statics_linalg import BorderedBandLU
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT
+from hsa_elastica.engines.statics_linalg import BorderedBandLU
 from hsa_elastica.params import ParameterError
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
@@ -75,8 +75,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.robots.builders import Robot
     from hsa_elastica.robots.stack import Stack
 
-__all__ = ["ImplicitEngine", "ImplicitRobot", "ImplicitStepFailed", "implicit_step", "compiled_engine",
-           "generalized_alpha", "DEFAULT_RHO_INF"]
+__all__ = [
+    "DEFAULT_RHO_INF",
+    "ImplicitEngine",
+    "ImplicitRobot",
+    "ImplicitStepFailed",
+    "compiled_engine",
+    "generalized_alpha",
+    "implicit_step",
+]
 
 #: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
 DEFAULT_RHO_INF = 0.8
@@ -510,7 +517,7 @@ class ImplicitRobot(FastRobot):
     damper tables were built with (default the robot's ``dt``).
     """
 
-    def __init__(self, robot: "Robot | Stack", *, rho_inf: float = DEFAULT_RHO_INF,
+    def __init__(self, robot: Robot | Stack, *, rho_inf: float = DEFAULT_RHO_INF,
                  chunk: int = 500, dt_table: float | None = None, **kwargs: Any) -> None:
         super().__init__(robot, chunk=chunk)
         self.engine = ImplicitEngine(
@@ -558,7 +565,7 @@ def _simulation_params(robot: Any) -> Any:
     return getattr(p, "simulation", None)
 
 
-def compiled_engine(robot: "Robot | Stack", *, chunk: int = 500) -> FastRobot:
+def compiled_engine(robot: Robot | Stack, *, chunk: int = 500) -> FastRobot:
     """The compiled engine selected by the robot's ``simulation.integrator``: a
     :class:`~hsa_elastica.engines.fused.FastRobot` (``"explicit"``) or an
     :class:`ImplicitRobot` with ``simulation.implicit_rho_inf`` (``"implicit"``)."""

@@ -53,8 +53,16 @@ from hsa_elastica.physics.tables import (
     RodDamperTable,
 )
 
-__all__ = ["dynamic_forces", "dynamic_fd_jacobian", "kelvin_voigt_forces", "scatter_velocities",
-           "band_solve", "bordered_solve", "set_pose", "chord_steps"]
+__all__ = [
+    "band_solve",
+    "bordered_solve",
+    "chord_steps",
+    "dynamic_fd_jacobian",
+    "dynamic_forces",
+    "kelvin_voigt_forces",
+    "scatter_velocities",
+    "set_pose",
+]
 
 
 @njit(cache=True)  # type: ignore[misc]
