@@ -34,8 +34,13 @@ step is accepted only when the max-norms of the force and couple rows are below
 iterations with a fresh Jacobian raises :class:`ImplicitStepFailed` (a ``ParameterError``
 naming the step size and the time) and leaves the state at the start of the step.
 
-The coupling's twist filter (``twist_filter_time``) advances once per step: every residual
-evaluation of a step starts the filter from its state at the step's start.
+Predictor: the algorithmic acceleration extrapolated linearly (``2 a_n - a_{n-1}``); a step
+that fails is retried with ``a_{n+1} = a_n`` and then with constant velocity, with a fresh
+Jacobian and backtracking on the weighted 2-norm of the residual, before it is refused.  A
+motor's imposed angular velocity during a step is the secant of its angle schedule over the
+step (the explicit stepper reads the rate at mid-step).  The coupling's twist filter
+(``twist_filter_time``) advances once per step: every residual evaluation of a step starts the
+filter from its state at the step's start.
 
 :class:`ImplicitRobot` is the robot handle (same interface as
 :class:`hsa_elastica.engines.fused.FastRobot`: ``run``, ``step``/``set_motor_angles``/``state``,
