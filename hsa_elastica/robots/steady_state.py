@@ -362,9 +362,9 @@ def solve_steady_state(
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
     if fast:
-        from hsa_elastica.engines.fused import FastRobot
+        from hsa_elastica.engines.implicit import compiled_engine
 
-        robot = FastRobot(robot)
+        robot = compiled_engine(robot)
     relaxed = relax(
         robot, robot_state, ramp_end=ramp_end, t_max=t_max, check_interval=chk,
         dampings=(sp.damping, sp.rotational_damping), tol_velocity=tol_v, tol_omega=tol_w,
