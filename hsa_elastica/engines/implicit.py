@@ -58,13 +58,23 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
 from hsa_elastica.engines.fused import FastRobot, _schedule_table
 from hsa_elastica.engines.implicit_kernels import (
+    AlphaState,
+    ChordBuffers,
+    DynamicModel,
+    DynamicTerms,
+    FDBuffers,
+    Increment,
+    NewtonSettings,
+    PackedLU,
+    Pose,
+    PoseBuffers,
     chord_steps,
     dynamic_fd_jacobian,
     dynamic_forces,
     set_pose,
 )
 from hsa_elastica.engines.statics import StaticSolver
-from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT
+from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT, JacobianPattern, Unknowns
 from hsa_elastica.engines.statics_linalg import BorderedBandLU
 from hsa_elastica.params import ParameterError
 from hsa_elastica.physics.tables import (
@@ -170,10 +180,9 @@ class ImplicitEngine:
         self.filtered = bool(c.filter_time.shape[0] and np.any(c.filter_time > 0.0))
         self._filter_saved = c.kappa_vor.copy() if self.filtered else np.zeros((0, 0))
         self._filter_t0 = c.last_time.copy() if self.filtered else np.zeros(0)
-        m = model
-        self._model_args = (m.rod_arrays, m.body_arrays, m.couplings, m.joints, m.motors,
-                            m.rod_gravity, m.body_gravity, m.sync_program, m.values_program,
-                            s.work, s.status, m.ends, m.loads, m.compression)
+        self._unknowns = Unknowns(s.kind, s.index, s.comp)
+        self._model_args = DynamicModel(model.rod_arrays, model.body_arrays, model.tables,
+                                        s.work, s.status)
         self.dt_table = float(dt_table)
         self._aux = self._make_aux()
         n = self.n
@@ -188,8 +197,11 @@ class ImplicitEngine:
         self.a_prev = np.zeros(n)
         self.mass = np.zeros(n)
         self.f = np.zeros(n)
-        self._scratch = (np.zeros(n), np.zeros(n), np.zeros((n, 3, 3)), np.zeros(n),
-                         np.empty((3, 3, 1)))
+        self._f1 = np.zeros(n)
+        self._mass1 = np.zeros(n)
+        self._saved = np.zeros((n, 3, 3))
+        self._vsave = np.zeros(n)
+        self._rscratch = np.empty((3, 3, 1))
         self._lu: Any = None
         self._jac_data: NDArray[np.float64] | None = None
         self._jac_shift: NDArray[np.float64] | None = None
@@ -201,7 +213,7 @@ class ImplicitEngine:
         self.last_iterations = 0
         self._counts = np.zeros(1, dtype=np.int64)
         self._started = False
-        self._q0 = tuple(np.empty_like(a) for a in self._pose())
+        self._q0 = Pose(*(np.empty_like(a) for a in self._pose()))
         self._rot_rows = np.isin(s.kind, (1, 4, 5, KIND_BODY_ROT))
         self._packed: Any = None
         # first unknown of each unknown's element / body (rotation components are consecutive)
@@ -210,20 +222,22 @@ class ImplicitEngine:
             if s.kind[j] == s.kind[j - 1] and s.index[j] == s.index[j - 1]:
                 self._first[j] = self._first[j - 1]
         rod, body = model.rod_arrays, model.body_arrays
-        self._dbuf = (np.zeros_like(rod.position), np.zeros((3, rod.director.shape[2])),
-                      np.zeros_like(body.position), np.zeros((3, body.director.shape[2])),
-                      np.zeros((3, 3, rod.director.shape[2])),
-                      np.zeros((3, 3, body.director.shape[2])))
-        self._buf = tuple(np.zeros(n) for _ in range(10)) + (self._dbuf,)
+        self._dbuf = PoseBuffers(
+            np.zeros_like(rod.position), np.zeros((3, rod.director.shape[2])),
+            np.zeros_like(body.position), np.zeros((3, body.director.shape[2])),
+            np.zeros((3, 3, rod.director.shape[2])), np.zeros((3, 3, body.director.shape[2])))
+        w = [np.zeros(n) for _ in range(10)]
+        self._buf = ChordBuffers(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9],
+                                 self._dbuf)
         self._coef = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta,
                                self.slow_contraction, self.max_iter], dtype=np.float64)
         self._tol = np.array([self.tol_force, self.tol_torque])
+        self._settings = NewtonSettings(self._coef, self._tol, self._rot_rows, self._counts)
 
     # -- state -----------------------------------------------------------------------------
-    def _make_aux(self) -> tuple[Any, ...]:
-        s, m = self.solver, self.model
-        return (s.kind, s.index, s.comp, self.bc_program, self.damp_program, m.rod_dampers,
-                m.body_dampers, m.material, self.dt_table, self._filter_saved, self._filter_t0)
+    def _make_aux(self) -> DynamicTerms:
+        return DynamicTerms(self._unknowns, self.bc_program, self.damp_program, self.dt_table,
+                            self._filter_saved, self._filter_t0)
 
     def _pose(self) -> tuple[NDArray[np.float64], ...]:
         m = self.model
@@ -293,10 +307,12 @@ class ImplicitEngine:
         ca = (1.0 - self.alpha_m) / ((1.0 - self.alpha_f) * self.beta * h * h)
         f0 = f0.copy()
         mass = self.mass.copy()
-        dynamic_fd_jacobian(t, angles, rates, v, self._model_args, self._aux, cv, s.steps,
-                            s.color_ptr, s.color_cols, (s.indptr, s.indices, s.data), f0,
-                            self._scratch, (np.ascontiguousarray(x, dtype=np.float64), self._q0,
-                                            self._first))
+        dynamic_fd_jacobian(
+            t, angles, rates, v, self._model_args, self._aux, cv,
+            JacobianPattern(s.steps, s.color_ptr, s.color_cols, s.indptr, s.indices),
+            FDBuffers(f0, self._f1, self._mass1, self._saved, self._vsave, s.data,
+                      self._rscratch),
+            Increment(np.ascontiguousarray(x, dtype=np.float64), self._q0, self._first))
         self.n_jacobians += 1
         self._jac_age = 0
         import scipy.sparse as sp
@@ -416,7 +432,7 @@ class ImplicitEngine:
 
     # -- many steps ---------------------------------------------------------------------------
     @staticmethod
-    def _pack(lu: Any) -> Any:
+    def _pack(lu: Any) -> PackedLU | None:
         """The bordered band LU as flat arrays for :func:`chord_steps` (None for SuperLU)."""
         if not isinstance(lu, BorderedBandLU):
             return None
@@ -447,7 +463,7 @@ class ImplicitEngine:
             slu, spiv = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
             zsa = csa = np.zeros(0)
             zptr = [0] * (len(sv.blocks) + 1)
-        return (cat(idx).astype(np.int64), np.array(bptr, dtype=np.int64), cat(ab),
+        return PackedLU(cat(idx).astype(np.int64), np.array(bptr, dtype=np.int64), cat(ab),
                 np.array(abptr, dtype=np.int64), np.array(ldab, dtype=np.int64),
                 np.array(kl, dtype=np.int64), np.array(ku, dtype=np.int64), cat(piv),
                 zsa, np.array(zptr, dtype=np.int64), csa, sv.border.astype(np.int64), slu, spiv)
@@ -466,11 +482,10 @@ class ImplicitEngine:
                 self._packed = self._pack(self._lu)
             budget = min(n - k, self.refresh_every - self._jac_age)
             if self._packed is not None and budget > 0:
-                done = chord_steps(budget, self.dt, self.time, self._coef, angles[k:],
-                                   rates[k:], self._model_args, self._aux,
-                                   (self.v, self.a, self.vdot, self.a_prev), self._packed,
-                                   self._tol,
-                                   self._rot_rows, self._q0, self._buf, self._counts)
+                done = chord_steps(budget, self.dt, self.time, angles[k:], rates[k:],
+                                   self._model_args, self._aux,
+                                   AlphaState(self.v, self.a, self.vdot, self.a_prev),
+                                   self._packed, self._settings, self._q0, self._buf)
                 self.time = self.time + done * self.dt if done else self.time
                 # the time of step k is t0 + k dt (as the kernel computes it)
                 self._jac_age += done
@@ -491,8 +506,8 @@ class ImplicitEngine:
 
     def _set_pose(self, x: NDArray[np.float64]) -> None:
         s = self.solver
-        set_pose(x, self._q0, self.model.rod_arrays, self.model.body_arrays, s.kind, s.index,
-                 s.comp, self._dbuf)
+        set_pose(x, self._q0, self.model.rod_arrays, self.model.body_arrays, self._unknowns,
+                 self._dbuf)
 
     def _restore_start(self) -> None:
         for dst, src in zip(self._pose(), self._q0):

@@ -12,23 +12,28 @@ explicit stepper applies as dampers after its kick, here written as forces:
   dt_table``, i.e. the force ``-m c v`` (node), the couple ``-(J/e) c omega`` (element;
   ``f**e`` with PyElastica's dilatation power: ``-(J/e) e c omega``), ``-m c v`` / ``-J c
   omega`` (body);
-* the Kelvin-Voigt material damping (:mod:`hsa_elastica.physics.material_damping`, same strain
-  rates and viscous stresses as its module docstring: ``n_v = T_s S sigma_dot`` per element,
-  ``m_v = T_b B kappa_dot`` per Voronoi region, minus the velocity gradient of the Rayleigh
-  function), as a force instead of the explicit path's semi-implicit velocity update (the
-  implicit integrator treats it implicitly through its Newton iteration);
+* the Kelvin-Voigt material damping
+  (:func:`hsa_elastica.physics.material_damping.kelvin_voigt_forces`: the damper's own
+  stresses ``n_v = T_s S sigma_dot`` per element, ``m_v = T_b B kappa_dot`` per Voronoi
+  region, minus the velocity gradient of the Rayleigh function), as a force instead of the
+  explicit path's semi-implicit velocity update (the implicit integrator treats it implicitly
+  through its Newton iteration);
 * the rigid bodies' gyroscopic couple ``(J omega) x omega`` (body frame), which the explicit
   path adds in ``rigid_body_accelerations``.
 
 :func:`dynamic_fd_jacobian` is its column-coloured forward-difference Jacobian with respect to
 the position increment of each unknown, the velocity moving with it by ``cv`` per unit
-increment (the time integrator's ``d v / d q``).
+increment (the time integrator's ``d v / d q``).  The kernels take records (NamedTuples): the model
+(:class:`DynamicModel`, holding the layout's
+:class:`~hsa_elastica.physics.tables.ModelTables`), the integrator's terms
+(:class:`DynamicTerms`, holding the static solver's
+:class:`~hsa_elastica.engines.statics_kernels.Unknowns`), poses, buffers and settings.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -38,9 +43,12 @@ from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_POS,
     KIND_BODY_ROT,
     KIND_NODE,
+    JacobianPattern,
+    Unknowns,
     _rotate,
 )
 from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
+from hsa_elastica.physics.material_damping import kelvin_voigt_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
@@ -49,93 +57,159 @@ from hsa_elastica.physics.tables import (
     BodyBlockArrays,
     BodyDamperTable,
     MaterialDampingTable,
+    ModelTables,
     RodBlockArrays,
     RodDamperTable,
 )
 
 __all__ = [
+    "AlphaState",
+    "ChordBuffers",
+    "DynamicModel",
+    "DynamicTerms",
+    "FDBuffers",
+    "Increment",
+    "NewtonSettings",
+    "PackedLU",
+    "Pose",
+    "PoseBuffers",
     "band_solve",
     "bordered_solve",
     "chord_steps",
     "dynamic_fd_jacobian",
     "dynamic_forces",
-    "kelvin_voigt_forces",
     "scatter_velocities",
     "set_pose",
 ]
 
 
-@njit(cache=True)  # type: ignore[misc]
-def kelvin_voigt_forces(m: MaterialDampingTable, i: int, rod: RodBlockArrays) -> None:
-    """Kelvin-Voigt viscous forces [N] and couples [N m, local] of row ``i`` added to the rod's
-    external forces/torques (strains ``sigma``/``dilatation`` of the present internal-force
-    evaluation; formulas of :mod:`hsa_elastica.physics.material_damping`)."""
-    ne = m.n_elems[i]
-    nb = m.node_start[i]
-    eb = m.elem_start[i]
-    vb = m.vor_start[i]
-    ts = m.tau[i, 0]
-    ta = m.tau[i, 1]
-    tb = m.tau[i, 2]
-    tt = m.tau[i, 3]
-    q = rod.director
-    v = rod.velocity
-    w = rod.omega
-    for k in range(ne):
-        e_ = eb + k
-        il0 = 1.0 / rod.rest_lengths[e_]
-        l0 = rod.rest_lengths[e_]
-        u0 = v[0, nb + k + 1] - v[0, nb + k]
-        u1 = v[1, nb + k + 1] - v[1, nb + k]
-        u2 = v[2, nb + k + 1] - v[2, nb + k]
-        a0 = rod.sigma[0, e_]
-        a1 = rod.sigma[1, e_]
-        a2 = rod.sigma[2, e_] + 1.0
-        w0 = w[0, e_]
-        w1 = w[1, e_]
-        w2 = w[2, e_]
-        g0 = (q[0, 0, e_] * u0 + q[0, 1, e_] * u1 + q[0, 2, e_] * u2) * il0 - (w1 * a2 - w2 * a1)
-        g1 = (q[1, 0, e_] * u0 + q[1, 1, e_] * u1 + q[1, 2, e_] * u2) * il0 - (w2 * a0 - w0 * a2)
-        g2 = (q[2, 0, e_] * u0 + q[2, 1, e_] * u1 + q[2, 2, e_] * u2) * il0 - (w0 * a1 - w1 * a0)
-        n0 = ts * rod.shear_matrix[0, 0, e_] * g0
-        n1 = ts * rod.shear_matrix[1, 1, e_] * g1
-        n2 = ta * rod.shear_matrix[2, 2, e_] * g2
-        f0 = q[0, 0, e_] * n0 + q[1, 0, e_] * n1 + q[2, 0, e_] * n2
-        f1 = q[0, 1, e_] * n0 + q[1, 1, e_] * n1 + q[2, 1, e_] * n2
-        f2 = q[0, 2, e_] * n0 + q[1, 2, e_] * n1 + q[2, 2, e_] * n2
-        rod.external_forces[0, nb + k] += f0
-        rod.external_forces[1, nb + k] += f1
-        rod.external_forces[2, nb + k] += f2
-        rod.external_forces[0, nb + k + 1] -= f0
-        rod.external_forces[1, nb + k + 1] -= f1
-        rod.external_forces[2, nb + k + 1] -= f2
-        rod.external_torques[0, e_] += l0 * (a1 * n2 - a2 * n1)
-        rod.external_torques[1, e_] += l0 * (a2 * n0 - a0 * n2)
-        rod.external_torques[2, e_] += l0 * (a0 * n1 - a1 * n0)
-    for k in range(ne - 1):
-        i_ = eb + k
-        j_ = i_ + 1
-        id0 = 1.0 / rod.rest_voronoi_lengths[vb + k]
-        # R omega_i, R = Q_j Q_i^T
-        W0 = q[0, 0, i_] * w[0, i_] + q[1, 0, i_] * w[1, i_] + q[2, 0, i_] * w[2, i_]
-        W1 = q[0, 1, i_] * w[0, i_] + q[1, 1, i_] * w[1, i_] + q[2, 1, i_] * w[2, i_]
-        W2 = q[0, 2, i_] * w[0, i_] + q[1, 2, i_] * w[1, i_] + q[2, 2, i_] * w[2, i_]
-        r0 = q[0, 0, j_] * W0 + q[0, 1, j_] * W1 + q[0, 2, j_] * W2
-        r1 = q[1, 0, j_] * W0 + q[1, 1, j_] * W1 + q[1, 2, j_] * W2
-        r2 = q[2, 0, j_] * W0 + q[2, 1, j_] * W1 + q[2, 2, j_] * W2
-        m0 = tb * rod.bend_matrix[0, 0, vb + k] * (w[0, j_] - r0) * id0
-        m1 = tb * rod.bend_matrix[1, 1, vb + k] * (w[1, j_] - r1) * id0
-        m2 = tt * rod.bend_matrix[2, 2, vb + k] * (w[2, j_] - r2) * id0
-        # -m on element j (its frame), +R^T m on element i (lab M = Q_j^T m, then Q_i M)
-        rod.external_torques[0, j_] -= m0
-        rod.external_torques[1, j_] -= m1
-        rod.external_torques[2, j_] -= m2
-        M0 = q[0, 0, j_] * m0 + q[1, 0, j_] * m1 + q[2, 0, j_] * m2
-        M1 = q[0, 1, j_] * m0 + q[1, 1, j_] * m1 + q[2, 1, j_] * m2
-        M2 = q[0, 2, j_] * m0 + q[1, 2, j_] * m1 + q[2, 2, j_] * m2
-        rod.external_torques[0, i_] += q[0, 0, i_] * M0 + q[0, 1, i_] * M1 + q[0, 2, i_] * M2
-        rod.external_torques[1, i_] += q[1, 0, i_] * M0 + q[1, 1, i_] * M1 + q[1, 2, i_] * M2
-        rod.external_torques[2, i_] += q[2, 0, i_] * M0 + q[2, 1, i_] * M1 + q[2, 2, i_] * M2
+class DynamicModel(NamedTuple):
+    """The compiled model as the implicit kernels take it: the state (memory-block arrays),
+    the law tables and programs, and the force evaluation's workspace and status."""
+
+    rod: RodBlockArrays
+    body: BodyBlockArrays
+    tables: ModelTables
+    work: Any  # RodWork of the static solver
+    status: NDArray[np.float64]
+
+
+class DynamicTerms(NamedTuple):
+    """What the implicit integrator adds to the static solver's evaluation: its unknowns, the
+    boundary conditions' rates program (motors, rod ends), the dampers' program (applied as
+    forces), the step ``dt_table`` [s] the damper tables were built with, and the coupling's
+    twist-filter memory (``kappa_vor`` / ``last_time``) at the step's start (empty: no filter)."""
+
+    unknowns: Unknowns
+    bc_program: NDArray[np.int64]
+    damp_program: NDArray[np.int64]
+    dt_table: float
+    filter_saved: NDArray[np.float64]
+    filter_time0: NDArray[np.float64]
+
+
+class Pose(NamedTuple):
+    """A pose of the model: rod node positions [m], directors, body positions [m], directors."""
+
+    rod_position: NDArray[np.float64]
+    rod_director: NDArray[np.float64]
+    body_position: NDArray[np.float64]
+    body_director: NDArray[np.float64]
+
+
+class PoseBuffers(NamedTuple):
+    """Workspace of :func:`set_pose`: the increments as rod node / element and body
+    translations and rotations, and the rotation scratch of the rods and of the bodies."""
+
+    rod_dx: NDArray[np.float64]
+    rod_dtheta: NDArray[np.float64]
+    body_dx: NDArray[np.float64]
+    body_dtheta: NDArray[np.float64]
+    rod_rotation: NDArray[np.float64]
+    body_rotation: NDArray[np.float64]
+
+
+class FDBuffers(NamedTuple):
+    """Buffers of :func:`dynamic_fd_jacobian`: ``f0`` the forces at the state, ``f1`` /
+    ``mass1`` work, ``saved`` (n, 3, 3) / ``vsave`` (n,) the perturbed entries, ``data`` the
+    Jacobian's CSC values (output), ``rotation`` a (3, 3, 1) scratch."""
+
+    f0: NDArray[np.float64]
+    f1: NDArray[np.float64]
+    mass1: NDArray[np.float64]
+    saved: NDArray[np.float64]
+    vsave: NDArray[np.float64]
+    data: NDArray[np.float64]
+    rotation: NDArray[np.float64]
+
+
+class Increment(NamedTuple):
+    """The present increments ``x`` of a step (``q = q0 o exp(x)``), the step-start pose and
+    the first unknown of each unknown's element / body (rotation components are consecutive)."""
+
+    x: NDArray[np.float64]
+    q0: Pose
+    first: NDArray[np.int64]
+
+
+class AlphaState(NamedTuple):
+    """The generalized-alpha state of the unknowns: velocity ``v``, algorithmic acceleration
+    ``a``, true acceleration ``vdot`` and the algorithmic acceleration of the step before."""
+
+    v: NDArray[np.float64]
+    a: NDArray[np.float64]
+    vdot: NDArray[np.float64]
+    a_prev: NDArray[np.float64]
+
+
+class NewtonSettings(NamedTuple):
+    """``coef`` = (alpha_m, alpha_f, gamma, beta, slow_contraction, max_iter); ``tol`` =
+    (force [N], couple [N m]); ``is_rot`` the rotational rows; ``counts[0]`` += force
+    evaluations."""
+
+    coef: NDArray[np.float64]
+    tol: NDArray[np.float64]
+    is_rot: NDArray[np.bool_]
+    counts: NDArray[np.int64]
+
+
+class PackedLU(NamedTuple):
+    """The bordered band LU as flat arrays (:meth:`hsa_elastica.engines.implicit.
+    ImplicitEngine._pack`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
+    transposed ``dgbtrf`` band ``ab[abptr[k]:abptr[k+1]]`` (leading dimension ``ldab[k]``,
+    ``kl[k]``/``ku[k]``) and pivots, the border couplings ``zs``/``cs`` (offsets ``zptr``),
+    the border unknowns and the Schur complement's LU ``slu`` with pivots ``spiv``."""
+
+    idx: NDArray[np.int64]
+    bptr: NDArray[np.int64]
+    ab: NDArray[np.float64]
+    abptr: NDArray[np.int64]
+    ldab: NDArray[np.int64]
+    kl: NDArray[np.int64]
+    ku: NDArray[np.int64]
+    piv: NDArray[np.int32]
+    zs: NDArray[np.float64]
+    zptr: NDArray[np.int64]
+    cs: NDArray[np.float64]
+    border: NDArray[np.int64]
+    slu: NDArray[np.float64]
+    spiv: NDArray[np.int64]
+
+
+class ChordBuffers(NamedTuple):
+    """Work vectors of :func:`chord_steps` (one entry per unknown) and :func:`set_pose`'s."""
+
+    base: NDArray[np.float64]
+    x: NDArray[np.float64]
+    a1: NDArray[np.float64]
+    v1: NDArray[np.float64]
+    vd1: NDArray[np.float64]
+    f: NDArray[np.float64]
+    mass: NDArray[np.float64]
+    r: NDArray[np.float64]
+    dx: NDArray[np.float64]
+    work: NDArray[np.float64]
+    pose: PoseBuffers
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -169,7 +243,7 @@ def _damper_forces(
                         c * rod.mass_second_moment_of_inertia[a, a, e_] * ie * rod.omega[a, e_]
                     )
         elif code == OP_MATERIAL_DAMPING:
-            kelvin_voigt_forces(material, i, rod)
+            kelvin_voigt_forces(rod, material, i)
         elif code == OP_DAMP_BODY:
             b = db.body[i]
             ct = -math.log(db.translational[i]) * inv
@@ -185,11 +259,11 @@ def _damper_forces(
 
 @njit(cache=True)  # type: ignore[misc]
 def scatter_velocities(
-    vel: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays,
-    kind: NDArray[np.int64], index: NDArray[np.int64], comp: NDArray[np.int64],
+    vel: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays, unknowns: Unknowns,
 ) -> None:
     """Velocities of the unknowns into the state (every other velocity zero; the boundary
     conditions' rates are set by the caller)."""
+    kind, index, comp = unknowns
     rod.velocity[:] = 0.0
     rod.omega[:] = 0.0
     body.velocity[:] = 0.0
@@ -211,28 +285,27 @@ def scatter_velocities(
 @njit(cache=True)  # type: ignore[misc]
 def dynamic_forces(
     t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
-    vel: NDArray[np.float64], model: Any, aux: Any, out: NDArray[np.float64],
-    mass: NDArray[np.float64],
+    vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms,
+    out: NDArray[np.float64], mass: NDArray[np.float64],
 ) -> bool:
     """Net force [N] / couple [N m] on every unknown at the present pose, the unknowns moving
     at ``vel`` (motors at ``angles`` [rad] turning at ``rates`` [rad/s] at time ``t`` [s]), and
     each unknown's inertia at this pose in ``mass`` (node mass [kg]; element ``J_aa / e``,
     body ``m``, ``J_aa`` [kg m^2]).
 
-    ``model`` is the tuple (rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-    sync_program, values_program, work, status, ends, loads, compression); ``aux`` the tuple
-    (kind, index, comp, bc_program, damp_program, rod_dampers, body_dampers, material,
-    dt_table, filter_saved, filter_time0).  The coupling's twist filter state is restored from
-    ``filter_saved`` (last times ``filter_time0``, one per coupling) first, so that every evaluation of one step
+    The coupling's twist filter state is restored from ``terms.filter_saved`` (last times
+    ``terms.filter_time0``, one per coupling) first, so that every evaluation of one step
     advances the filter from the step's start."""
-    (rod, body, couplings, joints, motors, rod_gravity, body_gravity, sync_program,
-     values_program, work, status, ends, loads, compression) = model
-    (kind, index, comp, bc_program, damp_program, dr, db, material, dt_table, filter_saved,
-     filter_time0) = aux
+    rod, body, tables, work, status = model
+    # unpacked once (an array taken out of a record is reference-counted at every use)
+    (couplings, joints, motors, dr, db, rod_gravity, body_gravity, material, ends, loads,
+     compression, sync_program, values_program, _rates_program) = tables
+    unknowns, bc_program, damp_program, dt_table, filter_saved, filter_time0 = terms
+    kind, index, comp = unknowns
     if filter_saved.shape[0] > 0:
         couplings.kappa_vor[:] = filter_saved
         couplings.last_time[:] = filter_time0
-    scatter_velocities(vel, rod, body, kind, index, comp)
+    scatter_velocities(vel, rod, body, unknowns)
     constrain_rates(bc_program, motors, rates, dr, db, material, rod, body, ends)
     rod.external_forces[:] = 0.0
     rod.external_torques[:] = 0.0
@@ -277,26 +350,23 @@ def dynamic_forces(
 @njit(cache=True)  # type: ignore[misc]
 def dynamic_fd_jacobian(
     t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
-    vel: NDArray[np.float64], model: Any, aux: Any, cv: float,
-    steps: NDArray[np.float64], color_ptr: NDArray[np.int64], color_cols: NDArray[np.int64],
-    pattern: Any, f0: NDArray[np.float64], scratch: Any, incr: Any,
+    vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, cv: float,
+    pattern: JacobianPattern, buffers: FDBuffers, incr: Increment,
 ) -> None:
     """Forward-difference ``d F / d q + cv d F / d v`` of :func:`dynamic_forces` into
-    ``pattern[2]`` (CSC data; ``pattern = (indptr, indices, data)``), ``f0`` the forces at
-    the present state; ``scratch = (f1, mass1, saved (n, 3, 3), vsave (n,), rotation scratch)``.  Columns
-    of one colour share no row and are perturbed together (position by ``steps[j]``, velocity
-    by ``cv * steps[j]``); the state is restored exactly after each colour.  ``incr = (x, q0,
-    first)``: the present increments of the step (``q = q0 o exp(x)``), the step-start pose and
-    the first unknown of each unknown's element/body: a rotation column is perturbed in the
-    increment, ``exp(x + h e_a) Q0``, the parametrisation Newton moves along (not ``exp(h e_a)
-    exp(x) Q0``, which differs by the tangent map of ``x``, e.g. 10 % at 0.2 rad)."""
-    rod = model[0]
-    body = model[1]
-    kind = aux[0]
-    index = aux[1]
-    comp = aux[2]
-    indptr, indices, data = pattern
-    f1, mass1, saved, vsave, rscratch = scratch
+    ``buffers.data`` (CSC values of the static solver's ``pattern``), ``buffers.f0`` the
+    forces at the present state.  Columns of one colour share no row and are perturbed
+    together (position by ``steps[j]``, velocity by ``cv * steps[j]``); the state is restored
+    exactly after each colour.  ``incr``: the present increments of the step, the step-start
+    pose and the first unknown of each unknown's element/body: a rotation column is perturbed
+    in the increment, ``exp(x + h e_a) Q0``, the parametrisation Newton moves along (not
+    ``exp(h e_a) exp(x) Q0``, which differs by the tangent map of ``x``, e.g. 10 % at 0.2
+    rad)."""
+    rod = model.rod
+    body = model.body
+    kind, index, comp = terms.unknowns
+    steps, color_ptr, color_cols, indptr, indices = pattern
+    f0, f1, mass1, saved, vsave, data, rscratch = buffers
     x, q0, first = incr
     for c in range(color_ptr.shape[0] - 1):
         for p in range(color_ptr[c], color_ptr[c + 1]):
@@ -322,13 +392,13 @@ def dynamic_fd_jacobian(
                 w[a] += h
                 if k != KIND_BODY_ROT:
                     saved[p] = rod.director[:, :, i]
-                    rod.director[:, :, i] = q0[1][:, :, i]
+                    rod.director[:, :, i] = q0.rod_director[:, :, i]
                     _rotate(rod.director, i, w[0], w[1], w[2], rscratch)
                 else:
                     saved[p] = body.director[:, :, i]
-                    body.director[:, :, i] = q0[3][:, :, i]
+                    body.director[:, :, i] = q0.body_director[:, :, i]
                     _rotate(body.director, i, w[0], w[1], w[2], rscratch)
-        dynamic_forces(t, angles, rates, vel, model, aux, f1, mass1)
+        dynamic_forces(t, angles, rates, vel, model, terms, f1, mass1)
         for p in range(color_ptr[c], color_ptr[c + 1]):
             j = color_cols[p]
             i = index[j]
@@ -378,7 +448,7 @@ def band_solve(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: in
 
 
 @njit(cache=True)  # type: ignore[misc]
-def bordered_solve(lu: Any, rhs: NDArray[np.float64], x: NDArray[np.float64],
+def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64],
                    work: NDArray[np.float64]) -> None:
     """``x = J^-1 rhs`` with the bordered band LU packed by
     :meth:`hsa_elastica.engines.implicit.ImplicitEngine._pack` (same arithmetic as
@@ -434,20 +504,17 @@ def bordered_solve(lu: Any, rhs: NDArray[np.float64], x: NDArray[np.float64],
 
 
 @njit(cache=True)  # type: ignore[misc]
-def set_pose(x: NDArray[np.float64], q0: Any, rod: RodBlockArrays, body: BodyBlockArrays,
-             kind: NDArray[np.int64], index: NDArray[np.int64], comp: NDArray[np.int64],
-             dbuf: Any) -> None:
-    """State = step-start pose ``q0`` (rod positions, directors, body positions, directors)
-    moved by the increments ``x`` (one kinematic update of the whole block with the
-    increments as velocities and prefactor 1: the arithmetic of
-    :func:`~hsa_elastica.engines.statics_kernels.apply_increment`).  ``dbuf`` = (rod dx (3,
-    nodes), rod dtheta (3, elements), body dx, body dtheta, rotation scratch (3, 3, elements),
-    body rotation scratch)."""
+def set_pose(x: NDArray[np.float64], q0: Pose, rod: RodBlockArrays, body: BodyBlockArrays,
+             unknowns: Unknowns, dbuf: PoseBuffers) -> None:
+    """State = step-start pose ``q0`` moved by the increments ``x`` of the ``unknowns`` (one
+    kinematic update of the whole block with the increments as velocities and prefactor 1: the
+    arithmetic of :func:`~hsa_elastica.engines.statics_kernels.apply_increment`)."""
+    kind, index, comp = unknowns
     rdx, rdw, bdx, bdw, rot_r, rot_b = dbuf
-    rod.position[:] = q0[0]
-    rod.director[:] = q0[1]
-    body.position[:] = q0[2]
-    body.director[:] = q0[3]
+    rod.position[:] = q0.rod_position
+    rod.director[:] = q0.rod_director
+    body.position[:] = q0.body_position
+    body.director[:] = q0.body_director
     rdx[:] = 0.0
     rdw[:] = 0.0
     bdx[:] = 0.0
@@ -470,27 +537,23 @@ def set_pose(x: NDArray[np.float64], q0: Any, rod: RodBlockArrays, body: BodyBlo
 
 @njit(cache=True)  # type: ignore[misc]
 def chord_steps(
-    n_steps: int, h: float, t0: float, coef: NDArray[np.float64],
-    angles: NDArray[np.float64], rates: NDArray[np.float64], model: Any, aux: Any,
-    ga: Any, lu: Any, tol: NDArray[np.float64], is_rot: NDArray[np.bool_], q0: Any,
-    buf: Any, counts: NDArray[np.int64],
+    n_steps: int, h: float, t0: float, angles: NDArray[np.float64],
+    rates: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
+    lu: PackedLU, settings: NewtonSettings, q0: Pose, buf: ChordBuffers,
 ) -> int:
     """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0`` with the given
-    factorisation (chord Newton, see :mod:`hsa_elastica.engines.implicit`).  ``coef`` =
-    (alpha_m, alpha_f, gamma, beta, slow_contraction, max_iter); ``angles``/``rates`` rows
-    ``k + 1``: the motors at the end of step ``k``; ``ga = (v, a, vdot, a of the step before)`` updated in place;
-    ``tol`` = (force N, couple N m); ``counts[0]`` += force evaluations.  Returns the number of steps done: a step whose
-    iteration contracts the residual by less than ``slow_contraction`` or does not converge
-    in ``max_iter`` iterations is left undone (state at its start) for the caller to repeat
-    with a fresh Jacobian."""
-    rod = model[0]
-    body = model[1]
-    couplings = model[2]
-    kind = aux[0]
-    index = aux[1]
-    comp = aux[2]
-    filt_saved = aux[9]
-    filt_t0 = aux[10]
+    factorisation (chord Newton, see :mod:`hsa_elastica.engines.implicit`).
+    ``angles``/``rates`` rows ``k + 1``: the motors at the end of step ``k``; ``ga`` updated
+    in place.  Returns the number of steps done: a step whose iteration contracts the residual
+    by less than ``slow_contraction`` or does not converge in ``max_iter`` iterations is left
+    undone (state at its start) for the caller to repeat with a fresh Jacobian."""
+    rod = model.rod
+    body = model.body
+    couplings = model.tables.couplings
+    unknowns = terms.unknowns
+    filt_saved = terms.filter_saved
+    filt_t0 = terms.filter_time0
+    coef, tol, is_rot, counts = settings
     am = coef[0]
     af = coef[1]
     g = coef[2]
@@ -503,10 +566,10 @@ def chord_steps(
     filtered = filt_saved.shape[0] > 0
     for s in range(n_steps):
         t1 = t0 + (s + 1) * h
-        q0[0][:] = rod.position
-        q0[1][:] = rod.director
-        q0[2][:] = body.position
-        q0[3][:] = body.director
+        q0.rod_position[:] = rod.position
+        q0.rod_director[:] = rod.director
+        q0.body_position[:] = body.position
+        q0.body_director[:] = body.director
         if filtered:
             filt_saved[:] = couplings.kappa_vor
             filt_t0[:] = couplings.last_time
@@ -517,12 +580,12 @@ def chord_steps(
         merit_prev = np.inf
         it = 0
         while True:
-            set_pose(x, q0, rod, body, kind, index, comp, dbuf)
+            set_pose(x, q0, rod, body, unknowns, dbuf)
             for j in range(n):
                 a1[j] = (x[j] - base[j]) / (b * h * h)
                 v1[j] = v[j] + h * (1.0 - g) * a[j] + h * g * a1[j]
                 vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
-            ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, aux, f, mass)
+            ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, terms, f, mass)
             counts[0] += 1
             fmax = 0.0
             tmax = 0.0
@@ -540,7 +603,7 @@ def chord_steps(
                 break
             if not ok or not (merit <= slow * merit_prev) or it >= max_iter or not np.isfinite(merit):
                 # leave this step to the caller (fresh Jacobian): back to its start
-                set_pose(np.zeros(n), q0, rod, body, kind, index, comp, dbuf)
+                set_pose(np.zeros(n), q0, rod, body, unknowns, dbuf)
                 if filtered:
                     couplings.kappa_vor[:] = filt_saved
                     couplings.last_time[:] = filt_t0
