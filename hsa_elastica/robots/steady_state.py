@@ -312,8 +312,10 @@ def solve_steady_state(
         wave speed of the paper's rods) raises ``SimulationDiverged`` even while the state is
         still finite (also checked by ``simulation.run`` / ``FastRobot.run`` at every chunk).
     fast : bool
-        True (default): step the robot with the fused loop (:class:`hsa_elastica.engines.fused.FastRobot`,
-        same trajectory as the per-rod operators to round-off, about 4x faster); False: the
+        True (default): step the robot with the compiled engine ``simulation.integrator``
+        selects (``"explicit"``: the fused loop :class:`hsa_elastica.engines.fused.FastRobot`,
+        same trajectory as the per-rod operators to round-off, about 4x faster;
+        ``"implicit"``: :class:`hsa_elastica.engines.implicit.ImplicitRobot`); False: the
         reference per-rod operators (``Robot.run``).  A simulator the fused loop cannot compile
         raises ``fast.FastPathUnsupported``.
     tol_residual : m/s^2
