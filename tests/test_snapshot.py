@@ -104,12 +104,14 @@ def test_foreign_state_is_refused(tmp_path: Path) -> None:
         fused.load_state(tmp_path / "bad.pkl")
 
 
-def test_env_rollouts_from_one_state_are_reproducible() -> None:
-    """MPC-style use: two rollouts of the same actions from one ``get_state`` agree exactly."""
+@pytest.mark.parametrize("integrator", ["explicit", "implicit"])
+def test_env_rollouts_from_one_state_are_reproducible(integrator: str) -> None:
+    """MPC-style use: two rollouts of the same actions from one ``get_state`` agree exactly
+    (with either integrator)."""
     gym = pytest.importorskip("gymnasium")
     import hsa_elastica  # noqa: F401  (registers the ids)
 
-    env = gym.make("HSARobot-v0")
+    env = gym.make("HSARobot-v0", integrator=integrator)
     env.reset(seed=0)
     env.step(env.action_space.sample())
     state = env.unwrapped.get_state()
