@@ -195,13 +195,6 @@ class ImplicitEngine:
         self.vdot = np.zeros(n)
         self.a = np.zeros(n)
         self.a_prev = np.zeros(n)
-        self.mass = np.zeros(n)
-        self.f = np.zeros(n)
-        self._f1 = np.zeros(n)
-        self._mass1 = np.zeros(n)
-        self._saved = np.zeros((n, 3, 3))
-        self._vsave = np.zeros(n)
-        self._rscratch = np.empty((3, 3, 1))
         self._lu: Any = None
         self._jac_data: NDArray[np.float64] | None = None
         self._jac_shift: NDArray[np.float64] | None = None
@@ -211,17 +204,29 @@ class ImplicitEngine:
         self.n_evaluations = 0
         self.n_steps = 0
         self.last_iterations = 0
-        self._counts = np.zeros(1, dtype=np.int64)
         self._started = False
+        self._packed: Any = None
+        self._allocate()
+
+    def _allocate(self) -> None:
+        """Work arrays of the kernels (the records they take)."""
+        s, n = self.solver, self.n
+        rod, body = self.model.rod_arrays, self.model.body_arrays
+        self.mass = np.zeros(n)
+        self.f = np.zeros(n)
+        self._f1 = np.zeros(n)
+        self._mass1 = np.zeros(n)
+        self._saved = np.zeros((n, 3, 3))
+        self._vsave = np.zeros(n)
+        self._rscratch = np.empty((3, 3, 1))
+        self._counts = np.zeros(1, dtype=np.int64)
         self._q0 = Pose(*(np.empty_like(a) for a in self._pose()))
         self._rot_rows = np.isin(s.kind, (1, 4, 5, KIND_BODY_ROT))
-        self._packed: Any = None
         # first unknown of each unknown's element / body (rotation components are consecutive)
         self._first = np.arange(n, dtype=np.int64)
         for j in range(1, n):
             if s.kind[j] == s.kind[j - 1] and s.index[j] == s.index[j - 1]:
                 self._first[j] = self._first[j - 1]
-        rod, body = model.rod_arrays, model.body_arrays
         self._dbuf = PoseBuffers(
             np.zeros_like(rod.position), np.zeros((3, rod.director.shape[2])),
             np.zeros_like(body.position), np.zeros((3, body.director.shape[2])),

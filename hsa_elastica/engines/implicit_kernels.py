@@ -535,6 +535,35 @@ def set_pose(x: NDArray[np.float64], q0: Pose, rod: RodBlockArrays, body: BodyBl
     kinematic_update_inplace(1.0, body.position, body.director, bdx, bdw, rot_b)
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _save_pose(q0: Pose, rod: RodBlockArrays, body: BodyBlockArrays) -> None:
+    """The present pose into ``q0``."""
+    q0.rod_position[:] = rod.position
+    q0.rod_director[:] = rod.director
+    q0.body_position[:] = body.position
+    q0.body_director[:] = body.director
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _residual(f: NDArray[np.float64], mass: NDArray[np.float64], vdot: NDArray[np.float64],
+              is_rot: NDArray[np.bool_], r: NDArray[np.float64]) -> tuple[float, float, float]:
+    """``r = f - M vdot``; returns the max-norms of its force [N] and couple [N m] rows and
+    the merit (max of the force rows and 100 x the couple rows)."""
+    fmax = 0.0
+    tmax = 0.0
+    merit = 0.0
+    for j in range(r.shape[0]):
+        r[j] = f[j] - mass[j] * vdot[j]
+        ar = abs(r[j])
+        if is_rot[j]:
+            tmax = max(tmax, ar)
+            merit = max(merit, 100.0 * ar)
+        else:
+            fmax = max(fmax, ar)
+            merit = max(merit, ar)
+    return fmax, tmax, merit
+
+
 @njit(cache=True)  # type: ignore[misc]
 def chord_steps(
     n_steps: int, h: float, t0: float, angles: NDArray[np.float64],
@@ -566,10 +595,7 @@ def chord_steps(
     filtered = filt_saved.shape[0] > 0
     for s in range(n_steps):
         t1 = t0 + (s + 1) * h
-        q0.rod_position[:] = rod.position
-        q0.rod_director[:] = rod.director
-        q0.body_position[:] = body.position
-        q0.body_director[:] = body.director
+        _save_pose(q0, rod, body)
         if filtered:
             filt_saved[:] = couplings.kappa_vor
             filt_t0[:] = couplings.last_time
@@ -587,18 +613,7 @@ def chord_steps(
                 vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
             ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, terms, f, mass)
             counts[0] += 1
-            fmax = 0.0
-            tmax = 0.0
-            merit = 0.0
-            for j in range(n):
-                r[j] = f[j] - mass[j] * vd1[j]
-                ar = abs(r[j])
-                if is_rot[j]:
-                    tmax = max(tmax, ar)
-                    merit = max(merit, 100.0 * ar)
-                else:
-                    fmax = max(fmax, ar)
-                    merit = max(merit, ar)
+            fmax, tmax, merit = _residual(f, mass, vd1, is_rot, r)
             if ok and fmax <= tol[0] and tmax <= tol[1]:
                 break
             if not ok or not (merit <= slow * merit_prev) or it >= max_iter or not np.isfinite(merit):
