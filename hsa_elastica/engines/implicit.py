@@ -74,7 +74,11 @@ from hsa_elastica.engines.implicit_kernels import (
     set_pose,
 )
 from hsa_elastica.engines.statics import StaticSolver
-from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT, JacobianPattern, Unknowns
+from hsa_elastica.engines.statics_kernels import (
+    KIND_BODY_ROT,
+    JacobianPattern,
+    Unknowns,
+)
 from hsa_elastica.engines.statics_linalg import BorderedBandLU
 from hsa_elastica.params import ParameterError
 from hsa_elastica.physics.tables import (
@@ -510,7 +514,6 @@ class ImplicitEngine:
         raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m")
 
     def _set_pose(self, x: NDArray[np.float64]) -> None:
-        s = self.solver
         set_pose(x, self._q0, self.model.rod_arrays, self.model.body_arrays, self._unknowns,
                  self._dbuf)
 
