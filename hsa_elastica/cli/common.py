@@ -159,6 +159,36 @@ def check_run_dir(path: str | None, overwrite: bool) -> None:
         raise UsageError(f"{PROG}: --out {path}: {problem}")
 
 
+#: internal step [s] that ``--integrator implicit`` gives a model whose params select the
+#: explicit integrator (docs/performance.md)
+IMPLICIT_CLI_DT = 1e-3
+
+
+def add_integrator_option(parser: argparse.ArgumentParser) -> None:
+    """``--integrator explicit|implicit`` (default: the params' ``simulation.integrator``)."""
+    parser.add_argument(
+        "--integrator", choices=("explicit", "implicit"), default=None,
+        help="time integrator of the compiled engine (default: simulation.integrator of the "
+        f"params, explicit); 'implicit' on explicit params also sets dt = {IMPLICIT_CLI_DT:g} s",
+    )
+
+
+def apply_integrator(args: argparse.Namespace, params: Any) -> Any:
+    """The params with ``--integrator`` applied; ``--reference`` (the per-rod operators,
+    always explicit) with the implicit integrator is refused."""
+    choice = getattr(args, "integrator", None)
+    if choice is not None and choice != params.simulation.integrator:
+        sim = params.simulation.replace(integrator=choice)
+        if choice == "implicit":
+            sim = sim.replace(dt=max(sim.dt, IMPLICIT_CLI_DT))
+        params = params.replace(simulation=sim)
+    if getattr(args, "reference", False) and params.simulation.integrator == "implicit":
+        raise UsageError(f"{PROG}: --reference runs the explicit per-rod operators: it cannot "
+                         "be combined with the implicit integrator (--integrator / "
+                         "simulation.integrator)")
+    return params
+
+
 def check_params(params: Any, duration: float, record: bool) -> None:
     """Refuse a time step above the stability limit and a recording too large for memory."""
     from hsa_elastica.engines.timeloop import check_time_step

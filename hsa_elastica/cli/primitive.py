@@ -12,8 +12,10 @@ from hsa_elastica.cli.common import (
     PARAMS_HELP,
     REFERENCE_HELP,
     UsageError,
+    add_integrator_option,
     add_out_options,
     add_video_options,
+    apply_integrator,
     check_duration,
     check_params,
     check_render_path,
@@ -60,6 +62,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     add_video_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")
     p.add_argument("--reference", action="store_true", help=REFERENCE_HELP)
+    add_integrator_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
     segments = load_segments(args.params)
     if segments is not None:
-        return _run_stack(args, segments)
-    params = load_robot_params(args.params)
+        return _run_stack(args, [apply_integrator(args, sp) for sp in segments])
+    params = apply_integrator(args, load_robot_params(args.params))
     try:
         angles = primitive_angles(args.name, args.magnitude, params)
     except ValueError as exc:

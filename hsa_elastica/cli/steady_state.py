@@ -22,6 +22,8 @@ from hsa_elastica.cli.common import (
     PARAMS_HELP,
     REFERENCE_HELP,
     UsageError,
+    add_integrator_option,
+    apply_integrator,
     check_angles,
     check_duration,
     check_output_file,
@@ -86,6 +88,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     )
     s.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")
     s.add_argument("--reference", action="store_true", help=REFERENCE_HELP + "; implies --dynamic")
+    add_integrator_option(s)
 
 
 def flatten(result: Any) -> dict[str, Any]:
@@ -153,7 +156,7 @@ def _duration(args: argparse.Namespace, params: Any) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    params = load_robot_params(args.params)
+    params = apply_integrator(args, load_robot_params(args.params))
     check_duration(args.max_time, params.simulation.dt, "--max-time")
     if args.angles_csv is not None:
         return _batch(args, params)

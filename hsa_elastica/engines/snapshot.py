@@ -14,11 +14,13 @@ A snapshot (:class:`Snapshot`) holds copies of
   motor, so their phase follows the restored time) and the step API's command and control
   clock,
 * whatever the engine's optional hook ``extra_state()`` returns (a dict of arrays, restored by
-  ``set_extra_state(d)``): an engine with state of its own (e.g. an implicit integrator's
-  previous accelerations) adds it there.
+  ``set_extra_state(d)``): an engine with state of its own adds it there
+  (:class:`~hsa_elastica.engines.implicit.ImplicitRobot`: the generalized-alpha velocities and
+  accelerations of its unknowns and the Jacobian its chord factorisation was made from, which
+  the restore factorises again).
 
 Restoring a snapshot and stepping gives bitwise the same trajectory as never having stopped
-(``tests/test_snapshot.py``, both engines).  The step API
+(``tests/test_snapshot.py``: operator time loop, fused stepper, implicit integrator).  The step API
 (:class:`~hsa_elastica.engines.control.ControlMixin`) exposes ``get_state()``,
 ``set_state(state)``, ``save_state(path)`` and ``load_state(path)`` on every robot handle.
 A snapshot belongs to the robot it was taken from (same model, same discretisation): restoring

@@ -169,7 +169,12 @@ def check_time_step(
     dt: float, params: RobotParams | RodParams, joint: JointParams | None = None
 ) -> float:
     """Refuse ``dt`` [s] above :func:`max_stable_dt` with a :class:`ParameterError` naming
-    ``simulation.dt``, the estimate and the allowed range; returns ``dt``."""
+    ``simulation.dt``, the estimate and the allowed range; returns ``dt``.  Robot parameters
+    with ``simulation.integrator = "implicit"`` are not limited (the implicit integrator refuses
+    a step whose Newton iterations do not converge instead)."""
+    sim = getattr(params, "simulation", None)
+    if sim is not None and getattr(sim, "integrator", "explicit") == "implicit":
+        return dt
     limit, mode = max_stable_dt(params, joint)
     if not dt <= limit:
         raise ParameterError(

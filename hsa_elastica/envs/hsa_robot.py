@@ -40,6 +40,9 @@ installed: the extra ``rl``).
   ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 46 env steps/s) --
   the default when ``params`` is given, so a model passed in is never coarsened silently.
   ``n_elements`` / ``dt`` override either.
+* ``integrator``: ``"explicit"`` (default, the fused Position-Verlet stepper) or ``"implicit"``
+  (:mod:`hsa_elastica.engines.implicit`, internal step :data:`IMPLICIT_DT` unless ``dt`` is
+  given); None keeps ``params.simulation.integrator``.
 
 The fused stepper (:class:`hsa_elastica.engines.fused.FastRobot`) is used unless
 ``fast=False`` (per-rod operators; same trajectory, ~6x slower).
@@ -65,6 +68,10 @@ __all__ = [
     "HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "platform_reach", "MAX_SPEED",
     "MAX_ANGULAR_SPEED", "TORQUE_BOUND_FACTOR", "STRETCH_MARGIN",
 ]
+
+#: internal step [s] of the implicit integrator (``integrator="implicit"``) when ``dt`` is not
+#: given (docs/performance.md: accuracy and speed against the step)
+IMPLICIT_DT = 1e-3
 
 #: ``discretization`` -> (elements per rod, internal step [s]); None: as in the params
 DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
@@ -160,6 +167,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         render_mode: str | None = None,
         render_size: tuple[int, int] = (480, 360),
         max_steps: Any = None,
+        integrator: str | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -180,6 +188,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             )
         self.discretization = discretization
         default_elements, default_dt = DISCRETIZATIONS[discretization]
+        if integrator is not None:  # SimulationParams validates it
+            p = dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, integrator=integrator))
+        if p.simulation.integrator == "implicit":
+            default_dt = IMPLICIT_DT
         n_elements = default_elements if n_elements is None else n_elements
         dt = default_dt if dt is None else dt
         if n_elements is not None:  # RodParams validates it
@@ -276,10 +288,12 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.target = target
         robot: Any = self._build()
         if self.fast:
-            from hsa_elastica.engines.fused import FastRobot
+            from hsa_elastica.engines.implicit import compiled_engine
 
-            # one numba call per control interval (the divergence check runs after it)
-            robot = FastRobot(robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
+            # one numba call per control interval (the divergence check runs after it); the
+            # engine is the one simulation.integrator selects
+            robot = compiled_engine(
+                robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
         self.robot = robot
         state = robot.state()
         obs, clipped = self._observation(state)

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.envs.hsa_robot import DISCRETIZATIONS, HSARobotEnv
+from hsa_elastica.envs.hsa_robot import DISCRETIZATIONS, IMPLICIT_DT, HSARobotEnv
 from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 from hsa_elastica.robots.stack import build_stack
@@ -67,6 +67,7 @@ class HSAStackEnv(HSARobotEnv):
         render_size: tuple[int, int] = (480, 360),
         discretization: str | None = None,
         max_steps: Any = None,
+        integrator: str | None = None,
     ) -> None:
         segs = [paper_robot_params()] * 2 if segments is None else list(segments)
         if not segs or not all(isinstance(p, RobotParams) for p in segs):
@@ -81,6 +82,11 @@ class HSAStackEnv(HSARobotEnv):
                 f"{', '.join(repr(k) for k in DISCRETIZATIONS)}"
             )
         default_elements, default_dt = DISCRETIZATIONS[discretization]
+        if integrator is not None:  # SimulationParams validates it
+            segs = [dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, integrator=integrator))
+                    for p in segs]
+        if segs[0].simulation.integrator == "implicit":
+            default_dt = IMPLICIT_DT
         n_elements = default_elements if n_elements is None else n_elements
         dt = default_dt if dt is None else dt
         if n_elements is not None:
@@ -91,7 +97,7 @@ class HSAStackEnv(HSARobotEnv):
             segs[-1], control_dt=control_dt, max_steps=max_steps, phi_max=phi_max,
             motor_torques=motor_torques, target_radius=target_radius,
             target_height=target_height, fast=fast, render_mode=render_mode,
-            render_size=render_size, discretization="full",
+            render_size=render_size, discretization="full", dt=segs[-1].simulation.dt,
         )
         self.discretization = discretization
         self.segments = segs

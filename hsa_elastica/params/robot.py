@@ -106,6 +106,8 @@ class JointParams(_ParamsBase):
 
 
 _RAMP_SHAPES = ("linear", "smooth")
+#: time integrators of the compiled engines (:func:`hsa_elastica.engines.implicit.compiled_engine`)
+_INTEGRATORS = ("explicit", "implicit")
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,14 @@ class SimulationParams(_ParamsBase):
     also damps rigid motion).  The material's own dissipation is the Kelvin-Voigt damping of
     ``RodParams`` (retardation times); the default 5 1/s is the light setting at which every
     primitive was measured stable without the twist filter (docs/stability.md).
+
+    ``integrator`` selects the compiled engine (``build_fast_robot``, the Gymnasium envs,
+    ``solve_steady_state(method="dynamic")``, the CLI): ``"explicit"`` is the fused
+    Position-Verlet stepper (``dt`` at most :func:`hsa_elastica.engines.timeloop.max_stable_dt`),
+    ``"implicit"`` the generalized-alpha integrator of :mod:`hsa_elastica.engines.implicit`
+    (any ``dt`` whose Newton iterations converge, e.g. 1e-3 s; ``implicit_rho_inf`` its
+    numerical dissipation, 1 = none, 0 = the most).  The per-rod operator path
+    (``Robot.run``) is always explicit.
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
@@ -136,9 +146,18 @@ class SimulationParams(_ParamsBase):
     ramp_time: float = field(default=1.0, metadata={"unit": "s"})
     ramp_shape: str = field(default="smooth", metadata={"unit": "'linear' | 'smooth'"})
     record_fps: float = field(default=100.0, metadata={"unit": "Hz"})
+    integrator: str = field(
+        default="explicit", metadata={"unit": "'explicit' | 'implicit' (compiled engines)"}
+    )
+    implicit_rho_inf: float = field(
+        default=0.8, metadata={"unit": "-, spectral radius at infinite frequency, [0, 1]"}
+    )
 
     def __post_init__(self) -> None:
         _check_real(self, "dt", gt=0.0)
+        if self.integrator not in _INTEGRATORS:
+            raise _fail(self, "integrator", self.integrator, f"must be one of {_INTEGRATORS}")
+        _check_real(self, "implicit_rho_inf", ge=0.0, le=1.0)
         _check_real(self, "damping", ge=0.0, le=MAX_DAMPING)
         _check_real(self, "rotational_damping", ge=0.0, le=MAX_DAMPING)
         if self.gravity is not None:

@@ -45,7 +45,10 @@ the motor; ``hold_tip``: the last node and element) are not changed.
 
 The one kernel :func:`kelvin_voigt_damp` is called by the damper :class:`KelvinVoigtDamping`
 (per-rod operator path) and by :func:`hsa_elastica.physics.forces.constrain_rates` (compiled
-path, same place in the step).  Forces and static solutions are unaffected (the damper acts
+path, same place in the step).  The law's two equations (``n_v`` of an element,
+:func:`element_stress`; ``m_v`` of a Voronoi region, :func:`voronoi_stress`) are written once
+and inlined into its sweeps and into :func:`kelvin_voigt_forces`, the same stresses as forces
+for the implicit integrator (:mod:`hsa_elastica.engines.implicit`).  Forces and static solutions are unaffected (the damper acts
 on the rates only; zero at rest).
 """
 
@@ -66,8 +69,8 @@ from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays
 from hsa_elastica.physics.tridiagonal import CONTRACT, forward_block, forward_row, hold_block
 
 __all__ = [
-    "KelvinVoigtDamping", "kelvin_voigt_damp", "material_damping_table",
-    "WORK_ROWS",
+    "KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_forces", "element_stress",
+    "voronoi_stress", "material_damping_table", "WORK_ROWS",
 ]
 
 class DampedRod(NamedTuple):
@@ -95,6 +98,52 @@ class DampedRod(NamedTuple):
 #: 1/l0 13, the eliminated blocks rg (00 in row 6, free after the node pass; 11, 22 at 15-16;
 #: 01, 02, 12 at 22-24), the strains a = sigma + d3 17-19
 WORK_ROWS = 25
+
+
+
+# ---- the two equations of the law, shared by the damper's sweeps and by the force kernel ----
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def element_stress(
+    q: tuple[float, ...], u: tuple[float, float, float], a: tuple[float, float, float],
+    w: tuple[float, float, float], il0: float, c: tuple[float, float, float],
+) -> tuple[float, float, float]:
+    """Viscous stress ``n_v = T_s S sigma_dot`` [N] (local frame) of one element:
+    ``sigma_dot = Q (v_{k+1} - v_k) / l0 - omega x a`` with ``q`` the element's director
+    (row-major 9-tuple ``Q``), ``u = v_{k+1} - v_k`` [m/s] (lab), ``a = sigma + d3`` its
+    strain, ``w`` its local angular velocity [rad/s], ``il0 = 1 / l0`` [1/m] and ``c`` the
+    viscosities ``(tau_shear S_00, tau_shear S_11, tau_axial S_22)`` [N s]."""
+    q00, q01, q02, q10, q11, q12, q20, q21, q22 = q
+    u0, u1, u2 = u
+    a0, a1, a2 = a
+    w0, w1, w2 = w
+    g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
+    g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
+    g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
+    return c[0] * g0, c[1] * g1, c[2] * g2
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def voronoi_stress(
+    qi: tuple[float, ...], qj: tuple[float, ...], wi: tuple[float, float, float],
+    wj: tuple[float, float, float], id0: float, b: tuple[float, float, float],
+) -> tuple[float, float, float]:
+    """Viscous couple ``m_v = T_b B kappa_dot`` [N m] (frame of element ``j = i + 1``) of the
+    Voronoi region between elements ``i`` and ``j``: ``kappa_dot = (omega_j - R omega_i) /
+    D0``, ``R = Q_j Q_i^T``; ``qi``/``qj`` the directors (row-major 9-tuples), ``wi``/``wj``
+    the local angular velocities [rad/s], ``id0 = 1 / D0`` [1/m], ``b`` the viscosities
+    ``(tau_bend B_00, tau_bend B_11, tau_twist B_22)`` [N m^2 s]."""
+    q00, q01, q02, q10, q11, q12, q20, q21, q22 = qi
+    p00, p01, p02, p10, p11, p12, p20, p21, p22 = qj
+    w0, w1, w2 = wi
+    o0, o1, o2 = wj
+    # R omega_i with R = Q_j Q_i^T: first lab W_i = Q_i^T omega_i, then Q_j W_i
+    W0 = q00 * w0 + q10 * w1 + q20 * w2
+    W1 = q01 * w0 + q11 * w1 + q21 * w2
+    W2 = q02 * w0 + q12 * w1 + q22 * w2
+    r0 = p00 * W0 + p01 * W1 + p02 * W2
+    r1 = p10 * W0 + p11 * W1 + p12 * W2
+    r2 = p20 * W0 + p21 * W1 + p22 * W2
+    return b[0] * (o0 - r0) * id0, b[1] * (o1 - r1) * id0, b[2] * (o2 - r2) * id0
 
 
 # error_model="numpy" (here, in the helpers and in the compiled path's caller): no
@@ -183,16 +232,12 @@ def _stretch_pass(
         w0 = omega[0, eb + k]
         w1 = omega[1, eb + k]
         w2 = omega[2, eb + k]
-        # sigma_dot = Q dv / l0 - omega x a
-        g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
-        g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
-        g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
         c0 = tau_shear * shear_matrix[0, 0, eb + k]
         c1 = tau_shear * shear_matrix[1, 1, eb + k]
         c2 = tau_axial * shear_matrix[2, 2, eb + k]
-        n0 = c0 * g0
-        n1 = c1 * g1
-        n2 = c2 * g2
+        # n_v = T_s S sigma_dot, sigma_dot = Q dv / l0 - omega x a
+        n0, n1, n2 = element_stress((q00, q01, q02, q10, q11, q12, q20, q21, q22),
+                                    (u0, u1, u2), (a0, a1, a2), (w0, w1, w2), il0, (c0, c1, c2))
         # lab force Q^T n_v: +node k, -node k+1
         f0 = q00 * n0 + q10 * n1 + q20 * n2
         f1 = q01 * n0 + q11 * n1 + q21 * n2
@@ -343,12 +388,11 @@ def _node_solve_bend_pass(
         w0 = omega[0, eb + i]
         w1 = omega[1, eb + i]
         w2 = omega[2, eb + i]
-        g0 = (q00 * u0 + q01 * u1 + q02 * u2) * il0 - (w1 * a2 - w2 * a1)
-        g1 = (q10 * u0 + q11 * u1 + q12 * u2) * il0 - (w2 * a0 - w0 * a2)
-        g2 = (q20 * u0 + q21 * u1 + q22 * u2) * il0 - (w0 * a1 - w1 * a0)
-        n0 = tau_shear * shear_matrix[0, 0, eb + i] * g0
-        n1 = tau_shear * shear_matrix[1, 1, eb + i] * g1
-        n2 = tau_axial * shear_matrix[2, 2, eb + i] * g2
+        n0, n1, n2 = element_stress(
+            (q00, q01, q02, q10, q11, q12, q20, q21, q22), (u0, u1, u2), (a0, a1, a2),
+            (w0, w1, w2), il0, (tau_shear * shear_matrix[0, 0, eb + i],
+                                tau_shear * shear_matrix[1, 1, eb + i],
+                                tau_axial * shear_matrix[2, 2, eb + i]))
         l0 = rest_lengths[eb + i]
         # couple l0 a x n_v on element i (local), accumulated in the lab frame
         x0 = l0 * (a1 * n2 - a2 * n1)
@@ -362,19 +406,13 @@ def _node_solve_bend_pass(
             # and j = i + 1 (director p, angular velocity o) ----------------------------------
             j = i + 1
             id0 = 1.0 / rest_voronoi_lengths[vb + i]
-            # R omega_i with R = Q_j Q_i^T: first lab W_i = Q_i^T omega_i, then Q_j W_i
-            W0 = q00 * w0 + q10 * w1 + q20 * w2
-            W1 = q01 * w0 + q11 * w1 + q21 * w2
-            W2 = q02 * w0 + q12 * w1 + q22 * w2
-            r0 = p00 * W0 + p01 * W1 + p02 * W2
-            r1 = p10 * W0 + p11 * W1 + p12 * W2
-            r2 = p20 * W0 + p21 * W1 + p22 * W2
             b0 = tau_bend * bend_matrix[0, 0, vb + i]
             b1 = tau_bend * bend_matrix[1, 1, vb + i]
             b2 = tau_twist * bend_matrix[2, 2, vb + i]
-            m0 = b0 * (o0 - r0) * id0
-            m1 = b1 * (o1 - r1) * id0
-            m2 = b2 * (o2 - r2) * id0
+            m0, m1, m2 = voronoi_stress(
+                (q00, q01, q02, q10, q11, q12, q20, q21, q22),
+                (p00, p01, p02, p10, p11, p12, p20, p21, p22), (w0, w1, w2), (o0, o1, o2), id0,
+                (b0, b1, b2))
             # -m on element j, +m on element i (lab frame: M = Q_j^T m)
             M0 = p00 * m0 + p10 * m1 + p20 * m2
             M1 = p01 * m0 + p11 * m1 + p21 * m2
@@ -502,6 +540,75 @@ def kelvin_voigt_damp(rod: RodBlockArrays | DampedRod, m: MaterialDampingTable, 
     _node_solve_bend_pass(rod.velocity, rod.omega, rod.director, rod.rest_lengths,
                           rod.rest_voronoi_lengths, rod.shear_matrix, rod.bend_matrix, work, p)
     _rotation_solve(rod.omega, rod.director, work, p)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
+def kelvin_voigt_forces(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
+    """The Kelvin-Voigt viscous forces [N] and couples [N m, local frames] of row ``i`` of the
+    table added to the rod's ``external_forces`` / ``external_torques``: the same stresses
+    (:func:`element_stress`, :func:`voronoi_stress`) as :func:`kelvin_voigt_damp`, as forces
+    (minus the velocity gradient of the Rayleigh function) instead of its semi-implicit
+    velocity update; for an integrator that treats them implicitly itself
+    (:mod:`hsa_elastica.engines.implicit`).  ``sigma`` / ``dilatation``: the strains of the
+    present internal-force evaluation; ``dt`` and ``hold`` of the row are not used (held ends
+    are the caller's boundary conditions)."""
+    ne = m.n_elems[i]
+    nb = m.node_start[i]
+    eb = m.elem_start[i]
+    vb = m.vor_start[i]
+    ts = m.tau[i, 0]
+    ta = m.tau[i, 1]
+    tb = m.tau[i, 2]
+    tt = m.tau[i, 3]
+    q = rod.director
+    v = rod.velocity
+    w = rod.omega
+    fe = rod.external_forces
+    te = rod.external_torques
+    for k in range(ne):
+        e_ = eb + k
+        l0 = rod.rest_lengths[e_]
+        qk = (q[0, 0, e_], q[0, 1, e_], q[0, 2, e_], q[1, 0, e_], q[1, 1, e_], q[1, 2, e_],
+              q[2, 0, e_], q[2, 1, e_], q[2, 2, e_])
+        a0 = rod.sigma[0, e_]
+        a1 = rod.sigma[1, e_]
+        a2 = rod.sigma[2, e_] + 1.0
+        n0, n1, n2 = element_stress(
+            qk, (v[0, nb + k + 1] - v[0, nb + k], v[1, nb + k + 1] - v[1, nb + k],
+                 v[2, nb + k + 1] - v[2, nb + k]),
+            (a0, a1, a2), (w[0, e_], w[1, e_], w[2, e_]), 1.0 / l0,
+            (ts * rod.shear_matrix[0, 0, e_], ts * rod.shear_matrix[1, 1, e_],
+             ta * rod.shear_matrix[2, 2, e_]))
+        # lab force Q^T n_v: +node k, -node k+1; couple l0 a x n_v on the element (local)
+        for c in range(3):
+            f = q[0, c, e_] * n0 + q[1, c, e_] * n1 + q[2, c, e_] * n2
+            fe[c, nb + k] += f
+            fe[c, nb + k + 1] -= f
+        te[0, e_] += l0 * (a1 * n2 - a2 * n1)
+        te[1, e_] += l0 * (a2 * n0 - a0 * n2)
+        te[2, e_] += l0 * (a0 * n1 - a1 * n0)
+    for k in range(ne - 1):
+        i_ = eb + k
+        j_ = i_ + 1
+        qi = (q[0, 0, i_], q[0, 1, i_], q[0, 2, i_], q[1, 0, i_], q[1, 1, i_], q[1, 2, i_],
+              q[2, 0, i_], q[2, 1, i_], q[2, 2, i_])
+        qj = (q[0, 0, j_], q[0, 1, j_], q[0, 2, j_], q[1, 0, j_], q[1, 1, j_], q[1, 2, j_],
+              q[2, 0, j_], q[2, 1, j_], q[2, 2, j_])
+        m0, m1, m2 = voronoi_stress(
+            qi, qj, (w[0, i_], w[1, i_], w[2, i_]), (w[0, j_], w[1, j_], w[2, j_]),
+            1.0 / rod.rest_voronoi_lengths[vb + k],
+            (tb * rod.bend_matrix[0, 0, vb + k], tb * rod.bend_matrix[1, 1, vb + k],
+             tt * rod.bend_matrix[2, 2, vb + k]))
+        # -m on element j (its frame), +R^T m on element i (lab M = Q_j^T m, then Q_i M)
+        te[0, j_] -= m0
+        te[1, j_] -= m1
+        te[2, j_] -= m2
+        M0 = qj[0] * m0 + qj[3] * m1 + qj[6] * m2
+        M1 = qj[1] * m0 + qj[4] * m1 + qj[7] * m2
+        M2 = qj[2] * m0 + qj[5] * m1 + qj[8] * m2
+        te[0, i_] += qi[0] * M0 + qi[1] * M1 + qi[2] * M2
+        te[1, i_] += qi[3] * M0 + qi[4] * M1 + qi[5] * M2
+        te[2, i_] += qi[6] * M0 + qi[7] * M1 + qi[8] * M2
 
 
 def _check_time(name: str, value: Any) -> float:

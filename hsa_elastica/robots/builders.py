@@ -710,10 +710,13 @@ def build_fast_robot(
     chunk: int = 500,
     check_dt: bool = True,
 ) -> FastRobot:
-    """:func:`hsa_elastica.robots.builders.build_robot` stepped by the fused loop (same arguments)."""
-    from hsa_elastica.engines.fused import FastRobot
+    """:func:`hsa_elastica.robots.builders.build_robot` stepped by the compiled engine that
+    ``robot_params.simulation.integrator`` selects (same arguments): the fused explicit loop
+    (:class:`~hsa_elastica.engines.fused.FastRobot`) or the implicit integrator
+    (:class:`~hsa_elastica.engines.implicit.ImplicitRobot`)."""
+    from hsa_elastica.engines.implicit import compiled_engine
 
     robot = build_robot(
         robot_params, motor_angles, ramp=ramp, record=record, finalize=True, check_dt=check_dt
     )
-    return FastRobot(robot, chunk=chunk)
+    return compiled_engine(robot, chunk=chunk)

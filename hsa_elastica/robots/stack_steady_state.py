@@ -257,9 +257,9 @@ def solve_stack_steady_state(
     robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
                              mount=mount, drive=drive)
     if fast:
-        from hsa_elastica.engines.fused import FastRobot
+        from hsa_elastica.engines.implicit import compiled_engine
 
-        robot = FastRobot(robot)
+        robot = compiled_engine(robot)
     dampings = (max(p.simulation.damping for p in params),
                 max(p.simulation.rotational_damping for p in params))
     relaxed = relax(

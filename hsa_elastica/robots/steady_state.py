@@ -312,8 +312,10 @@ def solve_steady_state(
         wave speed of the paper's rods) raises ``SimulationDiverged`` even while the state is
         still finite (also checked by ``simulation.run`` / ``FastRobot.run`` at every chunk).
     fast : bool
-        True (default): step the robot with the fused loop (:class:`hsa_elastica.engines.fused.FastRobot`,
-        same trajectory as the per-rod operators to round-off, about 4x faster); False: the
+        True (default): step the robot with the compiled engine ``simulation.integrator``
+        selects (``"explicit"``: the fused loop :class:`hsa_elastica.engines.fused.FastRobot`,
+        same trajectory as the per-rod operators to round-off, about 4x faster;
+        ``"implicit"``: :class:`hsa_elastica.engines.implicit.ImplicitRobot`); False: the
         reference per-rod operators (``Robot.run``).  A simulator the fused loop cannot compile
         raises ``fast.FastPathUnsupported``.
     tol_residual : m/s^2
@@ -362,9 +364,9 @@ def solve_steady_state(
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
     if fast:
-        from hsa_elastica.engines.fused import FastRobot
+        from hsa_elastica.engines.implicit import compiled_engine
 
-        robot = FastRobot(robot)
+        robot = compiled_engine(robot)
     relaxed = relax(
         robot, robot_state, ramp_end=ramp_end, t_max=t_max, check_interval=chk,
         dampings=(sp.damping, sp.rotational_damping), tol_velocity=tol_v, tol_omega=tol_w,

@@ -1,0 +1,638 @@
+"""Numba kernels of the implicit integrator (:mod:`hsa_elastica.engines.implicit`).
+
+:func:`dynamic_forces` is the net force [N] / couple [N m] on every unknown of the static
+solver's layout (:mod:`hsa_elastica.engines.statics_kernels`) at the present pose *and* at
+given velocities of the unknowns: the one force evaluation
+(:func:`hsa_elastica.physics.forces.evaluate_forces`: motors, auxetic law Eq. 2-5, rods,
+joints Eq. 6-7 with their dampers, gravity) plus the velocity-dependent forces that the
+explicit stepper applies as dampers after its kick, here written as forces:
+
+* PyElastica's ``AnalyticalLinearDamper`` (rod nodes/elements) and the body dampers: a
+  velocity factor ``f`` per explicit step ``dt_table`` is the decay rate ``c = -ln(f) /
+  dt_table``, i.e. the force ``-m c v`` (node), the couple ``-(J/e) c omega`` (element;
+  ``f**e`` with PyElastica's dilatation power: ``-(J/e) e c omega``), ``-m c v`` / ``-J c
+  omega`` (body);
+* the Kelvin-Voigt material damping
+  (:func:`hsa_elastica.physics.material_damping.kelvin_voigt_forces`: the damper's own
+  stresses ``n_v = T_s S sigma_dot`` per element, ``m_v = T_b B kappa_dot`` per Voronoi
+  region, minus the velocity gradient of the Rayleigh function), as a force instead of the
+  explicit path's semi-implicit velocity update (the implicit integrator treats it implicitly
+  through its Newton iteration);
+* the rigid bodies' gyroscopic couple ``(J omega) x omega`` (body frame), which the explicit
+  path adds in ``rigid_body_accelerations``.
+
+:func:`dynamic_fd_jacobian` is its column-coloured forward-difference Jacobian with respect to
+the position increment of each unknown, the velocity moving with it by ``cv`` per unit
+increment (the time integrator's ``d v / d q``).  The kernels take records (NamedTuples): the model
+(:class:`DynamicModel`, holding the layout's
+:class:`~hsa_elastica.physics.tables.ModelTables`), the integrator's terms
+(:class:`DynamicTerms`, holding the static solver's
+:class:`~hsa_elastica.engines.statics_kernels.Unknowns`), poses, buffers and settings.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.statics_kernels import (
+    KIND_BODY_POS,
+    KIND_BODY_ROT,
+    KIND_NODE,
+    JacobianPattern,
+    Unknowns,
+    _rotate,
+)
+from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
+from hsa_elastica.physics.material_damping import kelvin_voigt_forces
+from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
+from hsa_elastica.physics.tables import (
+    OP_DAMP_BODY,
+    OP_DAMP_ROD,
+    OP_MATERIAL_DAMPING,
+    BodyBlockArrays,
+    BodyDamperTable,
+    MaterialDampingTable,
+    ModelTables,
+    RodBlockArrays,
+    RodDamperTable,
+)
+
+__all__ = [
+    "AlphaState",
+    "ChordBuffers",
+    "DynamicModel",
+    "DynamicTerms",
+    "FDBuffers",
+    "Increment",
+    "NewtonSettings",
+    "PackedLU",
+    "Pose",
+    "PoseBuffers",
+    "band_solve",
+    "bordered_solve",
+    "chord_steps",
+    "dynamic_fd_jacobian",
+    "dynamic_forces",
+    "scatter_velocities",
+    "set_pose",
+]
+
+
+class DynamicModel(NamedTuple):
+    """The compiled model as the implicit kernels take it: the state (memory-block arrays),
+    the law tables and programs, and the force evaluation's workspace and status."""
+
+    rod: RodBlockArrays
+    body: BodyBlockArrays
+    tables: ModelTables
+    work: Any  # RodWork of the static solver
+    status: NDArray[np.float64]
+
+
+class DynamicTerms(NamedTuple):
+    """What the implicit integrator adds to the static solver's evaluation: its unknowns, the
+    boundary conditions' rates program (motors, rod ends), the dampers' program (applied as
+    forces), the step ``dt_table`` [s] the damper tables were built with, and the coupling's
+    twist-filter memory (``kappa_vor`` / ``last_time``) at the step's start (empty: no filter)."""
+
+    unknowns: Unknowns
+    bc_program: NDArray[np.int64]
+    damp_program: NDArray[np.int64]
+    dt_table: float
+    filter_saved: NDArray[np.float64]
+    filter_time0: NDArray[np.float64]
+
+
+class Pose(NamedTuple):
+    """A pose of the model: rod node positions [m], directors, body positions [m], directors."""
+
+    rod_position: NDArray[np.float64]
+    rod_director: NDArray[np.float64]
+    body_position: NDArray[np.float64]
+    body_director: NDArray[np.float64]
+
+
+class PoseBuffers(NamedTuple):
+    """Workspace of :func:`set_pose`: the increments as rod node / element and body
+    translations and rotations, and the rotation scratch of the rods and of the bodies."""
+
+    rod_dx: NDArray[np.float64]
+    rod_dtheta: NDArray[np.float64]
+    body_dx: NDArray[np.float64]
+    body_dtheta: NDArray[np.float64]
+    rod_rotation: NDArray[np.float64]
+    body_rotation: NDArray[np.float64]
+
+
+class FDBuffers(NamedTuple):
+    """Buffers of :func:`dynamic_fd_jacobian`: ``f0`` the forces at the state, ``f1`` /
+    ``mass1`` work, ``saved`` (n, 3, 3) / ``vsave`` (n,) the perturbed entries, ``data`` the
+    Jacobian's CSC values (output), ``rotation`` a (3, 3, 1) scratch."""
+
+    f0: NDArray[np.float64]
+    f1: NDArray[np.float64]
+    mass1: NDArray[np.float64]
+    saved: NDArray[np.float64]
+    vsave: NDArray[np.float64]
+    data: NDArray[np.float64]
+    rotation: NDArray[np.float64]
+
+
+class Increment(NamedTuple):
+    """The present increments ``x`` of a step (``q = q0 o exp(x)``), the step-start pose and
+    the first unknown of each unknown's element / body (rotation components are consecutive)."""
+
+    x: NDArray[np.float64]
+    q0: Pose
+    first: NDArray[np.int64]
+
+
+class AlphaState(NamedTuple):
+    """The generalized-alpha state of the unknowns: velocity ``v``, algorithmic acceleration
+    ``a``, true acceleration ``vdot`` and the algorithmic acceleration of the step before."""
+
+    v: NDArray[np.float64]
+    a: NDArray[np.float64]
+    vdot: NDArray[np.float64]
+    a_prev: NDArray[np.float64]
+
+
+class NewtonSettings(NamedTuple):
+    """``coef`` = (alpha_m, alpha_f, gamma, beta, slow_contraction, max_iter); ``tol`` =
+    (force [N], couple [N m]); ``is_rot`` the rotational rows; ``counts[0]`` += force
+    evaluations."""
+
+    coef: NDArray[np.float64]
+    tol: NDArray[np.float64]
+    is_rot: NDArray[np.bool_]
+    counts: NDArray[np.int64]
+
+
+class PackedLU(NamedTuple):
+    """The bordered band LU as flat arrays (:meth:`hsa_elastica.engines.implicit.
+    ImplicitEngine._pack`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
+    transposed ``dgbtrf`` band ``ab[abptr[k]:abptr[k+1]]`` (leading dimension ``ldab[k]``,
+    ``kl[k]``/``ku[k]``) and pivots, the border couplings ``zs``/``cs`` (offsets ``zptr``),
+    the border unknowns and the Schur complement's LU ``slu`` with pivots ``spiv``."""
+
+    idx: NDArray[np.int64]
+    bptr: NDArray[np.int64]
+    ab: NDArray[np.float64]
+    abptr: NDArray[np.int64]
+    ldab: NDArray[np.int64]
+    kl: NDArray[np.int64]
+    ku: NDArray[np.int64]
+    piv: NDArray[np.int32]
+    zs: NDArray[np.float64]
+    zptr: NDArray[np.int64]
+    cs: NDArray[np.float64]
+    border: NDArray[np.int64]
+    slu: NDArray[np.float64]
+    spiv: NDArray[np.int64]
+
+
+class ChordBuffers(NamedTuple):
+    """Work vectors of :func:`chord_steps` (one entry per unknown) and :func:`set_pose`'s."""
+
+    base: NDArray[np.float64]
+    x: NDArray[np.float64]
+    a1: NDArray[np.float64]
+    v1: NDArray[np.float64]
+    vd1: NDArray[np.float64]
+    f: NDArray[np.float64]
+    mass: NDArray[np.float64]
+    r: NDArray[np.float64]
+    dx: NDArray[np.float64]
+    work: NDArray[np.float64]
+    pose: PoseBuffers
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _damper_forces(
+    program: NDArray[np.int64], dr: RodDamperTable, db: BodyDamperTable,
+    material: MaterialDampingTable, rod: RodBlockArrays, body: BodyBlockArrays,
+    dt_table: float,
+) -> None:
+    """The dampers of the rates program as forces (see the module doc)."""
+    inv = 1.0 / dt_table
+    for p in range(program.shape[0]):
+        code = program[p, 0]
+        i = program[p, 1]
+        if code == OP_DAMP_ROD:
+            n0 = dr.node_start[i]
+            e0 = dr.elem_start[i]
+            nn = dr.translational.shape[1]
+            ne = dr.rotational.shape[2]
+            for k in range(nn):
+                c = -math.log(dr.translational[i, k]) * inv * rod.mass[n0 + k]
+                for a in range(3):
+                    rod.external_forces[a, n0 + k] -= c * rod.velocity[a, n0 + k]
+            for k in range(ne):
+                e_ = e0 + k
+                ie = 1.0 / rod.dilatation[e_]
+                for a in range(3):
+                    c = -math.log(dr.rotational[i, a, k]) * inv
+                    if dr.power[i] != 0:
+                        c *= rod.dilatation[e_]
+                    rod.external_torques[a, e_] -= (
+                        c * rod.mass_second_moment_of_inertia[a, a, e_] * ie * rod.omega[a, e_]
+                    )
+        elif code == OP_MATERIAL_DAMPING:
+            kelvin_voigt_forces(rod, material, i)
+        elif code == OP_DAMP_BODY:
+            b = db.body[i]
+            ct = -math.log(db.translational[i]) * inv
+            cr = -math.log(db.rotational[i]) * inv
+            for a in range(3):
+                body.external_forces[a, b] -= ct * body.mass[b] * body.velocity[a, b]
+            for a in range(3):
+                s = 0.0
+                for c3 in range(3):
+                    s += body.mass_second_moment_of_inertia[a, c3, b] * body.omega[c3, b]
+                body.external_torques[a, b] -= cr * s
+
+
+@njit(cache=True)  # type: ignore[misc]
+def scatter_velocities(
+    vel: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays, unknowns: Unknowns,
+) -> None:
+    """Velocities of the unknowns into the state (every other velocity zero; the boundary
+    conditions' rates are set by the caller)."""
+    kind, index, comp = unknowns
+    rod.velocity[:] = 0.0
+    rod.omega[:] = 0.0
+    body.velocity[:] = 0.0
+    body.omega[:] = 0.0
+    for j in range(kind.shape[0]):
+        k = kind[j]
+        i = index[j]
+        a = comp[j]
+        if k == KIND_NODE:
+            rod.velocity[a, i] = vel[j]
+        elif k == KIND_BODY_POS:
+            body.velocity[a, i] = vel[j]
+        elif k == KIND_BODY_ROT:
+            body.omega[a, i] = vel[j]
+        else:
+            rod.omega[a, i] = vel[j]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def dynamic_forces(
+    t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
+    vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms,
+    out: NDArray[np.float64], mass: NDArray[np.float64],
+) -> bool:
+    """Net force [N] / couple [N m] on every unknown at the present pose, the unknowns moving
+    at ``vel`` (motors at ``angles`` [rad] turning at ``rates`` [rad/s] at time ``t`` [s]), and
+    each unknown's inertia at this pose in ``mass`` (node mass [kg]; element ``J_aa / e``,
+    body ``m``, ``J_aa`` [kg m^2]).
+
+    The coupling's twist filter state is restored from ``terms.filter_saved`` (last times
+    ``terms.filter_time0``, one per coupling) first, so that every evaluation of one step
+    advances the filter from the step's start."""
+    rod, body, tables, work, status = model
+    # unpacked once (an array taken out of a record is reference-counted at every use)
+    (couplings, joints, motors, dr, db, rod_gravity, body_gravity, material, ends, loads,
+     compression, sync_program, values_program, _rates_program) = tables
+    unknowns, bc_program, damp_program, dt_table, filter_saved, filter_time0 = terms
+    kind, index, comp = unknowns
+    if filter_saved.shape[0] > 0:
+        couplings.kappa_vor[:] = filter_saved
+        couplings.last_time[:] = filter_time0
+    scatter_velocities(vel, rod, body, unknowns)
+    constrain_rates(bc_program, motors, rates, dr, db, material, rod, body, ends)
+    rod.external_forces[:] = 0.0
+    rod.external_torques[:] = 0.0
+    body.external_forces[:] = 0.0
+    body.external_torques[:] = 0.0
+    ok = evaluate_forces(
+        t, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
+        sync_program, values_program, work, status, ends, loads, compression,
+    )
+    if not ok:
+        return False
+    _damper_forces(damp_program, dr, db, material, rod, body, dt_table)
+    # gyroscopic couple of the bodies (J omega) x omega, body frame
+    J = body.mass_second_moment_of_inertia
+    w = body.omega
+    for b in range(body.mass.shape[0]):
+        jw0 = J[0, 0, b] * w[0, b] + J[0, 1, b] * w[1, b] + J[0, 2, b] * w[2, b]
+        jw1 = J[1, 0, b] * w[0, b] + J[1, 1, b] * w[1, b] + J[1, 2, b] * w[2, b]
+        jw2 = J[2, 0, b] * w[0, b] + J[2, 1, b] * w[1, b] + J[2, 2, b] * w[2, b]
+        body.external_torques[0, b] += jw1 * w[2, b] - jw2 * w[1, b]
+        body.external_torques[1, b] += jw2 * w[0, b] - jw0 * w[2, b]
+        body.external_torques[2, b] += jw0 * w[1, b] - jw1 * w[0, b]
+    for j in range(kind.shape[0]):
+        i = index[j]
+        a = comp[j]
+        k = kind[j]
+        if k == KIND_NODE:
+            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
+            mass[j] = rod.mass[i]
+        elif k == KIND_BODY_POS:
+            out[j] = body.external_forces[a, i]
+            mass[j] = body.mass[i]
+        elif k == KIND_BODY_ROT:
+            out[j] = body.external_torques[a, i]
+            mass[j] = body.mass_second_moment_of_inertia[a, a, i]
+        else:
+            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
+            mass[j] = rod.mass_second_moment_of_inertia[a, a, i] / rod.dilatation[i]
+    return True
+
+
+@njit(cache=True)  # type: ignore[misc]
+def dynamic_fd_jacobian(
+    t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
+    vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, cv: float,
+    pattern: JacobianPattern, buffers: FDBuffers, incr: Increment,
+) -> None:
+    """Forward-difference ``d F / d q + cv d F / d v`` of :func:`dynamic_forces` into
+    ``buffers.data`` (CSC values of the static solver's ``pattern``), ``buffers.f0`` the
+    forces at the present state.  Columns of one colour share no row and are perturbed
+    together (position by ``steps[j]``, velocity by ``cv * steps[j]``); the state is restored
+    exactly after each colour.  ``incr``: the present increments of the step, the step-start
+    pose and the first unknown of each unknown's element/body: a rotation column is perturbed
+    in the increment, ``exp(x + h e_a) Q0``, the parametrisation Newton moves along (not
+    ``exp(h e_a) exp(x) Q0``, which differs by the tangent map of ``x``, e.g. 10 % at 0.2
+    rad)."""
+    rod = model.rod
+    body = model.body
+    kind, index, comp = terms.unknowns
+    steps, color_ptr, color_cols, indptr, indices = pattern
+    f0, f1, mass1, saved, vsave, data, rscratch = buffers
+    x, q0, first = incr
+    for c in range(color_ptr.shape[0] - 1):
+        for p in range(color_ptr[c], color_ptr[c + 1]):
+            j = color_cols[p]
+            i = index[j]
+            a = comp[j]
+            h = steps[j]
+            k = kind[j]
+            vsave[p] = vel[j]
+            vel[j] += cv * h
+            if k == KIND_NODE:
+                saved[p, 0, 0] = rod.position[a, i]
+                rod.position[a, i] += h
+            elif k == KIND_BODY_POS:
+                saved[p, 0, 0] = body.position[a, i]
+                body.position[a, i] += h
+            else:
+                w = np.zeros(3)
+                j0 = first[j]
+                for q in range(j0, j0 + 3):
+                    if q < kind.shape[0] and kind[q] == k and index[q] == i:
+                        w[comp[q]] = x[q]
+                w[a] += h
+                if k != KIND_BODY_ROT:
+                    saved[p] = rod.director[:, :, i]
+                    rod.director[:, :, i] = q0.rod_director[:, :, i]
+                    _rotate(rod.director, i, w[0], w[1], w[2], rscratch)
+                else:
+                    saved[p] = body.director[:, :, i]
+                    body.director[:, :, i] = q0.body_director[:, :, i]
+                    _rotate(body.director, i, w[0], w[1], w[2], rscratch)
+        dynamic_forces(t, angles, rates, vel, model, terms, f1, mass1)
+        for p in range(color_ptr[c], color_ptr[c + 1]):
+            j = color_cols[p]
+            i = index[j]
+            a = comp[j]
+            k = kind[j]
+            vel[j] = vsave[p]
+            if k == KIND_NODE:
+                rod.position[a, i] = saved[p, 0, 0]
+            elif k == KIND_BODY_POS:
+                body.position[a, i] = saved[p, 0, 0]
+            elif k != KIND_BODY_ROT:
+                rod.director[:, :, i] = saved[p]
+            else:
+                body.director[:, :, i] = saved[p]
+            inv = 1.0 / steps[j]
+            for q in range(indptr[j], indptr[j + 1]):
+                r = indices[q]
+                data[q] = (f1[r] - f0[r]) * inv
+
+
+# --------------------------------------------------------------------------------------------
+# chord Newton steps inside numba (the factorisation packed into flat arrays)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def band_solve(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int,
+               b: NDArray[np.float64]) -> None:
+    """LAPACK ``dgbtrs`` (no transpose, one right-hand side) in place on ``b``: ``abt`` the
+    transpose of ``dgbtrf``'s band storage ``ab`` (``abt[j, r] = ab[r, j]``, ``ldab = 2 kl +
+    ku + 1``), ``piv`` its pivots (0-based, as scipy returns them)."""
+    n = b.shape[0]
+    kd = kl + ku
+    for j in range(n - 1):
+        lm = min(kl, n - j - 1)
+        p = piv[j]
+        if p != j:
+            tmp = b[p]
+            b[p] = b[j]
+            b[j] = tmp
+        bj = b[j]
+        for i in range(1, lm + 1):
+            b[j + i] -= abt[j, kd + i] * bj
+    for j in range(n - 1, -1, -1):
+        b[j] /= abt[j, kd]
+        bj = b[j]
+        for i in range(max(0, j - kd), j):
+            b[i] -= abt[j, kd + i - j] * bj
+
+
+@njit(cache=True)  # type: ignore[misc]
+def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64],
+                   work: NDArray[np.float64]) -> None:
+    """``x = J^-1 rhs`` with the bordered band LU packed by
+    :meth:`hsa_elastica.engines.implicit.ImplicitEngine._pack` (same arithmetic as
+    :meth:`hsa_elastica.engines.statics_linalg.BorderedBandLU.solve`)."""
+    (idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
+    nb = border.shape[0]
+    rb = np.empty(nb)
+    for q in range(nb):
+        rb[q] = rhs[border[q]]
+    for k in range(bptr.shape[0] - 1):
+        m = bptr[k + 1] - bptr[k]
+        y = work[bptr[k]:bptr[k + 1]]
+        for q in range(m):
+            y[q] = rhs[idx[bptr[k] + q]]
+        abk = ab[abptr[k]:abptr[k + 1]].reshape((m, ldab[k]))
+        band_solve(abk, piv[bptr[k]:bptr[k + 1]], kl[k], ku[k], y)
+        if nb:
+            c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
+            for p in range(nb):
+                s = 0.0
+                for q in range(m):
+                    s += c[p, q] * y[q]
+                rb[p] -= s
+    if nb:
+        for i in range(nb):
+            p = spiv[i]
+            if p != i:
+                tmp = rb[p]
+                rb[p] = rb[i]
+                rb[i] = tmp
+        for i in range(nb):
+            for j in range(i):
+                rb[i] -= slu[i, j] * rb[j]
+        for i in range(nb - 1, -1, -1):
+            for j in range(i + 1, nb):
+                rb[i] -= slu[i, j] * rb[j]
+            rb[i] /= slu[i, i]
+    for k in range(bptr.shape[0] - 1):
+        m = bptr[k + 1] - bptr[k]
+        y = work[bptr[k]:bptr[k + 1]]
+        if nb:
+            z = zs[zptr[k]:zptr[k + 1]].reshape((m, nb))
+            for q in range(m):
+                s = 0.0
+                for p in range(nb):
+                    s += z[q, p] * rb[p]
+                x[idx[bptr[k] + q]] = y[q] - s
+        else:
+            for q in range(m):
+                x[idx[bptr[k] + q]] = y[q]
+    for q in range(nb):
+        x[border[q]] = rb[q]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def set_pose(x: NDArray[np.float64], q0: Pose, rod: RodBlockArrays, body: BodyBlockArrays,
+             unknowns: Unknowns, dbuf: PoseBuffers) -> None:
+    """State = step-start pose ``q0`` moved by the increments ``x`` of the ``unknowns`` (one
+    kinematic update of the whole block with the increments as velocities and prefactor 1: the
+    arithmetic of :func:`~hsa_elastica.engines.statics_kernels.apply_increment`)."""
+    kind, index, comp = unknowns
+    rdx, rdw, bdx, bdw, rot_r, rot_b = dbuf
+    rod.position[:] = q0.rod_position
+    rod.director[:] = q0.rod_director
+    body.position[:] = q0.body_position
+    body.director[:] = q0.body_director
+    rdx[:] = 0.0
+    rdw[:] = 0.0
+    bdx[:] = 0.0
+    bdw[:] = 0.0
+    for j in range(kind.shape[0]):
+        k = kind[j]
+        i = index[j]
+        a = comp[j]
+        if k == KIND_NODE:
+            rdx[a, i] = x[j]
+        elif k == KIND_BODY_POS:
+            bdx[a, i] = x[j]
+        elif k == KIND_BODY_ROT:
+            bdw[a, i] = x[j]
+        else:
+            rdw[a, i] = x[j]
+    kinematic_update_inplace(1.0, rod.position, rod.director, rdx, rdw, rot_r)
+    kinematic_update_inplace(1.0, body.position, body.director, bdx, bdw, rot_b)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _save_pose(q0: Pose, rod: RodBlockArrays, body: BodyBlockArrays) -> None:
+    """The present pose into ``q0``."""
+    q0.rod_position[:] = rod.position
+    q0.rod_director[:] = rod.director
+    q0.body_position[:] = body.position
+    q0.body_director[:] = body.director
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _residual(f: NDArray[np.float64], mass: NDArray[np.float64], vdot: NDArray[np.float64],
+              is_rot: NDArray[np.bool_], r: NDArray[np.float64]) -> tuple[float, float, float]:
+    """``r = f - M vdot``; returns the max-norms of its force [N] and couple [N m] rows and
+    the merit (max of the force rows and 100 x the couple rows)."""
+    fmax = 0.0
+    tmax = 0.0
+    merit = 0.0
+    for j in range(r.shape[0]):
+        r[j] = f[j] - mass[j] * vdot[j]
+        ar = abs(r[j])
+        if is_rot[j]:
+            tmax = max(tmax, ar)
+            merit = max(merit, 100.0 * ar)
+        else:
+            fmax = max(fmax, ar)
+            merit = max(merit, ar)
+    return fmax, tmax, merit
+
+
+@njit(cache=True)  # type: ignore[misc]
+def chord_steps(
+    n_steps: int, h: float, t0: float, angles: NDArray[np.float64],
+    rates: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
+    lu: PackedLU, settings: NewtonSettings, q0: Pose, buf: ChordBuffers,
+) -> int:
+    """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0`` with the given
+    factorisation (chord Newton, see :mod:`hsa_elastica.engines.implicit`).
+    ``angles``/``rates`` rows ``k + 1``: the motors at the end of step ``k``; ``ga`` updated
+    in place.  Returns the number of steps done: a step whose iteration contracts the residual
+    by less than ``slow_contraction`` or does not converge in ``max_iter`` iterations is left
+    undone (state at its start) for the caller to repeat with a fresh Jacobian."""
+    rod = model.rod
+    body = model.body
+    couplings = model.tables.couplings
+    unknowns = terms.unknowns
+    filt_saved = terms.filter_saved
+    filt_t0 = terms.filter_time0
+    coef, tol, is_rot, counts = settings
+    am = coef[0]
+    af = coef[1]
+    g = coef[2]
+    b = coef[3]
+    slow = coef[4]
+    max_iter = int(coef[5])
+    v, a, vd, a_prev = ga
+    base, x, a1, v1, vd1, f, mass, r, dx, work, dbuf = buf
+    n = v.shape[0]
+    filtered = filt_saved.shape[0] > 0
+    for s in range(n_steps):
+        t1 = t0 + (s + 1) * h
+        _save_pose(q0, rod, body)
+        if filtered:
+            filt_saved[:] = couplings.kappa_vor
+            filt_t0[:] = couplings.last_time
+        for j in range(n):
+            base[j] = h * v[j] + h * h * (0.5 - b) * a[j]
+            # predictor: the algorithmic acceleration extrapolated linearly
+            x[j] = base[j] + h * h * b * (2.0 * a[j] - a_prev[j])
+        merit_prev = np.inf
+        it = 0
+        while True:
+            set_pose(x, q0, rod, body, unknowns, dbuf)
+            for j in range(n):
+                a1[j] = (x[j] - base[j]) / (b * h * h)
+                v1[j] = v[j] + h * (1.0 - g) * a[j] + h * g * a1[j]
+                vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
+            ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, terms, f, mass)
+            counts[0] += 1
+            fmax, tmax, merit = _residual(f, mass, vd1, is_rot, r)
+            if ok and fmax <= tol[0] and tmax <= tol[1]:
+                break
+            if not ok or not (merit <= slow * merit_prev) or it >= max_iter or not np.isfinite(merit):
+                # leave this step to the caller (fresh Jacobian): back to its start
+                set_pose(np.zeros(n), q0, rod, body, unknowns, dbuf)
+                if filtered:
+                    couplings.kappa_vor[:] = filt_saved
+                    couplings.last_time[:] = filt_t0
+                return s
+            for j in range(n):
+                r[j] = -r[j]
+            bordered_solve(lu, r, dx, work)
+            for j in range(n):
+                x[j] += dx[j]
+            merit_prev = merit
+            it += 1
+        for j in range(n):
+            v[j] = v1[j]
+            a_prev[j] = a[j]
+            a[j] = a1[j]
+            vd[j] = vd1[j]
+    return n_steps
