@@ -153,23 +153,25 @@ def test_an_entry_point_on_an_empty_cache_is_never_silent_for_2_s(tmp_path: Path
 def test_the_builders_notice_only_on_a_cold_cache_and_unless_switched_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import hsa_elastica.engines.fused as fused
-
     monkeypatch.setattr(compile_notice, "_INSTALLED", None)
     monkeypatch.setattr(compile_notice, "_SUPPRESSED", False)
-    monkeypatch.setattr(fused, "kernels_cached", lambda: True)
-    assert compile_notice.announce_if_cold(io.StringIO()) is None  # warm: nothing to announce
-    monkeypatch.setattr(fused, "kernels_cached", lambda: False)
+    def warm() -> bool:
+        return True
+
+    def cold() -> bool:
+        return False
+
+    assert compile_notice.announce_if_cold(warm, io.StringIO()) is None  # warm: nothing to announce
     monkeypatch.setenv("HSA_ELASTICA_COMPILE_NOTICE", "0")
-    assert compile_notice.announce_if_cold(io.StringIO()) is None
+    assert compile_notice.announce_if_cold(cold, io.StringIO()) is None
     monkeypatch.delenv("HSA_ELASTICA_COMPILE_NOTICE")
     compile_notice.suppress()  # what `--quiet` does
-    assert compile_notice.announce_if_cold(io.StringIO()) is None
+    assert compile_notice.announce_if_cold(cold, io.StringIO()) is None
     monkeypatch.setattr(compile_notice, "_SUPPRESSED", False)
-    notice = compile_notice.announce_if_cold(io.StringIO())
+    notice = compile_notice.announce_if_cold(cold, io.StringIO())
     try:
         assert isinstance(notice, CompileNotice)
-        assert compile_notice.announce_if_cold() is notice  # installed once
+        assert compile_notice.announce_if_cold(cold) is notice  # installed once
     finally:
         if notice is not None:
             event.unregister("numba:compile", notice.listener)

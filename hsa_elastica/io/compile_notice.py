@@ -24,6 +24,8 @@ unconditionally.  Installing it twice is harmless.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import os
 import sys
 import threading
@@ -159,9 +161,13 @@ def suppress() -> None:
     _SUPPRESSED = True
 
 
-def announce_if_cold(stream: TextIO | None = None) -> CompileNotice | None:
-    """:func:`announce_compilation` if the fused loop (the package's largest kernel) has no
-    entry in numba's on-disk cache, i.e. this is a first run that will compile for a minute or
+def announce_if_cold(
+    is_cached: Callable[[], bool], stream: TextIO | None = None,
+) -> CompileNotice | None:
+    """:func:`announce_compilation` unless ``is_cached()`` (the builders pass
+    :func:`hsa_elastica.engines.fused.kernels_cached`: the fused loop, the package's largest
+    kernel, has an entry in numba's on-disk cache; passed in because ``io`` is below
+    ``engines``), i.e. if this is a first run i.e. this is a first run that will compile for a minute or
     more; nothing if it is cached, if :func:`suppress` was called or if the environment sets
     ``HSA_ELASTICA_COMPILE_NOTICE=0``.  The notice prints only while kernels compile, so
     installing it costs nothing when they load from the cache."""
@@ -169,6 +175,4 @@ def announce_if_cold(stream: TextIO | None = None) -> CompileNotice | None:
         return None
     if _INSTALLED is not None:
         return _INSTALLED
-    from hsa_elastica.engines.fused import kernels_cached
-
-    return None if kernels_cached() else announce_compilation(stream)
+    return None if is_cached() else announce_compilation(stream)

@@ -499,9 +499,10 @@ def build_robot(
     from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
     platform when ``sim.gravity`` is set.
     """
+    from hsa_elastica.engines.fused import kernels_cached
     from hsa_elastica.io.compile_notice import announce_if_cold
 
-    announce_if_cold()  # a first run compiles for a minute: say so on stderr
+    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods

@@ -209,9 +209,10 @@ def build_stack(
         How the motors of the stages ``k >= 1`` are driven (see ``build_robot``'s ``drive``;
         their entries of ``motor_angles`` are then torques [N m]); stage 0 is angle-driven.
     """
+    from hsa_elastica.engines.fused import kernels_cached
     from hsa_elastica.io.compile_notice import announce_if_cold
 
-    announce_if_cold()  # a first run compiles for a minute: say so on stderr
+    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
     params = list(segments) if not isinstance(segments, RobotParams) else [segments]
     if not params or not all(isinstance(p, RobotParams) for p in params):
         raise ParameterError(
