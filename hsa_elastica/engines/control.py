@@ -89,9 +89,9 @@ def _motor_angle(bc: Any, t: float) -> float:
 def robot_state(robot: Any) -> dict[str, Any]:
     """State of ``robot`` (rods, platform, motors) as arrays, SI units.
 
-    ``time`` [s]; ``platform_position`` (3,) [m] centre of mass, lab frame;
+    ``time`` [s]; ``platform_position`` (3,) [m] centre of mass, robot base frame (robot_base);
     ``platform_quaternion`` (4,) ``(x, y, z, w)``, ``w >= 0``, of the body -> lab rotation;
-    ``platform_velocity`` (3,) [m/s] lab frame; ``platform_omega`` (3,) [rad/s] BODY frame
+    ``platform_velocity`` (3,) [m/s] robot base frame; ``platform_omega`` (3,) [rad/s] BODY frame
     (PyElastica's convention, as the recorder's ``omega`` columns); ``rod_tips`` (n, 3) [m];
     ``motor_angles`` (n,) [rad] the imposed motor angles now (NaN for a torque-driven motor);
     ``motor_torques`` (n,) [N m]

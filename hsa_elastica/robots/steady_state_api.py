@@ -27,7 +27,7 @@ METHODS = ("static", "dynamic")
 
 @dataclass
 class SteadyState:
-    """Result of :func:`steady_state` (SI units, lab frame).
+    """Result of :func:`steady_state` (SI units, robot base frame `robot_base`).
 
     ``segments``: per segment, bottom first, that segment's result with the solvers' field
     names (a robot stage: :class:`~hsa_elastica.robots.steady_state.SteadyStateResult` --
