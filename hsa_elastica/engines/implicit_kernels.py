@@ -46,6 +46,7 @@ from hsa_elastica.engines.statics_kernels import (
     JacobianPattern,
     Unknowns,
     _rotate,
+    restore_colour,
 )
 from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
@@ -365,7 +366,7 @@ def dynamic_fd_jacobian(
     rod = model.rod
     body = model.body
     kind, index, comp = terms.unknowns
-    steps, color_ptr, color_cols, indptr, indices = pattern
+    steps, color_ptr, color_cols, _, _ = pattern
     f0, f1, mass1, saved, vsave, data, rscratch = buffers
     x, q0, first = incr
     for c in range(color_ptr.shape[0] - 1):
@@ -400,23 +401,8 @@ def dynamic_fd_jacobian(
                     _rotate(body.director, i, w[0], w[1], w[2], rscratch)
         dynamic_forces(t, angles, rates, vel, model, terms, f1, mass1)
         for p in range(color_ptr[c], color_ptr[c + 1]):
-            j = color_cols[p]
-            i = index[j]
-            a = comp[j]
-            k = kind[j]
-            vel[j] = vsave[p]
-            if k == KIND_NODE:
-                rod.position[a, i] = saved[p, 0, 0]
-            elif k == KIND_BODY_POS:
-                body.position[a, i] = saved[p, 0, 0]
-            elif k != KIND_BODY_ROT:
-                rod.director[:, :, i] = saved[p]
-            else:
-                body.director[:, :, i] = saved[p]
-            inv = 1.0 / steps[j]
-            for q in range(indptr[j], indptr[j + 1]):
-                r = indices[q]
-                data[q] = (f1[r] - f0[r]) * inv
+            vel[color_cols[p]] = vsave[p]
+        restore_colour(rod, body, terms.unknowns, pattern, c, saved, f0, f1, data)
 
 
 # --------------------------------------------------------------------------------------------

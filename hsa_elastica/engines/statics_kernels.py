@@ -19,7 +19,7 @@ from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import BodyBlockArrays, ModelTables, RodBlockArrays
 
-__all__ = ["residual", "apply_increment", "fd_jacobian", "Unknowns", "JacobianPattern",
+__all__ = ["residual", "apply_increment", "fd_jacobian", "restore_colour", "Unknowns", "JacobianPattern",
            "JacobianBuffers", "KIND_NODE", "KIND_ELEMENT",
            "KIND_BODY_POS", "KIND_BODY_ROT", "KIND_SWING", "KIND_TWIST", "ROTATION_KINDS"]
 
@@ -196,8 +196,6 @@ def fd_jacobian(
     steps = pattern.steps
     color_ptr = pattern.color_ptr
     color_cols = pattern.color_cols
-    indptr = pattern.indptr
-    indices = pattern.indices
     f0 = buffers.f0
     f1 = buffers.f1
     saved = buffers.saved
@@ -225,20 +223,44 @@ def fd_jacobian(
                 _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
                         h if a == 2 else 0.0, scratch)
         residual(angles, rod, body, tables, work, status, unknowns, f1)
-        for p in range(color_ptr[c], color_ptr[c + 1]):
-            j = color_cols[p]
-            i = index[j]
-            a = comp[j]
-            k = kind[j]
-            if k == KIND_NODE:
-                rod.position[a, i] = saved[p, 0, 0]
-            elif k == KIND_BODY_POS:
-                body.position[a, i] = saved[p, 0, 0]
-            elif k != KIND_BODY_ROT:
-                rod.director[:, :, i] = saved[p]
-            else:
-                body.director[:, :, i] = saved[p]
-            inv = 1.0 / steps[j]
-            for q in range(indptr[j], indptr[j + 1]):
-                r = indices[q]
-                data[q] = (f1[r] - f0[r]) * inv
+        restore_colour(rod, body, unknowns, pattern, c, saved, f0, f1, data)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def restore_colour(
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    unknowns: Unknowns,
+    pattern: JacobianPattern,
+    c: int,
+    saved: NDArray[np.float64],
+    f0: NDArray[np.float64],
+    f1: NDArray[np.float64],
+    data: NDArray[np.float64],
+) -> None:
+    """Second half of a forward-difference colour (static and implicit Jacobians alike): put
+    back the saved coordinates of colour ``c``'s columns exactly and write their columns
+    ``(f1 - f0) / h`` into the CSC values ``data``."""
+    kind = unknowns.kind
+    index = unknowns.row
+    comp = unknowns.comp
+    steps = pattern.steps
+    indptr = pattern.indptr
+    indices = pattern.indices
+    for p in range(pattern.color_ptr[c], pattern.color_ptr[c + 1]):
+        j = pattern.color_cols[p]
+        i = index[j]
+        a = comp[j]
+        k = kind[j]
+        if k == KIND_NODE:
+            rod.position[a, i] = saved[p, 0, 0]
+        elif k == KIND_BODY_POS:
+            body.position[a, i] = saved[p, 0, 0]
+        elif k != KIND_BODY_ROT:
+            rod.director[:, :, i] = saved[p]
+        else:
+            body.director[:, :, i] = saved[p]
+        inv = 1.0 / steps[j]
+        for q in range(indptr[j], indptr[j + 1]):
+            r = indices[q]
+            data[q] = (f1[r] - f0[r]) * inv
