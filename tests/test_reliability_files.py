@@ -36,6 +36,8 @@ class _Result:
 
     method = "static"
     converged = True
+    stable = True
+    wall_time_s = 0.01
 
     def to_json_dict(self) -> dict[str, object]:
         return {"platform_position_m": [0.0, 0.0, 0.1015], "converged": True, "method": "static"}
