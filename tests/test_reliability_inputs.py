@@ -235,10 +235,14 @@ def test_render_of_a_plain_file_says_not_a_run_directory(
     code, _, err = _cli(["render", str(plain), "--still", str(tmp_path / "s.png")], capsys)
     _refused(code, err, "is not a run directory")
     assert "does not exist" not in err
-    # the same with no output flag (outputs default to RUN_DIR/render.*)
-    code, _, err = _cli(["render", str(plain)], capsys)
-    _refused(code, err, "is not a run directory")
-    assert "does not exist" not in err
+    # the same with no output flag (outputs default to RUN_DIR/render.*), and for view and
+    # plot, whose outputs default to RUN_DIR too
+    for command in ("render", "view", "plot"):
+        code, _, err = _cli([command, str(plain)], capsys)
+        _refused(code, err, "is not a run directory")
+        assert "does not exist" not in err and command in err
+    code, _, err = _cli(["view", str(tmp_path / "nothing")], capsys)
+    _refused(code, err, "does not exist")
 
 
 @pytest.mark.parametrize("name", ["rod.n_elements", "n_rods", "rod.handedness", "simulation.dt"])

@@ -147,6 +147,17 @@ def check_render_path(path: str | None, kind: str, flag: str) -> None:
         raise UsageError(f"{PROG}: {exc}") from None
 
 
+def next_to_run(command: str, run_dir: str, *names: str) -> list[str]:
+    """Default outputs of ``render`` / ``view`` / ``plot``: ``RUN_DIR/name`` for each name;
+    exit 2 with one line if ``run_dir`` is a file or does not exist."""
+    path = Path(run_dir)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{PROG} {command}: {run_dir!r} is not a run directory (it is a file)")
+    if not path.is_dir():
+        raise UsageError(f"{PROG} {command}: run directory {run_dir!r} does not exist")
+    return [str(path / name) for name in names]
+
+
 def check_run_dir(path: str | None, overwrite: bool) -> None:
     """``--out DIR``: a new directory in an existing writable parent, or an existing
     directory that is empty (or ``--overwrite``) and writable."""

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from hsa_elastica.cli.common import PROG, UsageError, info
+from hsa_elastica.cli.common import PROG, UsageError, info, next_to_run
 
 NAME = "plot"
 #: written into RUN_DIR when --out is not given
@@ -35,10 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = args.out
     if out is None:
-        run_dir = Path(args.run_dir)
-        if not run_dir.is_dir():
-            raise UsageError(f"{PROG} plot: run directory {args.run_dir!r} does not exist")
-        out = str(run_dir / DEFAULT_PLOT)
+        (out,) = next_to_run("plot", args.run_dir, DEFAULT_PLOT)
     try:
         check_output_path(out, "plot", flag="--out")
         run = load_run(args.run_dir)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from hsa_elastica.cli.common import (
     PROG,
     UsageError,
     add_video_options,
     info,
+    next_to_run,
     progress,
 )
 
@@ -51,12 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from hsa_elastica.params import ParameterError
 
     if args.out is None and args.still is None:  # next to the run
-        run_dir = Path(args.run_dir)
-        if run_dir.exists() and not run_dir.is_dir():
-            raise UsageError(f"{PROG} render: {args.run_dir!r} is not a run directory (it is a file)")
-        if not run_dir.is_dir():
-            raise UsageError(f"{PROG} render: run directory {args.run_dir!r} does not exist")
-        args.out, args.still = str(run_dir / DEFAULT_VIDEO), str(run_dir / DEFAULT_STILL)
+        args.out, args.still = next_to_run("render", args.run_dir, DEFAULT_VIDEO, DEFAULT_STILL)
     try:  # before reading the run: refuse what cannot be written
         if args.out is not None:
             check_output_path(args.out, "video", flag="--out")

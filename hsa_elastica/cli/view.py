@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from hsa_elastica.cli.common import PROG, UsageError, info
+from hsa_elastica.cli.common import PROG, UsageError, info, next_to_run
 
 NAME = "view"
 #: written into RUN_DIR when --html is not given
@@ -37,10 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     html = args.html
     if html is None:
-        run_dir = Path(args.run_dir)
-        if not run_dir.is_dir():
-            raise UsageError(f"{PROG} view: run directory {args.run_dir!r} does not exist")
-        html = str(run_dir / DEFAULT_HTML)
+        (html,) = next_to_run("view", args.run_dir, DEFAULT_HTML)
     try:
         check_output_path(html, "page", flag="--html")
         run = load_run(args.run_dir)
