@@ -104,12 +104,7 @@ __all__ = [
     "step_times",
     "ramp_table",
     "kernels_cached",
-    "COMPILE_NOTICE",
 ]
-
-#: printed (stderr) by the command-line tool before a run that has to compile the kernels
-COMPILE_NOTICE = "compiling kernels (first run only)..."
-
 
 @njit(cache=True)  # type: ignore[misc]
 def ramp_table(
