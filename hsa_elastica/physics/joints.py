@@ -56,13 +56,8 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)  # type: ignore[misc]
 def joint_force_kernel(
-    rod: SystemView,
-    node: int,
-    body: SystemView,
-    b: int,
-    attachment_point: NDArray[np.float64],
-    k_F: float,
-    nu_F: float,
+    rod: SystemView, node: int, body: SystemView, b: int, attachment_point: NDArray[np.float64],
+    k_F: float, nu_F: float,
 ) -> None:
     """Translational spring-damper of Eq. 6 between ``rod``'s node ``node`` and the point
     ``attachment_point`` [m] (body frame) of ``body``'s body ``b``, accumulated in place.
@@ -99,13 +94,8 @@ def joint_force_kernel(
 
 @njit(cache=True)  # type: ignore[misc]
 def joint_torque_kernel(
-    rod: SystemView,
-    element: int,
-    body: SystemView,
-    b: int,
-    rest_relative_orientation: NDArray[np.float64],
-    k_tau: float,
-    nu_tau: float,
+    rod: SystemView, element: int, body: SystemView, b: int,
+    rest_relative_orientation: NDArray[np.float64], k_tau: float, nu_tau: float,
 ) -> None:
     """Rotational spring-damper of Eq. 7 between ``rod``'s element ``element`` and ``body``'s
     body ``b``, accumulated in place (torques in N m).

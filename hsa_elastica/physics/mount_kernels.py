@@ -85,9 +85,7 @@ def lever_and_spin(
 
 @njit(cache=True)  # type: ignore[misc]
 def relative_orientation(
-    platform_director: NDArray[np.float64],
-    body: int,
-    rod_director: NDArray[np.float64],
+    platform_director: NDArray[np.float64], body: int, rod_director: NDArray[np.float64],
     element: int,
 ) -> NDArray[np.float64]:
     """``C = Q_p Q_tip^T`` (3, 3): the rod-tip material frame expressed in the platform frame."""
@@ -113,5 +111,7 @@ def motor_torque_kernel(
     e = rod.director
     for i in range(3):
         body.external_torques[i, b] -= torque * (
-            q[i, 0, b] * e[2, 0, element] + q[i, 1, b] * e[2, 1, element] + q[i, 2, b] * e[2, 2, element]
+            q[i, 0, b] * e[2, 0, element]
+            + q[i, 1, b] * e[2, 1, element]
+            + q[i, 2, b] * e[2, 2, element]
         )

@@ -131,12 +131,8 @@ class MotorMount(AngleDrive, _BaseJoint):
 
 @njit(cache=True)  # type: ignore[misc]
 def free_twist_rest_orientation(
-    base_orientation: NDArray[np.float64],
-    body_director: NDArray[np.float64],
-    body: int,
-    rod_director: NDArray[np.float64],
-    element: int,
-    out: NDArray[np.float64],
+    base_orientation: NDArray[np.float64], body_director: NDArray[np.float64], body: int,
+    rod_director: NDArray[np.float64], element: int, out: NDArray[np.float64],
 ) -> float:
     """``out = C0 R_z(psi)`` with ``psi`` [rad] the present twist of rod ``element`` about its
     own axis relative to the body (returned): the rest orientation of a :class:`TwistMount`.

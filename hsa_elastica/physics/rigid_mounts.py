@@ -79,15 +79,8 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)  # type: ignore[misc]
 def mount_values(
-    body: SystemView,
-    b: int,
-    offset: NDArray[np.float64],
-    relative_director: NDArray[np.float64],
-    angle: float,
-    free_twist: bool,
-    rod: SystemView,
-    node: int,
-    element: int,
+    body: SystemView, b: int, offset: NDArray[np.float64], relative_director: NDArray[np.float64],
+    angle: float, free_twist: bool, rod: SystemView, node: int, element: int,
     work: NDArray[np.float64],
 ) -> None:
     """Base node and base element of a mounted rod from the pose of ``body``'s body ``b``.
@@ -127,14 +120,8 @@ def mount_values(
 
 @njit(cache=True)  # type: ignore[misc]
 def mount_rates(
-    body: SystemView,
-    b: int,
-    offset: NDArray[np.float64],
-    rate: float,
-    free_twist: bool,
-    rod: SystemView,
-    node: int,
-    element: int,
+    body: SystemView, b: int, offset: NDArray[np.float64], rate: float, free_twist: bool,
+    rod: SystemView, node: int, element: int,
 ) -> None:
     """Velocities of a mounted base (``rod``'s node ``node`` and element ``element``): the rigid
     motion of ``body``'s body ``b`` at the mount point.
@@ -161,26 +148,19 @@ def mount_rates(
 
 @njit(cache=True)  # type: ignore[misc]
 def mount_reaction(
-    rod: SystemView,
-    internal_forces: NDArray[np.float64],
-    internal_torques: NDArray[np.float64],
-    node: int,
-    element: int,
-    body: SystemView,
-    b: int,
-    free_twist: bool,
-    torque: float,
+    rod: SystemView, internal_forces: NDArray[np.float64], internal_torques: NDArray[np.float64],
+    node: int, element: int, body: SystemView, b: int, free_twist: bool, torque: float,
 ) -> None:
     """The load of a mounted node and element handed to the body, accumulated in place.
 
     Body ``b`` receives the net force ``F`` [N] on ``rod``'s node ``node`` (``internal_forces``
-    + external so far,
-    lab frame) at its centre of mass, its moment ``(x_node - x_b) x F`` and the net couple
-    on element ``element`` (``internal_torques`` + external, local frame, rotated to the body frame ``Q_b Q_e^T tau``), all
-    three in the body's frame for the torques.  With ``free_twist`` the couple about the
-    element's own axis stays with the element (its twist is free) and the motor ``torque``
-    [N m] is applied to the element with its reaction on the body
-    (:func:`~hsa_elastica.physics.mounts.motor_torque_kernel`).
+    plus the external forces so far, lab frame) at its centre of mass, its moment
+    ``(x_node - x_b) x F`` and the net couple on element ``element`` (``internal_torques`` plus
+    the external torques, local frame, rotated to the body frame ``Q_b Q_e^T tau``), all three
+    in the body's frame for the torques.  With ``free_twist`` the couple about the element's
+    own axis stays with the element (its twist is free) and the motor ``torque`` [N m] is
+    applied to the element with its reaction on the body
+    (:func:`~hsa_elastica.physics.mount_kernels.motor_torque_kernel`).
     """
     fe = rod.external_forces
     f0 = internal_forces[0, node] + fe[0, node]

@@ -82,18 +82,9 @@ def motor_torque(rod: Any, element: int, twist_couple: NDArray[np.float64] | Non
 
 @njit(cache=True)  # type: ignore[misc]
 def joint_wrench(
-    rod: SystemView,
-    node: int,
-    element: int,
-    body: SystemView,
-    b: int,
-    attachment: NDArray[np.float64],
-    k_F: float,
-    nu_F: float,
-    rest_orientation: NDArray[np.float64],
-    k_tau: float,
-    nu_tau: float,
-    out: NDArray[np.float64],
+    rod: SystemView, node: int, element: int, body: SystemView, b: int,
+    attachment: NDArray[np.float64], k_F: float, nu_F: float,
+    rest_orientation: NDArray[np.float64], k_tau: float, nu_tau: float, out: NDArray[np.float64],
 ) -> None:
     """``out[0:3]``: force [N] of Eq. 6 on ``rod``'s node ``node``; ``out[3:6]``: torque
     [N m] of Eq. 7 on its element ``element``; both in the lab frame, for the joint to
@@ -107,7 +98,9 @@ def joint_wrench(
     nb = body.position.shape[1]
     rod_force = np.zeros((3, node + 1))
     rod_torque = np.zeros((3, element + 1))
-    scratch_rod = SystemView(rod.position, rod.velocity, rod.omega, rod.director, rod_force, rod_torque)
+    scratch_rod = SystemView(
+        rod.position, rod.velocity, rod.omega, rod.director, rod_force, rod_torque
+    )
     scratch_body = SystemView(
         body.position, body.velocity, body.omega, body.director, np.zeros((3, nb)),
         np.zeros((3, nb)),
