@@ -41,12 +41,9 @@ from hsa_elastica.physics.auxetic_law import (
     reciprocal_twist_couple,
 )
 from hsa_elastica.physics.compression_law import compression_law_forces
-from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
-from hsa_elastica.physics.mounts import (
-    free_twist_rest_orientation,
-    motor_torque_kernel,
-    mount_rest_orientation,
-)
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import block_view, motor_torque_kernel, relative_orientation
+from hsa_elastica.physics.mounts import free_twist_rest_orientation, mount_rest_orientation
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rigid_mounts import mount_rates, mount_reaction, mount_values
 from hsa_elastica.physics.variational_rod import variational_correction
@@ -287,9 +284,8 @@ def constrain_values(
         elem = m.element[i]
         if m.body[i] >= 0:
             mount_values(
-                body.position, body.director, m.body[i], m.offset[i], m.reference_director[i],
-                angles[i], m.free_twist[i] != 0, rod.position, node, rod.director, elem,
-                m.mount_work,
+                block_view(body), m.body[i], m.offset[i], m.reference_director[i], angles[i],
+                m.free_twist[i] != 0, block_view(rod), node, elem, m.mount_work,
             )
             continue
         rotate_about_own_axis(m.reference_director[i], angles[i], m.work)
@@ -324,9 +320,9 @@ def constrain_rates(
             elem = m.element[i]
             if m.body[i] >= 0:
                 mount_rates(
-                    body.velocity, body.omega, body.director, m.body[i], m.offset[i],
+                    block_view(body), m.body[i], m.offset[i],
                     rates[i] if m.has_rate[i] != 0 else 0.0, m.free_twist[i] != 0,
-                    rod.velocity, node, rod.omega, rod.director, elem,
+                    block_view(rod), node, elem,
                 )
                 continue
             for a in range(3):
@@ -442,6 +438,8 @@ def evaluate_forces(
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
     # synchronize: forcing and connections in FIFO order
+    rod_view = block_view(rod)
+    body_view = block_view(body)
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
@@ -461,28 +459,24 @@ def evaluate_forces(
                     _turn_mount(joints, i, angles)
             if code == OP_JOINT_FORCE:
                 joint_force_kernel(
-                    rod.position, rod.velocity, rod.external_forces, joints.node[i],
-                    body.position, body.velocity, body.director, body.omega,
-                    body.external_forces, body.external_torques, joints.body[i],
-                    joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                    rod_view, joints.node[i], body_view, joints.body[i], joints.attachment[i],
+                    joints.k_F[i], joints.nu_F[i],
                 )
             else:
                 joint_torque_kernel(
-                    rod.director, rod.omega, rod.external_torques, joints.element[i],
-                    body.director, body.omega, body.external_torques, joints.body[i],
+                    rod_view, joints.element[i], body_view, joints.body[i],
                     joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
                 )
                 if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
                     motor_torque_kernel(
-                        rod.director, rod.external_torques, joints.element[i], body.director,
-                        body.external_torques, joints.body[i], angles[joints.angle_col[i]],
+                        rod_view, joints.element[i], body_view, joints.body[i],
+                        angles[joints.angle_col[i]],
                     )
         elif code == OP_MOUNT_REACTION:
             mount_reaction(
-                rod.position, rod.director, rod.internal_forces, rod.internal_torques,
-                rod.external_forces, rod.external_torques, motors.node[i], motors.element[i],
-                body.position, body.director, body.external_forces, body.external_torques,
-                motors.body[i], motors.free_twist[i] != 0, angles[i],
+                rod_view, rod.internal_forces, rod.internal_torques, motors.node[i],
+                motors.element[i], body_view, motors.body[i], motors.free_twist[i] != 0,
+                angles[i],
             )
         elif code == OP_GRAVITY_ROD:
             n0 = rod_gravity.start[i]
