@@ -43,6 +43,7 @@ from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_POS,
     KIND_BODY_ROT,
     KIND_NODE,
+    ForceModel,
     JacobianPattern,
     Unknowns,
     _rotate,
@@ -57,6 +58,7 @@ from hsa_elastica.physics.tables import (
     OP_MATERIAL_DAMPING,
     BodyBlockArrays,
     BodyDamperTable,
+    ForcingTables,
     MaterialDampingTable,
     ModelTables,
     RodBlockArrays,
@@ -84,15 +86,9 @@ __all__ = [
 ]
 
 
-class DynamicModel(NamedTuple):
-    """The compiled model as the implicit kernels take it: the state (memory-block arrays),
-    the law tables and programs, and the force evaluation's workspace and status."""
-
-    rod: RodBlockArrays
-    body: BodyBlockArrays
-    tables: ModelTables
-    work: Any  # RodWork of the static solver
-    status: NDArray[np.float64]
+#: the compiled model as the implicit kernels take it: the static solver's record (state,
+#: law tables and programs, the force evaluation's workspace and status)
+DynamicModel = ForceModel
 
 
 class DynamicTerms(NamedTuple):
@@ -313,8 +309,9 @@ def dynamic_forces(
     body.external_forces[:] = 0.0
     body.external_torques[:] = 0.0
     ok = evaluate_forces(
-        t, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-        sync_program, values_program, work, status, ends, loads, compression,
+        t, angles, rod, body, couplings, joints, motors, ends,
+        ForcingTables(rod_gravity, body_gravity, loads, compression),
+        (sync_program, values_program), work, status,
     )
     if not ok:
         return False

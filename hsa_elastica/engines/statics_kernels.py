@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
-from hsa_elastica.physics.tables import BodyBlockArrays, ModelTables, RodBlockArrays
+from hsa_elastica.physics.tables import BodyBlockArrays, ForcingTables, ModelTables, RodBlockArrays
 
 __all__ = ["residual", "apply_increment", "fd_jacobian", "restore_colour", "Unknowns", "JacobianPattern",
            "JacobianBuffers", "KIND_NODE", "KIND_ELEMENT",
@@ -96,26 +96,32 @@ class JacobianBuffers(NamedTuple):
     scratch: NDArray[np.float64]
 
 
+class ForceModel(NamedTuple):
+    """The compiled model as the force kernels take it: the state (memory-block arrays), the
+    law tables and programs, and the force evaluation's workspace (a
+    :class:`~hsa_elastica.physics.rod_kernels.RodWork`) and status."""
+
+    rod: RodBlockArrays
+    body: BodyBlockArrays
+    tables: ModelTables
+    work: Any
+    status: NDArray[np.float64]
+
+
 @njit(cache=True)  # type: ignore[misc]
 def residual(
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    tables: ModelTables,
-    work: Any,
-    status: NDArray[np.float64],
-    unknowns: Unknowns,
-    out: NDArray[np.float64],
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns, out: NDArray[np.float64]
 ) -> bool:
     """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
+    rod, body, tables, work, status = model
     rod.external_forces[:] = 0.0
     rod.external_torques[:] = 0.0
     body.external_forces[:] = 0.0
     body.external_torques[:] = 0.0
     ok = evaluate_forces(
-        0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors,
-        tables.rod_gravity, tables.body_gravity, tables.sync_program, tables.values_program,
-        work, status, tables.ends, tables.loads, tables.compression,
+        0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors, tables.ends,
+        ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression),
+        (tables.sync_program, tables.values_program), work, status,
     )
     kind = unknowns.kind
     index = unknowns.row
@@ -137,17 +143,12 @@ def residual(
 
 @njit(cache=True)  # type: ignore[misc]
 def apply_increment(
-    dx: NDArray[np.float64],
-    scale: float,
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    kind: NDArray[np.int64],
-    index: NDArray[np.int64],
-    comp: NDArray[np.int64],
-    scratch: NDArray[np.float64],
+    dx: NDArray[np.float64], scale: float, rod: RodBlockArrays, body: BodyBlockArrays,
+    unknowns: Unknowns, scratch: NDArray[np.float64],
 ) -> None:
     """Move the state by ``scale * dx`` (positions added, rotations applied per element/body;
     the three components of one rotation are consecutive unknowns)."""
+    kind, index, comp = unknowns
     j = 0
     n = kind.shape[0]
     while j < n:
@@ -175,21 +176,16 @@ def apply_increment(
 
 @njit(cache=True)  # type: ignore[misc]
 def fd_jacobian(
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    tables: ModelTables,
-    work: Any,
-    status: NDArray[np.float64],
-    unknowns: Unknowns,
-    pattern: JacobianPattern,
-    buffers: JacobianBuffers,
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
+    pattern: JacobianPattern, buffers: JacobianBuffers,
 ) -> None:
     """Forward-difference Jacobian ``dF/dx`` into ``data`` (CSC pattern ``indptr``/``indices``).
 
     Columns of one colour (``color_cols[color_ptr[c]:color_ptr[c+1]]``) share no row and are
     perturbed together; the state is restored exactly (saved copies) after each colour.
     """
+    rod = model.rod
+    body = model.body
     kind = unknowns.kind
     index = unknowns.row
     comp = unknowns.comp
@@ -222,7 +218,7 @@ def fd_jacobian(
                 saved[p] = body.director[:, :, i]
                 _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
                         h if a == 2 else 0.0, scratch)
-        residual(angles, rod, body, tables, work, status, unknowns, f1)
+        residual(angles, model, unknowns, f1)
         restore_colour(rod, body, unknowns, pattern, c, saved, f0, f1, data)
 
 

@@ -384,7 +384,7 @@ def _node_solve_bend_pass(rod: RodBlockArrays | DampedRod, work: NDArray[np.floa
     omega = rod.omega
     v = _node_velocity(ne, rod, nb, dt, f)
     # director and angular velocity of element i + 1 (carried over)
-    qj = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    qj: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     wj = (0.0, 0.0, 0.0)
     for i in range(ne - 1, -1, -1):
         f[0][i] -= cn[i] * f[0][i + 1]
