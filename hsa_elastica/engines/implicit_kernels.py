@@ -47,6 +47,8 @@ from hsa_elastica.engines.statics_kernels import (
     JacobianPattern,
     Unknowns,
     _rotate,
+    gather_forces,
+    perturb_translation,
     restore_colour,
 )
 from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
@@ -326,21 +328,18 @@ def dynamic_forces(
         body.external_torques[0, b] += jw1 * w[2, b] - jw2 * w[1, b]
         body.external_torques[1, b] += jw2 * w[0, b] - jw0 * w[2, b]
         body.external_torques[2, b] += jw0 * w[1, b] - jw1 * w[0, b]
+    gather_forces(rod, body, unknowns, out)
     for j in range(kind.shape[0]):
         i = index[j]
         a = comp[j]
         k = kind[j]
         if k == KIND_NODE:
-            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
             mass[j] = rod.mass[i]
         elif k == KIND_BODY_POS:
-            out[j] = body.external_forces[a, i]
             mass[j] = body.mass[i]
         elif k == KIND_BODY_ROT:
-            out[j] = body.external_torques[a, i]
             mass[j] = body.mass_second_moment_of_inertia[a, a, i]
         else:
-            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
             mass[j] = rod.mass_second_moment_of_inertia[a, a, i] / rod.dilatation[i]
     return True
 
@@ -375,13 +374,7 @@ def dynamic_fd_jacobian(
             k = kind[j]
             vsave[p] = vel[j]
             vel[j] += cv * h
-            if k == KIND_NODE:
-                saved[p, 0, 0] = rod.position[a, i]
-                rod.position[a, i] += h
-            elif k == KIND_BODY_POS:
-                saved[p, 0, 0] = body.position[a, i]
-                body.position[a, i] += h
-            else:
+            if not perturb_translation(rod, body, k, i, a, h, saved[p]):
                 w = np.zeros(3)
                 j0 = first[j]
                 for q in range(j0, j0 + 3):

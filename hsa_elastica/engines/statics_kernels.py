@@ -109,6 +109,46 @@ class ForceModel(NamedTuple):
 
 
 @njit(cache=True)  # type: ignore[misc]
+def gather_forces(
+    rod: RodBlockArrays, body: BodyBlockArrays, unknowns: Unknowns, out: NDArray[np.float64]
+) -> None:
+    """Net force [N] / couple [N m] of the present evaluation on each unknown into ``out``:
+    internal plus external of rod nodes and elements, external of bodies."""
+    kind, index, comp = unknowns
+    for j in range(kind.shape[0]):
+        i = index[j]
+        a = comp[j]
+        k = kind[j]
+        if k == KIND_NODE:
+            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
+        elif k == KIND_BODY_POS:
+            out[j] = body.external_forces[a, i]
+        elif k != KIND_BODY_ROT:  # a rod element's rotation
+            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
+        else:
+            out[j] = body.external_torques[a, i]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def perturb_translation(
+    rod: RodBlockArrays, body: BodyBlockArrays, k: int, i: int, a: int, h: float,
+    saved: NDArray[np.float64],
+) -> bool:
+    """A forward-difference column of a translation unknown (kind ``k``, node / body ``i``,
+    component ``a``): its coordinate saved into ``saved[0, 0]`` and moved by ``h`` [m].
+    Returns False (nothing done) for a rotation unknown."""
+    if k == KIND_NODE:
+        saved[0, 0] = rod.position[a, i]
+        rod.position[a, i] += h
+    elif k == KIND_BODY_POS:
+        saved[0, 0] = body.position[a, i]
+        body.position[a, i] += h
+    else:
+        return False
+    return True
+
+
+@njit(cache=True)  # type: ignore[misc]
 def residual(
     angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns, out: NDArray[np.float64]
 ) -> bool:
@@ -123,21 +163,7 @@ def residual(
         ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression),
         (tables.sync_program, tables.values_program), work, status,
     )
-    kind = unknowns.kind
-    index = unknowns.row
-    comp = unknowns.comp
-    for j in range(kind.shape[0]):
-        i = index[j]
-        a = comp[j]
-        k = kind[j]
-        if k == KIND_NODE:
-            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
-        elif k == KIND_BODY_POS:
-            out[j] = body.external_forces[a, i]
-        elif k != KIND_BODY_ROT:  # a rod element's rotation
-            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
-        else:
-            out[j] = body.external_torques[a, i]
+    gather_forces(rod, body, unknowns, out)
     return ok  # type: ignore[no-any-return]
 
 
@@ -204,13 +230,9 @@ def fd_jacobian(
             a = comp[j]
             h = steps[j]
             k = kind[j]
-            if k == KIND_NODE:
-                saved[p, 0, 0] = rod.position[a, i]
-                rod.position[a, i] += h
-            elif k == KIND_BODY_POS:
-                saved[p, 0, 0] = body.position[a, i]
-                body.position[a, i] += h
-            elif k != KIND_BODY_ROT:
+            if perturb_translation(rod, body, k, i, a, h, saved[p]):
+                continue
+            if k != KIND_BODY_ROT:
                 saved[p] = rod.director[:, :, i]
                 _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
                         h if a == 2 else 0.0, scratch)
