@@ -50,6 +50,7 @@ from hsa_elastica.engines.statics_kernels import (
     gather_forces,
     perturb_translation,
     restore_colour,
+    zero_external,
 )
 from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
@@ -306,10 +307,7 @@ def dynamic_forces(
         couplings.last_time[:] = filter_time0
     scatter_velocities(vel, rod, body, unknowns)
     constrain_rates(bc_program, motors, rates, dr, db, material, rod, body, ends)
-    rod.external_forces[:] = 0.0
-    rod.external_torques[:] = 0.0
-    body.external_forces[:] = 0.0
-    body.external_torques[:] = 0.0
+    zero_external(rod, body)
     ok = evaluate_forces(
         t, angles, rod, body, couplings, joints, motors, ends,
         ForcingTables(rod_gravity, body_gravity, loads, compression),

@@ -109,6 +109,15 @@ class ForceModel(NamedTuple):
 
 
 @njit(cache=True)  # type: ignore[misc]
+def zero_external(rod: RodBlockArrays, body: BodyBlockArrays) -> None:
+    """Zero the external forces and torques of the rods and bodies (before an evaluation)."""
+    rod.external_forces[:] = 0.0
+    rod.external_torques[:] = 0.0
+    body.external_forces[:] = 0.0
+    body.external_torques[:] = 0.0
+
+
+@njit(cache=True)  # type: ignore[misc]
 def gather_forces(
     rod: RodBlockArrays, body: BodyBlockArrays, unknowns: Unknowns, out: NDArray[np.float64]
 ) -> None:
@@ -154,10 +163,7 @@ def residual(
 ) -> bool:
     """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
     rod, body, tables, work, status = model
-    rod.external_forces[:] = 0.0
-    rod.external_torques[:] = 0.0
-    body.external_forces[:] = 0.0
-    body.external_torques[:] = 0.0
+    zero_external(rod, body)
     ok = evaluate_forces(
         0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors, tables.ends,
         ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression),

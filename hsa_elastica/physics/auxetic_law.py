@@ -199,6 +199,15 @@ def rest_strain_slope(
     )[1]
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def rest_law(c: CouplingTable, i: int) -> tuple[float, float, float, float, float, float, float]:
+    """The rest-length law of row ``i`` of the coupling table, in the argument order of
+    :func:`rest_strain` after ``k``: ``(C_eps, C_eps2, kappa_min, kappa_max, eps_min,
+    eps_max, clip_width)``."""
+    return (c.C_eps[i], c.C_eps2[i], c.kappa_min[i], c.kappa_max[i], c.eps_min[i],
+            c.eps_max[i], c.clip_width[i])
+
+
 @njit(cache=True)  # type: ignore[misc]
 def auxetic_rest_lengths(
     kappa_h_elements: NDArray[np.float64], c: CouplingTable, i: int,
@@ -217,18 +226,10 @@ def auxetic_rest_lengths(
     """
     eps = c.eps[i]
     printed_lengths = c.printed_lengths[i]
-    C_eps = c.C_eps[i]
-    C_eps2 = c.C_eps2[i]
-    kappa_min = c.kappa_min[i]
-    kappa_max = c.kappa_max[i]
-    eps_min = c.eps_min[i]
-    eps_max = c.eps_max[i]
-    clip_width = c.clip_width[i]
+    law = rest_law(c, i)
     n = eps.shape[0]
     for k in range(n):
-        e = rest_strain(
-            kappa_h_elements[k], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max, clip_width
-        )
+        e = rest_strain(kappa_h_elements[k], *law)
         eps[k] = e
         rest_lengths[k] = (1.0 + e) * printed_lengths[k]
     for k in range(n - 1):
@@ -356,25 +357,16 @@ def reciprocal_twist_couple(
     handed twist strain [rad/m] of this step; output ``c.couple[i]`` (n-1,) [N m].
     """
     kappa_h_elements = c.kappa_elem[i]
-    C_eps = c.C_eps[i]
-    C_eps2 = c.C_eps2[i]
-    kappa_min = c.kappa_min[i]
-    kappa_max = c.kappa_max[i]
-    eps_min = c.eps_min[i]
-    eps_max = c.eps_max[i]
+    law = rest_law(c, i)
     handedness = c.handedness[i]
     printed_lengths = c.printed_lengths[i]
     printed_voronoi_lengths = c.printed_voronoi[i]
     couple = c.couple[i]
-    clip_width = c.clip_width[i]
     n = sigma.shape[1]
     # g_i = -(dU/dl_i) (d eps_i/d k), zero where the rest length does not follow the twist
     g = np.zeros(n)
     for e in range(n):
-        slope = rest_strain_slope(
-            kappa_h_elements[e], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
-            clip_width,
-        )
+        slope = rest_strain_slope(kappa_h_elements[e], *law)
         if slope == 0.0:
             continue
         g_e = (
