@@ -108,7 +108,7 @@ class ForceModel(NamedTuple):
     status: NDArray[np.float64]
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def zero_external(rod: RodBlockArrays, body: BodyBlockArrays) -> None:
     """Zero the external forces and torques of the rods and bodies (before an evaluation)."""
     rod.external_forces[:] = 0.0
@@ -117,7 +117,7 @@ def zero_external(rod: RodBlockArrays, body: BodyBlockArrays) -> None:
     body.external_torques[:] = 0.0
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def gather_forces(
     rod: RodBlockArrays, body: BodyBlockArrays, unknowns: Unknowns, out: NDArray[np.float64]
 ) -> None:
@@ -138,7 +138,7 @@ def gather_forces(
             out[j] = body.external_torques[a, i]
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def perturb_translation(
     rod: RodBlockArrays, body: BodyBlockArrays, k: int, i: int, a: int, h: float,
     saved: NDArray[np.float64],

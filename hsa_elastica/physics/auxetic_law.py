@@ -208,7 +208,7 @@ def rest_law(c: CouplingTable, i: int) -> tuple[float, float, float, float, floa
             c.eps_max[i], c.clip_width[i])
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def auxetic_rest_lengths(
     kappa_h_elements: NDArray[np.float64], c: CouplingTable, i: int,
     rest_lengths: NDArray[np.float64], rest_voronoi_lengths: NDArray[np.float64],

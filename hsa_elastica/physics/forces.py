@@ -374,7 +374,7 @@ def _free_twist_mount(
     )
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def apply_joint(
     joints: JointTable, i: int, code: int, angles: NDArray[np.float64], rod: RodBlockArrays,
     body: BodyBlockArrays,
@@ -414,7 +414,7 @@ def apply_joint(
             )
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def apply_gravity(
     g: GravityTable, i: int, mass: NDArray[np.float64], external_forces: NDArray[np.float64]
 ) -> None:
@@ -425,7 +425,7 @@ def apply_gravity(
     _gravity_kernel(g.acceleration[i], mass[n0:n1], external_forces[:, n0:n1])
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def synchronize(
     t: float, angles: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays,
     couplings: CouplingTable, joints: JointTable, motors: MotorTable, forcings: ForcingTables,
@@ -433,7 +433,9 @@ def synchronize(
 ) -> None:
     """PyElastica's ``synchronize`` after the internal forces: the forcings and connections of
     ``sync_program`` in FIFO order (the couplings' rest configuration, ``OP_COUPLING``, is
-    applied by :func:`evaluate_forces` before the internal forces)."""
+    applied by :func:`evaluate_forces` before the internal forces).  Inlined into
+    :func:`evaluate_forces` (numba IR), as :func:`apply_joint` and :func:`apply_gravity`: a call
+    passes every array of its records as separate arguments."""
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
