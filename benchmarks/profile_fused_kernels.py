@@ -42,7 +42,7 @@ from hsa_elastica.physics.rod_kernels import (
     rod_work,
     rotation_log_inplace,
 )
-from hsa_elastica.physics.tables import OP_MATERIAL_DAMPING, OP_MOTOR
+from hsa_elastica.physics.tables import OP_MATERIAL_DAMPING, OP_MOTOR, ForcingTables
 
 
 @njit
@@ -104,11 +104,11 @@ def _joints(n, rod, body, joints):  # type: ignore[no-untyped-def]
 
 
 @njit
-def _forces(n, t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work, status,  # type: ignore[no-untyped-def]
-            ends, loads, compression):
+def _forces(n, t, angles, rod, body, couplings, joints, motors, ends, forcings, programs,  # type: ignore[no-untyped-def]
+            work, status):
     for _ in range(n):
-        evaluate_forces(t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work,
-                        status, ends, loads, compression)
+        evaluate_forces(t, angles, rod, body, couplings, joints, motors, ends, forcings, programs,
+                        work, status)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
 
@@ -189,9 +189,9 @@ def main() -> None:
         "rod internal torques": timed(_internal_torques, rod, work),
         "joints (Eq. 6-7)": timed(_joints, rod, body, m.joints),
         "evaluate_forces (all of the above)": timed(
-            _forces, t, angles, rod, body, m.couplings, m.joints, m.motors, m.rod_gravity,
-            m.body_gravity, m.sync_program, m.values_program, work, np.zeros(4), m.ends, m.loads,
-            m.compression,
+            _forces, t, angles, rod, body, m.couplings, m.joints, m.motors, m.ends,
+            ForcingTables(m.rod_gravity, m.body_gravity, m.loads, m.compression),
+            (m.sync_program, m.values_program), work, np.zeros(4),
         ),
         "accelerations + dynamic step": timed(_dynamics, a.dt, rod, body),
         "constrain_rates (motors, dampers, KV)": timed(

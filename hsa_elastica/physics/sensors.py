@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import SystemView, relative_orientation
-from hsa_elastica.physics.variational_rod import variational_correction
+from hsa_elastica.physics.variational_rod import elastic_state, variational_correction
 
 __all__ = [
     "motor_reaction_torque",
@@ -59,9 +59,7 @@ def passive_correction_torque(rod: Any, twist_couple: NDArray[np.float64], eleme
     forces = np.zeros((3, n + 1))
     torques = np.zeros((3, n))
     variational_correction(
-        rod.director_collection, rod.rest_lengths, rod.rest_voronoi_lengths, rod.shear_matrix,
-        rod.bend_matrix, rod.sigma, rod.dilatation, rod.voronoi_dilatation, rod.kappa,
-        rod.internal_stress, np.ascontiguousarray(twist_couple, dtype=np.float64), forces,
+        elastic_state(rod), np.ascontiguousarray(twist_couple, dtype=np.float64), forces,
         torques, np.zeros((3, n)),
     )
     return float(torques[2, element])
