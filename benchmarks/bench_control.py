@@ -76,7 +76,7 @@ def time_env(params: Any, n_steps: int) -> float:
 
 
 def _robot(params: Any, schedules: list[Any] | None = None) -> Any:
-    from hsa_elastica.engines.fused import FastRobot
+    from hsa_elastica.robots.compiled import FastRobot
     from hsa_elastica.robots.builders import build_robot
 
     robot = build_robot(params, schedules or [0.0] * 4, record=False)

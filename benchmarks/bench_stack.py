@@ -24,7 +24,7 @@ ANGLES = [[0.6, -0.6, 0.6, -0.6], [0.0, 0.8, 0.0, -0.8]]
 
 
 def _stack(fast: bool) -> Any:
-    from hsa_elastica.engines.fused import FastRobot
+    from hsa_elastica.robots.compiled import FastRobot
     from hsa_elastica.params.presets import paper_robot_params
     from hsa_elastica.robots.stack import build_stack
 

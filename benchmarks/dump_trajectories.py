@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-primitives", action="store_true", help="(debugging the script)")
     args = ap.parse_args(argv)
 
-    from hsa_elastica.engines.fused import FastRobot
+    from hsa_elastica.robots.compiled import FastRobot
     from hsa_elastica.params import JointParams, paper_robot_params
     from hsa_elastica.robots.builders import build_fast_robot
     from hsa_elastica.robots.primitives import PRIMITIVES, primitive_angles

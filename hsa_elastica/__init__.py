@@ -76,7 +76,7 @@ _LAZY: dict[str, str] = {
         ("PRIMITIVES", "platform_to_angles", "primitive_angles"), "hsa_elastica.robots.primitives"
     ),
     # fused fast path (issue 5)
-    "FastRobot": "hsa_elastica.engines.fused",
+    "FastRobot": "hsa_elastica.robots.compiled",
     "build_fast_robot": "hsa_elastica.robots.builders",
     # multi-segment robots (stages stacked platform on platform)
     **dict.fromkeys(

@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from hsa_elastica.engines.fused import FastRobot
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.io.render import render_still
 from hsa_elastica.params import paper_robot_params
 from hsa_elastica.robots.primitives import PRIMITIVES

@@ -16,7 +16,7 @@ from elastica.contact_forces import CylinderPlaneContact
 from elastica.surface import Plane
 
 from hsa_elastica.engines.compile import FastPathUnsupported
-from hsa_elastica.engines.fused import FastRobot
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.params import paper_robot_params
 from hsa_elastica.robots.builders import build_robot
 

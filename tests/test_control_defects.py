@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from elastica.rigidbody import Sphere
 
-from hsa_elastica.engines.fused import FastRobot
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.params import ParameterError, RodParams, paper_robot_params
 from hsa_elastica.physics.actuation import Ramp, base_twist_angle
 from hsa_elastica.robots.builders import build_robot, build_single_rod

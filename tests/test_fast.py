@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from elastica.external_forces import EndpointForces, UniformTorques
 
-from hsa_elastica.engines.fused import FastPathUnsupported, FastRobot
+from hsa_elastica.engines.fused import FastPathUnsupported
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.robots.builders import build_fast_robot
 from hsa_elastica.params import paper_robot_params
 from hsa_elastica.robots.builders import build_robot
@@ -164,6 +165,27 @@ def test_not_fresh_robot_is_refused() -> None:
     robot.run(3 * DT)
     with pytest.raises(FastPathUnsupported):
         FastRobot(robot)
+
+
+def test_engine_of_the_compiled_model_alone_is_the_handle_s_trajectory() -> None:
+    """The engine is a class of ``(model, dt)``: ``FusedEngine(compile_simulator(sim), dt)``
+    with no robot handle around it gives bitwise the trajectory of ``FastRobot.run`` (the
+    handle only adds chunking, recorders and divergence checks; same kernel calls)."""
+    from hsa_elastica.engines.compile import compile_simulator
+    from hsa_elastica.engines.fused import FusedEngine
+
+    p = _params(n_elements=6)
+    u = [0.6, -0.2, 0.6, -0.2]
+    handle = FastRobot(build_robot(p, u, record=False), chunk=40)
+    handle.run(100 * DT)
+    model = compile_simulator(build_robot(p, u, record=False).simulator)
+    engine = FusedEngine(model, DT)
+    t = 0.0
+    for n in (40, 40, 20):  # the handle's chunks
+        t = engine.run_steps(n, t)
+    assert t == handle.time
+    for name, arr in handle.model.state_arrays().items():
+        assert np.array_equal(model.state_arrays()[name], arr), name
 
 
 def test_divergence_is_reported_with_the_recorded_samples_kept() -> None:

@@ -13,16 +13,13 @@ import numpy as np
 import pytest
 
 from hsa_elastica.engines.compile import compile_simulator
-from hsa_elastica.engines.implicit import (
-    ImplicitRobot,
-    ImplicitStepFailed,
-    generalized_alpha,
-)
+from hsa_elastica.engines.implicit import ImplicitStepFailed, generalized_alpha
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.params import ParameterError, paper_robot_params
 from hsa_elastica.params.io import load_params, save_params
 from hsa_elastica.params.robot import SimulationParams
 from hsa_elastica.robots.builders import build_fast_robot, build_robot
+from hsa_elastica.robots.compiled import ImplicitRobot
 from hsa_elastica.robots.statics_api import solve_static
 from tests.test_passivity import NO_KV, _robot_energy
 
@@ -195,7 +192,7 @@ def test_envs_and_stacks_run_on_the_implicit_integrator() -> None:
     import gymnasium as gym
 
     import hsa_elastica  # noqa: F401
-    from hsa_elastica.engines.fused import FastRobot
+    from hsa_elastica.robots.compiled import FastRobot
     from hsa_elastica.envs.hsa_robot import IMPLICIT_DT
     from hsa_elastica.robots.stack import build_stack
 
@@ -211,7 +208,7 @@ def test_envs_and_stacks_run_on_the_implicit_integrator() -> None:
     cmd = [[0.8, 0.3, 0.8, 0.3], [0.3, 0.8, 0.3, 0.8]]
     ex = FastRobot(build_stack([p, p], cmd, record=False))
     q = p.replace(simulation=p.simulation.replace(dt=1e-3, integrator="implicit"))
-    from hsa_elastica.engines.implicit import compiled_engine
+    from hsa_elastica.robots.compiled import compiled_engine
 
     im = compiled_engine(build_stack([q, q], cmd, record=False))
     assert isinstance(im, ImplicitRobot)

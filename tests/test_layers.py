@@ -133,6 +133,22 @@ def test_no_upward_import(mod: str) -> None:
     )
 
 
+def test_engines_never_see_robot_handles() -> None:
+    """The engines are functions / small classes of the compiled model and its state: no
+    module of ``engines/`` imports ``robots/``, not even for type hints (issue 23), and none
+    proxies attributes through ``__getattr__``."""
+    for mod, path in MODULES.items():
+        if not mod.startswith("hsa_elastica.engines"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):  # every import, TYPE_CHECKING blocks included
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                robots = [t for t in resolve(mod, path, node) if t.startswith("hsa_elastica.robots")]
+                assert not robots, f"{mod} imports {robots} (line {node.lineno})"
+            if isinstance(node, ast.FunctionDef):
+                assert node.name != "__getattr__", f"{mod} defines __getattr__ (line {node.lineno})"
+
+
 def test_no_import_cycles() -> None:
     # Tarjan's strongly connected components; any component with > 1 module is a cycle
     index: dict[str, int] = {}

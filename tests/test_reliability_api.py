@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hsa_elastica.engines.fused import FastRobot
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, check_motor_angles
 from hsa_elastica.physics.actuation import Ramp, rotate_about_own_axis, winding_defect
 from hsa_elastica.robots import statics_api

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hsa_elastica.engines.fused import FastRobot
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.experiments.dataset_chunks import arrow_schema, column_docs
 from hsa_elastica.io.columns import (
     METADATA_KEY,

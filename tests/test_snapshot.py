@@ -121,7 +121,7 @@ def test_implicit_integrator_restores_bitwise(tmp_path: Path) -> None:
     chord Jacobian travel in the snapshot (``extra_state``; a restore factorises the saved
     Jacobian again), so restoring and stepping, in memory or from disk into a fresh robot,
     repeats the uninterrupted run bit for bit."""
-    from hsa_elastica.engines.implicit import ImplicitRobot
+    from hsa_elastica.robots.compiled import ImplicitRobot
     from hsa_elastica.robots.builders import build_fast_robot
 
     p = _params()

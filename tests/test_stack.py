@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 from elastica.rigidbody import Cylinder
 
-from hsa_elastica.engines.fused import FastRobot
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.params import JointParams, ParameterError, paper_robot_params
 from hsa_elastica.physics.actuation import rotate_about_own_axis
 from hsa_elastica.physics.mounts import MotorMount

@@ -65,7 +65,7 @@ def test_dynamic_method_runs_the_integrator_the_params_select(monkeypatch) -> No
     with ``"implicit"`` the generalized-alpha integrator (its step is spied on) relaxes the
     robot, and the settled platform is the static solver's within 1 um (issue 24's end-pose
     target; both are the same equilibrium, the relaxation stops once the force balance holds)."""
-    from hsa_elastica.engines.implicit import ImplicitRobot
+    from hsa_elastica.robots.compiled import ImplicitRobot
 
     steps: list[int] = []
     advance = ImplicitRobot._advance

@@ -23,7 +23,7 @@ from elastica.timestepper.symplectic_steppers import PositionVerlet
 
 from hsa_elastica.engines import fused
 from hsa_elastica.engines.control import STATE_KEYS, motor_torques
-from hsa_elastica.engines.fused import FastRobot
+from hsa_elastica.robots.compiled import FastRobot
 from hsa_elastica.engines.timeloop import run as run_loop
 from hsa_elastica.params import ParameterError, RodParams, paper_robot_params
 from hsa_elastica.physics.actuation import MotorAngleBC, Ramp

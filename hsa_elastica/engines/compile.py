@@ -137,6 +137,52 @@ class CompiledModel:
             dtype=np.float64,
         )
 
+    def motor_schedules(self) -> list[tuple[Any, Any]]:
+        """``(schedule, rate)`` of each command holder of :attr:`motor_bcs`, read now: its
+        ``angle`` ``t -> [rad]`` and ``angle_rate`` ``t -> [rad/s]`` (or None), or for a
+        torque-driven mount its ``torque`` ``t -> [N m]`` and None.  Sets the motor table's
+        ``has_rate`` of the BC rows to match (the mounts after them use no rate)."""
+        out: list[tuple[Any, Any]] = []
+        for i, bc in enumerate(self.motor_bcs):
+            angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
+            if i < self.motors.has_rate.shape[0]:
+                self.motors.has_rate[i] = rate is not None
+            out.append((angle, rate))
+        return out
+
+    def state_arrays(self) -> dict[str, NDArray[Any]]:
+        """The state an engine advances, by name: the memory blocks (``rod``, ``body``) and
+        every writable array of the tables (twist-filter memory, joint rest orientations,
+        damper workspaces, ...)."""
+        out: dict[str, NDArray[Any]] = {}
+        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays}
+        named.update(self.tables._asdict())
+        for prefix, record in named.items():
+            if isinstance(record, np.ndarray):
+                out[prefix] = record
+                continue
+            for name, value in record._asdict().items():
+                if isinstance(value, np.ndarray) and value.flags.writeable:
+                    out[f"{prefix}.{name}"] = value
+        return out
+
+    def tip_joint_row(self, director: NDArray[np.float64]) -> int:
+        """The row of :attr:`joints` at the tip element of the rod whose director array is
+        ``director`` (a view into the rod block); FastPathUnsupported unless exactly one."""
+        tip = compat.block_offset(director, self.rod_arrays.director) + director.shape[2] - 1
+        match = np.flatnonzero(self.joints.element == tip)
+        if match.size != 1:
+            raise FastPathUnsupported("sensor recorder: a rod has no single tip joint")
+        return int(match[0])
+
+    def reciprocal_coupling_row(self, director: NDArray[np.float64]) -> int:
+        """The row of :attr:`couplings` of the rod whose director array is ``director`` if its
+        coupling applies the reciprocal twist couple (the passive law), else -1."""
+        reciprocal = {int(i) for code, i in self.sync_program if code == OP_COUPLING_TORQUE}
+        e0 = compat.block_offset(director, self.rod_arrays.director)
+        match = np.flatnonzero(self.couplings.elem_start == e0)
+        return int(match[0]) if match.size == 1 and int(match[0]) in reciprocal else -1
+
 
 def compile_simulator(sim: Any) -> CompiledModel:
     """The :class:`CompiledModel` of a finalized simulator whose operators were not applied yet."""
@@ -210,18 +256,36 @@ class _Compiler(TableBuilder):
 
     # -- compilation ---------------------------------------------------------------------
     def _compile(self, sim: Any) -> None:
-        couplings: list[tuple[AuxeticCoupling, Any]] = []
-        joints: list[tuple[PlatformJoint, Any, Any, Any, Any]] = []
+        """Walk the operators in PyElastica's call order (synchronize, constrain_values,
+        constrain_rates, damping) into row lists and programs, then write the tables."""
+        self._couplings: list[tuple[AuxeticCoupling, Any]] = []
+        self._joints: list[tuple[PlatformJoint, Any, Any, Any, Any]] = []
         # gravity rows: (first node / body index in the block, node / body count, g [m/s^2])
-        rod_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
-        body_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
-        material: list[tuple[KelvinVoigtDamping, Any]] = []
-        loads: list[tuple[int, NDArray[np.float64], int, float, float, Any]] = []
-        compression: list[tuple[AxialCompressionLaw, Any]] = []
+        self._rod_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
+        self._body_gravity: list[tuple[int, int, NDArray[np.float64]]] = []
+        self._material: list[tuple[KelvinVoigtDamping, Any]] = []
+        self._loads: list[tuple[int, NDArray[np.float64], int, float, float, Any]] = []
+        self._compression: list[tuple[AxialCompressionLaw, Any]] = []
+        self._reactions: list[tuple[MountReaction, Any, Any]] = []
+        self._motors: list[tuple[Any, Any]] = []
+        self._ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
+        self._rod_dampers: list[tuple[Any, Any, Any, bool]] = []
+        self._body_dampers: list[tuple[Any, float, float]] = []
+        sync = self._synchronize_rows(sim)
+        values, motor_of, ends_of = self._value_rows(sim)
+        sync = self._resolve_reactions(sync, self._reactions, self._motors)
+        rates = self._rate_rows(sim, motor_of, ends_of)
+        self._write_tables()
+        self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
+        self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
+        self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
+
+    def _synchronize_rows(self, sim: Any) -> list[tuple[int, int]]:
+        """The sync program (forcings and connections, FIFO order); fills the row lists of the
+        couplings, joints, mount reactions, loads, compression laws and gravity."""
         sync: list[tuple[int, int]] = []
         seen: dict[int, int] = {}
         coupling_of: dict[int, int] = {}
-        reactions: list[tuple[MountReaction, Any, Any]] = []
         for op in compat.feature_group(sim, "synchronize"):
             inst, method, kw = compat.bound_operator(op)
             if isinstance(inst, AuxeticCoupling):
@@ -234,70 +298,80 @@ class _Compiler(TableBuilder):
                     raise FastPathUnsupported("AuxeticCoupling on a system outside the rod block")
                 if inst.eps is not None:
                     raise FastPathUnsupported("AuxeticCoupling was already applied (not fresh)")
-                coupling_of[id(inst)] = len(couplings)
-                sync.append((OP_COUPLING, len(couplings)))
-                couplings.append((inst, kw["system"]))
+                coupling_of[id(inst)] = len(self._couplings)
+                sync.append((OP_COUPLING, len(self._couplings)))
+                self._couplings.append((inst, kw["system"]))
             elif isinstance(inst, PlatformJoint):
                 key = id(inst)
                 if key not in seen:
                     if inst.rest_relative_orientation is not None:
                         raise FastPathUnsupported("PlatformJoint was already applied (not fresh)")
-                    seen[key] = len(joints)
-                    joints.append(
+                    seen[key] = len(self._joints)
+                    self._joints.append(
                         (inst, kw["system_one"], kw["index_one"], kw["system_two"], kw["index_two"])
                     )
                 code = OP_JOINT_FORCE if method == "apply_forces" else OP_JOINT_TORQUE
                 sync.append((code, seen[key]))
-            elif isinstance(inst, MountReaction):
-                if method == "apply_torques":
-                    continue  # apply_forces hands the whole wrench over
-                if not self._is_rod(kw["system_one"]) or not self._is_body(kw["system_two"]):
-                    raise FastPathUnsupported("MountReaction must connect a rod (first) to a body")
-                sync.append((OP_MOUNT_REACTION, len(reactions)))
-                reactions.append((inst, kw["system_one"], kw["system_two"]))
-            elif isinstance(inst, (EndpointForces, BaseTwistTorque)):
-                if isinstance(inst, EndpointForces) == (method == "apply_torques"):
-                    continue  # the other half is PyElastica's no-op
-                if not self._is_rod(kw["system"]):
-                    raise FastPathUnsupported(f"{type(inst).__name__} on a system outside the rod block")
-                for row in self._load_rows(inst, kw["system"]):
-                    sync.append((OP_LOAD, len(loads)))
-                    loads.append(row)
-            elif isinstance(inst, AxialCompressionLaw):
-                if method == "apply_torques":
-                    continue
-                if not self._is_rod(kw["system"]):
-                    raise FastPathUnsupported("AxialCompressionLaw on a system outside the rod block")
-                sync.append((OP_COMPRESSION, len(compression)))
-                compression.append((inst, kw["system"]))
-            elif isinstance(inst, GravityForces):
-                if method == "apply_torques":
-                    continue
-                system = kw["system"]
-                g = np.array(inst.acc_gravity, dtype=np.float64).reshape(3)
-                if self._is_rod(system):
-                    sync.append((OP_GRAVITY_ROD, len(rod_gravity)))
-                    rod_gravity.append(
-                        (self._rod_offsets(system)[0], system.position_collection.shape[1], g)
-                    )
-                elif self._is_body(system):
-                    sync.append((OP_GRAVITY_BODY, len(body_gravity)))
-                    body_gravity.append((self._body_index(system), 1, g))
-                else:
-                    raise FastPathUnsupported("GravityForces on an unknown system")
-            else:
+            elif method != "apply_torques" or isinstance(inst, BaseTwistTorque):
+                sync += self._forcing_rows(inst, method, kw)
+            elif not isinstance(inst, (MountReaction, EndpointForces, AxialCompressionLaw,
+                                       GravityForces)):
                 raise FastPathUnsupported(
                     f"forcing/connection {type(inst).__name__} is not supported by the fast path"
                 )
+        return sync
 
-        motors: list[tuple[Any, Any]] = []
+    def _forcing_rows(self, inst: Any, method: str, kw: dict[str, Any]) -> list[tuple[int, int]]:
+        """Sync rows of one call of a mount reaction, point load, compression law or gravity
+        (their ``apply_torques`` halves add nothing; a ``BaseTwistTorque``'s ``apply_forces``
+        is PyElastica's no-op)."""
+        if isinstance(inst, MountReaction):
+            if not self._is_rod(kw["system_one"]) or not self._is_body(kw["system_two"]):
+                raise FastPathUnsupported("MountReaction must connect a rod (first) to a body")
+            self._reactions.append((inst, kw["system_one"], kw["system_two"]))
+            return [(OP_MOUNT_REACTION, len(self._reactions) - 1)]
+        if isinstance(inst, (EndpointForces, BaseTwistTorque)):
+            if isinstance(inst, BaseTwistTorque) and method != "apply_torques":
+                return []  # the other half is PyElastica's no-op
+            if not self._is_rod(kw["system"]):
+                raise FastPathUnsupported(f"{type(inst).__name__} on a system outside the rod block")
+            rows: list[tuple[int, int]] = []
+            for row in self._load_rows(inst, kw["system"]):
+                rows.append((OP_LOAD, len(self._loads)))
+                self._loads.append(row)
+            return rows
+        if isinstance(inst, AxialCompressionLaw):
+            if not self._is_rod(kw["system"]):
+                raise FastPathUnsupported("AxialCompressionLaw on a system outside the rod block")
+            self._compression.append((inst, kw["system"]))
+            return [(OP_COMPRESSION, len(self._compression) - 1)]
+        if isinstance(inst, GravityForces):
+            system = kw["system"]
+            g = np.array(inst.acc_gravity, dtype=np.float64).reshape(3)
+            if self._is_rod(system):
+                self._rod_gravity.append(
+                    (self._rod_offsets(system)[0], system.position_collection.shape[1], g)
+                )
+                return [(OP_GRAVITY_ROD, len(self._rod_gravity) - 1)]
+            if self._is_body(system):
+                self._body_gravity.append((self._body_index(system), 1, g))
+                return [(OP_GRAVITY_BODY, len(self._body_gravity) - 1)]
+            raise FastPathUnsupported("GravityForces on an unknown system")
+        raise FastPathUnsupported(
+            f"forcing/connection {type(inst).__name__} is not supported by the fast path"
+        )
+
+    def _value_rows(
+        self, sim: Any
+    ) -> tuple[list[tuple[int, int]], dict[int, int], dict[int, list[int]]]:
+        """The constrain_values program; fills the motor and rod-end rows.  Also returns the
+        motor row of each motor BC and the end rows of each end constraint (by ``id``)."""
         values: list[tuple[int, int]] = []
         motor_of: dict[int, int] = {}
-        ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
         ends_of: dict[int, list[int]] = {}
+        supported = (MotorAngleBC, _BodyMountBC, FreeTwistBC, DistalTwistLockBC, FixedConstraint)
         for op in compat.feature_group(sim, "constrain_values"):
             inst, method, kw = compat.bound_operator(op)
-            supported = (MotorAngleBC, _BodyMountBC, FreeTwistBC, DistalTwistLockBC, FixedConstraint)
             if not isinstance(inst, supported) or not self._is_rod(kw["system"]):
                 raise FastPathUnsupported(
                     f"constraint {type(inst).__name__} is not supported by the fast path"
@@ -305,17 +379,20 @@ class _Compiler(TableBuilder):
             if isinstance(inst, _BodyMountBC) and not self._is_body(inst.body):
                 raise FastPathUnsupported(f"{type(inst).__name__}.body is not a rigid body of the simulator")
             if isinstance(inst, (MotorAngleBC, _BodyMountBC)):
-                motor_of[id(inst)] = len(motors)
-                values.append((OP_MOTOR, len(motors)))
-                motors.append((inst, kw["system"]))
+                motor_of[id(inst)] = len(self._motors)
+                values.append((OP_MOTOR, len(self._motors)))
+                self._motors.append((inst, kw["system"]))
                 continue
             rows = self._end_rows(inst, kw["system"])
-            ends_of[id(inst)] = list(range(len(ends), len(ends) + len(rows)))
+            ends_of[id(inst)] = list(range(len(self._ends), len(self._ends) + len(rows)))
             values += [(OP_END, k) for k in ends_of[id(inst)]]
-            ends += rows
+            self._ends += rows
+        return values, motor_of, ends_of
 
-        sync = self._resolve_reactions(sync, reactions, motors)
-
+    def _rate_rows(
+        self, sim: Any, motor_of: dict[int, int], ends_of: dict[int, list[int]]
+    ) -> list[tuple[int, int]]:
+        """The constrain_rates program followed by the dampers; fills the damper rows."""
         rates: list[tuple[int, int]] = []
         for op in compat.feature_group(sim, "constrain_rates"):
             inst, method, kw = compat.bound_operator(op)
@@ -327,16 +404,14 @@ class _Compiler(TableBuilder):
                     f"constraint {type(inst).__name__} is not supported by the fast path"
                 )
             rates.append((OP_MOTOR, motor_of[id(inst)]))
-        rod_dampers: list[tuple[Any, Any, Any, bool]] = []
-        body_dampers: list[tuple[Any, float, float]] = []
         for op in compat.feature_group(sim, "damping"):
             inst, method, kw = compat.bound_operator(op)
             system = kw["system"]
             if isinstance(inst, KelvinVoigtDamping):
                 if not self._is_rod(system):
                     raise FastPathUnsupported("KelvinVoigtDamping on a system outside the rod block")
-                rates.append((OP_MATERIAL_DAMPING, len(material)))
-                material.append((inst, system))
+                rates.append((OP_MATERIAL_DAMPING, len(self._material)))
+                self._material.append((inst, system))
                 continue
             factors = compat.damper_coefficients(inst)
             if factors is None:
@@ -345,34 +420,38 @@ class _Compiler(TableBuilder):
                 )
             ct, cr = factors
             if self._is_rod(system):
-                rates.append((OP_DAMP_ROD, len(rod_dampers)))
-                rod_dampers.append((system, ct, cr, np.ndim(cr) > 0))
+                rates.append((OP_DAMP_ROD, len(self._rod_dampers)))
+                self._rod_dampers.append((system, ct, cr, np.ndim(cr) > 0))
             elif self._is_body(system) and np.ndim(ct) == 0 and np.ndim(cr) == 0:
-                rates.append((OP_DAMP_BODY, len(body_dampers)))
-                body_dampers.append((system, float(ct), float(cr)))
+                rates.append((OP_DAMP_BODY, len(self._body_dampers)))
+                self._body_dampers.append((system, float(ct), float(cr)))
             else:
                 raise FastPathUnsupported("damper on an unsupported system")
+        return rates
 
-        # ---- tables ----------------------------------------------------------------------
-        self.couplings = self._coupling_table(couplings)
+    def _write_tables(self) -> None:
+        """The law tables of the collected rows (and the motors' command holders)."""
+        motors, joints, loads = self._motors, self._joints, self._loads
+        self.couplings = self._coupling_table(self._couplings)
         self.joints = self._joint_table(joints, len(motors))
         self.motors = self._motor_table(motors)
         # the command of a torque-driven mount is its reaction's torque schedule
-        torque_of = {id(rod): r for r, rod, _ in reactions if r.free_twist}
+        torque_of = {id(rod): r for r, rod, _ in self._reactions if r.free_twist}
         self._motor_bcs: list[Any] = [
             torque_of[id(rod)] if getattr(bc, "free_twist", False) else bc for bc, rod in motors
         ]
         self._motor_bcs += [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
-        self.rod_dampers = self._rod_damper_table(rod_dampers)
+        self.rod_dampers = self._rod_damper_table(self._rod_dampers)
+        body_dampers = self._body_dampers
         self.body_dampers = BodyDamperTable(
             body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
             translational=np.array([c for _, c, _ in body_dampers], dtype=np.float64),
             rotational=np.array([c for _, _, c in body_dampers], dtype=np.float64),
         )
-        self.rod_gravity = gravity_table(rod_gravity)
-        self.body_gravity = gravity_table(body_gravity)
-        self.material = self._material_table(material)
-        self.ends = end_table(ends)
+        self.rod_gravity = gravity_table(self._rod_gravity)
+        self.body_gravity = gravity_table(self._body_gravity)
+        self.material = self._material_table(self._material)
+        self.ends = end_table(self._ends)
         self.loads = LoadTable(
             node=np.array([r[0] for r in loads], dtype=np.int64),
             force=np.array([r[1] for r in loads], dtype=np.float64).reshape(-1, 3),
@@ -381,10 +460,7 @@ class _Compiler(TableBuilder):
             ramp=np.array([r[4] for r in loads], dtype=np.float64),
         )
         self.scheduled_loads = [(k, r[5]) for k, r in enumerate(loads) if r[5] is not None]
-        self.compression = self._compression_table(compression)
-        self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
-        self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
-        self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
+        self.compression = self._compression_table(self._compression)
 
     def _resolve_reactions(
         self, sync: list[tuple[int, int]], reactions: list[tuple[MountReaction, Any, Any]],

@@ -1,7 +1,9 @@
 """Step API of an HSA robot: set motor angles, advance one control interval, read the state.
 
-Shared by both paths -- :class:`hsa_elastica.robots.builders.Robot` (per-rod operators) and
-:class:`hsa_elastica.engines.fused.FastRobot` (fused loop) -- through :class:`ControlMixin`::
+Implemented once, in :class:`ControlMixin`, on top of a handle that can ``run(duration)``: the
+operator time loop (:class:`hsa_elastica.robots.handles.Robot`, :class:`~hsa_elastica.robots.stack.Stack`)
+and the compiled engines (:class:`hsa_elastica.robots.compiled.FastRobot`, whose ``run``
+advances an engine of ``(model, dt)``: the fused loop or the implicit integrator)::
 
     robot = build_fast_robot(paper_robot_params(), [0, 0, 0, 0])   # or build_robot(...)
     for k in range(50):

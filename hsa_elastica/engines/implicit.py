@@ -42,21 +42,23 @@ step (the explicit stepper reads the rate at mid-step).  The coupling's twist fi
 (``twist_filter_time``) advances once per step: every residual evaluation of a step starts the
 filter from its state at the step's start.
 
-:class:`ImplicitRobot` is the robot handle (same interface as
-:class:`hsa_elastica.engines.fused.FastRobot`: ``run``, ``step``/``set_motor_angles``/``state``,
-recorders, divergence checks); :func:`implicit_step` is the functional form ``(engine, dt)``.
+:class:`ImplicitEngine` is an engine of ``(model, dt)`` as the fused stepper
+(:class:`~hsa_elastica.engines.fused.Engine`: :meth:`ImplicitEngine.run_steps` under the model's
+motor schedules); the robot handle around it is :class:`hsa_elastica.robots.compiled.ImplicitRobot` (``run``,
+``step``/``set_motor_angles``/``state``, recorders, divergence checks); :func:`implicit_step` is
+the functional form ``(engine, dt)``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
-from hsa_elastica.engines.fused import FastRobot, _schedule_table
+from hsa_elastica.engines.fused import _schedule_table
 from hsa_elastica.engines.implicit_kernels import (
     AlphaState,
     ChordBuffers,
@@ -90,16 +92,10 @@ from hsa_elastica.physics.tables import (
     STATUS_STIFFNESS,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from hsa_elastica.robots.builders import Robot
-    from hsa_elastica.robots.stack import Stack
-
 __all__ = [
     "DEFAULT_RHO_INF",
     "ImplicitEngine",
-    "ImplicitRobot",
     "ImplicitStepFailed",
-    "compiled_engine",
     "generalized_alpha",
     "implicit_step",
 ]
@@ -508,6 +504,28 @@ class ImplicitEngine:
             k += 1
         return self.time
 
+    def run_steps(self, n: int, t: float) -> float:
+        """``n`` steps from ``t`` [s] under the motor schedules of ``model.motor_bcs`` (the
+        :class:`~hsa_elastica.engines.fused.Engine` interface); returns the new time [s]."""
+        model = self.model
+        m = len(model.motor_bcs)
+        times = t + self.dt * np.arange(0, n + 1, dtype=np.float64)
+        values = np.empty((n + 1, m))
+        rates = np.empty((n + 1, m))
+        col_v = np.empty(n + 1)
+        col_r = np.empty(n + 1)
+        for i, (angle, rate) in enumerate(model.motor_schedules()):
+            _schedule_table(angle, rate, times, col_v, col_r)
+            values[:, i] = col_v
+            # the angular velocity imposed during step k: the secant of the angle table (the
+            # rate at mid-step to O(h^2), as the explicit stepper reads it; a schedule's own
+            # rate at the step's end is zero at the last step of a linear ramp that is still
+            # turning the motor)
+            rates[0, i] = col_r[0]
+            rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
+        self.time = t
+        return float(self.advance(values, rates))
+
     def _fail(self, h: float, t0: float, it: int, r: NDArray[np.float64]) -> None:
         self._restore_start()
         fn, tn = self._norms(r)
@@ -534,70 +552,3 @@ def implicit_step(engine: ImplicitEngine, angles: NDArray[np.float64],
     a = np.asarray(angles, dtype=np.float64)
     r = np.zeros_like(a) if rates is None else np.asarray(rates, dtype=np.float64)
     return engine.step(a, r)
-
-
-class ImplicitRobot(FastRobot):
-    """A robot (or stack) built by the builders, stepped by :class:`ImplicitEngine` at the
-    robot's ``dt``: same interface as :class:`~hsa_elastica.engines.fused.FastRobot` (``run``,
-    ``set_motor_angles``/``step``/``state``, recorders, divergence checks).
-
-    ``rho_inf``: spectral radius of the generalized-alpha scheme; ``dt_table``: the step the
-    damper tables were built with (default the robot's ``dt``).
-    """
-
-    def __init__(self, robot: Robot | Stack, *, rho_inf: float = DEFAULT_RHO_INF,
-                 chunk: int = 500, dt_table: float | None = None, **kwargs: Any) -> None:
-        super().__init__(robot, chunk=chunk)
-        self.engine = ImplicitEngine(
-            self.model, self.dt, dt_table=self.dt if dt_table is None else float(dt_table),
-            rho_inf=rho_inf, **kwargs)
-
-    def extra_state(self) -> dict[str, np.ndarray]:
-        """See :meth:`ImplicitEngine.extra_state`."""
-        return self.engine.extra_state()
-
-    def set_extra_state(self, d: dict[str, np.ndarray]) -> None:
-        """See :meth:`ImplicitEngine.set_extra_state`."""
-        self.engine.set_extra_state(d)
-
-    def _advance(self, n: int, t: float) -> float:
-        m = len(self._motor_bcs)
-        eng = self.engine
-        times = t + self.dt * np.arange(0, n + 1, dtype=np.float64)
-        values = np.empty((n + 1, m))
-        rates = np.empty((n + 1, m))
-        col_v = np.empty(n + 1)
-        col_r = np.empty(n + 1)
-        for i, bc in enumerate(self._motor_bcs):
-            angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
-            if i < self.motor_table.has_rate.shape[0]:
-                self.motor_table.has_rate[i] = rate is not None
-            _schedule_table(angle, rate, times, col_v, col_r)
-            values[:, i] = col_v
-            # the angular velocity imposed during step k: the secant of the angle table (the
-            # rate at mid-step to O(h^2), as the explicit stepper reads it; a schedule's own
-            # rate at the step's end is zero at the last step of a linear ramp that is still
-            # turning the motor)
-            rates[0, i] = col_r[0]
-            rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
-        eng.time = t
-        return float(eng.advance(values, rates))
-
-
-def _simulation_params(robot: Any) -> Any:
-    """The ``SimulationParams`` of a robot (``params.simulation``) or of a stack's first
-    segment (``params[0].simulation``); None if it has none."""
-    p = getattr(robot, "params", None)
-    if isinstance(p, (tuple, list)) and p:
-        p = p[0]
-    return getattr(p, "simulation", None)
-
-
-def compiled_engine(robot: Robot | Stack, *, chunk: int = 500) -> FastRobot:
-    """The compiled engine selected by the robot's ``simulation.integrator``: a
-    :class:`~hsa_elastica.engines.fused.FastRobot` (``"explicit"``) or an
-    :class:`ImplicitRobot` with ``simulation.implicit_rho_inf`` (``"implicit"``)."""
-    sim = _simulation_params(robot)
-    if sim is not None and getattr(sim, "integrator", "explicit") == "implicit":
-        return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk)
-    return FastRobot(robot, chunk=chunk)

@@ -15,7 +15,7 @@ A snapshot (:class:`Snapshot`) holds copies of
   clock,
 * whatever the engine's optional hook ``extra_state()`` returns (a dict of arrays, restored by
   ``set_extra_state(d)``): an engine with state of its own adds it there
-  (:class:`~hsa_elastica.engines.implicit.ImplicitRobot`: the generalized-alpha velocities and
+  (:class:`~hsa_elastica.robots.compiled.ImplicitRobot`: the generalized-alpha velocities and
   accelerations of its unknowns and the Jacobian its chord factorisation was made from, which
   the restore factorises again).
 

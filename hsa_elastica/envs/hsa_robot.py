@@ -47,7 +47,7 @@ installed: the extra ``rl``).
   (:mod:`hsa_elastica.engines.implicit`, internal step :data:`IMPLICIT_DT` unless ``dt`` is
   given); None keeps ``params.simulation.integrator``.
 
-The fused stepper (:class:`hsa_elastica.engines.fused.FastRobot`) is used unless
+The fused stepper (:class:`hsa_elastica.robots.compiled.FastRobot`) is used unless
 ``fast=False`` (per-rod operators; same trajectory, ~6x slower).
 """
 
@@ -325,7 +325,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.target = target
         robot: Any = self._build()
         if self.fast:
-            from hsa_elastica.engines.implicit import compiled_engine
+            from hsa_elastica.robots.compiled import compiled_engine
 
             # one numba call per control interval (the divergence check runs after it); the
             # engine is the one simulation.integrator selects

@@ -106,7 +106,7 @@ class JointParams(_ParamsBase):
 
 
 _RAMP_SHAPES = ("linear", "smooth")
-#: time integrators of the compiled engines (:func:`hsa_elastica.engines.implicit.compiled_engine`)
+#: time integrators of the compiled engines (:func:`hsa_elastica.robots.compiled.compiled_engine`)
 _INTEGRATORS = ("explicit", "implicit")
 
 

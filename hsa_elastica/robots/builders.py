@@ -103,7 +103,7 @@ from hsa_elastica.robots.environment import (  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
 
-    from hsa_elastica.engines.fused import FastRobot
+    from hsa_elastica.robots.compiled import FastRobot
 
 __all__ = [
     "HSASimulator",
@@ -362,49 +362,10 @@ def build_single_rod(
         sim, rod, rod_params, dt, hold_base=True, hold_tip=distal in ("twist_locked", "fixed")
     )
 
-    base_bc: OperatorRef[Any] = OperatorRef()
-    base_torque: OperatorRef[BaseTwistTorque] | None = None
-    if base == "motor":
-        sim.constrain(rod).using(
-            base_bc.capture(MotorAngleBC),
-            constrained_position_idx=(0,),
-            constrained_director_idx=(0,),
-            angle=_as_schedule("angle", angle, sim_params),
-        )
-    else:
-        sim.constrain(rod).using(
-            base_bc.capture(FreeTwistBC),
-            constrained_position_idx=(0,),
-            constrained_director_idx=(0,),
-        )
-        base_torque = OperatorRef()
-        sim.add_forcing_to(rod).using(
-            base_torque.capture(BaseTwistTorque), torque=_as_schedule("torque", torque, sim_params)
-        )
-
-    distal_bc: OperatorRef[Any] | None = None
-    if distal == "twist_locked":
-        distal_bc = OperatorRef()
-        sim.constrain(rod).using(distal_bc.capture(DistalTwistLockBC), constrained_director_idx=(-1,))
-    elif distal == "fixed":
-        distal_bc = OperatorRef()
-        sim.constrain(rod).using(
-            distal_bc.capture(FixedConstraint),
-            constrained_position_idx=(-1,),
-            constrained_director_idx=(-1,),
-        )
-
+    base_bc, base_torque = _add_rod_base(sim, rod, base, angle, torque, sim_params)
+    distal_bc = _add_rod_distal(sim, rod, distal)
     if tip_force is not None:
-        f = np.array(tip_force, dtype=np.float64).reshape(-1)
-        if f.shape == (1,):
-            f = np.array([0.0, 0.0, f[0]])
-        if f.shape != (3,) or not np.all(np.isfinite(f)):
-            raise ParameterError(
-                f"tip_force = {tip_force!r} is invalid: must be None, a number or 3 finite numbers (N)"
-            )
-        sim.add_forcing_to(rod).using(
-            EndpointForces, start_force=np.zeros(3), end_force=f, ramp_up_time=sim_params.ramp_time
-        )
+        _add_tip_force(sim, rod, tip_force, sim_params)
 
     recorder = _add_environment(sim, rod, sim_params, "rod" if record else None)
     handle = SingleRod(
@@ -424,6 +385,65 @@ def build_single_rod(
     if finalize:
         sim.finalize()
     return handle
+
+
+def _add_rod_base(
+    sim: HSASimulator, rod: CosseratRod, base: str, angle: Schedule, torque: Schedule,
+    sim_params: SimulationParams,
+) -> tuple[OperatorRef[Any], OperatorRef[BaseTwistTorque] | None]:
+    """The base of a single rod (see :func:`build_single_rod`): its boundary condition and,
+    for ``base="free_twist"``, the base twist torque."""
+    base_bc: OperatorRef[Any] = OperatorRef()
+    if base == "motor":
+        sim.constrain(rod).using(
+            base_bc.capture(MotorAngleBC),
+            constrained_position_idx=(0,),
+            constrained_director_idx=(0,),
+            angle=_as_schedule("angle", angle, sim_params),
+        )
+        return base_bc, None
+    sim.constrain(rod).using(
+        base_bc.capture(FreeTwistBC),
+        constrained_position_idx=(0,),
+        constrained_director_idx=(0,),
+    )
+    base_torque: OperatorRef[BaseTwistTorque] = OperatorRef()
+    sim.add_forcing_to(rod).using(
+        base_torque.capture(BaseTwistTorque), torque=_as_schedule("torque", torque, sim_params)
+    )
+    return base_bc, base_torque
+
+
+def _add_rod_distal(sim: HSASimulator, rod: CosseratRod, distal: str) -> OperatorRef[Any] | None:
+    """The distal-end constraint of a single rod (None for a free end)."""
+    if distal == "free":
+        return None
+    distal_bc: OperatorRef[Any] = OperatorRef()
+    if distal == "twist_locked":
+        sim.constrain(rod).using(distal_bc.capture(DistalTwistLockBC), constrained_director_idx=(-1,))
+    else:  # "fixed"
+        sim.constrain(rod).using(
+            distal_bc.capture(FixedConstraint),
+            constrained_position_idx=(-1,),
+            constrained_director_idx=(-1,),
+        )
+    return distal_bc
+
+
+def _add_tip_force(
+    sim: HSASimulator, rod: CosseratRod, tip_force: Any, sim_params: SimulationParams
+) -> None:
+    """``EndpointForces`` on the distal node, ramped linearly over ``sim_params.ramp_time``."""
+    f = np.array(tip_force, dtype=np.float64).reshape(-1)
+    if f.shape == (1,):
+        f = np.array([0.0, 0.0, f[0]])
+    if f.shape != (3,) or not np.all(np.isfinite(f)):
+        raise ParameterError(
+            f"tip_force = {tip_force!r} is invalid: must be None, a number or 3 finite numbers (N)"
+        )
+    sim.add_forcing_to(rod).using(
+        EndpointForces, start_force=np.zeros(3), end_force=f, ramp_up_time=sim_params.ramp_time
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -545,21 +565,82 @@ def _assemble_robot(
     shifted to the mount origin, so the attachment of rod ``i`` in the body frame is the
     offset plus ``rod_start(i)``.
     """
-    n = robot_params.n_rods
     angles = tuple(float("nan") if callable(a) else a for a in per_rod)
     sp = robot_params.simulation
-    dt = sp.dt
-    rp = robot_params.rod
-    pp = robot_params.platform
-    jp = robot_params.joint
     if mount is not None and not isinstance(mount, JointParams):
         raise ParameterError(f"mount = {mount!r} is invalid: must be None or a JointParams")
+    rod_params = [robot_params.rod_params(i) for i in range(robot_params.n_rods)]
+    rods, bases, attachments, mounts = _place_rods(sim, robot_params, rod_params, frame, body)
+    platform = _add_platform(sim, robot_params, frame)
     # motors on a body: rigidly bolted (MotorMountBC / TwistMountBC) unless joint gains are
     # given for a compliant mount (MotorMount / TwistMount, Eq. 6-7 at the base)
     rigid = body is not None and mount is None
-    mp = jp if mount is None else mount
+    couplings: list[OperatorRef[AuxeticCoupling]] = []
+    motors: list[OperatorRef[Any]] = []
+    mount_bcs: list[OperatorRef[Any]] = []
+    reactions: list[tuple[CosseratRod, OperatorRef[Any] | None, Any]] = []
+    joints: list[OperatorRef[PlatformJoint]] = []
+    recorders: dict[str, Any] = {}
+    ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
+    for i, rod in enumerate(rods):
+        c_ref: OperatorRef[AuxeticCoupling] = OperatorRef()
+        sim.add_forcing_to(rod).using(
+            c_ref.capture(AuxeticCoupling), **coupling_kwargs(rod_params[i])
+        )
+        couplings.append(c_ref)
+        _add_material_damping(
+            sim, rod, rod_params[i], sp.dt, hold_base=body is None or rigid, hold_tip=False
+        )
+        target = per_rod[i]
+        schedule: Callable[[float], float]
+        if callable(target):
+            schedule = target
+        elif callable(ramp):
+            schedule = _scaled(ramp, angles[i])
+        else:
+            schedule = Ramp(target=angles[i], duration=ramp_time, shape=sp.ramp_shape)
+        m_ref, bc_ref = _add_motor(sim, rod, schedule, body, drive, None if rigid else mount,
+                                   mounts[i])
+        if bc_ref is not None:  # a rigid mount: its reaction is registered after gravity
+            mount_bcs.append(bc_ref)
+            # the torque drive's command lives on its reaction
+            reactions.append((rod, m_ref if drive == "torque" else None,
+                              None if drive == "angle" else schedule))
+        motors.append(m_ref)
+        joints.append(_add_joint(sim, rod, platform, robot_params.joint, attachments[i],
+                                 PlatformJoint, -1))
+        recorders[f"rod{i}"] = _add_environment(sim, rod, sp, "rod" if record else None)
 
-    rod_params = [robot_params.rod_params(i) for i in range(n)]
+    for rod, r_ref, torque in reactions:
+        sim.connect(
+            first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
+        ).using(MountReaction if r_ref is None else r_ref.capture(MountReaction), torque=torque)
+    recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
+    if record:
+        from hsa_elastica.io.sensors import RobotSensorRecorder
+
+        recorders["sensors"] = RobotSensorRecorder(fps=sp.record_fps, dt=sp.dt).attach(sim, platform)
+
+    robot = Robot(
+        simulator=sim, params=robot_params, motor_angles=angles, rods=rods, platform=platform,
+        timestepper=PositionVerlet(), dt=sp.dt, rod_bases=bases, attachment_points=attachments,
+        couplings=couplings, motors=motors, joints=joints,
+        recorders=recorders if record else {}, base=body, mounts=mount_bcs,
+    )
+    if record:
+        recorders["sensors"].bind(robot)
+    return robot
+
+
+def _place_rods(
+    sim: HSASimulator, robot_params: RobotParams, rod_params: list[RodParams],
+    frame: Frame | None, body: Any,
+) -> tuple[list[CosseratRod], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The rods of a robot on their circle, appended to ``sim``; with the rod bases [m]
+    (robot frame), the joint attachment points [m] (platform frame) and, on a base body, the
+    rod starts in the body frame [m] (zeros without a body)."""
+    n = robot_params.n_rods
+    rp = robot_params.rod
     rods: list[CosseratRod] = []
     bases = np.zeros((n, 3))
     attachments = np.zeros((n, 3))
@@ -577,11 +658,17 @@ def _assemble_robot(
         sim.append(rod)
         rods.append(rod)
         # rigid top cap: part of the platform, the joint holds the flexible tip below it
-        attachments[i] = (bases[i, 0], bases[i, 1], -0.5 * pp.thickness - rp.cap_length_top)
+        attachments[i] = (bases[i, 0], bases[i, 1],
+                          -0.5 * robot_params.platform.thickness - rp.cap_length_top)
         if body is not None and frame is not None:
             # rod start in the body frame: lab point -> body frame
             mounts[i] = frame[0].T @ (_placed(frame, bases[i]) - body.position_collection[:, 0])
+    return rods, bases, attachments, mounts
 
+
+def _add_platform(sim: HSASimulator, robot_params: RobotParams, frame: Frame | None) -> Cylinder:
+    """The platform cylinder on the rod tips (see the module docstring), appended to ``sim``."""
+    rp, pp = robot_params.rod, robot_params.platform
     platform = Cylinder(
         start=_placed(frame, (0.0, 0.0, rp.cap_length_base + rp.length + rp.cap_length_top)),
         direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
@@ -591,115 +678,62 @@ def _assemble_robot(
         density=pp.effective_density,
     )
     sim.append(platform)
+    return platform
 
-    couplings: list[OperatorRef[AuxeticCoupling]] = []
-    motors: list[OperatorRef[Any]] = []
-    mount_bcs: list[OperatorRef[Any]] = []
-    reactions: list[tuple[CosseratRod, OperatorRef[Any] | None, Any]] = []
-    joints: list[OperatorRef[PlatformJoint]] = []
-    recorders: dict[str, Any] = {}
-    ramp_time = sp.ramp_time if ramp is None or callable(ramp) else float(ramp)
-    for i, rod in enumerate(rods):
-        c_ref: OperatorRef[AuxeticCoupling] = OperatorRef()
-        sim.add_forcing_to(rod).using(
-            c_ref.capture(AuxeticCoupling), **coupling_kwargs(rod_params[i])
+
+def _add_motor(
+    sim: HSASimulator, rod: CosseratRod, schedule: Callable[[float], float], body: Any,
+    drive: str, compliant: JointParams | None, mount_point: NDArray[np.float64],
+) -> tuple[OperatorRef[Any], OperatorRef[Any] | None]:
+    """The motor at a rod's base: a :class:`MotorAngleBC` (no body), a rigid mount BC on
+    ``body`` (``compliant`` None) or a compliant mount with the gains ``compliant``.  Returns
+    the motor's handle and, for a rigid mount, the handle of its BC (the motor's handle is
+    then the reaction's, registered by the caller, for ``drive="torque"``)."""
+    m_ref: OperatorRef[Any] = OperatorRef()
+    if body is None:
+        sim.constrain(rod).using(
+            m_ref.capture(MotorAngleBC),
+            constrained_position_idx=(0,),
+            constrained_director_idx=(0,),
+            angle=schedule,
         )
-        couplings.append(c_ref)
-        _add_material_damping(
-            sim, rod, rod_params[i], dt, hold_base=body is None or rigid, hold_tip=False
+        return m_ref, None
+    if compliant is None:
+        bc_ref: OperatorRef[Any] = m_ref if drive == "angle" else OperatorRef()
+        sim.constrain(rod).using(
+            bc_ref.capture(MotorMountBC if drive == "angle" else TwistMountBC),
+            constrained_position_idx=(0,),
+            constrained_director_idx=(0,),
+            body=body,
+            **({"angle": schedule} if drive == "angle" else {}),
         )
+        return m_ref, bc_ref
+    command = {"angle": schedule} if drive == "angle" else {"torque": schedule}
+    _add_joint(sim, rod, body, compliant, mount_point, MotorMount if drive == "angle" else TwistMount,
+               0, m_ref, **command)
+    return m_ref, None
 
-        schedule: Callable[[float], float]
-        target = per_rod[i]
-        if callable(target):
-            schedule = target
-        elif callable(ramp):
-            schedule = _scaled(ramp, angles[i])
-        else:
-            schedule = Ramp(target=angles[i], duration=ramp_time, shape=sp.ramp_shape)
-        if body is None:
-            m_ref: OperatorRef[Any] = OperatorRef()
-            sim.constrain(rod).using(
-                m_ref.capture(MotorAngleBC),
-                constrained_position_idx=(0,),
-                constrained_director_idx=(0,),
-                angle=schedule,
-            )
-        elif rigid:
-            m_ref = OperatorRef()
-            bc_ref: OperatorRef[Any] = m_ref if drive == "angle" else OperatorRef()
-            sim.constrain(rod).using(
-                bc_ref.capture(MotorMountBC if drive == "angle" else TwistMountBC),
-                constrained_position_idx=(0,),
-                constrained_director_idx=(0,),
-                body=body,
-                **({"angle": schedule} if drive == "angle" else {}),
-            )
-            mount_bcs.append(bc_ref)
-            # the torque drive's command lives on its reaction (registered after gravity)
-            reactions.append((rod, m_ref if drive == "torque" else None,
-                              None if drive == "angle" else schedule))
-        else:
-            m_ref = OperatorRef()
-            command = {"angle": schedule} if drive == "angle" else {"torque": schedule}
-            sim.connect(
-                first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
-            ).using(
-                m_ref.capture(MotorMount if drive == "angle" else TwistMount),
-                k_F=mp.k_F,
-                nu_F=mp.nu_F,
-                k_tau=mp.k_tau,
-                nu_tau=mp.nu_tau,
-                attachment_point=mounts[i].copy(),
-                **command,
-            )
-        motors.append(m_ref)
 
-        j_ref: OperatorRef[PlatformJoint] = OperatorRef()
-        sim.connect(
-            first_rod=rod, second_rod=platform, first_connect_idx=-1, second_connect_idx=0
-        ).using(
-            j_ref.capture(PlatformJoint),
-            k_F=jp.k_F,
-            nu_F=jp.nu_F,
-            k_tau=jp.k_tau,
-            nu_tau=jp.nu_tau,
-            attachment_point=attachments[i].copy(),
-        )
-        joints.append(j_ref)
-
-        recorders[f"rod{i}"] = _add_environment(sim, rod, sp, "rod" if record else None)
-
-    for rod, r_ref, torque in reactions:
-        sim.connect(
-            first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
-        ).using(MountReaction if r_ref is None else r_ref.capture(MountReaction), torque=torque)
-    recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
-    if record:
-        from hsa_elastica.io.sensors import RobotSensorRecorder
-
-        recorders["sensors"] = RobotSensorRecorder(fps=sp.record_fps, dt=dt).attach(sim, platform)
-
-    robot = Robot(
-        simulator=sim,
-        params=robot_params,
-        motor_angles=angles,
-        rods=rods,
-        platform=platform,
-        timestepper=PositionVerlet(),
-        dt=dt,
-        rod_bases=bases,
-        attachment_points=attachments,
-        couplings=couplings,
-        motors=motors,
-        joints=joints,
-        recorders=recorders if record else {},
-        base=body,
-        mounts=mount_bcs,
+def _add_joint(
+    sim: HSASimulator, rod: CosseratRod, body: Any, gains: JointParams,
+    attachment: NDArray[np.float64], kind: type, rod_index: int,
+    ref: OperatorRef[Any] | None = None, **kwargs: Any,
+) -> OperatorRef[Any]:
+    """A joint of Eq. 6-7 (``kind``: :class:`PlatformJoint` or a compliant mount) between
+    node ``rod_index`` of ``rod`` and ``body`` at ``attachment`` (body frame, [m])."""
+    ref = OperatorRef() if ref is None else ref
+    sim.connect(
+        first_rod=rod, second_rod=body, first_connect_idx=rod_index, second_connect_idx=0
+    ).using(
+        ref.capture(kind),
+        k_F=gains.k_F,
+        nu_F=gains.nu_F,
+        k_tau=gains.k_tau,
+        nu_tau=gains.nu_tau,
+        attachment_point=attachment.copy(),
+        **kwargs,
     )
-    if record:
-        recorders["sensors"].bind(robot)
-    return robot
+    return ref
 
 
 def build_fast_robot(
@@ -713,9 +747,9 @@ def build_fast_robot(
 ) -> FastRobot:
     """:func:`hsa_elastica.robots.builders.build_robot` stepped by the compiled engine that
     ``robot_params.simulation.integrator`` selects (same arguments): the fused explicit loop
-    (:class:`~hsa_elastica.engines.fused.FastRobot`) or the implicit integrator
-    (:class:`~hsa_elastica.engines.implicit.ImplicitRobot`)."""
-    from hsa_elastica.engines.implicit import compiled_engine
+    (:class:`~hsa_elastica.robots.compiled.FastRobot`) or the implicit integrator
+    (:class:`~hsa_elastica.robots.compiled.ImplicitRobot`)."""
+    from hsa_elastica.robots.compiled import compiled_engine
 
     robot = build_robot(
         robot_params, motor_angles, ramp=ramp, record=record, finalize=True, check_dt=check_dt

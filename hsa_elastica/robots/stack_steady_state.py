@@ -257,7 +257,7 @@ def solve_stack_steady_state(
     robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
                              mount=mount, drive=drive)
     if fast:
-        from hsa_elastica.engines.implicit import compiled_engine
+        from hsa_elastica.robots.compiled import compiled_engine
 
         robot = compiled_engine(robot)
     dampings = (max(p.simulation.damping for p in params),

@@ -388,7 +388,7 @@ def nearest_neighbour_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
 def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = None) -> float:
     """Max-norm of the static residual at the current pose of a robot [N and N m].
 
-    ``robot_or_model``: a :class:`~hsa_elastica.engines.fused.FastRobot` (after ``run``), a
+    ``robot_or_model``: a :class:`~hsa_elastica.robots.compiled.FastRobot` (after ``run``), a
     fresh :class:`~hsa_elastica.robots.builders.Robot`, or a :class:`CompiledModel`.  The
     residual is the largest net force on a free node [N] or net couple on a free element /
     the platform [N m] with the velocities set to zero (on a copy; the robot is untouched),

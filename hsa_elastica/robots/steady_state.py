@@ -313,9 +313,9 @@ def solve_steady_state(
         still finite (also checked by ``simulation.run`` / ``FastRobot.run`` at every chunk).
     fast : bool
         True (default): step the robot with the compiled engine ``simulation.integrator``
-        selects (``"explicit"``: the fused loop :class:`hsa_elastica.engines.fused.FastRobot`,
+        selects (``"explicit"``: the fused loop :class:`hsa_elastica.robots.compiled.FastRobot`,
         same trajectory as the per-rod operators to round-off, about 4x faster;
-        ``"implicit"``: :class:`hsa_elastica.engines.implicit.ImplicitRobot`); False: the
+        ``"implicit"``: :class:`hsa_elastica.robots.compiled.ImplicitRobot`); False: the
         reference per-rod operators (``Robot.run``).  A simulator the fused loop cannot compile
         raises ``fast.FastPathUnsupported``.
     tol_residual : m/s^2
@@ -364,7 +364,7 @@ def solve_steady_state(
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
     if fast:
-        from hsa_elastica.engines.implicit import compiled_engine
+        from hsa_elastica.robots.compiled import compiled_engine
 
         robot = compiled_engine(robot)
     relaxed = relax(

@@ -1,0 +1,339 @@
+"""A built robot or stack stepped by a compiled engine: the handle around an engine of
+``(model, dt)``.
+
+The engines (:class:`~hsa_elastica.engines.fused.FusedEngine`, the explicit fused loop, and
+:class:`~hsa_elastica.engines.implicit.ImplicitEngine`, the implicit integrator) know only the
+:class:`~hsa_elastica.engines.compile.CompiledModel` that
+:func:`~hsa_elastica.engines.compile.compile_simulator` makes of the built simulator, and
+advance its state by whole steps (:class:`~hsa_elastica.engines.fused.Engine`).  This module
+puts the robot around one: :class:`FastRobot` compiles a fresh
+:class:`~hsa_elastica.robots.handles.Robot` or :class:`~hsa_elastica.robots.stack.Stack`, runs
+the engine in chunks with the recorders called at their sampling steps and a divergence check
+after every chunk, and carries the step API (:class:`~hsa_elastica.engines.control.ControlMixin`:
+``set_motor_angles``, ``step``, ``state``, snapshots)::
+
+    from hsa_elastica import build_robot, paper_robot_params
+    from hsa_elastica.robots.compiled import FastRobot
+    robot = FastRobot(build_robot(paper_robot_params(), [0.5, -0.5, 0.5, -0.5], record=False))
+    robot.run(0.01)
+
+:class:`ImplicitRobot` is the same handle on the implicit integrator; :func:`compiled_engine`
+picks the one ``simulation.integrator`` selects (what ``build_fast_robot``, the steady-state
+solvers and the Gymnasium envs call).
+
+State ownership: the engine keeps the operators' internal state (printed geometry, twist
+filter, joint rest orientation) in the model's tables; the operator instances of the wrapped
+simulator are not advanced, so do not mix ``FastRobot.run`` with the wrapped ``Robot.run``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported, compile_simulator
+from hsa_elastica.engines.control import ControlMixin
+from hsa_elastica.engines.fused import Engine, FusedEngine
+from hsa_elastica.engines.implicit import DEFAULT_RHO_INF, ImplicitEngine
+from hsa_elastica.engines.timeloop import (
+    DEFAULT_MAX_SPEED,
+    DEFAULT_MAX_STRETCH,
+    SimulationDiverged,
+    check_bound,
+    find_runaway,
+)
+from hsa_elastica.params import ParameterError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from hsa_elastica.robots.handles import Robot
+    from hsa_elastica.robots.stack import Stack
+
+__all__ = ["FastRobot", "HANDLE_ATTRIBUTES", "ImplicitRobot", "compiled_engine"]
+
+
+class FastRobot(ControlMixin):
+    """A robot built by :func:`hsa_elastica.robots.builders.build_robot` (or a stack built by
+    :func:`hsa_elastica.robots.stack.build_stack`), stepped by the fused explicit engine
+    (:class:`~hsa_elastica.engines.fused.FusedEngine`) of its compiled model.
+
+    Step API as the wrapped robot (:class:`~hsa_elastica.engines.control.ControlMixin`):
+    ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
+
+    Same interface as :class:`hsa_elastica.robots.handles.Robot` for running and reading results:
+    :meth:`run`, :meth:`diagnostics`, :attr:`time`, and the wrapped handle's attributes listed
+    in :data:`HANDLE_ATTRIBUTES` (``rods``, ``platform``, ``params``, ``recorders``,
+    ``simulator``, ...; read only).  ``model`` is the compiled model, ``engine`` the engine;
+    ``couplings``, ``joints``, ``motor_table``, ``rod_arrays``, ``body_arrays``,
+    ``sync_program`` are the model's tables.  ``chunk`` is the largest number of steps per
+    engine call (also the divergence-check period unless :meth:`run` gets ``check_every``).
+    """
+
+    def __init__(self, robot: "Robot | Stack", *, chunk: int = 500) -> None:
+        if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+            raise ParameterError(f"FastRobot.chunk = {chunk!r} is invalid: must be an integer >= 1")
+        self.robot = robot
+        self.chunk = int(chunk)
+        self.dt = float(robot.dt)
+        if robot.time != 0.0:
+            raise FastPathUnsupported(
+                "FastRobot needs a fresh robot (time 0): the operators' state is captured "
+                "at their first application"
+            )
+        model = compile_simulator(robot.simulator)
+        if model.scheduled_loads:
+            raise FastPathUnsupported("BaseTwistTorque schedules are not supported by FastRobot")
+        self.model: CompiledModel = model
+        self.engine: Any = self._make_engine(model)
+        self.rod_arrays = model.rod_arrays
+        self.body_arrays = model.body_arrays
+        self.couplings = model.couplings
+        self.joints = model.joints
+        # the motor table; ``self.motors`` stays the wrapped robot's operator handles
+        self.motor_table = model.motors
+        self.sync_program = model.sync_program
+        self._motor_bcs = model.motor_bcs
+        self._couple_of_rod = self._twist_couple_reader(self.robot)
+        self._bind_sensors()
+
+    def _make_engine(self, model: CompiledModel) -> Engine:
+        """The engine that advances ``model`` (the fused explicit loop)."""
+        return FusedEngine(model, self.dt)
+
+    def _bind_sensors(self) -> None:
+        """Point the sensor recorders (of the robot, or of each segment of a stack) at the
+        joint table of the model: the engine keeps the joints' rest orientations there, not in
+        the operators."""
+        joints = self.joints
+        for robot in getattr(self.robot, "segments", None) or [self.robot]:
+            sensors = getattr(robot, "recorders", {}).get("sensors")
+            if sensors is None or not hasattr(sensors, "bind"):
+                continue
+            rows = [self.model.tip_joint_row(rod.director_collection) for rod in robot.rods]
+
+            def joint_rest(i: int, rows: list[int] = rows) -> NDArray[np.float64] | None:
+                k = rows[i]
+                return joints.rest_orientation[k] if joints.initialized[k] != 0 else None
+
+            sensors.bind(robot, joint_rest=joint_rest,
+                         twist_couple=self._twist_couple_reader(robot))
+
+    def _twist_couple_reader(self, robot: Any) -> Callable[[int], NDArray[np.float64] | None]:
+        """Rod ``i`` of ``robot`` -> the reciprocal twist couple of its coupling in the model's
+        table (the engine keeps it there, not in the operator), None for a one-way coupling or
+        none."""
+        rows = [self.model.reciprocal_coupling_row(rod.director_collection) for rod in robot.rods]
+        couple = self.couplings.couple
+
+        def twist_couple(i: int) -> NDArray[np.float64] | None:
+            return couple[rows[i]] if rows[i] >= 0 else None
+
+        return twist_couple
+
+    def twist_couple(self, i: int) -> NDArray[np.float64] | None:
+        """Reciprocal twist couple [N m] of rod ``i``'s passive coupling in the last step, from
+        the model's coupling table (None for the one-way law)."""
+        return self._couple_of_rod(i)
+
+    # -- snapshots (engines/snapshot.py): the model's arrays, no operator state ------------------
+    def _state_arrays(self) -> dict[str, NDArray[Any]]:
+        return self.model.state_arrays()
+
+    def _state_objects(self) -> list[Any]:
+        return []
+
+    def _schedule_holders(self) -> list[Any]:
+        return list(self._motor_bcs)
+
+    @property
+    def time(self) -> float:
+        """Simulated time [s] reached."""
+        return float(self.robot.time)
+
+    @time.setter
+    def time(self, value: float) -> None:
+        self.robot.time = float(value)
+
+    def _advance(self, n: int, t: float) -> float:
+        """``n`` engine steps from ``t`` [s]; the new time [s]."""
+        return float(self.engine.run_steps(n, t))
+
+    def run(
+        self,
+        duration: float,
+        *,
+        check_every: int | None = None,
+        systems_names: Sequence[str] | None = None,
+        progress: bool = False,
+        max_speed: float | None = None,
+        max_stretch: float | None = None,
+    ) -> float:
+        """Advance by ``duration`` [s] from :attr:`time`; returns the new simulated time [s].
+
+        ``ceil(duration / dt)`` steps (as :func:`hsa_elastica.engines.timeloop.run`), callbacks at
+        their sampling steps, a non-finite check every ``min(check_every, chunk)`` steps
+        (default ``chunk``; memory per call is O(chunk), never O(duration / dt)) raising :class:`hsa_elastica.engines.timeloop.SimulationDiverged` on a blow-up
+        (non-finite state, speed above ``max_speed`` [m/s], rod longer than ``max_stretch``
+        times its rest length; defaults and meaning as :func:`hsa_elastica.engines.timeloop.run`).
+        ``progress`` is accepted for interface compatibility and ignored.
+        """
+        v_max = check_bound("max_speed", DEFAULT_MAX_SPEED if max_speed is None else max_speed, "m/s")
+        stretch = check_bound(
+            "max_stretch",
+            DEFAULT_MAX_STRETCH if max_stretch is None else max_stretch,
+            "dimensionless ratio",
+        )
+        duration = float(duration)
+        if not (math.isfinite(duration) and duration >= 0.0):
+            raise ParameterError(
+                f"run(): duration = {duration!r} is invalid: must be a finite number >= 0 (s)"
+            )
+        if check_every is not None and (
+            isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)) or check_every < 1
+        ):
+            raise ParameterError(
+                f"run(): check_every = {check_every!r} is invalid: must be an integer >= 1 (steps)"
+            )
+        # steps per engine call: at most ``chunk`` whatever ``check_every`` asks, so that the
+        # per-call schedule tables (O(n) floats) never scale with duration / dt
+        limit = self.chunk if check_every is None else min(int(check_every), self.chunk)
+        n_steps = int(math.ceil(duration / self.dt * (1.0 - 1e-9)))
+        systems, names = self._checked_systems(systems_names)
+        self._run_steps(n_steps, limit, systems, names, v_max, stretch)
+        return self.time
+
+    def _checked_systems(self, systems_names: Sequence[str] | None) -> tuple[list[Any], list[str]]:
+        """The systems of the divergence check and their names (a stack names its own)."""
+        named = getattr(self.robot, "named_systems", None)
+        systems: list[Any]
+        if callable(named):  # a multi-segment stack names its rods and platforms
+            table = named()
+            systems, default_names = list(table), list(table.values())
+        else:
+            systems = [*self.robot.rods, self.robot.platform]
+            default_names = [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
+        return systems, list(systems_names) if systems_names is not None else default_names
+
+    def _run_steps(self, n_steps: int, limit: int, systems: list[Any], names: list[str],
+                   v_max: float, stretch: float) -> None:
+        """``n_steps`` steps in engine calls of at most ``limit`` steps, callbacks at their
+        sampling steps, a divergence check after every call."""
+        dt = self.dt
+        t = self.time
+        last_good = t
+        done = 0
+        cb = self.model.callback_every
+        sim = self.robot.simulator
+        while done < n_steps:
+            n = min(limit, n_steps - done)
+            step_now = int(round(t / dt))
+            next_callback = self._next_callback_step(step_now + 1) if cb > 0 else -1
+            if next_callback > 0:
+                n = min(n, next_callback - step_now)
+            t = self._advance(n, t)
+            done += n
+            self.time = t
+            if cb > 0:
+                step = round(np.float64(t) / np.float64(dt))
+                if step == next_callback:
+                    sim.apply_callbacks(np.float64(t), step)
+            bad = find_runaway(systems, max_speed=v_max, max_stretch=stretch)
+            if bad is not None:
+                k = bad[0]
+                name = names[k] if k < len(names) else f"system {k}"
+                raise SimulationDiverged(t, name, last_good, bad[1])
+            last_good = t
+
+    def _next_callback_step(self, step: int) -> int:
+        """First step ``>= step`` at which a callback samples (recorders tell their own
+        sampling steps; other callbacks sample every ``every`` steps, or every step)."""
+        best = -1
+        for target in self.model.callbacks:
+            if hasattr(target, "next_sample_step"):
+                s = int(target.next_sample_step(step))
+            else:
+                every = getattr(target, "every", 1)
+                every = int(every) if isinstance(every, (int, np.integer)) and every >= 1 else 1
+                s = -(-step // every) * every
+            best = s if best < 0 else min(best, s)
+        return best
+
+    def diagnostics(self) -> "pd.DataFrame":
+        """Recorded samples, as :meth:`hsa_elastica.robots.handles.Robot.diagnostics`."""
+        return self.robot.diagnostics()
+
+
+class ImplicitRobot(FastRobot):
+    """A robot (or stack) built by the builders, stepped by
+    :class:`~hsa_elastica.engines.implicit.ImplicitEngine` at the robot's ``dt``: same
+    interface as :class:`FastRobot` (``run``, ``set_motor_angles``/``step``/``state``,
+    recorders, divergence checks).
+
+    ``rho_inf``: spectral radius of the generalized-alpha scheme; ``dt_table``: the step the
+    damper tables were built with (default the robot's ``dt``); other keyword arguments go to
+    :class:`~hsa_elastica.engines.implicit.ImplicitEngine`.
+    """
+
+    engine: ImplicitEngine
+
+    def __init__(self, robot: "Robot | Stack", *, rho_inf: float = DEFAULT_RHO_INF,
+                 chunk: int = 500, dt_table: float | None = None, **kwargs: Any) -> None:
+        self._engine_kwargs = dict(rho_inf=rho_inf, dt_table=dt_table, **kwargs)
+        super().__init__(robot, chunk=chunk)
+
+    def _make_engine(self, model: CompiledModel) -> Engine:
+        kw = dict(self._engine_kwargs)
+        dt_table = kw.pop("dt_table")
+        return ImplicitEngine(model, self.dt, dt_table=self.dt if dt_table is None else float(dt_table),
+                              **kw)
+
+    def extra_state(self) -> dict[str, np.ndarray]:
+        """See :meth:`~hsa_elastica.engines.implicit.ImplicitEngine.extra_state`."""
+        return self.engine.extra_state()
+
+    def set_extra_state(self, d: dict[str, np.ndarray]) -> None:
+        """See :meth:`~hsa_elastica.engines.implicit.ImplicitEngine.set_extra_state`."""
+        self.engine.set_extra_state(d)
+
+
+#: the wrapped handle's attributes a FastRobot exposes (a fixed list: no catch-all proxy, an
+#: attribute of neither raises AttributeError)
+HANDLE_ATTRIBUTES = (
+    "simulator", "params", "rods", "platform", "platforms", "segments", "motors", "mounts",
+    "base", "recorders", "timestepper", "rod_bases", "attachment_points", "motor_angles",
+    "named_systems", "render_frame", "segment_poses", "relative_poses", "split_angles",
+)  # (``couplings`` / ``joints`` of a FastRobot are its model's tables)
+
+
+def _handle_attribute(name: str) -> property:
+    def get(self: FastRobot) -> Any:
+        return getattr(self.robot, name)
+
+    return property(get, doc=f"``{name}`` of the wrapped robot handle (read only).")
+
+
+for _name in HANDLE_ATTRIBUTES:
+    setattr(FastRobot, _name, _handle_attribute(_name))
+
+
+def _simulation_params(robot: Any) -> Any:
+    """The ``SimulationParams`` of a robot (``params.simulation``) or of a stack's first
+    segment (``params[0].simulation``); None if it has none."""
+    p = getattr(robot, "params", None)
+    if isinstance(p, (tuple, list)) and p:
+        p = p[0]
+    return getattr(p, "simulation", None)
+
+
+def compiled_engine(robot: "Robot | Stack", *, chunk: int = 500) -> FastRobot:
+    """``robot`` stepped by the compiled engine its ``simulation.integrator`` selects: a
+    :class:`FastRobot` (``"explicit"``) or an :class:`ImplicitRobot` with
+    ``simulation.implicit_rho_inf`` (``"implicit"``)."""
+    sim = _simulation_params(robot)
+    if sim is not None and getattr(sim, "integrator", "explicit") == "implicit":
+        return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk)
+    return FastRobot(robot, chunk=chunk)
