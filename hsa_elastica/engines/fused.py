@@ -95,6 +95,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hsa_elastica.robots.builders import Robot
+    from hsa_elastica.robots.handles import SingleRod
     from hsa_elastica.robots.stack import Stack
 
 __all__ = [
@@ -286,7 +287,8 @@ def _schedule_table(
 
 class FastRobot(ControlMixin):
     """A robot built by :func:`hsa_elastica.robots.builders.build_robot` (or a stack built by
-    :func:`hsa_elastica.robots.stack.build_stack`), stepped by :func:`advance`.
+    :func:`hsa_elastica.robots.stack.build_stack`, or a single rod built by
+    :func:`~hsa_elastica.robots.builders.build_single_rod`), stepped by :func:`advance`.
 
     Step API as the wrapped robot (:class:`~hsa_elastica.engines.control.ControlMixin`):
     ``set_motor_angles(u)``, ``step(dt_control)``, ``state()``.
@@ -299,7 +301,7 @@ class FastRobot(ControlMixin):
     once, by :func:`hsa_elastica.engines.compile.compile_simulator`.
     """
 
-    def __init__(self, robot: "Robot | Stack", *, chunk: int = 500) -> None:
+    def __init__(self, robot: "Robot | Stack | SingleRod", *, chunk: int = 500) -> None:
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             raise ParameterError(f"FastRobot.chunk = {chunk!r} is invalid: must be an integer >= 1")
         self.robot = robot
@@ -311,8 +313,6 @@ class FastRobot(ControlMixin):
                 "at their first application"
             )
         model = compile_simulator(robot.simulator)
-        if model.scheduled_loads:
-            raise FastPathUnsupported("BaseTwistTorque schedules are not supported by FastRobot")
         self.model: CompiledModel = model
         self.rod_arrays = model.rod_arrays
         self.body_arrays = model.body_arrays
@@ -446,10 +446,26 @@ class FastRobot(ControlMixin):
             _schedule_table(angle, None, t_full, values, scratch)
             a_full[:, i] = values
         self._status[:] = 0.0
-        t_new = advance(
-            n, self.dt, t, MotorSchedule(a_half, a_full, r_half), self.rod_arrays,
-            self.body_arrays, self.model.tables, self._status,
-        )
+        if self.model.scheduled_loads:
+            # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque
+            # at the mid-step, where the operator path reads it; one step per call
+            loads = self.model.loads
+            t_new = t
+            for k in range(n):
+                for row, op in self.model.scheduled_loads:
+                    loads.torque[row] = float(op.torque(float(t_half[k])))
+                t_new = advance(
+                    1, self.dt, t_new, MotorSchedule(a_half[k:k + 1], a_full[k:k + 1],
+                                                     r_half[k:k + 1]),
+                    self.rod_arrays, self.body_arrays, self.model.tables, self._status,
+                )
+                if self._status[0] == STATUS_STIFFNESS:
+                    break
+        else:
+            t_new = advance(
+                n, self.dt, t, MotorSchedule(a_half, a_full, r_half), self.rod_arrays,
+                self.body_arrays, self.model.tables, self._status,
+            )
         if self._status[0] == STATUS_STIFFNESS:
             i = int(self._status[1])
             raise FloatingPointError(

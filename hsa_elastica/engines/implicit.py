@@ -92,6 +92,7 @@ from hsa_elastica.physics.tables import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.robots.builders import Robot
+    from hsa_elastica.robots.handles import SingleRod
     from hsa_elastica.robots.stack import Stack
 
 __all__ = [
@@ -537,7 +538,7 @@ def implicit_step(engine: ImplicitEngine, angles: NDArray[np.float64],
 
 
 class ImplicitRobot(FastRobot):
-    """A robot (or stack) built by the builders, stepped by :class:`ImplicitEngine` at the
+    """A robot, a stack or a single rod built by the builders, stepped by :class:`ImplicitEngine` at the
     robot's ``dt``: same interface as :class:`~hsa_elastica.engines.fused.FastRobot` (``run``,
     ``set_motor_angles``/``step``/``state``, recorders, divergence checks).
 
@@ -545,7 +546,7 @@ class ImplicitRobot(FastRobot):
     damper tables were built with (default the robot's ``dt``).
     """
 
-    def __init__(self, robot: Robot | Stack, *, rho_inf: float = DEFAULT_RHO_INF,
+    def __init__(self, robot: Robot | Stack | SingleRod, *, rho_inf: float = DEFAULT_RHO_INF,
                  chunk: int = 500, dt_table: float | None = None, **kwargs: Any) -> None:
         super().__init__(robot, chunk=chunk)
         self.engine = ImplicitEngine(
@@ -581,20 +582,39 @@ class ImplicitRobot(FastRobot):
             rates[0, i] = col_r[0]
             rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
         eng.time = t
-        return float(eng.advance(values, rates))
+        if not self.model.scheduled_loads:
+            return float(eng.advance(values, rates))
+        # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
+        # the step's end (where the scheme evaluates the forces), one step per call; the
+        # initial acceleration of a first step takes the torque at its start
+        loads = self.model.loads
+        for k in range(n):
+            first = k == 0 and not eng._started
+            for row, op in self.model.scheduled_loads:
+                loads.torque[row] = float(op.torque(float(times[k])))
+            if first:
+                eng.start(values[0], rates[0])
+            for row, op in self.model.scheduled_loads:
+                loads.torque[row] = float(op.torque(float(times[k + 1])))
+            eng.advance(values[k:k + 2], rates[k:k + 2])
+        return float(eng.time)
 
 
 def _simulation_params(robot: Any) -> Any:
-    """The ``SimulationParams`` of a robot (``params.simulation``) or of a stack's first
-    segment (``params[0].simulation``); None if it has none."""
+    """The ``SimulationParams`` of a robot (``params.simulation``), of a stack's first
+    segment (``params[0].simulation``) or of a single rod (``sim_params``); None if it has
+    none."""
+    if getattr(robot, "sim_params", None) is not None:
+        return robot.sim_params
     p = getattr(robot, "params", None)
     if isinstance(p, (tuple, list)) and p:
         p = p[0]
     return getattr(p, "simulation", None)
 
 
-def compiled_engine(robot: Robot | Stack, *, chunk: int = 500) -> FastRobot:
-    """The compiled engine selected by the robot's ``simulation.integrator``: a
+def compiled_engine(robot: Robot | Stack | SingleRod, *, chunk: int = 500) -> FastRobot:
+    """The compiled engine selected by the robot's ``simulation.integrator`` (a single rod's
+    ``sim_params.integrator``): a
     :class:`~hsa_elastica.engines.fused.FastRobot` (``"explicit"``) or an
     :class:`ImplicitRobot` with ``simulation.implicit_rho_inf`` (``"implicit"``)."""
     sim = _simulation_params(robot)
