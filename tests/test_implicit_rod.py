@@ -201,3 +201,94 @@ def test_natural_frequency_equals_the_discrete_rod(mode: str, dt_implicit: float
     assert rr.shear_matrix[0, 0, 0] == pytest.approx(ALPHA_C * rod.shear_modulus * rod.area)
     assert rr.bend_matrix[0, 0, 0] == pytest.approx(rod.B_xy)
     assert rr.mass[-1] == pytest.approx(0.5 * rod.density * rod.area * rod.length / N)
+
+
+# --------------------------------------------------------------------------------------------
+# the characterization set-ups
+# --------------------------------------------------------------------------------------------
+SETUPS = [("motor", "free"), ("motor", "twist_locked"), ("motor", "fixed"),
+          ("free_twist", "twist_locked")]
+
+
+@pytest.mark.parametrize("base, distal", SETUPS)
+def test_single_rod_set_ups_run_on_both_compiled_engines(base: str, distal: str) -> None:
+    """Every single-rod set-up of build_single_rod runs on the fused explicit stepper -- bitwise
+    the trajectory of the operator loop (Robot.run's PyElastica Position Verlet), the
+    free-twist base's torque schedule included -- and on the implicit integrator at a 10x
+    larger step, which follows it through the 10 ms ramp and 10 ms after to 2e-3 of the rod
+    length.  Reason: the ramp launches nearly undamped axial and torsional waves (244 Hz
+    axial, omega h = 0.15 at 1e-4 s, period error 0.2 %) whose phase error accumulates;
+    measured 1.2e-3 L with the free distal end (the rod whips), <= 1e-4 L in the others."""
+    rod = _rod().replace(C_eps=0.01)  # the auxetic law on: the twist lengthens the rod
+    sim = SimulationParams(dt=1e-5, ramp_time=0.01)
+    kw = {"base": base, "distal": distal, "angle": 1.0, "torque": 0.002, "record": False}
+    ref = build_single_rod(rod, sim, **kw)  # type: ignore[arg-type]
+    ref.run(0.02)
+    fast = build_single_rod(rod, sim, **kw)  # type: ignore[arg-type]
+    robot = compiled_engine(fast)
+    assert type(robot) is FastRobot
+    robot.run(0.02)
+    assert np.array_equal(fast.rod.position_collection, ref.rod.position_collection)
+    assert np.array_equal(fast.rod.director_collection, ref.rod.director_collection)
+    impl = build_single_rod(rod, sim.replace(dt=1e-4, integrator="implicit"), **kw)  # type: ignore[arg-type]
+    robot = compiled_engine(impl)
+    assert isinstance(robot, ImplicitRobot)
+    robot.run(0.02)
+    err = np.abs(impl.rod.position_collection - ref.rod.position_collection).max()
+    assert err < 2e-3 * rod.length
+    assert ref.rod.position_collection[2, -1] > rod.length * 1.0003 or distal == "fixed"
+
+
+@pytest.mark.parametrize("characteristic", ["holding_torque", "minimum_energy_length",
+                                            "spring_constant", "blocked_force"])
+def test_characterization_relaxes_on_the_implicit_integrator(characteristic: str) -> None:
+    """The dynamic characterization experiments with ``sim_params.integrator = "implicit"``
+    (settling_sim_params(..., integrator="implicit"): a step 17x the explicit one) settle
+    where the static solver says, within 1e-5 relative: the accuracy of the settling stop
+    (node speeds below 1e-4 L/s), as for the explicit relaxation (tests/test_rod_statics.py)."""
+    from hsa_elastica.experiments import characterization as ch
+    from hsa_elastica.params import table1_rod_params
+
+    rod = table1_rod_params(4)
+    phi = math.radians(90.0)
+    sp = ch.settling_sim_params(rod, angle=phi, integrator="implicit")
+    assert sp.integrator == "implicit" and sp.dt > 10 * ch.settling_sim_params(rod, angle=phi).dt
+    fn = getattr(ch, characteristic)
+    static = fn(rod, phi)
+    dynamic = fn(rod, phi, method="dynamic", sim_params=sp)
+    assert dynamic == pytest.approx(static, rel=1e-5)
+
+
+def test_twist_angle_under_torque_on_the_implicit_integrator() -> None:
+    """Free-twist base driven by a torque schedule (a compiled load row the implicit
+    integrator refreshes every step): the settled angle equals the static one within 5e-4
+    relative, the explicit relaxation's own distance (measured 0.9e-4 explicit, 1.2e-4
+    implicit: the slow twist mode is stopped by the angular-speed tolerance 1e-3 rad/s)."""
+    from hsa_elastica.experiments import characterization as ch
+    from hsa_elastica.params import table1_rod_params
+
+    rod = table1_rod_params(4)
+    static = ch.twist_angle_under_torque(rod, 0.01)
+    sp = ch.settling_sim_params(rod, angle=1.0, integrator="implicit")
+    dynamic = ch.twist_angle_under_torque(rod, 0.01, method="dynamic", sim_params=sp)
+    assert dynamic == pytest.approx(static, rel=5e-4)
+
+
+def test_refused_step_and_divergence_name_the_time_and_the_rod() -> None:
+    """A step Newton cannot take (here: a force tolerance below round-off, so no step
+    converges) is refused naming dt, the time and the rod's unknown with the largest residual;
+    the explicit stepper above its step limit diverges naming the time and the rod."""
+    from hsa_elastica.engines.timeloop import SimulationDiverged
+
+    sim = _sim(1e-3, "implicit").replace(ramp_time=0.01)
+    h = build_single_rod(_rod(), sim, angle=1.0, distal="free", record=False)
+    robot = ImplicitRobot(h, tol_force=1e-14, tol_torque=1e-17, max_iter=3)
+    with pytest.raises(ImplicitStepFailed, match=r"dt = 0\.001 s .* at t = [0-9.]+ s: .*largest "
+                                                 r"at rod (node|element) \d+") as info:
+        robot.run(0.01)
+    assert 0.0 <= info.value.time < 0.01 and robot.time == pytest.approx(info.value.time)
+    h = build_single_rod(_rod().replace(C_eps=0.01), _sim(2e-3, "explicit"), angle=1.0,
+                         distal="free", record=False, check_dt=False)
+    with pytest.raises(SimulationDiverged, match="rod") as div:
+        FastRobot(h, chunk=20).run(0.5)
+    assert div.value.name == "rod" and div.value.time < 0.5

@@ -526,9 +526,10 @@ class FastRobot(ControlMixin):
         if callable(named):  # a multi-segment stack names its rods and platforms
             table = named()
             systems, default_names = list(table), list(table.values())
-        else:
-            systems = [*self.robot.rods, self.robot.platform]
-            default_names = [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
+        else:  # a robot (a single rod and a stack name their systems)
+            robot: Any = self.robot
+            systems = [*robot.rods, robot.platform]
+            default_names = [f"rod{i}" for i in range(len(robot.rods))] + ["platform"]
         names = list(systems_names) if systems_names is not None else default_names
         while done < n_steps:
             n = min(limit, n_steps - done)

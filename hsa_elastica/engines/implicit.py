@@ -50,6 +50,7 @@ recorders, divergence checks); :func:`implicit_step` is the functional form ``(e
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -75,7 +76,9 @@ from hsa_elastica.engines.implicit_kernels import (
 )
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.engines.statics_kernels import (
+    KIND_BODY_POS,
     KIND_BODY_ROT,
+    KIND_NODE,
     JacobianPattern,
     Unknowns,
 )
@@ -147,6 +150,9 @@ class ImplicitEngine:
     slow_contraction = 0.3
     #: steps after which the Jacobian is refreshed anyway
     refresh_every = 200
+    #: unknown index -> where it is (e.g. ``"rod node 7"``), named in a refused step's message
+    #: (set by :class:`ImplicitRobot` from the handle's system names)
+    describe_unknown: Callable[[int], str] | None = None
 
     def __init__(self, model: CompiledModel, dt: float, *, dt_table: float,
                  rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-6,
@@ -512,7 +518,18 @@ class ImplicitEngine:
     def _fail(self, h: float, t0: float, it: int, r: NDArray[np.float64]) -> None:
         self._restore_start()
         fn, tn = self._norms(r)
-        raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m")
+        raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m"
+                                 + self._worst(r))
+
+    def _worst(self, r: NDArray[np.float64]) -> str:
+        """``", largest at <where>"``: the unknown whose residual is furthest above its
+        tolerance (the first non-finite one if any), named by :attr:`describe_unknown`."""
+        if self.describe_unknown is None or r.size == 0:
+            return ""
+        bad = ~np.isfinite(r)
+        scaled = np.abs(r) / np.where(self._rot_rows, self.tol_torque, self.tol_force)
+        j = int(np.argmax(bad)) if bad.any() else int(np.argmax(scaled))
+        return f", largest at {self.describe_unknown(j)}"
 
     def _set_pose(self, x: NDArray[np.float64]) -> None:
         set_pose(x, self._q0, self.model.rod_arrays, self.model.body_arrays, self._unknowns,
@@ -552,6 +569,48 @@ class ImplicitRobot(FastRobot):
         self.engine = ImplicitEngine(
             self.model, self.dt, dt_table=self.dt if dt_table is None else float(dt_table),
             rho_inf=rho_inf, **kwargs)
+        self.engine.describe_unknown = self._unknown_names()
+
+    def _unknown_names(self) -> Callable[[int], str]:
+        """Unknown index -> ``"<system> node i"`` / ``"<system> element i"`` / ``"<body>"``,
+        with the names divergence reports use (``named_systems()`` of the handle, else
+        ``rod{i}`` / ``platform``)."""
+        from hsa_elastica import compat
+
+        named = getattr(self.robot, "named_systems", None)
+        if callable(named):
+            table = dict(named())
+        else:  # a robot (a single rod and a stack name their systems)
+            robot: Any = self.robot
+            table = {rod: f"rod{i}" for i, rod in enumerate(robot.rods)}
+            table[robot.platform] = "platform"
+        rod, body = self.rod_arrays, self.body_arrays
+        rods: list[tuple[int, int, int, int, str]] = []
+        bodies: dict[int, str] = {}
+        for system, name in table.items():
+            if hasattr(system, "rest_lengths"):  # a rod (a rigid body has n_elems too)
+                n0 = compat.block_offset(system.position_collection, rod.position)
+                e0 = compat.block_offset(system.director_collection, rod.director)
+                ne = int(system.n_elems)
+                rods.append((n0, n0 + ne + 1, e0, e0 + ne, name))
+            elif system is not None and body.position.shape[1]:
+                bodies[compat.block_offset(system.position_collection, body.position)] = name
+        s = self.engine.solver
+        kind, index = s.kind, s.index
+
+        def describe(j: int) -> str:
+            k, i = int(kind[j]), int(index[j])
+            if k in (KIND_BODY_POS, KIND_BODY_ROT):
+                return bodies.get(i, f"body {i}")
+            node = k == KIND_NODE
+            for n0, n1, e0, e1, name in rods:
+                if node and n0 <= i < n1:
+                    return f"{name} node {i - n0}"
+                if not node and e0 <= i < e1:
+                    return f"{name} element {i - e0}"
+            return f"{'node' if node else 'element'} {i} of the rod block"
+
+        return describe
 
     def extra_state(self) -> dict[str, np.ndarray]:
         """See :meth:`ImplicitEngine.extra_state`."""
@@ -562,6 +621,14 @@ class ImplicitRobot(FastRobot):
         self.engine.set_extra_state(d)
 
     def _advance(self, n: int, t: float) -> float:
+        try:
+            return self._advance_steps(n, t)
+        except ImplicitStepFailed:
+            # the state is at the start of the refused step: so is the handle's time
+            self.time = self.engine.time
+            raise
+
+    def _advance_steps(self, n: int, t: float) -> float:
         m = len(self._motor_bcs)
         eng = self.engine
         times = t + self.dt * np.arange(0, n + 1, dtype=np.float64)

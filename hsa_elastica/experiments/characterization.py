@@ -89,6 +89,8 @@ log = logging.getLogger(__name__)
 
 #: ``method`` of the experiments: the static solver (default) or dynamic relaxation
 METHODS = ("static", "dynamic")
+#: implicit settling step times the slowest symmetric mode's angular frequency (rad)
+IMPLICIT_SETTLE_STEP = 0.25
 
 __all__ = [
     "CHARACTERISTICS",
@@ -168,7 +170,8 @@ def _slowest_rate(rod: RodParams) -> float:
     return min(0.5 * math.pi * c_a, math.pi * c_t) / rod.length
 
 
-def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> SimulationParams:
+def settling_sim_params(rod: RodParams, *, angle: float = math.pi,
+                        integrator: str = "explicit") -> SimulationParams:
     """Time step and damping for a fast quasi-static settle of ``rod`` (Section II-C runs).
 
     * damping ``gamma = 2 omega_min`` [1/s] (uniform, translational = rotational), i.e. critical
@@ -177,7 +180,14 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
       the law up to ``angle`` (PositionVerlet is stable for ``omega dt < 2``; the element
       modes are at most ``2 c / l``), at most :func:`~hsa_elastica.engines.timeloop.max_stable_dt`;
     * ramp time ``4 / omega_min`` [s], linear ramps are avoided (smooth quintic).
+
+    ``integrator = "implicit"``: the generalized-alpha integrator
+    (:mod:`hsa_elastica.engines.implicit`) at ``dt = IMPLICIT_SETTLE_STEP / omega_min`` (16
+    steps through the ramp; the settle needs the slowest mode, not the element waves).
     """
+    if integrator not in ("explicit", "implicit"):
+        raise ParameterError(
+            f"integrator = {integrator!r} is invalid: must be 'explicit' or 'implicit'")
     w = _slowest_rate(rod)
     n = rod.n_elements
     l0 = rod.length / n
@@ -191,6 +201,8 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
     # (and never above the builders' stability check, which covers the whole clipped twist
     # range: a quadratic law may be stiffer beyond ``angle`` than inside it)
     dt = min(0.25 * l0 / c_max, max_stable_dt(rod)[0])
+    if integrator == "implicit":
+        dt = IMPLICIT_SETTLE_STEP / w
     gamma = 2.0 * w
     return SimulationParams(
         dt=dt,
@@ -199,22 +211,45 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
         ramp_time=4.0 / w,
         ramp_shape="smooth",
         record_fps=1.0 / dt,
+        integrator=integrator,
     )
 
 
+def _implicit_engine(handle: "SingleRod") -> Any:
+    """The :class:`~hsa_elastica.engines.implicit.ImplicitRobot` stepping ``handle`` (made on
+    first use, at time 0, and kept on the handle); None for the explicit integrator, which
+    steps the handle's operators (PyElastica's Position Verlet)."""
+    if handle.sim_params.integrator != "implicit":
+        return None
+    engine = getattr(handle, "_implicit_engine", None)
+    if engine is None:
+        from hsa_elastica.engines.implicit import compiled_engine
+
+        engine = compiled_engine(handle)
+        object.__setattr__(handle, "_implicit_engine", engine)
+    return engine
+
+
 def _settle(handle: "SingleRod", time: float, *, quiet_after: float, options: SettleOptions) -> float:
-    """Step ``handle`` until settled (see :class:`SettleOptions`); returns the time [s]."""
+    """Step ``handle`` until settled (see :class:`SettleOptions`); returns the time [s].  With
+    ``sim_params.integrator = "implicit"`` the steps are the implicit integrator's (a step it
+    cannot take raises ``ImplicitStepFailed``, a blow-up ``SimulationDiverged``, both naming
+    the time; the rod is ``"rod"``)."""
     rod = handle.rod
     sim = handle.simulator
     step = handle.timestepper.step
     dt = handle.dt
+    engine = _implicit_engine(handle)
     v_tol = options.tol_speed * handle.rod_params.length
     quiet = 0.0
     t = np.float64(time)
     deadline = quiet_after + options.max_time
     while True:
-        for _ in range(options.check_every):
-            t = step(sim, t, dt)
+        if engine is not None:
+            t = np.float64(engine.run(options.check_every * dt))
+        else:
+            for _ in range(options.check_every):
+                t = step(sim, t, dt)
         v = float(np.max(np.abs(rod.velocity_collection)))
         w = float(np.max(np.abs(rod.omega_collection)))
         if not (math.isfinite(v) and math.isfinite(w)):
@@ -253,9 +288,12 @@ def _build(
     torque: float = 0.0,
     finalize: bool = True,
     axial_law: AxialLawParams | None = None,
+    tip_load: bool = False,
 ) -> "tuple[SingleRod, OperatorRef[AxialCompressionLaw] | None]":
     """Single rod of the Section II-C set-ups; with an asymmetric ``axial_law`` an
-    :class:`AxialCompressionLaw` forcing is added after the auxetic coupling (returned ref)."""
+    :class:`AxialCompressionLaw` forcing is added after the auxetic coupling (returned ref).
+    ``tip_load``: a (zero) ``EndpointForces`` on the tip, whose compiled load row the implicit
+    integrator's spring-constant runs set (:class:`_TableTipForce`)."""
     from hsa_elastica.physics.actuation import Ramp
     from hsa_elastica.robots.builders import OperatorRef, build_single_rod
 
@@ -272,6 +310,7 @@ def _build(
         angle=Ramp(target=float(angle), duration=sp.ramp_time, shape=sp.ramp_shape),
         torque=Ramp(target=float(torque), duration=sp.ramp_time, shape=sp.ramp_shape),
         distal=distal,
+        tip_force=np.zeros(3) if tip_load else None,
         record=False,
         finalize=finalize and not with_law,
     )
@@ -326,23 +365,52 @@ def _static_state(
     return None
 
 
+class _TableTipForce:
+    """Axial tip force [N] along lab +z as the implicit integrator's compiled load row (the
+    ``EndpointForces`` row of the tip, past its ramp); ``force`` may be changed between
+    settles, as :class:`_AdjustableTipForce`'s."""
+
+    def __init__(self, engine: Any) -> None:
+        loads = engine.model.loads
+        self._force = loads.force
+        self._row = int(np.nonzero(loads.node >= 0)[0][-1])
+
+    @property
+    def force(self) -> float:
+        return float(self._force[self._row, 2])
+
+    @force.setter
+    def force(self, value: float) -> None:
+        self._force[self._row] = (0.0, 0.0, float(value))
+
+
 def _twisted_free_rod(
     rod_params: RodParams,
     angle: float,
     sim_params: SimulationParams | None,
     options: SettleOptions,
-    tip_force: "OperatorRef[_AdjustableTipForce] | None" = None,
+    tip_force: bool = False,
     axial_law: AxialLawParams | None = None,
-) -> tuple["SingleRod", float]:
+) -> tuple["SingleRod", float, Any]:
+    """The twisted rod (distal twist locked) settled; with ``tip_force`` also the handle of an
+    adjustable axial tip force (an object with a ``force`` [N] attribute), else None."""
+    implicit = sim_params is not None and sim_params.integrator == "implicit"
     h, _ = _build(
-        rod_params, angle, sim_params, distal="twist_locked", finalize=tip_force is None,
-        axial_law=axial_law,
+        rod_params, angle, sim_params, distal="twist_locked",
+        finalize=not tip_force or implicit, axial_law=axial_law, tip_load=tip_force and implicit,
     )
-    if tip_force is not None:
-        h.simulator.add_forcing_to(h.rod).using(tip_force.capture(_AdjustableTipForce), force=0.0)
+    tip: Any = None
+    if tip_force and implicit:
+        tip = _TableTipForce(_implicit_engine(h))
+    elif tip_force:
+        from hsa_elastica.robots.builders import OperatorRef
+
+        ref: OperatorRef[_AdjustableTipForce] = OperatorRef()
+        h.simulator.add_forcing_to(h.rod).using(ref.capture(_AdjustableTipForce), force=0.0)
         h.simulator.finalize()
+        tip = ref.instance
     t = _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
-    return h, t
+    return h, t, tip
 
 
 def holding_torque(
@@ -365,7 +433,7 @@ def holding_torque(
         st = _static_state(rod_params, angle=angle, axial_law=axial_law)
         if st is not None:
             return st.holding_torque_Nm
-    h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(0.0))
     return float(-rod.internal_couple[2, 0] / rod.voronoi_dilatation[0] ** 3)
@@ -417,7 +485,7 @@ def minimum_energy_length(
         st = _static_state(rod_params, angle=angle, axial_law=axial_law)
         if st is not None:
             return st.length_m
-    h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
     pos = h.rod.position_collection
     return float(pos[2, -1] - pos[2, 0])
 
@@ -447,11 +515,8 @@ def spring_constant_details(
         static = _static_spring(rod_params, angle, force, axial_law, pull_only)
         if static is not None:
             return static
-    from hsa_elastica.robots.builders import OperatorRef
-
-    ref: OperatorRef[_AdjustableTipForce] = OperatorRef()
-    h, t = _twisted_free_rod(rod_params, angle, sim_params, options, tip_force=ref, axial_law=axial_law)
-    tip = ref.instance
+    h, t, tip = _twisted_free_rod(rod_params, angle, sim_params, options, tip_force=True,
+                                  axial_law=axial_law)
     pos = h.rod.position_collection
     z0 = float(pos[2, -1] - pos[2, 0])
     out = {"z0": z0, "force": float(force)}
