@@ -320,8 +320,6 @@ class FusedEngine:
     (memory blocks and tables)."""
 
     def __init__(self, model: CompiledModel, dt: float) -> None:
-        if model.scheduled_loads:
-            raise FastPathUnsupported("BaseTwistTorque schedules are not supported by the fused stepper")
         self.model = model
         self.dt = float(dt)
         self._status = np.zeros(4)
@@ -331,10 +329,31 @@ class FusedEngine:
         FloatingPointError when a stiffness law gives a non-positive stiffness."""
         schedule = motor_schedule(self.model, self.dt, n, t)
         self._status[:] = 0.0
-        t_new = advance(
-            n, self.dt, t, schedule, self.model.rod_arrays, self.model.body_arrays,
-            self.model.tables, self._status,
-        )
+        if self.model.scheduled_loads:
+            # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque
+            # at the mid-step, where the operator path reads it; one step per call
+            t_half = np.empty(n)
+            t_full = np.empty(n)
+            step_times(t, self.dt, t_half, t_full)
+            loads = self.model.loads
+            t_new = t
+            for k in range(n):
+                for row, op in self.model.scheduled_loads:
+                    loads.torque[row] = float(op.torque(float(t_half[k])))
+                t_new = advance(
+                    1, self.dt, t_new,
+                    MotorSchedule(schedule.angle_half[k:k + 1], schedule.angle_full[k:k + 1],
+                                  schedule.rate_half[k:k + 1]),
+                    self.model.rod_arrays, self.model.body_arrays, self.model.tables,
+                    self._status,
+                )
+                if self._status[0] == STATUS_STIFFNESS:
+                    break
+        else:
+            t_new = advance(
+                n, self.dt, t, schedule, self.model.rod_arrays, self.model.body_arrays,
+                self.model.tables, self._status,
+            )
         if self._status[0] == STATUS_STIFFNESS:
             i = int(self._status[1])
             raise FloatingPointError(

@@ -52,6 +52,7 @@ the functional form ``(engine, dt)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -142,6 +143,9 @@ class ImplicitEngine:
     slow_contraction = 0.3
     #: steps after which the Jacobian is refreshed anyway
     refresh_every = 200
+    #: unknown index -> where it is (e.g. ``"rod node 7"``), named in a refused step's message
+    #: (set by :class:`ImplicitRobot` from the handle's system names)
+    describe_unknown: Callable[[int], str] | None = None
 
     def __init__(self, model: CompiledModel, dt: float, *, dt_table: float,
                  rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-6,
@@ -524,12 +528,38 @@ class ImplicitEngine:
             rates[0, i] = col_r[0]
             rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
         self.time = t
-        return float(self.advance(values, rates))
+        if not model.scheduled_loads:
+            return float(self.advance(values, rates))
+        # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
+        # the step's end (where the scheme evaluates the forces), one step per call; the
+        # initial acceleration of a first step takes the torque at its start
+        loads = model.loads
+        for k in range(n):
+            first = k == 0 and not self._started
+            for row, op in model.scheduled_loads:
+                loads.torque[row] = float(op.torque(float(times[k])))
+            if first:
+                self.start(values[0], rates[0])
+            for row, op in model.scheduled_loads:
+                loads.torque[row] = float(op.torque(float(times[k + 1])))
+            self.advance(values[k:k + 2], rates[k:k + 2])
+        return float(self.time)
 
     def _fail(self, h: float, t0: float, it: int, r: NDArray[np.float64]) -> None:
         self._restore_start()
         fn, tn = self._norms(r)
-        raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m")
+        raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m"
+                                 + self._worst(r))
+
+    def _worst(self, r: NDArray[np.float64]) -> str:
+        """``", largest at <where>"``: the unknown whose residual is furthest above its
+        tolerance (the first non-finite one if any), named by :attr:`describe_unknown`."""
+        if self.describe_unknown is None or r.size == 0:
+            return ""
+        bad = ~np.isfinite(r)
+        scaled = np.abs(r) / np.where(self._rot_rows, self.tol_torque, self.tol_force)
+        j = int(np.argmax(bad)) if bad.any() else int(np.argmax(scaled))
+        return f", largest at {self.describe_unknown(j)}"
 
     def _set_pose(self, x: NDArray[np.float64]) -> None:
         set_pose(x, self._q0, self.model.rod_arrays, self.model.body_arrays, self._unknowns,

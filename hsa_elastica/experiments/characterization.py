@@ -26,7 +26,13 @@ that fails or ends unstable falls back to the dynamics with a logged warning).  
 node speed below ``tol_speed`` and every angular speed below ``tol_omega`` for ``window``
 seconds after the actuation ramp (not after a fixed long time).  :func:`settling_sim_params`
 picks ``dt`` and a near-critical damping from the rod's slowest axial/torsional mode so that a
-run takes a few thousand steps.  Both agree to the settling tolerance (tested).
+run takes a few thousand steps.  Both agree to the settling tolerance (tested).  The dynamic
+runs step the handle's operators (PyElastica's Position Verlet) or, with
+``sim_params.integrator = "implicit"`` (``settling_sim_params(rod, integrator="implicit")``:
+a step 17x larger for the Table I rod, a few hundred steps per run), the implicit integrator
+(:mod:`hsa_elastica.engines.implicit`); both settle where the static solver says to 1e-5
+(``tests/test_implicit_rod.py``).  :func:`relax_rod` is the dynamic counterpart of
+``solve_static_rod`` (``steady_state(rod_params, angle, method="dynamic")``).
 
 Closed forms (:func:`closed_form`, in :mod:`hsa_elastica.experiments.characterization_closed_form`
 with the data layout) of the same discrete model (uniform twist, element strains with the
@@ -63,12 +69,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from elastica.external_forces import NoForces
 
 from hsa_elastica.engines.timeloop import max_stable_dt
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 from hsa_elastica.params import ParameterError, RodParams, SimulationParams
+from hsa_elastica.params.base import MAX_DAMPING
 # the data layout and the closed forms live in their own module; re-exported here
 from hsa_elastica.experiments.characterization_closed_form import (
     CHARACTERISTICS as CHARACTERISTICS,
@@ -89,6 +97,8 @@ log = logging.getLogger(__name__)
 
 #: ``method`` of the experiments: the static solver (default) or dynamic relaxation
 METHODS = ("static", "dynamic")
+#: implicit settling step times the slowest symmetric mode's angular frequency (rad)
+IMPLICIT_SETTLE_STEP = 0.25
 
 __all__ = [
     "CHARACTERISTICS",
@@ -108,6 +118,7 @@ __all__ = [
     "spring_constant_details",
     "blocked_force",
     "simulate_point",
+    "relax_rod",
     "METHODS",
 ]
 
@@ -168,16 +179,26 @@ def _slowest_rate(rod: RodParams) -> float:
     return min(0.5 * math.pi * c_a, math.pi * c_t) / rod.length
 
 
-def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> SimulationParams:
+def settling_sim_params(rod: RodParams, *, angle: float = math.pi,
+                        integrator: str = "explicit") -> SimulationParams:
     """Time step and damping for a fast quasi-static settle of ``rod`` (Section II-C runs).
 
     * damping ``gamma = 2 omega_min`` [1/s] (uniform, translational = rotational), i.e. critical
-      for the slowest symmetric mode, so every mode decays at least like ``exp(-omega_min t)``;
+      for the slowest symmetric mode, so every mode decays at least like ``exp(-omega_min t)``
+      (at most ``SimulationParams``' ``MAX_DAMPING``, 1000 1/s: the paper robot's 100 mm rod,
+      ``omega_min`` = 750 rad/s, settles slightly under-critically);
     * ``dt = 0.25 l / c_max`` [s] with ``c_max`` the axial wave speed at the stiffest point of
       the law up to ``angle`` (PositionVerlet is stable for ``omega dt < 2``; the element
       modes are at most ``2 c / l``), at most :func:`~hsa_elastica.engines.timeloop.max_stable_dt`;
     * ramp time ``4 / omega_min`` [s], linear ramps are avoided (smooth quintic).
+
+    ``integrator = "implicit"``: the generalized-alpha integrator
+    (:mod:`hsa_elastica.engines.implicit`) at ``dt = IMPLICIT_SETTLE_STEP / omega_min`` (16
+    steps through the ramp; the settle needs the slowest mode, not the element waves).
     """
+    if integrator not in ("explicit", "implicit"):
+        raise ParameterError(
+            f"integrator = {integrator!r} is invalid: must be 'explicit' or 'implicit'")
     w = _slowest_rate(rod)
     n = rod.n_elements
     l0 = rod.length / n
@@ -191,7 +212,9 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
     # (and never above the builders' stability check, which covers the whole clipped twist
     # range: a quadratic law may be stiffer beyond ``angle`` than inside it)
     dt = min(0.25 * l0 / c_max, max_stable_dt(rod)[0])
-    gamma = 2.0 * w
+    if integrator == "implicit":
+        dt = IMPLICIT_SETTLE_STEP / w
+    gamma = min(2.0 * w, MAX_DAMPING)
     return SimulationParams(
         dt=dt,
         damping=gamma,
@@ -199,22 +222,45 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi) -> Simulation
         ramp_time=4.0 / w,
         ramp_shape="smooth",
         record_fps=1.0 / dt,
+        integrator=integrator,
     )
 
 
+def _implicit_engine(handle: "SingleRod") -> Any:
+    """The :class:`~hsa_elastica.robots.compiled.ImplicitRobot` stepping ``handle`` (made on
+    first use, at time 0, and kept on the handle); None for the explicit integrator, which
+    steps the handle's operators (PyElastica's Position Verlet)."""
+    if handle.sim_params.integrator != "implicit":
+        return None
+    engine = getattr(handle, "_implicit_engine", None)
+    if engine is None:
+        from hsa_elastica.robots.compiled import compiled_engine
+
+        engine = compiled_engine(handle)
+        object.__setattr__(handle, "_implicit_engine", engine)
+    return engine
+
+
 def _settle(handle: "SingleRod", time: float, *, quiet_after: float, options: SettleOptions) -> float:
-    """Step ``handle`` until settled (see :class:`SettleOptions`); returns the time [s]."""
+    """Step ``handle`` until settled (see :class:`SettleOptions`); returns the time [s].  With
+    ``sim_params.integrator = "implicit"`` the steps are the implicit integrator's (a step it
+    cannot take raises ``ImplicitStepFailed``, a blow-up ``SimulationDiverged``, both naming
+    the time; the rod is ``"rod"``)."""
     rod = handle.rod
     sim = handle.simulator
     step = handle.timestepper.step
     dt = handle.dt
+    engine = _implicit_engine(handle)
     v_tol = options.tol_speed * handle.rod_params.length
     quiet = 0.0
     t = np.float64(time)
     deadline = quiet_after + options.max_time
     while True:
-        for _ in range(options.check_every):
-            t = step(sim, t, dt)
+        if engine is not None:
+            t = np.float64(engine.run(options.check_every * dt))
+        else:
+            for _ in range(options.check_every):
+                t = step(sim, t, dt)
         v = float(np.max(np.abs(rod.velocity_collection)))
         w = float(np.max(np.abs(rod.omega_collection)))
         if not (math.isfinite(v) and math.isfinite(w)):
@@ -253,9 +299,13 @@ def _build(
     torque: float = 0.0,
     finalize: bool = True,
     axial_law: AxialLawParams | None = None,
+    tip_load: "bool | NDArray[np.float64]" = False,
 ) -> "tuple[SingleRod, OperatorRef[AxialCompressionLaw] | None]":
     """Single rod of the Section II-C set-ups; with an asymmetric ``axial_law`` an
-    :class:`AxialCompressionLaw` forcing is added after the auxetic coupling (returned ref)."""
+    :class:`AxialCompressionLaw` forcing is added after the auxetic coupling (returned ref).
+    ``tip_load``: an ``EndpointForces`` on the tip (True: zero, whose compiled load row the
+    implicit integrator's spring-constant runs set, :class:`_TableTipForce`; an array: that
+    force [N], ramped over the ramp time)."""
     from hsa_elastica.physics.actuation import Ramp
     from hsa_elastica.robots.builders import OperatorRef, build_single_rod
 
@@ -272,6 +322,8 @@ def _build(
         angle=Ramp(target=float(angle), duration=sp.ramp_time, shape=sp.ramp_shape),
         torque=Ramp(target=float(torque), duration=sp.ramp_time, shape=sp.ramp_shape),
         distal=distal,
+        tip_force=(np.zeros(3) if tip_load is True else tip_load) if tip_load is not False
+        else None,
         record=False,
         finalize=finalize and not with_law,
     )
@@ -326,23 +378,52 @@ def _static_state(
     return None
 
 
+class _TableTipForce:
+    """Axial tip force [N] along lab +z as the implicit integrator's compiled load row (the
+    ``EndpointForces`` row of the tip, past its ramp); ``force`` may be changed between
+    settles, as :class:`_AdjustableTipForce`'s."""
+
+    def __init__(self, engine: Any) -> None:
+        loads = engine.model.loads
+        self._force = loads.force
+        self._row = int(np.nonzero(loads.node >= 0)[0][-1])
+
+    @property
+    def force(self) -> float:
+        return float(self._force[self._row, 2])
+
+    @force.setter
+    def force(self, value: float) -> None:
+        self._force[self._row] = (0.0, 0.0, float(value))
+
+
 def _twisted_free_rod(
     rod_params: RodParams,
     angle: float,
     sim_params: SimulationParams | None,
     options: SettleOptions,
-    tip_force: "OperatorRef[_AdjustableTipForce] | None" = None,
+    tip_force: bool = False,
     axial_law: AxialLawParams | None = None,
-) -> tuple["SingleRod", float]:
+) -> tuple["SingleRod", float, Any]:
+    """The twisted rod (distal twist locked) settled; with ``tip_force`` also the handle of an
+    adjustable axial tip force (an object with a ``force`` [N] attribute), else None."""
+    implicit = sim_params is not None and sim_params.integrator == "implicit"
     h, _ = _build(
-        rod_params, angle, sim_params, distal="twist_locked", finalize=tip_force is None,
-        axial_law=axial_law,
+        rod_params, angle, sim_params, distal="twist_locked",
+        finalize=not tip_force or implicit, axial_law=axial_law, tip_load=tip_force and implicit,
     )
-    if tip_force is not None:
-        h.simulator.add_forcing_to(h.rod).using(tip_force.capture(_AdjustableTipForce), force=0.0)
+    tip: Any = None
+    if tip_force and implicit:
+        tip = _TableTipForce(_implicit_engine(h))
+    elif tip_force:
+        from hsa_elastica.robots.builders import OperatorRef
+
+        ref: OperatorRef[_AdjustableTipForce] = OperatorRef()
+        h.simulator.add_forcing_to(h.rod).using(ref.capture(_AdjustableTipForce), force=0.0)
         h.simulator.finalize()
+        tip = ref.instance
     t = _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
-    return h, t
+    return h, t, tip
 
 
 def holding_torque(
@@ -365,7 +446,7 @@ def holding_torque(
         st = _static_state(rod_params, angle=angle, axial_law=axial_law)
         if st is not None:
             return st.holding_torque_Nm
-    h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(0.0))
     return float(-rod.internal_couple[2, 0] / rod.voronoi_dilatation[0] ** 3)
@@ -417,7 +498,7 @@ def minimum_energy_length(
         st = _static_state(rod_params, angle=angle, axial_law=axial_law)
         if st is not None:
             return st.length_m
-    h, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
     pos = h.rod.position_collection
     return float(pos[2, -1] - pos[2, 0])
 
@@ -447,11 +528,8 @@ def spring_constant_details(
         static = _static_spring(rod_params, angle, force, axial_law, pull_only)
         if static is not None:
             return static
-    from hsa_elastica.robots.builders import OperatorRef
-
-    ref: OperatorRef[_AdjustableTipForce] = OperatorRef()
-    h, t = _twisted_free_rod(rod_params, angle, sim_params, options, tip_force=ref, axial_law=axial_law)
-    tip = ref.instance
+    h, t, tip = _twisted_free_rod(rod_params, angle, sim_params, options, tip_force=True,
+                                  axial_law=axial_law)
     pos = h.rod.position_collection
     z0 = float(pos[2, -1] - pos[2, 0])
     out = {"z0": z0, "force": float(force)}
@@ -549,6 +627,79 @@ def blocked_force(
         rod.external_forces[:] = 0.0  # the probe must not leave a force behind
         factor = float(law.factor[-1])
     return float(-factor * n_lab[2] / rod.dilatation[-1])
+
+
+def relax_rod(
+    rod_params: RodParams,
+    *,
+    angle: float = 0.0,
+    torque: float = 0.0,
+    base: str = "motor",
+    distal: str = "twist_locked",
+    tip_force: "float | NDArray[np.float64] | Any" = 0.0,
+    axial_law: AxialLawParams | None = None,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+) -> "RodSteadyState":
+    """Steady state of a single-rod set-up by dynamic relaxation: the set-up of
+    :func:`~hsa_elastica.robots.rod_statics.solve_static_rod` (same arguments: base ``angle``
+    [rad] or ``torque`` [N m], ``distal`` end, ``tip_force`` [N] on the distal node, ramped
+    with the actuation) run from rest until settled (:class:`SettleOptions`), with the time
+    step, damping and integrator of ``sim_params`` (default :func:`settling_sim_params`;
+    ``integrator = "implicit"`` steps the implicit integrator).  Returns a
+    :class:`~hsa_elastica.robots.rod_statics.RodSteadyState` with ``method = "dynamic"``
+    (``stable`` None); raises :class:`NotSettledError` when it does not settle in
+    ``options.max_time``."""
+    import time as _time
+
+    from hsa_elastica.physics.actuation import twist_about_axis
+    from hsa_elastica.robots.rod_statics import RodSteadyState
+
+    wall0 = _time.perf_counter()
+    f = np.array(tip_force, dtype=np.float64).reshape(-1)
+    if f.shape == (1,):
+        f = np.array([0.0, 0.0, f[0]])
+    if f.shape != (3,) or not np.all(np.isfinite(f)):
+        raise ParameterError(
+            f"tip_force = {tip_force!r} is invalid: must be a number or 3 finite numbers (N)")
+    for name, v in (("angle", angle), ("torque", torque)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
+            raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
+    if sim_params is None:
+        scale = angle if base == "motor" else torque / max(rod_params.B_z, 1e-300) * rod_params.length
+        sim_params = settling_sim_params(rod_params, angle=float(scale))
+    h, law_ref = _build(rod_params, float(angle), sim_params, distal=distal, base=base,
+                        torque=float(torque), axial_law=axial_law,
+                        tip_load=f if np.any(f != 0.0) else False)
+    reference = np.array(h.rod.director_collection[..., 0])
+    t = _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
+    rod = h.rod
+    rod.compute_internal_forces_and_torques(np.float64(t))
+    n_lab = rod.director_collection[..., -1].T @ rod.internal_stress[:, -1]
+    factor = 1.0
+    if law_ref is not None:
+        law = law_ref.instance
+        law.apply_forces(rod, np.float64(t))  # refresh factor for this state
+        rod.external_forces[:] = 0.0
+        factor = float(law.factor[-1])
+    pos = rod.position_collection
+    return RodSteadyState(
+        converged=True,
+        method="dynamic",
+        iterations=0,
+        stable=None,
+        wall_time_s=_time.perf_counter() - wall0,
+        base_angle_rad=float(twist_about_axis(
+            reference, np.ascontiguousarray(rod.director_collection[..., 0]))),
+        torque_Nm=float(torque),
+        tip_force_N=f,
+        length_m=float(pos[2, -1] - pos[2, 0]),
+        holding_torque_Nm=float(-rod.internal_couple[2, 0] / rod.voronoi_dilatation[0] ** 3),
+        distal_axial_force_N=float(-factor * n_lab[2] / rod.dilatation[-1]),
+        positions_m=pos.copy(),
+        directors=rod.director_collection.copy(),
+        message=f"settled at t = {t:.6g} s ({h.sim_params.integrator} integrator)",
+    )
 
 
 _EXPERIMENTS = {

@@ -340,6 +340,9 @@ def build_single_rod(
     check_dt : bool
         Refuse ``sim.dt`` above the stability limit of the integrator
         (:func:`hsa_elastica.engines.timeloop.check_time_step`); False only to study divergence.
+        Not applied with ``sim.integrator = "implicit"`` (the handle is then stepped by
+        :func:`hsa_elastica.robots.compiled.compiled_engine`, which refuses a step whose
+        Newton iteration does not converge).
     """
     sim_params = SimulationParams() if sim_params is None else sim_params
     if not isinstance(sim_params, SimulationParams):
@@ -349,7 +352,7 @@ def build_single_rod(
     if distal not in _DISTALS:
         raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
     dt = sim_params.dt
-    if check_dt:
+    if check_dt and sim_params.integrator != "implicit":  # implicit: Newton refuses a dt
         check_time_step(dt, rod_params)
 
     sim = HSASimulator()

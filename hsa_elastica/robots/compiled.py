@@ -37,7 +37,8 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported, compile_simulator
 from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.engines.fused import Engine, FusedEngine
-from hsa_elastica.engines.implicit import DEFAULT_RHO_INF, ImplicitEngine
+from hsa_elastica.engines.implicit import DEFAULT_RHO_INF, ImplicitEngine, ImplicitStepFailed
+from hsa_elastica.engines.statics_kernels import KIND_BODY_POS, KIND_BODY_ROT, KIND_NODE
 from hsa_elastica.engines.timeloop import (
     DEFAULT_MAX_SPEED,
     DEFAULT_MAX_STRETCH,
@@ -50,7 +51,7 @@ from hsa_elastica.params import ParameterError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from hsa_elastica.robots.handles import Robot
+    from hsa_elastica.robots.handles import Robot, SingleRod
     from hsa_elastica.robots.stack import Stack
 
 __all__ = ["FastRobot", "HANDLE_ATTRIBUTES", "ImplicitRobot", "compiled_engine"]
@@ -73,7 +74,7 @@ class FastRobot(ControlMixin):
     engine call (also the divergence-check period unless :meth:`run` gets ``check_every``).
     """
 
-    def __init__(self, robot: "Robot | Stack", *, chunk: int = 500) -> None:
+    def __init__(self, robot: "Robot | Stack | SingleRod", *, chunk: int = 500) -> None:
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             raise ParameterError(f"FastRobot.chunk = {chunk!r} is invalid: must be an integer >= 1")
         self.robot = robot
@@ -85,8 +86,6 @@ class FastRobot(ControlMixin):
                 "at their first application"
             )
         model = compile_simulator(robot.simulator)
-        if model.scheduled_loads:
-            raise FastPathUnsupported("BaseTwistTorque schedules are not supported by FastRobot")
         self.model: CompiledModel = model
         self.engine: Any = self._make_engine(model)
         self.rod_arrays = model.rod_arrays
@@ -213,9 +212,10 @@ class FastRobot(ControlMixin):
         if callable(named):  # a multi-segment stack names its rods and platforms
             table = named()
             systems, default_names = list(table), list(table.values())
-        else:
-            systems = [*self.robot.rods, self.robot.platform]
-            default_names = [f"rod{i}" for i in range(len(self.robot.rods))] + ["platform"]
+        else:  # a robot (a single rod and a stack name their systems)
+            robot: Any = self.robot
+            systems = [*robot.rods, robot.platform]
+            default_names = [f"rod{i}" for i in range(len(robot.rods))] + ["platform"]
         return systems, list(systems_names) if systems_names is not None else default_names
 
     def _run_steps(self, n_steps: int, limit: int, systems: list[Any], names: list[str],
@@ -268,7 +268,7 @@ class FastRobot(ControlMixin):
 
 
 class ImplicitRobot(FastRobot):
-    """A robot (or stack) built by the builders, stepped by
+    """A robot, a stack or a single rod built by the builders, stepped by
     :class:`~hsa_elastica.engines.implicit.ImplicitEngine` at the robot's ``dt``: same
     interface as :class:`FastRobot` (``run``, ``set_motor_angles``/``step``/``state``,
     recorders, divergence checks).
@@ -280,10 +280,60 @@ class ImplicitRobot(FastRobot):
 
     engine: ImplicitEngine
 
-    def __init__(self, robot: "Robot | Stack", *, rho_inf: float = DEFAULT_RHO_INF,
+    def __init__(self, robot: "Robot | Stack | SingleRod", *, rho_inf: float = DEFAULT_RHO_INF,
                  chunk: int = 500, dt_table: float | None = None, **kwargs: Any) -> None:
         self._engine_kwargs = dict(rho_inf=rho_inf, dt_table=dt_table, **kwargs)
         super().__init__(robot, chunk=chunk)
+        self.engine.describe_unknown = self._unknown_names()
+
+    def _unknown_names(self) -> Callable[[int], str]:
+        """Unknown index -> ``"<system> node i"`` / ``"<system> element i"`` / ``"<body>"``,
+        with the names divergence reports use (``named_systems()`` of the handle, else
+        ``rod{i}`` / ``platform``)."""
+        from hsa_elastica import compat
+
+        named = getattr(self.robot, "named_systems", None)
+        if callable(named):
+            table = dict(named())
+        else:  # a robot (a single rod and a stack name their systems)
+            robot: Any = self.robot
+            table = {rod: f"rod{i}" for i, rod in enumerate(robot.rods)}
+            table[robot.platform] = "platform"
+        rod, body = self.rod_arrays, self.body_arrays
+        rods: list[tuple[int, int, int, int, str]] = []
+        bodies: dict[int, str] = {}
+        for system, name in table.items():
+            if hasattr(system, "rest_lengths"):  # a rod (a rigid body has n_elems too)
+                n0 = compat.block_offset(system.position_collection, rod.position)
+                e0 = compat.block_offset(system.director_collection, rod.director)
+                ne = int(system.n_elems)
+                rods.append((n0, n0 + ne + 1, e0, e0 + ne, name))
+            elif system is not None and body.position.shape[1]:
+                bodies[compat.block_offset(system.position_collection, body.position)] = name
+        s = self.engine.solver
+        kind, index = s.kind, s.index
+
+        def describe(j: int) -> str:
+            k, i = int(kind[j]), int(index[j])
+            if k in (KIND_BODY_POS, KIND_BODY_ROT):
+                return bodies.get(i, f"body {i}")
+            node = k == KIND_NODE
+            for n0, n1, e0, e1, name in rods:
+                if node and n0 <= i < n1:
+                    return f"{name} node {i - n0}"
+                if not node and e0 <= i < e1:
+                    return f"{name} element {i - e0}"
+            return f"{'node' if node else 'element'} {i} of the rod block"
+
+        return describe
+
+    def _advance(self, n: int, t: float) -> float:
+        try:
+            return super()._advance(n, t)
+        except ImplicitStepFailed:
+            # the state is at the start of the refused step: so is the handle's time
+            self.time = self.engine.time
+            raise
 
     def _make_engine(self, model: CompiledModel) -> Engine:
         kw = dict(self._engine_kwargs)
@@ -321,16 +371,20 @@ for _name in HANDLE_ATTRIBUTES:
 
 
 def _simulation_params(robot: Any) -> Any:
-    """The ``SimulationParams`` of a robot (``params.simulation``) or of a stack's first
-    segment (``params[0].simulation``); None if it has none."""
+    """The ``SimulationParams`` of a robot (``params.simulation``), of a stack's first
+    segment (``params[0].simulation``) or of a single rod (``sim_params``); None if it has
+    none."""
+    if getattr(robot, "sim_params", None) is not None:
+        return robot.sim_params
     p = getattr(robot, "params", None)
     if isinstance(p, (tuple, list)) and p:
         p = p[0]
     return getattr(p, "simulation", None)
 
 
-def compiled_engine(robot: "Robot | Stack", *, chunk: int = 500) -> FastRobot:
-    """``robot`` stepped by the compiled engine its ``simulation.integrator`` selects: a
+def compiled_engine(robot: "Robot | Stack | SingleRod", *, chunk: int = 500) -> FastRobot:
+    """``robot`` stepped by the compiled engine its ``simulation.integrator`` (a single rod's
+    ``sim_params.integrator``) selects: a
     :class:`FastRobot` (``"explicit"``) or an :class:`ImplicitRobot` with
     ``simulation.implicit_rho_inf`` (``"implicit"``)."""
     sim = _simulation_params(robot)

@@ -122,10 +122,22 @@ class SingleRod:
         """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
         self.simulator.finalize()
 
+    @property
+    def rods(self) -> list[CosseratRod]:
+        """``[rod]``: the handle's rods as a robot lists them (the compiled engines read it)."""
+        return [self.rod]
+
+    def named_systems(self) -> dict[Any, str]:
+        """``{rod: "rod"}``: the name divergence and Newton-failure reports give the rod."""
+        return {self.rod: "rod"}
+
     def run(self, duration: float, **kwargs: Any) -> float:
         """Advance by ``duration`` [s] from :attr:`time` with :func:`hsa_elastica.engines.timeloop.run`
-        (keyword arguments are passed on); returns the new simulated time [s]."""
-        return _run(self, duration, {self.rod: "rod"}, **kwargs)
+        (keyword arguments are passed on); returns the new simulated time [s].  The compiled
+        engines run the same handle too: ``compiled_engine(handle)``
+        (:func:`hsa_elastica.robots.compiled.compiled_engine`, selected by
+        ``sim_params.integrator``)."""
+        return _run(self, duration, self.named_systems(), **kwargs)
 
     def diagnostics(self) -> "pd.DataFrame":
         """Recorded samples of the rod (columns as in ``recording.RodRecorder``)."""

@@ -86,9 +86,11 @@ def steady_state(
     ``RobotParams`` (a stack, bottom first; ``motor_angles`` one sequence per segment),
     :class:`~hsa_elastica.params.RodParams` (a single rod; ``motor_angles`` its base angle, a
     number), or a built handle (``Robot`` / ``Stack``: its parameters are used, the handle
-    itself is not run).  ``method``: ``"static"`` (default) or ``"dynamic"`` (robot and stack).
+    itself is not run).  ``method``: ``"static"`` (default) or ``"dynamic"``.
     ``options``: keywords of the solver used (``solve_static``, ``solve_static_batch``,
-    ``solve_steady_state``, ``solve_stack_steady_state``, ``solve_static_rod``).
+    ``solve_steady_state``, ``solve_stack_steady_state``, ``solve_static_rod``; a single rod's
+    dynamic relaxation: :func:`hsa_elastica.experiments.characterization.relax_rod`, whose
+    ``sim_params.integrator = "implicit"`` steps the implicit integrator).
     """
     if method not in METHODS:
         raise ParameterError(f"method = {method!r} is invalid: must be one of {METHODS}")
@@ -96,19 +98,19 @@ def steady_state(
     if isinstance(params, RobotParams):
         return _robot_steady_state(params, _angles(motor_angles), method, options)
     if isinstance(params, RodParams):
-        if method != "static":
-            raise ParameterError(
-                f"method = {method!r} is invalid for a single rod: must be 'static' (the "
-                "characterization experiments relax single rods dynamically)"
-            )
-        from hsa_elastica.robots.rod_statics import solve_static_rod
-
         angle = _angles(motor_angles).reshape(-1)
         if angle.size != 1:
             raise ParameterError(
                 f"motor_angles = {motor_angles!r} is invalid for a single rod: must be one angle (rad)"
             )
-        rod = solve_static_rod(params, angle=float(angle[0]), **options)
+        if method == "dynamic":
+            from hsa_elastica.experiments.characterization import relax_rod
+
+            rod = relax_rod(params, angle=float(angle[0]), **options)
+        else:
+            from hsa_elastica.robots.rod_statics import solve_static_rod
+
+            rod = solve_static_rod(params, angle=float(angle[0]), **options)
         return SteadyState(converged=bool(rod.converged), method=rod.method, stable=rod.stable,
                            wall_time_s=float(rod.wall_time_s), segments=[rod], detail=rod)
     if isinstance(params, Sequence) and params and all(isinstance(p, RobotParams) for p in params):
