@@ -379,6 +379,44 @@ def _free_twist_mount(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def apply_joint(
+    joints: JointTable, i: int, torque: bool, angles: NDArray[np.float64], rod: RodBlockArrays,
+    body: BodyBlockArrays,
+) -> None:
+    """``PlatformJoint`` / ``MotorMount`` / ``TwistMount`` row ``i`` of ``joints``: the force of
+    Eq. 6, or with ``torque`` the torque of Eq. 7 (rest orientation turned by the motor angle
+    or following the free twist) and a twist mount's motor torque ``angles[angle_col]``
+    [N m]; the rest orientation is stored at the first call, as the operators do."""
+    if joints.initialized[i] == 0:
+        joints.rest_orientation[i] = relative_orientation(
+            body.director, joints.body[i], rod.director, joints.element[i]
+        )
+        joints.initialized[i] = 1
+        joints.base_orientation[i] = joints.rest_orientation[i]
+    rod_view = block_view(rod)
+    body_view = block_view(body)
+    if not torque:
+        joint_force_kernel(
+            rod_view, joints.node[i], body_view, joints.body[i], joints.attachment[i],
+            joints.k_F[i], joints.nu_F[i],
+        )
+        return
+    if joints.angle_col[i] >= 0:
+        if joints.free_twist[i] != 0:
+            _free_twist_mount(joints, i, rod, body)
+        else:
+            _turn_mount(joints, i, angles)
+    joint_torque_kernel(
+        rod_view, joints.element[i], body_view, joints.body[i], joints.rest_orientation[i],
+        joints.k_tau[i], joints.nu_tau[i],
+    )
+    if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+        motor_torque_kernel(
+            rod_view, joints.element[i], body_view, joints.body[i], angles[joints.angle_col[i]]
+        )
+
+
+@njit(cache=True)  # type: ignore[misc]
 def evaluate_forces(
     t: float,
     angles: NDArray[np.float64],
@@ -438,44 +476,17 @@ def evaluate_forces(
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
     # synchronize: forcing and connections in FIFO order
-    rod_view = block_view(rod)
-    body_view = block_view(body)
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
         if code == OP_COUPLING_TORQUE:
             apply_reciprocal_couple(couplings, i, rod)
         elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
-            if joints.initialized[i] == 0:
-                joints.rest_orientation[i] = relative_orientation(
-                    body.director, joints.body[i], rod.director, joints.element[i]
-                )
-                joints.initialized[i] = 1
-                joints.base_orientation[i] = joints.rest_orientation[i]
-            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
-                if joints.free_twist[i] != 0:
-                    _free_twist_mount(joints, i, rod, body)
-                else:
-                    _turn_mount(joints, i, angles)
-            if code == OP_JOINT_FORCE:
-                joint_force_kernel(
-                    rod_view, joints.node[i], body_view, joints.body[i], joints.attachment[i],
-                    joints.k_F[i], joints.nu_F[i],
-                )
-            else:
-                joint_torque_kernel(
-                    rod_view, joints.element[i], body_view, joints.body[i],
-                    joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
-                )
-                if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
-                    motor_torque_kernel(
-                        rod_view, joints.element[i], body_view, joints.body[i],
-                        angles[joints.angle_col[i]],
-                    )
+            apply_joint(joints, i, code == OP_JOINT_TORQUE, angles, rod, body)
         elif code == OP_MOUNT_REACTION:
             mount_reaction(
-                rod_view, rod.internal_forces, rod.internal_torques, motors.node[i],
-                motors.element[i], body_view, motors.body[i], motors.free_twist[i] != 0,
+                block_view(rod), rod.internal_forces, rod.internal_torques, motors.node[i],
+                motors.element[i], block_view(body), motors.body[i], motors.free_twist[i] != 0,
                 angles[i],
             )
         elif code == OP_GRAVITY_ROD:
