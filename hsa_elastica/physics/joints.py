@@ -20,7 +20,7 @@ Python); the class only holds the parameters and the rest orientation.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from elastica.joint import ConnectionBase
@@ -30,10 +30,11 @@ from numpy.typing import NDArray
 
 from hsa_elastica.params import invalid_parameter
 from hsa_elastica.physics.mount_kernels import (
-    SystemView,
+    SystemLike,
+    as_view,
     lever_and_spin,
     relative_orientation,
-    system_view,
+    system_arrays,
 )
 # re-exported: the rotation kernels used to live here
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion, rotation_vector_from_matrix
@@ -56,7 +57,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)  # type: ignore[misc]
 def joint_force_kernel(
-    rod: SystemView, node: int, body: SystemView, b: int, attachment_point: NDArray[np.float64],
+    rod: SystemLike, node: int, body: SystemLike, b: int, attachment_point: NDArray[np.float64],
     k_F: float, nu_F: float,
 ) -> None:
     """Translational spring-damper of Eq. 6 between ``rod``'s node ``node`` and the point
@@ -68,6 +69,8 @@ def joint_force_kernel(
     ``-F`` to the platform centre of mass and the moment ``r x (-F)`` of that force about the
     centre of mass to the platform torque, converted to the body frame (``Q_p (r x -F)``).
     """
+    rod = as_view(rod)
+    body = as_view(body)
     Q = body.director[:, :, b]
     r0, r1, r2, w0, w1, w2 = lever_and_spin(body.director, body.omega, b, attachment_point)
     # attachment point velocity v_p = v_com + w x r
@@ -94,7 +97,7 @@ def joint_force_kernel(
 
 @njit(cache=True)  # type: ignore[misc]
 def joint_torque_kernel(
-    rod: SystemView, element: int, body: SystemView, b: int,
+    rod: SystemLike, element: int, body: SystemLike, b: int,
     rest_relative_orientation: NDArray[np.float64], k_tau: float, nu_tau: float,
 ) -> None:
     """Rotational spring-damper of Eq. 7 between ``rod``'s element ``element`` and ``body``'s
@@ -113,6 +116,8 @@ def joint_torque_kernel(
     (``theta = -Q_p^T log(Q_p Q_t^T)``), written so the spring torque is the gradient of the
     potential ``k_tau |theta|^2 / 2`` and both terms oppose the error.
     """
+    rod = as_view(rod)
+    body = as_view(body)
     Qp = body.director[:, :, b]
     Qt = rod.director[:, :, element]
     # M = C0 Q_t, E = Q_p^T M
@@ -201,8 +206,7 @@ class RodBodyConnection(ConnectionBase):
     of :class:`PlatformJoint`, the motor mounts and
     :class:`~hsa_elastica.physics.rigid_mounts.MountReaction`.
 
-    PyElastica's ``apply_forces`` / ``apply_torques`` (arguments ``system_one, index_one,
-    system_two, index_two, time``) resolve the indices at the first call
+    PyElastica's ``apply_forces`` / ``apply_torques`` resolve the indices at the first call
     (:func:`resolve_joint_indices`, :meth:`_resolve`) and then call the subclass's
     :meth:`_forces` / :meth:`_torques` with the two systems and the time [s].
     """
@@ -219,21 +223,24 @@ class RodBodyConnection(ConnectionBase):
             system_one, index_one, system_two, index_two
         )
 
-    def _apply(
-        self, hook: Callable[[Any, Any, float], None], system_one: Any, index_one: ConnectionIndex,
-        system_two: Any, index_two: ConnectionIndex, time: np.float64 = np.float64(0.0),
+    def _ready(
+        self, system_one: Any, index_one: ConnectionIndex, system_two: Any,
+        index_two: ConnectionIndex,
     ) -> None:
         if self._body < 0:
             self._resolve(system_one, index_one, system_two, index_two)
-        hook(system_one, system_two, float(time))
 
-    def apply_forces(self, *args: Any, **kwargs: Any) -> None:
-        """PyElastica's force call: :meth:`_forces` (arguments as :meth:`_apply`)."""
-        self._apply(self._forces, *args, **kwargs)
+    def apply_forces(self, system_one: Any, index_one: ConnectionIndex, system_two: Any,
+                     index_two: ConnectionIndex, time: np.float64 = np.float64(0.0)) -> None:
+        """PyElastica's force call: :meth:`_forces` once the indices are resolved."""
+        self._ready(system_one, index_one, system_two, index_two)
+        self._forces(system_one, system_two, float(time))
 
-    def apply_torques(self, *args: Any, **kwargs: Any) -> None:
-        """PyElastica's torque call: :meth:`_torques` (arguments as :meth:`_apply`)."""
-        self._apply(self._torques, *args, **kwargs)
+    def apply_torques(self, system_one: Any, index_one: ConnectionIndex, system_two: Any,
+                      index_two: ConnectionIndex, time: np.float64 = np.float64(0.0)) -> None:
+        """PyElastica's torque call: :meth:`_torques` once the indices are resolved."""
+        self._ready(system_one, index_one, system_two, index_two)
+        self._torques(system_one, system_two, float(time))
 
     def _forces(self, system_one: Any, system_two: Any, time: float) -> None:
         """Forces of the connection (none by default)."""
@@ -316,7 +323,7 @@ class PlatformJoint(RodBodyConnection):
     def _forces(self, system_one: Any, system_two: Any, time: float) -> None:
         """Eq. 6: add ``+F`` to the rod tip node, ``-F`` and ``r x (-F)`` to the platform."""
         joint_force_kernel(
-            system_view(system_one), self._node, system_view(system_two), self._body,
+            system_arrays(system_one), self._node, system_arrays(system_two), self._body,
             self.attachment_point, self.k_F, self.nu_F,
         )
 
@@ -324,6 +331,6 @@ class PlatformJoint(RodBodyConnection):
         """Eq. 7: equal and opposite orientation spring-damper torques (local frames)."""
         assert self.rest_relative_orientation is not None
         joint_torque_kernel(
-            system_view(system_one), self._element, system_view(system_two), self._body,
+            system_arrays(system_one), self._element, system_arrays(system_two), self._body,
             self.rest_relative_orientation, self.k_tau, self.nu_tau,
         )

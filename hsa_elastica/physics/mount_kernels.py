@@ -13,15 +13,18 @@ body (:func:`lever_and_spin`), the relative orientation of the rod element and t
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 from numpy.typing import NDArray
 
 __all__ = [
     "SystemView",
-    "system_view",
+    "SystemLike",
+    "system_arrays",
+    "as_view",
     "block_view",
     "lever_and_spin",
     "relative_orientation",
@@ -44,16 +47,45 @@ class SystemView(NamedTuple):
     external_torques: NDArray[np.float64]
 
 
-def system_view(system: Any, copy: bool = False) -> SystemView:
-    """:class:`SystemView` of a PyElastica system's arrays (C-contiguous copies with ``copy``:
-    the specialisation the compiled engines use, for readers that must not write)."""
-    arrays = [
+#: a :class:`SystemView`, or its six arrays as a plain tuple in the same order: what the
+#: operator classes pass (:func:`system_arrays`), since numba dispatches a call with a plain
+#: tuple ~3 us faster than one with a NamedTuple (its type is not fingerprinted); the kernels
+#: turn either into a :class:`SystemView` with :func:`as_view`
+SystemLike = Union[SystemView, tuple[NDArray[np.float64], ...]]
+
+
+def system_arrays(system: Any, copy: bool = False) -> tuple[NDArray[np.float64], ...]:
+    """The :class:`SystemView` arrays of a PyElastica system as a plain tuple (C-contiguous
+    copies with ``copy``: the specialisation the compiled engines use, for readers that must
+    not write)."""
+    arrays = (
         system.position_collection, system.velocity_collection, system.omega_collection,
         system.director_collection, system.external_forces, system.external_torques,
-    ]
+    )
     if copy:
-        arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in arrays]
-    return SystemView(*arrays)
+        return tuple(np.ascontiguousarray(a, dtype=np.float64) for a in arrays)
+    return arrays
+
+
+def as_view(system: SystemLike) -> SystemView:
+    """``system`` as a :class:`SystemView` (the record itself, or the plain tuple wrapped)."""
+    return system if isinstance(system, SystemView) else SystemView(*system)
+
+
+@overload(as_view)  # type: ignore[misc]
+def _as_view_numba(system: Any) -> Any:
+    """numba's :func:`as_view` (the implementations repeat the typing function's annotations,
+    as numba requires)."""
+    if isinstance(system, types.BaseNamedTuple):
+        def same(system: Any) -> Any:
+            return system
+
+        return same
+
+    def wrap(system: Any) -> Any:
+        return SystemView(system[0], system[1], system[2], system[3], system[4], system[5])
+
+    return wrap
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
@@ -101,11 +133,13 @@ def relative_orientation(
 
 @njit(cache=True)  # type: ignore[misc]
 def motor_torque_kernel(
-    rod: SystemView, element: int, body: SystemView, b: int, torque: float
+    rod: SystemLike, element: int, body: SystemLike, b: int, torque: float
 ) -> None:
     """Motor torque ``torque`` [N m] on rod ``element`` about its own axis d3 (local z,
     right-hand rule) and the reaction ``-torque d3`` on body ``b`` (in the body's local frame,
     ``Q_b (-torque d3)``), accumulated in place: the stator on the body turns the rotor."""
+    rod = as_view(rod)
+    body = as_view(body)
     rod.external_torques[2, element] += torque
     q = body.director
     e = rod.director

@@ -32,7 +32,7 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.joints import PlatformJoint
 # re-exported: the motor torque kernel is shared with the rigid mounts
-from hsa_elastica.physics.mount_kernels import motor_torque_kernel, system_view
+from hsa_elastica.physics.mount_kernels import motor_torque_kernel, system_arrays
 
 __all__ = [
     "MotorMount",
@@ -191,6 +191,6 @@ class TwistMount(TorqueDrive, _BaseJoint):
         ))
         super()._torques(system_one, system_two, time)
         motor_torque_kernel(
-            system_view(system_one), self._element, system_view(system_two), self._body,
+            system_arrays(system_one), self._element, system_arrays(system_two), self._body,
             float(self.torque(time)),
         )

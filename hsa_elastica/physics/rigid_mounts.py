@@ -58,10 +58,11 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.joints import RodBodyConnection
 from hsa_elastica.physics.mount_kernels import (
-    SystemView,
+    SystemLike,
+    as_view,
     lever_and_spin,
     motor_torque_kernel,
-    system_view,
+    system_arrays,
 )
 
 __all__ = [
@@ -79,8 +80,8 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)  # type: ignore[misc]
 def mount_values(
-    body: SystemView, b: int, offset: NDArray[np.float64], relative_director: NDArray[np.float64],
-    angle: float, free_twist: bool, rod: SystemView, node: int, element: int,
+    body: SystemLike, b: int, offset: NDArray[np.float64], relative_director: NDArray[np.float64],
+    angle: float, free_twist: bool, rod: SystemLike, node: int, element: int,
     work: NDArray[np.float64],
 ) -> None:
     """Base node and base element of a mounted rod from the pose of ``body``'s body ``b``.
@@ -91,6 +92,8 @@ def mount_values(
     angle [rad] about its own d3, as :class:`MotorAngleBC`), or with ``free_twist`` ``Q_ref``
     turned by its present twist (as :class:`FreeTwistBC`).  ``work``: (3, 3, 3) scratch.
     """
+    rod = as_view(rod)
+    body = as_view(body)
     q = body.director
     for a in range(3):
         s = body.position[a, b]
@@ -120,8 +123,8 @@ def mount_values(
 
 @njit(cache=True)  # type: ignore[misc]
 def mount_rates(
-    body: SystemView, b: int, offset: NDArray[np.float64], rate: float, free_twist: bool,
-    rod: SystemView, node: int, element: int,
+    body: SystemLike, b: int, offset: NDArray[np.float64], rate: float, free_twist: bool,
+    rod: SystemLike, node: int, element: int,
 ) -> None:
     """Velocities of a mounted base (``rod``'s node ``node`` and element ``element``): the rigid
     motion of ``body``'s body ``b`` at the mount point.
@@ -131,6 +134,8 @@ def mount_rates(
     ``rate`` [rad/s] about d3 (the motor rate), or with ``free_twist`` ``Q_e w`` in the swing
     components and the element's own twist rate kept.
     """
+    rod = as_view(rod)
+    body = as_view(body)
     r0, r1, r2, w0, w1, w2 = lever_and_spin(body.director, body.omega, b, offset)
     v = body.velocity
     rod.velocity[0, node] = v[0, b] + w1 * r2 - w2 * r1
@@ -148,8 +153,8 @@ def mount_rates(
 
 @njit(cache=True)  # type: ignore[misc]
 def mount_reaction(
-    rod: SystemView, internal_forces: NDArray[np.float64], internal_torques: NDArray[np.float64],
-    node: int, element: int, body: SystemView, b: int, free_twist: bool, torque: float,
+    rod: SystemLike, internal_forces: NDArray[np.float64], internal_torques: NDArray[np.float64],
+    node: int, element: int, body: SystemLike, b: int, free_twist: bool, torque: float,
 ) -> None:
     """The load of a mounted node and element handed to the body, accumulated in place.
 
@@ -162,6 +167,8 @@ def mount_reaction(
     applied to the element with its reaction on the body
     (:func:`~hsa_elastica.physics.mount_kernels.motor_torque_kernel`).
     """
+    rod = as_view(rod)
+    body = as_view(body)
     fe = rod.external_forces
     f0 = internal_forces[0, node] + fe[0, node]
     f1 = internal_forces[1, node] + fe[1, node]
@@ -233,15 +240,15 @@ class _BodyMountBC(_ProximalBC):
 
     def constrain_values(self, system: RodType, time: np.float64) -> None:
         mount_values(
-            system_view(self.body), 0, self.offset, self.relative_director,
-            self._angle_now(float(time)), self.free_twist, system_view(system),
+            system_arrays(self.body), 0, self.offset, self.relative_director,
+            self._angle_now(float(time)), self.free_twist, system_arrays(system),
             self._position_idx, self._director_idx, self._work,
         )
 
     def constrain_rates(self, system: RodType, time: np.float64) -> None:
         mount_rates(
-            system_view(self.body), 0, self.offset, self._rate_now(float(time)),
-            self.free_twist, system_view(system), self._position_idx, self._director_idx,
+            system_arrays(self.body), 0, self.offset, self._rate_now(float(time)),
+            self.free_twist, system_arrays(system), self._position_idx, self._director_idx,
         )
 
 
@@ -307,7 +314,7 @@ class MountReaction(TorqueDrive, RodBodyConnection):
         """The force, moment and couple of the held base on the body (and the motor torque);
         the torque call adds nothing: this hands the whole wrench over."""
         mount_reaction(
-            system_view(system_one), system_one.internal_forces, system_one.internal_torques,
-            self._node, self._element, system_view(system_two), self._body, self.free_twist,
+            system_arrays(system_one), system_one.internal_forces, system_one.internal_torques,
+            self._node, self._element, system_arrays(system_two), self._body, self.free_twist,
             float(self._torque(time)),
         )

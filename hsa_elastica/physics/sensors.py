@@ -30,7 +30,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
-from hsa_elastica.physics.mount_kernels import SystemView, relative_orientation
+from hsa_elastica.physics.mount_kernels import SystemLike, SystemView, as_view, relative_orientation
 from hsa_elastica.physics.variational_rod import elastic_state, variational_correction
 
 __all__ = [
@@ -80,7 +80,7 @@ def motor_torque(rod: Any, element: int, twist_couple: NDArray[np.float64] | Non
 
 @njit(cache=True)  # type: ignore[misc]
 def joint_wrench(
-    rod: SystemView, node: int, element: int, body: SystemView, b: int,
+    rod: SystemLike, node: int, element: int, body: SystemLike, b: int,
     attachment: NDArray[np.float64], k_F: float, nu_F: float,
     rest_orientation: NDArray[np.float64], k_tau: float, nu_tau: float, out: NDArray[np.float64],
 ) -> None:
@@ -93,6 +93,8 @@ def joint_wrench(
     touched), so the numbers are exactly the ones the simulation adds to
     ``external_forces`` / ``external_torques`` in the same state.
     """
+    rod = as_view(rod)
+    body = as_view(body)
     nb = body.position.shape[1]
     rod_force = np.zeros((3, node + 1))
     rod_torque = np.zeros((3, element + 1))
