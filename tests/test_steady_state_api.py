@@ -42,10 +42,10 @@ def test_single_rod_matches_the_rod_solver() -> None:
     res = hsa_elastica.steady_state(rod, 1.2)
     ref = solve_static_rod(rod, angle=1.2)
     assert res.top.length_m == ref.length_m and res.relative_poses == []
-    # dynamic relaxation on the implicit integrator (characterization.relax_rod): the static
+    # dynamic relaxation on the implicit integrator (rod_relaxation.relax_rod): the static
     # length within the settling stop's accuracy (node speeds below 1e-4 L/s; 1e-5 relative,
     # as tests/test_rod_statics.py for the explicit relaxation)
-    from hsa_elastica.experiments.characterization import settling_sim_params
+    from hsa_elastica.robots.rod_relaxation import settling_sim_params
 
     sp = settling_sim_params(rod, angle=1.2, integrator="implicit")
     dyn = hsa_elastica.steady_state(rod, 1.2, method="dynamic", sim_params=sp)

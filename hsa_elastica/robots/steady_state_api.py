@@ -89,7 +89,7 @@ def steady_state(
     itself is not run).  ``method``: ``"static"`` (default) or ``"dynamic"``.
     ``options``: keywords of the solver used (``solve_static``, ``solve_static_batch``,
     ``solve_steady_state``, ``solve_stack_steady_state``, ``solve_static_rod``; a single rod's
-    dynamic relaxation: :func:`hsa_elastica.experiments.characterization.relax_rod`, whose
+    dynamic relaxation: :func:`hsa_elastica.robots.rod_relaxation.relax_rod`, whose
     ``sim_params.integrator = "implicit"`` steps the implicit integrator).
     """
     if method not in METHODS:
@@ -104,7 +104,7 @@ def steady_state(
                 f"motor_angles = {motor_angles!r} is invalid for a single rod: must be one angle (rad)"
             )
         if method == "dynamic":
-            from hsa_elastica.experiments.characterization import relax_rod
+            from hsa_elastica.robots.rod_relaxation import relax_rod
 
             rod = relax_rod(params, angle=float(angle[0]), **options)
         else:

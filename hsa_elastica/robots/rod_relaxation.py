@@ -1,0 +1,333 @@
+"""Dynamic relaxation of a single HSA rod (the Section II-C characterization set-ups).
+
+:func:`build_setup` builds a set-up of :func:`~hsa_elastica.robots.builders.build_single_rod`
+(motor or free-twist base ramped to its angle / torque, free / twist-locked / fixed distal end,
+optional tip force and compression law); :func:`settle` steps it until every node speed is below
+``tol_speed`` and every angular speed below ``tol_omega`` for ``window`` seconds after the ramp
+(:class:`SettleOptions`); :func:`settling_sim_params` picks the step and a near-critical
+damping from the rod's slowest axial / torsional mode; :func:`relax_rod` returns the settled
+state as a :class:`~hsa_elastica.robots.rod_statics.RodSteadyState` (``method = "dynamic"``), the
+dynamic counterpart of :func:`~hsa_elastica.robots.rod_statics.solve_static_rod`
+(``steady_state(rod_params, angle, method="dynamic")``).
+
+The steps are PyElastica's Position Verlet on the handle's operators, or with
+``sim_params.integrator = "implicit"`` the implicit integrator
+(:mod:`hsa_elastica.engines.implicit`, via :func:`~hsa_elastica.robots.compiled.compiled_engine`).
+The characterization experiments (:mod:`hsa_elastica.experiments.characterization`) use these
+for their ``method="dynamic"``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.timeloop import max_stable_dt
+from hsa_elastica.params import ParameterError, RodParams, SimulationParams
+from hsa_elastica.params.base import MAX_DAMPING
+from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hsa_elastica.robots.builders import OperatorRef
+    from hsa_elastica.robots.handles import SingleRod
+    from hsa_elastica.robots.rod_statics import RodSteadyState
+
+__all__ = [
+    "IMPLICIT_SETTLE_STEP",
+    "NotSettledError",
+    "SettleOptions",
+    "build_setup",
+    "relax_rod",
+    "settle",
+    "settling_sim_params",
+]
+
+#: implicit settling step times the slowest symmetric mode's angular frequency (rad)
+IMPLICIT_SETTLE_STEP = 0.25
+
+
+def _compressive(axial_law: AxialLawParams | None) -> bool:
+    """True for an asymmetric compression law (it adds the AxialCompressionLaw forcing)."""
+    return axial_law is not None and not axial_law.is_symmetric
+
+
+class NotSettledError(RuntimeError):
+    """A characterization run did not settle within ``SettleOptions.max_time``."""
+
+
+# --------------------------------------------------------------------------------------------
+# settling
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SettleOptions:
+    """When a characterization run counts as settled.
+
+    Attributes
+    ----------
+    tol_speed : float
+        Node speed tolerance as a fraction of the printed length per second [1/s]
+        (``1e-4`` -> 7.5 um/s for a 75 mm rod).
+    tol_omega : float
+        Angular speed tolerance [rad/s].
+    window : float
+        The rod must stay below both tolerances for this many seconds [s].
+    max_time : float
+        Give up (``NotSettledError``) after this simulated time past the ramp [s].
+    check_every : int
+        Steps between two checks.
+    """
+
+    tol_speed: float = 1e-4
+    tol_omega: float = 1e-3
+    window: float = 0.01
+    max_time: float = 2.0
+    check_every: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("tol_speed", "tol_omega", "window", "max_time"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                math.isfinite(v) and v > 0
+            ):
+                raise ParameterError(f"SettleOptions.{name} = {v!r} is invalid: must be a finite number > 0")
+        if isinstance(self.check_every, bool) or not isinstance(self.check_every, int) or self.check_every < 1:
+            raise ParameterError(
+                f"SettleOptions.check_every = {self.check_every!r} is invalid: must be an integer >= 1"
+            )
+
+
+def _slowest_rate(rod: RodParams) -> float:
+    """Lowest angular frequency [rad/s] of the symmetric (axial, torsional) modes, untwisted.
+
+    Axial, fixed-free: ``pi/2 c_a / L``, ``c_a = sqrt(E0 / rho)``; torsional, both ends
+    twist-held: ``pi c_t / L``, ``c_t = sqrt(B_z / (rho 2 I))``.
+    """
+    c_a = math.sqrt(rod.youngs_modulus / rod.density)
+    c_t = math.sqrt(rod.B_z / (rod.density * 2.0 * rod.second_moment))
+    return min(0.5 * math.pi * c_a, math.pi * c_t) / rod.length
+
+
+def settling_sim_params(rod: RodParams, *, angle: float = math.pi,
+                        integrator: str = "explicit") -> SimulationParams:
+    """Time step and damping for a fast quasi-static settle of ``rod`` (Section II-C runs).
+
+    * damping ``gamma = 2 omega_min`` [1/s] (uniform, translational = rotational), i.e. critical
+      for the slowest symmetric mode, so every mode decays at least like ``exp(-omega_min t)``
+      (at most ``SimulationParams``' ``MAX_DAMPING``, 1000 1/s: the paper robot's 100 mm rod,
+      ``omega_min`` = 750 rad/s, settles slightly under-critically);
+    * ``dt = 0.25 l / c_max`` [s] with ``c_max`` the axial wave speed at the stiffest point of
+      the law up to ``angle`` (PositionVerlet is stable for ``omega dt < 2``; the element
+      modes are at most ``2 c / l``), at most :func:`~hsa_elastica.engines.timeloop.max_stable_dt`;
+    * ramp time ``4 / omega_min`` [s], linear ramps are avoided (smooth quintic).
+
+    ``integrator = "implicit"``: the generalized-alpha integrator
+    (:mod:`hsa_elastica.engines.implicit`) at ``dt = IMPLICIT_SETTLE_STEP / omega_min`` (16
+    steps through the ramp; the settle needs the slowest mode, not the element waves).
+    """
+    if integrator not in ("explicit", "implicit"):
+        raise ParameterError(
+            f"integrator = {integrator!r} is invalid: must be 'explicit' or 'implicit'")
+    w = _slowest_rate(rod)
+    n = rod.n_elements
+    l0 = rod.length / n
+    kmax = abs(angle) / ((n - 1) * l0)
+    if rod.is_nonlinear:  # the quadratic law is evaluated on the clipped range only
+        kmax = min(kmax, rod.eps_max / rod.C_eps)
+    ks = np.linspace(0.0, kmax, 9)  # the quadratic law may peak inside the range
+    e_law = float(np.max(rod.youngs_modulus + rod.E_slope * ks + rod.E_quad * ks**2))
+    e_max = max(rod.youngs_modulus, e_law, rod.shear_modulus)
+    c_max = math.sqrt(e_max / rod.density)
+    # (and never above the builders' stability check, which covers the whole clipped twist
+    # range: a quadratic law may be stiffer beyond ``angle`` than inside it)
+    dt = min(0.25 * l0 / c_max, max_stable_dt(rod)[0])
+    if integrator == "implicit":
+        dt = IMPLICIT_SETTLE_STEP / w
+    gamma = min(2.0 * w, MAX_DAMPING)
+    return SimulationParams(
+        dt=dt,
+        damping=gamma,
+        rotational_damping=gamma,
+        ramp_time=4.0 / w,
+        ramp_shape="smooth",
+        record_fps=1.0 / dt,
+        integrator=integrator,
+    )
+
+
+def implicit_engine(handle: "SingleRod") -> Any:
+    """The :class:`~hsa_elastica.robots.compiled.ImplicitRobot` stepping ``handle`` (made on
+    first use, at time 0, and kept on the handle); None for the explicit integrator, which
+    steps the handle's operators (PyElastica's Position Verlet)."""
+    if handle.sim_params.integrator != "implicit":
+        return None
+    engine = getattr(handle, "_implicit_engine", None)
+    if engine is None:
+        from hsa_elastica.robots.compiled import compiled_engine
+
+        engine = compiled_engine(handle)
+        object.__setattr__(handle, "_implicit_engine", engine)
+    return engine
+
+
+def settle(handle: "SingleRod", time: float, *, quiet_after: float, options: SettleOptions) -> float:
+    """Step ``handle`` until settled (see :class:`SettleOptions`); returns the time [s].  With
+    ``sim_params.integrator = "implicit"`` the steps are the implicit integrator's (a step it
+    cannot take raises ``ImplicitStepFailed``, a blow-up ``SimulationDiverged``, both naming
+    the time; the rod is ``"rod"``)."""
+    rod = handle.rod
+    sim = handle.simulator
+    step = handle.timestepper.step
+    dt = handle.dt
+    engine = implicit_engine(handle)
+    v_tol = options.tol_speed * handle.rod_params.length
+    quiet = 0.0
+    t = np.float64(time)
+    deadline = quiet_after + options.max_time
+    while True:
+        if engine is not None:
+            t = np.float64(engine.run(options.check_every * dt))
+        else:
+            for _ in range(options.check_every):
+                t = step(sim, t, dt)
+        v = float(np.max(np.abs(rod.velocity_collection)))
+        w = float(np.max(np.abs(rod.omega_collection)))
+        if not (math.isfinite(v) and math.isfinite(w)):
+            raise NotSettledError(f"characterization run diverged at t = {float(t):.4g} s")
+        if float(t) >= quiet_after and v < v_tol and w < options.tol_omega:
+            quiet += options.check_every * dt
+            if quiet >= options.window:
+                return float(t)
+        else:
+            quiet = 0.0
+        if float(t) > deadline:
+            raise NotSettledError(
+                f"characterization run not settled after {float(t):.3g} s: max speed {v:.3g} m/s "
+                f"(tol {v_tol:.3g}), max angular speed {w:.3g} rad/s (tol {options.tol_omega:.3g})"
+            )
+
+
+def build_setup(
+    rod: RodParams,
+    angle: float,
+    sim_params: SimulationParams | None,
+    *,
+    distal: str,
+    base: str = "motor",
+    torque: float = 0.0,
+    finalize: bool = True,
+    axial_law: AxialLawParams | None = None,
+    tip_load: "bool | NDArray[np.float64]" = False,
+) -> "tuple[SingleRod, OperatorRef[AxialCompressionLaw] | None]":
+    """Single rod of the Section II-C set-ups; with an asymmetric ``axial_law`` an
+    :class:`AxialCompressionLaw` forcing is added after the auxetic coupling (returned ref).
+    ``tip_load``: an ``EndpointForces`` on the tip (True: zero, whose compiled load row the
+    implicit integrator's spring-constant runs set; an array: that
+    force [N], ramped over the ramp time)."""
+    from hsa_elastica.physics.actuation import Ramp
+    from hsa_elastica.robots.builders import OperatorRef, build_single_rod
+
+    if not isinstance(rod, RodParams):
+        raise ParameterError(f"rod_params = {rod!r} is invalid: must be a RodParams")
+    if not math.isfinite(angle):
+        raise ParameterError(f"angle = {angle!r} is invalid: must be a finite number (rad)")
+    sp = settling_sim_params(rod, angle=angle) if sim_params is None else sim_params
+    with_law = _compressive(axial_law)
+    h = build_single_rod(
+        rod,
+        sp,
+        base=base,
+        angle=Ramp(target=float(angle), duration=sp.ramp_time, shape=sp.ramp_shape),
+        torque=Ramp(target=float(torque), duration=sp.ramp_time, shape=sp.ramp_shape),
+        distal=distal,
+        tip_force=(np.zeros(3) if tip_load is True else tip_load) if tip_load is not False
+        else None,
+        record=False,
+        finalize=finalize and not with_law,
+    )
+    if not with_law:
+        return h, None
+    assert axial_law is not None
+    ref: OperatorRef[AxialCompressionLaw] = OperatorRef()
+    h.simulator.add_forcing_to(h.rod).using(
+        ref.capture(AxialCompressionLaw), **AxialCompressionLaw.kwargs_for(rod, axial_law)
+    )
+    if finalize:
+        h.simulator.finalize()
+    return h, ref
+
+
+def relax_rod(
+    rod_params: RodParams,
+    *,
+    angle: float = 0.0,
+    torque: float = 0.0,
+    base: str = "motor",
+    distal: str = "twist_locked",
+    tip_force: "float | NDArray[np.float64] | Any" = 0.0,
+    axial_law: AxialLawParams | None = None,
+    sim_params: SimulationParams | None = None,
+    options: SettleOptions = SettleOptions(),
+) -> "RodSteadyState":
+    """Steady state of a single-rod set-up by dynamic relaxation: the set-up of
+    :func:`~hsa_elastica.robots.rod_statics.solve_static_rod` (same arguments: base ``angle``
+    [rad] or ``torque`` [N m], ``distal`` end, ``tip_force`` [N] on the distal node, ramped
+    with the actuation) run from rest until settled (:class:`SettleOptions`), with the time
+    step, damping and integrator of ``sim_params`` (default :func:`settling_sim_params`;
+    ``integrator = "implicit"`` steps the implicit integrator).  Returns a
+    :class:`~hsa_elastica.robots.rod_statics.RodSteadyState` with ``method = "dynamic"``
+    (``stable`` None); raises :class:`NotSettledError` when it does not settle in
+    ``options.max_time``."""
+    import time as _time
+
+    from hsa_elastica.physics.actuation import twist_about_axis
+    from hsa_elastica.robots.rod_statics import RodSteadyState
+
+    wall0 = _time.perf_counter()
+    f = np.array(tip_force, dtype=np.float64).reshape(-1)
+    if f.shape == (1,):
+        f = np.array([0.0, 0.0, f[0]])
+    if f.shape != (3,) or not np.all(np.isfinite(f)):
+        raise ParameterError(
+            f"tip_force = {tip_force!r} is invalid: must be a number or 3 finite numbers (N)")
+    for name, v in (("angle", angle), ("torque", torque)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
+            raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
+    if sim_params is None:
+        scale = angle if base == "motor" else torque / max(rod_params.B_z, 1e-300) * rod_params.length
+        sim_params = settling_sim_params(rod_params, angle=float(scale))
+    h, law_ref = build_setup(rod_params, float(angle), sim_params, distal=distal, base=base,
+                        torque=float(torque), axial_law=axial_law,
+                        tip_load=f if np.any(f != 0.0) else False)
+    reference = np.array(h.rod.director_collection[..., 0])
+    t = settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
+    rod = h.rod
+    rod.compute_internal_forces_and_torques(np.float64(t))
+    n_lab = rod.director_collection[..., -1].T @ rod.internal_stress[:, -1]
+    factor = 1.0
+    if law_ref is not None:
+        law = law_ref.instance
+        law.apply_forces(rod, np.float64(t))  # refresh factor for this state
+        rod.external_forces[:] = 0.0
+        factor = float(law.factor[-1])
+    pos = rod.position_collection
+    return RodSteadyState(
+        converged=True,
+        method="dynamic",
+        iterations=0,
+        stable=None,
+        wall_time_s=_time.perf_counter() - wall0,
+        base_angle_rad=float(twist_about_axis(
+            reference, np.ascontiguousarray(rod.director_collection[..., 0]))),
+        torque_Nm=float(torque),
+        tip_force_N=f,
+        length_m=float(pos[2, -1] - pos[2, 0]),
+        holding_torque_Nm=float(-rod.internal_couple[2, 0] / rod.voronoi_dilatation[0] ** 3),
+        distal_axial_force_N=float(-factor * n_lab[2] / rod.dilatation[-1]),
+        positions_m=pos.copy(),
+        directors=rod.director_collection.copy(),
+        message=f"settled at t = {t:.6g} s ({h.sim_params.integrator} integrator)",
+    )
