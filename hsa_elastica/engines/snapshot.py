@@ -39,8 +39,8 @@ and one JSON entry ``meta.json`` (a string array) with the scalars and metadata:
 (``"hsa_elastica.state"``), ``version``, ``engine`` (the class of the robot handle), ``time``
 [s], ``model`` (the model fingerprint: the robot's parameters, flattened to
 ``{"rod.n_elements": 25, ...}``), ``objects`` (per operator attribute: a Python scalar
-inline, or where its arrays are), ``schedules`` (per motor: :class:`~hsa_elastica.physics.
-actuation.Ramp` fields or a constant) and ``control_clock`` [s].  Python floats are written
+inline, or where its arrays are), ``schedules`` (per motor: the fields of its ``Ramp`` or its
+constant) and ``control_clock`` [s].  Python floats are written
 with ``repr`` (shortest round-trip form), so every number comes back bit for bit.  Motor
 schedules other than numbers and ``Ramp`` (arbitrary callables) cannot be written: ``save``
 refuses them.
@@ -60,7 +60,10 @@ from numpy.typing import NDArray
 
 from hsa_elastica.params import ParameterError
 
-__all__ = ["Snapshot", "copy_attributes", "restore_attributes", "copy_arrays", "restore_arrays"]
+__all__ = [
+    "Snapshot", "SavedTable", "save", "load", "model_fields", "check_model", "copy_attributes",
+    "restore_attributes", "copy_arrays", "restore_arrays",
+]
 
 #: version of the file format written by :func:`save` (bumped when the layout changes;
 #: version 1 was a pickle, refused since)
@@ -243,10 +246,14 @@ def check_model(saved: Any, live: Any) -> None:
     if saved is live or saved is None:
         return
     a, b = model_fields(saved), model_fields(live)
-    if a == b:
+
+    def same(x: Any, y: Any) -> bool:  # as JSON text: NaN equals NaN
+        return json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
+
+    if same(a, b):
         return
     for key in sorted(set(a) | set(b)):
-        if a.get(key, "(none)") != b.get(key, "(none)"):
+        if not same(a.get(key, "(none)"), b.get(key, "(none)")):
             raise ParameterError(
                 f"state is invalid: it was taken from another model ({key} = "
                 f"{a.get(key, '(none)')!r} in the state, {b.get(key, '(none)')!r} in this robot)"
