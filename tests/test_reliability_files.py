@@ -246,9 +246,17 @@ def test_characterization_fit_writes_only_into_out(
     assert _digest(shipped) == before
     assert list(cwd.iterdir()) == []  # on main: ./validation_results with the YAML and figures
     written = {p.name for p in out.iterdir()}
-    assert {"characterization_points.csv", "scores.csv", "results.md", "fitted_params.yaml"} <= written
+    assert {"characterization_points.csv", "scores.csv", "fitted_params.yaml"} <= written
     fitted = yaml.safe_load((out / "fitted_params.yaml").read_text())
     assert set(fitted) == {4}
+    # the checkout's report writer, told --out, also writes only there (report and figures)
+    report = _wrapper("characterization", monkeypatch)
+    out2 = tmp_path / "out2"
+    assert report.main(["--fit", "--rows", "4", "--out", str(out2)]) == 0  # type: ignore[attr-defined]
+    assert _digest(shipped) == before
+    assert list(cwd.iterdir()) == []
+    assert {"results.md", "fig3_characterization.png", "scores.csv",
+            "fitted_params.yaml"} <= {p.name for p in out2.iterdir()}
 
 
 def _wrapper(name: str, monkeypatch: pytest.MonkeyPatch) -> object:

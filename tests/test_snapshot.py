@@ -53,7 +53,7 @@ def test_restore_and_step_is_bitwise_the_uninterrupted_run(engine: str, law: str
     robot = _build(engine, law)
     robot.step(h)  # mid-ramp: moving rods, initialised operators and filter memory
     state = robot.get_state()
-    robot.save_state(tmp_path / "s.pkl")
+    robot.save_state(tmp_path / "s.npz")
     commands = [[0.2, -0.4, 0.6, -0.1], [1.0, 0.0, -0.5, 0.3]]
     first = _roll(robot, commands, h)
     # restore in memory: the same commands give the same states, bit for bit
@@ -63,7 +63,7 @@ def test_restore_and_step_is_bitwise_the_uninterrupted_run(engine: str, law: str
         assert np.array_equal(a, b)
     # from disk, into a fresh robot of the same model
     other = _build(engine, law)
-    other.load_state(tmp_path / "s.pkl")
+    other.load_state(tmp_path / "s.npz")
     for a, b in zip(first, _roll(other, commands, h)):
         assert np.array_equal(a, b)
 
@@ -86,15 +86,115 @@ def test_schedules_and_extra_state_are_restored() -> None:
     assert np.array_equal(saved["memory"], [1.0, 2.0])
 
 
+def _one_line(exc: pytest.ExceptionInfo[ParameterError]) -> str:
+    text = str(exc.value)
+    assert "\n" not in text
+    return text
+
+
 def test_foreign_state_is_refused(tmp_path: Path) -> None:
     fused = _build("fused")
     with pytest.raises(ParameterError, match="state"):
         fused.set_state(_build("operators").get_state())
     with pytest.raises(ParameterError, match="state"):
         fused.set_state({"time": 0.0})
-    (tmp_path / "bad.pkl").write_bytes(b"not a pickle")
+    (tmp_path / "bad.npz").write_bytes(b"not a state file")
+    with pytest.raises(ParameterError, match="path") as exc:
+        fused.load_state(tmp_path / "bad.npz")
+    assert "not an .npz" in _one_line(exc)
+    # an .npz that is not a state file
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(ParameterError, match="path") as exc:
+        fused.load_state(tmp_path / "other.npz")
+    assert "meta.json" in _one_line(exc)
+    # a truncated state file (a save interrupted by a dying machine, a partial copy)
+    fused.step(0.002)
+    fused.save_state(tmp_path / "s.npz")
+    data = (tmp_path / "s.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ParameterError, match="path") as exc:
+        fused.load_state(tmp_path / "cut.npz")
+    assert "truncated" in _one_line(exc)
+
+
+@pytest.mark.parametrize("change, field", [({"k_tau": 30.0}, "joint.k_tau"),
+                                           ({"n_elements": 6}, "rod.n_elements")])
+def test_state_of_another_model_is_refused(change: dict[str, Any], field: str,
+                                           tmp_path: Path) -> None:
+    """A state saved from a robot with other parameters (same discretisation or not) names the
+    first parameter that differs, in memory and from a file; nothing is restored."""
+    from hsa_elastica.robots.builders import build_fast_robot
+
+    p = _params()
+    if field.startswith("joint"):
+        p = p.replace(joint=p.joint.replace(**change))
+    else:
+        p = p.replace(rod=p.rod.replace(**change))
+    other = build_fast_robot(p, [0.8, -0.8, 0.8, -0.8], ramp=0.02, record=False)
+    other.step(0.002)
+    other.save_state(tmp_path / "other.npz")
+    robot = _build("fused")
+    before = robot.rods[0].position_collection.copy()
+    for restore in (lambda: robot.set_state(other.get_state()),
+                    lambda: robot.load_state(tmp_path / "other.npz")):
+        with pytest.raises(ParameterError, match="another model") as exc:
+            restore()
+        assert field in _one_line(exc)
+    assert np.array_equal(robot.rods[0].position_collection, before)
+
+
+class _Payload:
+    """Unpickling this runs ``Path.touch`` on the marker: what loading an untrusted pickle
+    does with any code."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> Any:
+        return (Path.touch, (self.marker,))
+
+
+@pytest.mark.parametrize("name", ["s.pkl", "s.npz"])
+def test_pickle_file_is_refused_not_executed(name: str, tmp_path: Path) -> None:
+    import pickle
+
+    marker = tmp_path / "ran"
+    (tmp_path / name).write_bytes(pickle.dumps(_Payload(marker)))
+    robot = _build("fused")
+    with pytest.raises(ParameterError, match="pickle") as exc:
+        robot.load_state(tmp_path / name)
+    _one_line(exc)
+    assert not marker.exists()
+    # nor is one hidden inside an .npz (an object array): np.load(allow_pickle=False)
+    obj = np.empty(1, dtype=object)
+    obj[0] = _Payload(marker)
+    robot.step(0.002)
+    robot.save_state(tmp_path / "s2.npz")
+    with np.load(tmp_path / "s2.npz") as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    arrays["arrays/rod.position"] = obj
+    with open(tmp_path / "evil.npz", "wb") as f:
+        np.savez(f, **arrays)
     with pytest.raises(ParameterError, match="path"):
-        fused.load_state(tmp_path / "bad.pkl")
+        robot.load_state(tmp_path / "evil.npz")
+    assert not marker.exists()
+
+
+def test_schedules_written_to_file(tmp_path: Path) -> None:
+    """Numbers and Ramps are written (a number set on a motor is a ``Constant``); an arbitrary
+    callable cannot be, and save_state says so in one line."""
+    robot = _build("fused")
+    robot.step(0.002)
+    robot._motor_bcs[1].angle = 0.3
+    robot.save_state(tmp_path / "s.npz")
+    other = _build("fused")
+    other.load_state(tmp_path / "s.npz")
+    assert other._motor_bcs[1].angle(1.0) == 0.3 and other._motor_bcs[1].angle_rate is None
+    assert other._motor_bcs[0].angle == robot._motor_bcs[0].angle  # the Ramp, field by field
+    robot._motor_bcs[2].angle = lambda t: 0.1 * t
+    with pytest.raises(ParameterError, match="schedule") as exc:
+        robot.save_state(tmp_path / "s.npz")
+    _one_line(exc)
 
 
 @pytest.mark.parametrize("integrator", ["explicit", "implicit"])
@@ -136,13 +236,13 @@ def test_implicit_integrator_restores_bitwise(tmp_path: Path) -> None:
     robot.step(h)
     state = robot.get_state()
     assert state.extra["ga_velocity"].size and state.extra["ga_jacobian"].size
-    robot.save_state(tmp_path / "s.pkl")
+    robot.save_state(tmp_path / "s.npz")
     commands = [[0.2, -0.4, 0.6, -0.1], [1.0, 0.0, -0.5, 0.3]]
     first = _roll(robot, commands, h)
     robot.set_state(state)
     for a, b in zip(first, _roll(robot, commands, h)):
         assert np.array_equal(a, b)
     other = build()
-    other.load_state(tmp_path / "s.pkl")
+    other.load_state(tmp_path / "s.npz")
     for a, b in zip(first, _roll(other, commands, h)):
         assert np.array_equal(a, b)

@@ -8,7 +8,7 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 PROG = "hsa-elastica"
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
@@ -156,6 +156,41 @@ def next_to_run(command: str, run_dir: str, *names: str) -> list[str]:
     if not path.is_dir():
         raise UsageError(f"{PROG} {command}: run directory {run_dir!r} does not exist")
     return [str(path / name) for name in names]
+
+
+def add_run_output_parser(
+    sub: "argparse._SubParsersAction[argparse.ArgumentParser]", name: str, *, help: str,
+    description: str, flag: str, metavar: str, output_help: str,
+) -> argparse.ArgumentParser:
+    """Register a subcommand that reads a run directory and writes one file (``view``,
+    ``plot``): ``RUN_DIR``, the output option ``flag`` and ``--quiet``."""
+    p = sub.add_parser(name, help=help, description=description)
+    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
+    p.add_argument(flag, metavar=metavar, help=output_help)
+    p.add_argument("--quiet", action="store_true", help="no message on the terminal")
+    return p
+
+
+def write_from_run(
+    command: str, args: argparse.Namespace, *, flag: str, default: str, what: str,
+    write: Callable[[Any, str], Any],
+) -> str:
+    """Run a subcommand of :func:`add_run_output_parser`: the output (``flag``'s value, else
+    ``RUN_DIR/default``) is checked before the run is read, then ``write(run, output)``; a
+    missing or unreadable run or a bad output exits 2 with one line.  Returns the output."""
+    from hsa_elastica.io.render import check_output_path
+    from hsa_elastica.io.rundir import load_run
+    from hsa_elastica.params import ParameterError
+
+    out = getattr(args, flag.lstrip("-").replace("-", "_"))
+    if out is None:
+        (out,) = next_to_run(command, args.run_dir, default)
+    try:
+        check_output_path(out, what, flag=flag)
+        write(load_run(args.run_dir), out)
+    except (FileNotFoundError, ValueError, ParameterError) as exc:
+        raise UsageError(f"{PROG} {command}: {exc}") from None
+    return str(out)
 
 
 def check_run_dir(path: str | None, overwrite: bool) -> None:

@@ -239,6 +239,7 @@ class ControlMixin:
                      "_control_clock": self._control_clock},
             extra=snapshot.copy_arrays(extra()) if callable(extra) else {},
             engine=type(self).__name__,
+            model=getattr(self, "params", None),
         )
 
     def set_state(self, state: Any) -> None:
@@ -253,6 +254,7 @@ class ControlMixin:
                 f"state is invalid: it was taken from a {state.engine}, this is a "
                 f"{type(self).__name__}"
             )
+        snapshot.check_model(state.model, getattr(self, "params", None))
         objects = self._state_objects()
         holders = self._schedule_holders()
         if len(objects) != len(state.objects) or len(holders) != len(state.schedules):
@@ -270,13 +272,15 @@ class ControlMixin:
             restore_extra(snapshot.copy_arrays(state.extra))
 
     def save_state(self, path: Any) -> None:
-        """Write :meth:`get_state` to ``path`` (a pickle: load only files you wrote)."""
+        """Write :meth:`get_state` to ``path`` (an ``.npz`` archive of arrays and JSON metadata,
+        no pickle; motor schedules must be numbers or ``Ramp``)."""
         from hsa_elastica.engines import snapshot
 
         snapshot.save(self.get_state(), path)
 
     def load_state(self, path: Any) -> None:
-        """:meth:`set_state` of the snapshot :meth:`save_state` wrote to ``path``."""
+        """:meth:`set_state` of the snapshot :meth:`save_state` wrote to ``path`` (a file that is
+        not one, or one of another model, raises ``ParameterError``; nothing in it is executed)."""
         from hsa_elastica.engines import snapshot
 
         self.set_state(snapshot.load(path))

@@ -108,6 +108,40 @@ def _positive(name: str, value: float, unit: str) -> float:
     return v
 
 
+def discretized(
+    segments: list[RobotParams], owner: str, *, discretization: str | None, given: bool,
+    integrator: str | None, n_elements: int | None, dt: float | None,
+) -> tuple[str, list[RobotParams]]:
+    """The env's ``discretization`` (default ``"full"`` for ``given`` parameters, else
+    ``"coarse"``; ``ParameterError`` naming ``owner`` for an unknown one) and ``segments`` with
+    it applied: ``integrator``, then ``n_elements`` and ``dt`` [s] (each the discretization's
+    default when None; the implicit integrator's default step is :data:`IMPLICIT_DT`)."""
+    if discretization is None:
+        discretization = "full" if given else "coarse"
+    if discretization not in DISCRETIZATIONS:
+        raise ParameterError(
+            f"{owner}.discretization = {discretization!r} is invalid: must be one of "
+            f"{', '.join(repr(k) for k in DISCRETIZATIONS)}"
+        )
+    default_elements, default_dt = DISCRETIZATIONS[discretization]
+
+    def simulation(p: RobotParams, **changes: Any) -> RobotParams:
+        return dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, **changes))
+
+    if integrator is not None:  # SimulationParams validates it
+        segments = [simulation(p, integrator=integrator) for p in segments]
+    if segments[0].simulation.integrator == "implicit":
+        default_dt = IMPLICIT_DT
+    n_elements = default_elements if n_elements is None else n_elements
+    dt = default_dt if dt is None else dt
+    if n_elements is not None:  # RodParams validates it
+        segments = [dataclasses.replace(p, rod=dataclasses.replace(p.rod, n_elements=n_elements))
+                    for p in segments]
+    if dt is not None:
+        segments = [simulation(p, dt=dt) for p in segments]
+    return discretization, segments
+
+
 def platform_reach(segments: Sequence[RobotParams]) -> float:
     """Upper bound [m] of the distance from the base centre to the centre of the top platform
     of ``segments`` stacked (one: the single robot), from the geometry alone.
@@ -214,26 +248,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         p = paper_robot_params() if params is None else params
         if not isinstance(p, RobotParams):
             raise ParameterError(f"HSARobotEnv.params = {params!r} is invalid: must be a RobotParams")
-        if discretization is None:
-            discretization = "coarse" if params is None else "full"
-        if discretization not in DISCRETIZATIONS:
-            raise ParameterError(
-                f"HSARobotEnv.discretization = {discretization!r} is invalid: must be one of "
-                f"{', '.join(repr(k) for k in DISCRETIZATIONS)}"
-            )
-        self.discretization = discretization
-        default_elements, default_dt = DISCRETIZATIONS[discretization]
-        if integrator is not None:  # SimulationParams validates it
-            p = dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, integrator=integrator))
-        if p.simulation.integrator == "implicit":
-            default_dt = IMPLICIT_DT
-        n_elements = default_elements if n_elements is None else n_elements
-        dt = default_dt if dt is None else dt
-        if n_elements is not None:  # RodParams validates it
-            p = dataclasses.replace(p, rod=dataclasses.replace(p.rod, n_elements=n_elements))
-        if dt is not None:
-            p = dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, dt=dt))
-        self.params = p
+        self.discretization, (self.params,) = discretized(
+            [p], "HSARobotEnv", discretization=discretization, given=params is not None,
+            integrator=integrator, n_elements=n_elements, dt=dt,
+        )
         self.control_dt = _positive("control_dt", control_dt, "s")
         self.phi_max = _positive("phi_max", phi_max, "rad")
         if self.phi_max > MAX_MOTOR_ANGLE:

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.envs.hsa_robot import DISCRETIZATIONS, IMPLICIT_DT, HSARobotEnv
+from hsa_elastica.envs.hsa_robot import HSARobotEnv, discretized
 from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 from hsa_elastica.robots.stack import build_stack
@@ -74,25 +74,10 @@ class HSAStackEnv(HSARobotEnv):
             raise ParameterError(
                 f"HSAStackEnv.segments = {segments!r} is invalid: must be a sequence of RobotParams"
             )
-        if discretization is None:
-            discretization = "coarse" if segments is None else "full"
-        if discretization not in DISCRETIZATIONS:
-            raise ParameterError(
-                f"HSAStackEnv.discretization = {discretization!r} is invalid: must be one of "
-                f"{', '.join(repr(k) for k in DISCRETIZATIONS)}"
-            )
-        default_elements, default_dt = DISCRETIZATIONS[discretization]
-        if integrator is not None:  # SimulationParams validates it
-            segs = [dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, integrator=integrator))
-                    for p in segs]
-        if segs[0].simulation.integrator == "implicit":
-            default_dt = IMPLICIT_DT
-        n_elements = default_elements if n_elements is None else n_elements
-        dt = default_dt if dt is None else dt
-        if n_elements is not None:
-            segs = [dataclasses.replace(p, rod=dataclasses.replace(p.rod, n_elements=n_elements)) for p in segs]
-        if dt is not None:
-            segs = [dataclasses.replace(p, simulation=dataclasses.replace(p.simulation, dt=dt)) for p in segs]
+        discretization, segs = discretized(
+            segs, "HSAStackEnv", discretization=discretization, given=segments is not None,
+            integrator=integrator, n_elements=n_elements, dt=dt,
+        )
         super().__init__(
             segs[-1], control_dt=control_dt, max_steps=max_steps, phi_max=phi_max,
             motor_torques=motor_torques, target_radius=target_radius,

@@ -138,6 +138,200 @@ def _segments(starts: NDArray[np.float64], ends: NDArray[np.float64]) -> dict[st
     return out
 
 
+class _Scene:
+    """The recorded data of a run at the frames the view shows (SI units, as recorded; the
+    figure converts to mm): rod centrelines ``pos[r]`` (n_f, 3, n_nodes) and directors
+    ``dirs[r]``, platform poses, motor angles [rad] (None if not recorded), the target [m] and
+    the fixed meshes (platform disk, base plate)."""
+
+    def __init__(self, run: "RunData", max_frames: int, target: Any) -> None:
+        raw = run.diagnostics.reset_index(drop=True)
+        if len(raw) == 0:
+            raise ValueError(f"run {str(run.path)!r} has no samples: nothing to show")
+        n_seg = len(run.segments)
+        df, params = data.stack_frame(raw, run.segments) if n_seg else (raw, run.params)
+        self.times = (df["time"].to_numpy(dtype=np.float64) if "time" in df
+                      else np.arange(len(df), dtype=np.float64))
+        self.rows = np.unique(data.select_frames(self.times, n_frames=min(int(max_frames), len(df))))
+        rows = self.rows
+        self.prefixes = data.rod_prefixes(df)
+        self.pos = [data.positions(df, p)[rows] for p in self.prefixes]  # (n_f, 3, n_nodes)
+        self.n_nodes = self.pos[0].shape[2]
+        self.dirs = [data.directors(df, p, self.n_nodes - 1)[rows] for p in self.prefixes]
+        self.hand = list(params.handedness)
+        self.radius = float(params.rod.outer_radius)
+        motor = data.sensor_series(raw, "motor_angle", n_seg)
+        self.motor = motor[rows] if motor is not None and motor.shape[1] == len(self.prefixes) else None
+        self.platforms: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+        for key in [f"platform{k}/" for k in range(max(0, n_seg - 1))] + ["platform/"]:
+            if f"{key}position_x" in df.columns:
+                p = data.block(df, [f"{key}position_{a}" for a in "xyz"])[rows]
+                q = data.block(df, [f"{key}quaternion_{a}" for a in "xyzw"])[rows]
+                self.platforms.append((p, data.quaternion_to_matrix(q)))
+        self.disk_v, self.disk_t = _disk(0.5 * float(params.platform.diameter), float(params.platform.thickness))
+        ground_r = max(float(params.circle_radius) + 2.0 * self.radius, 0.5 * float(params.platform.diameter))
+        ground_v, self.ground_t = _disk(ground_r, 0.003)
+        self.ground_v = ground_v - [0.0, 0.0, 0.0015]
+        self.tgt = _target(run, df, rows, target)
+        self.title = data.run_title(run.summary)
+        self.hand_len = 4.0 * self.radius  # from the rod's axis: 3 radii show outside the tube
+        self.d1_0 = np.array([dd[0][0, :, 0] for dd in self.dirs])
+        # the motor's zero turns with the body it is bolted to: the base plate (fixed) for the
+        # bottom segment, the platform below for segment k > 0 of a stack
+        per_seg = int(run.segments[0].n_rods) if n_seg else len(self.pos)
+        plats = self.platforms
+        self.mounts: list[NDArray[np.float64] | None] = [
+            None if r // per_seg == 0 or r // per_seg > len(plats) - 1
+            else plats[r // per_seg - 1][1] @ plats[r // per_seg - 1][1][0].T
+            for r in range(len(self.pos))
+        ]
+
+    def zero_trace(self, f: int) -> dict[str, Any]:
+        """The motors' zero lines at frame ``f`` (mm)."""
+        base = np.array([pp[f][:, 0] for pp in self.pos])
+        zero = np.array([self.d1_0[r] if m is None else m[f] @ self.d1_0[r]
+                         for r, m in enumerate(self.mounts)])
+        return _segments(base, base + self.hand_len * zero)
+
+    def motor_trace(self, f: int) -> dict[str, Any]:
+        """The motors' clock hands (base ``d1``) at frame ``f`` (mm), with hover text."""
+        base = np.array([pp[f][:, 0] for pp in self.pos])
+        d1 = np.array([dd[f][0, :, 0] for dd in self.dirs])
+        seg = _segments(base, base + self.hand_len * d1)
+        if self.motor is None:
+            text = [f"rod {r} base" for r in range(len(self.pos))]
+        else:
+            text = [f"motor {r}: {math.degrees(self.motor[f, r]):.1f} deg" for r in range(len(self.pos))]
+        seg["text"] = [t for t in text for _ in range(3)]  # type: ignore[misc]
+        return seg
+
+    def frame_title(self, f: int) -> str:
+        parts = [self.title] if self.title else []
+        parts.append(f"t = {self.times[self.rows[f]]:.3f} s")
+        if self.motor is not None:
+            parts.append("motors " + ", ".join(f"{math.degrees(a):.0f}" for a in self.motor[f]) + " deg")
+        return "  |  ".join(parts)
+
+    def moving_target(self) -> bool:
+        return self.tgt is not None and len(self.tgt) > 1
+
+
+def _initial_traces(sc: _Scene) -> tuple[list[Any], int, int | None]:
+    """The traces at frame 0: the dynamic ones first (rods, platforms, motor hands and zeros),
+    then the target and the base plate; returns them, the number of dynamic ones and the
+    target's index (None without a target)."""
+    import plotly.graph_objects as go
+
+    from hsa_elastica.io.render_scene import HANDEDNESS_COLORS, HANDEDNESS_LABELS
+
+    tube_tri = _tube_triangles(sc.n_nodes, _SIDES)
+    traces: list[Any] = []
+    shown: set[int] = set()
+    for r in range(len(sc.prefixes)):
+        h = int(sc.hand[r])
+        traces.append(_mesh(
+            _tube_vertices(sc.pos[r][0], sc.dirs[r][0], sc.radius), tube_tri, color=HANDEDNESS_COLORS[h],
+            name=f"{HANDEDNESS_LABELS[h]} rod", legendgroup=f"hand{h}", showlegend=h not in shown,
+            hovertemplate=f"rod {r} ({HANDEDNESS_LABELS[h]})<extra></extra>",
+        ))
+        shown.add(h)
+    for k, (p, rot) in enumerate(sc.platforms):
+        traces.append(_mesh(sc.disk_v @ rot[0].T + p[0], sc.disk_t, color=PLATFORM_COLOR, opacity=0.9,
+                            name="platform", legendgroup="platform", showlegend=k == 0,
+                            hovertemplate="platform<extra></extra>"))
+    traces.append(go.Scatter3d(
+        mode="lines+markers", line=dict(color=MOTOR_COLOR, width=7), marker=dict(size=2.5, color=MOTOR_COLOR),
+        name="motor angle (base d1)", hovertemplate="%{text}<extra></extra>", **sc.motor_trace(0),
+    ))
+    traces.append(go.Scatter3d(
+        mode="lines", line=dict(color=MOTOR_ZERO_COLOR, width=4), name="motor angle 0",
+        hoverinfo="skip", **sc.zero_trace(0),
+    ))
+    n_dynamic = len(traces)
+    tgt_index = None
+    tgt = sc.tgt
+    if tgt is not None:
+        tgt_index = len(traces)
+        traces.append(go.Scatter3d(
+            mode="markers", marker=dict(symbol="diamond", size=7, color=TARGET_COLOR),
+            name="target", x=[tgt[0, 0] * _MM], y=[tgt[0, 1] * _MM], z=[tgt[0, 2] * _MM],
+            hovertemplate="target (%{x:.1f}, %{y:.1f}, %{z:.1f}) mm<extra></extra>",
+        ))
+    traces.append(_mesh(sc.ground_v, sc.ground_t, color=GROUND_COLOR, name="base", showlegend=False,
+                        hoverinfo="skip"))
+    return traces, n_dynamic, tgt_index
+
+
+def _frames(sc: _Scene, dynamic: list[int]) -> list[Any]:
+    """One plotly frame per shown sample: the dynamic traces ``dynamic`` and the title."""
+    import plotly.graph_objects as go
+
+    frames = []
+    for f in range(len(sc.rows)):
+        fdata: list[Any] = [
+            go.Mesh3d(**_xyz(_tube_vertices(sc.pos[r][f], sc.dirs[r][f], sc.radius)))
+            for r in range(len(sc.pos))
+        ]
+        fdata += [go.Mesh3d(**_xyz(sc.disk_v @ rot[f].T + p[f])) for p, rot in sc.platforms]
+        fdata.append(go.Scatter3d(**sc.motor_trace(f)))
+        fdata.append(go.Scatter3d(**sc.zero_trace(f)))
+        if sc.moving_target():
+            assert sc.tgt is not None
+            t = sc.tgt
+            fdata.append(go.Scatter3d(x=[t[f, 0] * _MM], y=[t[f, 1] * _MM], z=[t[f, 2] * _MM]))
+        frames.append(go.Frame(data=fdata, traces=dynamic, name=str(f),
+                               layout=go.Layout(title_text=sc.frame_title(f))))
+    return frames
+
+
+def _scene_layout(sc: _Scene) -> dict[str, Any]:
+    """The 3D scene with axes fixed over the whole run (mm, 5 % margin, true aspect)."""
+    pts = [np.concatenate([p.transpose(0, 2, 1).reshape(-1, 3) for p in sc.pos]), sc.ground_v]
+    for p, rot in sc.platforms:
+        pts.append((np.einsum("tij,pj->tpi", rot, sc.disk_v) + p[:, None, :]).reshape(-1, 3))
+    if sc.tgt is not None:
+        pts.append(sc.tgt)
+    allp = np.concatenate(pts) * _MM
+    lo, hi = allp.min(axis=0) - sc.radius * _MM, allp.max(axis=0) + sc.radius * _MM
+    span = hi - lo
+    pad = 0.05 * float(span.max())
+    lo, hi = lo - pad, hi + pad
+    span = hi - lo
+    ratio = span / span.max()
+    return dict(
+        domain=dict(x=[0.0, 1.0], y=[0.11, 1.0]),  # the slider and buttons below
+        xaxis=dict(title="x east [mm]", range=[lo[0], hi[0]], autorange=False),
+        yaxis=dict(title="y north [mm]", range=[lo[1], hi[1]], autorange=False),
+        zaxis=dict(title="z up [mm]", range=[lo[2], hi[2]], autorange=False),
+        aspectmode="manual", aspectratio=dict(x=ratio[0], y=ratio[1], z=ratio[2]),
+        camera=dict(eye=dict(x=1.0, y=-1.6, z=0.9), up=dict(x=0, y=0, z=1)),
+    )
+
+
+def _player(sc: _Scene) -> dict[str, Any]:
+    """The play / pause buttons and the time slider (layout entries)."""
+    step_ms = _frame_duration_ms(sc.times[sc.rows])
+    animate = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    return dict(
+        updatemenus=[dict(
+            type="buttons", direction="left", x=0.01, y=0.02, xanchor="left", yanchor="bottom",
+            pad=dict(r=8, t=8), showactive=False,
+            buttons=[
+                dict(label="\u25b6 play", method="animate", args=[None, dict(
+                    mode="immediate", fromcurrent=True, frame=dict(duration=step_ms, redraw=True),
+                    transition=dict(duration=0))]),
+                dict(label="\u275a\u275a pause", method="animate", args=[[None], animate]),
+            ],
+        )],
+        sliders=[dict(
+            active=0, x=0.18, y=0.02, len=0.8, xanchor="left", yanchor="bottom", pad=dict(t=8, b=4),
+            currentvalue=dict(prefix="t = ", suffix=" s", visible=True),
+            steps=[dict(method="animate", label=f"{sc.times[r]:.2f}", args=[[str(f)], animate])
+                   for f, r in enumerate(sc.rows)],
+        )],
+    )
+
+
 def view_figure(
     run: Any, *, params: Any = None, max_frames: int = DEFAULT_MAX_FRAMES, target: Any = None,
     height: int = 720,
@@ -154,177 +348,19 @@ def view_figure(
 
     if isinstance(max_frames, bool) or not isinstance(max_frames, (int, np.integer)) or max_frames < 1:
         raise ValueError(f"max_frames = {max_frames!r} is invalid: must be an integer >= 1")
-    run = as_run_data(run, params)
-    raw = run.diagnostics.reset_index(drop=True)
-    if len(raw) == 0:
-        raise ValueError(f"run {str(run.path)!r} has no samples: nothing to show")
-    n_seg = len(run.segments)
-    df, params = data.stack_frame(raw, run.segments) if n_seg else (raw, run.params)
-    times = df["time"].to_numpy(dtype=np.float64) if "time" in df else np.arange(len(df), dtype=np.float64)
-    rows = data.select_frames(times, n_frames=min(int(max_frames), len(df)))
-    rows = np.unique(rows)
-    prefixes = data.rod_prefixes(df)
-    pos = [data.positions(df, p)[rows] for p in prefixes]  # (n_f, 3, n_nodes)
-    n_nodes = pos[0].shape[2]
-    dirs = [data.directors(df, p, n_nodes - 1)[rows] for p in prefixes]
-    hand = list(params.handedness)
-    radius = float(params.rod.outer_radius)
-    from hsa_elastica.io.render_scene import HANDEDNESS_COLORS, HANDEDNESS_LABELS
-
-    motor = data.sensor_series(raw, "motor_angle", n_seg)
-    motor = motor[rows] if motor is not None and motor.shape[1] == len(prefixes) else None
-
-    platforms: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
-    for key in [f"platform{k}/" for k in range(max(0, n_seg - 1))] + ["platform/"]:
-        if f"{key}position_x" in df.columns:
-            p = data.block(df, [f"{key}position_{a}" for a in "xyz"])[rows]
-            q = data.block(df, [f"{key}quaternion_{a}" for a in "xyzw"])[rows]
-            platforms.append((p, data.quaternion_to_matrix(q)))
-    disk_v, disk_t = _disk(0.5 * float(params.platform.diameter), float(params.platform.thickness))
-    ground_r = max(float(params.circle_radius) + 2.0 * radius, 0.5 * float(params.platform.diameter))
-    ground_v, ground_t = _disk(ground_r, 0.003)
-    ground_v = ground_v - [0.0, 0.0, 0.0015]
-
-    tgt = _target(run, df, rows, target)
-
-    # ---- traces at frame 0; the dynamic ones first, in this order, for the frames ----
-    tube_tri = _tube_triangles(n_nodes, _SIDES)
-    traces: list[Any] = []
-    shown: set[int] = set()
-    for r in range(len(prefixes)):
-        h = int(hand[r])
-        traces.append(_mesh(
-            _tube_vertices(pos[r][0], dirs[r][0], radius), tube_tri, color=HANDEDNESS_COLORS[h],
-            name=f"{HANDEDNESS_LABELS[h]} rod", legendgroup=f"hand{h}", showlegend=h not in shown,
-            hovertemplate=f"rod {r} ({HANDEDNESS_LABELS[h]})<extra></extra>",
-        ))
-        shown.add(h)
-    for k, (p, rot) in enumerate(platforms):
-        traces.append(_mesh(disk_v @ rot[0].T + p[0], disk_t, color=PLATFORM_COLOR, opacity=0.9,
-                            name="platform", legendgroup="platform", showlegend=k == 0,
-                            hovertemplate="platform<extra></extra>"))
-    hand_len = 4.0 * radius  # from the rod's axis: 3 radii show outside the tube
-    d1_0 = np.array([dd[0][0, :, 0] for dd in dirs])
-    # the motor's zero turns with the body it is bolted to: the base plate (fixed) for the
-    # bottom segment, the platform below for segment k > 0 of a stack
-    per_seg = int(run.segments[0].n_rods) if n_seg else len(pos)
-    mounts: list[NDArray[np.float64] | None] = [
-        None if r // per_seg == 0 or r // per_seg > len(platforms) - 1
-        else platforms[r // per_seg - 1][1] @ platforms[r // per_seg - 1][1][0].T
-        for r in range(len(pos))
-    ]
-
-    def zero_trace(f: int) -> dict[str, Any]:
-        base = np.array([pp[f][:, 0] for pp in pos])
-        zero = np.array([d1_0[r] if m is None else m[f] @ d1_0[r] for r, m in enumerate(mounts)])
-        return _segments(base, base + hand_len * zero)
-
-    def motor_trace(f: int) -> dict[str, Any]:
-        base = np.array([pp[f][:, 0] for pp in pos])
-        d1 = np.array([dd[f][0, :, 0] for dd in dirs])
-        seg = _segments(base, base + hand_len * d1)
-        if motor is None:
-            text = [f"rod {r} base" for r in range(len(pos))]
-        else:
-            text = [f"motor {r}: {math.degrees(motor[f, r]):.1f} deg" for r in range(len(pos))]
-        seg["text"] = [t for t in text for _ in range(3)]  # type: ignore[misc]
-        return seg
-
-    traces.append(go.Scatter3d(
-        mode="lines+markers", line=dict(color=MOTOR_COLOR, width=7), marker=dict(size=2.5, color=MOTOR_COLOR),
-        name="motor angle (base d1)", hovertemplate="%{text}<extra></extra>", **motor_trace(0),
-    ))
-    traces.append(go.Scatter3d(
-        mode="lines", line=dict(color=MOTOR_ZERO_COLOR, width=4), name="motor angle 0",
-        hoverinfo="skip", **zero_trace(0),
-    ))
-    n_dynamic = len(traces)
-    tgt_trace_index = None
-    if tgt is not None:
-        tgt_trace_index = len(traces)
-        traces.append(go.Scatter3d(
-            mode="markers", marker=dict(symbol="diamond", size=7, color=TARGET_COLOR),
-            name="target", x=[tgt[0, 0] * _MM], y=[tgt[0, 1] * _MM], z=[tgt[0, 2] * _MM],
-            hovertemplate="target (%{x:.1f}, %{y:.1f}, %{z:.1f}) mm<extra></extra>",
-        ))
-    traces.append(_mesh(ground_v, ground_t, color=GROUND_COLOR, name="base", showlegend=False,
-                        hoverinfo="skip"))
-
-    # ---- frames ----
-    title = data.run_title(run.summary)
-    moving_target = tgt is not None and tgt_trace_index is not None and len(tgt) > 1
-    dynamic = list(range(n_dynamic)) + ([tgt_trace_index] if moving_target else [])  # type: ignore[list-item]
-
-    def frame_title(f: int) -> str:
-        parts = [title] if title else []
-        parts.append(f"t = {times[rows[f]]:.3f} s")
-        if motor is not None:
-            parts.append("motors " + ", ".join(f"{math.degrees(a):.0f}" for a in motor[f]) + " deg")
-        return "  |  ".join(parts)
-
-    frames = []
-    for f in range(len(rows)):
-        fdata: list[Any] = [
-            go.Mesh3d(**_xyz(_tube_vertices(pos[r][f], dirs[r][f], radius))) for r in range(len(pos))
-        ]
-        fdata += [go.Mesh3d(**_xyz(disk_v @ rot[f].T + p[f])) for p, rot in platforms]
-        fdata.append(go.Scatter3d(**motor_trace(f)))
-        fdata.append(go.Scatter3d(**zero_trace(f)))
-        if moving_target:
-            assert tgt is not None
-            fdata.append(go.Scatter3d(x=[tgt[f, 0] * _MM], y=[tgt[f, 1] * _MM], z=[tgt[f, 2] * _MM]))
-        frames.append(go.Frame(data=fdata, traces=dynamic, name=str(f),
-                               layout=go.Layout(title_text=frame_title(f))))
-
-    # ---- fixed axes over the whole run ----
-    pts = [np.concatenate([p.transpose(0, 2, 1).reshape(-1, 3) for p in pos]), ground_v]
-    for p, rot in platforms:
-        pts.append((np.einsum("tij,pj->tpi", rot, disk_v) + p[:, None, :]).reshape(-1, 3))
-    if tgt is not None:
-        pts.append(tgt)
-    allp = np.concatenate(pts) * _MM
-    lo, hi = allp.min(axis=0) - radius * _MM, allp.max(axis=0) + radius * _MM
-    span = hi - lo
-    pad = 0.05 * float(span.max())
-    lo, hi = lo - pad, hi + pad
-    span = hi - lo
-    ratio = span / span.max()
-
-    fig = go.Figure(data=traces, frames=frames)
+    sc = _Scene(as_run_data(run, params), max_frames, target)
+    traces, n_dynamic, tgt_index = _initial_traces(sc)
+    dynamic = list(range(n_dynamic)) + ([tgt_index] if sc.moving_target() and tgt_index is not None else [])
+    fig = go.Figure(data=traces, frames=_frames(sc, dynamic))
     fig.update_layout(
-        title=dict(text=frame_title(len(rows) - 1 if len(rows) == 1 else 0), x=0.01, font=dict(size=15)),
+        title=dict(text=sc.frame_title(len(sc.rows) - 1 if len(sc.rows) == 1 else 0), x=0.01,
+                   font=dict(size=15)),
         height=height, margin=dict(l=0, r=0, t=40, b=0), paper_bgcolor="white",
         legend=dict(x=0.01, y=0.95, bgcolor="rgba(255,255,255,0.8)"),
-        scene=dict(
-            domain=dict(x=[0.0, 1.0], y=[0.11, 1.0]),  # the slider and buttons below
-            xaxis=dict(title="x east [mm]", range=[lo[0], hi[0]], autorange=False),
-            yaxis=dict(title="y north [mm]", range=[lo[1], hi[1]], autorange=False),
-            zaxis=dict(title="z up [mm]", range=[lo[2], hi[2]], autorange=False),
-            aspectmode="manual", aspectratio=dict(x=ratio[0], y=ratio[1], z=ratio[2]),
-            camera=dict(eye=dict(x=1.0, y=-1.6, z=0.9), up=dict(x=0, y=0, z=1)),
-        ),
+        scene=_scene_layout(sc),
         uirevision="keep",  # the user's rotation and zoom survive the frames
     )
-    step_ms = _frame_duration_ms(times[rows])
-    animate = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
-    fig.update_layout(
-        updatemenus=[dict(
-            type="buttons", direction="left", x=0.01, y=0.02, xanchor="left", yanchor="bottom",
-            pad=dict(r=8, t=8), showactive=False,
-            buttons=[
-                dict(label="\u25b6 play", method="animate", args=[None, dict(
-                    mode="immediate", fromcurrent=True, frame=dict(duration=step_ms, redraw=True),
-                    transition=dict(duration=0))]),
-                dict(label="\u275a\u275a pause", method="animate", args=[[None], animate]),
-            ],
-        )],
-        sliders=[dict(
-            active=0, x=0.18, y=0.02, len=0.8, xanchor="left", yanchor="bottom", pad=dict(t=8, b=4),
-            currentvalue=dict(prefix="t = ", suffix=" s", visible=True),
-            steps=[dict(method="animate", label=f"{times[r]:.2f}", args=[[str(f)], animate])
-                   for f, r in enumerate(rows)],
-        )],
-    )
+    fig.update_layout(**_player(sc))
     return fig
 
 

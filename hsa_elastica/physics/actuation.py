@@ -1,6 +1,7 @@
 """Proximal actuation and distal twist lock of HSA rods (paper Section II-D).
 
-* :class:`Ramp` -- time profiles ``t -> value`` for motor angles [rad] and torques [N m].
+* :class:`Ramp` -- time profiles ``t -> value`` for motor angles [rad] and torques [N m]
+  (:class:`Constant` for a number).
 * :class:`MotorAngleBC` -- option (a) of the paper: the base node is held at its initial position
   and the base element is turned about the rod's own axis to the motor angle ``phi(t)``.
 * :class:`FreeTwistBC` + :class:`BaseTwistTorque` -- option (b): the base may only twist about
@@ -38,6 +39,7 @@ __all__ = [
     "Ramp",
     "AngleDrive",
     "TorqueDrive",
+    "Constant",
     "MotorAngleBC",
     "FreeTwistBC",
     "BaseTwistTorque",
@@ -120,13 +122,23 @@ class Ramp:
         return (self.target - self.start) * ds
 
 
+@dataclass(frozen=True)
+class Constant:
+    """The schedule ``t -> value`` of a number given where a schedule is expected (a plain
+    record, so that state snapshots can write it to a file)."""
+
+    value: float
+
+    def __call__(self, t: float) -> float:
+        return self.value
+
+
 def _schedule(owner: str, name: str, value: ScalarOrSchedule) -> Callable[[float], float]:
     if callable(value):
         return value
     if isinstance(value, bool) or not _finite(value):
         raise _invalid(owner, name, value, "a finite number or a callable t -> value")
-    constant = float(value)
-    return lambda t: constant
+    return Constant(float(value))
 
 
 def motor_schedule(

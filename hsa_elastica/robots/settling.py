@@ -11,12 +11,15 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.physics.actuation import MotorAngleBC, winding_defect
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +27,10 @@ __all__ = [
     "TOL_STATIC_RESIDUAL",
     "TOL_WINDING",
     "Relaxation",
+    "SettleSettings",
+    "settle_settings",
+    "settle",
+    "divergence_summary",
     "append_final_sample",
     "equilibrium_residual_ok",
     "describe_lost",
@@ -263,3 +270,88 @@ def relax(
         if bar is not None:
             bar.close()
     return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None)
+
+
+# -- the set-up shared by the dynamic steady-state solvers (robot and stack) -------------------
+@dataclass(frozen=True)
+class SettleSettings:
+    """The checked options of a dynamic steady-state run: the settling test's bounds
+    ``tol_velocity`` [m/s], ``tol_omega`` [rad/s], ``tol_residual`` [m/s^2], the runaway guard
+    ``max_speed`` [m/s], ``window`` and ``check_interval`` [s], the end of the motor ramp
+    ``ramp_end`` [s] (where the test starts) and the simulated time limit ``t_max`` [s]."""
+
+    tol_velocity: float
+    tol_omega: float
+    tol_residual: float
+    max_speed: float
+    window: float
+    check_interval: float
+    ramp_end: float
+    t_max: float
+
+
+def settle_settings(
+    *, tol_velocity: float, tol_omega: float, tol_residual: float, max_speed: float,
+    window: float, check_interval: float, ramp: Any, max_time: float | None, ramp_time: float,
+) -> SettleSettings:
+    """The options of :func:`~hsa_elastica.robots.steady_state.solve_steady_state` (same names
+    and units) checked (``ValueError`` naming the first bad one); ``ramp_time`` [s] is the
+    parameters' ramp, used when ``ramp`` is None (a callable ``ramp``: the test starts at 0);
+    ``max_time`` None: the end of the ramp + 3 s."""
+    tol_v = positive("tol_velocity", tol_velocity, "m/s")
+    v_max = positive("max_speed", max_speed, "m/s")
+    tol_w = positive("tol_omega", tol_omega, "rad/s")
+    tol_r = positive("tol_residual", tol_residual, "m/s^2")
+    win = positive("window", window, "s", allow_zero=True)
+    chk = positive("check_interval", check_interval, "s")
+    if ramp is None:
+        ramp_end = float(ramp_time)
+    elif callable(ramp):
+        ramp_end = 0.0
+    else:
+        ramp_end = positive("ramp", ramp, "s", allow_zero=True)
+    t_max = ramp_end + 3.0 if max_time is None else positive("max_time", max_time, "s")
+    return SettleSettings(tol_v, tol_w, tol_r, v_max, win, chk, ramp_end, t_max)
+
+
+def settle(
+    robot: Any, state_fn: Callable[[Any], dict[str, Any]], settings: SettleSettings, *,
+    fast: bool, dampings: tuple[float, float], record: bool, stop_when_settled: bool,
+    progress: bool,
+) -> tuple[Any, Relaxation, "pd.DataFrame | None"]:
+    """Run a freshly built ``robot`` (or stack) until it has settled (:func:`relax` with
+    ``settings``), stepped by the compiled engine its ``simulation.integrator`` selects if
+    ``fast``, else by the per-rod operators.  With ``record`` the stopping state is appended to
+    the recordings (unless the run diverged).  Returns the stepped handle, the relaxation and
+    the diagnostics (None without ``record``)."""
+    if fast:
+        from hsa_elastica.robots.compiled import compiled_engine
+
+        robot = compiled_engine(robot)
+    s = settings
+    relaxed = relax(
+        robot, state_fn, ramp_end=s.ramp_end, t_max=s.t_max, check_interval=s.check_interval,
+        dampings=dampings, tol_velocity=s.tol_velocity, tol_omega=s.tol_omega,
+        tol_residual=s.tol_residual, window=s.window, stop_when_settled=stop_when_settled,
+        max_speed=s.max_speed, progress=progress,
+    )
+    diagnostics = None
+    if record:
+        if relaxed.divergence is None:
+            append_final_sample(robot, relaxed.t)
+        diagnostics = robot.diagnostics()
+    return robot, relaxed, diagnostics
+
+
+def divergence_summary(divergence: SimulationDiverged | None) -> dict[str, Any] | None:
+    """The ``divergence`` entry of a steady-state result: time [s], last good time [s],
+    system, reason and message of the run's divergence (None if it did not diverge)."""
+    if divergence is None:
+        return None
+    return {
+        "time_s": divergence.time,
+        "last_good_time_s": divergence.last_good_time,
+        "system": divergence.name,
+        "reason": divergence.reason,
+        "message": str(divergence),
+    }

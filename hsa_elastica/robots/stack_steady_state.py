@@ -34,7 +34,7 @@ from hsa_elastica.io.columns import JsonObject
 from hsa_elastica.params import JointParams, ParameterError, RobotParams
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
-from hsa_elastica.robots.settling import append_final_sample, positive, relax
+from hsa_elastica.robots.settling import Relaxation, divergence_summary, settle, settle_settings
 from hsa_elastica.robots.steady_state import SteadyStateResult, robot_state
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -237,72 +237,64 @@ def solve_stack_steady_state(
                 for k, (a, p) in enumerate(zip(motor_angles, params))]
     if method == "static":
         return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
-    tol_v = positive("tol_velocity", tol_velocity, "m/s")
-    tol_w = positive("tol_omega", tol_omega, "rad/s")
-    tol_r = positive("tol_residual", tol_residual, "m/s^2")
-    v_max = positive("max_speed", max_speed, "m/s")
-    win = positive("window", window, "s", allow_zero=True)
-    chk = positive("check_interval", check_interval, "s")
-    if ramp is None:
-        ramp_end = max(p.simulation.ramp_time for p in params)
-    elif callable(ramp):
-        ramp_end = 0.0
-    else:
-        ramp_end = positive("ramp", ramp, "s", allow_zero=True)
-    t_max = ramp_end + 3.0 if max_time is None else positive("max_time", max_time, "s")
+    settings = settle_settings(
+        tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
+        max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
+        max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
+    )
     if record:
-        _check_recording(params, t_max)
-
+        _check_recording(params, settings.t_max)
     wall0 = _time.perf_counter()
     robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
                              mount=mount, drive=drive)
-    if fast:
-        from hsa_elastica.robots.compiled import compiled_engine
-
-        robot = compiled_engine(robot)
     dampings = (max(p.simulation.damping for p in params),
                 max(p.simulation.rotational_damping for p in params))
-    relaxed = relax(
-        robot, _stack_state, ramp_end=ramp_end, t_max=t_max, check_interval=chk,
-        dampings=dampings, tol_velocity=tol_v, tol_omega=tol_w, tol_residual=tol_r, window=win,
-        stop_when_settled=stop_when_settled, max_speed=v_max, progress=progress,
+    robot, relaxed, diagnostics = settle(
+        robot, _stack_state, settings, fast=fast, dampings=dampings, record=record,
+        stop_when_settled=stop_when_settled, progress=progress,
     )
-    divergence = relaxed.divergence
-    diagnostics = None
-    if record:
-        if divergence is None:
-            append_final_sample(robot, relaxed.t)
-        diagnostics = robot.diagnostics()
     residual = (math.nan, math.nan)
-    if fast and divergence is None:
+    if fast and relaxed.divergence is None:
         from hsa_elastica.engines.statics import model_residual
 
         residual = model_residual(robot.model, robot.model.commands(float(robot.time)))
+    result = _dynamic_result(
+        relaxed, params, commands, residual, _time.perf_counter() - wall0,
+        motor_mass=motor_mass, drive=drive, diagnostics=diagnostics,
+    )
+    if relaxed.divergence is not None:
+        # the partial result (pose at the last good check, everything recorded so far) goes
+        # with the exception so the caller can save it: nothing computed is lost
+        relaxed.divergence.result = result
+        raise relaxed.divergence
+    return result
+
+
+def _dynamic_result(
+    relaxed: Relaxation, params: list[RobotParams], commands: list[NDArray[np.float64]],
+    residual: tuple[float, float], wall: float, *, motor_mass: float, drive: str,
+    diagnostics: "pd.DataFrame | None",
+) -> StackSteadyStateResult:
+    """The :class:`StackSteadyStateResult` of a dynamic run (``wall`` [s]: its wall time)."""
+    divergence = relaxed.divergence
     t = float(relaxed.t) if divergence is None else divergence.time
-    settle = math.nan if relaxed.settled_since is None else float(relaxed.settled_since)
-    wall = _time.perf_counter() - wall0
+    settle_time = math.nan if relaxed.settled_since is None else float(relaxed.settled_since)
     state = relaxed.state
-    info = None if divergence is None else {
-        "time_s": divergence.time,
-        "last_good_time_s": divergence.last_good_time,
-        "system": divergence.name,
-        "reason": divergence.reason,
-        "message": str(divergence),
-    }
+    info = divergence_summary(divergence)
     converged = bool(relaxed.converged)
     segs = _segment_results(
         state, params, commands, converged=converged, sim_time_s=t, wall_time_s=wall,
-        settle_time_s=settle, n_steps=relaxed.n_steps, diverged=divergence is not None,
+        settle_time_s=settle_time, n_steps=relaxed.n_steps, diverged=divergence is not None,
         divergence=info,
     )
-    result = StackSteadyStateResult(
+    return StackSteadyStateResult(
         converged=converged,
         method="dynamic",
         sim_time_s=t,
         wall_time_s=wall,
         segments=segs,
         relative_poses=_relative(state),
-        settle_time_s=settle,
+        settle_time_s=settle_time,
         n_steps=relaxed.n_steps,
         max_node_speed_m_s=float(state["max_speed"]),
         max_platform_omega_rad_s=float(state["platform_omega"]),
@@ -315,12 +307,6 @@ def solve_stack_steady_state(
         diverged=divergence is not None,
         divergence=info,
     )
-    if divergence is not None:
-        # the partial result (pose at the last good check, everything recorded so far) goes
-        # with the exception so the caller can save it: nothing computed is lost
-        divergence.result = result
-        raise divergence
-    return result
 
 
 def _relative(state: dict[str, Any]) -> list[Pose]:

@@ -59,10 +59,11 @@ from hsa_elastica.robots.builders import Robot, build_robot
 from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
     Relaxation as Relaxation,
-    append_final_sample,
+    divergence_summary,
     equilibrium_residual_ok as equilibrium_residual_ok,
-    positive as _positive,
     relax as relax,
+    settle,
+    settle_settings,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -339,54 +340,30 @@ def solve_steady_state(
         simulating); ``SimulationDiverged`` if the state blows up, with the partial result
         (``diverged=True``, the diagnostics recorded so far) as its ``result`` attribute.
     """
-    tol_v = _positive("tol_velocity", tol_velocity, "m/s")
-    v_max = _positive("max_speed", max_speed, "m/s")
-    tol_w = _positive("tol_omega", tol_omega, "rad/s")
-    tol_r = _positive("tol_residual", tol_residual, "m/s^2")
-    win = _positive("window", window, "s", allow_zero=True)
-    chk = _positive("check_interval", check_interval, "s")
     if not isinstance(params, RobotParams):
         raise ValueError(f"params = {params!r} is invalid: must be a RobotParams")
+    settings = settle_settings(
+        tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
+        max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
+        max_time=max_time, ramp_time=params.simulation.ramp_time,
+    )
     angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
     sp = params.simulation
-    if ramp is None:
-        ramp_end = sp.ramp_time
-    elif callable(ramp):
-        ramp_end = 0.0
-    else:
-        ramp_end = _positive("ramp", ramp, "s", allow_zero=True)
-    t_max = ramp_end + 3.0 if max_time is None else _positive("max_time", max_time, "s")
-
     if record:
         from hsa_elastica.io.recording import check_recording_size
 
-        check_recording_size(params, t_max)
+        check_recording_size(params, settings.t_max)
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
-    if fast:
-        from hsa_elastica.robots.compiled import compiled_engine
-
-        robot = compiled_engine(robot)
-    relaxed = relax(
-        robot, robot_state, ramp_end=ramp_end, t_max=t_max, check_interval=chk,
-        dampings=(sp.damping, sp.rotational_damping), tol_velocity=tol_v, tol_omega=tol_w,
-        tol_residual=tol_r, window=win, stop_when_settled=stop_when_settled, max_speed=v_max,
-        progress=progress,
+    robot, relaxed, diagnostics = settle(
+        robot, robot_state, settings, fast=fast, dampings=(sp.damping, sp.rotational_damping),
+        record=record, stop_when_settled=stop_when_settled, progress=progress,
     )
-    t, n_steps, state = relaxed.t, relaxed.n_steps, relaxed.state
-    settled_since, converged, divergence = (
-        relaxed.settled_since, relaxed.converged, relaxed.divergence
-    )
-
-    diagnostics = None
-    if record:
-        if divergence is None:
-            append_final_sample(robot, t)
-        diagnostics = robot.diagnostics()
+    state, divergence = relaxed.state, relaxed.divergence
     wall = _time.perf_counter() - wall0
     result = SteadyStateResult(
-        converged=bool(converged),
-        sim_time_s=float(t) if divergence is None else divergence.time,
+        converged=bool(relaxed.converged),
+        sim_time_s=float(relaxed.t) if divergence is None else divergence.time,
         wall_time_s=float(wall),
         motor_angles_rad=np.array(robot.motor_angles, dtype=np.float64),
         platform_position_m=state["platform_position_m"],
@@ -394,18 +371,12 @@ def solve_steady_state(
         rod_tip_positions_m=state["rod_tip_positions_m"],
         max_node_speed_m_s=float(state["max_speed"]),
         max_platform_omega_rad_s=float(state["platform_omega"]),
-        settle_time_s=float("nan") if settled_since is None else float(settled_since),
-        n_steps=n_steps,
+        settle_time_s=math.nan if relaxed.settled_since is None else float(relaxed.settled_since),
+        n_steps=relaxed.n_steps,
         params=params,
         diagnostics=diagnostics,
         diverged=divergence is not None,
-        divergence=None if divergence is None else {
-            "time_s": divergence.time,
-            "last_good_time_s": divergence.last_good_time,
-            "system": divergence.name,
-            "reason": divergence.reason,
-            "message": str(divergence),
-        },
+        divergence=divergence_summary(divergence),
     )
     if divergence is not None:
         # the caller gets the exception with the partial result (pose at the last good check,

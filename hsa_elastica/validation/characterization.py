@@ -6,17 +6,17 @@ rods and, with ``--fit``, with parameters fitted per row count, and writes
 
 * ``<out>/characterization_points.csv`` -- the data columns plus ``simulated`` (data unit),
   ``closed_form`` (the model's closed form, data unit) and ``parameter_set``;
-* ``<results>/scores.csv`` and ``<results>/results.md`` -- per parameter set, characteristic and
-  row count: RMSE in the data unit and the fraction of points inside the error bars (printed);
-* ``<results>/fig3_characterization.png`` -- one panel per characteristic: measured (solid,
-  error bars) vs the best fitted parameter set (dashed) and Table I (dotted);
-  ``<results>/fig3_characterization_other_sets.png`` -- the other fitted sets (``--fit``, ``--law``);
+* ``<results>/scores.csv`` -- per parameter set, characteristic and row count: RMSE in the
+  data unit and the fraction of points inside the error bars (printed);
 * with ``--fit``: ``fitted_params*.yaml`` (the fitted rods, SI units) in ``--fitted-dir``
   (default ``<results>``; the shipped copies are ``hsa_elastica/data/fitted_params*.yaml``).
 
 ``<results>`` is ``--results``, else ``--out`` if given, else ``./validation_results``: a run
 writes only into the directories it is given (the package's own data files only with an
-explicit ``--fitted-dir``).
+explicit ``--fitted-dir``).  The report -- ``results.md`` with its notes and the Fig. 3
+figures -- is written by the source checkout's ``python -m validation.characterization`` (same
+options, plus ``--replot POINTS_CSV``), from the :class:`CharacterizationRun` this module
+computes (:func:`run_validation`).
 
 Usage::
 
@@ -24,7 +24,6 @@ Usage::
                                           [--law linear|compression|nonlinear|nonlinear+compression]
                                           [--jobs 2] [--method static|dynamic]
                                           [--results DIR]
-    python -m hsa_elastica.validation.characterization --replot validation_results/out/characterization_points.csv
 
 The fit (``--fit``) is a reproducible ``scipy.optimize.least_squares`` (initial guess = Table I,
 no randomness) of ``C_eps, E0, E_slope, B_z, B_z_slope`` per row count against the measured
@@ -56,6 +55,7 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,28 +70,22 @@ from hsa_elastica.physics.compression_law import AxialLawParams
 from hsa_elastica.data import path as data_path
 from hsa_elastica.params import ParameterError, RodParams, table1_rod_params
 from hsa_elastica.params.files import atomic_output, write_text_atomic
-# the fitting routines and the report are re-exported: their names stay importable from here
+# the fitting and scoring routines are re-exported: their names stay importable from here
 from hsa_elastica.validation.characterization_fit import (
     FIT_FIELDS,
+    N_FITTED as N_FITTED,
     NONLINEAR_FIELDS,
     R_C_MIN as R_C_MIN,
     _closed_form_points,
+    best_parameter_set as best_parameter_set,
     closed_form_values as closed_form_values,
+    data_max_kappa as data_max_kappa,
     fit_rod,
     fit_rod_compression,
     fit_rod_nonlinear,
-    law_from_ends as law_from_ends,
-)
-from hsa_elastica.validation.characterization_report import (
-    N_FITTED as N_FITTED,
-    _compression_note,
-    _paper_law_note,
-    best_parameter_set as best_parameter_set,
-    data_max_kappa as data_max_kappa,
     inside_error_bar as inside_error_bar,
-    plot_fig3,
+    law_from_ends as law_from_ends,
     score,
-    write_report,
 )
 
 #: the shipped fitted rods (package data, ``hsa_elastica/data``; rewritten by ``--fit`` with
@@ -157,10 +151,140 @@ def simulate_all(
 
 
 # --------------------------------------------------------------------------------------------
+# the validation run: parameter sets, simulated points, scores
+# --------------------------------------------------------------------------------------------
+Rods = dict[str, dict[int, RodParams]]
+Laws = dict[str, dict[int, AxialLawParams]]
+
+
+@dataclass
+class CharacterizationRun:
+    """One validation run: the measured ``data`` (selected rows), the parameter sets ``rods``
+    (and compression ``laws``) evaluated, the simulated ``points`` (data columns plus
+    ``simulated``, ``closed_form``, ``parameter_set``, ``run_time_s``; data units), their
+    ``scores`` (:func:`score`) and the ``wall`` time [s]."""
+
+    data: pd.DataFrame
+    rods: Rods
+    laws: Laws
+    points: pd.DataFrame
+    scores: pd.DataFrame
+    wall: float
+
+
+def _fit_line(rows: int, label: str, rod: RodParams, fields: tuple[str, ...], extra: str) -> str:
+    return (f"fit {rows:2d} rows{label}: " + ", ".join(f"{f}={getattr(rod, f):.5g}" for f in fields)
+            + extra)
+
+
+def fit_parameter_sets(data: pd.DataFrame, rows: list[int], law: str, fitted_dir: Path) -> tuple[Rods, Laws]:
+    """Table I and the sets fitted per row count (``fitted``, and those of ``--law``
+    :data:`LAW_SETS`), each written to ``fitted_dir`` as ``fitted_params*.yaml``."""
+    rods: Rods = {"table1": {r: table1_rod_params(r) for r in rows}}
+    laws: Laws = {}
+    by_rows = {r: data[data["rows"] == r] for r in rows}
+    fitted = {}
+    for r in rows:
+        fitted[r], info = fit_rod(rods["table1"][r], by_rows[r])
+        print(_fit_line(r, "", fitted[r], FIT_FIELDS, f"  {info}"))
+    rods["fitted"] = fitted
+    fitted_dir.mkdir(parents=True, exist_ok=True)
+    _save_fitted(fitted, fitted_dir / FITTED_PARAMS.name)
+    sets = LAW_SETS[law]
+    if "fitted_compression" in sets:
+        rods["fitted_compression"], laws["fitted_compression"] = {}, {}
+        for r in rows:
+            rod, ax, info = fit_rod_compression(rods["table1"][r], by_rows[r], fitted[r])
+            rods["fitted_compression"][r], laws["fitted_compression"][r] = rod, ax
+            print(_fit_line(r, " + compression", rod, FIT_FIELDS, f", {ax}  {info}"))
+        _save_fitted_compression(rods["fitted_compression"], laws["fitted_compression"],
+                                 fitted_dir / FITTED_COMPRESSION.name)
+    for pset, comp, path in (("fitted_nonlinear", False, FITTED_NONLINEAR),
+                             ("fitted_nonlinear_compression", True, FITTED_NONLINEAR_COMPRESSION)):
+        if pset not in sets:
+            continue
+        rods[pset] = {}
+        if comp:
+            laws[pset] = {}
+        for r in rows:
+            rod, nl_law, info = fit_rod_nonlinear(rods["table1"][r], by_rows[r], fitted[r], comp)
+            rods[pset][r] = rod
+            if nl_law is not None:
+                laws[pset][r] = nl_law
+            print(_fit_line(r, f" {pset}", rod, FIT_FIELDS + NONLINEAR_FIELDS,
+                            (f", {nl_law}" if nl_law is not None else "") + f"  {info}"))
+        if comp:
+            _save_fitted_compression(rods[pset], laws[pset], fitted_dir / path.name)
+        else:
+            _save_fitted(rods[pset], fitted_dir / path.name)
+    return rods, laws
+
+
+def shipped_parameter_sets(rows: list[int], law: str, fitted: Path | None,
+                           fitted_dir: Path | None) -> tuple[Rods, Laws]:
+    """Table I, the rods of ``fitted`` (a fitted_params YAML) if given, and the sets of ``--law``
+    read from ``fitted``'s folder, else ``fitted_dir``, else the shipped files."""
+    rods: Rods = {"table1": {r: table1_rod_params(r) for r in rows}}
+    laws: Laws = {}
+    if fitted is not None:
+        rods["fitted"] = {r: rod for r, rod in load_fitted(fitted).items() if r in rows}
+    folder = (fitted.parent if fitted is not None else
+              fitted_dir if fitted_dir is not None else FITTED_PARAMS.parent)
+    names = {"fitted_compression": FITTED_COMPRESSION, "fitted_nonlinear": FITTED_NONLINEAR,
+             "fitted_nonlinear_compression": FITTED_NONLINEAR_COMPRESSION}
+    for pset in LAW_SETS[law]:
+        name = names[pset].name
+        if pset == "fitted_nonlinear":
+            rods[pset] = {r: rod for r, rod in load_fitted(folder / name).items() if r in rows}
+            continue
+        both = load_fitted_compression(folder / name)
+        rods[pset] = {r: v[0] for r, v in both.items() if r in rows}
+        laws[pset] = {r: v[1] for r, v in both.items() if r in rows}
+    return rods, laws
+
+
+def run_validation(args: argparse.Namespace) -> CharacterizationRun:
+    """Fit (``args.fit``) or read the parameter sets, simulate every measured point of
+    ``args.rows`` with each and score them (options of :func:`parser`, resolved by
+    :func:`resolve_outputs`)."""
+    t_start = time.perf_counter()
+    data = load_characterization_data(args.data)
+    data = data[data["rows"].isin(args.rows)].reset_index(drop=True)
+    if args.fit:
+        fitted_dir = args.fitted_dir if args.fitted_dir is not None else args.results
+        rods, laws = fit_parameter_sets(data, list(args.rows), args.law, fitted_dir)
+    else:
+        rods, laws = shipped_parameter_sets(list(args.rows), args.law, args.fitted, args.fitted_dir)
+    points = simulate_all(data, rods, max(1, args.jobs), laws, method=args.method)
+    return CharacterizationRun(data, rods, laws, points, score(points), time.perf_counter() - t_start)
+
+
+def write_tables(run: CharacterizationRun, out: Path, results: Path) -> list[Path]:
+    """``<out>/characterization_points.csv`` and ``<results>/scores.csv``; returns the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    results.mkdir(parents=True, exist_ok=True)
+    cols = list(run.data.columns) + ["simulated", "parameter_set", "closed_form", "run_time_s"]
+    with atomic_output(out / "characterization_points.csv") as tmp:
+        run.points[cols].to_csv(tmp, index=False)
+    with atomic_output(results / "scores.csv") as tmp:
+        run.scores.to_csv(tmp, index=False, float_format="%.6g")
+    return [out / "characterization_points.csv", results / "scores.csv"]
+
+
+def print_summary(run: CharacterizationRun, jobs: int, written: list[Path]) -> None:
+    """The scores table and where the files went."""
+    with pd.option_context("display.width", 160, "display.max_rows", 200):
+        print(run.scores.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"{len(run.points)} points in {run.wall:.1f} s wall ({run.points['run_time_s'].sum():.1f} s "
+          f"of runs, {jobs} jobs); wrote " + ", ".join(str(f) for f in written))
+
+
+# --------------------------------------------------------------------------------------------
 # command
 # --------------------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hsa_elastica.validation.characterization", description=__doc__.split("\n\n")[0])
+def parser(prog: str = "python -m hsa_elastica.validation.characterization") -> argparse.ArgumentParser:
+    """The options of the validation (shared with the checkout's report writer)."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, nargs="+", default=list(ROWS), choices=ROWS, help="row tilings (default: all)")
     ap.add_argument("--fit", action="store_true", help="fit C_eps, E0, E_slope, B_z, B_z_slope per row count and "
                     "write fitted_params.yaml")
@@ -178,120 +302,41 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", choices=("static", "dynamic"), default="static",
                     help="steady states by the static solver (default) or by dynamic relaxation")
     ap.add_argument("--out", type=Path, default=None, help="directory of the points CSV (default: RESULTS/out); "
-                    "given alone, everything (scores, report, figures, --fit's YAML) is written there")
-    ap.add_argument("--results", type=Path, default=None, help="directory of scores.csv, "
-                    "results.md and the figures (default: --out if given, else ./validation_results)")
+                    "given alone, everything (scores, --fit's YAML) is written there")
+    ap.add_argument("--results", type=Path, default=None, help="directory of scores.csv "
+                    "(default: --out if given, else ./validation_results)")
     ap.add_argument("--fitted-dir", type=Path, default=None, help="where --fit writes fitted_params*.yaml, and "
                     "where the other fitted sets of --law are read without --fit (default: RESULTS with --fit, "
                     "the shipped files in hsa_elastica/data without)")
     ap.add_argument("--data", type=Path, default=None, help="characterization CSV (default: the copy shipped in hsa_elastica/data)")
-    ap.add_argument("--replot", type=Path, default=None, metavar="POINTS_CSV",
-                    help="only redraw the figures from a characterization_points.csv written by an earlier run")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def resolve_outputs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Check ``--fitted`` (0, or 2 with one line on stderr) and fill the defaults of
+    ``--results``, ``--out`` and ``--jobs``: a run writes only where it is told."""
     if args.fitted is not None:  # refused before any work: exit 2, one line
         try:
             load_fitted(args.fitted)
         except ParameterError as exc:
             print(f"{ap.prog}: --fitted: {exc}", file=sys.stderr)
             return 2
-    # a run writes only where it is told: --out alone holds every output
     if args.results is None:
         args.results = args.out if args.out is not None else DEFAULT_RESULTS
     if args.out is None:
         args.out = args.results / "out"
     if args.jobs is None:
         args.jobs = 1 if args.method == "static" else (os.cpu_count() or 1)
+    return 0
 
-    if args.replot is not None:
-        args.results.mkdir(parents=True, exist_ok=True)
-        figures = plot_fig3(pd.read_csv(args.replot), args.results / "fig3_characterization.png")
-        print("wrote " + ", ".join(str(f) for f in figures))
-        return 0
 
-    t_start = time.perf_counter()
-    data = load_characterization_data(args.data)
-    data = data[data["rows"].isin(args.rows)].reset_index(drop=True)
-    rods: dict[str, dict[int, RodParams]] = {"table1": {r: table1_rod_params(r) for r in args.rows}}
-    laws: dict[str, dict[int, AxialLawParams]] = {}
-
-    if args.fit:
-        fitted = {}
-        for r in args.rows:
-            rod, info = fit_rod(rods["table1"][r], data[data["rows"] == r])
-            fitted[r] = rod
-            print(f"fit {r:2d} rows: " + ", ".join(f"{f}={getattr(rod, f):.5g}" for f in FIT_FIELDS) + f"  {info}")
-        rods["fitted"] = fitted
-        fitted_dir = args.fitted_dir if args.fitted_dir is not None else args.results
-        fitted_dir.mkdir(parents=True, exist_ok=True)
-        _save_fitted(fitted, fitted_dir / FITTED_PARAMS.name)
-        sets = LAW_SETS[args.law]
-        if "fitted_compression" in sets:
-            rods["fitted_compression"], laws["fitted_compression"] = {}, {}
-            for r in args.rows:
-                rod, law, info = fit_rod_compression(rods["table1"][r], data[data["rows"] == r], fitted[r])
-                rods["fitted_compression"][r], laws["fitted_compression"][r] = rod, law
-                print(f"fit {r:2d} rows + compression: " + ", ".join(f"{f}={getattr(rod, f):.5g}" for f in FIT_FIELDS)
-                      + f", {law}  {info}")
-            _save_fitted_compression(rods["fitted_compression"], laws["fitted_compression"],
-                                     fitted_dir / FITTED_COMPRESSION.name)
-        for pset, comp, path in (("fitted_nonlinear", False, FITTED_NONLINEAR),
-                                 ("fitted_nonlinear_compression", True, FITTED_NONLINEAR_COMPRESSION)):
-            if pset not in sets:
-                continue
-            rods[pset] = {}
-            if comp:
-                laws[pset] = {}
-            for r in args.rows:
-                rod, nl_law, info = fit_rod_nonlinear(rods["table1"][r], data[data["rows"] == r], fitted[r], comp)
-                rods[pset][r] = rod
-                if nl_law is not None:
-                    laws[pset][r] = nl_law
-                print(f"fit {r:2d} rows {pset}: " + ", ".join(f"{f}={getattr(rod, f):.5g}" for f in FIT_FIELDS + NONLINEAR_FIELDS)
-                      + (f", {nl_law}" if nl_law is not None else "") + f"  {info}")
-            if comp:
-                _save_fitted_compression(rods[pset], laws[pset], fitted_dir / path.name)
-            else:
-                _save_fitted(rods[pset], fitted_dir / path.name)
-    else:
-        if args.fitted is not None:
-            rods["fitted"] = {r: rod for r, rod in load_fitted(args.fitted).items() if r in args.rows}
-        folder = (args.fitted.parent if args.fitted is not None else
-                  args.fitted_dir if args.fitted_dir is not None else FITTED_PARAMS.parent)
-        for pset in LAW_SETS[args.law]:
-            name = {"fitted_compression": FITTED_COMPRESSION, "fitted_nonlinear": FITTED_NONLINEAR,
-                    "fitted_nonlinear_compression": FITTED_NONLINEAR_COMPRESSION}[pset].name
-            if pset == "fitted_nonlinear":
-                rods[pset] = {r: rod for r, rod in load_fitted(folder / name).items() if r in args.rows}
-                continue
-            both = load_fitted_compression(folder / name)
-            rods[pset] = {r: v[0] for r, v in both.items() if r in args.rows}
-            laws[pset] = {r: v[1] for r, v in both.items() if r in args.rows}
-
-    points = simulate_all(data, rods, max(1, args.jobs), laws, method=args.method)
-    wall = time.perf_counter() - t_start
-    scores = score(points)
-    cf_scores = score(points, column="closed_form")
-    note, _ = _paper_law_note(data, rods)
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    args.results.mkdir(parents=True, exist_ok=True)
-    cols = list(data.columns) + ["simulated", "parameter_set", "closed_form", "run_time_s"]
-    with atomic_output(args.out / "characterization_points.csv") as tmp:
-        points[cols].to_csv(tmp, index=False)
-    with atomic_output(args.results / "scores.csv") as tmp:
-        scores.to_csv(tmp, index=False, float_format="%.6g")
-    figures = plot_fig3(points, args.results / "fig3_characterization.png")
-    if laws or any(p.startswith("fitted_nonlinear") for p in rods):
-        note += "\n" + _compression_note(scores, rods, laws)
-    write_report(points, scores, cf_scores, rods, note, args.results / "results.md", wall, laws,
-                 args.method)
-
-    with pd.option_context("display.width", 160, "display.max_rows", 200):
-        print(scores.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    print(note)
-    print(f"{len(points)} points in {wall:.1f} s wall ({points['run_time_s'].sum():.1f} s of runs, "
-          f"{args.jobs} jobs); wrote {args.out / 'characterization_points.csv'}, {args.results / 'scores.csv'}, "
-          f"{args.results / 'results.md'}, " + ", ".join(str(f) for f in figures))
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
+    args = ap.parse_args(argv)
+    if resolve_outputs(ap, args):
+        return 2
+    run = run_validation(args)
+    print_summary(run, args.jobs, write_tables(run, args.out, args.results))
     return 0
 
 

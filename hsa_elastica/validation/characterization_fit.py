@@ -1,9 +1,11 @@
-"""Closed forms at the measured points and the least-squares fits of the closed-HSA characterization.
+"""Closed forms at the measured points, the least-squares fits and the scores of the closed-HSA
+characterization.
 
 The fitting routines of :mod:`hsa_elastica.validation.characterization` (paper Section II-C):
-closed-form model values [data units] at the measured points, and the per-row-count fits of the
+closed-form model values [data units] at the measured points, the per-row-count fits of the
 linear law (:func:`fit_rod`), the linear law with the compression law
-(:func:`fit_rod_compression`) and the optional quadratic twist laws (:func:`fit_rod_nonlinear`).
+(:func:`fit_rod_compression`) and the optional quadratic twist laws (:func:`fit_rod_nonlinear`),
+and the scores against the measured error bars (:func:`score`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hsa_elastica.experiments.characterization import closed_form, to_data_unit
+from hsa_elastica.experiments.characterization import DATA_UNITS, closed_form, to_data_unit
 from hsa_elastica.physics.compression_law import AxialLawParams, twist_range
 from hsa_elastica.params import RodParams
 
@@ -302,3 +304,70 @@ def fit_rod_nonlinear(
         twist_rigidity=float(xb[0]), twist_rigidity_slope=float(xb[1]), twist_rigidity_quad=float(xb[2]),
     )  # validated
     return fitted, law, info
+
+
+# --------------------------------------------------------------------------------------------
+# scoring
+# --------------------------------------------------------------------------------------------
+#: fitted parameters per row count of each parameter set
+N_FITTED: dict[str, int] = {
+    "table1": 0, "fitted": 5, "fitted_compression": 7, "fitted_nonlinear": 8,
+    "fitted_nonlinear_compression": 10,
+}
+
+
+def inside_error_bar(df: pd.DataFrame, column: str = "simulated") -> pd.Series:
+    """``value - err_low <= simulated <= value + err_high`` (data README definition)."""
+    return (df[column] >= df["value"] - df["err_low"]) & (df[column] <= df["value"] + df["err_high"])
+
+
+def score(points: pd.DataFrame, column: str = "simulated") -> pd.DataFrame:
+    """RMSE [data unit], mean error (bias) and fraction inside the error bars.
+
+    One row per (parameter_set, characteristic, rows), plus ``rows = "all"`` per characteristic
+    and ``characteristic = "all"`` per parameter set (fraction only; RMSE mixes units there).
+    """
+    d = points.assign(
+        err=points[column] - points["value"], inside=inside_error_bar(points, column)
+    )
+    out = []
+    for (pset, ch, rows), g in d.groupby(["parameter_set", "characteristic", "rows"], sort=False):
+        out.append(_score_row(pset, ch, str(rows), g))
+    for (pset, ch), g in d.groupby(["parameter_set", "characteristic"], sort=False):
+        out.append(_score_row(pset, ch, "all", g))
+    for pset, g in d.groupby("parameter_set", sort=False):
+        row = _score_row(pset, "all", "all", g)
+        row["rmse"] = float("nan")
+        row["mean_error"] = float("nan")
+        row["unit"] = ""
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _score_row(pset: str, ch: str, rows: str, g: pd.DataFrame) -> dict[str, Any]:
+    return {
+        "parameter_set": pset,
+        "characteristic": ch,
+        "rows": rows,
+        "n_points": len(g),
+        "n_inside": int(g["inside"].sum()),
+        "fraction_inside": float(g["inside"].mean()),
+        "rmse": float(np.sqrt(np.mean(g["err"] ** 2))),
+        "mean_error": float(g["err"].mean()),
+        "unit": DATA_UNITS[ch][0] if ch in DATA_UNITS else "",
+    }
+
+
+def best_parameter_set(scores: pd.DataFrame) -> str:
+    """The fitted parameter set with the largest fraction of points inside the error bars."""
+    fitted = scores[scores["parameter_set"] != "table1"]
+    if fitted.empty:
+        return "table1"
+    totals = fitted.groupby("parameter_set")[["n_inside", "n_points"]].sum()
+    return str((totals["n_inside"] / totals["n_points"]).idxmax())
+
+
+def data_max_kappa(rod: RodParams, points: pd.DataFrame) -> float:
+    """Handed twist strain [rad/m] of the largest measured angle (uniform twist, Voronoi)."""
+    phi = math.radians(float(points["twist_angle_deg"].max())) if len(points) else 0.0
+    return phi / ((rod.n_elements - 1) * rod.length / rod.n_elements)
