@@ -6,6 +6,8 @@ rod) and full (25), ``HSAStack-v0`` coarse; policies
 
 * ``random``: uniform random actions (seeded; each motor may turn its whole range in one 20 ms
   interval, up to 157 rad/s),
+* ``random-servo``: the same actions with the env's ``motor_speed = MX28_SPEED`` (5.76 rad/s,
+  the paper robot's servos; at most 0.115 rad per interval),
 * ``smooth``: ``a_i = 0.8 sin(2 pi k / 50 + i pi / 2)`` (1 Hz, motors up to 16 rad/s).
 
 Each row prints env steps/s of both integrators measured in the same run and their ratio, the
@@ -33,7 +35,7 @@ import numpy as np
 
 
 def _action(policy: str, k: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    if policy == "random":
+    if policy.startswith("random"):
         return rng.uniform(-1.0, 1.0, n).astype(np.float32)
     return (0.8 * np.sin(2 * math.pi * k / 50 + np.arange(n) * math.pi / 2)).astype(np.float32)
 
@@ -47,7 +49,11 @@ def run_env(env_id: str, disc: str, policy: str, integrator: str, n_steps: int,
     import hsa_elastica  # noqa: F401  (registers the envs)
     from hsa_elastica.engines.implicit import ImplicitStepFailed
 
+    from hsa_elastica.envs.hsa_robot import MX28_SPEED
+
     kw: dict[str, Any] = {"discretization": disc, "integrator": integrator}
+    if policy == "random-servo":
+        kw["motor_speed"] = MX28_SPEED
     if dt is not None:
         kw["dt"] = dt
     env = gym.make(env_id, **kw)
@@ -93,7 +99,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for key in args.rows.split(","):
         env_id, disc = rows[key]
-        for policy in ("random", "smooth"):
+        for policy in ("random", "random-servo", "smooth"):
             ex = run_env(env_id, disc, policy, "explicit", args.steps, None)
             im = run_env(env_id, disc, policy, "implicit", args.steps, args.implicit_dt)
             if "refused" in im:

@@ -552,6 +552,25 @@ def _residual(f: NDArray[np.float64], mass: NDArray[np.float64], vdot: NDArray[n
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
+def too_slow(theta: float, w: float, it: int, slow: float, max_iter: int) -> bool:
+    """Whether a chord iteration contracting the scaled increment by ``theta`` per iteration
+    (0: not measured yet), the last increment ``w`` (in units of the tolerance) after ``it``
+    iterations, should get a fresh Jacobian: ``theta >= slow``, or convergence (``w theta^m /
+    (1 - theta) <= 1``) predicted to need more than ``max_iter`` iterations in all."""
+    if theta <= 0.0:
+        return False
+    if theta >= slow:
+        return True
+    need = w * theta / (1.0 - theta)
+    if need <= 1.0:
+        return False
+    return it + math.log(need) / -math.log(theta) > max_iter
+
+
+_too_slow = too_slow
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _alpha_update(x: NDArray[np.float64], base: NDArray[np.float64], v: NDArray[np.float64],
                   a: NDArray[np.float64], vd: NDArray[np.float64], am: float, af: float,
                   g: float, b: float, h: float, a1: NDArray[np.float64],
@@ -620,7 +639,8 @@ def chord_steps(
             fmax, tmax, merit = _residual(f, mass, vd1, is_rot, r)
             if ok and fmax <= tol[0] and tmax <= tol[1]:
                 break
-            if not ok or theta_step > slow or it >= max_iter or not np.isfinite(merit):
+            if not ok or it >= max_iter or not np.isfinite(merit) or _too_slow(
+                    theta_step, w_prev, it, slow, max_iter):
                 # leave this step to the caller (fresh Jacobian): back to its start
                 set_pose(np.zeros(n), q0, rod, body, unknowns, dbuf)
                 if filtered:
