@@ -246,7 +246,7 @@ def test_env_commands_converge_and_end_at_the_static_pose() -> None:
     servo speed limit (``motor_speed = MX28_SPEED``) and 5 unlimited ones (motors up to
     157 rad/s) are taken (no refusal, so every step passed the increment test), then the last
     command is held for 1.5 s: the platform ends at the static solution of the held angles
-    (``solve_static``, not the integrator) within 1 um -- the increment tolerance (1e-8 m)
+    (``solve_static``, not the integrator) within 1 um -- the increment tolerance (1e-7 m)
     leaves no bias in the pose.  Both integrators see the same motor schedule: the explicit
     env's motor angles after each step equal the implicit env's (to 1e-12 rad: the ramps are
     read at each engine's own step times), and with the limit
