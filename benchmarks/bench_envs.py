@@ -72,7 +72,7 @@ def run_env(env_id: str, disc: str, policy: str, integrator: str, n_steps: int,
             if term:
                 raise RuntimeError(f"{env_id} diverged: {info.get('diverged')}")
         out["rate"] = n_steps / (time.process_time() - t0)
-        out["position"] = np.array(robot.state()["platform_position"])
+        out["position"] = np.array(robot.state()["platform_position_m"])
         if eng is not None and e0 is not None:
             steps = eng.n_steps - e0[2]
             out["evals"] = (eng.evaluations - e0[0]) / steps

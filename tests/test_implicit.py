@@ -266,7 +266,7 @@ def test_env_commands_converge_and_end_at_the_static_pose() -> None:
         angles[integ] = [np.zeros(4)]
         for a in actions[:4 if integ == "explicit" else 10]:
             info = env.step(a)[4]
-            angles[integ].append(info["motor_angles"])
+            angles[integ].append(info["motor_angles_rad"])
         envs[integ] = env
     for a, b in zip(angles["explicit"], angles["implicit"]):
         # the same ramps, read at t = n dt of each engine's step (round-off of the times)
@@ -281,9 +281,9 @@ def test_env_commands_converge_and_end_at_the_static_pose() -> None:
         unlimited.step(a)
     for _ in range(75):
         info = unlimited.step(a)[4]
-    u = info["motor_angles"]
+    u = info["motor_angles_rad"]
     static = solve_static(unlimited.params, u)
-    d = unlimited.robot.state()["platform_position"] - np.asarray(static.platform_position_m)
+    d = unlimited.robot.state()["platform_position_m"] - np.asarray(static.platform_position_m)
     assert np.abs(d).max() < 1e-6, d
 
 

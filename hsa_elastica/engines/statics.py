@@ -55,6 +55,7 @@ from hsa_elastica.engines.statics_kernels import (
     KIND_SWING,
     KIND_TWIST,
     ROTATION_KINDS,
+    ForceModel,
     JacobianBuffers,
     JacobianPattern,
     Unknowns,
@@ -212,15 +213,15 @@ class StaticSolver:
 
     # -- evaluations ---------------------------------------------------------------------------
     def _args(self) -> tuple[Any, ...]:
-        """(rod, body, tables, work, status, unknowns): the arguments of the kernels after the
+        """(:class:`ForceModel`, :class:`Unknowns`): the arguments of the kernels after the
         motor angles (the solver's own couplings and loads replace the model's)."""
         cached = getattr(self, "_args_cache", None)
-        if cached is not None and cached[2].couplings is self.couplings:
+        if cached is not None and cached[0].tables.couplings is self.couplings:
             return cached  # type: ignore[no-any-return]
         m = self.model
         tables = m.tables._replace(couplings=self.couplings, loads=self.loads)
-        self._args_cache = (m.rod_arrays, m.body_arrays, tables, self.work, self.status,
-                            Unknowns(self.kind, self.index, self.comp))
+        self._args_cache = (ForceModel(m.rod_arrays, m.body_arrays, tables, self.work,
+                                       self.status), Unknowns(self.kind, self.index, self.comp))
         return self._args_cache
 
     def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
@@ -268,7 +269,7 @@ class StaticSolver:
         """Move the state by ``scale * dx`` (layout of the unknowns)."""
         m = self.model
         apply_increment(np.asarray(dx, dtype=np.float64), float(scale), m.rod_arrays,
-                        m.body_arrays, self.kind, self.index, self.comp, self.scratch)
+                        m.body_arrays, Unknowns(self.kind, self.index, self.comp), self.scratch)
 
     # -- sparsity pattern and colouring -----------------------------------------------------
     def _pattern_and_colors(self) -> None:
