@@ -14,8 +14,8 @@ One run, one process, CPU time (``time.process_time``) of each engine:
 3. **Numerical damping against frequency** of the scheme at each step (exact, from the
    amplification matrix of generalized-alpha on an undamped linear oscillator): damping ratio
    and period error per mode frequency.
-4. **Environments**: ``HSARobot-v0`` env steps/s at the 20 ms control step, random actions,
-   coarse and full discretization, explicit and implicit.
+The environments (env steps/s of both integrators side by side) are measured by
+``benchmarks/bench_envs.py``.
 
 Usage::
 
@@ -208,66 +208,26 @@ def damping_table(steps: list[float], rho: float) -> None:
         print(f"| {f:g} | " + " | ".join(f"{c[i][1]:.4f} ({c[i][2]:+.2%})" for c in cols) + " |")
 
 
-def env_table(n_steps: int, dt_implicit: float) -> None:
-    import gymnasium as gym
-
-    import hsa_elastica  # noqa: F401  (registers the envs)
-    from hsa_elastica.engines.implicit import ImplicitStepFailed
-
-    print(f"\n## HSARobot-v0 env steps/s (20 ms control step, {n_steps} steps)")
-    print("policy 'random': uniform random actions (each motor may turn its whole range in one "
-          "20 ms interval, up to 157 rad/s); 'smooth': a_i = 0.8 sin(2 pi k / 50 + i pi / 2) "
-          "(1 Hz).")
-    print("| discretization | policy | integrator | dt [s] | env steps/s |")
-    print("|---|---|---|---:|---:|")
-    for disc in ("coarse", "full"):
-        for policy in ("random", "smooth"):
-            for integ in ("explicit", "implicit"):
-                kw: dict[str, object] = {"discretization": disc, "integrator": integ}
-                if integ == "implicit":
-                    kw["dt"] = dt_implicit
-                env = gym.make("HSARobot-v0", **kw)
-                env.reset(seed=0)
-                env.action_space.seed(0)
-
-                def action(k: int, env=env, policy=policy):  # type: ignore[no-untyped-def]
-                    if policy == "random":
-                        return env.action_space.sample()
-                    return (0.8 * np.sin(2 * math.pi * k / 50 + np.arange(4) * math.pi / 2)
-                            ).astype(np.float32)
-
-                dt = env.unwrapped.params.simulation.dt
-                try:
-                    env.step(action(0))  # compile / warm up
-                    t0 = time.process_time()
-                    done = 0
-                    while done < n_steps:
-                        _, _, term, trunc, _ = env.step(action(done + 1))
-                        done += 1
-                        if term or trunc:
-                            env.reset()
-                    rate = f"{done / (time.process_time() - t0):.0f}"
-                except ImplicitStepFailed as exc:
-                    rate = f"refused at t = {exc.time:.3f} s (Newton)"
-                print(f"| {disc} | {policy} | {integ} | {dt:g} | {rate} |", flush=True)
-                env.close()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="2 primitives, 3 steps, short env run")
+    ap.add_argument("--quick", action="store_true", help="2 primitives, 3 steps")
+    ap.add_argument("--steps", default=None,
+                    help="comma-separated implicit steps [s] (default: as --quick or full)")
+    ap.add_argument("--primitives", default=None, help="comma-separated primitive names")
     ap.add_argument("--rho", type=float, default=0.8, help="implicit_rho_inf (default 0.8)")
-    ap.add_argument("--env-dt", type=float, default=1e-3, help="implicit step of the env rows")
     args = ap.parse_args()
     if args.quick:
-        names, steps, n_env = ["elongation", "bend_north"], [5e-4, 2e-3, 3e-3], 100
+        names, steps = ["elongation", "bend_north"], [5e-4, 2e-3, 3e-3]
     else:
-        names, steps, n_env = list(PRIMITIVES), [2e-4, 5e-4, 1e-3, 2e-3, 3e-3], 300
+        names, steps = list(PRIMITIVES), [2e-4, 5e-4, 1e-3, 2e-3, 3e-3]
+    if args.steps:
+        steps = [float(v) for v in args.steps.split(",")]
+    if args.primitives:
+        names = args.primitives.split(",")
     print(f"# bench_implicit ({'quick' if args.quick else 'full'}), CPU time of one process")
     primitives_table(names, steps, args.rho)
     modes_table(steps, args.rho)
     damping_table(steps, args.rho)
-    env_table(n_env, args.env_dt)
 
 
 if __name__ == "__main__":

@@ -236,3 +236,59 @@ def test_twist_filter_follows_the_explicit_stepper() -> None:
         im.run(0.1)
         worst = max(worst, float(np.abs(ex.body_arrays.position - im.body_arrays.position).max()))
     assert worst < 1e-4, worst
+
+
+def test_env_commands_converge_and_end_at_the_static_pose() -> None:
+    """HSARobot-v0 (coarse, implicit at IMPLICIT_DT = 2e-3 s): 10 random commands at the
+    servo speed limit (``motor_speed = MX28_SPEED``) and 5 unlimited ones (motors up to
+    157 rad/s) are taken (no refusal, so every step passed the increment test), then the last
+    command is held for 1.5 s: the platform ends at the static solution of the held angles
+    (``solve_static``, not the integrator) within 1 um -- the increment tolerance (1e-7 m)
+    leaves no bias in the pose.  Both integrators see the same motor schedule: the explicit
+    env's motor angles after each step equal the implicit env's (to 1e-12 rad: the ramps are
+    read at each engine's own step times), and with the limit
+    no motor moves more than ``MX28_SPEED * control_dt`` per step."""
+    import gymnasium as gym
+
+    import hsa_elastica  # noqa: F401
+    from hsa_elastica.envs.hsa_robot import MX28_SPEED
+
+    rng = np.random.default_rng(3)
+    actions = rng.uniform(-1.0, 1.0, (10, 4)).astype(np.float32)
+    envs = {}
+    angles: dict[str, list[np.ndarray]] = {}
+    for integ in ("explicit", "implicit"):
+        env = gym.make("HSARobot-v0", integrator=integ, motor_speed=MX28_SPEED)
+        env.reset(seed=0)
+        angles[integ] = [np.zeros(4)]
+        for a in actions[:4 if integ == "explicit" else 10]:
+            info = env.step(a)[4]
+            angles[integ].append(info["motor_angles_rad"])
+        envs[integ] = env
+    for a, b in zip(angles["explicit"], angles["implicit"]):
+        # the same ramps, read at t = n dt of each engine's step (round-off of the times)
+        assert np.allclose(a, b, rtol=0.0, atol=1e-12)
+    steps = np.abs(np.diff(np.array(angles["implicit"]), axis=0))
+    assert steps.max() <= MX28_SPEED * 0.02 * (1 + 1e-12) and steps.max() > 0.1
+    env = envs["implicit"]
+    unlimited = gym.make("HSARobot-v0", integrator="implicit").unwrapped
+    unlimited.reset(seed=0)
+    unlimited.set_state(env.unwrapped.get_state())
+    for a in rng.uniform(-1.0, 1.0, (5, 4)).astype(np.float32):
+        unlimited.step(a)
+    for _ in range(75):
+        info = unlimited.step(a)[4]
+    u = info["motor_angles_rad"]
+    static = solve_static(unlimited.params, u)
+    d = unlimited.robot.state()["platform_position_m"] - np.asarray(static.platform_position_m)
+    assert np.abs(d).max() < 1e-6, d
+
+
+def test_env_motor_speed_is_validated() -> None:
+    import gymnasium as gym
+
+    import hsa_elastica  # noqa: F401
+
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ParameterError, match="motor_speed"):
+            gym.make("HSARobot-v0", motor_speed=bad)

@@ -163,9 +163,10 @@ class AlphaState(NamedTuple):
 
 
 class NewtonSettings(NamedTuple):
-    """``coef`` = (alpha_m, alpha_f, gamma, beta, slow_contraction, max_iter); ``tol`` =
-    (force [N], couple [N m]); ``is_rot`` the rotational rows; ``counts[0]`` += force
-    evaluations."""
+    """``coef`` = (alpha_m, alpha_f, gamma, beta, slow_contraction, max_iter, the contraction
+    rate carried between steps (updated in place), its lower bound); ``tol`` = (force [N],
+    couple [N m], position [m], rotation [rad]); ``is_rot`` the rotational rows; ``counts[0]``
+    += force evaluations."""
 
     coef: NDArray[np.float64]
     tol: NDArray[np.float64]
@@ -538,6 +539,39 @@ def _residual(f: NDArray[np.float64], mass: NDArray[np.float64], vdot: NDArray[n
     return fmax, tmax, merit
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def too_slow(theta: float, w: float, it: int, slow: float, max_iter: int) -> bool:
+    """Whether a chord iteration contracting the scaled increment by ``theta`` per iteration
+    (0: not measured yet), the last increment ``w`` (in units of the tolerance) after ``it``
+    iterations, should get a fresh Jacobian: ``theta >= slow``, or convergence (``w theta^m /
+    (1 - theta) <= 1``) predicted to need more than ``max_iter`` iterations in all."""
+    if theta <= 0.0:
+        return False
+    if theta >= slow:
+        return True
+    need = w * theta / (1.0 - theta)
+    if need <= 1.0:
+        return False
+    return it + math.log(need) / -math.log(theta) > max_iter
+
+
+_too_slow = too_slow
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _alpha_update(x: NDArray[np.float64], base: NDArray[np.float64], v: NDArray[np.float64],
+                  a: NDArray[np.float64], vd: NDArray[np.float64], am: float, af: float,
+                  g: float, b: float, h: float, a1: NDArray[np.float64],
+                  v1: NDArray[np.float64], vd1: NDArray[np.float64]) -> None:
+    """Algorithmic acceleration, velocity and true acceleration at the end of the step from
+    the increment ``x`` (the generalized-alpha relations of :mod:`hsa_elastica.engines.
+    implicit`)."""
+    for j in range(x.shape[0]):
+        a1[j] = (x[j] - base[j]) / (b * h * h)
+        v1[j] = v[j] + h * (1.0 - g) * a[j] + h * g * a1[j]
+        vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
+
+
 @njit(cache=True)  # type: ignore[misc]
 def chord_steps(
     n_steps: int, h: float, t0: float, angles: NDArray[np.float64],
@@ -547,9 +581,10 @@ def chord_steps(
     """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0`` with the given
     factorisation (chord Newton, see :mod:`hsa_elastica.engines.implicit`).
     ``angles``/``rates`` rows ``k + 1``: the motors at the end of step ``k``; ``ga`` updated
-    in place.  Returns the number of steps done: a step whose iteration contracts the residual
-    by less than ``slow_contraction`` or does not converge in ``max_iter`` iterations is left
-    undone (state at its start) for the caller to repeat with a fresh Jacobian."""
+    in place.  Returns the number of steps done: a step whose iteration contracts the
+    increment by less than ``slow_contraction`` (ratio of successive scaled increments above
+    it) or does not converge in ``max_iter`` iterations is left undone (state at its start)
+    for the caller to repeat with a fresh Jacobian."""
     rod = model.rod
     body = model.body
     couplings = model.tables.couplings
@@ -563,6 +598,9 @@ def chord_steps(
     b = coef[3]
     slow = coef[4]
     max_iter = int(coef[5])
+    theta_min = coef[7]
+    inv_pos = 1.0 / tol[2]
+    inv_rot = 1.0 / tol[3]
     v, a, vd, a_prev = ga
     base, x, a1, v1, vd1, f, mass, r, dx, work, dbuf = buf
     n = v.shape[0]
@@ -575,22 +613,22 @@ def chord_steps(
             filt_t0[:] = couplings.last_time
         for j in range(n):
             base[j] = h * v[j] + h * h * (0.5 - b) * a[j]
-            # predictor: the algorithmic acceleration extrapolated linearly
-            x[j] = base[j] + h * h * b * (2.0 * a[j] - a_prev[j])
-        merit_prev = np.inf
+            # predictor: a_{n+1} = 0 (the stiff modes' accelerations alternate in sign)
+            x[j] = base[j]
+        theta = coef[6]
+        theta_step = 0.0
+        w_prev = np.inf
         it = 0
         while True:
             set_pose(x, q0, rod, body, unknowns, dbuf)
-            for j in range(n):
-                a1[j] = (x[j] - base[j]) / (b * h * h)
-                v1[j] = v[j] + h * (1.0 - g) * a[j] + h * g * a1[j]
-                vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
+            _alpha_update(x, base, v, a, vd, am, af, g, b, h, a1, v1, vd1)
             ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, terms, f, mass)
             counts[0] += 1
             fmax, tmax, merit = _residual(f, mass, vd1, is_rot, r)
             if ok and fmax <= tol[0] and tmax <= tol[1]:
                 break
-            if not ok or not (merit <= slow * merit_prev) or it >= max_iter or not np.isfinite(merit):
+            if not ok or it >= max_iter or not np.isfinite(merit) or _too_slow(
+                    theta_step, w_prev, it, slow, max_iter):
                 # leave this step to the caller (fresh Jacobian): back to its start
                 set_pose(np.zeros(n), q0, rod, body, unknowns, dbuf)
                 if filtered:
@@ -600,10 +638,21 @@ def chord_steps(
             for j in range(n):
                 r[j] = -r[j]
             bordered_solve(lu, r, dx, work)
+            w = 0.0
             for j in range(n):
                 x[j] += dx[j]
-            merit_prev = merit
+                w = max(w, abs(dx[j]) * (inv_rot if is_rot[j] else inv_pos))
             it += 1
+            if w_prev < np.inf and w_prev > 0.0:
+                theta = w / w_prev
+                theta_step = theta
+            # increment test (module doc of hsa_elastica.engines.implicit)
+            if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0:
+                set_pose(x, q0, rod, body, unknowns, dbuf)
+                _alpha_update(x, base, v, a, vd, am, af, g, b, h, a1, v1, vd1)
+                break
+            w_prev = w
+        coef[6] = min(max(theta, theta_min), 0.99)
         for j in range(n):
             v[j] = v1[j]
             a_prev[j] = a[j]

@@ -13,6 +13,10 @@ installed: the extra ``rl``).
   :meth:`HSARobotEnv.action_to_angles` / :meth:`HSARobotEnv.angles_to_action` convert.  During
   one control interval of ``control_dt`` [s] (default 20 ms) each motor turns linearly from its
   present angle to the target (:meth:`hsa_elastica.engines.control.ControlMixin.step`).
+  ``motor_speed`` [rad/s] (default None: no limit) limits each motor's speed as a servo's
+  does: the angle reached at the end of the interval is the command clipped to
+  ``+-motor_speed * control_dt`` from the present angle (e.g. :data:`MX28_SPEED`, the
+  paper robot's servos); both integrators see the same schedule.
 * **observation** float32, bounded (:func:`observation_bounds`): platform position (3) [m],
   quaternion ``(x, y, z, w)`` (4), velocity (3) [m/s], angular velocity in the platform frame
   (3) [rad/s], target position (3) [m], and with ``motor_torques=True`` the motor torques
@@ -45,7 +49,9 @@ installed: the extra ``rl``).
   ``n_elements`` / ``dt`` override either.
 * ``integrator``: ``"explicit"`` (default, the fused Position-Verlet stepper) or ``"implicit"``
   (:mod:`hsa_elastica.engines.implicit`, internal step :data:`IMPLICIT_DT` unless ``dt`` is
-  given); None keeps ``params.simulation.integrator``.
+  given); None keeps ``params.simulation.integrator``.  Which is faster depends on the
+  motor commands (docs/performance.md, "Environments"): the implicit integrator for motors
+  turning at servo speeds, the explicit stepper for unlimited random commands.
 
 The fused stepper (:class:`hsa_elastica.robots.compiled.FastRobot`) is used unless
 ``fast=False`` (per-rod operators; same trajectory, ~6x slower).
@@ -71,12 +77,16 @@ from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
 __all__ = [
     "HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "observation_names", "EnvInfo",
     "OLD_INFO_KEYS", "platform_reach", "MAX_SPEED",
-    "MAX_ANGULAR_SPEED", "TORQUE_BOUND_FACTOR", "STRETCH_MARGIN",
+    "MAX_ANGULAR_SPEED", "TORQUE_BOUND_FACTOR", "STRETCH_MARGIN", "MX28_SPEED", "IMPLICIT_DT",
 ]
 
 #: internal step [s] of the implicit integrator (``integrator="implicit"``) when ``dt`` is not
-#: given (docs/performance.md: accuracy and speed against the step)
-IMPLICIT_DT = 1e-3
+#: given: the recommended step of docs/performance.md (sway mode within 0.6 % in frequency
+#: and 1.2 % in damping; pose within 0.1 um of the explicit stepper on the primitives)
+IMPLICIT_DT = 2e-3
+#: no-load speed [rad/s] of the DYNAMIXEL MX-28T servos of the paper robot (datasheet:
+#: 55 rev/min at 12 V), a value for ``motor_speed``
+MX28_SPEED = 55.0 * 2.0 * math.pi / 60.0
 
 #: ``discretization`` -> (elements per rod, internal step [s]); None: as in the params
 DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
@@ -237,9 +247,12 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         render_size: tuple[int, int] = (480, 360),
         max_steps: Any = None,
         integrator: str | None = None,
+        motor_speed: float | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
+        self.motor_speed = None if motor_speed is None else _positive(
+            "motor_speed", motor_speed, "rad/s")
         if max_steps is not None:
             raise ParameterError(
                 f"{name}.max_steps = {max_steps!r} is no longer accepted: episodes are truncated by "
@@ -360,7 +373,12 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
     ) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         if self.robot is None:
             raise RuntimeError(f"{type(self).__name__}.step() called before reset()")
-        self.robot.set_motor_angles(self.action_to_angles(action))
+        angles = self.action_to_angles(action)
+        if self.motor_speed is not None:  # a servo's speed limit over the interval
+            now = np.asarray(self.robot.state()["motor_angles_rad"], dtype=np.float64)
+            reach = self.motor_speed * self.control_dt
+            angles = now + np.clip(angles - now, -reach, reach)
+        self.robot.set_motor_angles(angles)
         try:
             self.robot.step(self.control_dt)
         except (SimulationDiverged, FloatingPointError) as exc:

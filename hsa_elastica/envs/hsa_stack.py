@@ -6,7 +6,8 @@ top platform:
 
 * **action** ``(n_motors,)`` float32 in ``[-1, 1]``: the normalised commands of all stages'
   motors, stage 0 first, each mapped onto its rod's elongating range as in ``HSARobot-v0``
-  (``phi_i = h_i * phi_max * (a_i + 1) / 2`` [rad]); motors turn linearly over ``control_dt``.
+  (``phi_i = h_i * phi_max * (a_i + 1) / 2`` [rad]); motors turn linearly over ``control_dt``
+  (at most ``motor_speed`` [rad/s] if given, as in ``HSARobot-v0``).
 * **observation** float32, bounded (:func:`~hsa_elastica.envs.hsa_robot.observation_bounds`
   with the reach of the whole stack): top platform position (3) [m], quaternion
   ``(x, y, z, w)`` (4), velocity (3) [m/s], angular velocity in its frame (3) [rad/s], target
@@ -68,6 +69,7 @@ class HSAStackEnv(HSARobotEnv):
         discretization: str | None = None,
         max_steps: Any = None,
         integrator: str | None = None,
+        motor_speed: float | None = None,
     ) -> None:
         segs = [paper_robot_params()] * 2 if segments is None else list(segments)
         if not segs or not all(isinstance(p, RobotParams) for p in segs):
@@ -83,6 +85,7 @@ class HSAStackEnv(HSARobotEnv):
             motor_torques=motor_torques, target_radius=target_radius,
             target_height=target_height, fast=fast, render_mode=render_mode,
             render_size=render_size, discretization="full", dt=segs[-1].simulation.dt,
+            motor_speed=motor_speed,
         )
         self.discretization = discretization
         self.segments = segs
