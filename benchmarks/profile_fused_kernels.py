@@ -33,6 +33,7 @@ from hsa_elastica.physics.forces import (
     evaluate_forces,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.rod_kernels import (
     internal_forces_inplace,
     internal_torques_inplace,
@@ -41,7 +42,7 @@ from hsa_elastica.physics.rod_kernels import (
     rod_work,
     rotation_log_inplace,
 )
-from hsa_elastica.physics.tables import OP_MATERIAL_DAMPING, OP_MOTOR
+from hsa_elastica.physics.tables import OP_MATERIAL_DAMPING, OP_MOTOR, ForcingTables
 
 
 @njit
@@ -86,29 +87,28 @@ def _internal_torques(n, rod, work):  # type: ignore[no-untyped-def]
 
 @njit
 def _joints(n, rod, body, joints):  # type: ignore[no-untyped-def]
+    rv = block_view(rod)
+    bv = block_view(body)
     for _ in range(n):
         for i in range(joints.node.shape[0]):
             joint_force_kernel(
-                rod.position, rod.velocity, rod.external_forces, joints.node[i],
-                body.position, body.velocity, body.director, body.omega,
-                body.external_forces, body.external_torques, joints.body[i],
-                joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                rv, joints.node[i], bv, joints.body[i], joints.attachment[i], joints.k_F[i],
+                joints.nu_F[i],
             )
             joint_torque_kernel(
-                rod.director, rod.omega, rod.external_torques, joints.element[i],
-                body.director, body.omega, body.external_torques, joints.body[i],
-                joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                rv, joints.element[i], bv, joints.body[i], joints.rest_orientation[i],
+                joints.k_tau[i], joints.nu_tau[i],
             )
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
 
 
 @njit
-def _forces(n, t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work, status,  # type: ignore[no-untyped-def]
-            ends, loads, compression):
+def _forces(n, t, angles, rod, body, couplings, joints, motors, ends, forcings, programs,  # type: ignore[no-untyped-def]
+            work, status):
     for _ in range(n):
-        evaluate_forces(t, angles, rod, body, couplings, joints, motors, rg, bg, sync, values, work,
-                        status, ends, loads, compression)
+        evaluate_forces(t, angles, rod, body, couplings, joints, motors, ends, forcings, programs,
+                        work, status)
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)
 
@@ -189,9 +189,9 @@ def main() -> None:
         "rod internal torques": timed(_internal_torques, rod, work),
         "joints (Eq. 6-7)": timed(_joints, rod, body, m.joints),
         "evaluate_forces (all of the above)": timed(
-            _forces, t, angles, rod, body, m.couplings, m.joints, m.motors, m.rod_gravity,
-            m.body_gravity, m.sync_program, m.values_program, work, np.zeros(4), m.ends, m.loads,
-            m.compression,
+            _forces, t, angles, rod, body, m.couplings, m.joints, m.motors, m.ends,
+            ForcingTables(m.rod_gravity, m.body_gravity, m.loads, m.compression),
+            (m.sync_program, m.values_program), work, np.zeros(4),
         ),
         "accelerations + dynamic step": timed(_dynamics, a.dt, rod, body),
         "constrain_rates (motors, dampers, KV)": timed(

@@ -87,6 +87,7 @@ from hsa_elastica.physics.tables import (
     STATUS_STIFFNESS,
     BodyBlockArrays,
     ModelTables,
+    ForcingTables,
     MotorSchedule,
     RodBlockArrays,
 )
@@ -193,6 +194,8 @@ def advance(
     angle_half, angle_full, rate_half = schedule
     (couplings, joints, motors, rod_dampers, body_dampers, rod_gravity, body_gravity, material,
      ends, loads, compression, sync_program, values_program, rates_program) = tables
+    forcings = ForcingTables(rod_gravity, body_gravity, loads, compression)
+    programs = (sync_program, values_program)
     half = np.float64(0.5 * dt)
     full = np.float64(dt)
     t = time
@@ -208,8 +211,8 @@ def advance(
         t += half
         # ---- every force of the model (motors, coupling, rods, joints, gravity) ----------
         if not evaluate_forces(
-            t, angle_half[s], rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-            sync_program, values_program, work, status, ends, loads, compression,
+            t, angle_half[s], rod, body, couplings, joints, motors, ends, forcings, programs,
+            work, status,
         ):
             return t
         # ---- dynamic step -----------------------------------------------------------------

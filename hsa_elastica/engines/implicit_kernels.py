@@ -43,10 +43,14 @@ from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_POS,
     KIND_BODY_ROT,
     KIND_NODE,
+    ForceModel,
     JacobianPattern,
     Unknowns,
     _rotate,
+    gather_forces,
+    perturb_translation,
     restore_colour,
+    zero_external,
 )
 from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
@@ -57,6 +61,7 @@ from hsa_elastica.physics.tables import (
     OP_MATERIAL_DAMPING,
     BodyBlockArrays,
     BodyDamperTable,
+    ForcingTables,
     MaterialDampingTable,
     ModelTables,
     RodBlockArrays,
@@ -84,15 +89,9 @@ __all__ = [
 ]
 
 
-class DynamicModel(NamedTuple):
-    """The compiled model as the implicit kernels take it: the state (memory-block arrays),
-    the law tables and programs, and the force evaluation's workspace and status."""
-
-    rod: RodBlockArrays
-    body: BodyBlockArrays
-    tables: ModelTables
-    work: Any  # RodWork of the static solver
-    status: NDArray[np.float64]
+#: the compiled model as the implicit kernels take it: the static solver's record (state,
+#: law tables and programs, the force evaluation's workspace and status)
+DynamicModel = ForceModel
 
 
 class DynamicTerms(NamedTuple):
@@ -308,13 +307,11 @@ def dynamic_forces(
         couplings.last_time[:] = filter_time0
     scatter_velocities(vel, rod, body, unknowns)
     constrain_rates(bc_program, motors, rates, dr, db, material, rod, body, ends)
-    rod.external_forces[:] = 0.0
-    rod.external_torques[:] = 0.0
-    body.external_forces[:] = 0.0
-    body.external_torques[:] = 0.0
+    zero_external(rod, body)
     ok = evaluate_forces(
-        t, angles, rod, body, couplings, joints, motors, rod_gravity, body_gravity,
-        sync_program, values_program, work, status, ends, loads, compression,
+        t, angles, rod, body, couplings, joints, motors, ends,
+        ForcingTables(rod_gravity, body_gravity, loads, compression),
+        (sync_program, values_program), work, status,
     )
     if not ok:
         return False
@@ -329,21 +326,18 @@ def dynamic_forces(
         body.external_torques[0, b] += jw1 * w[2, b] - jw2 * w[1, b]
         body.external_torques[1, b] += jw2 * w[0, b] - jw0 * w[2, b]
         body.external_torques[2, b] += jw0 * w[1, b] - jw1 * w[0, b]
+    gather_forces(rod, body, unknowns, out)
     for j in range(kind.shape[0]):
         i = index[j]
         a = comp[j]
         k = kind[j]
         if k == KIND_NODE:
-            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
             mass[j] = rod.mass[i]
         elif k == KIND_BODY_POS:
-            out[j] = body.external_forces[a, i]
             mass[j] = body.mass[i]
         elif k == KIND_BODY_ROT:
-            out[j] = body.external_torques[a, i]
             mass[j] = body.mass_second_moment_of_inertia[a, a, i]
         else:
-            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
             mass[j] = rod.mass_second_moment_of_inertia[a, a, i] / rod.dilatation[i]
     return True
 
@@ -378,13 +372,7 @@ def dynamic_fd_jacobian(
             k = kind[j]
             vsave[p] = vel[j]
             vel[j] += cv * h
-            if k == KIND_NODE:
-                saved[p, 0, 0] = rod.position[a, i]
-                rod.position[a, i] += h
-            elif k == KIND_BODY_POS:
-                saved[p, 0, 0] = body.position[a, i]
-                body.position[a, i] += h
-            else:
+            if not perturb_translation(rod, body, k, i, a, h, saved[p]):
                 w = np.zeros(3)
                 j0 = first[j]
                 for q in range(j0, j0 + 3):

@@ -56,6 +56,7 @@ from hsa_elastica.engines.statics_kernels import (
     KIND_SWING,
     KIND_TWIST,
     ROTATION_KINDS,
+    ForceModel,
     JacobianBuffers,
     JacobianPattern,
     Unknowns,
@@ -139,8 +140,8 @@ class StaticSolver:
     #: starts: the one-off evaluations of a solver that only checks a pose (the residual and
     #: stability tests of a settled dynamic run, the sparsity pattern) run a kernel that is
     #: not compiled yet (nor in numba's cache) as the plain Python of the same function
-    #: (``.py_func``, which calls the compiled force kernels), milliseconds instead of the
-    #: ~12 s its compilation costs on a cold start (issue 25; the arithmetic is the same
+    #: (``.py_func``, which calls the compiled force kernels), well under a second instead of
+    #: the ~12 s its compilation costs on a cold start (issue 25; the arithmetic is the same
     #: IEEE operations, so the results are the same bit for bit)
     jit = False
 
@@ -234,15 +235,15 @@ class StaticSolver:
 
     # -- evaluations ---------------------------------------------------------------------------
     def _args(self) -> tuple[Any, ...]:
-        """(rod, body, tables, work, status, unknowns): the arguments of the kernels after the
+        """(:class:`ForceModel`, :class:`Unknowns`): the arguments of the kernels after the
         motor angles (the solver's own couplings and loads replace the model's)."""
         cached = getattr(self, "_args_cache", None)
-        if cached is not None and cached[2].couplings is self.couplings:
+        if cached is not None and cached[0].tables.couplings is self.couplings:
             return cached  # type: ignore[no-any-return]
         m = self.model
         tables = m.tables._replace(couplings=self.couplings, loads=self.loads)
-        self._args_cache = (m.rod_arrays, m.body_arrays, tables, self.work, self.status,
-                            Unknowns(self.kind, self.index, self.comp))
+        self._args_cache = (ForceModel(m.rod_arrays, m.body_arrays, tables, self.work,
+                                       self.status), Unknowns(self.kind, self.index, self.comp))
         return self._args_cache
 
     def evaluate(self, angles: NDArray[np.float64], out: NDArray[np.float64] | None = None
@@ -268,13 +269,14 @@ class StaticSolver:
         if self.jit or _ready(fd_jacobian):
             fd_jacobian(a, *self._args(), pattern, buffers)  # type: ignore[call-arg]
         else:  # fd_jacobian's loop, each kernel compiled or as Python (see ``jit``)
-            rod, body, tables, work, status, unknowns = self._args()
+            model, unknowns = self._args()
             perturb, res, restore = (self._kernel(perturb_colour), self._kernel(residual),
                                      self._kernel(restore_colour))
             for c in range(self.color_ptr.shape[0] - 1):
-                perturb(rod, body, unknowns, pattern, c, self.saved, self.scratch)
-                res(a, rod, body, tables, work, status, unknowns, self.f1)
-                restore(rod, body, unknowns, pattern, c, self.saved, f0, self.f1, self.data)
+                perturb(model.rod, model.body, unknowns, pattern, c, self.saved, self.scratch)
+                res(a, model, unknowns, self.f1)
+                restore(model.rod, model.body, unknowns, pattern, c, self.saved, f0, self.f1,
+                        self.data)
         return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
 
     def save_state(self) -> tuple[NDArray[np.float64], ...]:
@@ -298,8 +300,8 @@ class StaticSolver:
         """Move the state by ``scale * dx`` (layout of the unknowns)."""
         m = self.model
         self._kernel(apply_increment)(np.asarray(dx, dtype=np.float64), float(scale),
-                                      m.rod_arrays, m.body_arrays, self.kind, self.index,
-                                      self.comp, self.scratch)
+                                      m.rod_arrays, m.body_arrays,
+                                      Unknowns(self.kind, self.index, self.comp), self.scratch)
 
     def _kernel(self, kernel: Any) -> Any:
         """``kernel`` (a numba dispatcher), or its plain Python function while

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
-from hsa_elastica.physics.tables import BodyBlockArrays, ModelTables, RodBlockArrays
+from hsa_elastica.physics.tables import BodyBlockArrays, ForcingTables, ModelTables, RodBlockArrays
 
 __all__ = ["residual", "apply_increment", "fd_jacobian", "perturb_colour", "restore_colour", "Unknowns", "JacobianPattern",
            "JacobianBuffers", "KIND_NODE", "KIND_ELEMENT",
@@ -96,30 +96,34 @@ class JacobianBuffers(NamedTuple):
     scratch: NDArray[np.float64]
 
 
-@njit(cache=True)  # type: ignore[misc]
-def residual(
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    tables: ModelTables,
-    work: Any,
-    status: NDArray[np.float64],
-    unknowns: Unknowns,
-    out: NDArray[np.float64],
-) -> bool:
-    """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
+class ForceModel(NamedTuple):
+    """The compiled model as the force kernels take it: the state (memory-block arrays), the
+    law tables and programs, and the force evaluation's workspace (a
+    :class:`~hsa_elastica.physics.rod_kernels.RodWork`) and status."""
+
+    rod: RodBlockArrays
+    body: BodyBlockArrays
+    tables: ModelTables
+    work: Any
+    status: NDArray[np.float64]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def zero_external(rod: RodBlockArrays, body: BodyBlockArrays) -> None:
+    """Zero the external forces and torques of the rods and bodies (before an evaluation)."""
     rod.external_forces[:] = 0.0
     rod.external_torques[:] = 0.0
     body.external_forces[:] = 0.0
     body.external_torques[:] = 0.0
-    ok = evaluate_forces(
-        0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors,
-        tables.rod_gravity, tables.body_gravity, tables.sync_program, tables.values_program,
-        work, status, tables.ends, tables.loads, tables.compression,
-    )
-    kind = unknowns.kind
-    index = unknowns.row
-    comp = unknowns.comp
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def gather_forces(
+    rod: RodBlockArrays, body: BodyBlockArrays, unknowns: Unknowns, out: NDArray[np.float64]
+) -> None:
+    """Net force [N] / couple [N m] of the present evaluation on each unknown into ``out``:
+    internal plus external of rod nodes and elements, external of bodies."""
+    kind, index, comp = unknowns
     for j in range(kind.shape[0]):
         i = index[j]
         a = comp[j]
@@ -132,22 +136,51 @@ def residual(
             out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
         else:
             out[j] = body.external_torques[a, i]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def perturb_translation(
+    rod: RodBlockArrays, body: BodyBlockArrays, k: int, i: int, a: int, h: float,
+    saved: NDArray[np.float64],
+) -> bool:
+    """A forward-difference column of a translation unknown (kind ``k``, node / body ``i``,
+    component ``a``): its coordinate saved into ``saved[0, 0]`` and moved by ``h`` [m].
+    Returns False (nothing done) for a rotation unknown."""
+    if k == KIND_NODE:
+        saved[0, 0] = rod.position[a, i]
+        rod.position[a, i] += h
+    elif k == KIND_BODY_POS:
+        saved[0, 0] = body.position[a, i]
+        body.position[a, i] += h
+    else:
+        return False
+    return True
+
+
+@njit(cache=True)  # type: ignore[misc]
+def residual(
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns, out: NDArray[np.float64]
+) -> bool:
+    """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
+    rod, body, tables, work, status = model
+    zero_external(rod, body)
+    ok = evaluate_forces(
+        0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors, tables.ends,
+        ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression),
+        (tables.sync_program, tables.values_program), work, status,
+    )
+    gather_forces(rod, body, unknowns, out)
     return ok  # type: ignore[no-any-return]
 
 
 @njit(cache=True)  # type: ignore[misc]
 def apply_increment(
-    dx: NDArray[np.float64],
-    scale: float,
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    kind: NDArray[np.int64],
-    index: NDArray[np.int64],
-    comp: NDArray[np.int64],
-    scratch: NDArray[np.float64],
+    dx: NDArray[np.float64], scale: float, rod: RodBlockArrays, body: BodyBlockArrays,
+    unknowns: Unknowns, scratch: NDArray[np.float64],
 ) -> None:
     """Move the state by ``scale * dx`` (positions added, rotations applied per element/body;
     the three components of one rotation are consecutive unknowns)."""
+    kind, index, comp = unknowns
     j = 0
     n = kind.shape[0]
     while j < n:
@@ -175,15 +208,8 @@ def apply_increment(
 
 @njit(cache=True)  # type: ignore[misc]
 def fd_jacobian(
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    tables: ModelTables,
-    work: Any,
-    status: NDArray[np.float64],
-    unknowns: Unknowns,
-    pattern: JacobianPattern,
-    buffers: JacobianBuffers,
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
+    pattern: JacobianPattern, buffers: JacobianBuffers,
 ) -> None:
     """Forward-difference Jacobian ``dF/dx`` into ``data`` (CSC pattern ``indptr``/``indices``).
 
@@ -193,9 +219,11 @@ def fd_jacobian(
     :meth:`~hsa_elastica.engines.statics.StaticSolver.jacobian` runs the same three kernels
     from Python.
     """
+    rod = model.rod
+    body = model.body
     for c in range(pattern.color_ptr.shape[0] - 1):
         perturb_colour(rod, body, unknowns, pattern, c, buffers.saved, buffers.scratch)
-        residual(angles, rod, body, tables, work, status, unknowns, buffers.f1)
+        residual(angles, model, unknowns, buffers.f1)
         restore_colour(rod, body, unknowns, pattern, c, buffers.saved, buffers.f0, buffers.f1,
                        buffers.data)
 
@@ -223,13 +251,9 @@ def perturb_colour(
         a = comp[j]
         h = steps[j]
         k = kind[j]
-        if k == KIND_NODE:
-            saved[p, 0, 0] = rod.position[a, i]
-            rod.position[a, i] += h
-        elif k == KIND_BODY_POS:
-            saved[p, 0, 0] = body.position[a, i]
-            body.position[a, i] += h
-        elif k != KIND_BODY_ROT:
+        if perturb_translation(rod, body, k, i, a, h, saved[p]):
+            continue
+        if k != KIND_BODY_ROT:
             saved[p] = rod.director[:, :, i]
             _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
                     h if a == 2 else 0.0, scratch)

@@ -34,7 +34,7 @@ from hsa_elastica.physics.auxetic_law import (
     reciprocal_twist_couple,
 )
 from hsa_elastica.physics.tables import CouplingTable
-from hsa_elastica.physics.variational_rod import variational_correction
+from hsa_elastica.physics.variational_rod import elastic_state, variational_correction
 
 if TYPE_CHECKING:
     from elastica.rod.cosserat_rod import CosseratRod
@@ -473,20 +473,10 @@ class AuxeticCoupling(NoForces):
         :meth:`apply_forces` and the exact-gradient correction of the rod's elastic forces
         (:func:`variational_correction`) to its external forces and torques."""
         if self.reciprocal and self._initialized:
+            # the rod's arrays as a record, made at each call: an operator attribute holding
+            # views of them would be copied into and out of state snapshots as state
             variational_correction(
-                system.director_collection,
-                system.rest_lengths,
-                system.rest_voronoi_lengths,
-                system.shear_matrix,
-                system.bend_matrix,
-                system.sigma,
-                system.dilatation,
-                system.voronoi_dilatation,
-                system.kappa,
-                system.internal_stress,
-                self._couple,
-                system.external_forces,
-                system.external_torques,
+                elastic_state(system), self._couple, system.external_forces, system.external_torques,
                 self._work,
             )
 

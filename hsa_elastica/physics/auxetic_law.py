@@ -199,38 +199,39 @@ def rest_strain_slope(
     )[1]
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def rest_law(c: CouplingTable, i: int) -> tuple[float, float, float, float, float, float, float]:
+    """The rest-length law of row ``i`` of the coupling table, in the argument order of
+    :func:`rest_strain` after ``k``: ``(C_eps, C_eps2, kappa_min, kappa_max, eps_min,
+    eps_max, clip_width)``."""
+    return (c.C_eps[i], c.C_eps2[i], c.kappa_min[i], c.kappa_max[i], c.eps_min[i],
+            c.eps_max[i], c.clip_width[i])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def auxetic_rest_lengths(
-    kappa_h_elements: NDArray[np.float64],
-    C_eps: float,
-    C_eps2: float,
-    kappa_min: float,
-    kappa_max: float,
-    eps_min: float,
-    eps_max: float,
-    printed_lengths: NDArray[np.float64],
-    eps: NDArray[np.float64],
-    rest_lengths: NDArray[np.float64],
-    rest_voronoi_lengths: NDArray[np.float64],
-    clip_width: float = 0.0,
+    kappa_h_elements: NDArray[np.float64], c: CouplingTable, i: int,
+    rest_lengths: NDArray[np.float64], rest_voronoi_lengths: NDArray[np.float64],
 ) -> None:
-    """Rest-length law, Eq. 2-3 (optionally quadratic), written in place.
+    """Rest-length law, Eq. 2-3 (optionally quadratic), of row ``i`` of the coupling table
+    ``c``, written in place.
 
-    ``eps = rest_strain(kappa_h_elements)`` [-] (:func:`rest_strain`; the paper's
-    ``clip(C_eps * kappa_h_elements, eps_min, eps_max)`` for ``C_eps2 = 0``),
-    ``rest_lengths = (1 + eps) * printed_lengths`` [m],
+    ``eps = rest_strain(kappa_h_elements)`` [-] (:func:`rest_strain` with the row's ``C_eps``
+    [m/rad], ``C_eps2`` [m^2/rad^2], twist range ``kappa_min, kappa_max`` [rad/m], ``eps_min``,
+    ``eps_max`` and ``clip_width``; the paper's ``clip(C_eps * kappa_h_elements, eps_min,
+    eps_max)`` for ``C_eps2 = 0``) into ``c.eps[i]``,
+    ``rest_lengths = (1 + eps) * c.printed_lengths[i]`` [m],
     ``rest_voronoi_lengths = 0.5 * (rest_lengths[1:] + rest_lengths[:-1])`` [m].
-
-    ``C_eps`` in m/rad, ``C_eps2`` in m^2/rad^2, ``kappa_h_elements`` and the twist range
-    ``kappa_min, kappa_max`` in rad/m (element averages of Eq. 4).
+    ``kappa_h_elements`` [rad/m] are the element averages of Eq. 4.
     """
+    eps = c.eps[i]
+    printed_lengths = c.printed_lengths[i]
+    law = rest_law(c, i)
     n = eps.shape[0]
-    for i in range(n):
-        e = rest_strain(
-            kappa_h_elements[i], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max, clip_width
-        )
-        eps[i] = e
-        rest_lengths[i] = (1.0 + e) * printed_lengths[i]
+    for k in range(n):
+        e = rest_strain(kappa_h_elements[k], *law)
+        eps[k] = e
+        rest_lengths[k] = (1.0 + e) * printed_lengths[k]
     for k in range(n - 1):
         rest_voronoi_lengths[k] = 0.5 * (rest_lengths[k + 1] + rest_lengths[k])
 
@@ -356,25 +357,16 @@ def reciprocal_twist_couple(
     handed twist strain [rad/m] of this step; output ``c.couple[i]`` (n-1,) [N m].
     """
     kappa_h_elements = c.kappa_elem[i]
-    C_eps = c.C_eps[i]
-    C_eps2 = c.C_eps2[i]
-    kappa_min = c.kappa_min[i]
-    kappa_max = c.kappa_max[i]
-    eps_min = c.eps_min[i]
-    eps_max = c.eps_max[i]
+    law = rest_law(c, i)
     handedness = c.handedness[i]
     printed_lengths = c.printed_lengths[i]
     printed_voronoi_lengths = c.printed_voronoi[i]
     couple = c.couple[i]
-    clip_width = c.clip_width[i]
     n = sigma.shape[1]
     # g_i = -(dU/dl_i) (d eps_i/d k), zero where the rest length does not follow the twist
     g = np.zeros(n)
     for e in range(n):
-        slope = rest_strain_slope(
-            kappa_h_elements[e], C_eps, C_eps2, kappa_min, kappa_max, eps_min, eps_max,
-            clip_width,
-        )
+        slope = rest_strain_slope(kappa_h_elements[e], *law)
         if slope == 0.0:
             continue
         g_e = (
@@ -438,10 +430,7 @@ def auxetic_update(
                                    c.kappa_vor_raw[i])
         low_pass(c.kappa_vor_raw[i], filter_blend, kappa_vor)
     average_to_elements(kappa_vor, kappa_elem)
-    auxetic_rest_lengths(
-        kappa_elem, c.C_eps[i], c.C_eps2[i], kappa_min, kappa_max, c.eps_min[i], c.eps_max[i],
-        c.printed_lengths[i], c.eps[i], rest_lengths, rest_voronoi_lengths, c.clip_width[i],
-    )
+    auxetic_rest_lengths(kappa_elem, c, i, rest_lengths, rest_voronoi_lengths)
     clip_strain(kappa_elem, kappa_min, kappa_max, c.kappa_elem_clipped[i])
     clip_strain(kappa_vor, kappa_min, kappa_max, c.kappa_vor_clipped[i])
     return twist_dependent_stiffness(  # type: ignore[no-any-return]

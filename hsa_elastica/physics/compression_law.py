@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -55,6 +55,7 @@ __all__ = [
     "compression_ratio_kernel",
     "compression_correction_forces",
     "compression_law_forces",
+    "CompressionRow",
     "twist_range",
 ]
 
@@ -185,42 +186,58 @@ def compression_correction_forces(
             external_forces[d, i + 1] -= f
 
 
+class CompressionRow(NamedTuple):
+    """One rod's compression law, as :func:`compression_law_forces` takes it: the printed
+    Voronoi lengths ``printed_voronoi`` (n-1,) [m] of the twist strain (Eq. 4), the rod's
+    ``handedness`` (+1 / -1), the clip range ``kappa_min``, ``kappa_max`` [rad/m] of the
+    handed twist strain and ``r_c = ratio + slope * kappa_h`` (``ratio`` [-], ``slope``
+    [m/rad])."""
+
+    printed_voronoi: NDArray[np.float64]
+    handedness: float
+    kappa_min: float
+    kappa_max: float
+    ratio: float
+    slope: float
+
+
+#: rows of the workspace of :func:`compression_law_forces`: twist strain per Voronoi region,
+#: per element, clipped per element, axial strain, factor ``r_c`` (or 1) per element
+WORK_ROWS = 5
+
+
 @njit(cache=True)  # type: ignore[misc]
 def compression_law_forces(
     director_collection: NDArray[np.float64],
-    printed_voronoi: NDArray[np.float64],
-    handedness: float,
-    kappa_h_min: float,
-    kappa_h_max: float,
-    r0: float,
-    slope: float,
     sigma: NDArray[np.float64],
     rest_sigma: NDArray[np.float64],
     internal_stress: NDArray[np.float64],
     dilatation: NDArray[np.float64],
     external_forces: NDArray[np.float64],
-    kv: NDArray[np.float64],
-    ke: NDArray[np.float64],
-    ke_clipped: NDArray[np.float64],
-    sigma_z: NDArray[np.float64],
-    factor: NDArray[np.float64],
+    law: CompressionRow,
+    work: NDArray[np.float64],
 ) -> None:
     """The whole law on one rod: factor ``r_c`` of each compressed element (twist strain of
-    Eq. 4 averaged and clipped, only if ``slope != 0``; ``ke_clipped`` must hold zeros
+    Eq. 4 averaged and clipped, only if ``law.slope != 0``; ``work[2]`` must hold zeros
     otherwise) and the correction forces added to ``external_forces`` [N].
 
-    Arrays of one rod: ``director_collection`` (3, 3, n), ``printed_voronoi`` (n-1,) [m],
-    ``sigma`` / ``rest_sigma`` / ``internal_stress`` (3, n), ``dilatation`` (n,),
-    ``external_forces`` (3, n+1); ``kv`` (n-1,), ``ke`` / ``ke_clipped`` / ``sigma_z`` /
-    ``factor`` (n,) are workspace (``factor`` holds the multipliers afterwards).
+    Arrays of one rod: ``director_collection`` (3, 3, n), ``sigma`` / ``rest_sigma`` /
+    ``internal_stress`` (3, n), ``dilatation`` (n,), ``external_forces`` (3, n+1); ``work``
+    (:data:`WORK_ROWS`, >= n) is workspace (``work[4, :n]`` holds the multipliers afterwards).
     """
-    if slope != 0.0:
-        handed_twist_strain(director_collection, printed_voronoi, handedness, kv)
+    n = dilatation.shape[0]
+    kv = work[0, : n - 1]
+    ke = work[1, :n]
+    ke_clipped = work[2, :n]
+    sigma_z = work[3, :n]
+    factor = work[4, :n]
+    if law.slope != 0.0:
+        handed_twist_strain(director_collection, law.printed_voronoi, law.handedness, kv)
         average_to_elements(kv, ke)
-        clip_strain(ke, kappa_h_min, kappa_h_max, ke_clipped)
+        clip_strain(ke, law.kappa_min, law.kappa_max, ke_clipped)
     for i in range(sigma_z.shape[0]):
         sigma_z[i] = sigma[2, i] - rest_sigma[2, i]
-    compression_ratio_kernel(ke_clipped, r0, slope, sigma_z, factor)
+    compression_ratio_kernel(ke_clipped, law.ratio, law.slope, sigma_z, factor)
     compression_correction_forces(factor, internal_stress, director_collection, dilatation,
                                   external_forces)
 
@@ -270,7 +287,8 @@ class AxialCompressionLaw(NoForces):
         self.handedness = int(handedness)
         self.kappa_h_min = float(kappa_h_min)
         self.kappa_h_max = float(kappa_h_max)
-        self._printed_voronoi: NDArray[np.float64] | None = None
+        self._row: CompressionRow | None = None
+        self._work: NDArray[np.float64] = np.zeros((WORK_ROWS, 0))
         self.factor: NDArray[np.float64] = np.ones(0)
 
     @classmethod
@@ -281,25 +299,24 @@ class AxialCompressionLaw(NoForces):
 
     def _capture(self, system: RodType) -> None:
         n = int(system.n_elems)
-        self._printed_voronoi = np.array(system.rest_voronoi_lengths, dtype=np.float64, copy=True)
-        self._kv = np.zeros(n - 1)
-        self._ke = np.zeros(n)
-        self._ke_clipped = np.zeros(n)
-        self._sigma_z = np.zeros(n)
-        self.factor = np.ones(n)
+        self._row = CompressionRow(
+            np.array(system.rest_voronoi_lengths, dtype=np.float64, copy=True),
+            float(self.handedness), self.kappa_h_min, self.kappa_h_max,
+            self.law.compression_ratio, self.law.compression_ratio_slope,
+        )
+        self._work = np.zeros((WORK_ROWS, n))
+        self._work[4] = 1.0
+        self.factor = self._work[4]
 
     def apply_forces(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:
         """Add the compression correction to ``system.external_forces`` in place."""
-        if self._printed_voronoi is None:
+        if self._row is None:
             self._capture(system)
-        assert self._printed_voronoi is not None
-        law = self.law
+        assert self._row is not None
         compression_law_forces(
-            system.director_collection, self._printed_voronoi, float(self.handedness),
-            self.kappa_h_min, self.kappa_h_max, law.compression_ratio,
-            law.compression_ratio_slope, system.sigma, system.rest_sigma,
-            system.internal_stress, system.dilatation, system.external_forces, self._kv,
-            self._ke, self._ke_clipped, self._sigma_z, self.factor,
+            system.director_collection, system.sigma, system.rest_sigma,
+            system.internal_stress, system.dilatation, system.external_forces, self._row,
+            self._work,
         )
 
     def apply_torques(self, system: RodType, time: np.float64 = np.float64(0.0)) -> None:

@@ -40,16 +40,13 @@ from hsa_elastica.physics.auxetic_law import (
     handed_twist_from_rotation,
     reciprocal_twist_couple,
 )
-from hsa_elastica.physics.compression_law import compression_law_forces
-from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
-from hsa_elastica.physics.mounts import (
-    free_twist_rest_orientation,
-    motor_torque_kernel,
-    mount_rest_orientation,
-)
+from hsa_elastica.physics.compression_law import CompressionRow, compression_law_forces
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import block_view, motor_torque_kernel, relative_orientation
+from hsa_elastica.physics.mounts import free_twist_rest_orientation, mount_rest_orientation
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rigid_mounts import mount_rates, mount_reaction, mount_values
-from hsa_elastica.physics.variational_rod import variational_correction
+from hsa_elastica.physics.variational_rod import ElasticState, variational_correction
 from hsa_elastica.physics.rod_kernels import (
     RodWork,
     internal_forces_inplace,
@@ -57,28 +54,15 @@ from hsa_elastica.physics.rod_kernels import (
     rotation_log_inplace,
 )
 from hsa_elastica.physics.tables import (
-    END_FIXED,
-    END_TWIST_LOCK,
-    OP_COMPRESSION,
-    OP_COUPLING,
-    OP_COUPLING_TORQUE,
-    OP_DAMP_BODY,
-    OP_END,
-    OP_LOAD,
-    OP_DAMP_ROD,
-    OP_GRAVITY_BODY,
-    OP_GRAVITY_ROD,
-    OP_JOINT_FORCE,
-    OP_JOINT_TORQUE,
-    OP_MATERIAL_DAMPING,
-    OP_MOTOR,
-    OP_MOUNT_REACTION,
-    STATUS_STIFFNESS,
+    END_FIXED, END_TWIST_LOCK, OP_COMPRESSION, OP_COUPLING, OP_COUPLING_TORQUE, OP_DAMP_BODY,
+    OP_DAMP_ROD, OP_END, OP_GRAVITY_BODY, OP_GRAVITY_ROD, OP_JOINT_FORCE, OP_JOINT_TORQUE,
+    OP_LOAD, OP_MATERIAL_DAMPING, OP_MOTOR, OP_MOUNT_REACTION, STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
     CompressionTable,
     CouplingTable,
     EndTable,
+    ForcingTables,
     GravityTable,
     LoadTable,
     JointTable,
@@ -99,6 +83,9 @@ __all__ = [
     "constrain_end",
     "apply_load",
     "apply_compression",
+    "apply_joint",
+    "apply_gravity",
+    "synchronize",
 ]
 
 #: PyElastica's gravity kernel (a staticmethod: bound to a module name so numba can call it)
@@ -168,13 +155,15 @@ def apply_reciprocal_couple(c: CouplingTable, i: int, rod: RodBlockArrays) -> No
         rod.shear_matrix[:, :, e0 : e0 + ne], rod.bend_matrix[:, :, v0 : v0 + nv], c, i,
     )
     variational_correction(
-        rod.director[:, :, e0 : e0 + ne], rod.rest_lengths[e0 : e0 + ne],
-        rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
-        rod.bend_matrix[:, :, v0 : v0 + nv], rod.sigma[:, e0 : e0 + ne],
-        rod.dilatation[e0 : e0 + ne], rod.voronoi_dilatation[v0 : v0 + nv],
-        rod.kappa[:, v0 : v0 + nv], rod.internal_stress[:, e0 : e0 + ne], c.couple[i],
-        rod.external_forces[:, n0 : n0 + ne + 1], rod.external_torques[:, e0 : e0 + ne],
-        c.work[i],
+        ElasticState(
+            rod.director[:, :, e0 : e0 + ne], rod.rest_lengths[e0 : e0 + ne],
+            rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
+            rod.bend_matrix[:, :, v0 : v0 + nv], rod.sigma[:, e0 : e0 + ne],
+            rod.dilatation[e0 : e0 + ne], rod.voronoi_dilatation[v0 : v0 + nv],
+            rod.kappa[:, v0 : v0 + nv], rod.internal_stress[:, e0 : e0 + ne],
+        ),
+        c.couple[i], rod.external_forces[:, n0 : n0 + ne + 1],
+        rod.external_torques[:, e0 : e0 + ne], c.work[i],
     )
 
 
@@ -257,13 +246,13 @@ def apply_compression(c: CompressionTable, i: int, rod: RodBlockArrays) -> None:
     n0 = c.node_start[i]
     e0 = c.elem_start[i]
     e1 = e0 + ne
-    w = c.work[i]
     compression_law_forces(
-        rod.director[:, :, e0:e1], c.printed_voronoi[i, : ne - 1], c.handedness[i],
-        c.kappa_min[i], c.kappa_max[i], c.ratio[i], c.slope[i], rod.sigma[:, e0:e1],
-        rod.rest_sigma[:, e0:e1], rod.internal_stress[:, e0:e1], rod.dilatation[e0:e1],
-        rod.external_forces[:, n0 : n0 + ne + 1], w[0, : ne - 1], w[1, :ne], w[2, :ne],
-        w[3, :ne], w[4, :ne],
+        rod.director[:, :, e0:e1], rod.sigma[:, e0:e1], rod.rest_sigma[:, e0:e1],
+        rod.internal_stress[:, e0:e1], rod.dilatation[e0:e1],
+        rod.external_forces[:, n0 : n0 + ne + 1],
+        CompressionRow(c.printed_voronoi[i, : ne - 1], c.handedness[i], c.kappa_min[i],
+                       c.kappa_max[i], c.ratio[i], c.slope[i]),
+        c.work[i],
     )
 
 
@@ -287,9 +276,8 @@ def constrain_values(
         elem = m.element[i]
         if m.body[i] >= 0:
             mount_values(
-                body.position, body.director, m.body[i], m.offset[i], m.reference_director[i],
-                angles[i], m.free_twist[i] != 0, rod.position, node, rod.director, elem,
-                m.mount_work,
+                block_view(body), m.body[i], m.offset[i], m.reference_director[i], angles[i],
+                m.free_twist[i] != 0, block_view(rod), node, elem, m.mount_work,
             )
             continue
         rotate_about_own_axis(m.reference_director[i], angles[i], m.work)
@@ -324,9 +312,9 @@ def constrain_rates(
             elem = m.element[i]
             if m.body[i] >= 0:
                 mount_rates(
-                    body.velocity, body.omega, body.director, m.body[i], m.offset[i],
+                    block_view(body), m.body[i], m.offset[i],
                     rates[i] if m.has_rate[i] != 0 else 0.0, m.free_twist[i] != 0,
-                    rod.velocity, node, rod.omega, rod.director, elem,
+                    block_view(rod), node, elem,
                 )
                 continue
             for a in range(3):
@@ -382,6 +370,88 @@ def _free_twist_mount(
     )
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def apply_joint(
+    joints: JointTable, i: int, code: int, angles: NDArray[np.float64], rod: RodBlockArrays,
+    body: BodyBlockArrays,
+) -> None:
+    """Row ``i`` of the joint table: ``apply_forces`` (``code == OP_JOINT_FORCE``, Eq. 6) or
+    ``apply_torques`` (Eq. 7; a motor mount's rest orientation turned first, a twist mount's
+    motor torque added) of a ``PlatformJoint`` / ``MotorMount`` / ``TwistMount``.  The first
+    call sets the rest orientation from the present pose."""
+    if joints.initialized[i] == 0:
+        joints.rest_orientation[i] = relative_orientation(
+            body.director, joints.body[i], rod.director, joints.element[i]
+        )
+        joints.initialized[i] = 1
+        joints.base_orientation[i] = joints.rest_orientation[i]
+    if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
+        if joints.free_twist[i] != 0:
+            _free_twist_mount(joints, i, rod, body)
+        else:
+            _turn_mount(joints, i, angles)
+    if code == OP_JOINT_FORCE:
+        joint_force_kernel(
+            block_view(rod), joints.node[i], block_view(body), joints.body[i],
+            joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+        )
+    else:
+        joint_torque_kernel(
+            block_view(rod), joints.element[i], block_view(body), joints.body[i],
+            joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+        )
+        if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+            motor_torque_kernel(
+                block_view(rod), joints.element[i], block_view(body), joints.body[i],
+                angles[joints.angle_col[i]],
+            )
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def apply_gravity(
+    g: GravityTable, i: int, mass: NDArray[np.float64], external_forces: NDArray[np.float64]
+) -> None:
+    """``GravityForces.apply_forces`` of row ``i`` (rod nodes or rigid bodies ``start ..
+    start + size`` of the block whose ``mass`` [kg] and ``external_forces`` [N] are given)."""
+    n0 = g.start[i]
+    n1 = n0 + g.size[i]
+    _gravity_kernel(g.acceleration[i], mass[n0:n1], external_forces[:, n0:n1])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def synchronize(
+    t: float, angles: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays,
+    couplings: CouplingTable, joints: JointTable, motors: MotorTable, forcings: ForcingTables,
+    sync_program: NDArray[np.int64],
+) -> None:
+    """PyElastica's ``synchronize`` after the internal forces: the forcings and connections of
+    ``sync_program`` in FIFO order (the couplings' rest configuration, ``OP_COUPLING``, is
+    applied by :func:`evaluate_forces` before the internal forces).  Inlined into
+    :func:`evaluate_forces` (numba IR), as :func:`apply_joint` and :func:`apply_gravity`: a call
+    passes every array of its records as separate arguments."""
+    for p in range(sync_program.shape[0]):
+        code = sync_program[p, 0]
+        i = sync_program[p, 1]
+        if code == OP_COUPLING_TORQUE:
+            apply_reciprocal_couple(couplings, i, rod)
+        elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
+            apply_joint(joints, i, code, angles, rod, body)
+        elif code == OP_MOUNT_REACTION:
+            mount_reaction(
+                block_view(rod), rod.internal_forces, rod.internal_torques, motors.node[i],
+                motors.element[i], block_view(body), motors.body[i], motors.free_twist[i] != 0,
+                angles[i],
+            )
+        elif code == OP_GRAVITY_ROD:
+            apply_gravity(forcings.rod_gravity, i, rod.mass, rod.external_forces)
+        elif code == OP_LOAD:
+            apply_load(forcings.loads, i, t, rod)
+        elif code == OP_COMPRESSION:
+            apply_compression(forcings.compression, i, rod)
+        elif code == OP_GRAVITY_BODY:
+            apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
+
+
 @njit(cache=True)  # type: ignore[misc]
 def evaluate_forces(
     t: float,
@@ -391,15 +461,11 @@ def evaluate_forces(
     couplings: CouplingTable,
     joints: JointTable,
     motors: MotorTable,
-    rod_gravity: GravityTable,
-    body_gravity: GravityTable,
-    sync_program: NDArray[np.int64],
-    values_program: NDArray[np.int64],
+    ends: EndTable,
+    forcings: ForcingTables,
+    programs: tuple[NDArray[np.int64], NDArray[np.int64]],
     work: RodWork,
     status: NDArray[np.float64],
-    ends: EndTable,
-    loads: LoadTable,
-    compression: CompressionTable,
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
 
@@ -407,6 +473,7 @@ def evaluate_forces(
     (joint rows with ``angle_col >= 0``, :class:`~hsa_elastica.physics.mounts.MotorMount`: the
     Eq. 7 rest orientation turned by the motor angle; with ``free_twist`` set,
     :class:`~hsa_elastica.physics.mounts.TwistMount`: the entry is the motor torque [N m]).
+    ``programs`` = ``(sync_program, values_program)`` of the model.
 
     Imposes the motor angles (positions and directors of the rod bases), writes the auxetic rest
     configuration, computes the rods' ``internal_forces`` [N] / ``internal_torques`` [N m] and
@@ -415,11 +482,13 @@ def evaluate_forces(
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
 
-    The tables are passed one by one, not as a
-    :class:`~hsa_elastica.physics.tables.ModelTables` record: numba reference-counts every
-    array taken out of a record argument, which cost ~1 us per step here (the callers unpack
-    their record once, outside their loops).
+    The tables are passed as the few records the steps below take, not as one
+    :class:`~hsa_elastica.physics.tables.ModelTables`: numba reference-counts every array of a
+    record taken out of a record argument, which cost ~1 us per step here (the callers unpack
+    their record once, outside their loops; the small records here are taken apart where they
+    are used).
     """
+    sync_program, values_program = programs
     constrain_values(values_program, motors, angles, rod, ends, body)
     # rotation vectors log(Q_{k+1} Q_k^T) of the whole block, once: the coupling's twist
     # strain (Eq. 4) and the internal torques' curvature both read them
@@ -441,63 +510,5 @@ def evaluate_forces(
                 return False
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
-    # synchronize: forcing and connections in FIFO order
-    for p in range(sync_program.shape[0]):
-        code = sync_program[p, 0]
-        i = sync_program[p, 1]
-        if code == OP_COUPLING_TORQUE:
-            apply_reciprocal_couple(couplings, i, rod)
-        elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
-            if joints.initialized[i] == 0:
-                joints.rest_orientation[i] = relative_orientation(
-                    body.director, joints.body[i], rod.director, joints.element[i]
-                )
-                joints.initialized[i] = 1
-                joints.base_orientation[i] = joints.rest_orientation[i]
-            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
-                if joints.free_twist[i] != 0:
-                    _free_twist_mount(joints, i, rod, body)
-                else:
-                    _turn_mount(joints, i, angles)
-            if code == OP_JOINT_FORCE:
-                joint_force_kernel(
-                    rod.position, rod.velocity, rod.external_forces, joints.node[i],
-                    body.position, body.velocity, body.director, body.omega,
-                    body.external_forces, body.external_torques, joints.body[i],
-                    joints.attachment[i], joints.k_F[i], joints.nu_F[i],
-                )
-            else:
-                joint_torque_kernel(
-                    rod.director, rod.omega, rod.external_torques, joints.element[i],
-                    body.director, body.omega, body.external_torques, joints.body[i],
-                    joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
-                )
-                if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
-                    motor_torque_kernel(
-                        rod.director, rod.external_torques, joints.element[i], body.director,
-                        body.external_torques, joints.body[i], angles[joints.angle_col[i]],
-                    )
-        elif code == OP_MOUNT_REACTION:
-            mount_reaction(
-                rod.position, rod.director, rod.internal_forces, rod.internal_torques,
-                rod.external_forces, rod.external_torques, motors.node[i], motors.element[i],
-                body.position, body.director, body.external_forces, body.external_torques,
-                motors.body[i], motors.free_twist[i] != 0, angles[i],
-            )
-        elif code == OP_GRAVITY_ROD:
-            n0 = rod_gravity.start[i]
-            n1 = n0 + rod_gravity.size[i]
-            _gravity_kernel(
-                rod_gravity.acceleration[i], rod.mass[n0:n1], rod.external_forces[:, n0:n1]
-            )
-        elif code == OP_LOAD:
-            apply_load(loads, i, t, rod)
-        elif code == OP_COMPRESSION:
-            apply_compression(compression, i, rod)
-        elif code == OP_GRAVITY_BODY:
-            b0 = body_gravity.start[i]
-            b1 = b0 + body_gravity.size[i]
-            _gravity_kernel(
-                body_gravity.acceleration[i], body.mass[b0:b1], body.external_forces[:, b0:b1]
-            )
+    synchronize(t, angles, rod, body, couplings, joints, motors, forcings, sync_program)
     return True

@@ -66,7 +66,9 @@ from elastica.dissipation import DamperBase
 from hsa_elastica.compat import compiled_entry
 from hsa_elastica.params import invalid_parameter
 from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays
-from hsa_elastica.physics.tridiagonal import CONTRACT, forward_block, forward_row, hold_block
+from hsa_elastica.physics.tridiagonal import (
+    CONTRACT, Blocks, Vectors, forward_block, forward_row, hold_block,
+)
 
 __all__ = [
     "KelvinVoigtDamping", "kelvin_voigt_damp", "kelvin_voigt_forces", "element_stress",
@@ -154,333 +156,279 @@ def voronoi_stress(
 # _nrt=False: no reference counting in kelvin_voigt_damp and its inlined sweeps (they allocate
 # nothing; the sweeps' row views and record fields cost ~0.3 us per rod in reference counts:
 # measured with benchmarks/bench_material_damping.py --kernel, 7.2 -> 6.1 us for four rods).
+# The sweeps and their helpers below are inlined (numba IR) into kelvin_voigt_damp: splitting
+# them into helpers changes no operation (the same expressions, FMA contraction included).
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
-def _stretch_pass(
-    sigma: NDArray[np.float64],
-    dilatation: NDArray[np.float64],
-    velocity: NDArray[np.float64],
-    omega: NDArray[np.float64],
-    director: NDArray[np.float64],
-    rest_lengths: NDArray[np.float64],
-    shear_matrix: NDArray[np.float64],
-    mass: NDArray[np.float64],
-    inertia: NDArray[np.float64],
-    work: NDArray[np.float64],
-    p: tuple[Any, ...],
-) -> None:
+def director_entries(q: NDArray[np.float64], k: int) -> tuple[float, ...]:
+    """Director ``Q_k`` of element ``k`` of ``q`` (3, 3, n) as a row-major 9-tuple."""
+    return (q[0, 0, k], q[0, 1, k], q[0, 2, k], q[1, 0, k], q[1, 1, k], q[1, 2, k],
+            q[2, 0, k], q[2, 1, k], q[2, 2, k])
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _to_lab(q: tuple[float, ...], v: tuple[float, float, float]) -> tuple[float, float, float]:
+    """``Q^T v``: a local-frame vector ``v`` of the element with director ``q`` (9-tuple) in
+    the lab frame."""
+    q00, q01, q02, q10, q11, q12, q20, q21, q22 = q
+    v0, v1, v2 = v
+    return (q00 * v0 + q10 * v1 + q20 * v2, q01 * v0 + q11 * v1 + q21 * v2,
+            q02 * v0 + q12 * v1 + q22 * v2)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _hold_node(j: int, mass: NDArray[np.float64], nb: int, diag: NDArray[np.float64],
+               f: Vectors) -> None:
+    """A held node ``j`` keeps its velocity: its row scaled by 1e20, no load."""
+    diag[j] = 1e20 * mass[nb + j]
+    f[0][j] = 0.0
+    f[1][j] = 0.0
+    f[2][j] = 0.0
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _inertia_block(
+    q: tuple[float, ...], inertia: NDArray[np.float64], e_: int, ie: float, extra: float,
+) -> tuple[float, float, float, float, float, float]:
+    """Rotational preconditioner block (lab frame, entries 00, 11, 22, 01, 02, 12) of element
+    ``e_``: its inertia ``Q^T (J / e) Q`` (a full 3x3 block, so the solve does not depend on the
+    lab axes) plus ``extra`` times the identity.  The element inertia of a CosseratRod is
+    diagonal in its local frame: ``Q^T diag(j) Q = j1 I + (j0 - j1) d1 d1^T + (j2 - j1) d3
+    d3^T``, the directors ``d_i`` being the orthonormal rows of ``Q``."""
+    q00, q01, q02, q10, q11, q12, q20, q21, q22 = q
+    j1 = inertia[1, 1, e_] * ie
+    h0 = inertia[0, 0, e_] * ie - j1
+    h2 = inertia[2, 2, e_] * ie - j1
+    jd = j1 + extra
+    return (jd + h0 * q00 * q00 + h2 * q20 * q20, jd + h0 * q01 * q01 + h2 * q21 * q21,
+            jd + h0 * q02 * q02 + h2 * q22 * q22, h0 * q00 * q01 + h2 * q20 * q21,
+            h0 * q00 * q02 + h2 * q20 * q22, h0 * q01 * q02 + h2 * q21 * q22)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _stretch_pass(rod: RodBlockArrays | DampedRod, work: NDArray[np.float64],
+                  p: tuple[Any, ...]) -> None:
     """Pass (A), base to tip: element strain rates ``sigma_dot``, the viscous forces
     ``Q^T n_v`` on the nodes, both preconditioners (node springs, rotational 3x3 blocks), and
     the forward elimination of each node row once complete."""
     (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
-    fx = work[0]
-    fy = work[1]
-    fz = work[2]
+    velocity = rod.velocity
+    mass = rod.mass
+    f = (work[0], work[1], work[2])
+    fx, fy, fz = f
     diag = work[6]
     off = work[7]
-    cn = work[8]
-    rm00 = work[9]
-    rm11 = work[10]
-    rm22 = work[11]
+    rm = (work[9], work[10], work[11], work[14], work[20], work[21])
     inv_l0 = work[13]
-    rm01 = work[14]
-    sa0 = work[17]
-    sa1 = work[18]
-    sa2 = work[19]
-    rm02 = work[20]
-    rm12 = work[21]
-    nn = ne + 1
-    big = 1e20
-    q = director
+    sa = (work[17], work[18], work[19])
     # ---- (A) stretch/shear: element k, nodes k and k+1 -------------------------------------
     fx[0] = 0.0
     fy[0] = 0.0
     fz[0] = 0.0
     diag[0] = mass[nb]
-    vx = velocity[0, nb]
-    vy = velocity[1, nb]
-    vz = velocity[2, nb]
+    v = (velocity[0, nb], velocity[1, nb], velocity[2, nb])
     for k in range(ne):
-        l0 = rest_lengths[eb + k]
+        e_ = eb + k
+        l0 = rod.rest_lengths[e_]
         il0 = 1.0 / l0
         inv_l0[k] = il0
         # the element's director, loaded once (stores to the work rows could alias it)
-        q00 = q[0, 0, eb + k]
-        q01 = q[0, 1, eb + k]
-        q02 = q[0, 2, eb + k]
-        q10 = q[1, 0, eb + k]
-        q11 = q[1, 1, eb + k]
-        q12 = q[1, 2, eb + k]
-        q20 = q[2, 0, eb + k]
-        q21 = q[2, 1, eb + k]
-        q22 = q[2, 2, eb + k]
+        q = director_entries(rod.director, e_)
         # node k+1 (node k carried over from the previous element)
-        vx1 = velocity[0, nb + k + 1]
-        vy1 = velocity[1, nb + k + 1]
-        vz1 = velocity[2, nb + k + 1]
-        u0 = vx1 - vx
-        u1 = vy1 - vy
-        u2 = vz1 - vz
-        vx = vx1
-        vy = vy1
-        vz = vz1
+        v1 = (velocity[0, nb + k + 1], velocity[1, nb + k + 1], velocity[2, nb + k + 1])
+        u = (v1[0] - v[0], v1[1] - v[1], v1[2] - v[2])
+        v = v1
         # a = Q (x_{k+1} - x_k) / l0 = sigma + d3 and e = |a|: the rod's strain of this step
-        a0 = sigma[0, eb + k]
-        a1 = sigma[1, eb + k]
-        a2 = sigma[2, eb + k] + 1.0
-        e = dilatation[eb + k]
+        a = (rod.sigma[0, e_], rod.sigma[1, e_], rod.sigma[2, e_] + 1.0)
+        e = rod.dilatation[e_]
         ie = 1.0 / e
-        w0 = omega[0, eb + k]
-        w1 = omega[1, eb + k]
-        w2 = omega[2, eb + k]
-        c0 = tau_shear * shear_matrix[0, 0, eb + k]
-        c1 = tau_shear * shear_matrix[1, 1, eb + k]
-        c2 = tau_axial * shear_matrix[2, 2, eb + k]
-        # n_v = T_s S sigma_dot, sigma_dot = Q dv / l0 - omega x a
-        n0, n1, n2 = element_stress((q00, q01, q02, q10, q11, q12, q20, q21, q22),
-                                    (u0, u1, u2), (a0, a1, a2), (w0, w1, w2), il0, (c0, c1, c2))
-        # lab force Q^T n_v: +node k, -node k+1
-        f0 = q00 * n0 + q10 * n1 + q20 * n2
-        f1 = q01 * n0 + q11 * n1 + q21 * n2
-        f2 = q02 * n0 + q12 * n1 + q22 * n2
+        s = rod.shear_matrix
+        c0 = tau_shear * s[0, 0, e_]
+        c1 = tau_shear * s[1, 1, e_]
+        c2 = tau_axial * s[2, 2, e_]
+        # n_v = T_s S sigma_dot, sigma_dot = Q dv / l0 - omega x a; lab force Q^T n_v: +node
+        # k, -node k+1
+        f0, f1, f2 = _to_lab(q, element_stress(
+            q, u, a, (rod.omega[0, e_], rod.omega[1, e_], rod.omega[2, e_]), il0, (c0, c1, c2)))
         fx[k] += f0
         fy[k] += f1
         fz[k] += f2
         fx[k + 1] = 0.0 - f0
         fy[k + 1] = 0.0 - f1
         fz[k + 1] = 0.0 - f2
-        sa0[k] = a0
-        sa1[k] = a1
-        sa2[k] = a2
+        sa[0][k] = a[0]
+        sa[1][k] = a[1]
+        sa[2][k] = a[2]
         # node preconditioner: largest viscosity of the element, as a scalar spring
-        cmax = max(c0, max(c1, c2))
-        wgt = dt * cmax * il0
+        wgt = dt * max(c0, max(c1, c2)) * il0
         diag[k] += wgt
         diag[k + 1] = mass[nb + k + 1] + wgt
         off[k] = -wgt
-        # rotational preconditioner (lab frame): the element's inertia Q^T (J / e) Q (a full
-        # 3x3 block, so the solve does not depend on the lab axes) plus an isotropic majorant
-        # of the shear viscosity's rotational block l0 [a]x^T K [a]x
-        cs = max(c0, c1) + c2 * (a0 * a0 + a1 * a1) * ie * ie
-        extra = dt * l0 * cs * e * e
-        # (the element inertia of a CosseratRod is diagonal in its local frame:
-        # Q^T diag(j) Q = j1 I + (j0 - j1) d1 d1^T + (j2 - j1) d3 d3^T, the directors d_i being
-        # the orthonormal rows of Q)
-        j1 = inertia[1, 1, eb + k] * ie
-        h0 = inertia[0, 0, eb + k] * ie - j1
-        h2 = inertia[2, 2, eb + k] * ie - j1
-        jd = j1 + extra
-        rm00[k] = jd + h0 * q00 * q00 + h2 * q20 * q20
-        rm11[k] = jd + h0 * q01 * q01 + h2 * q21 * q21
-        rm22[k] = jd + h0 * q02 * q02 + h2 * q22 * q22
-        rm01[k] = h0 * q00 * q01 + h2 * q20 * q21
-        rm02[k] = h0 * q00 * q02 + h2 * q20 * q22
-        rm12[k] = h0 * q01 * q02 + h2 * q21 * q22
+        # rotational preconditioner: the element inertia plus an isotropic majorant of the
+        # shear viscosity's rotational block l0 [a]x^T K [a]x
+        cs = max(c0, c1) + c2 * (a[0] * a[0] + a[1] * a[1]) * ie * ie
+        b00, b11, b22, b01, b02, b12 = _inertia_block(
+            q, rod.mass_second_moment_of_inertia, e_, ie, dt * l0 * cs * e * e)
+        rm[0][k] = b00
+        rm[1][k] = b11
+        rm[2][k] = b22
+        rm[3][k] = b01
+        rm[4][k] = b02
+        rm[5][k] = b12
         # node row k is complete: the held base node keeps its velocity
         if k == 0 and hold_base:
-            diag[0] = big * mass[nb]
-            fx[0] = 0.0
-            fy[0] = 0.0
-            fz[0] = 0.0
-        forward_row(k, diag, off, cn, fx, fy, fz, False)
+            _hold_node(0, mass, nb, diag, f)
+        forward_row(k, diag, off, work[8], f, False)
     # last node row
     if ne == 0 and hold_base:
-        diag[0] = big * mass[nb]
-        fx[0] = 0.0
-        fy[0] = 0.0
-        fz[0] = 0.0
+        _hold_node(0, mass, nb, diag, f)
     if hold_tip:
-        diag[nn - 1] = big * mass[nb + nn - 1]
-        fx[nn - 1] = 0.0
-        fy[nn - 1] = 0.0
-        fz[nn - 1] = 0.0
-    forward_row(nn - 1, diag, off, cn, fx, fy, fz, True)
+        _hold_node(ne, mass, nb, diag, f)
+    forward_row(ne, diag, off, work[8], f, True)
 
 
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
-def _node_solve_bend_pass(
-    velocity: NDArray[np.float64],
-    omega: NDArray[np.float64],
-    director: NDArray[np.float64],
-    rest_lengths: NDArray[np.float64],
-    rest_voronoi_lengths: NDArray[np.float64],
-    shear_matrix: NDArray[np.float64],
-    bend_matrix: NDArray[np.float64],
-    work: NDArray[np.float64],
-    p: tuple[Any, ...],
+def _node_velocity(j: int, rod: RodBlockArrays | DampedRod, nb: int, dt: float,
+                   f: Vectors) -> tuple[float, float, float]:
+    """Node ``j``'s semi-implicit update ``v += dt y`` (``y`` its solved row of ``f``),
+    returned."""
+    velocity = rod.velocity
+    vx = velocity[0, nb + j] + dt * f[0][j]
+    vy = velocity[1, nb + j] + dt * f[1][j]
+    vz = velocity[2, nb + j] + dt * f[2][j]
+    velocity[0, nb + j] = vx
+    velocity[1, nb + j] = vy
+    velocity[2, nb + j] = vz
+    return vx, vy, vz
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _shear_couple(
+    i: int, q: tuple[float, ...], u: tuple[float, float, float], a: tuple[float, float, float],
+    w: tuple[float, float, float], rod: RodBlockArrays | DampedRod, p: tuple[Any, ...],
+    il0: float, tq: Vectors,
 ) -> None:
+    """The couple ``l0 a x n_v`` of element ``i`` (row ``i`` of the rod: ``p[9] + i``) from its
+    viscous stress with the node velocity difference ``u`` (lab), written into row ``i`` of
+    ``tq`` in the lab frame."""
+    tau_shear, tau_axial, eb = p[0], p[1], p[9]
+    s = rod.shear_matrix
+    n0, n1, n2 = element_stress(q, u, a, w, il0, (tau_shear * s[0, 0, eb + i],
+                                                  tau_shear * s[1, 1, eb + i],
+                                                  tau_axial * s[2, 2, eb + i]))
+    l0 = rod.rest_lengths[eb + i]
+    a0, a1, a2 = a
+    x = _to_lab(q, (l0 * (a1 * n2 - a2 * n1), l0 * (a2 * n0 - a0 * n2), l0 * (a0 * n1 - a1 * n0)))
+    tq[0][i] = 0.0 + x[0]
+    tq[1][i] = 0.0 + x[1]
+    tq[2][i] = 0.0 + x[2]
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _bend_couple(
+    i: int, qi: tuple[float, ...], qj: tuple[float, ...], wi: tuple[float, float, float],
+    wj: tuple[float, float, float], rod: RodBlockArrays | DampedRod, p: tuple[Any, ...],
+    rm: Blocks, roff: NDArray[np.float64], tq: Vectors,
+) -> float:
+    """The bend/twist couple ``m_v`` of Voronoi region ``i`` (row ``p[10] + i`` of the rod)
+    between elements ``i`` (director ``qi``, angular velocity ``wi``) and ``j = i + 1`` added
+    to rows ``i`` (+) and ``j`` (-) of ``tq`` (lab frame), and its lab-frame isotropic majorant
+    added to the rotational system ``rm``/``roff``; returns the majorant's weight."""
+    tau_bend, tau_twist, dt, vb = p[2], p[3], p[4], p[10]
+    j = i + 1
+    id0 = 1.0 / rod.rest_voronoi_lengths[vb + i]
+    bm = rod.bend_matrix
+    b0 = tau_bend * bm[0, 0, vb + i]
+    b1 = tau_bend * bm[1, 1, vb + i]
+    b2 = tau_twist * bm[2, 2, vb + i]
+    # -m on element j, +m on element i (lab frame: M = Q_j^T m)
+    M = _to_lab(qj, voronoi_stress(qi, qj, wi, wj, id0, (b0, b1, b2)))
+    tq[0][j] -= M[0]
+    tq[1][j] -= M[1]
+    tq[2][j] -= M[2]
+    tq[0][i] += M[0]
+    tq[1][i] += M[1]
+    tq[2][i] += M[2]
+    # kappa_dot in the lab frame is (W_j - W_i) / D0: a scalar Laplacian with the largest
+    # viscosity bounds it
+    wv = dt * max(b0, max(b1, b2)) * id0
+    rm[0][i] += wv
+    rm[0][j] += wv
+    rm[1][i] += wv
+    rm[1][j] += wv
+    rm[2][i] += wv
+    rm[2][j] += wv
+    roff[i] = -wv
+    return wv
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _node_solve_bend_pass(rod: RodBlockArrays | DampedRod, work: NDArray[np.float64],
+                          p: tuple[Any, ...]) -> None:
     """Pass (B+C), tip to base: node velocities by back substitution (the semi-implicit
     update), then element by element the shear couple with the updated velocities, the
     bend/twist couple ``m_v`` of each Voronoi region and the forward elimination of each
-    rotational row once complete (block Gauss-Seidel)."""
-    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
-    fx = work[0]
-    fy = work[1]
-    fz = work[2]
-    tq0 = work[3]
-    tq1 = work[4]
-    tq2 = work[5]
-    diag = work[6]
+    rotational row once complete (block Gauss-Seidel).
+
+    As soon as both nodes of element ``i`` are updated: its shear couple with the updated
+    velocities (block Gauss-Seidel: each block step is a backward-Euler step of its own, so it
+    only removes kinetic energy whatever the coupling through the shear strain rate), the
+    bend/twist couple of Voronoi ``i`` (elements ``i`` and ``i + 1``) and the forward
+    elimination of rotational row ``i + 1``, now complete (rows are eliminated from the tip)."""
+    dt, hold_base, hold_tip, ne, nb, eb = p[4], p[5], p[6], p[7], p[8], p[9]
+    f = (work[0], work[1], work[2])
+    tq = (work[3], work[4], work[5])
     cn = work[8]
-    rm00 = work[9]
-    rm11 = work[10]
-    rm22 = work[11]
+    rm = (work[9], work[10], work[11], work[14], work[20], work[21])
     roff = work[12]
-    inv_l0 = work[13]
-    rm01 = work[14]
-    rg11 = work[15]
-    rg22 = work[16]
-    sa0 = work[17]
-    sa1 = work[18]
-    sa2 = work[19]
-    rm02 = work[20]
-    rm12 = work[21]
-    rg01 = work[22]
-    rg02 = work[23]
-    rg12 = work[24]
-    rg00 = diag  # the node system's diagonal is free after (A)
-    nn = ne + 1
-    q = director
-    # ---- (B+C) from the tip to the base: node velocities by back substitution (semi-implicit
-    # step with the angular velocities of the step); as soon as both nodes of element i are
-    # updated, its shear couple with the updated velocities (block Gauss-Seidel: each block
-    # step is a backward-Euler step of its own, so it only removes kinetic energy whatever the
-    # coupling through the shear strain rate), the bend/twist couple of Voronoi i (elements i
-    # and i + 1) and the forward elimination of rotational row i + 1, now complete (rows are
-    # eliminated from the tip) -------------------------------------------------------------
-    vx = velocity[0, nb + nn - 1] + dt * fx[nn - 1]
-    vy = velocity[1, nb + nn - 1] + dt * fy[nn - 1]
-    vz = velocity[2, nb + nn - 1] + dt * fz[nn - 1]
-    velocity[0, nb + nn - 1] = vx
-    velocity[1, nb + nn - 1] = vy
-    velocity[2, nb + nn - 1] = vz
+    rg = (work[6], work[15], work[16], work[22], work[23], work[24])  # 00: free after (A)
+    omega = rod.omega
+    v = _node_velocity(ne, rod, nb, dt, f)
     # director and angular velocity of element i + 1 (carried over)
-    p00 = p01 = p02 = p10 = p11 = p12 = p20 = p21 = p22 = 0.0
-    o0 = o1 = o2 = 0.0
+    qj: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    wj = (0.0, 0.0, 0.0)
     for i in range(ne - 1, -1, -1):
-        fx[i] -= cn[i] * fx[i + 1]
-        fy[i] -= cn[i] * fy[i + 1]
-        fz[i] -= cn[i] * fz[i + 1]
-        vx0 = velocity[0, nb + i] + dt * fx[i]
-        vy0 = velocity[1, nb + i] + dt * fy[i]
-        vz0 = velocity[2, nb + i] + dt * fz[i]
-        velocity[0, nb + i] = vx0
-        velocity[1, nb + i] = vy0
-        velocity[2, nb + i] = vz0
-        u0 = vx - vx0
-        u1 = vy - vy0
-        u2 = vz - vz0
-        vx = vx0
-        vy = vy0
-        vz = vz0
-        il0 = inv_l0[i]
-        q00 = q[0, 0, eb + i]
-        q01 = q[0, 1, eb + i]
-        q02 = q[0, 2, eb + i]
-        q10 = q[1, 0, eb + i]
-        q11 = q[1, 1, eb + i]
-        q12 = q[1, 2, eb + i]
-        q20 = q[2, 0, eb + i]
-        q21 = q[2, 1, eb + i]
-        q22 = q[2, 2, eb + i]
-        a0 = sa0[i]
-        a1 = sa1[i]
-        a2 = sa2[i]
-        w0 = omega[0, eb + i]
-        w1 = omega[1, eb + i]
-        w2 = omega[2, eb + i]
-        n0, n1, n2 = element_stress(
-            (q00, q01, q02, q10, q11, q12, q20, q21, q22), (u0, u1, u2), (a0, a1, a2),
-            (w0, w1, w2), il0, (tau_shear * shear_matrix[0, 0, eb + i],
-                                tau_shear * shear_matrix[1, 1, eb + i],
-                                tau_axial * shear_matrix[2, 2, eb + i]))
-        l0 = rest_lengths[eb + i]
-        # couple l0 a x n_v on element i (local), accumulated in the lab frame
-        x0 = l0 * (a1 * n2 - a2 * n1)
-        x1 = l0 * (a2 * n0 - a0 * n2)
-        x2 = l0 * (a0 * n1 - a1 * n0)
-        tq0[i] = 0.0 + (q00 * x0 + q10 * x1 + q20 * x2)
-        tq1[i] = 0.0 + (q01 * x0 + q11 * x1 + q21 * x2)
-        tq2[i] = 0.0 + (q02 * x0 + q12 * x1 + q22 * x2)
+        f[0][i] -= cn[i] * f[0][i + 1]
+        f[1][i] -= cn[i] * f[1][i + 1]
+        f[2][i] -= cn[i] * f[2][i + 1]
+        v0 = _node_velocity(i, rod, nb, dt, f)
+        u = (v[0] - v0[0], v[1] - v0[1], v[2] - v0[2])
+        v = v0
+        q = director_entries(rod.director, eb + i)
+        w = (omega[0, eb + i], omega[1, eb + i], omega[2, eb + i])
+        _shear_couple(i, q, u, (work[17, i], work[18, i], work[19, i]), w, rod, p, work[13, i],
+                      tq)
         if i < ne - 1:
-            # ---- bend/twist: Voronoi i between elements i (director q, angular velocity w)
-            # and j = i + 1 (director p, angular velocity o) ----------------------------------
             j = i + 1
-            id0 = 1.0 / rest_voronoi_lengths[vb + i]
-            b0 = tau_bend * bend_matrix[0, 0, vb + i]
-            b1 = tau_bend * bend_matrix[1, 1, vb + i]
-            b2 = tau_twist * bend_matrix[2, 2, vb + i]
-            m0, m1, m2 = voronoi_stress(
-                (q00, q01, q02, q10, q11, q12, q20, q21, q22),
-                (p00, p01, p02, p10, p11, p12, p20, p21, p22), (w0, w1, w2), (o0, o1, o2), id0,
-                (b0, b1, b2))
-            # -m on element j, +m on element i (lab frame: M = Q_j^T m)
-            M0 = p00 * m0 + p10 * m1 + p20 * m2
-            M1 = p01 * m0 + p11 * m1 + p21 * m2
-            M2 = p02 * m0 + p12 * m1 + p22 * m2
-            tq0[j] -= M0
-            tq1[j] -= M1
-            tq2[j] -= M2
-            tq0[i] += M0
-            tq1[i] += M1
-            tq2[i] += M2
-            # lab-frame isotropic majorant of the bend/twist viscosity: kappa_dot in the lab
-            # frame is (W_j - W_i) / D0, so a scalar Laplacian with the largest viscosity
-            # bounds it
-            wv = dt * max(b0, max(b1, b2)) * id0
-            rm00[i] += wv
-            rm00[j] += wv
-            rm11[i] += wv
-            rm11[j] += wv
-            rm22[i] += wv
-            rm22[j] += wv
-            roff[i] = -wv
+            wv = _bend_couple(i, q, qj, w, wj, rod, p, rm, roff, tq)
             # rotational row j is complete: the held tip element keeps its angular velocity
             if j == ne - 1 and hold_tip:
-                hold_block(j, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
-            forward_block(j, j + 1, roff[j] if j < ne - 1 else 0.0, -wv, rm00, rm11, rm22,
-                           rm01, rm02, rm12, rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2,
-                           j == ne - 1, False)
-        p00 = q00
-        p01 = q01
-        p02 = q02
-        p10 = q10
-        p11 = q11
-        p12 = q12
-        p20 = q20
-        p21 = q21
-        p22 = q22
-        o0 = w0
-        o1 = w1
-        o2 = w2
+                hold_block(j, rm, tq)
+            forward_block(j, j + 1, roff[j] if j < ne - 1 else 0.0, -wv, rm, rg, tq,
+                          j == ne - 1, False)
+        qj = q
+        wj = w
     # last rotational row: the base element
     if hold_base or (ne == 1 and hold_tip):
-        hold_block(0, rm00, rm11, rm22, rm01, rm02, rm12, tq0, tq1, tq2)
-    forward_block(0, 1, roff[0] if ne > 1 else 0.0, 0.0, rm00, rm11, rm22, rm01, rm02, rm12,
-                   rg00, rg11, rg22, rg01, rg02, rg12, tq0, tq1, tq2, ne == 1, True)
+        hold_block(0, rm, tq)
+    forward_block(0, 1, roff[0] if ne > 1 else 0.0, 0.0, rm, rg, tq, ne == 1, True)
 
 
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
-def _rotation_solve(
-    omega: NDArray[np.float64],
-    director: NDArray[np.float64],
-    work: NDArray[np.float64],
-    p: tuple[Any, ...],
-) -> None:
+def _rotation_solve(rod: RodBlockArrays | DampedRod, work: NDArray[np.float64],
+                    p: tuple[Any, ...]) -> None:
     """Pass (D), base to tip: back substitution of the rotational system and the angular
-    velocity update (lab increment turned into the local frame)."""
-    (tau_shear, tau_axial, tau_bend, tau_twist, dt, hold_base, hold_tip, ne, nb, eb, vb) = p
+    velocity update (lab increment ``dt y`` turned into the local frame)."""
+    dt, ne, eb = p[4], p[7], p[9]
     tq0 = work[3]
     tq1 = work[4]
     tq2 = work[5]
-    diag = work[6]
+    rg00 = work[6]  # the node system's diagonal is free after (A)
     rg11 = work[15]
     rg22 = work[16]
     rg01 = work[22]
     rg02 = work[23]
     rg12 = work[24]
-    rg00 = diag  # the node system's diagonal is free after (A)
-    q = director
-    # ---- (D) back substitution from the base; lab increment dt y -> local frame ----------
+    omega = rod.omega
     z0 = z1 = z2 = 0.0
     for k in range(ne):
         if k > 0:
@@ -493,20 +441,10 @@ def _rotation_solve(
         y0 = dt * z0
         y1 = dt * z1
         y2 = dt * z2
-        q00 = q[0, 0, eb + k]
-        q01 = q[0, 1, eb + k]
-        q02 = q[0, 2, eb + k]
-        q10 = q[1, 0, eb + k]
-        q11 = q[1, 1, eb + k]
-        q12 = q[1, 2, eb + k]
-        q20 = q[2, 0, eb + k]
-        q21 = q[2, 1, eb + k]
-        q22 = q[2, 2, eb + k]
+        q00, q01, q02, q10, q11, q12, q20, q21, q22 = director_entries(rod.director, eb + k)
         omega[0, eb + k] += q00 * y0 + q01 * y1 + q02 * y2
         omega[1, eb + k] += q10 * y0 + q11 * y1 + q12 * y2
         omega[2, eb + k] += q20 * y0 + q21 * y1 + q22 * y2
-
-
 
 
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT, _nrt=False)  # type: ignore[misc, call-overload]
@@ -534,12 +472,9 @@ def kelvin_voigt_damp(rod: RodBlockArrays | DampedRod, m: MaterialDampingTable, 
     p = (m.tau[i, 0], m.tau[i, 1], m.tau[i, 2], m.tau[i, 3], m.dt[i], m.hold[i, 0] != 0,
          m.hold[i, 1] != 0, m.n_elems[i], m.node_start[i], m.elem_start[i], m.vor_start[i])
     work = m.work[i]
-    _stretch_pass(rod.sigma, rod.dilatation, rod.velocity, rod.omega, rod.director,
-                  rod.rest_lengths, rod.shear_matrix, rod.mass, rod.mass_second_moment_of_inertia,
-                  work, p)
-    _node_solve_bend_pass(rod.velocity, rod.omega, rod.director, rod.rest_lengths,
-                          rod.rest_voronoi_lengths, rod.shear_matrix, rod.bend_matrix, work, p)
-    _rotation_solve(rod.omega, rod.director, work, p)
+    _stretch_pass(rod, work, p)
+    _node_solve_bend_pass(rod, work, p)
+    _rotation_solve(rod, work, p)
 
 
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
@@ -568,8 +503,7 @@ def kelvin_voigt_forces(rod: RodBlockArrays, m: MaterialDampingTable, i: int) ->
     for k in range(ne):
         e_ = eb + k
         l0 = rod.rest_lengths[e_]
-        qk = (q[0, 0, e_], q[0, 1, e_], q[0, 2, e_], q[1, 0, e_], q[1, 1, e_], q[1, 2, e_],
-              q[2, 0, e_], q[2, 1, e_], q[2, 2, e_])
+        qk = director_entries(q, e_)
         a0 = rod.sigma[0, e_]
         a1 = rod.sigma[1, e_]
         a2 = rod.sigma[2, e_] + 1.0
@@ -590,10 +524,8 @@ def kelvin_voigt_forces(rod: RodBlockArrays, m: MaterialDampingTable, i: int) ->
     for k in range(ne - 1):
         i_ = eb + k
         j_ = i_ + 1
-        qi = (q[0, 0, i_], q[0, 1, i_], q[0, 2, i_], q[1, 0, i_], q[1, 1, i_], q[1, 2, i_],
-              q[2, 0, i_], q[2, 1, i_], q[2, 2, i_])
-        qj = (q[0, 0, j_], q[0, 1, j_], q[0, 2, j_], q[1, 0, j_], q[1, 1, j_], q[1, 2, j_],
-              q[2, 0, j_], q[2, 1, j_], q[2, 2, j_])
+        qi = director_entries(q, i_)
+        qj = director_entries(q, j_)
         m0, m1, m2 = voronoi_stress(
             qi, qj, (w[0, i_], w[1, i_], w[2, i_]), (w[0, j_], w[1, j_], w[2, j_]),
             1.0 / rod.rest_voronoi_lengths[vb + k],

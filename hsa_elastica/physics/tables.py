@@ -28,6 +28,7 @@ __all__ = [
     "LoadTable",
     "CompressionTable",
     "ROD_FIELDS",
+    "ForcingTables",
     "ModelTables",
     "MotorSchedule",
 ]
@@ -282,6 +283,17 @@ class CompressionTable(NamedTuple):
     slope: NDArray[np.float64]  # m/rad
     printed_voronoi: NDArray[np.float64]  # (n, max nv)
     work: NDArray[np.float64]  # (n, 5, max ne) workspace: kv, ke, ke clipped, sigma_z, factor
+
+
+class ForcingTables(NamedTuple):
+    """The forcings of the synchronize program other than the joints and couplings: gravity on
+    the rods and on the bodies, point loads and the compression law (one argument of
+    :func:`~hsa_elastica.physics.forces.evaluate_forces`)."""
+
+    rod_gravity: GravityTable
+    body_gravity: GravityTable
+    loads: LoadTable
+    compression: CompressionTable
 
 
 class ModelTables(NamedTuple):

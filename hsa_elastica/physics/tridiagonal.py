@@ -10,7 +10,8 @@ loop for the solve).
   in either direction;
 * :func:`hold_block`: a held unknown (its block scaled by 1e20 and no load).
 
-The caller does the back substitution (it fuses it with the velocity updates).  All helpers
+Symmetric 3x3 blocks and vectors are passed as tuples of per-entry arrays (:data:`Blocks`,
+:data:`Vectors`).  The caller does the back substitution (it fuses it with the velocity updates).  All helpers
 are inlined into their numba caller.
 """
 
@@ -20,7 +21,13 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-__all__ = ["CONTRACT", "forward_row", "forward_block", "hold_block"]
+__all__ = ["CONTRACT", "Blocks", "Vectors", "forward_row", "forward_block", "hold_block"]
+
+_F64 = NDArray[np.float64]
+#: the six entries ``(00, 11, 22, 01, 02, 12)`` of symmetric 3x3 blocks, one array each
+Blocks = tuple[_F64, _F64, _F64, _F64, _F64, _F64]
+#: the three components of vectors (right-hand sides), one array each
+Vectors = tuple[_F64, _F64, _F64]
 
 #: numba's fast-math flags of these solves and of the damper: only the contraction of
 #: ``a * b + c`` into one fused multiply-add (one rounding instead of two; no reassociation,
@@ -30,19 +37,14 @@ CONTRACT = {"contract"}
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
 def forward_row(
-    i: int,
-    diag: NDArray[np.float64],
-    off: NDArray[np.float64],
-    c: NDArray[np.float64],
-    r0: NDArray[np.float64],
-    r1: NDArray[np.float64],
-    r2: NDArray[np.float64],
-    last: bool,
+    i: int, diag: NDArray[np.float64], off: NDArray[np.float64], c: NDArray[np.float64],
+    r: Vectors, last: bool,
 ) -> None:
     """Forward elimination of row ``i`` of the symmetric tridiagonal system (``diag``, ``off``)
-    with three right-hand sides ``r0, r1, r2`` (Thomas algorithm, one division per row; the
-    matrices here are diagonally dominant).  Rows are eliminated in order, each once complete;
-    ``c`` holds the eliminated super-diagonal (not needed for the ``last`` row)."""
+    with three right-hand sides ``r = (r0, r1, r2)`` (Thomas algorithm, one division per row;
+    the matrices here are diagonally dominant).  Rows are eliminated in order, each once
+    complete; ``c`` holds the eliminated super-diagonal (not needed for the ``last`` row)."""
+    r0, r1, r2 = r
     if i == 0:
         inv = 1.0 / diag[0]
     else:
@@ -59,13 +61,10 @@ def forward_row(
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
-def hold_block(
-    i: int,
-    m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
-    m01: NDArray[np.float64], m02: NDArray[np.float64], m12: NDArray[np.float64],
-    r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
-) -> None:
-    """A held element keeps its angular velocity: its block scaled by 1e20, no load."""
+def hold_block(i: int, m: Blocks, r: Vectors) -> None:
+    """A held element keeps its angular velocity: its block ``m`` scaled by 1e20, no load."""
+    m00, m11, m22, m01, m02, m12 = m
+    r0, r1, r2 = r
     big = 1e20
     m00[i] *= big
     m11[i] *= big
@@ -80,17 +79,8 @@ def hold_block(
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
 def forward_block(
-    i: int,
-    j: int,
-    o_prev: float,
-    o_next: float,
-    m00: NDArray[np.float64], m11: NDArray[np.float64], m22: NDArray[np.float64],
-    m01: NDArray[np.float64], m02: NDArray[np.float64], m12: NDArray[np.float64],
-    g00: NDArray[np.float64], g11: NDArray[np.float64], g22: NDArray[np.float64],
-    g01: NDArray[np.float64], g02: NDArray[np.float64], g12: NDArray[np.float64],
-    r0: NDArray[np.float64], r1: NDArray[np.float64], r2: NDArray[np.float64],
-    first: bool,
-    last: bool,
+    i: int, j: int, o_prev: float, o_next: float, m: Blocks, g: Blocks, r: Vectors,
+    first: bool, last: bool,
 ) -> None:
     """Forward elimination of block row ``i`` of a symmetric block-tridiagonal system with
     symmetric 3x3 diagonal blocks ``M_i`` (entries ``m00 .. m12``) and scalar off-diagonal
@@ -98,8 +88,11 @@ def forward_block(
     eliminated before (coupled to ``i`` by ``o_prev I``; none if ``first``), ``o_next`` couples
     ``i`` to the row eliminated after it.  ``S_i = M_i - o_prev G_j``,
     ``r_i <- S_i^-1 (r_i - o_prev r_j)`` and, unless ``last``, ``G_i = o_next S_i^-1``
-    (entries ``g00 .. g12``); back substitution is ``x_i = r_i - G_i x_next``.  The blocks
-    transform with the frame (``R M R^T``), so the solve is frame-indifferent."""
+    (``g``, entries in the order of ``m``); back substitution is ``x_i = r_i - G_i x_next``.
+    The blocks transform with the frame (``R M R^T``), so the solve is frame-indifferent."""
+    m00, m11, m22, m01, m02, m12 = m
+    g00, g11, g22, g01, g02, g12 = g
+    r0, r1, r2 = r
     a = m00[i]
     b = m11[i]
     c = m22[i]

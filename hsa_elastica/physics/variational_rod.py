@@ -30,6 +30,7 @@ evaluates the same exact-gradient forces from one kernel.
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -38,7 +39,7 @@ from numpy.typing import NDArray
 from hsa_elastica.physics.energy import stretch_shear_energy
 from hsa_elastica.physics.rod_kernels import rotation_log_inplace
 
-__all__ = ["variational_correction", "variational_rod_energy", "log_map_jacobian"]
+__all__ = ["ElasticState", "elastic_state", "variational_correction", "variational_rod_energy", "log_map_jacobian"]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -66,18 +67,38 @@ def log_map_jacobian(t0: float, t1: float, t2: float, out: NDArray[np.float64]) 
     out[2, 1] = 0.5 * t0 + a * t1 * t2
 
 
+class ElasticState(NamedTuple):
+    """One rod's directors ``director`` (3, 3, n), rest configuration (``rest_lengths`` (n,),
+    ``rest_voronoi_lengths`` (n-1,) [m], diagonal ``shear_matrix`` (3, 3, n) [N] and
+    ``bend_matrix`` (3, 3, n-1) [N m^2]) and the strains and stresses of its last
+    internal-force evaluation (``sigma`` (3, n), ``dilatation`` (n,), ``voronoi_dilatation``
+    (n-1,), ``kappa`` (3, n-1) [1/m], ``internal_stress`` (3, n) [N]): what
+    :func:`variational_correction` reads."""
+
+    director: NDArray[np.float64]
+    rest_lengths: NDArray[np.float64]
+    rest_voronoi_lengths: NDArray[np.float64]
+    shear_matrix: NDArray[np.float64]
+    bend_matrix: NDArray[np.float64]
+    sigma: NDArray[np.float64]
+    dilatation: NDArray[np.float64]
+    voronoi_dilatation: NDArray[np.float64]
+    kappa: NDArray[np.float64]
+    internal_stress: NDArray[np.float64]
+
+
+def elastic_state(rod: Any) -> ElasticState:
+    """The :class:`ElasticState` of a PyElastica ``CosseratRod`` (views of its arrays)."""
+    return ElasticState(
+        rod.director_collection, rod.rest_lengths, rod.rest_voronoi_lengths, rod.shear_matrix,
+        rod.bend_matrix, rod.sigma, rod.dilatation, rod.voronoi_dilatation, rod.kappa,
+        rod.internal_stress,
+    )
+
+
 @njit(cache=True)  # type: ignore[misc]
 def variational_correction(
-    director: NDArray[np.float64],
-    rest_lengths: NDArray[np.float64],
-    rest_voronoi_lengths: NDArray[np.float64],
-    shear_matrix: NDArray[np.float64],
-    bend_matrix: NDArray[np.float64],
-    sigma: NDArray[np.float64],
-    dilatation: NDArray[np.float64],
-    voronoi_dilatation: NDArray[np.float64],
-    kappa: NDArray[np.float64],
-    internal_stress: NDArray[np.float64],
+    rod: ElasticState,
     twist_couple: NDArray[np.float64],
     external_forces: NDArray[np.float64],
     external_torques: NDArray[np.float64],
@@ -90,11 +111,13 @@ def variational_correction(
     ``voronoi_dilatation``, ``kappa`` [1/m], ``internal_stress`` [N], as written by the rod's
     ``compute_internal_forces_and_torques``) and the current rest configuration
     (``rest_lengths``, ``rest_voronoi_lengths`` [m], diagonal ``shear_matrix`` [N] and
-    ``bend_matrix`` [N m^2]).  ``twist_couple`` (n-1,) [N m] is an extra ``dU/dtheta_z`` per
-    Voronoi region (the reciprocal auxetic couple; zeros for none), turned into element torques
-    with the exact log-map Jacobian.  Rest strains and curvatures must be zero (straight rods).
-    ``work`` is (3, n) scratch.  Module docstring: the energy ``U``.
+    ``bend_matrix`` [N m^2]) from ``rod``.  ``twist_couple`` (n-1,) [N m] is an extra
+    ``dU/dtheta_z`` per Voronoi region (the reciprocal auxetic couple; zeros for none), turned
+    into element torques with the exact log-map Jacobian.  Rest strains and curvatures must be
+    zero (straight rods).  ``work`` is (3, n) scratch.  Module docstring: the energy ``U``.
     """
+    (director, rest_lengths, rest_voronoi_lengths, shear_matrix, bend_matrix, sigma, dilatation,
+     voronoi_dilatation, kappa, internal_stress) = rod
     n = rest_lengths.shape[0]
     # ---- stretch/shear: per element, local exact gradient g = dU_i/ds_i / l_i
     for i in range(n):
