@@ -17,6 +17,11 @@ Usage::
     python benchmarks/bench_cold_start.py                      # all entry points, ~15-30 min
     python benchmarks/bench_cold_start.py --only primitive api  # a subset
     python benchmarks/bench_cold_start.py --list
+    python benchmarks/bench_cold_start.py --only primitive --baseline /path/to/other/checkout
+
+``--baseline DIR`` runs every chosen entry point of the checkout ``DIR`` too (its package first
+on ``PYTHONPATH``), right before this checkout's, so that a change is compared under the same
+load (rows ``NAME@base``).
 """
 
 from __future__ import annotations
@@ -133,6 +138,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="+", metavar="NAME", help="entry points to run (default: all)")
     ap.add_argument("--list", action="store_true", help="list the entry points and exit")
+    ap.add_argument("--baseline", metavar="DIR", type=Path,
+                    help="another checkout to run before this one, entry point by entry point")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-cold-") as root:
         names = list(entry_points(Path(root)))
@@ -145,33 +152,41 @@ def main() -> int:
         if unknown:
             print(f"unknown entry point(s) {unknown}; choose from {names}", file=sys.stderr)
             return 2
-        base_env = dict(os.environ)
-        base_env["PYTHONPATH"] = os.pathsep.join(
-            [str(HERE), *filter(None, [base_env.get("PYTHONPATH")])])
+        roots = [("", HERE)]
+        if args.baseline is not None:
+            if not (args.baseline / "hsa_elastica" / "__init__.py").is_file():
+                print(f"--baseline {args.baseline}: not a checkout of hsa-elastica", file=sys.stderr)
+                return 2
+            roots.insert(0, ("@base", args.baseline.resolve()))
         print(f"{'entry point':18s} {'cold wall':>9s} {'warm wall':>9s} {'ratio':>6s} "
               f"{'cold CPU':>9s} {'warm CPU':>9s} {'ratio':>6s} {'1st run costs':>13s} "
               f"{'silent cold':>11s} {'compiling':>9s} {'1st line':>8s}")
         failed = 0
         for name in chosen:
-            tmp = Path(tempfile.mkdtemp(dir=root))
-            _prepare(name, tmp, base_env)
-            cache = tempfile.mkdtemp(prefix="numba-cache-", dir=root)
-            env = {**base_env, "NUMBA_CACHE_DIR": cache}
-            cold = run_once(entry_points(tmp)[name], env, tmp)
-            for sub in ("x.png", "poses.csv", "ds", "fitted.yaml", "r.png"):
-                path = tmp / sub
-                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-            warm = run_once(entry_points(tmp)[name], env, tmp)
-            for r, label in ((cold, "cold"), (warm, "warm")):
-                if r.returncode != 0:
-                    failed += 1
-                    print(f"  {name} {label}: exit {r.returncode}\n{r.tail}", file=sys.stderr)
-            print(f"{name:18s} {cold.wall:8.1f}s {warm.wall:8.1f}s {cold.wall / warm.wall:6.1f} "
-                  f"{cold.cpu:8.1f}s {warm.cpu:8.1f}s {cold.cpu / max(warm.cpu, 1e-9):6.1f} "
-                  f"{cold.cpu - warm.cpu:11.1f}s  {cold.max_gap:10.1f}s {cold.compile_gap:8.1f}s "
-                  f"{cold.first_output:7.1f}s",
-                  flush=True)
-            shutil.rmtree(cache, ignore_errors=True)
+            for suffix, code in roots:
+                base_env = dict(os.environ)
+                base_env["PYTHONPATH"] = os.pathsep.join(
+                    [str(code), *filter(None, [base_env.get("PYTHONPATH")])])
+                tmp = Path(tempfile.mkdtemp(dir=root))
+                _prepare(name, tmp, base_env)
+                cache = tempfile.mkdtemp(prefix="numba-cache-", dir=root)
+                env = {**base_env, "NUMBA_CACHE_DIR": cache}
+                cold = run_once(entry_points(tmp)[name], env, tmp)
+                for sub in ("x.png", "poses.csv", "ds", "fitted.yaml", "r.png"):
+                    path = tmp / sub
+                    shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+                warm = run_once(entry_points(tmp)[name], env, tmp)
+                for r, label in ((cold, "cold"), (warm, "warm")):
+                    if r.returncode != 0:
+                        failed += 1
+                        print(f"  {name}{suffix} {label}: exit {r.returncode}\n{r.tail}",
+                              file=sys.stderr)
+                print(f"{name + suffix:18s} {cold.wall:8.1f}s {warm.wall:8.1f}s "
+                      f"{cold.wall / warm.wall:6.1f} {cold.cpu:8.1f}s {warm.cpu:8.1f}s "
+                      f"{cold.cpu / max(warm.cpu, 1e-9):6.1f} {cold.cpu - warm.cpu:11.1f}s  "
+                      f"{cold.max_gap:10.1f}s {cold.compile_gap:8.1f}s {cold.first_output:7.1f}s",
+                      flush=True)
+                shutil.rmtree(cache, ignore_errors=True)
         print("\nwall/CPU in s; ratio = cold / warm; '1st run costs' = cold CPU - warm CPU; "
               "'silent cold' = longest time without an output line in the cold run (off a terminal "
               "the simulation itself prints nothing), 'compiling' = the same while kernels "

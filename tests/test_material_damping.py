@@ -91,3 +91,29 @@ def test_kelvin_voigt_leaves_rigid_motion_undamped(seed: int) -> None:
     v0 = stale.velocity_collection.copy()
     damper.dampen_rates(stale, np.float64(0.0))
     assert np.abs(stale.velocity_collection - v0).max() > 1e-6
+
+
+def test_a_rod_at_rest_stays_at_rest_and_nothing_compiles() -> None:
+    """PyElastica's finalize() calls every damper once at t = 0, on a robot at rest: zero rates
+    have zero viscous stresses, so the damper leaves the rod alone without compiling its
+    per-rod kernel (cold start, issue 25).  The kernel itself, run on the same rod, gives the
+    same zero rates (the reference for the shortcut)."""
+    from hsa_elastica.physics.material_damping import (
+        DampedRod, kelvin_voigt_damp, material_damping_table,
+    )
+
+    rod = _bent_moving_rod(1)
+    rod.velocity_collection[:] = 0.0
+    rod.omega_collection[:] = 0.0
+    damper = KelvinVoigtDamping(_system=rod, tau_axial=1e-4, tau_shear=1e-4, tau_bend=1e-3,
+                                tau_twist=1e-3, time_step=2e-5, hold_base=True)
+    rod.compute_internal_forces_and_torques(np.float64(0.0))
+    damper.dampen_rates(rod, np.float64(0.0))
+    assert damper._kernel is None
+    assert not rod.velocity_collection.any() and not rod.omega_collection.any()
+    record = DampedRod(rod.sigma, rod.dilatation, rod.velocity_collection, rod.omega_collection,
+                       rod.director_collection, rod.rest_lengths, rod.rest_voronoi_lengths,
+                       rod.shear_matrix, rod.bend_matrix, rod.mass,
+                       rod.mass_second_moment_of_inertia)
+    kelvin_voigt_damp(record, material_damping_table([(damper, rod)], [(0, 0, 0)]), 0)
+    assert not rod.velocity_collection.any() and not rod.omega_collection.any()

@@ -203,3 +203,35 @@ def test_static_equals_dynamic_other_robots(variant: str) -> None:
     assert st.method == "static" and st.stable and dyn.converged
     assert np.max(np.abs(st.platform_position_m - dyn.platform_position_m)) < 5e-5
     assert _angle_between_deg(st.platform_quaternion_xyzw, dyn.platform_quaternion_xyzw) < 0.05
+
+
+def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver that only checks a pose runs residual / Jacobian / increment kernels that are
+    not compiled yet as their Python functions (cold start, issue 25): the same IEEE operations,
+    so the residual, the Jacobian and the moved state equal the compiled kernels' exactly, and
+    the Jacobian puts the state back exactly (the reference is the compiled kernels, which
+    test_static_equals_dynamic_* check against the dynamics)."""
+    from hsa_elastica.engines import statics
+
+    solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
+    a = np.full(solver.n_motors, 0.3)
+    dx = np.where(solver.is_torque, 1e-2, 1e-4) * np.random.default_rng(1).standard_normal(solver.n)
+    start = solver.save_state()
+    results = []
+    for jit in (False, True):
+        monkeypatch.setattr(statics, "_ready", lambda kernel: False)  # neither compiled nor cached
+        monkeypatch.setattr(solver, "jit", jit)
+        solver.restore_state(start)
+        solver.move(dx, 0.5)
+        moved = solver.save_state()
+        f = solver.evaluate(a).copy()  # (sets the motor-held elements: compare after it)
+        evaluated = solver.save_state()
+        jac = solver.jacobian(a, f).toarray()
+        after = solver.save_state()
+        results.append((moved, f, jac))
+        assert all(np.array_equal(x, y) for x, y in zip(after, evaluated))
+    (m0, f0, j0), (m1, f1, j1) = results
+    assert all(np.array_equal(x, y) for x, y in zip(m0, m1))
+    assert np.array_equal(f0, f1) and np.array_equal(j0, j1)
+    assert np.count_nonzero(j0) > solver.n  # a real Jacobian, not an empty pattern

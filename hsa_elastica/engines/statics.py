@@ -44,6 +44,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
+from hsa_elastica.compat import numba_cache_has_entry
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
 from hsa_elastica.engines.statics_kernels import (
     FD_STEP_POSITION,
@@ -61,13 +62,25 @@ from hsa_elastica.engines.statics_kernels import (
     Unknowns,
     apply_increment,
     fd_jacobian,
+    perturb_colour,
     residual,
+    restore_colour,
 )
 from hsa_elastica.engines.statics_linalg import BorderedBandSolver
 from hsa_elastica.physics.rod_kernels import rod_work
 from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK
 
 __all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
+
+#: kernels known to be compiled in this process or in numba's on-disk cache
+_READY: set[Any] = set()
+
+
+def _ready(kernel: Any) -> bool:
+    """True if calling the numba ``kernel`` runs machine code without compiling it first."""
+    if kernel not in _READY and (kernel.overloads or numba_cache_has_entry(kernel)):
+        _READY.add(kernel)
+    return kernel in _READY
 
 # --------------------------------------------------------------------------------------------
 # solver
@@ -122,6 +135,15 @@ class StaticSolver:
     #: steps are taken for larger changes): a motor element turned by more than pi against its
     #: neighbour before Newton starts is, to the rotation log of the rod, a turn of twist less
     max_angle_step = 0.5 * math.pi
+    #: compile the solver's kernels (:func:`residual`, :func:`fd_jacobian`,
+    #: :func:`apply_increment`) on first use.  False until a Newton solve or a prediction
+    #: starts: the one-off evaluations of a solver that only checks a pose (the residual and
+    #: stability tests of a settled dynamic run, the sparsity pattern) run a kernel that is
+    #: not compiled yet (nor in numba's cache) as the plain Python of the same function
+    #: (``.py_func``, which calls the compiled force kernels), well under a second instead of
+    #: the ~12 s its compilation costs on a cold start (issue 25; the arithmetic is the same
+    #: IEEE operations, so the results are the same bit for bit)
+    jit = False
 
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False) -> None:
@@ -228,7 +250,7 @@ class StaticSolver:
                  ) -> NDArray[np.float64]:
         """Residual at the current state for motor ``angles`` [rad] (forces N, couples N m)."""
         f = self.f if out is None else out
-        ok = residual(np.asarray(angles, dtype=np.float64), *self._args(), f)  # type: ignore[call-arg]
+        ok = self._kernel(residual)(np.asarray(angles, dtype=np.float64), *self._args(), f)
         if not ok:
             f[:] = np.nan
         return f
@@ -240,12 +262,21 @@ class StaticSolver:
 
     def jacobian(self, angles: NDArray[np.float64], f0: NDArray[np.float64]) -> sp.csc_matrix:
         """Forward-difference ``dF/dx`` (CSC) at the current state, ``f0`` its residual."""
-        fd_jacobian(  # type: ignore[call-arg]
-            np.asarray(angles, dtype=np.float64), *self._args(),
-            JacobianPattern(self.steps, self.color_ptr, self.color_cols, self.indptr,
-                            self.indices),
-            JacobianBuffers(f0, self.f1, self.saved, self.data, self.scratch),
-        )
+        a = np.asarray(angles, dtype=np.float64)
+        pattern = JacobianPattern(self.steps, self.color_ptr, self.color_cols, self.indptr,
+                                  self.indices)
+        buffers = JacobianBuffers(f0, self.f1, self.saved, self.data, self.scratch)
+        if self.jit or _ready(fd_jacobian):
+            fd_jacobian(a, *self._args(), pattern, buffers)  # type: ignore[call-arg]
+        else:  # fd_jacobian's loop, each kernel compiled or as Python (see ``jit``)
+            model, unknowns = self._args()
+            perturb, res, restore = (self._kernel(perturb_colour), self._kernel(residual),
+                                     self._kernel(restore_colour))
+            for c in range(self.color_ptr.shape[0] - 1):
+                perturb(model.rod, model.body, unknowns, pattern, c, self.saved, self.scratch)
+                res(a, model, unknowns, self.f1)
+                restore(model.rod, model.body, unknowns, pattern, c, self.saved, f0, self.f1,
+                        self.data)
         return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
 
     def save_state(self) -> tuple[NDArray[np.float64], ...]:
@@ -268,8 +299,14 @@ class StaticSolver:
     def move(self, dx: NDArray[np.float64], scale: float = 1.0) -> None:
         """Move the state by ``scale * dx`` (layout of the unknowns)."""
         m = self.model
-        apply_increment(np.asarray(dx, dtype=np.float64), float(scale), m.rod_arrays,
-                        m.body_arrays, Unknowns(self.kind, self.index, self.comp), self.scratch)
+        self._kernel(apply_increment)(np.asarray(dx, dtype=np.float64), float(scale),
+                                      m.rod_arrays, m.body_arrays,
+                                      Unknowns(self.kind, self.index, self.comp), self.scratch)
+
+    def _kernel(self, kernel: Any) -> Any:
+        """``kernel`` (a numba dispatcher), or its plain Python function while
+        :attr:`jit` is False and the kernel is neither compiled nor cached."""
+        return kernel if self.jit or _ready(kernel) else kernel.py_func
 
     # -- sparsity pattern and colouring -----------------------------------------------------
     def _pattern_and_colors(self) -> None:
@@ -363,6 +400,7 @@ class StaticSolver:
         unstable equilibria); the shift is reduced as the residual falls and is zero near
         the solution.
         """
+        self.jit = True  # many evaluations: compile the kernels
         a = np.asarray(angles, dtype=np.float64)
         f = self.evaluate(a).copy()
         merit = self._merit(f)
@@ -437,6 +475,7 @@ class StaticSolver:
         """Tangent predictor: move an equilibrium at ``a_from`` by ``dx/da (a_to - a_from)``,
         ``dx/da = -J^-1 dF/da`` (``dF/da`` by forward differences, J from the last Newton
         factorisation or a new one)."""
+        self.jit = True  # many evaluations: compile the kernels
         da = np.asarray(a_to, dtype=np.float64) - np.asarray(a_from, dtype=np.float64)
         if not np.any(da):
             return
@@ -510,6 +549,7 @@ class StaticSolver:
         switch to a stable branch (``branch_rule(solver, candidates)`` picks among the stable
         candidates, default: the first).
         """
+        self.jit = True  # many evaluations: compile the kernels
         target = np.asarray(target, dtype=np.float64)
         a0 = self.angles.copy() if start is None else np.asarray(start, dtype=np.float64)
         total_it = 0

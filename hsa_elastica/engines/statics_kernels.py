@@ -19,7 +19,7 @@ from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import BodyBlockArrays, ForcingTables, ModelTables, RodBlockArrays
 
-__all__ = ["residual", "apply_increment", "fd_jacobian", "restore_colour", "Unknowns", "JacobianPattern",
+__all__ = ["residual", "apply_increment", "fd_jacobian", "perturb_colour", "restore_colour", "Unknowns", "JacobianPattern",
            "JacobianBuffers", "KIND_NODE", "KIND_ELEMENT",
            "KIND_BODY_POS", "KIND_BODY_ROT", "KIND_SWING", "KIND_TWIST", "ROTATION_KINDS"]
 
@@ -214,40 +214,53 @@ def fd_jacobian(
     """Forward-difference Jacobian ``dF/dx`` into ``data`` (CSC pattern ``indptr``/``indices``).
 
     Columns of one colour (``color_cols[color_ptr[c]:color_ptr[c+1]]``) share no row and are
-    perturbed together; the state is restored exactly (saved copies) after each colour.
+    perturbed together (:func:`perturb_colour`); the state is restored exactly (saved copies)
+    after each colour (:func:`restore_colour`).  For a one-off Jacobian,
+    :meth:`~hsa_elastica.engines.statics.StaticSolver.jacobian` runs the same three kernels
+    from Python.
     """
     rod = model.rod
     body = model.body
+    for c in range(pattern.color_ptr.shape[0] - 1):
+        perturb_colour(rod, body, unknowns, pattern, c, buffers.saved, buffers.scratch)
+        residual(angles, model, unknowns, buffers.f1)
+        restore_colour(rod, body, unknowns, pattern, c, buffers.saved, buffers.f0, buffers.f1,
+                       buffers.data)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def perturb_colour(
+    rod: RodBlockArrays,
+    body: BodyBlockArrays,
+    unknowns: Unknowns,
+    pattern: JacobianPattern,
+    c: int,
+    saved: NDArray[np.float64],
+    scratch: NDArray[np.float64],
+) -> None:
+    """First half of a forward-difference colour: save the coordinates of colour ``c``'s
+    columns into ``saved`` and move each by its step (positions [m] added, rotations [rad]
+    applied to the element or body)."""
     kind = unknowns.kind
     index = unknowns.row
     comp = unknowns.comp
     steps = pattern.steps
-    color_ptr = pattern.color_ptr
-    color_cols = pattern.color_cols
-    f0 = buffers.f0
-    f1 = buffers.f1
-    saved = buffers.saved
-    data = buffers.data
-    scratch = buffers.scratch
-    for c in range(color_ptr.shape[0] - 1):
-        for p in range(color_ptr[c], color_ptr[c + 1]):
-            j = color_cols[p]
-            i = index[j]
-            a = comp[j]
-            h = steps[j]
-            k = kind[j]
-            if perturb_translation(rod, body, k, i, a, h, saved[p]):
-                continue
-            if k != KIND_BODY_ROT:
-                saved[p] = rod.director[:, :, i]
-                _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
-                        h if a == 2 else 0.0, scratch)
-            else:
-                saved[p] = body.director[:, :, i]
-                _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
-                        h if a == 2 else 0.0, scratch)
-        residual(angles, model, unknowns, f1)
-        restore_colour(rod, body, unknowns, pattern, c, saved, f0, f1, data)
+    for p in range(pattern.color_ptr[c], pattern.color_ptr[c + 1]):
+        j = pattern.color_cols[p]
+        i = index[j]
+        a = comp[j]
+        h = steps[j]
+        k = kind[j]
+        if perturb_translation(rod, body, k, i, a, h, saved[p]):
+            continue
+        if k != KIND_BODY_ROT:
+            saved[p] = rod.director[:, :, i]
+            _rotate(rod.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
+                    h if a == 2 else 0.0, scratch)
+        else:
+            saved[p] = body.director[:, :, i]
+            _rotate(body.director, i, h if a == 0 else 0.0, h if a == 1 else 0.0,
+                    h if a == 2 else 0.0, scratch)
 
 
 @njit(cache=True)  # type: ignore[misc]

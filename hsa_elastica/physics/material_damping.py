@@ -599,6 +599,12 @@ class KelvinVoigtDamping(DamperBase):
 
     def dampen_rates(self, system: Any, time: np.float64) -> None:
         """Update the rod's velocities and angular velocities in place."""
+        if self._kernel is None and not (system.velocity_collection.any()
+                                         or system.omega_collection.any()):
+            # a rod at rest stays at rest (the viscous stresses of zero rates are zero): the
+            # call of PyElastica's finalize() at t = 0 does not compile the per-rod kernel,
+            # which a fused or static run never calls (cold start, issue 25)
+            return
         if self._table is None or self._rod is None:
             self._rod = DampedRod(
                 system.sigma, system.dilatation, system.velocity_collection,

@@ -318,6 +318,7 @@ def solve_static_near(
         if angles is not None:
             check_motor_angles(angles, params.n_rods, field=f"initial[{k}].motor_angles_rad")
     solver, _ = static_solver(params)
+    solver.jit = True  # chord iterations: many evaluations (compile the kernels)
     states = _initial_states(solver, list(initial), len(initial))
     if len(factorizations) != len(initial):
         raise ParameterError("factorizations must have one entry per initial result")
