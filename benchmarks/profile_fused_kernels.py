@@ -33,6 +33,7 @@ from hsa_elastica.physics.forces import (
     evaluate_forces,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.rod_kernels import (
     internal_forces_inplace,
     internal_torques_inplace,
@@ -86,18 +87,17 @@ def _internal_torques(n, rod, work):  # type: ignore[no-untyped-def]
 
 @njit
 def _joints(n, rod, body, joints):  # type: ignore[no-untyped-def]
+    rv = block_view(rod)
+    bv = block_view(body)
     for _ in range(n):
         for i in range(joints.node.shape[0]):
             joint_force_kernel(
-                rod.position, rod.velocity, rod.external_forces, joints.node[i],
-                body.position, body.velocity, body.director, body.omega,
-                body.external_forces, body.external_torques, joints.body[i],
-                joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                rv, joints.node[i], bv, joints.body[i], joints.attachment[i], joints.k_F[i],
+                joints.nu_F[i],
             )
             joint_torque_kernel(
-                rod.director, rod.omega, rod.external_torques, joints.element[i],
-                body.director, body.omega, body.external_torques, joints.body[i],
-                joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                rv, joints.element[i], bv, joints.body[i], joints.rest_orientation[i],
+                joints.k_tau[i], joints.nu_tau[i],
             )
         zeroed_out_external_forces_and_torques(rod.external_forces, rod.external_torques)
         zeroed_out_external_forces_and_torques(body.external_forces, body.external_torques)

@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     options = None if args.target is None else {"target": args.target}
     obs, info = env.reset(seed=args.seed, options=options)
     params = env.unwrapped.params
-    target = info["target"]
+    target = info["target_position_m"]
     print(f"target platform position: {np.round(target * 1e3, 2)} mm "
-          f"(start {np.round(obs[:3] * 1e3, 2)} mm, distance {info['distance'] * 1e3:.2f} mm)")
+          f"(start {np.round(obs[:3] * 1e3, 2)} mm, distance {info['distance_m'] * 1e3:.2f} mm)")
     e = bx = by = 0.0
     wall = time.perf_counter()
     for k in range(1, args.steps + 1):
@@ -63,12 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         angles = commands_to_angles(platform_to_commands(e, bx, by, 0.0, params), params)
         obs, reward, terminated, truncated, info = env.step(env.unwrapped.angles_to_action(angles))
         if k % 10 == 0 or terminated or truncated:
-            print(f"t = {info['time']:5.2f} s  distance {info['distance'] * 1e3:7.3f} mm  "
+            print(f"t = {info['sim_time_s']:5.2f} s  distance {info['distance_m'] * 1e3:7.3f} mm  "
                   f"commands e={e:.3f} b=({bx:+.3f}, {by:+.3f})")
         if terminated or truncated:
             break
     wall = time.perf_counter() - wall
-    print(f"final error: {info['distance'] * 1e3:.3f} mm after {info['time']:.2f} s simulated "
+    print(f"final error: {info['distance_m'] * 1e3:.3f} mm after {info['sim_time_s']:.2f} s simulated "
           f"({k / wall:.0f} env steps/s)")
     env.close()
     return 0 if not terminated else 1

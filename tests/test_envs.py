@@ -110,7 +110,7 @@ def test_actions_map_onto_the_elongating_ranges() -> None:
     np.testing.assert_array_equal(env.action_space.high, 1.0)
     for a, fraction in ((-1.0, 0.0), (0.0, 0.5), (1.0, 1.0), (2.5, 1.0), (-0.5, 0.25)):
         *_, info = env.step(np.full(4, a, dtype=np.float32))
-        np.testing.assert_allclose(info["motor_angles"], PAPER_HANDEDNESS * math.pi * fraction, atol=1e-12)
+        np.testing.assert_allclose(info["motor_angles_rad"], PAPER_HANDEDNESS * math.pi * fraction, atol=1e-12)
     a = np.array([-1.0, -0.5, 0.5, 1.0], dtype=np.float32)
     np.testing.assert_allclose(env.angles_to_action(env.action_to_angles(a)), a, atol=1e-7)
 
@@ -173,7 +173,7 @@ def test_observation_bounds_hold_the_robot_and_clipping_is_reported() -> None:
         assert not terminated and not info["observation_clipped"]
         assert env.observation_space.contains(obs)
     state = env.robot.state()
-    state["platform_velocity"] = np.array([0.0, 100.0, 0.0])  # beyond MAX_SPEED = 20 m/s
+    state["platform_velocity_m_s"] = np.array([0.0, 100.0, 0.0])  # beyond MAX_SPEED = 20 m/s
     obs, clipped = env._observation(state)
     assert clipped and obs[8] == 20.0 and env.observation_space.contains(obs)
 
@@ -184,7 +184,7 @@ def test_options_target_and_torque_observation() -> None:
     obs, info = env.reset(seed=0, options={"target": (0.0, 0.0, 0.11)})
     assert len(env.robot.rods[0].rest_lengths) == 10
     assert obs.shape == (20,)
-    np.testing.assert_allclose(info["target"], (0.0, 0.0, 0.11))
+    np.testing.assert_allclose(info["target_position_m"], (0.0, 0.0, 0.11))
     obs, *_ = env.step(np.zeros(4, dtype=np.float32))  # every rod half way along its range
     assert np.all(np.isfinite(obs))
     assert np.any(np.abs(obs[16:]) > 0.0)  # motor torques of the twisted rods
@@ -255,7 +255,7 @@ def test_stack_env_reaches_up_and_is_truncated_by_its_time_limit() -> None:
         assert reward == pytest.approx(-np.linalg.norm(obs[0:3] - obs[13:16]), abs=1e-6)
     assert truncated
     np.testing.assert_allclose(
-        info["motor_angles"], np.tile(PAPER_HANDEDNESS, 2) * math.pi / 2, atol=1e-12
+        info["motor_angles_rad"], np.tile(PAPER_HANDEDNESS, 2) * math.pi / 2, atol=1e-12
     )
     assert obs[2] > 0.2045 + 1e-3  # all eight rods elongating lift the top platform
     env.close()

@@ -60,7 +60,7 @@ def test_episode_goes_on_after_a_refused_action(robot_env: HSARobotEnv) -> None:
         robot_env.step([math.nan] * 4)
     obs, _, terminated, _, info = robot_env.step(np.zeros(4, dtype=np.float32))
     assert not terminated and np.all(np.isfinite(obs))
-    np.testing.assert_allclose(np.abs(info["motor_angles"]), math.pi / 2, atol=1e-12)
+    np.testing.assert_allclose(np.abs(info["motor_angles_rad"]), math.pi / 2, atol=1e-12)
 
 
 def test_bad_action_through_gym_make_and_the_stack() -> None:

@@ -577,3 +577,43 @@ def test_documented_env_numbers_are_the_code() -> None:
     coarse = {(int(n), float(dt)) for p in pages for n, dt in re.findall(
         r'"coarse"\)?[^.]*?: (\d+) elements per rod, dt = ([\d.e-]+) s', p.read_text(encoding="utf-8"))}
     assert coarse == {DISCRETIZATIONS["coarse"]}
+
+
+def test_step_api_state_and_env_use_the_schema_names() -> None:
+    """``state()``, the env observation and ``info`` are keyed by the schema's quantities (the
+    docs/outputs.md "Where each appears" rows are the code's), and the pre-0.2 keys of the
+    "Renamed in 0.2" table still read with a DeprecationWarning."""
+    import warnings
+
+    from hsa_elastica.envs.hsa_robot import OLD_INFO_KEYS, HSARobotEnv, observation_names
+    from hsa_elastica.io.columns import OLD_STATE_KEYS, STATE_KEYS, StateDict
+
+    rows = {r[0]: r[1] for r in _table_rows(_section(OUTPUTS, "Where each appears"))}
+    state_row = next(v for k, v in rows.items() if k.startswith("step API"))
+    assert tuple(_code(state_row)) == STATE_KEYS
+    assert all(k in {q.name for q in QUANTITIES} for k in STATE_KEYS)
+    obs_row = next(v for k, v in rows.items() if "observation" in k)
+    names = _code(obs_row)
+    assert observation_names(4, True) == tuple(c for n in names for c in flat_columns(n, 4))
+    renames = {r[0]: (r[1], r[2]) for r in _table_rows(_section(OUTPUTS, "Renamed in 0.2"))}
+    assert dict(zip(_code(renames["`state()`"][0]), _code(renames["`state()`"][1]))) == OLD_STATE_KEYS
+    assert dict(zip(_code(renames["env `info`"][0]), _code(renames["env `info`"][1]))) == OLD_INFO_KEYS
+
+    s = StateDict({k: float(i) for i, k in enumerate(STATE_KEYS)})
+    with pytest.warns(DeprecationWarning, match="'rod_tips' is deprecated: use 'rod_tip_positions_m'"):
+        assert s["rod_tips"] == s["rod_tip_positions_m"]
+    with pytest.raises(KeyError):
+        s["nonsense"]
+    env = HSARobotEnv(motor_torques=True)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (len(env.observation_names),) == (20,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new names read without a warning
+        assert set(info) == {"sim_time_s", "distance_m", "target_position_m", "motor_angles_rad",
+                             "observation_clipped"}
+        np.testing.assert_allclose(obs[13:16], info["target_position_m"], rtol=1e-6)
+        state = env.robot.state()
+        assert list(state) == list(STATE_KEYS)
+        np.testing.assert_allclose(obs[:3], state["platform_position_m"], rtol=1e-6)
+    with pytest.warns(DeprecationWarning, match="info key 'distance'"):
+        assert info["distance"] == info["distance_m"]

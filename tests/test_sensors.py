@@ -271,7 +271,7 @@ def test_stack_sensors_same_on_both_paths(law: str) -> None:
     # the state API reads the motor torques the recorders recorded, stage by stage
     last = [f"seg{k}/sensors/motor_torque_{i}" for k in range(2) for i in range(4)]
     for robot, df in ((ref, a), (fast, b)):
-        np.testing.assert_array_equal(robot.state()["motor_torques"], df[last].to_numpy()[-1])
+        np.testing.assert_array_equal(robot.state()["motor_torques_nm"], df[last].to_numpy()[-1])
 
 
 @pytest.mark.parametrize(
@@ -306,4 +306,4 @@ def test_motor_torque_balances_each_rod_about_its_axis(law: str, fast: bool, rel
         assert abs(moment) > 1e-2  # N m: a loaded motor
         assert last[f"sensors/motor_torque_{i}"] == pytest.approx(-moment, rel=rel)
         # the state API reads the same torque
-        assert robot.state()["motor_torques"][i] == last[f"sensors/motor_torque_{i}"]
+        assert robot.state()["motor_torques_nm"][i] == last[f"sensors/motor_torque_{i}"]

@@ -248,7 +248,7 @@ def test_commands_changed_mid_run_same_on_both_paths() -> None:
         for key in sr:
             assert np.abs(np.asarray(sr[key]) - np.asarray(sf[key])).max() < TOL, key
     assert abs(fast.time - ref.time) < 1e-15
-    np.testing.assert_allclose(fast.state()["motor_angles"], u, atol=1e-12)
+    np.testing.assert_allclose(fast.state()["motor_angles_rad"], u, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------------
@@ -445,7 +445,7 @@ def test_torque_drive_same_on_both_paths() -> None:
         robot.step(0.001)
     for x, y in zip(_states([*ref.rods, *ref.platforms]), _states([*fast.rods, *fast.platforms])):
         assert np.abs(x - y).max() < TOL
-    assert np.isnan(fast.state()["motor_angles"][4:]).all()
+    assert np.isnan(fast.state()["motor_angles_rad"][4:]).all()
 
 
 # --------------------------------------------------------------------------------------------

@@ -70,10 +70,10 @@ def test_changing_commands_same_trajectory_on_both_paths(interpolate: bool) -> N
             err = float(np.max(np.abs(np.asarray(a[key]) - np.asarray(b[key]))))
             assert err <= TOL, f"step {k}: {key} differs by {err:.3g}"
     # the motors reached the last command at the end of the interval
-    np.testing.assert_allclose(fast.state()["motor_angles"], cmds[-1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast.state()["motor_angles_rad"], cmds[-1], rtol=0, atol=1e-12)
     # the platform moved (not a trivial match) and the torques are not zero
-    assert fast.state()["platform_position"][2] > params.rod.length + 1e-4
-    assert np.all(np.abs(fast.state()["motor_torques"]) > 1e-4)
+    assert fast.state()["platform_position_m"][2] > params.rod.length + 1e-4
+    assert np.all(np.abs(fast.state()["motor_torques_nm"]) > 1e-4)
     # no recompilation for new commands
     assert (len(fused.advance.signatures), len(fused.ramp_table.signatures)) == signatures
     d_ref, d_fast = ref.diagnostics(), fast.diagnostics()

@@ -7,7 +7,7 @@ Shared by both paths -- :class:`hsa_elastica.robots.builders.Robot` (per-rod ope
     for k in range(50):
         robot.set_motor_angles(u)          # rad, one per rod (right-hand rule about +z)
         robot.step(0.02)                   # one 20 ms control interval
-        s = robot.state()                  # dict of arrays (platform pose/twist, tips, torques)
+        s = robot.state()                  # schema-named arrays: s["platform_position_m"], ...
 
 How a command acts: :meth:`ControlMixin.step` replaces each rod's ``MotorAngleBC.angle`` by a
 :class:`~hsa_elastica.physics.actuation.Ramp` over the interval -- linear from the angle the
@@ -40,6 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.io.columns import STATE_KEYS, StateDict
 from hsa_elastica.params import ParameterError, check_motor_angles
 from hsa_elastica.physics.actuation import Ramp
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
@@ -51,17 +52,6 @@ __all__ = ["ControlMixin", "motor_torques", "robot_state", "STATE_KEYS"]
 #: schedules are immutable callables of the time)
 _SCHEDULE_ATTRS = ("_angle", "angle_rate", "_torque")
 
-#: keys of :meth:`ControlMixin.state` (arrays; units in :func:`robot_state`)
-STATE_KEYS = (
-    "time",
-    "platform_position",
-    "platform_quaternion",
-    "platform_velocity",
-    "platform_omega",
-    "rod_tips",
-    "motor_angles",
-    "motor_torques",
-)
 
 
 def motor_torques(
@@ -86,33 +76,36 @@ def _motor_angle(bc: Any, t: float) -> float:
     return math.nan
 
 
-def robot_state(robot: Any) -> dict[str, Any]:
-    """State of ``robot`` (rods, platform, motors) as arrays, SI units.
+def robot_state(robot: Any) -> StateDict:
+    """State of ``robot`` (rods, platform, motors) as arrays, SI units, keyed by the output
+    schema's names (:data:`~hsa_elastica.io.columns.STATE_KEYS`, docs/outputs.md).
 
-    ``time`` [s]; ``platform_position`` (3,) [m] centre of mass, robot base frame (robot_base);
-    ``platform_quaternion`` (4,) ``(x, y, z, w)``, ``w >= 0``, of the body -> lab rotation;
-    ``platform_velocity`` (3,) [m/s] robot base frame; ``platform_omega`` (3,) [rad/s] BODY frame
-    (PyElastica's convention, as the recorder's ``omega`` columns); ``rod_tips`` (n, 3) [m];
-    ``motor_angles`` (n,) [rad] the imposed motor angles now (NaN for a torque-driven motor);
-    ``motor_torques`` (n,) [N m]
-    (:func:`motor_torques`).
+    ``sim_time_s`` [s]; ``platform_position_m`` (3,) [m] centre of mass, robot_base frame;
+    ``platform_quaternion_xyzw`` (4,) ``(x, y, z, w)``, ``w >= 0``, of the body -> robot_base
+    rotation; ``platform_velocity_m_s`` (3,) [m/s] robot_base frame; ``platform_omega_rad_s``
+    (3,) [rad/s] BODY frame (PyElastica's convention, as the recorder's ``omega`` columns);
+    ``rod_tip_positions_m`` (n, 3) [m]; ``motor_angles_rad`` (n,) [rad] the imposed motor
+    angles now (NaN for a torque-driven motor); ``motor_torques_nm`` (n,) [N m]
+    (:func:`motor_torques`).  The pre-0.2 keys (``time``, ``platform_position``, ...) still
+    read, with a ``DeprecationWarning``.
     """
     plat = robot.platform
     t = float(robot.time)
     director = np.ascontiguousarray(plat.director_collection[:, :, 0].T)
-    return {
-        "time": t,
-        "platform_position": np.array(plat.position_collection[:, 0], dtype=np.float64),
-        "platform_quaternion": np.array(rotation_matrix_to_quaternion(director), dtype=np.float64),
-        "platform_velocity": np.array(plat.velocity_collection[:, 0], dtype=np.float64),
-        "platform_omega": np.array(plat.omega_collection[:, 0], dtype=np.float64),
-        "rod_tips": np.array([r.position_collection[:, -1] for r in robot.rods], dtype=np.float64),
-        "motor_angles": np.array([_motor_angle(m.instance, t) for m in robot.motors]),
-        "motor_torques": motor_torques(
+    return StateDict({
+        "sim_time_s": t,
+        "platform_position_m": np.array(plat.position_collection[:, 0], dtype=np.float64),
+        "platform_quaternion_xyzw": np.array(rotation_matrix_to_quaternion(director), dtype=np.float64),
+        "platform_velocity_m_s": np.array(plat.velocity_collection[:, 0], dtype=np.float64),
+        "platform_omega_rad_s": np.array(plat.omega_collection[:, 0], dtype=np.float64),
+        "rod_tip_positions_m": np.array([r.position_collection[:, -1] for r in robot.rods],
+                                        dtype=np.float64),
+        "motor_angles_rad": np.array([_motor_angle(m.instance, t) for m in robot.motors]),
+        "motor_torques_nm": motor_torques(
             robot.rods, [robot.twist_couple(i) for i in range(len(robot.rods))]
             if hasattr(robot, "twist_couple") else None,
         ),
-    }
+    })
 
 
 class ControlMixin:
@@ -189,8 +182,9 @@ class ControlMixin:
         self._control_clock = target
         return float(self.time)  # type: ignore[attr-defined]
 
-    def state(self) -> dict[str, Any]:
-        """Platform pose and twist, rod tips, motor angles and torques (see :func:`robot_state`)."""
+    def state(self) -> StateDict:
+        """Platform pose and twist, rod tips, motor angles and torques, keyed by the output
+        schema's names (see :func:`robot_state`)."""
         return robot_state(self)
 
     # -- snapshots (engines/snapshot.py) -------------------------------------------------------

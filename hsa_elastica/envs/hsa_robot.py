@@ -16,9 +16,12 @@ installed: the extra ``rl``).
 * **observation** float32, bounded (:func:`observation_bounds`): platform position (3) [m],
   quaternion ``(x, y, z, w)`` (4), velocity (3) [m/s], angular velocity in the platform frame
   (3) [rad/s], target position (3) [m], and with ``motor_torques=True`` the motor torques
-  (n_rods) [N m].  Positions lie within the robot's geometric reach, a bound the physics
+  (n_rods) [N m]; ``env.observation_names`` gives each entry's column name in the output
+  schema (``platform_position_m_x``, ..., docs/outputs.md).  Positions lie within the robot's geometric reach, a bound the physics
   guarantees; velocities and torques are clipped to stated maxima well above anything
   measured (``info["observation_clipped"]`` says when a value was clipped).
+* **info** (:class:`EnvInfo`): ``sim_time_s``, ``distance_m``, ``target_position_m``,
+  ``motor_angles_rad``, ``observation_clipped`` (schema names).
 * **reward**: ``-|p_platform - p_target|`` [m] after the interval.
 * **episode**: the env never truncates by itself; ``gym.make`` wraps it in gymnasium's
   ``TimeLimit`` with the spec's ``max_episode_steps = 150`` (3 s; ``gym.make(...,
@@ -60,12 +63,14 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.timeloop import SimulationDiverged
+from hsa_elastica.io.columns import JsonObject, flat_columns
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
 
 __all__ = [
-    "HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "platform_reach", "MAX_SPEED",
+    "HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "observation_names", "EnvInfo",
+    "OLD_INFO_KEYS", "platform_reach", "MAX_SPEED",
     "MAX_ANGULAR_SPEED", "TORQUE_BOUND_FACTOR", "STRETCH_MARGIN",
 ]
 
@@ -124,6 +129,36 @@ def platform_reach(segments: Sequence[RobotParams]) -> float:
             + (0.5 * segments[k - 1].platform.thickness if k > 0 else 0.0)
         )
     return reach
+
+
+#: ``info`` keys renamed in 0.2 (old -> schema name), still read with a warning
+OLD_INFO_KEYS = {"time": "sim_time_s", "distance": "distance_m", "target": "target_position_m",
+                 "motor_angles": "motor_angles_rad"}
+
+
+class EnvInfo(JsonObject):
+    """The ``info`` of :meth:`HSARobotEnv.reset` / :meth:`HSARobotEnv.step`: ``sim_time_s``
+    [s], ``distance_m`` [m] platform centre to target, ``target_position_m`` (3,) [m],
+    ``motor_angles_rad`` (n_rods,) [rad], ``observation_clipped`` (and ``diverged``, the
+    message, when the simulation blew up).  The pre-0.2 keys (:data:`OLD_INFO_KEYS`) still read
+    with a ``DeprecationWarning`` on this dict (a vector env's merged infos have only the new
+    ones)."""
+
+    old_keys = OLD_INFO_KEYS
+    what = "info key"
+
+
+def observation_names(n_rods: int, motor_torques: bool = False) -> tuple[str, ...]:
+    """The output schema's column name of each entry of the observation, in order
+    (:func:`hsa_elastica.io.columns.flat_columns`): ``platform_position_m_{x,y,z}``,
+    ``platform_quaternion_xyzw_{x,y,z,w}``, ``platform_velocity_m_s_{x,y,z}``,
+    ``platform_omega_rad_s_{x,y,z}``, ``target_position_m_{x,y,z}`` and with
+    ``motor_torques`` ``motor_torques_nm_{i}``."""
+    names = ["platform_position_m", "platform_quaternion_xyzw", "platform_velocity_m_s",
+             "platform_omega_rad_s", "target_position_m"]
+    if motor_torques:
+        names.append("motor_torques_nm")
+    return tuple(c for name in names for c in flat_columns(name, n_rods))
 
 
 def observation_bounds(
@@ -237,6 +272,8 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.reach = platform_reach(segments)
         low, high = observation_bounds(segments, self.phi_max, self.with_torques)
         self.observation_space: spaces.Box = spaces.Box(low, high, dtype=np.float32)
+        #: the output schema's column name of each observation entry (docs/outputs.md)
+        self.observation_names: tuple[str, ...] = observation_names(self.n_rods, self.with_torques)
 
     # -- actions <-> motor angles ----------------------------------------------------------------
     def action_to_angles(self, action: Any) -> NDArray[np.float64]:
@@ -316,7 +353,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         state = self.robot.state()
         obs, clipped = self._observation(state)
         self._last_obs = obs
-        reward = -float(np.linalg.norm(state["platform_position"] - self.target))
+        reward = -float(np.linalg.norm(state["platform_position_m"] - self.target))
         return obs, reward, False, False, self._info(state, clipped=clipped)
 
     def render(self) -> NDArray[np.uint8] | None:
@@ -380,14 +417,14 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
     def _observation(self, state: dict[str, Any]) -> tuple[NDArray[np.float32], bool]:
         """The observation inside ``observation_space`` and whether anything was clipped."""
         parts = [
-            state["platform_position"],
-            state["platform_quaternion"],
-            state["platform_velocity"],
-            state["platform_omega"],
+            state["platform_position_m"],
+            state["platform_quaternion_xyzw"],
+            state["platform_velocity_m_s"],
+            state["platform_omega_rad_s"],
             self.target,
         ]
         if self.with_torques:
-            parts.append(state["motor_torques"])
+            parts.append(state["motor_torques_nm"])
         obs = np.concatenate(parts).astype(np.float32)
         low, high = self.observation_space.low, self.observation_space.high
         clipped = bool(np.any(obs < low) or np.any(obs > high))
@@ -397,11 +434,11 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
 
     def _info(self, state: dict[str, Any] | None = None, *, clipped: bool) -> dict[str, Any]:
         s = self.robot.state() if state is None else state
-        return {
-            "time": float(s["time"]),
-            "distance": float(np.linalg.norm(s["platform_position"] - self.target)),
-            "target": self.target.copy(),
-            "motor_angles": s["motor_angles"],
+        return EnvInfo({
+            "sim_time_s": float(s["sim_time_s"]),
+            "distance_m": float(np.linalg.norm(s["platform_position_m"] - self.target)),
+            "target_position_m": self.target.copy(),
+            "motor_angles_rad": s["motor_angles_rad"],
             "observation_clipped": clipped,
-        }
+        })
 

@@ -56,7 +56,10 @@ __all__ = [
     "SUMMARY_KEYS",
     "CALIBRATION_KEYS",
     "OLD_JSON_KEYS",
+    "STATE_KEYS",
+    "OLD_STATE_KEYS",
     "JsonObject",
+    "StateDict",
     "quantity",
     "flat_columns",
     "flatten",
@@ -158,6 +161,15 @@ QUANTITIES: tuple[Quantity, ...] = (
        "target of the platform centre in a reaching task (drawn by hsa-elastica view)"),
     _Q("divergence", "-", "none", "object", "object",
        "{time_s, last_good_time_s, system, reason, message} of a blow-up"),
+    # the step API's state() and the Gymnasium envs' observations and infos
+    _Q("platform_velocity_m_s", "m/s", ROBOT_BASE, "xyz", "float64",
+       "platform centre-of-mass velocity"),
+    _Q("platform_omega_rad_s", "rad/s", "body", "xyz", "float64",
+       "platform angular velocity in its own frame (PyElastica's omega_collection)"),
+    _Q("motor_torques_nm", "N m", "motor", "per_rod", "float64",
+       "torque the motor of rod i supplies about the rod axis"),
+    _Q("distance_m", "m", "none", "scalar", "float64",
+       "distance of the platform centre from the target (reaching task)"),
     # calibration output (calibrate --json, CalibrationResult)
     _Q("parameters", "SI", "none", "object", "object",
        "{name: {start, value, std, bounds}} of each free parameter, in its own SI unit"),
@@ -191,8 +203,19 @@ SUMMARY_KEYS = ("max_node_speed_m_s", "max_platform_omega_rad_s", "settle_time_s
 #: ``calibrate --json`` object
 CALIBRATION_KEYS = ("parameters", "correlation", "rms_start_mm_deg", "rms_mm_deg", "cost",
                     "n_residuals", "n_evaluations", "wall_time_s", "success", "message")
+#: the step API's ``state()`` (``sim_time_s`` a float, the others arrays; per-rod ones have a
+#: row per rod)
+STATE_KEYS = ("sim_time_s", "platform_position_m", "platform_quaternion_xyzw",
+              "platform_velocity_m_s", "platform_omega_rad_s", "rod_tip_positions_m",
+              "motor_angles_rad", "motor_torques_nm")
 #: JSON keys renamed in 0.2 (old -> new); readers still accept the old ones with a warning
 OLD_JSON_KEYS = {"actuation_angles_rad": "motor_angles_rad"}
+#: ``state()`` keys renamed in 0.2 (old -> new), still read with a warning
+OLD_STATE_KEYS = {"time": "sim_time_s", "platform_position": "platform_position_m",
+                  "platform_quaternion": "platform_quaternion_xyzw",
+                  "platform_velocity": "platform_velocity_m_s",
+                  "platform_omega": "platform_omega_rad_s", "rod_tips": "rod_tip_positions_m",
+                  "motor_angles": "motor_angles_rad", "motor_torques": "motor_torques_nm"}
 
 
 class JsonObject(dict):  # type: ignore[type-arg]
@@ -200,15 +223,28 @@ class JsonObject(dict):  # type: ignore[type-arg]
     (:data:`OLD_JSON_KEYS`) still read, with a ``DeprecationWarning``, until the next release
     (``json.dumps`` writes only the new keys)."""
 
+    #: old key -> schema key
+    old_keys: dict[str, str] = OLD_JSON_KEYS
+    what = "JSON key"
+
     def __missing__(self, key: str) -> Any:
-        new = OLD_JSON_KEYS.get(key)
+        new = self.old_keys.get(key)
         if new is None or new not in self:
             raise KeyError(key)
         import warnings
 
-        warnings.warn(f"JSON key {key!r} is deprecated: use {new!r} (docs/outputs.md)",
+        warnings.warn(f"{self.what} {key!r} is deprecated: use {new!r} (docs/outputs.md)",
                       DeprecationWarning, stacklevel=2)
         return self[new]
+
+
+class StateDict(JsonObject):
+    """The step API's ``state()`` (:data:`STATE_KEYS`): a ``dict`` whose pre-0.2 keys
+    (:data:`OLD_STATE_KEYS`) still read, with a ``DeprecationWarning``, until the next
+    release."""
+
+    old_keys = OLD_STATE_KEYS
+    what = "state() key"
 
 
 def quantity(name: str) -> Quantity:

@@ -51,6 +51,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.io.recording import _Recorder, _vector_columns
 from hsa_elastica.physics.actuation import MotorAngleBC, Ramp, twist_about_axis
+from hsa_elastica.physics.mount_kernels import system_view
 from hsa_elastica.physics.sensors import joint_rest_orientation, joint_wrench, motor_torque
 
 __all__ = ["RobotSensorRecorder", "sensor_columns"]
@@ -163,14 +164,11 @@ class RobotSensorRecorder(_Recorder):
             )
             # C-contiguous copies of the block views: the joint kernels are then the
             # specialisations the fused loop compiles anyway, not a second (strided) set
-            cc = np.ascontiguousarray
             joint_wrench(
-                cc(rod.position_collection), cc(rod.velocity_collection),
-                cc(rod.director_collection), cc(rod.omega_collection), tip_node, tip_elem,
-                cc(platform.position_collection), cc(platform.velocity_collection),
-                cc(platform.director_collection), cc(platform.omega_collection), 0,
-                cc(joint.attachment_point), float(joint.k_F),
-                float(joint.nu_F), rest, float(joint.k_tau), float(joint.nu_tau), self._wrench,
+                system_view(rod, copy=True), tip_node, tip_elem,
+                system_view(platform, copy=True), 0, np.ascontiguousarray(joint.attachment_point),
+                float(joint.k_F), float(joint.nu_F), rest, float(joint.k_tau),
+                float(joint.nu_tau), self._wrench,
             )
             o = 1 + 3 * n
             for c in range(3):

@@ -36,6 +36,8 @@ from hsa_elastica.params import invalid_parameter, is_finite_number
 
 __all__ = [
     "Ramp",
+    "AngleDrive",
+    "TorqueDrive",
     "MotorAngleBC",
     "FreeTwistBC",
     "BaseTwistTorque",
@@ -134,6 +136,42 @@ def motor_schedule(
     rate is the schedule's ``rate`` method if it has one (as :class:`Ramp`), else None."""
     rate = getattr(value, "rate", None)
     return _schedule(owner, "angle", value), (rate if callable(rate) else None)
+
+
+class AngleDrive:
+    """The motor-angle command of an operator (:class:`MotorAngleBC`, the motor mounts): the
+    ``angle`` schedule and its ``angle_rate``; the class's ``_owner`` names it in errors."""
+
+    _owner = "AngleDrive"
+    _angle: Callable[[float], float]
+    #: the schedule's ``rate`` method (rad/s), None if it has none
+    angle_rate: Callable[[float], float] | None = None
+
+    @property
+    def angle(self) -> Callable[[float], float]:
+        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
+        return self._angle
+
+    @angle.setter
+    def angle(self, value: ScalarOrSchedule) -> None:
+        self._angle, self.angle_rate = motor_schedule(self._owner, value)
+
+
+class TorqueDrive:
+    """The motor-torque command of an operator (the torque-driven mounts): the ``torque``
+    schedule; the class's ``_owner`` names it in errors."""
+
+    _owner = "TorqueDrive"
+    _torque: Callable[[float], float]
+
+    @property
+    def torque(self) -> Callable[[float], float]:
+        """Motor torque schedule ``t [s] -> tau [N m]`` (assign a number or a callable)."""
+        return self._torque
+
+    @torque.setter
+    def torque(self, value: ScalarOrSchedule) -> None:
+        self._torque = _schedule(self._owner, "torque", value)
 
 
 def _single_index(owner: str, name: str, idx: Any) -> int:
@@ -336,7 +374,7 @@ class _ProximalBC(ConstraintBase):
         self._director = np.empty((3, 3))
 
 
-class MotorAngleBC(_ProximalBC):
+class MotorAngleBC(AngleDrive, _ProximalBC):
     """Motor-driven base of an HSA rod (Section II-D, option (a)).
 
     The base node keeps its initial position and the base element is the initial orientation
@@ -370,17 +408,7 @@ class MotorAngleBC(_ProximalBC):
         **kwargs: Any,
     ) -> None:
         super().__init__(fixed_position, fixed_director, **kwargs)
-        self.angle_rate: Callable[[float], float] | None = None
         self.angle = angle  # type: ignore[assignment]
-
-    @property
-    def angle(self) -> Callable[[float], float]:
-        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
-        return self._angle
-
-    @angle.setter
-    def angle(self, value: ScalarOrSchedule) -> None:
-        self._angle, self.angle_rate = motor_schedule("MotorAngleBC", value)
 
     def constrain_values(self, system: RodType, time: np.float64) -> None:
         rotate_about_own_axis(self.reference_director, float(self.angle(float(time))), self._director)

@@ -41,12 +41,9 @@ from hsa_elastica.physics.auxetic_law import (
     reciprocal_twist_couple,
 )
 from hsa_elastica.physics.compression_law import CompressionRow, compression_law_forces
-from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel, relative_orientation
-from hsa_elastica.physics.mounts import (
-    free_twist_rest_orientation,
-    motor_torque_kernel,
-    mount_rest_orientation,
-)
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import block_view, motor_torque_kernel, relative_orientation
+from hsa_elastica.physics.mounts import free_twist_rest_orientation, mount_rest_orientation
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rigid_mounts import mount_rates, mount_reaction, mount_values
 from hsa_elastica.physics.variational_rod import ElasticState, variational_correction
@@ -277,9 +274,8 @@ def constrain_values(
         elem = m.element[i]
         if m.body[i] >= 0:
             mount_values(
-                body.position, body.director, m.body[i], m.offset[i], m.reference_director[i],
-                angles[i], m.free_twist[i] != 0, rod.position, node, rod.director, elem,
-                m.mount_work,
+                block_view(body), m.body[i], m.offset[i], m.reference_director[i], angles[i],
+                m.free_twist[i] != 0, block_view(rod), node, elem, m.mount_work,
             )
             continue
         rotate_about_own_axis(m.reference_director[i], angles[i], m.work)
@@ -314,9 +310,9 @@ def constrain_rates(
             elem = m.element[i]
             if m.body[i] >= 0:
                 mount_rates(
-                    body.velocity, body.omega, body.director, m.body[i], m.offset[i],
+                    block_view(body), m.body[i], m.offset[i],
                     rates[i] if m.has_rate[i] != 0 else 0.0, m.free_twist[i] != 0,
-                    rod.velocity, node, rod.omega, rod.director, elem,
+                    block_view(rod), node, elem,
                 )
                 continue
             for a in range(3):
@@ -373,6 +369,20 @@ def _free_twist_mount(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _init_joint(
+    joints: JointTable, i: int, rod_director: NDArray[np.float64],
+    body_director: NDArray[np.float64],
+) -> None:
+    """First call of joint row ``i``: its rest orientation (and a motor mount's base
+    orientation) from the present directors."""
+    joints.rest_orientation[i] = relative_orientation(
+        body_director, joints.body[i], rod_director, joints.element[i]
+    )
+    joints.initialized[i] = 1
+    joints.base_orientation[i] = joints.rest_orientation[i]
+
+
+@njit(cache=True)  # type: ignore[misc]
 def apply_gravity(
     g: GravityTable, i: int, mass: NDArray[np.float64], external_forces: NDArray[np.float64]
 ) -> None:
@@ -413,6 +423,16 @@ def evaluate_forces(
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
 
+    Steps: the motors' and rod ends' values; the rotation vectors ``log(Q_{k+1} Q_k^T)`` of the
+    whole block, once (the coupling's twist strain, Eq. 4, and the internal torques' curvature
+    both read them); the auxetic couplings (Eq. 2-5: the operator rewrites the rest
+    configuration and recomputes the internal forces; applying it before the single
+    internal-force evaluation gives the same state at half the cost); the rods' internal
+    forces; PyElastica's ``synchronize``: forcings and connections in FIFO order.  That loop is
+    written here, not in a helper: a numba call passes every array of its records as a separate
+    argument, and an inlined one copies the records (one reference count per array); either
+    cost 1-1.6 us per step (``benchmarks/profile_fused_kernels.py``).
+
     The tables are passed as the few records the steps below take, not as one
     :class:`~hsa_elastica.physics.tables.ModelTables`: numba reference-counts every array of a
     record taken out of a record argument, which cost ~1 us per step here (the callers unpack
@@ -421,14 +441,9 @@ def evaluate_forces(
     """
     sync_program, values_program = programs
     constrain_values(values_program, motors, angles, rod, ends, body)
-    # rotation vectors log(Q_{k+1} Q_k^T) of the whole block, once: the coupling's twist
-    # strain (Eq. 4) and the internal torques' curvature both read them
     rotation_log_inplace(rod.director, work.vor3)
     if couplings.initialized.shape[0] > 0 and couplings.initialized.min() == 0:
         initialize_couplings(sync_program, couplings, t, work.vor3)
-    # auxetic coupling (Eq. 2-5): the operator rewrites the rest configuration and recomputes
-    # the internal forces; applying it before the single internal-force evaluation gives the
-    # same state at half the cost
     for p in range(sync_program.shape[0]):
         if sync_program[p, 0] == OP_COUPLING:
             i = sync_program[p, 1]
@@ -441,9 +456,6 @@ def evaluate_forces(
                 return False
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
-    # synchronize: forcing and connections in FIFO order (written here, not in a helper: a numba
-    # call passes every array of its records as a separate argument, and inlining one copies
-    # the records, one reference count per array; either cost ~1 us per step, measured)
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
@@ -451,11 +463,7 @@ def evaluate_forces(
             apply_reciprocal_couple(couplings, i, rod)
         elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
             if joints.initialized[i] == 0:
-                joints.rest_orientation[i] = relative_orientation(
-                    body.director, joints.body[i], rod.director, joints.element[i]
-                )
-                joints.initialized[i] = 1
-                joints.base_orientation[i] = joints.rest_orientation[i]
+                _init_joint(joints, i, rod.director, body.director)
             if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
                 if joints.free_twist[i] != 0:
                     _free_twist_mount(joints, i, rod, body)
@@ -463,28 +471,24 @@ def evaluate_forces(
                     _turn_mount(joints, i, angles)
             if code == OP_JOINT_FORCE:
                 joint_force_kernel(
-                    rod.position, rod.velocity, rod.external_forces, joints.node[i],
-                    body.position, body.velocity, body.director, body.omega,
-                    body.external_forces, body.external_torques, joints.body[i],
+                    block_view(rod), joints.node[i], block_view(body), joints.body[i],
                     joints.attachment[i], joints.k_F[i], joints.nu_F[i],
                 )
             else:
                 joint_torque_kernel(
-                    rod.director, rod.omega, rod.external_torques, joints.element[i],
-                    body.director, body.omega, body.external_torques, joints.body[i],
+                    block_view(rod), joints.element[i], block_view(body), joints.body[i],
                     joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
                 )
                 if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
                     motor_torque_kernel(
-                        rod.director, rod.external_torques, joints.element[i], body.director,
-                        body.external_torques, joints.body[i], angles[joints.angle_col[i]],
+                        block_view(rod), joints.element[i], block_view(body), joints.body[i],
+                        angles[joints.angle_col[i]],
                     )
         elif code == OP_MOUNT_REACTION:
             mount_reaction(
-                rod.position, rod.director, rod.internal_forces, rod.internal_torques,
-                rod.external_forces, rod.external_torques, motors.node[i], motors.element[i],
-                body.position, body.director, body.external_forces, body.external_torques,
-                motors.body[i], motors.free_twist[i] != 0, angles[i],
+                block_view(rod), rod.internal_forces, rod.internal_torques, motors.node[i],
+                motors.element[i], block_view(body), motors.body[i], motors.free_twist[i] != 0,
+                angles[i],
             )
         elif code == OP_GRAVITY_ROD:
             apply_gravity(forcings.rod_gravity, i, rod.mass, rod.external_forces)

@@ -20,7 +20,7 @@ Python); the class only holds the parameters and the rest orientation.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from elastica.joint import ConnectionBase
@@ -29,59 +29,38 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.params import invalid_parameter
+from hsa_elastica.physics.mount_kernels import (
+    SystemView,
+    lever_and_spin,
+    relative_orientation,
+    system_view,
+)
 # re-exported: the rotation kernels used to live here
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion, rotation_vector_from_matrix
 
 __all__ = [
     "PlatformJoint",
+    "RodBodyConnection",
     "resolve_joint_indices",
     "joint_force_kernel",
     "joint_torque_kernel",
     "lever_and_spin",
+    "relative_orientation",
     "rotation_matrix_to_quaternion",
     "rotation_vector_from_matrix",
 ]
 
 
 # --------------------------------------------------------------------------------------------
-# joint kernels (numba); the body-mount kernels (physics/rigid_mounts.py, physics/mounts.py)
-# share lever_and_spin and relative_orientation
+# joint kernels (numba); the helpers they share with the motor mounts are in mount_kernels
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, inline="always")  # type: ignore[misc]
-def lever_and_spin(
-    director: NDArray[np.float64], omega: NDArray[np.float64], body: int, point: NDArray[np.float64]
-) -> tuple[float, float, float, float, float, float]:
-    """Lab lever arm ``r = Q_b^T point`` [m] of a point given in body ``body``'s frame and the
-    body's lab angular velocity ``w = Q_b^T omega_b`` [rad/s] (``omega`` local), as
-    ``(r0, r1, r2, w0, w1, w2)``: the rigid-body kinematics of a point attached to a body
-    (joints of Eq. 6 and the rigid motor mounts)."""
-    r0 = director[0, 0, body] * point[0] + director[1, 0, body] * point[1] + director[2, 0, body] * point[2]
-    r1 = director[0, 1, body] * point[0] + director[1, 1, body] * point[1] + director[2, 1, body] * point[2]
-    r2 = director[0, 2, body] * point[0] + director[1, 2, body] * point[1] + director[2, 2, body] * point[2]
-    w0 = director[0, 0, body] * omega[0, body] + director[1, 0, body] * omega[1, body] + director[2, 0, body] * omega[2, body]
-    w1 = director[0, 1, body] * omega[0, body] + director[1, 1, body] * omega[1, body] + director[2, 1, body] * omega[2, body]
-    w2 = director[0, 2, body] * omega[0, body] + director[1, 2, body] * omega[1, body] + director[2, 2, body] * omega[2, body]
-    return r0, r1, r2, w0, w1, w2
-
-
 @njit(cache=True)  # type: ignore[misc]
 def joint_force_kernel(
-    rod_position: NDArray[np.float64],
-    rod_velocity: NDArray[np.float64],
-    rod_external_forces: NDArray[np.float64],
-    node: int,
-    platform_position: NDArray[np.float64],
-    platform_velocity: NDArray[np.float64],
-    platform_director: NDArray[np.float64],
-    platform_omega: NDArray[np.float64],
-    platform_external_forces: NDArray[np.float64],
-    platform_external_torques: NDArray[np.float64],
-    body: int,
-    attachment_point: NDArray[np.float64],
-    k_F: float,
-    nu_F: float,
+    rod: SystemView, node: int, body: SystemView, b: int, attachment_point: NDArray[np.float64],
+    k_F: float, nu_F: float,
 ) -> None:
-    """Translational spring-damper of Eq. 6, accumulated in place.
+    """Translational spring-damper of Eq. 6 between ``rod``'s node ``node`` and the point
+    ``attachment_point`` [m] (body frame) of ``body``'s body ``b``, accumulated in place.
 
     ``F = k_F (r_p - r_tip) + nu_F (v_p - v_tip)`` [N] with the attachment point
     ``r_p = x_com + r``, ``r = Q_p^T a`` (lab) and ``v_p = v_com + (Q_p^T omega_p) x r``
@@ -89,68 +68,37 @@ def joint_force_kernel(
     ``-F`` to the platform centre of mass and the moment ``r x (-F)`` of that force about the
     centre of mass to the platform torque, converted to the body frame (``Q_p (r x -F)``).
     """
-    Q = platform_director[:, :, body]
-    r0, r1, r2, w0, w1, w2 = lever_and_spin(platform_director, platform_omega, body, attachment_point)
+    Q = body.director[:, :, b]
+    r0, r1, r2, w0, w1, w2 = lever_and_spin(body.director, body.omega, b, attachment_point)
     # attachment point velocity v_p = v_com + w x r
-    vp0 = platform_velocity[0, body] + (w1 * r2 - w2 * r1)
-    vp1 = platform_velocity[1, body] + (w2 * r0 - w0 * r2)
-    vp2 = platform_velocity[2, body] + (w0 * r1 - w1 * r0)
-    f0 = k_F * (platform_position[0, body] + r0 - rod_position[0, node]) + nu_F * (
-        vp0 - rod_velocity[0, node]
-    )
-    f1 = k_F * (platform_position[1, body] + r1 - rod_position[1, node]) + nu_F * (
-        vp1 - rod_velocity[1, node]
-    )
-    f2 = k_F * (platform_position[2, body] + r2 - rod_position[2, node]) + nu_F * (
-        vp2 - rod_velocity[2, node]
-    )
-    rod_external_forces[0, node] += f0
-    rod_external_forces[1, node] += f1
-    rod_external_forces[2, node] += f2
-    platform_external_forces[0, body] -= f0
-    platform_external_forces[1, body] -= f1
-    platform_external_forces[2, body] -= f2
+    vp0 = body.velocity[0, b] + (w1 * r2 - w2 * r1)
+    vp1 = body.velocity[1, b] + (w2 * r0 - w0 * r2)
+    vp2 = body.velocity[2, b] + (w0 * r1 - w1 * r0)
+    x = body.position
+    f0 = k_F * (x[0, b] + r0 - rod.position[0, node]) + nu_F * (vp0 - rod.velocity[0, node])
+    f1 = k_F * (x[1, b] + r1 - rod.position[1, node]) + nu_F * (vp1 - rod.velocity[1, node])
+    f2 = k_F * (x[2, b] + r2 - rod.position[2, node]) + nu_F * (vp2 - rod.velocity[2, node])
+    rod.external_forces[0, node] += f0
+    rod.external_forces[1, node] += f1
+    rod.external_forces[2, node] += f2
+    body.external_forces[0, b] -= f0
+    body.external_forces[1, b] -= f1
+    body.external_forces[2, b] -= f2
     # moment about the COM of -F applied at r (lab), then to the body frame
     t0 = -(r1 * f2 - r2 * f1)
     t1 = -(r2 * f0 - r0 * f2)
     t2 = -(r0 * f1 - r1 * f0)
     for i in range(3):
-        platform_external_torques[i, body] += Q[i, 0] * t0 + Q[i, 1] * t1 + Q[i, 2] * t2
-
-
-@njit(cache=True)  # type: ignore[misc]
-def relative_orientation(
-    platform_director: NDArray[np.float64],
-    body: int,
-    rod_director: NDArray[np.float64],
-    element: int,
-) -> NDArray[np.float64]:
-    """``C = Q_p Q_tip^T`` (3, 3): the rod-tip material frame expressed in the platform frame."""
-    C = np.zeros((3, 3))
-    for i in range(3):
-        for j in range(3):
-            s = 0.0
-            for m in range(3):
-                s += platform_director[i, m, body] * rod_director[j, m, element]
-            C[i, j] = s
-    return C
+        body.external_torques[i, b] += Q[i, 0] * t0 + Q[i, 1] * t1 + Q[i, 2] * t2
 
 
 @njit(cache=True)  # type: ignore[misc]
 def joint_torque_kernel(
-    rod_director: NDArray[np.float64],
-    rod_omega: NDArray[np.float64],
-    rod_external_torques: NDArray[np.float64],
-    element: int,
-    platform_director: NDArray[np.float64],
-    platform_omega: NDArray[np.float64],
-    platform_external_torques: NDArray[np.float64],
-    body: int,
-    rest_relative_orientation: NDArray[np.float64],
-    k_tau: float,
-    nu_tau: float,
+    rod: SystemView, element: int, body: SystemView, b: int,
+    rest_relative_orientation: NDArray[np.float64], k_tau: float, nu_tau: float,
 ) -> None:
-    """Rotational spring-damper of Eq. 7, accumulated in place (torques in N m).
+    """Rotational spring-damper of Eq. 7 between ``rod``'s element ``element`` and ``body``'s
+    body ``b``, accumulated in place (torques in N m).
 
     With ``C0 = Q_p0 Q_t0^T`` the stored rest relative orientation, the orientation error is
     the lab-frame rotation ``E = Q_p^T C0 Q_t`` that carries the platform from the pose rigidly
@@ -165,8 +113,8 @@ def joint_torque_kernel(
     (``theta = -Q_p^T log(Q_p Q_t^T)``), written so the spring torque is the gradient of the
     potential ``k_tau |theta|^2 / 2`` and both terms oppose the error.
     """
-    Qp = platform_director[:, :, body]
-    Qt = rod_director[:, :, element]
+    Qp = body.director[:, :, b]
+    Qt = rod.director[:, :, element]
     # M = C0 Q_t, E = Q_p^T M
     M = np.empty((3, 3))
     for i in range(3):
@@ -181,8 +129,8 @@ def joint_torque_kernel(
         for j in range(3):
             E[i, j] = Qp[0, i] * M[0, j] + Qp[1, i] * M[1, j] + Qp[2, i] * M[2, j]
     th0, th1, th2 = rotation_vector_from_matrix(E)
-    op = platform_omega[:, body]
-    ot = rod_omega[:, element]
+    op = body.omega[:, b]
+    ot = rod.omega[:, element]
     tp = np.empty(3)
     for i in range(3):
         w_rel = (Qp[0, i] * op[0] + Qp[1, i] * op[1] + Qp[2, i] * op[2]) - (
@@ -191,8 +139,8 @@ def joint_torque_kernel(
         th = th0 if i == 0 else (th1 if i == 1 else th2)
         tp[i] = -k_tau * th - nu_tau * w_rel
     for i in range(3):
-        platform_external_torques[i, body] += Qp[i, 0] * tp[0] + Qp[i, 1] * tp[1] + Qp[i, 2] * tp[2]
-        rod_external_torques[i, element] -= Qt[i, 0] * tp[0] + Qt[i, 1] * tp[1] + Qt[i, 2] * tp[2]
+        body.external_torques[i, b] += Qp[i, 0] * tp[0] + Qp[i, 1] * tp[1] + Qp[i, 2] * tp[2]
+        rod.external_torques[i, element] -= Qt[i, 0] * tp[0] + Qt[i, 1] * tp[1] + Qt[i, 2] * tp[2]
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,7 +196,53 @@ def resolve_joint_indices(
     return node, element, body
 
 
-class PlatformJoint(ConnectionBase):
+class RodBodyConnection(ConnectionBase):
+    """A connection between a rod end (one node and one element) and a rigid body: the base
+    of :class:`PlatformJoint`, the motor mounts and
+    :class:`~hsa_elastica.physics.rigid_mounts.MountReaction`.
+
+    PyElastica's ``apply_forces`` / ``apply_torques`` (arguments ``system_one, index_one,
+    system_two, index_two, time``) resolve the indices at the first call
+    (:func:`resolve_joint_indices`, :meth:`_resolve`) and then call the subclass's
+    :meth:`_forces` / :meth:`_torques` with the two systems and the time [s].
+    """
+
+    _node = -1
+    _element = -1
+    _body = -1
+
+    def _resolve(
+        self, system_one: Any, index_one: ConnectionIndex, system_two: Any,
+        index_two: ConnectionIndex,
+    ) -> None:
+        self._node, self._element, self._body = resolve_joint_indices(
+            system_one, index_one, system_two, index_two
+        )
+
+    def _apply(
+        self, hook: Callable[[Any, Any, float], None], system_one: Any, index_one: ConnectionIndex,
+        system_two: Any, index_two: ConnectionIndex, time: np.float64 = np.float64(0.0),
+    ) -> None:
+        if self._body < 0:
+            self._resolve(system_one, index_one, system_two, index_two)
+        hook(system_one, system_two, float(time))
+
+    def apply_forces(self, *args: Any, **kwargs: Any) -> None:
+        """PyElastica's force call: :meth:`_forces` (arguments as :meth:`_apply`)."""
+        self._apply(self._forces, *args, **kwargs)
+
+    def apply_torques(self, *args: Any, **kwargs: Any) -> None:
+        """PyElastica's torque call: :meth:`_torques` (arguments as :meth:`_apply`)."""
+        self._apply(self._torques, *args, **kwargs)
+
+    def _forces(self, system_one: Any, system_two: Any, time: float) -> None:
+        """Forces of the connection (none by default)."""
+
+    def _torques(self, system_one: Any, system_two: Any, time: float) -> None:
+        """Torques of the connection (none by default)."""
+
+
+class PlatformJoint(RodBodyConnection):
     """Spring-damper joint between a rod's distal end and a rigid platform (Eq. 6-7).
 
     Connect with ``first_rod`` = the rod (``first_connect_idx=-1``: its distal node and distal
@@ -309,74 +303,27 @@ class PlatformJoint(ConnectionBase):
         self.attachment_point: NDArray[np.float64] = a
         #: rest relative orientation ``Q_p Q_tip^T`` (3, 3), set at the first call
         self.rest_relative_orientation: NDArray[np.float64] | None = None
-        self._node = -1
-        self._element = -1
-        self._body = -1
 
     def _resolve(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
+        self, system_one: Any, index_one: ConnectionIndex, system_two: Any,
         index_two: ConnectionIndex,
     ) -> None:
-        self._node, self._element, self._body = resolve_joint_indices(
-            system_one, index_one, system_two, index_two
-        )
+        super()._resolve(system_one, index_one, system_two, index_two)
         self.rest_relative_orientation = relative_orientation(
             system_two.director_collection, self._body, system_one.director_collection, self._element
         )
 
-    def apply_forces(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-        time: np.float64 = np.float64(0.0),
-    ) -> None:
+    def _forces(self, system_one: Any, system_two: Any, time: float) -> None:
         """Eq. 6: add ``+F`` to the rod tip node, ``-F`` and ``r x (-F)`` to the platform."""
-        if self.rest_relative_orientation is None:
-            self._resolve(system_one, index_one, system_two, index_two)
         joint_force_kernel(
-            system_one.position_collection,
-            system_one.velocity_collection,
-            system_one.external_forces,
-            self._node,
-            system_two.position_collection,
-            system_two.velocity_collection,
-            system_two.director_collection,
-            system_two.omega_collection,
-            system_two.external_forces,
-            system_two.external_torques,
-            self._body,
-            self.attachment_point,
-            self.k_F,
-            self.nu_F,
+            system_view(system_one), self._node, system_view(system_two), self._body,
+            self.attachment_point, self.k_F, self.nu_F,
         )
 
-    def apply_torques(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-        time: np.float64 = np.float64(0.0),
-    ) -> None:
+    def _torques(self, system_one: Any, system_two: Any, time: float) -> None:
         """Eq. 7: equal and opposite orientation spring-damper torques (local frames)."""
-        if self.rest_relative_orientation is None:
-            self._resolve(system_one, index_one, system_two, index_two)
         assert self.rest_relative_orientation is not None
         joint_torque_kernel(
-            system_one.director_collection,
-            system_one.omega_collection,
-            system_one.external_torques,
-            self._element,
-            system_two.director_collection,
-            system_two.omega_collection,
-            system_two.external_torques,
-            self._body,
-            self.rest_relative_orientation,
-            self.k_tau,
-            self.nu_tau,
+            system_view(system_one), self._element, system_view(system_two), self._body,
+            self.rest_relative_orientation, self.k_tau, self.nu_tau,
         )

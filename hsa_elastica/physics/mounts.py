@@ -17,20 +17,22 @@ compiled engines evaluate the same kernels (:mod:`hsa_elastica.physics.forces`).
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any
 
 import numpy as np
-from elastica.typing import ConnectionIndex, RigidBodyType, RodType
+from elastica.typing import ConnectionIndex
 from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.actuation import (
+    AngleDrive,
     ScalarOrSchedule,
-    _schedule,
-    motor_schedule,
+    TorqueDrive,
     twist_about_axis,
 )
 from hsa_elastica.physics.joints import PlatformJoint
+# re-exported: the motor torque kernel is shared with the rigid mounts
+from hsa_elastica.physics.mount_kernels import motor_torque_kernel, system_view
 
 __all__ = [
     "MotorMount",
@@ -75,10 +77,7 @@ class _BaseJoint(PlatformJoint):
     base_orientation: NDArray[np.float64] | None = None
 
     def _resolve(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
+        self, system_one: Any, index_one: ConnectionIndex, system_two: Any,
         index_two: ConnectionIndex,
     ) -> None:
         super()._resolve(system_one, index_one, system_two, index_two)
@@ -86,8 +85,7 @@ class _BaseJoint(PlatformJoint):
         self.rest_relative_orientation = np.empty((3, 3))
 
 
-
-class MotorMount(_BaseJoint):
+class MotorMount(AngleDrive, _BaseJoint):
     """A motor carried by a rigid body, driving a rod's base (Section II-D on a moving body).
 
     The rod's base node and base element are tied to an attachment point on a rigid body (the
@@ -116,57 +114,25 @@ class MotorMount(_BaseJoint):
     like ``MotorAngleBC.angle`` (the fused stepper reads it at every call).
     """
 
-    def __init__(
-        self,
-        *,
-        k_F: float,
-        nu_F: float = 0.0,
-        k_tau: float,
-        nu_tau: float = 0.0,
-        attachment_point: NDArray[np.float64] | tuple[float, float, float] | list[float],
-        angle: ScalarOrSchedule = 0.0,
-    ) -> None:
-        super().__init__(
-            k_F=k_F, nu_F=nu_F, k_tau=k_tau, nu_tau=nu_tau, attachment_point=attachment_point
-        )
-        self.angle_rate: Callable[[float], float] | None = None
+    _owner = "MotorMount"
+
+    def __init__(self, *, angle: ScalarOrSchedule = 0.0, **joint: Any) -> None:
+        super().__init__(**joint)
         self.angle = angle  # type: ignore[assignment]
 
-    @property
-    def angle(self) -> Callable[[float], float]:
-        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
-        return self._angle
-
-    @angle.setter
-    def angle(self, value: ScalarOrSchedule) -> None:
-        self._angle, self.angle_rate = motor_schedule("MotorMount", value)
-
-    def apply_torques(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-        time: np.float64 = np.float64(0.0),
-    ) -> None:
+    def _torques(self, system_one: Any, system_two: Any, time: float) -> None:
         """Eq. 7 with the rest orientation turned by the motor angle ``phi(time)``."""
-        if self.rest_relative_orientation is None:
-            self._resolve(system_one, index_one, system_two, index_two)
         assert self.base_orientation is not None and self.rest_relative_orientation is not None
         mount_rest_orientation(
-            self.base_orientation, float(self.angle(float(time))), self.rest_relative_orientation
+            self.base_orientation, float(self.angle(time)), self.rest_relative_orientation
         )
-        super().apply_torques(system_one, index_one, system_two, index_two, time)
+        super()._torques(system_one, system_two, time)
 
 
 @njit(cache=True)  # type: ignore[misc]
 def free_twist_rest_orientation(
-    base_orientation: NDArray[np.float64],
-    body_director: NDArray[np.float64],
-    body: int,
-    rod_director: NDArray[np.float64],
-    element: int,
-    out: NDArray[np.float64],
+    base_orientation: NDArray[np.float64], body_director: NDArray[np.float64], body: int,
+    rod_director: NDArray[np.float64], element: int, out: NDArray[np.float64],
 ) -> float:
     """``out = C0 R_z(psi)`` with ``psi`` [rad] the present twist of rod ``element`` about its
     own axis relative to the body (returned): the rest orientation of a :class:`TwistMount`.
@@ -194,29 +160,7 @@ def free_twist_rest_orientation(
     return psi  # type: ignore[no-any-return]
 
 
-@njit(cache=True)  # type: ignore[misc]
-def motor_torque_kernel(
-    rod_director: NDArray[np.float64],
-    rod_external_torques: NDArray[np.float64],
-    element: int,
-    body_director: NDArray[np.float64],
-    body_external_torques: NDArray[np.float64],
-    body: int,
-    torque: float,
-) -> None:
-    """Motor torque ``torque`` [N m] on rod ``element`` about its own axis d3 (local z,
-    right-hand rule) and the reaction ``-torque d3`` on the body (in the body's local frame,
-    ``Q_b (-torque d3)``), accumulated in place: the stator on the body turns the rotor."""
-    rod_external_torques[2, element] += torque
-    for i in range(3):
-        body_external_torques[i, body] -= torque * (
-            body_director[i, 0, body] * rod_director[2, 0, element]
-            + body_director[i, 1, body] * rod_director[2, 1, element]
-            + body_director[i, 2, body] * rod_director[2, 2, element]
-        )
-
-
-class TwistMount(_BaseJoint):
+class TwistMount(TorqueDrive, _BaseJoint):
     """A torque-driven motor carried by a rigid body (Section II-D option (b) on a moving body).
 
     The rod's base node and element are held to the body by the joint of Eq. 6-7 (kernels of
@@ -230,51 +174,23 @@ class TwistMount(_BaseJoint):
     callable ``t [s] -> tau [N m]``, reassignable at any time.
     """
 
-    def __init__(
-        self,
-        *,
-        k_F: float,
-        nu_F: float = 0.0,
-        k_tau: float,
-        nu_tau: float = 0.0,
-        attachment_point: NDArray[np.float64] | tuple[float, float, float] | list[float],
-        torque: ScalarOrSchedule = 0.0,
-    ) -> None:
-        super().__init__(
-            k_F=k_F, nu_F=nu_F, k_tau=k_tau, nu_tau=nu_tau, attachment_point=attachment_point
-        )
+    _owner = "TwistMount"
+
+    def __init__(self, *, torque: ScalarOrSchedule = 0.0, **joint: Any) -> None:
+        super().__init__(**joint)
         self.torque = torque  # type: ignore[assignment]
         #: twist [rad] of the base relative to the body at the last call
         self.twist = 0.0
 
-    @property
-    def torque(self) -> Callable[[float], float]:
-        """Motor torque schedule ``t [s] -> tau [N m]`` (assign a number or a callable)."""
-        return self._torque
-
-    @torque.setter
-    def torque(self, value: ScalarOrSchedule) -> None:
-        self._torque = _schedule("TwistMount", "torque", value)
-
-    def apply_torques(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-        time: np.float64 = np.float64(0.0),
-    ) -> None:
+    def _torques(self, system_one: Any, system_two: Any, time: float) -> None:
         """Eq. 7 on the swing (twist free), then the motor torque and its reaction."""
-        if self.rest_relative_orientation is None:
-            self._resolve(system_one, index_one, system_two, index_two)
         assert self.base_orientation is not None and self.rest_relative_orientation is not None
         self.twist = float(free_twist_rest_orientation(
             self.base_orientation, system_two.director_collection, self._body,
             system_one.director_collection, self._element, self.rest_relative_orientation,
         ))
-        super().apply_torques(system_one, index_one, system_two, index_two, time)
+        super()._torques(system_one, system_two, time)
         motor_torque_kernel(
-            system_one.director_collection, system_one.external_torques, self._element,
-            system_two.director_collection, system_two.external_torques, self._body,
-            float(self.torque(float(time))),
+            system_view(system_one), self._element, system_view(system_two), self._body,
+            float(self.torque(time)),
         )

@@ -39,26 +39,30 @@ static solver) evaluate the same kernels (:mod:`hsa_elastica.physics.forces`).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-from elastica.joint import ConnectionBase
-from elastica.typing import ConnectionIndex, RigidBodyType, RodType
+from elastica.typing import RodType
 from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.params import invalid_parameter
 from hsa_elastica.physics.actuation import (
+    AngleDrive,
     ScalarOrSchedule,
+    TorqueDrive,
     _ProximalBC,
-    _schedule,
     free_twist_director,
-    motor_schedule,
     rotate_about_own_axis,
     twist_about_axis,
 )
-from hsa_elastica.physics.joints import lever_and_spin
-from hsa_elastica.physics.mounts import motor_torque_kernel
+from hsa_elastica.physics.joints import RodBodyConnection
+from hsa_elastica.physics.mount_kernels import (
+    SystemView,
+    lever_and_spin,
+    motor_torque_kernel,
+    system_view,
+)
 
 __all__ = [
     "MotorMountBC",
@@ -75,143 +79,116 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)  # type: ignore[misc]
 def mount_values(
-    body_position: NDArray[np.float64],
-    body_director: NDArray[np.float64],
-    body: int,
-    offset: NDArray[np.float64],
-    relative_director: NDArray[np.float64],
-    angle: float,
-    free_twist: bool,
-    rod_position: NDArray[np.float64],
-    node: int,
-    rod_director: NDArray[np.float64],
-    element: int,
+    body: SystemView, b: int, offset: NDArray[np.float64], relative_director: NDArray[np.float64],
+    angle: float, free_twist: bool, rod: SystemView, node: int, element: int,
     work: NDArray[np.float64],
 ) -> None:
-    """Base node and base element of a mounted rod from the pose of ``body``.
+    """Base node and base element of a mounted rod from the pose of ``body``'s body ``b``.
 
-    Node ``node`` [m] goes to ``x_b + Q_b^T offset`` (``offset`` in the body frame).  The
+    Node ``node`` of ``rod`` [m] goes to ``x_b + Q_b^T offset`` (``offset`` in the body frame).  The
     element's reference director is ``Q_ref = relative_director @ Q_b`` (its orientation at
     assembly relative to the body); element ``element`` gets ``R_z(angle)^T Q_ref`` (the motor
     angle [rad] about its own d3, as :class:`MotorAngleBC`), or with ``free_twist`` ``Q_ref``
     turned by its present twist (as :class:`FreeTwistBC`).  ``work``: (3, 3, 3) scratch.
     """
+    q = body.director
     for a in range(3):
-        s = body_position[a, body]
+        s = body.position[a, b]
         for k in range(3):
-            s += body_director[k, a, body] * offset[k]
-        rod_position[a, node] = s
+            s += q[k, a, b] * offset[k]
+        rod.position[a, node] = s
     reference = work[:, :, 0]
     for i in range(3):
         for j in range(3):
             s = 0.0
             for k in range(3):
-                s += relative_director[i, k] * body_director[k, j, body]
+                s += relative_director[i, k] * q[k, j, b]
             reference[i, j] = s
     out = work[:, :, 1]
     if free_twist:
         current = work[:, :, 2]
         for i in range(3):
             for j in range(3):
-                current[i, j] = rod_director[i, j, element]
+                current[i, j] = rod.director[i, j, element]
         free_twist_director(reference, current, out)
     else:
         rotate_about_own_axis(reference, angle, out)
     for i in range(3):
         for j in range(3):
-            rod_director[i, j, element] = out[i, j]
+            rod.director[i, j, element] = out[i, j]
 
 
 @njit(cache=True)  # type: ignore[misc]
 def mount_rates(
-    body_velocity: NDArray[np.float64],
-    body_omega: NDArray[np.float64],
-    body_director: NDArray[np.float64],
-    body: int,
-    offset: NDArray[np.float64],
-    rate: float,
-    free_twist: bool,
-    rod_velocity: NDArray[np.float64],
-    node: int,
-    rod_omega: NDArray[np.float64],
-    rod_director: NDArray[np.float64],
-    element: int,
+    body: SystemView, b: int, offset: NDArray[np.float64], rate: float, free_twist: bool,
+    rod: SystemView, node: int, element: int,
 ) -> None:
-    """Velocities of a mounted base: the body's rigid motion at the mount point.
+    """Velocities of a mounted base (``rod``'s node ``node`` and element ``element``): the rigid
+    motion of ``body``'s body ``b`` at the mount point.
 
     Node velocity ``v_b + w x (Q_b^T offset)`` [m/s] with ``w = Q_b^T omega_b`` the body's
     angular velocity in the lab; the element's angular velocity (local frame) ``Q_e w`` plus
     ``rate`` [rad/s] about d3 (the motor rate), or with ``free_twist`` ``Q_e w`` in the swing
     components and the element's own twist rate kept.
     """
-    r0, r1, r2, w0, w1, w2 = lever_and_spin(body_director, body_omega, body, offset)
-    rod_velocity[0, node] = body_velocity[0, body] + w1 * r2 - w2 * r1
-    rod_velocity[1, node] = body_velocity[1, body] + w2 * r0 - w0 * r2
-    rod_velocity[2, node] = body_velocity[2, body] + w0 * r1 - w1 * r0
-    e = rod_director
-    rod_omega[0, element] = e[0, 0, element] * w0 + e[0, 1, element] * w1 + e[0, 2, element] * w2
-    rod_omega[1, element] = e[1, 0, element] * w0 + e[1, 1, element] * w1 + e[1, 2, element] * w2
+    r0, r1, r2, w0, w1, w2 = lever_and_spin(body.director, body.omega, b, offset)
+    v = body.velocity
+    rod.velocity[0, node] = v[0, b] + w1 * r2 - w2 * r1
+    rod.velocity[1, node] = v[1, b] + w2 * r0 - w0 * r2
+    rod.velocity[2, node] = v[2, b] + w0 * r1 - w1 * r0
+    e = rod.director
+    omega = rod.omega
+    omega[0, element] = e[0, 0, element] * w0 + e[0, 1, element] * w1 + e[0, 2, element] * w2
+    omega[1, element] = e[1, 0, element] * w0 + e[1, 1, element] * w1 + e[1, 2, element] * w2
     if not free_twist:
-        rod_omega[2, element] = (
+        omega[2, element] = (
             e[2, 0, element] * w0 + e[2, 1, element] * w1 + e[2, 2, element] * w2 + rate
         )
 
 
 @njit(cache=True)  # type: ignore[misc]
 def mount_reaction(
-    rod_position: NDArray[np.float64],
-    rod_director: NDArray[np.float64],
-    rod_internal_forces: NDArray[np.float64],
-    rod_internal_torques: NDArray[np.float64],
-    rod_external_forces: NDArray[np.float64],
-    rod_external_torques: NDArray[np.float64],
-    node: int,
-    element: int,
-    body_position: NDArray[np.float64],
-    body_director: NDArray[np.float64],
-    body_external_forces: NDArray[np.float64],
-    body_external_torques: NDArray[np.float64],
-    body: int,
-    free_twist: bool,
-    torque: float,
+    rod: SystemView, internal_forces: NDArray[np.float64], internal_torques: NDArray[np.float64],
+    node: int, element: int, body: SystemView, b: int, free_twist: bool, torque: float,
 ) -> None:
     """The load of a mounted node and element handed to the body, accumulated in place.
 
-    The body receives the net force ``F`` [N] on node ``node`` (internal + external so far,
-    lab frame) at its centre of mass, its moment ``(x_node - x_b) x F`` and the net couple
-    on element ``element`` (local frame, rotated to the body frame ``Q_b Q_e^T tau``), all
-    three in the body's frame for the torques.  With ``free_twist`` the couple about the
-    element's own axis stays with the element (its twist is free) and the motor ``torque``
-    [N m] is applied to the element with its reaction on the body
-    (:func:`~hsa_elastica.physics.mounts.motor_torque_kernel`).
+    Body ``b`` receives the net force ``F`` [N] on ``rod``'s node ``node`` (``internal_forces``
+    plus the external forces so far, lab frame) at its centre of mass, its moment
+    ``(x_node - x_b) x F`` and the net couple on element ``element`` (``internal_torques`` plus
+    the external torques, local frame, rotated to the body frame ``Q_b Q_e^T tau``), all three
+    in the body's frame for the torques.  With ``free_twist`` the couple about the element's
+    own axis stays with the element (its twist is free) and the motor ``torque`` [N m] is
+    applied to the element with its reaction on the body
+    (:func:`~hsa_elastica.physics.mount_kernels.motor_torque_kernel`).
     """
-    f0 = rod_internal_forces[0, node] + rod_external_forces[0, node]
-    f1 = rod_internal_forces[1, node] + rod_external_forces[1, node]
-    f2 = rod_internal_forces[2, node] + rod_external_forces[2, node]
-    body_external_forces[0, body] += f0
-    body_external_forces[1, body] += f1
-    body_external_forces[2, body] += f2
-    r0 = rod_position[0, node] - body_position[0, body]
-    r1 = rod_position[1, node] - body_position[1, body]
-    r2 = rod_position[2, node] - body_position[2, body]
-    t0 = rod_internal_torques[0, element] + rod_external_torques[0, element]
-    t1 = rod_internal_torques[1, element] + rod_external_torques[1, element]
+    fe = rod.external_forces
+    f0 = internal_forces[0, node] + fe[0, node]
+    f1 = internal_forces[1, node] + fe[1, node]
+    f2 = internal_forces[2, node] + fe[2, node]
+    body.external_forces[0, b] += f0
+    body.external_forces[1, b] += f1
+    body.external_forces[2, b] += f2
+    x = body.position
+    r0 = rod.position[0, node] - x[0, b]
+    r1 = rod.position[1, node] - x[1, b]
+    r2 = rod.position[2, node] - x[2, b]
+    te = rod.external_torques
+    t0 = internal_torques[0, element] + te[0, element]
+    t1 = internal_torques[1, element] + te[1, element]
     t2 = 0.0
     if not free_twist:
-        t2 = rod_internal_torques[2, element] + rod_external_torques[2, element]
-    e = rod_director
+        t2 = internal_torques[2, element] + te[2, element]
+    e = rod.director
     # lab torque: moment of the force about the centre of mass plus the couple Q_e^T tau
     m0 = r1 * f2 - r2 * f1 + e[0, 0, element] * t0 + e[1, 0, element] * t1 + e[2, 0, element] * t2
     m1 = r2 * f0 - r0 * f2 + e[0, 1, element] * t0 + e[1, 1, element] * t1 + e[2, 1, element] * t2
     m2 = r0 * f1 - r1 * f0 + e[0, 2, element] * t0 + e[1, 2, element] * t1 + e[2, 2, element] * t2
-    q = body_director
+    q = body.director
     for a in range(3):
-        body_external_torques[a, body] += q[a, 0, body] * m0 + q[a, 1, body] * m1 + q[a, 2, body] * m2
+        body.external_torques[a, b] += q[a, 0, b] * m0 + q[a, 1, b] * m1 + q[a, 2, b] * m2
     if free_twist:
-        motor_torque_kernel(
-            rod_director, rod_external_torques, element, body_director, body_external_torques,
-            body, torque,
-        )
+        motor_torque_kernel(rod, element, body, b, torque)
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,25 +232,20 @@ class _BodyMountBC(_ProximalBC):
         return 0.0
 
     def constrain_values(self, system: RodType, time: np.float64) -> None:
-        body = self.body
         mount_values(
-            body.position_collection, body.director_collection, 0, self.offset,
-            self.relative_director, self._angle_now(float(time)), self.free_twist,
-            system.position_collection, self._position_idx, system.director_collection,
-            self._director_idx, self._work,
+            system_view(self.body), 0, self.offset, self.relative_director,
+            self._angle_now(float(time)), self.free_twist, system_view(system),
+            self._position_idx, self._director_idx, self._work,
         )
 
     def constrain_rates(self, system: RodType, time: np.float64) -> None:
-        body = self.body
         mount_rates(
-            body.velocity_collection, body.omega_collection, body.director_collection, 0,
-            self.offset, self._rate_now(float(time)), self.free_twist,
-            system.velocity_collection, self._position_idx, system.omega_collection,
-            system.director_collection, self._director_idx,
+            system_view(self.body), 0, self.offset, self._rate_now(float(time)),
+            self.free_twist, system_view(system), self._position_idx, self._director_idx,
         )
 
 
-class MotorMountBC(_BodyMountBC):
+class MotorMountBC(AngleDrive, _BodyMountBC):
     """A motor bolted to a rigid body turning a rod's base (Section II-D (a) on a moving body).
 
     The base node keeps its assembly position in the body frame, the base element its assembly
@@ -294,17 +266,7 @@ class MotorMountBC(_BodyMountBC):
         body: Any, angle: ScalarOrSchedule = 0.0, **kwargs: Any,
     ) -> None:
         super().__init__(fixed_position, fixed_director, body=body, **kwargs)
-        self.angle_rate: Callable[[float], float] | None = None
         self.angle = angle  # type: ignore[assignment]
-
-    @property
-    def angle(self) -> Callable[[float], float]:
-        """Motor angle schedule ``t [s] -> phi [rad]`` (assign a number or a callable)."""
-        return self._angle
-
-    @angle.setter
-    def angle(self, value: ScalarOrSchedule) -> None:
-        self._angle, self.angle_rate = motor_schedule("MotorMountBC", value)
 
     def _angle_now(self, time: float) -> float:
         return float(self._angle(time))
@@ -324,7 +286,7 @@ class TwistMountBC(_BodyMountBC):
     free_twist = True
 
 
-class MountReaction(ConnectionBase):
+class MountReaction(TorqueDrive, RodBodyConnection):
     """Hands the load of a mounted rod base to the body (kernel :func:`mount_reaction`).
 
     Connect ``first_rod`` = the rod (``first_connect_idx=0``) to ``second_rod`` = the body of its
@@ -334,48 +296,18 @@ class MountReaction(ConnectionBase):
     element about its own axis with the reaction on the body.
     """
 
+    _owner = "MountReaction"
+
     def __init__(self, *, torque: ScalarOrSchedule | None = None) -> None:
         super().__init__()
         self.free_twist = torque is not None
-        self._torque: Callable[[float], float] = _schedule("MountReaction", "torque", 0.0)
-        if torque is not None:
-            self.torque = torque  # type: ignore[assignment]
+        self.torque = 0.0 if torque is None else torque  # type: ignore[assignment]
 
-    @property
-    def torque(self) -> Callable[[float], float]:
-        """Motor torque schedule ``t [s] -> tau [N m]`` (torque-driven mounts only)."""
-        return self._torque
-
-    @torque.setter
-    def torque(self, value: ScalarOrSchedule) -> None:
-        self._torque = _schedule("MountReaction", "torque", value)
-
-    def apply_forces(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-        time: np.float64 = np.float64(0.0),
-    ) -> None:
-        """The force, moment and couple of the held base on the body (and the motor torque)."""
-        node = int(np.asarray(index_one).reshape(-1)[0]) % system_one.position_collection.shape[1]
-        elem = min(node, system_one.director_collection.shape[2] - 1)
+    def _forces(self, system_one: Any, system_two: Any, time: float) -> None:
+        """The force, moment and couple of the held base on the body (and the motor torque);
+        the torque call adds nothing: this hands the whole wrench over."""
         mount_reaction(
-            system_one.position_collection, system_one.director_collection,
-            system_one.internal_forces, system_one.internal_torques,
-            system_one.external_forces, system_one.external_torques, node, elem,
-            system_two.position_collection, system_two.director_collection,
-            system_two.external_forces, system_two.external_torques, 0, self.free_twist,
-            float(self._torque(float(time))),
+            system_view(system_one), system_one.internal_forces, system_one.internal_torques,
+            self._node, self._element, system_view(system_two), self._body, self.free_twist,
+            float(self._torque(time)),
         )
-
-    def apply_torques(
-        self,
-        system_one: RodType | RigidBodyType,
-        index_one: ConnectionIndex,
-        system_two: RodType | RigidBodyType,
-        index_two: ConnectionIndex,
-        time: np.float64 = np.float64(0.0),
-    ) -> None:
-        """Nothing: :meth:`apply_forces` hands the whole wrench over."""

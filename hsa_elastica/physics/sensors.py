@@ -29,11 +29,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.physics.joints import (
-    joint_force_kernel,
-    joint_torque_kernel,
-    relative_orientation,
-)
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import SystemView, relative_orientation
 from hsa_elastica.physics.variational_rod import elastic_state, variational_correction
 
 __all__ = [
@@ -83,53 +80,38 @@ def motor_torque(rod: Any, element: int, twist_couple: NDArray[np.float64] | Non
 
 @njit(cache=True)  # type: ignore[misc]
 def joint_wrench(
-    rod_position: NDArray[np.float64],
-    rod_velocity: NDArray[np.float64],
-    rod_director: NDArray[np.float64],
-    rod_omega: NDArray[np.float64],
-    node: int,
-    element: int,
-    body_position: NDArray[np.float64],
-    body_velocity: NDArray[np.float64],
-    body_director: NDArray[np.float64],
-    body_omega: NDArray[np.float64],
-    body: int,
-    attachment: NDArray[np.float64],
-    k_F: float,
-    nu_F: float,
-    rest_orientation: NDArray[np.float64],
-    k_tau: float,
-    nu_tau: float,
-    out: NDArray[np.float64],
+    rod: SystemView, node: int, element: int, body: SystemView, b: int,
+    attachment: NDArray[np.float64], k_F: float, nu_F: float,
+    rest_orientation: NDArray[np.float64], k_tau: float, nu_tau: float, out: NDArray[np.float64],
 ) -> None:
-    """``out[0:3]``: force [N] of Eq. 6 on rod node ``node``; ``out[3:6]``: torque [N m] of
-    Eq. 7 on rod element ``element``; both in the lab frame.
+    """``out[0:3]``: force [N] of Eq. 6 on ``rod``'s node ``node``; ``out[3:6]``: torque
+    [N m] of Eq. 7 on its element ``element``; both in the lab frame, for the joint to
+    ``body``'s body ``b`` (attachment point [m] in the body frame, gains of Eq. 6-7).
 
     ``rest_orientation`` is the joint's stored ``C0 = Q_p0 Q_tip0^T`` (3, 3).  The joint
-    kernels accumulate into zeroed scratch arrays, so the numbers are exactly the ones the
-    simulation adds to ``external_forces`` / ``external_torques`` in the same state.
+    kernels accumulate into zeroed scratch arrays (the views' own external loads are not
+    touched), so the numbers are exactly the ones the simulation adds to
+    ``external_forces`` / ``external_torques`` in the same state.
     """
-    nb = body_position.shape[1]
+    nb = body.position.shape[1]
     rod_force = np.zeros((3, node + 1))
-    body_force = np.zeros((3, nb))
-    body_torque = np.zeros((3, nb))
-    joint_force_kernel(
-        rod_position, rod_velocity, rod_force, node, body_position, body_velocity,
-        body_director, body_omega, body_force, body_torque, body, attachment, k_F, nu_F,
-    )
     rod_torque = np.zeros((3, element + 1))
-    body_torque2 = np.zeros((3, nb))
-    joint_torque_kernel(
-        rod_director, rod_omega, rod_torque, element, body_director, body_omega, body_torque2,
-        body, rest_orientation, k_tau, nu_tau,
+    scratch_rod = SystemView(
+        rod.position, rod.velocity, rod.omega, rod.director, rod_force, rod_torque
     )
+    scratch_body = SystemView(
+        body.position, body.velocity, body.omega, body.director, np.zeros((3, nb)),
+        np.zeros((3, nb)),
+    )
+    joint_force_kernel(scratch_rod, node, scratch_body, b, attachment, k_F, nu_F)
+    joint_torque_kernel(scratch_rod, element, scratch_body, b, rest_orientation, k_tau, nu_tau)
     for i in range(3):
         out[i] = rod_force[i, node]
         # local -> lab: Q^T v
         out[3 + i] = (
-            rod_director[0, i, element] * rod_torque[0, element]
-            + rod_director[1, i, element] * rod_torque[1, element]
-            + rod_director[2, i, element] * rod_torque[2, element]
+            rod.director[0, i, element] * rod_torque[0, element]
+            + rod.director[1, i, element] * rod_torque[1, element]
+            + rod.director[2, i, element] * rod_torque[2, element]
         )
 
 
