@@ -83,9 +83,7 @@ __all__ = [
     "constrain_end",
     "apply_load",
     "apply_compression",
-    "apply_joint",
     "apply_gravity",
-    "synchronize",
 ]
 
 #: PyElastica's gravity kernel (a staticmethod: bound to a module name so numba can call it)
@@ -370,44 +368,21 @@ def _free_twist_mount(
     )
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
-def apply_joint(
-    joints: JointTable, i: int, code: int, angles: NDArray[np.float64], rod: RodBlockArrays,
-    body: BodyBlockArrays,
+@njit(cache=True)  # type: ignore[misc]
+def _init_joint(
+    joints: JointTable, i: int, rod_director: NDArray[np.float64],
+    body_director: NDArray[np.float64],
 ) -> None:
-    """Row ``i`` of the joint table: ``apply_forces`` (``code == OP_JOINT_FORCE``, Eq. 6) or
-    ``apply_torques`` (Eq. 7; a motor mount's rest orientation turned first, a twist mount's
-    motor torque added) of a ``PlatformJoint`` / ``MotorMount`` / ``TwistMount``.  The first
-    call sets the rest orientation from the present pose."""
-    if joints.initialized[i] == 0:
-        joints.rest_orientation[i] = relative_orientation(
-            body.director, joints.body[i], rod.director, joints.element[i]
-        )
-        joints.initialized[i] = 1
-        joints.base_orientation[i] = joints.rest_orientation[i]
-    if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
-        if joints.free_twist[i] != 0:
-            _free_twist_mount(joints, i, rod, body)
-        else:
-            _turn_mount(joints, i, angles)
-    if code == OP_JOINT_FORCE:
-        joint_force_kernel(
-            block_view(rod), joints.node[i], block_view(body), joints.body[i],
-            joints.attachment[i], joints.k_F[i], joints.nu_F[i],
-        )
-    else:
-        joint_torque_kernel(
-            block_view(rod), joints.element[i], block_view(body), joints.body[i],
-            joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
-        )
-        if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
-            motor_torque_kernel(
-                block_view(rod), joints.element[i], block_view(body), joints.body[i],
-                angles[joints.angle_col[i]],
-            )
+    """First call of joint row ``i``: its rest orientation (and a motor mount's base
+    orientation) from the present directors."""
+    joints.rest_orientation[i] = relative_orientation(
+        body_director, joints.body[i], rod_director, joints.element[i]
+    )
+    joints.initialized[i] = 1
+    joints.base_orientation[i] = joints.rest_orientation[i]
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def apply_gravity(
     g: GravityTable, i: int, mass: NDArray[np.float64], external_forces: NDArray[np.float64]
 ) -> None:
@@ -416,40 +391,6 @@ def apply_gravity(
     n0 = g.start[i]
     n1 = n0 + g.size[i]
     _gravity_kernel(g.acceleration[i], mass[n0:n1], external_forces[:, n0:n1])
-
-
-@njit(cache=True, inline="always")  # type: ignore[misc]
-def synchronize(
-    t: float, angles: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays,
-    couplings: CouplingTable, joints: JointTable, motors: MotorTable, forcings: ForcingTables,
-    sync_program: NDArray[np.int64],
-) -> None:
-    """PyElastica's ``synchronize`` after the internal forces: the forcings and connections of
-    ``sync_program`` in FIFO order (the couplings' rest configuration, ``OP_COUPLING``, is
-    applied by :func:`evaluate_forces` before the internal forces).  Inlined into
-    :func:`evaluate_forces` (numba IR), as :func:`apply_joint` and :func:`apply_gravity`: a call
-    passes every array of its records as separate arguments."""
-    for p in range(sync_program.shape[0]):
-        code = sync_program[p, 0]
-        i = sync_program[p, 1]
-        if code == OP_COUPLING_TORQUE:
-            apply_reciprocal_couple(couplings, i, rod)
-        elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
-            apply_joint(joints, i, code, angles, rod, body)
-        elif code == OP_MOUNT_REACTION:
-            mount_reaction(
-                block_view(rod), rod.internal_forces, rod.internal_torques, motors.node[i],
-                motors.element[i], block_view(body), motors.body[i], motors.free_twist[i] != 0,
-                angles[i],
-            )
-        elif code == OP_GRAVITY_ROD:
-            apply_gravity(forcings.rod_gravity, i, rod.mass, rod.external_forces)
-        elif code == OP_LOAD:
-            apply_load(forcings.loads, i, t, rod)
-        elif code == OP_COMPRESSION:
-            apply_compression(forcings.compression, i, rod)
-        elif code == OP_GRAVITY_BODY:
-            apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -482,6 +423,16 @@ def evaluate_forces(
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
 
+    Steps: the motors' and rod ends' values; the rotation vectors ``log(Q_{k+1} Q_k^T)`` of the
+    whole block, once (the coupling's twist strain, Eq. 4, and the internal torques' curvature
+    both read them); the auxetic couplings (Eq. 2-5: the operator rewrites the rest
+    configuration and recomputes the internal forces; applying it before the single
+    internal-force evaluation gives the same state at half the cost); the rods' internal
+    forces; PyElastica's ``synchronize``: forcings and connections in FIFO order.  That loop is
+    written here, not in a helper: a numba call passes every array of its records as a separate
+    argument, and an inlined one copies the records (one reference count per array); either
+    cost 1-1.6 us per step (``benchmarks/profile_fused_kernels.py``).
+
     The tables are passed as the few records the steps below take, not as one
     :class:`~hsa_elastica.physics.tables.ModelTables`: numba reference-counts every array of a
     record taken out of a record argument, which cost ~1 us per step here (the callers unpack
@@ -490,14 +441,9 @@ def evaluate_forces(
     """
     sync_program, values_program = programs
     constrain_values(values_program, motors, angles, rod, ends, body)
-    # rotation vectors log(Q_{k+1} Q_k^T) of the whole block, once: the coupling's twist
-    # strain (Eq. 4) and the internal torques' curvature both read them
     rotation_log_inplace(rod.director, work.vor3)
     if couplings.initialized.shape[0] > 0 and couplings.initialized.min() == 0:
         initialize_couplings(sync_program, couplings, t, work.vor3)
-    # auxetic coupling (Eq. 2-5): the operator rewrites the rest configuration and recomputes
-    # the internal forces; applying it before the single internal-force evaluation gives the
-    # same state at half the cost
     for p in range(sync_program.shape[0]):
         if sync_program[p, 0] == OP_COUPLING:
             i = sync_program[p, 1]
@@ -510,5 +456,46 @@ def evaluate_forces(
                 return False
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
-    synchronize(t, angles, rod, body, couplings, joints, motors, forcings, sync_program)
+    for p in range(sync_program.shape[0]):
+        code = sync_program[p, 0]
+        i = sync_program[p, 1]
+        if code == OP_COUPLING_TORQUE:
+            apply_reciprocal_couple(couplings, i, rod)
+        elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
+            if joints.initialized[i] == 0:
+                _init_joint(joints, i, rod.director, body.director)
+            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
+                if joints.free_twist[i] != 0:
+                    _free_twist_mount(joints, i, rod, body)
+                else:
+                    _turn_mount(joints, i, angles)
+            if code == OP_JOINT_FORCE:
+                joint_force_kernel(
+                    block_view(rod), joints.node[i], block_view(body), joints.body[i],
+                    joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                )
+            else:
+                joint_torque_kernel(
+                    block_view(rod), joints.element[i], block_view(body), joints.body[i],
+                    joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                )
+                if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+                    motor_torque_kernel(
+                        block_view(rod), joints.element[i], block_view(body), joints.body[i],
+                        angles[joints.angle_col[i]],
+                    )
+        elif code == OP_MOUNT_REACTION:
+            mount_reaction(
+                block_view(rod), rod.internal_forces, rod.internal_torques, motors.node[i],
+                motors.element[i], block_view(body), motors.body[i], motors.free_twist[i] != 0,
+                angles[i],
+            )
+        elif code == OP_GRAVITY_ROD:
+            apply_gravity(forcings.rod_gravity, i, rod.mass, rod.external_forces)
+        elif code == OP_LOAD:
+            apply_load(forcings.loads, i, t, rod)
+        elif code == OP_COMPRESSION:
+            apply_compression(forcings.compression, i, rod)
+        elif code == OP_GRAVITY_BODY:
+            apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
     return True
