@@ -400,15 +400,10 @@ class ImplicitEngine:
         h = self.dt
         t0 = self.time
         t1 = t0 + h
-        am, af, g, b = self.alpha_m, self.alpha_f, self.gamma, self.beta
-        v_n, a_n, vd_n = self.v.copy(), self.a.copy(), self.vdot.copy()
+        b = self.beta
+        v_n, a_n = self.v.copy(), self.a.copy()
         base = h * v_n + (h * h * (0.5 - b)) * a_n
-        for dst, src in zip(self._q0, self._pose()):
-            np.copyto(dst, src)
-        c = self.model.couplings
-        if self.filtered:
-            np.copyto(self._filter_saved, c.kappa_vor)
-            np.copyto(self._filter_t0, c.last_time)
+        self._save_start()
         # predictors: a_{n+1} = 0 (see the module doc), then after a failure a_{n+1} = a_n and
         # constant velocity
         predictors = [base, base + (h * h * b) * a_n, h * v_n]
@@ -416,19 +411,12 @@ class ImplicitEngine:
         x = predictors[0]
         fresh_at_acc = False  # the factorisation was made at x_acc (dx is a Newton step)
         stale = False  # refresh the Jacobian at the next iterate
-        it = 0
         x_acc: NDArray[np.float64] | None = None  # last accepted iterate, its merit, the step
-        merit_acc = math.inf
-        dx = np.zeros(self.n)
-        alpha = 1.0
-        w_prev = math.inf
+        it, merit_acc, dx, alpha, w_prev = 0, math.inf, np.zeros(self.n), 1.0, math.inf
         theta = float(self._coef[6])
         theta_step = 0.0  # the contraction measured in this step (0: not yet)
         while True:
-            self._set_pose(x)
-            a1 = (x - base) / (b * h * h)
-            v1 = v_n + h * (1.0 - g) * a_n + (h * g) * a1
-            vd1 = ((1.0 - am) * a1 + am * a_n - af * vd_n) / (1.0 - af)
+            a1, v1, vd1 = self._end_of_step(x, base)
             f = self.forces(t1, angles, rates, v1)
             r = f - self.mass * vd1
             if self._converged(r):
@@ -459,14 +447,8 @@ class ImplicitEngine:
             fresh_at_acc = False
             if self._lu is None or stale or self._jac_age >= self.refresh_every or too_slow(
                     theta_step, w_prev, it, self.slow_contraction, self.max_iter):
-                try:
-                    self._lu = self._factor(t1, angles, rates, v1, f, x)
-                except (RuntimeError, ValueError) as exc:
-                    self._restore_start()
-                    raise ImplicitStepFailed(h, t0, f"singular Jacobian ({exc})") from None
-                fresh_at_acc, stale = True, False
-                w_prev = math.inf
-                theta_step = 0.0
+                self._refactor(t1, angles, rates, v1, f, x)
+                fresh_at_acc, stale, w_prev, theta_step = True, False, math.inf, 0.0
             dx = self._lu.solve(-r)
             x_acc, merit_acc, alpha = x.copy(), merit, 1.0
             x = x + dx
@@ -477,10 +459,7 @@ class ImplicitEngine:
             if math.isfinite(w_prev) and w_prev > 0.0:
                 theta = theta_step = w / w_prev
             if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0 and math.isfinite(w):
-                self._set_pose(x)
-                a1 = (x - base) / (b * h * h)
-                v1 = v_n + h * (1.0 - g) * a_n + (h * g) * a1
-                vd1 = ((1.0 - am) * a1 + am * a_n - af * vd_n) / (1.0 - af)
+                a1, v1, vd1 = self._end_of_step(x, base)
                 break
             w_prev = w
         self._coef[6] = min(max(theta, self.theta_min), 0.99)
@@ -493,6 +472,39 @@ class ImplicitEngine:
         self._jac_age += 1
         self.n_steps += 1
         return t1
+
+    def _save_start(self) -> None:
+        """Keep the pose (and the twist filter's memory) at the start of a step, for
+        :meth:`_restore_start` when the step is refused."""
+        for dst, src in zip(self._q0, self._pose()):
+            np.copyto(dst, src)
+        if self.filtered:
+            c = self.model.couplings
+            np.copyto(self._filter_saved, c.kappa_vor)
+            np.copyto(self._filter_t0, c.last_time)
+
+    def _end_of_step(self, x: NDArray[np.float64], base: NDArray[np.float64]
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """The pose at the increment ``x`` and the end-of-step algorithmic acceleration,
+        velocity and true acceleration (the generalized-alpha relations of the module doc;
+        ``base = h v_n + h^2 (1/2 - beta) a_n``)."""
+        h, am, af, g, b = self.dt, self.alpha_m, self.alpha_f, self.gamma, self.beta
+        v_n, a_n, vd_n = self.v, self.a, self.vdot
+        self._set_pose(x)
+        a1 = (x - base) / (b * h * h)
+        v1 = v_n + h * (1.0 - g) * a_n + (h * g) * a1
+        vd1 = ((1.0 - am) * a1 + am * a_n - af * vd_n) / (1.0 - af)
+        return a1, v1, vd1
+
+    def _refactor(self, t1: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
+                  v1: NDArray[np.float64], f: NDArray[np.float64], x: NDArray[np.float64]) -> None:
+        """A fresh Jacobian and its factorisation at the iterate ``x`` (the step refused,
+        state restored, if it is singular)."""
+        try:
+            self._lu = self._factor(t1, angles, rates, v1, f, x)
+        except (RuntimeError, ValueError) as exc:
+            self._restore_start()
+            raise ImplicitStepFailed(self.dt, self.time, f"singular Jacobian ({exc})") from None
 
     # -- many steps ---------------------------------------------------------------------------
     @staticmethod

@@ -560,12 +560,16 @@ _too_slow = too_slow
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def _alpha_update(x: NDArray[np.float64], base: NDArray[np.float64], v: NDArray[np.float64],
-                  a: NDArray[np.float64], vd: NDArray[np.float64], am: float, af: float,
-                  g: float, b: float, h: float, a1: NDArray[np.float64],
-                  v1: NDArray[np.float64], vd1: NDArray[np.float64]) -> None:
+                  a: NDArray[np.float64], vd: NDArray[np.float64], coef: NDArray[np.float64],
+                  h: float, a1: NDArray[np.float64], v1: NDArray[np.float64],
+                  vd1: NDArray[np.float64]) -> None:
     """Algorithmic acceleration, velocity and true acceleration at the end of the step from
     the increment ``x`` (the generalized-alpha relations of :mod:`hsa_elastica.engines.
-    implicit`)."""
+    implicit`; ``coef[0:4]`` = ``alpha_m, alpha_f, gamma, beta`` of the settings)."""
+    am = coef[0]
+    af = coef[1]
+    g = coef[2]
+    b = coef[3]
     for j in range(x.shape[0]):
         a1[j] = (x[j] - base[j]) / (b * h * h)
         v1[j] = v[j] + h * (1.0 - g) * a[j] + h * g * a1[j]
@@ -621,7 +625,7 @@ def chord_steps(
         it = 0
         while True:
             set_pose(x, q0, rod, body, unknowns, dbuf)
-            _alpha_update(x, base, v, a, vd, am, af, g, b, h, a1, v1, vd1)
+            _alpha_update(x, base, v, a, vd, coef, h, a1, v1, vd1)
             ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, terms, f, mass)
             counts[0] += 1
             fmax, tmax, merit = _residual(f, mass, vd1, is_rot, r)
@@ -649,7 +653,7 @@ def chord_steps(
             # increment test (module doc of hsa_elastica.engines.implicit)
             if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0:
                 set_pose(x, q0, rod, body, unknowns, dbuf)
-                _alpha_update(x, base, v, a, vd, am, af, g, b, h, a1, v1, vd1)
+                _alpha_update(x, base, v, a, vd, coef, h, a1, v1, vd1)
                 break
             w_prev = w
         coef[6] = min(max(theta, theta_min), 0.99)
