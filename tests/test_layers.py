@@ -279,3 +279,48 @@ def test_pyelastica_private_names_only_in_compat() -> None:
     )
     # the checker does see them where they are allowed (it is not blind)
     assert private_uses(PACKAGE / "compat.py", own)
+
+
+# --------------------------------------------------------------------------------------------
+# shape of the code (issue 23): short kernel signatures, short functions
+# --------------------------------------------------------------------------------------------
+#: a numba kernel names at most this many things (records, not scalars: docs/architecture.md)
+MAX_KERNEL_PARAMETERS = 12
+#: lines of a function's body, its docstring excluded
+MAX_FUNCTION_LINES = 80
+
+
+def _functions() -> list[tuple[str, ast.FunctionDef]]:
+    out = []
+    for mod, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        out += [(mod, n) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    return out
+
+
+def _is_kernel(fn: ast.FunctionDef) -> bool:
+    return any("jit" in ast.unparse(d) for d in fn.decorator_list)
+
+
+def _body_lines(fn: ast.FunctionDef) -> int:
+    body = fn.body
+    first = body[0]
+    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        if len(body) == 1:
+            return 0
+        first = body[1]
+    return int(fn.end_lineno or fn.lineno) - first.lineno + 1
+
+
+def test_kernels_take_at_most_twelve_parameters() -> None:
+    wide = [f"{mod}.{fn.name} ({len(fn.args.args) + len(fn.args.kwonlyargs)})"
+            for mod, fn in _functions()
+            if _is_kernel(fn) and len(fn.args.args) + len(fn.args.kwonlyargs) > MAX_KERNEL_PARAMETERS]
+    assert not wide, f"numba kernels with more than {MAX_KERNEL_PARAMETERS} parameters: {wide}"
+
+
+def test_no_function_over_eighty_lines() -> None:
+    long = [f"{mod}.{fn.name} ({_body_lines(fn)})" for mod, fn in _functions()
+            if _body_lines(fn) > MAX_FUNCTION_LINES]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (docstring excluded): {long}"
