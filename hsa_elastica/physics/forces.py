@@ -42,7 +42,12 @@ from hsa_elastica.physics.auxetic_law import (
 )
 from hsa_elastica.physics.compression_law import compression_law_forces
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
-from hsa_elastica.physics.mount_kernels import block_view, motor_torque_kernel, relative_orientation
+from hsa_elastica.physics.mount_kernels import (
+    SystemView,
+    block_view,
+    motor_torque_kernel,
+    relative_orientation,
+)
 from hsa_elastica.physics.mounts import free_twist_rest_orientation, mount_rest_orientation
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rigid_mounts import mount_rates, mount_reaction, mount_values
@@ -368,7 +373,7 @@ def _turn_mount(joints: JointTable, i: int, angles: NDArray[np.float64]) -> None
 
 @njit(cache=True)  # type: ignore[misc]
 def _free_twist_mount(
-    joints: JointTable, i: int, rod: RodBlockArrays, body: BodyBlockArrays
+    joints: JointTable, i: int, rod: SystemView, body: SystemView
 ) -> None:
     """``TwistMount.apply_torques``' rest orientation: joint row ``i`` following the present
     twist of its rod element (kernel :func:`free_twist_rest_orientation`)."""
@@ -380,25 +385,25 @@ def _free_twist_mount(
 
 @njit(cache=True)  # type: ignore[misc]
 def apply_joint(
-    joints: JointTable, i: int, torque: bool, angles: NDArray[np.float64], rod: RodBlockArrays,
-    body: BodyBlockArrays,
+    joints: JointTable, i: int, torque: bool, angles: NDArray[np.float64], rod: SystemView,
+    body: SystemView,
 ) -> None:
     """``PlatformJoint`` / ``MotorMount`` / ``TwistMount`` row ``i`` of ``joints``: the force of
     Eq. 6, or with ``torque`` the torque of Eq. 7 (rest orientation turned by the motor angle
     or following the free twist) and a twist mount's motor torque ``angles[angle_col]``
-    [N m]; the rest orientation is stored at the first call, as the operators do."""
+    [N m]; the rest orientation is stored at the first call, as the operators do.  ``rod``,
+    ``body``: views of the memory blocks (:func:`block_view`, made once per evaluation: a
+    block record passed by value costs a reference count per array and call)."""
     if joints.initialized[i] == 0:
         joints.rest_orientation[i] = relative_orientation(
             body.director, joints.body[i], rod.director, joints.element[i]
         )
         joints.initialized[i] = 1
         joints.base_orientation[i] = joints.rest_orientation[i]
-    rod_view = block_view(rod)
-    body_view = block_view(body)
     if not torque:
         joint_force_kernel(
-            rod_view, joints.node[i], body_view, joints.body[i], joints.attachment[i],
-            joints.k_F[i], joints.nu_F[i],
+            rod, joints.node[i], body, joints.body[i], joints.attachment[i], joints.k_F[i],
+            joints.nu_F[i],
         )
         return
     if joints.angle_col[i] >= 0:
@@ -407,12 +412,12 @@ def apply_joint(
         else:
             _turn_mount(joints, i, angles)
     joint_torque_kernel(
-        rod_view, joints.element[i], body_view, joints.body[i], joints.rest_orientation[i],
+        rod, joints.element[i], body, joints.body[i], joints.rest_orientation[i],
         joints.k_tau[i], joints.nu_tau[i],
     )
     if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
         motor_torque_kernel(
-            rod_view, joints.element[i], body_view, joints.body[i], angles[joints.angle_col[i]]
+            rod, joints.element[i], body, joints.body[i], angles[joints.angle_col[i]]
         )
 
 
@@ -476,17 +481,19 @@ def evaluate_forces(
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
     # synchronize: forcing and connections in FIFO order
+    rod_view = block_view(rod)
+    body_view = block_view(body)
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
         if code == OP_COUPLING_TORQUE:
             apply_reciprocal_couple(couplings, i, rod)
         elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
-            apply_joint(joints, i, code == OP_JOINT_TORQUE, angles, rod, body)
+            apply_joint(joints, i, code == OP_JOINT_TORQUE, angles, rod_view, body_view)
         elif code == OP_MOUNT_REACTION:
             mount_reaction(
-                block_view(rod), rod.internal_forces, rod.internal_torques, motors.node[i],
-                motors.element[i], block_view(body), motors.body[i], motors.free_twist[i] != 0,
+                rod_view, rod.internal_forces, rod.internal_torques, motors.node[i],
+                motors.element[i], body_view, motors.body[i], motors.free_twist[i] != 0,
                 angles[i],
             )
         elif code == OP_GRAVITY_ROD:
