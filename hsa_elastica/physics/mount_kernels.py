@@ -138,13 +138,11 @@ def motor_torque_kernel(
     """Motor torque ``torque`` [N m] on rod ``element`` about its own axis d3 (local z,
     right-hand rule) and the reaction ``-torque d3`` on body ``b`` (in the body's local frame,
     ``Q_b (-torque d3)``), accumulated in place: the stator on the body turns the rotor."""
-    rod = as_view(rod)
-    body = as_view(body)
-    rod.external_torques[2, element] += torque
-    q = body.director
-    e = rod.director
+    _, _, _, e, _, rod_tau = rod  # SystemView fields (or a plain tuple of them)
+    _, _, _, q, _, tau = body
+    rod_tau[2, element] += torque
     for i in range(3):
-        body.external_torques[i, b] -= torque * (
+        tau[i, b] -= torque * (
             q[i, 0, b] * e[2, 0, element]
             + q[i, 1, b] * e[2, 1, element]
             + q[i, 2, b] * e[2, 2, element]
