@@ -50,7 +50,8 @@ class SystemView(NamedTuple):
 #: a :class:`SystemView`, or its six arrays as a plain tuple in the same order: what the
 #: operator classes pass (:func:`system_arrays`), since numba dispatches a call with a plain
 #: tuple ~3 us faster than one with a NamedTuple (its type is not fingerprinted); the kernels
-#: turn either into a :class:`SystemView` with :func:`as_view`
+#: unpack the fields in order (the joint kernels, the motor torque) or turn either into a
+#: :class:`SystemView` with :func:`as_view` (an identity call for a record: ~60 ns)
 SystemLike = Union[SystemView, tuple[NDArray[np.float64], ...]]
 
 
