@@ -42,7 +42,12 @@ from hsa_elastica.physics.auxetic_law import (
 )
 from hsa_elastica.physics.compression_law import CompressionRow, compression_law_forces
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
-from hsa_elastica.physics.mount_kernels import block_view, motor_torque_kernel, relative_orientation
+from hsa_elastica.physics.mount_kernels import (
+    SystemView,
+    block_view,
+    motor_torque_kernel,
+    relative_orientation,
+)
 from hsa_elastica.physics.mounts import free_twist_rest_orientation, mount_rest_orientation
 from hsa_elastica.physics.material_damping import kelvin_voigt_damp
 from hsa_elastica.physics.rigid_mounts import mount_rates, mount_reaction, mount_values
@@ -358,7 +363,7 @@ def _turn_mount(joints: JointTable, i: int, angles: NDArray[np.float64]) -> None
 
 @njit(cache=True)  # type: ignore[misc]
 def _free_twist_mount(
-    joints: JointTable, i: int, rod: RodBlockArrays, body: BodyBlockArrays
+    joints: JointTable, i: int, rod: SystemView, body: SystemView
 ) -> None:
     """``TwistMount.apply_torques``' rest orientation: joint row ``i`` following the present
     twist of its rod element (kernel :func:`free_twist_rest_orientation`)."""
@@ -456,6 +461,10 @@ def evaluate_forces(
                 return False
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
+    # synchronize: forcing and connections in FIFO order (block views made once: a block
+    # record passed by value costs a reference count per array and call)
+    rod_view = block_view(rod)
+    body_view = block_view(body)
     for p in range(sync_program.shape[0]):
         code = sync_program[p, 0]
         i = sync_program[p, 1]
@@ -466,28 +475,28 @@ def evaluate_forces(
                 _init_joint(joints, i, rod.director, body.director)
             if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
                 if joints.free_twist[i] != 0:
-                    _free_twist_mount(joints, i, rod, body)
+                    _free_twist_mount(joints, i, rod_view, body_view)
                 else:
                     _turn_mount(joints, i, angles)
             if code == OP_JOINT_FORCE:
                 joint_force_kernel(
-                    block_view(rod), joints.node[i], block_view(body), joints.body[i],
+                    rod_view, joints.node[i], body_view, joints.body[i],
                     joints.attachment[i], joints.k_F[i], joints.nu_F[i],
                 )
             else:
                 joint_torque_kernel(
-                    block_view(rod), joints.element[i], block_view(body), joints.body[i],
+                    rod_view, joints.element[i], body_view, joints.body[i],
                     joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
                 )
                 if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
                     motor_torque_kernel(
-                        block_view(rod), joints.element[i], block_view(body), joints.body[i],
+                        rod_view, joints.element[i], body_view, joints.body[i],
                         angles[joints.angle_col[i]],
                     )
         elif code == OP_MOUNT_REACTION:
             mount_reaction(
-                block_view(rod), rod.internal_forces, rod.internal_torques, motors.node[i],
-                motors.element[i], block_view(body), motors.body[i], motors.free_twist[i] != 0,
+                rod_view, rod.internal_forces, rod.internal_torques, motors.node[i],
+                motors.element[i], body_view, motors.body[i], motors.free_twist[i] != 0,
                 angles[i],
             )
         elif code == OP_GRAVITY_ROD:

@@ -31,7 +31,6 @@ from numpy.typing import NDArray
 from hsa_elastica.params import invalid_parameter
 from hsa_elastica.physics.mount_kernels import (
     SystemLike,
-    as_view,
     lever_and_spin,
     relative_orientation,
     system_arrays,
@@ -69,30 +68,29 @@ def joint_force_kernel(
     ``-F`` to the platform centre of mass and the moment ``r x (-F)`` of that force about the
     centre of mass to the platform torque, converted to the body frame (``Q_p (r x -F)``).
     """
-    rod = as_view(rod)
-    body = as_view(body)
-    Q = body.director[:, :, b]
-    r0, r1, r2, w0, w1, w2 = lever_and_spin(body.director, body.omega, b, attachment_point)
+    rod_x, rod_v, _, _, rod_f, _ = rod  # SystemView fields, unpacked: a plain tuple works too
+    x, v, omega, q, f, tau = body
+    Q = q[:, :, b]
+    r0, r1, r2, w0, w1, w2 = lever_and_spin(q, omega, b, attachment_point)
     # attachment point velocity v_p = v_com + w x r
-    vp0 = body.velocity[0, b] + (w1 * r2 - w2 * r1)
-    vp1 = body.velocity[1, b] + (w2 * r0 - w0 * r2)
-    vp2 = body.velocity[2, b] + (w0 * r1 - w1 * r0)
-    x = body.position
-    f0 = k_F * (x[0, b] + r0 - rod.position[0, node]) + nu_F * (vp0 - rod.velocity[0, node])
-    f1 = k_F * (x[1, b] + r1 - rod.position[1, node]) + nu_F * (vp1 - rod.velocity[1, node])
-    f2 = k_F * (x[2, b] + r2 - rod.position[2, node]) + nu_F * (vp2 - rod.velocity[2, node])
-    rod.external_forces[0, node] += f0
-    rod.external_forces[1, node] += f1
-    rod.external_forces[2, node] += f2
-    body.external_forces[0, b] -= f0
-    body.external_forces[1, b] -= f1
-    body.external_forces[2, b] -= f2
+    vp0 = v[0, b] + (w1 * r2 - w2 * r1)
+    vp1 = v[1, b] + (w2 * r0 - w0 * r2)
+    vp2 = v[2, b] + (w0 * r1 - w1 * r0)
+    f0 = k_F * (x[0, b] + r0 - rod_x[0, node]) + nu_F * (vp0 - rod_v[0, node])
+    f1 = k_F * (x[1, b] + r1 - rod_x[1, node]) + nu_F * (vp1 - rod_v[1, node])
+    f2 = k_F * (x[2, b] + r2 - rod_x[2, node]) + nu_F * (vp2 - rod_v[2, node])
+    rod_f[0, node] += f0
+    rod_f[1, node] += f1
+    rod_f[2, node] += f2
+    f[0, b] -= f0
+    f[1, b] -= f1
+    f[2, b] -= f2
     # moment about the COM of -F applied at r (lab), then to the body frame
     t0 = -(r1 * f2 - r2 * f1)
     t1 = -(r2 * f0 - r0 * f2)
     t2 = -(r0 * f1 - r1 * f0)
     for i in range(3):
-        body.external_torques[i, b] += Q[i, 0] * t0 + Q[i, 1] * t1 + Q[i, 2] * t2
+        tau[i, b] += Q[i, 0] * t0 + Q[i, 1] * t1 + Q[i, 2] * t2
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -116,10 +114,10 @@ def joint_torque_kernel(
     (``theta = -Q_p^T log(Q_p Q_t^T)``), written so the spring torque is the gradient of the
     potential ``k_tau |theta|^2 / 2`` and both terms oppose the error.
     """
-    rod = as_view(rod)
-    body = as_view(body)
-    Qp = body.director[:, :, b]
-    Qt = rod.director[:, :, element]
+    _, _, rod_omega, rod_q, _, rod_tau = rod  # SystemView fields (or a plain tuple of them)
+    _, _, omega, q, _, tau = body
+    Qp = q[:, :, b]
+    Qt = rod_q[:, :, element]
     # M = C0 Q_t, E = Q_p^T M
     M = np.empty((3, 3))
     for i in range(3):
@@ -134,8 +132,8 @@ def joint_torque_kernel(
         for j in range(3):
             E[i, j] = Qp[0, i] * M[0, j] + Qp[1, i] * M[1, j] + Qp[2, i] * M[2, j]
     th0, th1, th2 = rotation_vector_from_matrix(E)
-    op = body.omega[:, b]
-    ot = rod.omega[:, element]
+    op = omega[:, b]
+    ot = rod_omega[:, element]
     tp = np.empty(3)
     for i in range(3):
         w_rel = (Qp[0, i] * op[0] + Qp[1, i] * op[1] + Qp[2, i] * op[2]) - (
@@ -144,8 +142,8 @@ def joint_torque_kernel(
         th = th0 if i == 0 else (th1 if i == 1 else th2)
         tp[i] = -k_tau * th - nu_tau * w_rel
     for i in range(3):
-        body.external_torques[i, b] += Qp[i, 0] * tp[0] + Qp[i, 1] * tp[1] + Qp[i, 2] * tp[2]
-        rod.external_torques[i, element] -= Qt[i, 0] * tp[0] + Qt[i, 1] * tp[1] + Qt[i, 2] * tp[2]
+        tau[i, b] += Qp[i, 0] * tp[0] + Qp[i, 1] * tp[1] + Qp[i, 2] * tp[2]
+        rod_tau[i, element] -= Qt[i, 0] * tp[0] + Qt[i, 1] * tp[1] + Qt[i, 2] * tp[2]
 
 
 # --------------------------------------------------------------------------------------------
