@@ -599,12 +599,6 @@ class KelvinVoigtDamping(DamperBase):
 
     def dampen_rates(self, system: Any, time: np.float64) -> None:
         """Update the rod's velocities and angular velocities in place."""
-        if self._kernel is None and not (system.velocity_collection.any()
-                                         or system.omega_collection.any()):
-            # a rod at rest stays at rest (the viscous stresses of zero rates are zero): the
-            # call of PyElastica's finalize() at t = 0 does not compile the per-rod kernel,
-            # which a fused or static run never calls (cold start, issue 25)
-            return
         if self._table is None or self._rod is None:
             self._rod = DampedRod(
                 system.sigma, system.dilatation, system.velocity_collection,
@@ -613,6 +607,13 @@ class KelvinVoigtDamping(DamperBase):
                 system.mass, system.mass_second_moment_of_inertia,
             )
             self._table = material_damping_table([(self, system)], [(0, 0, 0)])
+        if self._kernel is None:
+            if not (system.velocity_collection.any() or system.omega_collection.any()):
+                # a rod at rest stays at rest (the viscous stresses of zero rates are zero):
+                # the call of PyElastica's finalize() at t = 0 does not compile the per-rod
+                # kernel, which a fused or static run never calls (cold start, issue 25).  The
+                # table exists from that call on, so a state snapshot restores into it
+                return
             self._kernel = compiled_entry(kelvin_voigt_damp, (self._rod, self._table, 0))
         self._kernel(self._rod, self._table, 0)
 
