@@ -555,9 +555,11 @@ def implicit_step(engine: ImplicitEngine, angles: NDArray[np.float64],
 
 
 class ImplicitRobot(FastRobot):
-    """A robot, a stack or a single rod built by the builders, stepped by :class:`ImplicitEngine` at the
-    robot's ``dt``: same interface as :class:`~hsa_elastica.engines.fused.FastRobot` (``run``,
-    ``set_motor_angles``/``step``/``state``, recorders, divergence checks).
+    """A robot, a stack or a single rod built by the builders, stepped by
+    :class:`ImplicitEngine` at the handle's ``dt``: same interface as
+    :class:`~hsa_elastica.engines.fused.FastRobot` (``run``, ``set_motor_angles``/``step``/
+    ``state``, recorders, divergence checks; a refused step names the unknown with the largest
+    residual by the handle's system names).
 
     ``rho_inf``: spectral radius of the generalized-alpha scheme; ``dt_table``: the step the
     damper tables were built with (default the robot's ``dt``).
