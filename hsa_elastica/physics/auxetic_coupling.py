@@ -34,11 +34,7 @@ from hsa_elastica.physics.auxetic_law import (
     reciprocal_twist_couple,
 )
 from hsa_elastica.physics.tables import CouplingTable
-from hsa_elastica.physics.variational_rod import (
-    ElasticState,
-    elastic_state,
-    variational_correction,
-)
+from hsa_elastica.physics.variational_rod import elastic_state, variational_correction
 
 if TYPE_CHECKING:
     from elastica.rod.cosserat_rod import CosseratRod
@@ -315,7 +311,6 @@ class AuxeticCoupling(NoForces):
         # compiled entry points of the kernels (set at the first call; compat.compiled_entry)
         self._update: Any = None
         self._couple_kernel: Any = None
-        self._elastic: ElasticState | None = None  # the rod's arrays for the passive model
 
     # the law's parameters and state: row 0 of the operator's own table (views, so that a
     # snapshot restores the table alone)
@@ -478,10 +473,10 @@ class AuxeticCoupling(NoForces):
         :meth:`apply_forces` and the exact-gradient correction of the rod's elastic forces
         (:func:`variational_correction`) to its external forces and torques."""
         if self.reciprocal and self._initialized:
-            if self._elastic is None:  # views of the rod's arrays (they keep their identity)
-                self._elastic = elastic_state(system)
+            # the rod's arrays as a record, made at each call: an operator attribute holding
+            # views of them would be copied into and out of state snapshots as state
             variational_correction(
-                self._elastic, self._couple, system.external_forces, system.external_torques,
+                elastic_state(system), self._couple, system.external_forces, system.external_torques,
                 self._work,
             )
 
