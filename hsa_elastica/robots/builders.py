@@ -49,36 +49,29 @@ density.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from elastica import CosseratRod
-from elastica.boundary_conditions import FixedConstraint
-from elastica.external_forces import EndpointForces
 from elastica.rigidbody import Cylinder
 from elastica.timestepper.symplectic_steppers import PositionVerlet
 
 from hsa_elastica.physics.actuation import (
-    BaseTwistTorque,
-    DistalTwistLockBC,
-    FreeTwistBC,
     MotorAngleBC,
     Ramp,
 )
-from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
+from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.rigid_mounts import MotorMountBC, MountReaction, TwistMountBC
 from hsa_elastica.params import (
-    check_motor_angles,
     JointParams,
     ParameterError,
     RobotParams,
     RodParams,
-    SimulationParams,
 )
 
 # re-exported: these names lived here before the environment helpers moved out
@@ -105,6 +98,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from hsa_elastica.robots.compiled import FastRobot
 
+from hsa_elastica.robots.hsa_rod import (  # noqa: F401  (re-exported)
+    Schedule,
+    _as_schedule,
+    _motor_schedules,
+    _scaled,
+    _unit_vector,
+    coupling_kwargs,
+    make_hsa_rod,
+    stiffness_law,
+)
+from hsa_elastica.robots.single_rod import build_single_rod  # noqa: F401  (re-exported)
+
 __all__ = [
     "HSASimulator",
     "make_hsa_rod",
@@ -116,337 +121,8 @@ __all__ = [
     "build_fast_robot",
 ]
 
-Schedule = Union[float, Callable[[float], float]]
 
 
-
-
-# --------------------------------------------------------------------------------------------
-# rods
-# --------------------------------------------------------------------------------------------
-def _unit_vector(name: str, value: Any) -> NDArray[np.float64]:
-    try:
-        v = np.array(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        v = np.array([])
-    norm = float(np.linalg.norm(v)) if v.shape == (3,) else 0.0
-    if v.shape != (3,) or not np.all(np.isfinite(v)) or norm == 0.0:
-        raise ParameterError(f"{name} = {value!r} is invalid: must be 3 finite numbers, not all 0")
-    return v / norm
-
-
-def make_hsa_rod(
-    rod_params: RodParams,
-    *,
-    base_position: Sequence[float] | NDArray[np.float64],
-    direction: Sequence[float] | NDArray[np.float64] = (0.0, 0.0, 1.0),
-    normal: Sequence[float] | NDArray[np.float64],
-    handedness: int | None = None,
-) -> CosseratRod:
-    """Stock straight ``CosseratRod`` with the hollow-tube section of ``rod_params``.
-
-    Parameters
-    ----------
-    rod_params : RodParams
-        Geometry [m], density [kg/m^3], moduli [Pa], rigidities [N m^2].
-    base_position : (3,) [m]
-        Position of node 0.
-    direction : (3,)
-        Rod axis (d3), base -> tip; normalised.
-    normal : (3,)
-        PyElastica ``normal`` (d1), must be perpendicular to ``direction``; normalised.
-    handedness : +1, -1 or None
-        Overrides ``rod_params.handedness``.  The rod itself is handedness-free (the auxetic
-        coupling carries it); the resolved parameters are attached as ``rod.hsa_params`` so
-        that downstream code knows what the rod was built from.
-
-    See the module docstring for the arrays that are overwritten (tube formulas).
-    """
-    if not isinstance(rod_params, RodParams):
-        raise ParameterError(f"rod_params = {rod_params!r} is invalid: must be a RodParams")
-    if handedness is not None:
-        rod_params = rod_params.with_handedness(handedness)
-    start = np.array(base_position, dtype=np.float64).reshape(-1)
-    if start.shape != (3,) or not np.all(np.isfinite(start)):
-        raise ParameterError(f"base_position = {base_position!r} is invalid: must be 3 finite numbers (m)")
-    d3 = _unit_vector("direction", direction)
-    d1 = _unit_vector("normal", normal)
-    if abs(float(d1 @ d3)) > 1e-12:
-        raise ParameterError(
-            f"normal = {normal!r} is invalid: must be perpendicular to direction = {direction!r}"
-        )
-
-    p = rod_params
-    n = p.n_elements
-    area = p.area
-    second = p.second_moment
-    rod = CosseratRod.straight_rod(
-        n,
-        start,
-        d3,
-        d1,
-        p.length,
-        p.equivalent_radius,
-        p.density,
-        youngs_modulus=p.youngs_modulus,
-        shear_modulus=p.shear_modulus,
-    )
-    # shear/stretch (elements), Eq. 1: S = diag(alpha_c G A, alpha_c G A, E A)  [N]
-    rod.shear_matrix[:] = 0.0
-    rod.shear_matrix[0, 0, :] = ALPHA_C * p.shear_modulus * area
-    rod.shear_matrix[1, 1, :] = ALPHA_C * p.shear_modulus * area
-    rod.shear_matrix[2, 2, :] = p.youngs_modulus * area
-    # bend/twist (Voronoi domain, n - 1 entries): B = diag(B_xy, B_xy, B_z)  [N m^2]
-    rod.bend_matrix[:] = 0.0
-    rod.bend_matrix[0, 0, :] = p.B_xy
-    rod.bend_matrix[1, 1, :] = p.B_xy
-    rod.bend_matrix[2, 2, :] = p.B_z
-    # mass second moment of inertia of a tube element: rho l diag(I, I, 2 I)  [kg m^2]
-    rho_l = p.density * np.asarray(rod.rest_lengths)
-    rod.mass_second_moment_of_inertia[:] = 0.0
-    rod.inv_mass_second_moment_of_inertia[:] = 0.0
-    for axis, moment in enumerate((second, second, 2.0 * second)):
-        rod.mass_second_moment_of_inertia[axis, axis, :] = rho_l * moment
-        rod.inv_mass_second_moment_of_inertia[axis, axis, :] = 1.0 / (rho_l * moment)
-    rod.hsa_params = p  # type: ignore[attr-defined]
-    return rod
-
-
-def stiffness_law(rod_params: RodParams) -> TwistStiffnessLaw | None:
-    """Eq. 5 law of ``rod_params`` (None when every slope and quadratic term is zero)."""
-    return TwistStiffnessLaw.from_params(rod_params)
-
-
-def coupling_kwargs(rod_params: RodParams) -> dict[str, Any]:
-    """Keyword arguments of :class:`AuxeticCoupling` for a rod built by :func:`make_hsa_rod`
-    (:meth:`AuxeticCoupling.params_kwargs`: every law parameter of ``rod_params``)."""
-    return AuxeticCoupling.params_kwargs(rod_params)
-
-
-def _as_schedule(name: str, value: Any, sim_params: SimulationParams) -> Callable[[float], float]:
-    """A number becomes ``Ramp(target=value, duration=ramp_time, shape=ramp_shape)``; a motor
-    ``angle`` (a number or a :class:`Ramp`'s end points) is checked by
-    :func:`~hsa_elastica.params.check_motor_angles`."""
-    if callable(value):
-        if name == "angle" and isinstance(value, Ramp):
-            check_motor_angles([value.start, value.target], 2, field="angle (Ramp start, target)")
-        return value  # type: ignore[no-any-return]
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(float(value)):
-        raise ParameterError(f"{name} = {value!r} is invalid: must be a finite number or a callable t -> value")
-    if name == "angle":
-        check_motor_angles([value], 1, field="angle")
-    return Ramp(target=float(value), duration=sim_params.ramp_time, shape=sim_params.ramp_shape)
-
-
-def _motor_schedules(
-    motor_angles: Any, n: int, *, angles: bool = True, field: str = "motor_angles"
-) -> list[float | Callable[[float], float]]:
-    """``n`` per-rod entries, each a finite float or a callable ``t -> value``.
-
-    ``angles=True``: the numbers are motor angles [rad], checked by
-    :func:`~hsa_elastica.params.check_motor_angles` (finite, within ``+-MAX_MOTOR_ANGLE``),
-    as are the ``start`` and ``target`` of a :class:`Ramp`; other callables are taken as
-    given.  ``angles=False``: motor torques [N m] (a torque drive), finite numbers.
-    """
-    message = (
-        f"{field} = {motor_angles!r} is invalid: must be n_rods = {n} entries, each a "
-        f"finite number ({'rad' if angles else 'N m'}) or a callable t -> "
-        f"{'angle' if angles else 'torque'}"
-    )
-    if isinstance(motor_angles, (str, bytes)):
-        raise ParameterError(message)
-    try:
-        items = list(motor_angles)
-    except TypeError:
-        raise ParameterError(message) from None
-    if len(items) != n:
-        raise ParameterError(message)
-    out: list[float | Callable[[float], float]] = []
-    for i, a in enumerate(items):
-        if callable(a):
-            out.append(a)
-            if angles and isinstance(a, Ramp):  # a ramp's end points are angles too
-                check_motor_angles([a.start, a.target], 2, field=f"{field}[{i}] (Ramp start, target)")
-            continue
-        if isinstance(a, (bool, str, bytes)):
-            raise ParameterError(message)
-        try:
-            v = float(a)
-        except (TypeError, ValueError, OverflowError):
-            raise ParameterError(message) from None
-        if not (angles or math.isfinite(v)):
-            raise ParameterError(message)
-        out.append(v)
-    if angles:
-        check_motor_angles([0.0 if callable(a) else a for a in out], n, field=field)
-    return out
-
-
-def _scaled(profile: Callable[[float], float], target: float) -> Callable[[float], float]:
-    """``t -> target * profile(t)`` (a common dimensionless ramp scaled per rod)."""
-
-    def schedule(t: float) -> float:
-        return target * float(profile(t))
-
-    return schedule
-
-
-# --------------------------------------------------------------------------------------------
-# single rod
-# --------------------------------------------------------------------------------------------
-_BASES = ("motor", "free_twist")
-_DISTALS = ("free", "twist_locked", "fixed")
-
-
-def build_single_rod(
-    rod_params: RodParams,
-    sim_params: SimulationParams | None = None,
-    *,
-    base: str = "motor",
-    angle: Schedule = 0.0,
-    torque: Schedule = 0.0,
-    distal: str = "twist_locked",
-    tip_force: Sequence[float] | NDArray[np.float64] | float | None = None,
-    record: bool = True,
-    base_position: Sequence[float] = (0.0, 0.0, 0.0),
-    normal: Sequence[float] = (1.0, 0.0, 0.0),
-    finalize: bool = True,
-    check_dt: bool = True,
-) -> SingleRod:
-    """One HSA rod along +z from ``base_position`` (Section II-C experiments).
-
-    Parameters
-    ----------
-    rod_params, sim_params
-        Rod and simulation parameters (``sim_params`` defaults to ``SimulationParams()``).
-    base : ``"motor"`` | ``"free_twist"``
-        ``"motor"``: :class:`MotorAngleBC` driven by ``angle`` (option (a) of Section II-D);
-        ``"free_twist"``: :class:`FreeTwistBC` + :class:`BaseTwistTorque` driven by ``torque``
-        (option (b)).
-    angle : float [rad] or callable ``t -> phi``
-        Motor angle; a number is ramped with ``Ramp(target, sim.ramp_time, sim.ramp_shape)``.
-    torque : float [N m] or callable ``t -> tau``
-        Base twist torque about +z; a number is ramped likewise.
-    distal : ``"free"`` | ``"twist_locked"`` | ``"fixed"``
-        Distal end: free; :class:`DistalTwistLockBC` (moves and tilts, does not twist; the
-        characterization setup); or PyElastica's ``FixedConstraint`` on the last node and
-        element (blocked force).
-    tip_force : (3,) [N], a number (along +z) or None
-        Force on the distal node, ramped linearly over ``sim.ramp_time`` (``EndpointForces``).
-    record : bool
-        Add a ``recording.RodRecorder`` sampling at ``sim.record_fps``.
-    finalize : bool
-        Call ``simulator.finalize()`` (set False to add more operators first).
-    check_dt : bool
-        Refuse ``sim.dt`` above the stability limit of the integrator
-        (:func:`hsa_elastica.engines.timeloop.check_time_step`); False only to study divergence.
-        Not applied with ``sim.integrator = "implicit"`` (the handle is then stepped by
-        :func:`hsa_elastica.robots.compiled.compiled_engine`, which refuses a step whose
-        Newton iteration does not converge).
-    """
-    sim_params = SimulationParams() if sim_params is None else sim_params
-    if not isinstance(sim_params, SimulationParams):
-        raise ParameterError(f"sim_params = {sim_params!r} is invalid: must be a SimulationParams")
-    if base not in _BASES:
-        raise ParameterError(f"base = {base!r} is invalid: must be one of {_BASES}")
-    if distal not in _DISTALS:
-        raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
-    dt = sim_params.dt
-    if check_dt and sim_params.integrator != "implicit":  # implicit: Newton refuses a dt
-        check_time_step(dt, rod_params)
-
-    sim = HSASimulator()
-    rod = make_hsa_rod(rod_params, base_position=base_position, normal=normal)
-    sim.append(rod)
-
-    coupling: OperatorRef[AuxeticCoupling] = OperatorRef()
-    sim.add_forcing_to(rod).using(coupling.capture(AuxeticCoupling), **coupling_kwargs(rod_params))
-    _add_material_damping(
-        sim, rod, rod_params, dt, hold_base=True, hold_tip=distal in ("twist_locked", "fixed")
-    )
-
-    base_bc, base_torque = _add_rod_base(sim, rod, base, angle, torque, sim_params)
-    distal_bc = _add_rod_distal(sim, rod, distal)
-    if tip_force is not None:
-        _add_tip_force(sim, rod, tip_force, sim_params)
-
-    recorder = _add_environment(sim, rod, sim_params, "rod" if record else None)
-    handle = SingleRod(
-        simulator=sim,
-        rod=rod,
-        rod_params=rod_params,
-        sim_params=sim_params,
-        timestepper=PositionVerlet(),
-        dt=dt,
-        coupling=coupling,
-        base_bc=base_bc,
-        base_torque=base_torque,
-        distal_bc=distal_bc,
-        recorder=recorder,
-        recorders={"rod": recorder} if recorder is not None else {},
-    )
-    if finalize:
-        sim.finalize()
-    return handle
-
-
-def _add_rod_base(
-    sim: HSASimulator, rod: CosseratRod, base: str, angle: Schedule, torque: Schedule,
-    sim_params: SimulationParams,
-) -> tuple[OperatorRef[Any], OperatorRef[BaseTwistTorque] | None]:
-    """The base of a single rod (see :func:`build_single_rod`): its boundary condition and,
-    for ``base="free_twist"``, the base twist torque."""
-    base_bc: OperatorRef[Any] = OperatorRef()
-    if base == "motor":
-        sim.constrain(rod).using(
-            base_bc.capture(MotorAngleBC),
-            constrained_position_idx=(0,),
-            constrained_director_idx=(0,),
-            angle=_as_schedule("angle", angle, sim_params),
-        )
-        return base_bc, None
-    sim.constrain(rod).using(
-        base_bc.capture(FreeTwistBC),
-        constrained_position_idx=(0,),
-        constrained_director_idx=(0,),
-    )
-    base_torque: OperatorRef[BaseTwistTorque] = OperatorRef()
-    sim.add_forcing_to(rod).using(
-        base_torque.capture(BaseTwistTorque), torque=_as_schedule("torque", torque, sim_params)
-    )
-    return base_bc, base_torque
-
-
-def _add_rod_distal(sim: HSASimulator, rod: CosseratRod, distal: str) -> OperatorRef[Any] | None:
-    """The distal-end constraint of a single rod (None for a free end)."""
-    if distal == "free":
-        return None
-    distal_bc: OperatorRef[Any] = OperatorRef()
-    if distal == "twist_locked":
-        sim.constrain(rod).using(distal_bc.capture(DistalTwistLockBC), constrained_director_idx=(-1,))
-    else:  # "fixed"
-        sim.constrain(rod).using(
-            distal_bc.capture(FixedConstraint),
-            constrained_position_idx=(-1,),
-            constrained_director_idx=(-1,),
-        )
-    return distal_bc
-
-
-def _add_tip_force(
-    sim: HSASimulator, rod: CosseratRod, tip_force: Any, sim_params: SimulationParams
-) -> None:
-    """``EndpointForces`` on the distal node, ramped linearly over ``sim_params.ramp_time``."""
-    f = np.array(tip_force, dtype=np.float64).reshape(-1)
-    if f.shape == (1,):
-        f = np.array([0.0, 0.0, f[0]])
-    if f.shape != (3,) or not np.all(np.isfinite(f)):
-        raise ParameterError(
-            f"tip_force = {tip_force!r} is invalid: must be None, a number or 3 finite numbers (N)"
-        )
-    sim.add_forcing_to(rod).using(
-        EndpointForces, start_force=np.zeros(3), end_force=f, ramp_up_time=sim_params.ramp_time
-    )
 
 
 # --------------------------------------------------------------------------------------------
