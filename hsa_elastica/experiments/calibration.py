@@ -37,11 +37,9 @@ variance; neighbouring poses of a sweep are correlated, so read them as lower bo
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time as _time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -49,6 +47,25 @@ from numpy.typing import NDArray
 
 from hsa_elastica.params import ParameterError, RobotParams
 
+from hsa_elastica.experiments.mocap import (  # noqa: F401  (re-exported)
+    MEASURED_COLUMNS,
+    QUATERNION_NORM_RANGE,
+    SCHEMA_MEASURED_COLUMNS,
+    CalibrationError,
+    MocapRun,
+    load_mocap_run,
+    load_run,
+    load_runs,
+)
+from hsa_elastica.experiments.parameter_names import (  # noqa: F401  (re-exported)
+    MOCAP_NAMES,
+    _resolve,
+    _set,
+    check_names,
+    fittable_names,
+    get_value,
+    with_values,
+)
 __all__ = [
     "CalibrationError",
     "MocapRun",
@@ -79,233 +96,8 @@ POSITION_WEIGHT = 1e-3
 ANGLE_WEIGHT = math.radians(1.0)
 """Residual weight of an orientation error [rad]: 1 deg counts as 1."""
 
-#: columns a run CSV must have (``j`` = rod index 0 .. n_rods-1 for the angles)
-MEASURED_COLUMNS = (
-    "platform_x_m", "platform_y_m", "platform_z_m",
-    "platform_qx", "platform_qy", "platform_qz", "platform_qw",
-)
-#: the same quantities under the output schema's names (:mod:`hsa_elastica.io.columns`): a
-#: ``steady-state --angles-csv`` batch CSV is a valid data file (synthetic measurements)
-SCHEMA_MEASURED_COLUMNS = (
-    "platform_marker_position_m_x", "platform_marker_position_m_y", "platform_marker_position_m_z",
-    "platform_quaternion_xyzw_x", "platform_quaternion_xyzw_y", "platform_quaternion_xyzw_z",
-    "platform_quaternion_xyzw_w",
-)
-MOCAP_NAMES = ("mocap.yaw",)
 
 SteadyStateFn = Callable[[RobotParams, NDArray[np.float64]], Any]
-
-
-class CalibrationError(ParameterError):
-    """Bad calibration input: unreadable data, missing columns, NaNs, unknown parameter names
-    or bounds that make the robot invalid (one-line message)."""
-
-
-# --------------------------------------------------------------------------------------------
-# data
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class MocapRun:
-    """Measured steady states of one run (SI, robot base frame)."""
-
-    name: str
-    motor_angles: NDArray[np.float64]  # (N, n_rods) [rad]
-    position: NDArray[np.float64]  # (N, 3) marker position [m]
-    quaternion: NDArray[np.float64]  # (N, 4) marker body orientation, x y z w
-
-    def __len__(self) -> int:
-        return int(self.motor_angles.shape[0])
-
-    def subset(self, index: Sequence[int] | NDArray[np.int64]) -> "MocapRun":
-        """The poses ``index`` of this run."""
-        idx = np.asarray(index, dtype=np.int64)
-        return MocapRun(self.name, self.motor_angles[idx], self.position[idx], self.quaternion[idx])
-
-    def every(self, max_poses: int | None) -> "MocapRun":
-        """At most ``max_poses`` poses, evenly spread over the run (all for None)."""
-        if max_poses is None or max_poses >= len(self):
-            return self
-        return self.subset(np.unique(np.linspace(0, len(self) - 1, max_poses).round().astype(int)))
-
-
-#: accepted norm of a measured quaternion (normalised on reading): motion capture exports unit
-#: quaternions; a norm far from 1 (or 0) is a corrupt row, not a rotation
-QUATERNION_NORM_RANGE = (0.5, 2.0)
-
-
-def load_run(path: str | Path, n_rods: int = 4, *, name: str | None = None,
-             measured: Sequence[str] = MEASURED_COLUMNS) -> MocapRun:
-    """Read one run CSV (:func:`hsa_elastica.io.csv_input.read_csv_columns`: one line naming
-    the file, line and column for a missing or repeated column, a row with extra or missing
-    fields, no rows, a value that is not a finite number); the motor angles are checked by
-    :func:`hsa_elastica.params.check_motor_angles` and each quaternion's norm must lie in
-    :data:`QUATERNION_NORM_RANGE` (it is normalised).  Raises :class:`CalibrationError`.
-
-    ``measured``: the seven columns of the tracked body, position x y z [m] then quaternion
-    x y z w (default: the platform marker; e.g. the ``ring_*`` columns for the ring on rod 2).
-    A file whose header has the output schema's names (``motor_angles_rad_j``,
-    :data:`SCHEMA_MEASURED_COLUMNS`: a ``steady-state`` batch CSV) is read by those for the
-    default ``measured``.
-    """
-    from hsa_elastica.io.csv_input import check_angle_rows, csv_header, read_csv_columns
-
-    p = Path(path)
-    angle_cols = [f"motor_angle_rad_{j}" for j in range(n_rods)]
-    schema_cols = [f"motor_angles_rad_{j}" for j in range(n_rods)] + list(SCHEMA_MEASURED_COLUMNS)
-    if tuple(measured) == MEASURED_COLUMNS and set(schema_cols) <= csv_header(p):
-        angle_cols, measured = schema_cols[:n_rods], SCHEMA_MEASURED_COLUMNS
-    needed = angle_cols + list(measured)
-    try:
-        table = read_csv_columns(p, needed, what="data file")
-        angles = check_angle_rows(table, angle_cols, what=f"data file {str(p)!r}")
-    except ParameterError as exc:
-        raise CalibrationError(str(exc)) from None
-    values = table.values
-    q = values[:, n_rods + 3:]
-    norm = np.linalg.norm(q, axis=1)
-    lo, hi = QUATERNION_NORM_RANGE
-    bad = np.nonzero(~((norm >= lo) & (norm <= hi)))[0]
-    if bad.size:
-        i = int(bad[0])
-        raise CalibrationError(
-            f"data file {str(p)!r}: line {int(table.lines[i])}, columns {', '.join(measured[3:])}: "
-            f"quaternion norm {norm[i]:.3g} is invalid: must be in [{lo:g}, {hi:g}] "
-            "(a unit quaternion x y z w)"
-        )
-    return MocapRun(
-        name=name or p.stem,
-        motor_angles=angles.copy(),
-        position=values[:, n_rods:n_rods + 3].copy(),
-        quaternion=q / norm[:, None],
-    )
-
-
-load_mocap_run = load_run
-"""Alias of :func:`load_run` (public name in ``hsa_elastica``; ``load_run`` there is the
-run-directory reader)."""
-
-
-def load_runs(paths: Sequence[str | Path], n_rods: int = 4) -> list[MocapRun]:
-    """:func:`load_run` of each path (a shipped run may be named: ``"elongation"``)."""
-    from hsa_elastica import data
-
-    out = []
-    for p in paths:
-        path = data.path(str(p)) if str(p) in data.MOCAP_RUNS else Path(p)
-        out.append(load_run(path, n_rods))
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# parameters by dotted name
-# --------------------------------------------------------------------------------------------
-_COMPONENTS = {"x": 0, "y": 1, "z": 2}
-
-
-def _resolve(params: RobotParams, name: str) -> tuple[list[str], int | None]:
-    """Path of field names (and a tuple component) of ``name`` in ``params``; raises
-    :class:`CalibrationError` for an unknown or non-numeric name."""
-    parts = name.split(".")
-    obj: Any = params
-    path: list[str] = []
-    for i, part in enumerate(parts):
-        fields = {f.name for f in dataclasses.fields(obj)} if dataclasses.is_dataclass(obj) else set()
-        if part in fields:
-            path.append(part)
-            obj = getattr(obj, part)
-            continue
-        if isinstance(obj, tuple) and part in _COMPONENTS and i == len(parts) - 1:
-            return path, _COMPONENTS[part]
-        raise CalibrationError(
-            f"unknown parameter {name!r}: {'.'.join(path) or 'RobotParams'} has no field "
-            f"{part!r} (use dotted names like rod.C_eps, rod.twist_rigidity, "
-            f"platform.marker_offset.z, or mocap.yaw)"
-        )
-    if isinstance(obj, bool) or not isinstance(obj, (int, float)):
-        raise CalibrationError(f"parameter {name!r} = {obj!r} is not a number and cannot be fitted")
-    if isinstance(obj, int) or (path and path[0] == "simulation"):
-        kind = "an integer (a count or discretization)" if isinstance(obj, int) else "a numerical setting"
-        raise CalibrationError(
-            f"parameter {name!r} is {kind} and cannot be fitted; fittable: "
-            f"{', '.join(fittable_names(params))}, mocap.yaw"
-        )
-    return path, None
-
-
-def fittable_names(params: RobotParams) -> list[str]:
-    """Dotted names :func:`calibrate` can fit: the real-valued physical fields of ``params``
-    (not the integer counts ``n_elements``, ``n_rods``, ``handedness``, nor the time step,
-    damping, ramp and recording of ``simulation``, which do not define the statics);
-    ``platform.marker_offset`` and a set ``simulation.gravity`` per component (``.x``, ``.y``,
-    ``.z``)."""
-    out: list[str] = []
-
-    def walk(obj: Any, prefix: str) -> None:
-        for f in dataclasses.fields(obj):
-            value = getattr(obj, f.name)
-            if dataclasses.is_dataclass(value):
-                if f.name != "simulation":
-                    walk(value, f"{prefix}{f.name}.")
-            elif isinstance(value, float):
-                out.append(f"{prefix}{f.name}")
-            elif isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, float) for v in value):
-                out.extend(f"{prefix}{f.name}.{c}" for c in _COMPONENTS)
-
-    walk(params, "")
-    if params.simulation.gravity is not None:
-        out.extend(f"simulation.gravity.{c}" for c in _COMPONENTS)
-    return out
-
-
-def get_value(params: RobotParams, name: str) -> float:
-    """Current value of the dotted parameter ``name`` (``mocap.yaw`` is 0: not a robot field)."""
-    if name in MOCAP_NAMES:
-        return 0.0
-    path, comp = _resolve(params, name)
-    obj: Any = params
-    for part in path:
-        obj = getattr(obj, part)
-    return float(obj[comp] if comp is not None else obj)
-
-
-def with_values(params: RobotParams, values: dict[str, float]) -> RobotParams:
-    """Copy of ``params`` with the dotted parameters set (validated: ParameterError if the
-    result is not a valid robot).  ``mocap.*`` names are ignored (not robot fields)."""
-    for name, value in values.items():
-        if name in MOCAP_NAMES:
-            continue
-        path, comp = _resolve(params, name)
-        params = _set(params, path, comp, float(value))
-    return params
-
-
-def _set(obj: Any, path: list[str], comp: int | None, value: float) -> Any:
-    head = path[0]
-    if len(path) == 1:
-        if comp is None:
-            new: Any = value
-            if isinstance(getattr(obj, head), int):
-                new = int(round(value))
-        else:
-            t = list(getattr(obj, head))
-            t[comp] = value
-            new = tuple(t)
-    else:
-        new = _set(getattr(obj, head), path[1:], comp, value)
-    return dataclasses.replace(obj, **{head: new})
-
-
-def check_names(params: RobotParams, names: Sequence[str]) -> None:
-    """Refuse unknown or repeated names (:class:`CalibrationError`)."""
-    if not names:
-        raise CalibrationError("no free parameter given")
-    seen = set()
-    for n in names:
-        if n in seen:
-            raise CalibrationError(f"parameter {n!r} given twice")
-        seen.add(n)
-        if n not in MOCAP_NAMES:
-            _resolve(params, n)
 
 
 # --------------------------------------------------------------------------------------------
