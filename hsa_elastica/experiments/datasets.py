@@ -43,7 +43,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import shlex
 import sys
 import time
@@ -71,10 +70,23 @@ from hsa_elastica.experiments.dataset_store import (
     sha256_file,
     stderr_line,
 )
-from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, check_motor_angles
+from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+from hsa_elastica.experiments.dataset_inputs import (  # noqa: F401  (re-exported)
+    MAX_SAMPLES,
+    SCHEDULER_TIMEOUT_S,
+    _ADDRESS,
+    _SCHEMES,
+    check_n_samples,
+    check_phi_max,
+    check_scheduler_address,
+    check_workers,
+    connect_scheduler,
+    max_workers,
+)
 
 __all__ = [
     "FORMAT",
@@ -108,12 +120,6 @@ FORMAT = "hsa-elastica steady-state dataset"
 #: chunk (1: neither)
 SCHEMA_VERSION = 3
 DEFAULT_PHI_MAX = math.pi
-#: most samples in one dataset: the angles, their Z-order keys and the chunk plan are held in
-#: memory (about 100 bytes a sample, 1 GB at the limit) and generated before the first solve
-#: (about 20 us a random sample: 3 min at the limit)
-MAX_SAMPLES = 10**7
-#: seconds to wait for an external Dask scheduler (``scheduler=``) before giving up
-SCHEDULER_TIMEOUT_S = 10.0
 #: shortest interval between two rewrites of dataset.json while chunks arrive [s]
 MANIFEST_INTERVAL_S = 1.0
 
@@ -210,76 +216,6 @@ def plan_chunks(angles: NDArray[np.float64], chunk_size: int) -> list[NDArray[np
         ids = by_curve[start:start + chunk_size]
         chunks.append(ids[_nearest_neighbour_order(angles[ids])].astype(np.int64))
     return chunks
-
-
-# --------------------------------------------------------------------------------------------
-# input checks (also used by the command line, with its flag names as ``field``)
-# --------------------------------------------------------------------------------------------
-def max_workers() -> int:
-    """The most local worker processes accepted: 4 per core (each is a Python process of about
-    200 MB solving one chunk at a time; more only competes for the cores)."""
-    return 4 * (os.cpu_count() or 1)
-
-
-def check_workers(workers: int | None, field: str = "workers") -> None:
-    """``workers`` is None or an integer in ``1 .. max_workers()``."""
-    if workers is None:
-        return
-    top = max_workers()
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or not 1 <= workers <= top:
-        raise ParameterError(f"{field} = {workers!r} is invalid: must be an integer from 1 to "
-                             f"{top} (4 per core)")
-
-
-def check_n_samples(n: int, field: str = "n") -> None:
-    """At most :data:`MAX_SAMPLES` samples."""
-    if not 1 <= n <= MAX_SAMPLES:
-        raise ParameterError(f"{field} = {n!r} is invalid: must be 1 to {MAX_SAMPLES:.0e} samples "
-                             "(the angles and chunk plan of a dataset are held in memory)")
-
-
-def check_phi_max(phi_max: float, field: str = "phi_max") -> None:
-    """``0 < phi_max <= MAX_MOTOR_ANGLE`` [rad]."""
-    if not (math.isfinite(phi_max) and 0.0 < phi_max <= MAX_MOTOR_ANGLE):
-        raise ParameterError(f"{field} = {phi_max!r} is invalid: must be > 0 and <= "
-                             f"{MAX_MOTOR_ANGLE:.6g} rad (the motor-angle limit)")
-
-
-_ADDRESS = re.compile(
-    r"^(?:(?P<scheme>[a-z0-9+]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)"
-    r"(?::(?P<port>[0-9]{1,5}))?/?$"
-)
-_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
-
-
-def check_scheduler_address(address: str | None, field: str = "scheduler") -> None:
-    """A Dask scheduler address ``[SCHEME://]HOST[:PORT]`` (scheme tcp, tls, ucx, ws or wss;
-    port 1..65535)."""
-    if address is None:
-        return
-    m = _ADDRESS.match(address)
-    ok = m is not None and (m["scheme"] or "tcp") in _SCHEMES and (
-        m["port"] is None or 1 <= int(m["port"]) <= 65535)
-    if not ok:
-        raise ParameterError(f"{field} = {address!r} is invalid: must be a Dask scheduler address "
-                             "[tcp|tls|ucx|ws|wss://]HOST[:PORT], port 1..65535 "
-                             "(e.g. tcp://head:8786)")
-
-
-def connect_scheduler(address: str, field: str = "scheduler") -> Any:
-    """A ``dask.distributed.Client`` of the scheduler at ``address`` (checked by
-    :func:`check_scheduler_address`), or ``ParameterError`` naming ``field`` if none answers
-    within :data:`SCHEDULER_TIMEOUT_S`."""
-    check_scheduler_address(address, field)
-    from dask.distributed import Client
-
-    try:
-        return Client(address, timeout=SCHEDULER_TIMEOUT_S)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ParameterError(
-            f"{field} = {address!r} is invalid: no Dask scheduler answered there within "
-            f"{SCHEDULER_TIMEOUT_S:g} s ({' '.join(str(exc).split())[:100]})"
-        ) from None
 
 
 # --------------------------------------------------------------------------------------------
