@@ -33,7 +33,7 @@ increment (the time integrator's ``d v / d q``).  The kernels take records (Name
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -63,7 +63,6 @@ from hsa_elastica.physics.tables import (
     BodyDamperTable,
     ForcingTables,
     MaterialDampingTable,
-    ModelTables,
     RodBlockArrays,
     RodDamperTable,
 )

@@ -8,15 +8,11 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
 
 __all__ = ["MAX_SAMPLES", "SCHEDULER_TIMEOUT_S", "max_workers", "check_workers",
            "check_n_samples", "check_phi_max", "check_scheduler_address", "connect_scheduler"]

@@ -13,7 +13,6 @@ from numpy.typing import NDArray
 
 from hsa_elastica.params import ParameterError
 
-
 __all__ = ["CalibrationError", "MocapRun", "MEASURED_COLUMNS", "SCHEMA_MEASURED_COLUMNS",
            "QUATERNION_NORM_RANGE", "load_run", "load_mocap_run", "load_runs"]
 

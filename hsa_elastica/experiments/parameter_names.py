@@ -6,10 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-
-from hsa_elastica.params import RobotParams
-
 from hsa_elastica.experiments.mocap import CalibrationError
+from hsa_elastica.params import RobotParams
 
 __all__ = ["MOCAP_NAMES", "fittable_names", "get_value", "with_values", "check_names"]
 

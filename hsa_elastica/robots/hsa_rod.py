@@ -6,41 +6,26 @@ Section II (printed geometry, stiffnesses and the auxetic coupling of Eq. 2-5 fr
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
+from elastica import CosseratRod
 from numpy.typing import NDArray
 
-from elastica import CosseratRod
-
-from hsa_elastica.physics.actuation import (
-    Ramp,
-)
-from hsa_elastica.physics.auxetic_coupling import ALPHA_C, AuxeticCoupling, TwistStiffnessLaw
 from hsa_elastica.params import (
-    check_motor_angles,
     ParameterError,
     RodParams,
     SimulationParams,
+    check_motor_angles,
 )
-
-# re-exported: these names lived here before the environment helpers moved out
-from hsa_elastica.robots.handles import OperatorRef, Robot, SingleRod, _run  # noqa: F401
-from hsa_elastica.robots.environment import (  # noqa: F401
-    HSASimulator,
-    _add_damping,
-    _add_environment,
-    _add_gravity,
-    _add_material_damping,
-    _add_recorder,
-    _RigidBodyRateDamper,
-    material_damping_kwargs,
+from hsa_elastica.physics.actuation import (
+    Ramp,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-
-    pass
-
+from hsa_elastica.physics.auxetic_coupling import (
+    ALPHA_C,
+    AuxeticCoupling,
+    TwistStiffnessLaw,
+)
 
 __all__ = ["make_hsa_rod", "stiffness_law", "coupling_kwargs", "Schedule"]
 

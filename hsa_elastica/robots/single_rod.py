@@ -4,16 +4,21 @@ rod of :mod:`hsa_elastica.robots.hsa_rod` (re-exported by :mod:`hsa_elastica.rob
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from numpy.typing import NDArray
-
 from elastica import CosseratRod
 from elastica.boundary_conditions import FixedConstraint
 from elastica.external_forces import EndpointForces
 from elastica.timestepper.symplectic_steppers import PositionVerlet
+from numpy.typing import NDArray
 
+from hsa_elastica.engines.timeloop import check_time_step
+from hsa_elastica.params import (
+    ParameterError,
+    RodParams,
+    SimulationParams,
+)
 from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
     DistalTwistLockBC,
@@ -21,30 +26,12 @@ from hsa_elastica.physics.actuation import (
     MotorAngleBC,
 )
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
-from hsa_elastica.engines.timeloop import check_time_step
-from hsa_elastica.params import (
-    ParameterError,
-    RodParams,
-    SimulationParams,
-)
-
-# re-exported: these names lived here before the environment helpers moved out
-from hsa_elastica.robots.handles import OperatorRef, Robot, SingleRod, _run  # noqa: F401
-from hsa_elastica.robots.environment import (  # noqa: F401
+from hsa_elastica.robots.environment import (
     HSASimulator,
-    _add_damping,
     _add_environment,
-    _add_gravity,
     _add_material_damping,
-    _add_recorder,
-    _RigidBodyRateDamper,
-    material_damping_kwargs,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-
-    pass
-
+from hsa_elastica.robots.handles import OperatorRef, SingleRod
 from hsa_elastica.robots.hsa_rod import (
     Schedule,
     _as_schedule,
