@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from hsa_elastica.cli import main
+from hsa_elastica.experiments import dataset_inputs
 from hsa_elastica.experiments import datasets as ds
 from hsa_elastica.experiments.dataset_chunks import solve_chunk
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError
@@ -180,7 +181,7 @@ def test_unreachable_scheduler_fails_before_anything_is_written(
     with socket.socket() as s:  # a port that nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setattr(ds, "SCHEDULER_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(dataset_inputs, "SCHEDULER_TIMEOUT_S", 1.0)
     out = tmp_path / "ds"
     t0 = time.monotonic()
     code = main(["dataset", "--random", "2", "--seed", "1", "--quiet", "--out", str(out),
