@@ -84,8 +84,13 @@ def rod_elastic_energy(
     bend_matrix: NDArray[np.float64],
     rest_sigma: NDArray[np.float64],
     rest_kappa: NDArray[np.float64],
+    voronoi_power: int = 3,
 ) -> float:
-    """Stretch/shear + bend/twist energy [J] of one rod (module docstring), from its state."""
+    """Stretch/shear + bend/twist energy [J] of one rod (module docstring), from its state.
+
+    ``voronoi_power``: the bend/twist energy density is divided by ``E^voronoi_power``; 3 for
+    PyElastica's rod (its couple ``B kappa / E^3``), 0 for the passive model's energy ``U``
+    (:mod:`hsa_elastica.physics.variational_rod`, whose couple is ``B kappa``)."""
     ne = rest_lengths.shape[0]
     lengths = np.empty(ne)
     u = stretch_shear_energy(position, director, rest_lengths, shear_matrix, rest_sigma, lengths)
@@ -103,7 +108,7 @@ def rod_elastic_energy(
             + r1 * (b[1, 0, k] * r0 + b[1, 1, k] * r1 + b[1, 2, k] * r2)
             + r2 * (b[2, 0, k] * r0 + b[2, 1, k] * r1 + b[2, 2, k] * r2)
         )
-        u += 0.5 * d0v * quad / big_e**3
+        u += 0.5 * d0v * quad / big_e**voronoi_power
     return u
 
 

@@ -24,7 +24,9 @@ and robot (joints and motors are conservative) cannot create energy.
 :func:`variational_correction` adds (exact gradient - PyElastica's elastic forces) to a rod's
 external forces and torques, so every path -- the :class:`AuxeticCoupling` operator on a stock
 ``CosseratRod`` and the compiled engines, which compute PyElastica's internal forces first --
-evaluates the same exact-gradient forces from one kernel.
+evaluates the same exact-gradient forces from one kernel.  ``U`` itself is
+:func:`hsa_elastica.physics.energy.rod_elastic_energy` with ``voronoi_power = 0`` (zero rest
+strains).
 """
 
 from __future__ import annotations
@@ -36,10 +38,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.physics.energy import stretch_shear_energy
 from hsa_elastica.physics.rod_kernels import rotation_log_inplace
 
-__all__ = ["ElasticState", "elastic_state", "variational_correction", "variational_rod_energy", "log_map_jacobian"]
+__all__ = ["ElasticState", "elastic_state", "variational_correction", "log_map_jacobian"]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -185,29 +186,3 @@ def variational_correction(
                 director[r, 0, k] * work[0, 0] + director[r, 1, k] * work[1, 0]
                 + director[r, 2, k] * work[2, 0]
             )
-
-
-@njit(cache=True)  # type: ignore[misc]
-def variational_rod_energy(
-    position: NDArray[np.float64],
-    director: NDArray[np.float64],
-    rest_lengths: NDArray[np.float64],
-    rest_voronoi_lengths: NDArray[np.float64],
-    shear_matrix: NDArray[np.float64],
-    bend_matrix: NDArray[np.float64],
-) -> float:
-    """The energy ``U`` [J] of the module docstring (diagonal stiffnesses, zero rest strains):
-    the stretch/shear energy of :func:`~hsa_elastica.physics.energy.stretch_shear_energy` plus
-    the bend/twist energy without PyElastica's ``1/E^3``."""
-    n = rest_lengths.shape[0]
-    u = stretch_shear_energy(
-        position, director, rest_lengths, shear_matrix, np.zeros((3, n)), np.empty(n)
-    )
-    theta = np.empty((3, max(n - 1, 0)))
-    rotation_log_inplace(director, theta)
-    for k in range(n - 1):
-        q = 0.0
-        for d in range(3):
-            q += bend_matrix[d, d, k] * theta[d, k] ** 2
-        u += 0.5 * q / rest_voronoi_lengths[k]
-    return u
