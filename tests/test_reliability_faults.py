@@ -482,3 +482,37 @@ def test_ctrl_c_is_one_line_exit_130_and_resumes(params_file: Path, tmp_path: Pa
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=120).returncode == 0
     assert {k: (out / "chunks" / k).stat().st_mtime_ns for k in done} == done
     assert ds.load(out)["sample"].tolist() == list(range(24))
+
+
+def test_ctrl_c_while_the_local_cluster_starts_closes_it_then_interrupts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that lands while Dask's LocalCluster starts its workers is held back until the
+    cluster is up; the cluster and client are then closed and KeyboardInterrupt raised (a
+    half-started cluster made Dask's exit handler print an AssertionError traceback)."""
+    import dask.distributed
+
+    from hsa_elastica.experiments import datasets as dsm
+
+    closed: list[str] = []
+
+    class FakeCluster:
+        def __init__(self, **kwargs: object) -> None:
+            os.kill(os.getpid(), signal.SIGINT)  # the Ctrl-C, mid-start-up
+            closed.append("started")  # reached: the interrupt did not cut the start-up
+
+        def close(self) -> None:
+            closed.append("cluster")
+
+    class FakeClient:
+        def __init__(self, cluster: FakeCluster) -> None:
+            pass
+
+        def close(self) -> None:
+            closed.append("client")
+
+    monkeypatch.setattr(dask.distributed, "LocalCluster", FakeCluster)
+    monkeypatch.setattr(dask.distributed, "Client", FakeClient)
+    with pytest.raises(KeyboardInterrupt):
+        dsm._start_client(1, None)
+    assert closed == ["started", "client", "cluster"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored

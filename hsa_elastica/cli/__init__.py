@@ -62,22 +62,12 @@ def import_deferring_interrupts(names: Sequence[str]) -> list[ModuleType]:
 
     An interrupt raised inside a C extension's module initialisation (numpy, numba, VTK: a
     second or two of the start-up) surfaces as ``ImportError: initialization failed``, not as
-    an interrupt; deferring it keeps "interrupted", exit 130.  Only in the main thread with
-    Python's default SIGINT handler installed (otherwise the imports run as they are)."""
-    import signal
-    import threading
+    an interrupt; deferring it keeps "interrupted", exit 130
+    (:func:`~hsa_elastica.io.interrupts.deferred_interrupts`)."""
+    from hsa_elastica.io.interrupts import deferred_interrupts
 
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        return [importlib.import_module(name) for name in names]
-    pending: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
-    try:
+    with deferred_interrupts() as pending:
         modules = [importlib.import_module(name) for name in names]
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
     if pending:
         raise KeyboardInterrupt
     return modules

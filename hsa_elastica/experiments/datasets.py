@@ -427,11 +427,21 @@ def _start_client(workers: int | None, client: Any) -> tuple[Any, Any, int]:
 
     if client is not None:
         return client, None, max(1, sum(client.nthreads().values()))
+    from hsa_elastica.io.interrupts import deferred_interrupts
+
     n = workers if workers is not None else (os.cpu_count() or 1)
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR,
-                           preload=[__name__])
-    return Client(cluster), cluster, n
+    # Ctrl-C while the workers start would leave them half-started (Dask's exit handler then
+    # prints a traceback): held back until the cluster is up, then it closes and re-raises
+    with deferred_interrupts() as interrupted:
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR,
+                               preload=[__name__])
+        new_client = Client(cluster)
+    if interrupted:
+        new_client.close()
+        cluster.close()
+        raise KeyboardInterrupt
+    return new_client, cluster, n
 
 
 def _compile_in_parent(samples: NDArray[np.int64], angles: NDArray[np.float64],
