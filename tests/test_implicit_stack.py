@@ -45,7 +45,10 @@ def test_coloured_jacobian_of_a_moving_stack_equals_the_dense_one() -> None:
     largest entry: with a complete sparsity pattern the other columns of a colour do not enter
     a column's rows, so both see the same differences (measured: bit for bit).  Before the
     mount's element director was imposed ahead of its rates, the first colour also carried the
-    jump of that director from the step's start, entries as large as the column's own."""
+    jump of that director from the step's start, entries as large as the column's own.  The
+    same holds at random velocities of every unknown: the pattern the static solver finds from
+    positions alone holds the couplings of the velocity terms (dampers, Kelvin-Voigt, the
+    mounts' rates) too."""
     p = paper_robot_params()
     p = p.replace(rod=p.rod.replace(n_elements=4),
                   simulation=p.simulation.replace(dt=2e-3, integrator="implicit"))
@@ -64,19 +67,24 @@ def test_coloured_jacobian_of_a_moving_stack_equals_the_dense_one() -> None:
     x = base.copy()
     _, v1, _ = eng._end_of_step(x, base)
     assert np.abs(x[eng._rot_rows]).max() > 1e-3  # the pose has moved from the step's start
-    f0 = eng.forces(h, angles, rates, v1).copy()
     s, n = eng.solver, eng.n
-    coloured = _jacobian(eng, JacobianPattern(s.steps, s.color_ptr, s.color_cols, s.indptr,
-                                              s.indices), h, angles, rates, v1, f0, x)
-    dense = _jacobian(eng, JacobianPattern(s.steps, np.arange(n + 1), np.arange(n),
-                                           np.arange(0, n * n + 1, n), np.tile(np.arange(n), n)),
-                      h, angles, rates, v1, f0, x)
     assert s.n_colors < n // 2  # columns do share colours
-    scale = np.abs(dense).max(axis=0)
-    assert np.all(scale > 0.0)
-    err = np.abs(coloured - dense).max(axis=0) / scale
-    assert err.max() <= 1e-9, (err.max(), eng.describe_unknown(int(np.argmax(err)))
-                               if eng.describe_unknown else "")
+    coloured_pattern = JacobianPattern(s.steps, s.color_ptr, s.color_cols, s.indptr, s.indices)
+    dense_pattern = JacobianPattern(s.steps, np.arange(n + 1), np.arange(n),
+                                    np.arange(0, n * n + 1, n), np.tile(np.arange(n), n))
+    # the predictor's velocities, then random ones of every unknown (0.1 m/s, 10 rad/s): the
+    # pattern found from positions alone must hold the velocity terms' couplings too
+    rng = np.random.default_rng(7)
+    random_v = np.where(eng._rot_rows, 10.0, 0.1) * rng.standard_normal(n)
+    for v in (v1, random_v):
+        f0 = eng.forces(h, angles, rates, v).copy()
+        coloured = _jacobian(eng, coloured_pattern, h, angles, rates, v, f0, x)
+        dense = _jacobian(eng, dense_pattern, h, angles, rates, v, f0, x)
+        scale = np.abs(dense).max(axis=0)
+        assert np.all(scale > 0.0)
+        err = np.abs(coloured - dense).max(axis=0) / scale
+        assert err.max() <= 1e-9, (err.max(), eng.describe_unknown(int(np.argmax(err)))
+                                   if eng.describe_unknown else "")
 
 
 def test_stack_follows_fast_commands_on_the_implicit_integrator() -> None:
