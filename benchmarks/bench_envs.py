@@ -89,7 +89,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=300, help="env steps per row (default 300)")
     ap.add_argument("--implicit-dt", type=float, default=None,
-                    help="internal step of the implicit rows [s] (default: the env's IMPLICIT_DT)")
+                    help="internal step of the implicit rows [s] (default: the env's own, "
+                         "IMPLICIT_DT / STACK_IMPLICIT_DT)")
     ap.add_argument("--rows", default="robot-coarse,robot-full,stack-coarse",
                     help="comma-separated subset of robot-coarse, robot-full, stack-coarse")
     args = ap.parse_args()

@@ -9,6 +9,7 @@ trajectory, and the static solver's equilibrium.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hsa_elastica.engines.implicit import ImplicitEngine
 from hsa_elastica.engines.implicit_kernels import FDBuffers, Increment, dynamic_fd_jacobian
@@ -116,3 +117,26 @@ def test_stack_follows_fast_commands_on_the_implicit_integrator() -> None:
     assert static.converged
     for k, (position, _) in enumerate(static.poses):
         assert np.abs(im.body_arrays.position[:, k] - position).max() < 1e-6
+
+
+def test_stack_env_takes_random_commands_on_the_implicit_integrator() -> None:
+    """``HSAStack-v0`` with ``integrator="implicit"`` (coarse, internal step STACK_IMPLICIT_DT)
+    takes unlimited random commands (every motor may turn its whole range in one 20 ms
+    interval), which refused it at its first step before; the top platform stays finite and
+    within the stack's reach."""
+    import gymnasium as gym
+
+    import hsa_elastica  # noqa: F401  (registers the envs)
+    from hsa_elastica.envs.hsa_stack import STACK_IMPLICIT_DT
+
+    env = gym.make("HSAStack-v0", integrator="implicit")
+    env.reset(seed=0)
+    robot = env.unwrapped.robot
+    assert isinstance(robot, ImplicitRobot) and robot.dt == STACK_IMPLICIT_DT
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        obs, _, terminated, _, _ = env.step(rng.uniform(-1.0, 1.0, 8).astype(np.float32))
+        assert not terminated and np.all(np.isfinite(obs))
+    assert robot.time == pytest.approx(0.1)
+    assert np.linalg.norm(obs[:3]) < 0.428  # the stack's reach (docs/control.md)
+    env.close()
