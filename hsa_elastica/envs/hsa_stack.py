@@ -47,12 +47,13 @@ from hsa_elastica.robots.stack import build_stack
 
 __all__ = ["HSAStackEnv", "STACK_IMPLICIT_DT"]
 
-#: the stack's internal step [s] on the implicit integrator (when ``dt`` is not given): at a
-#: 20 ms control step 1e-3 s is faster than the single robot's ``IMPLICIT_DT`` = 2e-3 s for
-#: the stack (coarse, ``benchmarks/bench_envs.py --steps 100``: smooth 119 against 102 env
-#: steps/s, servo-speed random 121 against 107, unlimited random 18 against 7: fewer Newton
-#: iterations and Jacobians per step outweigh twice the steps) and closer to the explicit
-#: stepper (docs/performance.md, "Environments")
+#: the stack's internal step [s] on the implicit integrator (when ``dt`` is not given), half
+#: the single robot's ``IMPLICIT_DT``: at a 20 ms control step (coarse, ``benchmarks/
+#: bench_envs.py --steps 100``, side by side with the explicit stepper) it is at least as fast
+#: as 2e-3 s for smooth and servo-speed commands (1.42-1.53x the explicit stepper against
+#: 1.29-1.38x), faster for unlimited random ones (0.20-0.23x against 0.09x: fewer Newton
+#: iterations and Jacobians per step outweigh twice the steps), and closer to the explicit
+#: run (platform 0.055 against 0.18 mm apart after 100 servo-speed steps)
 STACK_IMPLICIT_DT = 1e-3
 
 
