@@ -65,6 +65,8 @@ def run_env(env_id: str, disc: str, policy: str, integrator: str, n_steps: int,
         env.step(_action(policy, 0, n, rng))  # compile / warm up
         robot = env.unwrapped.robot
         eng = getattr(robot, "engine", None)
+        if not hasattr(eng, "evaluations"):  # the fused stepper has no Newton statistics
+            eng = None
         e0 = (eng.evaluations, eng.n_jacobians, eng.n_steps) if eng is not None else None
         t0 = time.process_time()
         for k in range(1, n_steps + 1):
@@ -87,7 +89,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=300, help="env steps per row (default 300)")
     ap.add_argument("--implicit-dt", type=float, default=None,
-                    help="internal step of the implicit rows [s] (default: the env's IMPLICIT_DT)")
+                    help="internal step of the implicit rows [s] (default: the env's own, "
+                         "IMPLICIT_DT / STACK_IMPLICIT_DT)")
     ap.add_argument("--rows", default="robot-coarse,robot-full,stack-coarse",
                     help="comma-separated subset of robot-coarse, robot-full, stack-coarse")
     args = ap.parse_args()

@@ -52,7 +52,7 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
-from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
+from hsa_elastica.physics.forces import constrain_rates, constrain_values, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import (
@@ -305,6 +305,13 @@ def dynamic_forces(
     if filter_saved.shape[0] > 0:
         couplings.kappa_vor[:] = filter_saved
         couplings.last_time[:] = filter_time0
+    # the held ends' values first (as PyElastica's step: constrain_values after the kinematic
+    # update, constrain_rates after the dynamic one): a base mounted on a body turns with the
+    # body's present director, and its angular velocity (mount_rates) is projected on that
+    # element's director -- read before this, it would be the one the last evaluation left
+    # (the step's start after set_pose, a neighbouring colour inside the Jacobian), a hidden
+    # dependence on the previous evaluation that made Newton stall on stacks
+    constrain_values(values_program, motors, angles, rod, ends, body)
     scatter_velocities(vel, rod, body, unknowns)
     constrain_rates(bc_program, motors, rates, dr, db, material, rod, body, ends)
     zero_external(rod, body)

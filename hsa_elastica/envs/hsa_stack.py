@@ -26,7 +26,9 @@ and the target (a red sphere).
 ``discretization`` as in ``HSARobot-v0``: ``"coarse"`` (10 elements per rod, dt = 6e-5 s) is
 the default for the two paper robots (``segments=None``): 77 env steps/s of CPU time against
 23 with ``"full"`` (``benchmarks/bench_stack.py``) (the paper's 25 elements, dt = 3e-5 s), measured on one core of the shared
-machine; ``"full"`` is the default when ``segments`` are given.
+machine; ``"full"`` is the default when ``segments`` are given.  With
+``integrator="implicit"`` the internal step is :data:`STACK_IMPLICIT_DT` (1e-3 s) unless ``dt`` is
+given.
 """
 
 from __future__ import annotations
@@ -43,7 +45,16 @@ from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 from hsa_elastica.robots.stack import build_stack
 
-__all__ = ["HSAStackEnv"]
+__all__ = ["HSAStackEnv", "STACK_IMPLICIT_DT"]
+
+#: the stack's internal step [s] on the implicit integrator (when ``dt`` is not given), half
+#: the single robot's ``IMPLICIT_DT``: at a 20 ms control step (coarse, ``benchmarks/
+#: bench_envs.py --steps 100``, side by side with the explicit stepper) it is at least as fast
+#: as 2e-3 s for smooth and servo-speed commands (1.42-1.53x the explicit stepper against
+#: 1.29-1.38x), faster for unlimited random ones (0.20-0.23x against 0.09x: fewer Newton
+#: iterations and Jacobians per step outweigh twice the steps), and closer to the explicit
+#: run (platform 0.055 against 0.18 mm apart after 100 servo-speed steps)
+STACK_IMPLICIT_DT = 1e-3
 
 
 class HSAStackEnv(HSARobotEnv):
@@ -76,6 +87,8 @@ class HSAStackEnv(HSARobotEnv):
             raise ParameterError(
                 f"HSAStackEnv.segments = {segments!r} is invalid: must be a sequence of RobotParams"
             )
+        if dt is None and (integrator or segs[0].simulation.integrator) == "implicit":
+            dt = STACK_IMPLICIT_DT
         discretization, segs = discretized(
             segs, "HSAStackEnv", discretization=discretization, given=segments is not None,
             integrator=integrator, n_elements=n_elements, dt=dt,
