@@ -65,6 +65,8 @@ def run_env(env_id: str, disc: str, policy: str, integrator: str, n_steps: int,
         env.step(_action(policy, 0, n, rng))  # compile / warm up
         robot = env.unwrapped.robot
         eng = getattr(robot, "engine", None)
+        if not hasattr(eng, "evaluations"):  # the fused stepper has no Newton statistics
+            eng = None
         e0 = (eng.evaluations, eng.n_jacobians, eng.n_steps) if eng is not None else None
         t0 = time.process_time()
         for k in range(1, n_steps + 1):
