@@ -264,6 +264,7 @@ class ImplicitEngine:
         self._tol = np.array([self.tol_force, self.tol_torque, self.tol_position,
                               self.tol_rotation])
         self._settings = NewtonSettings(self._coef, self._tol, self._rot_rows, self._counts)
+        self._ga = AlphaState(self.v, self.a, self.vdot, self.a_prev)
         self._lu, plan = self._factor_plan()
         # info: [0] factorisation held, [1] its age, [2] Jacobians made, [3] refresh_every,
         # [4] status of the last call, [5] iterations of the last step (JacobianWork)
@@ -451,7 +452,7 @@ class ImplicitEngine:
         info = self._info
         info[3] = self.refresh_every
         done = newton_steps(n, self.dt, self.time, angles, rates, self._model_args, self._aux,
-                            AlphaState(self.v, self.a, self.vdot, self.a_prev), self._lu,
+                            self._ga, self._lu,
                             self._settings, self._q0, self._buf, self._jw)
         # the time of step k is t0 + k dt (as the kernel computes it)
         self.time = self.time + done * self.dt if done else self.time
