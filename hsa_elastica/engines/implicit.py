@@ -337,7 +337,7 @@ class ImplicitEngine:
         plan = FactorPlan(cat(band_src), cat(band_dst), cat(b_src), cat(b_dst), cat(c_src),
                           cat(c_dst), np.asarray(d_src, dtype=i64), np.asarray(d_dst, dtype=i64),
                           np.asarray(diag_q, dtype=i64), np.zeros_like(s.data),
-                          np.zeros(max(b[0].shape[0] for b in blocks)))
+                          np.zeros(max(nb * nb, 1)))
         return lu, plan
 
     # -- state -----------------------------------------------------------------------------

@@ -417,13 +417,20 @@ def band_solve(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: in
             b[p] = b[j]
             b[j] = tmp
         bj = b[j]
-        for i in range(1, lm + 1):
-            b[j + i] -= abt[j, kd + i] * bj
+        # slices indexed from 0: numba drops the negative-index wrap-around and LLVM
+        # vectorises the update (same operations, 2x faster)
+        lv = abt[j, kd + 1:kd + 1 + lm]
+        seg = b[j + 1:j + 1 + lm]
+        for i in range(lm):
+            seg[i] -= lv[i] * bj
     for j in range(n - 1, -1, -1):
         b[j] /= abt[j, kd]
         bj = b[j]
-        for i in range(max(0, j - kd), j):
-            b[i] -= abt[j, kd + i - j] * bj
+        i0 = max(0, j - kd)
+        uv = abt[j, kd + i0 - j:kd]
+        seg = b[i0:j]
+        for i in range(j - i0):
+            seg[i] -= uv[i] * bj
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -434,7 +441,9 @@ def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64
     :meth:`hsa_elastica.engines.statics_linalg.BorderedBandLU.solve`)."""
     (idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
     nb = border.shape[0]
-    rb = np.empty(nb)
+    rb = np.empty(2 * nb)
+    acc = rb[nb:]
+    rb = rb[:nb]
     for q in range(nb):
         rb[q] = rhs[border[q]]
     for k in range(bptr.shape[0] - 1):
@@ -445,12 +454,16 @@ def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64
         abk = ab[abptr[k]:abptr[k + 1]].reshape((m, ldab[k]))
         band_solve(abk, piv[bptr[k]:bptr[k + 1]], kl[k], ku[k], y)
         if nb:
+            # the nb sums side by side (each in the order of q: the same sums, no chain of
+            # dependent additions across the rod's unknowns)
             c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
+            acc[:] = 0.0
+            for q in range(m):
+                yq = y[q]
+                for p in range(nb):
+                    acc[p] += c[p, q] * yq
             for p in range(nb):
-                s = 0.0
-                for q in range(m):
-                    s += c[p, q] * y[q]
-                rb[p] -= s
+                rb[p] -= acc[p]
     if nb:
         for i in range(nb):
             p = spiv[i]
@@ -583,7 +596,7 @@ class FactorPlan(NamedTuple):
     ``band_src[e]`` to ``ab[band_dst[e]]``, ``b_src`` to ``zs[b_dst]`` (rod rows, border
     columns, per block ``(m, nb)``), ``c_src`` to ``cs[c_dst]`` (border rows, rod columns,
     per block ``(nb, m)``), ``d_src`` to ``slu.ravel()[d_dst]``; ``diag_q`` the diagonal's
-    positions (where the inertia shift is subtracted); ``shifted`` / ``col`` work."""
+    positions (where the inertia shift is subtracted); ``shifted`` / ``col`` (nb x nb) work."""
 
     band_src: NDArray[np.int64]
     band_dst: NDArray[np.int64]
@@ -645,14 +658,52 @@ def band_factor(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: i
                 abt[c, kv + j - c] = tmp
         if km > 0:
             inv = 1.0 / abt[j, kv]
-            for i in range(1, km + 1):
-                abt[j, kv + i] *= inv
+            lv = abt[j, kv + 1:kv + 1 + km]  # slices: see band_solve
+            for i in range(km):
+                lv[i] *= inv
             for c in range(j + 1, ju + 1):
                 ujc = abt[c, kv + j - c]
                 if ujc != 0.0:
-                    for i in range(1, km + 1):
-                        abt[c, kv + j + i - c] -= abt[j, kv + i] * ujc
+                    dst = abt[c, kv + j + 1 - c:kv + j + 1 - c + km]
+                    for i in range(km):
+                        dst[i] -= lv[i] * ujc
     return ok
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _band_solve_rows(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int,
+                     z: NDArray[np.float64]) -> None:
+    """:func:`band_solve` of every column of ``z`` (m, nb) at once, in place (each column's
+    operations as :func:`band_solve`'s; the rows are contiguous)."""
+    n = z.shape[0]
+    kd = kl + ku
+    nc = z.shape[1]
+    for j in range(n - 1):
+        lm = min(kl, n - j - 1)
+        p = piv[j]
+        zj = z[j]
+        if p != j:
+            zp = z[p]
+            for c in range(nc):
+                tmp = zp[c]
+                zp[c] = zj[c]
+                zj[c] = tmp
+        for i in range(lm):
+            lij = abt[j, kd + 1 + i]
+            zi = z[j + 1 + i]
+            for c in range(nc):
+                zi[c] -= lij * zj[c]
+    for j in range(n - 1, -1, -1):
+        zj = z[j]
+        d = abt[j, kd]
+        for c in range(nc):
+            zj[c] /= d
+        i0 = max(0, j - kd)
+        for i in range(j - i0):
+            uij = abt[j, kd + i0 - j + i]
+            zi = z[i0 + i]
+            for c in range(nc):
+                zi[c] -= uij * zj[c]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -690,19 +741,19 @@ def bordered_factor(data: NDArray[np.float64], shift: NDArray[np.float64], plan:
         if nb:
             z = zs[zptr[k]:zptr[k + 1]].reshape((m, nb))
             c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
-            y = col[:m]
-            for p in range(nb):
-                for q in range(m):
-                    y[q] = z[q, p]
-                band_solve(abk, pk, kl[k], ku[k], y)
-                for q in range(m):
-                    z[q, p] = y[q]
+            _band_solve_rows(abk, pk, kl[k], ku[k], z)
+            acc = col[:nb * nb].reshape((nb, nb))
+            acc[:] = 0.0
+            for q in range(m):  # each sum in the order of q, the nb x nb sums side by side
+                zq = z[q]
+                for i in range(nb):
+                    ciq = c[i, q]
+                    ai = acc[i]
+                    for p in range(nb):
+                        ai[p] += ciq * zq[p]
             for i in range(nb):
                 for p in range(nb):
-                    s = 0.0
-                    for q in range(m):
-                        s += c[i, q] * z[q, p]
-                    slu[i, p] -= s
+                    slu[i, p] -= acc[i, p]
     for k in range(nb):  # dense LU with partial pivoting (LAPACK getrf's arithmetic)
         p = k
         big = abs(slu[k, k])
