@@ -88,6 +88,7 @@ from hsa_elastica.engines.implicit_kernels import (
     Pose,
     PoseBuffers,
     bordered_factor,
+    damping_rates,
     dynamic_forces,
     newton_steps,
 )
@@ -342,8 +343,10 @@ class ImplicitEngine:
 
     # -- state -----------------------------------------------------------------------------
     def _make_aux(self) -> DynamicTerms:
+        t = self.model.tables
         return DynamicTerms(self._unknowns, self.bc_program, self.damp_program, self.dt_table,
-                            self._filter_saved, self._filter_t0)
+                            self._filter_saved, self._filter_t0,
+                            *damping_rates(t.rod_dampers, t.body_dampers, self.dt_table))
 
     def _pose(self) -> tuple[NDArray[np.float64], ...]:
         m = self.model

@@ -86,6 +86,7 @@ __all__ = [
     "bordered_factor",
     "bordered_solve",
     "dynamic_fd_jacobian",
+    "damping_rates",
     "dynamic_forces",
     "newton_steps",
     "scatter_velocities",
@@ -102,7 +103,9 @@ class DynamicTerms(NamedTuple):
     """What the implicit integrator adds to the static solver's evaluation: its unknowns, the
     boundary conditions' rates program (motors, rod ends), the dampers' program (applied as
     forces), the step ``dt_table`` [s] the damper tables were built with, and the coupling's
-    twist-filter memory (``kappa_vor`` / ``last_time``) at the step's start (empty: no filter)."""
+    twist-filter memory (``kappa_vor`` / ``last_time``) at the step's start (empty: no filter),
+    and the rod and body dampers' tables with their per-step factors ``f`` replaced by the
+    decay rates ``-ln(f) / dt_table`` [1/s] (:func:`damping_rates`)."""
 
     unknowns: Unknowns
     bc_program: NDArray[np.int64]
@@ -110,6 +113,8 @@ class DynamicTerms(NamedTuple):
     dt_table: float
     filter_saved: NDArray[np.float64]
     filter_time0: NDArray[np.float64]
+    rod_damping: RodDamperTable
+    body_damping: BodyDamperTable
 
 
 class Pose(NamedTuple):
@@ -217,14 +222,25 @@ class ChordBuffers(NamedTuple):
     pose: PoseBuffers
 
 
+def damping_rates(dr: RodDamperTable, db: BodyDamperTable, dt_table: float
+                  ) -> tuple[RodDamperTable, BodyDamperTable]:
+    """The damper tables with each per-step velocity factor ``f`` (of the explicit step
+    ``dt_table`` [s]) replaced by its decay rate ``-ln(f) / dt_table`` [1/s] (once per engine,
+    not per force evaluation)."""
+    inv = 1.0 / dt_table
+    return (dr._replace(translational=-np.log(dr.translational) * inv,
+                        rotational=-np.log(dr.rotational) * inv),
+            db._replace(translational=-np.log(db.translational) * inv,
+                        rotational=-np.log(db.rotational) * inv))
+
+
 @njit(cache=True)  # type: ignore[misc]
 def _damper_forces(
     program: NDArray[np.int64], dr: RodDamperTable, db: BodyDamperTable,
     material: MaterialDampingTable, rod: RodBlockArrays, body: BodyBlockArrays,
-    dt_table: float,
 ) -> None:
-    """The dampers of the rates program as forces (see the module doc)."""
-    inv = 1.0 / dt_table
+    """The dampers of the rates program as forces (see the module doc); ``dr`` / ``db``
+    hold decay rates [1/s] (:func:`damping_rates`)."""
     for p in range(program.shape[0]):
         code = program[p, 0]
         i = program[p, 1]
@@ -234,14 +250,14 @@ def _damper_forces(
             nn = dr.translational.shape[1]
             ne = dr.rotational.shape[2]
             for k in range(nn):
-                c = -math.log(dr.translational[i, k]) * inv * rod.mass[n0 + k]
+                c = dr.translational[i, k] * rod.mass[n0 + k]
                 for a in range(3):
                     rod.external_forces[a, n0 + k] -= c * rod.velocity[a, n0 + k]
             for k in range(ne):
                 e_ = e0 + k
                 ie = 1.0 / rod.dilatation[e_]
                 for a in range(3):
-                    c = -math.log(dr.rotational[i, a, k]) * inv
+                    c = dr.rotational[i, a, k]
                     if dr.power[i] != 0:
                         c *= rod.dilatation[e_]
                     rod.external_torques[a, e_] -= (
@@ -251,8 +267,8 @@ def _damper_forces(
             kelvin_voigt_forces(rod, material, i)
         elif code == OP_DAMP_BODY:
             b = db.body[i]
-            ct = -math.log(db.translational[i]) * inv
-            cr = -math.log(db.rotational[i]) * inv
+            ct = db.translational[i]
+            cr = db.rotational[i]
             for a in range(3):
                 body.external_forces[a, b] -= ct * body.mass[b] * body.velocity[a, b]
             for a in range(3):
@@ -305,7 +321,8 @@ def dynamic_forces(
     # unpacked once (an array taken out of a record is reference-counted at every use)
     (couplings, joints, motors, dr, db, rod_gravity, body_gravity, material, ends, loads,
      compression, sync_program, values_program, _rates_program) = tables
-    unknowns, bc_program, damp_program, dt_table, filter_saved, filter_time0 = terms
+    (unknowns, bc_program, damp_program, _dt_table, filter_saved, filter_time0, dr_rates,
+     db_rates) = terms
     kind, index, comp = unknowns
     if filter_saved.shape[0] > 0:
         couplings.kappa_vor[:] = filter_saved
@@ -320,7 +337,7 @@ def dynamic_forces(
     )
     if not ok:
         return False
-    _damper_forces(damp_program, dr, db, material, rod, body, dt_table)
+    _damper_forces(damp_program, dr_rates, db_rates, material, rod, body)
     # gyroscopic couple of the bodies (J omega) x omega, body frame
     J = body.mass_second_moment_of_inertia
     w = body.omega
@@ -713,7 +730,7 @@ def bordered_factor(data: NDArray[np.float64], shift: NDArray[np.float64], plan:
     rod's block, ``Z_r = A_r^-1 B_r``, Schur complement ``S = D - sum_r C_r Z_r`` by dense
     LU with partial pivoting) of ``J - diag(shift)`` (``J``'s CSC values ``data``) into the
     packed arrays ``lu`` (what :func:`bordered_solve` reads).  False if singular."""
-    (idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
+    (_idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
     (band_src, band_dst, b_src, b_dst, c_src, c_dst, d_src, d_dst, diag_q, w, col) = plan
     w[:] = data
     for j in range(diag_q.shape[0]):
