@@ -52,7 +52,7 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
-from hsa_elastica.physics.forces import constrain_rates, evaluate_forces
+from hsa_elastica.physics.forces import constrain_rates, constrain_values, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import (
@@ -840,6 +840,9 @@ def newton_steps(
     rod = model.rod
     body = model.body
     couplings = model.tables.couplings
+    values_program = model.tables.values_program
+    motors = model.tables.motors
+    ends = model.tables.ends
     unknowns = terms.unknowns
     filt_saved = terms.filter_saved
     filt_t0 = terms.filter_time0
@@ -978,6 +981,9 @@ def newton_steps(
                 theta_step = theta
             if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0 and np.isfinite(w):
                 set_pose(x, q0, rod, body, unknowns, dbuf)
+                # the imposed values (motor bases, rod ends) at the step's end, as an
+                # evaluation leaves them (set_pose put back the step start's)
+                constrain_values(values_program, motors, angles[s + 1], rod, ends, body)
                 _alpha_update(x, base, v, a, vd, coef, h, a1, v1, vd1)
                 break
             w_prev = w
