@@ -25,8 +25,12 @@ velocity-dependent forces the explicit stepper applies as dampers
 
 Newton on ``dq`` (residual ``R = F - M vdot``): the Jacobian ``dF/dq + gamma/(beta h) dF/dv -
 (1 - alpha_m)/((1 - alpha_f) beta h^2) M`` by the static solver's coloured forward differences
-(position and velocity of each column perturbed together), factorised by its bordered band LU
-(Schur complement for the platform).  The factorisation is reused across steps (chord Newton).
+(position and velocity of each column perturbed together), factorised in the static solver's
+bordered band layout (band LU per rod, Schur complement for the platform).  The factorisation is
+reused across steps (chord Newton).  The whole iteration -- predictor, chord steps, Jacobian
+refreshes and their factorisation, the retries -- is one numba kernel
+(:func:`~hsa_elastica.engines.implicit_kernels.newton_steps`); :meth:`ImplicitEngine.step` and
+:meth:`ImplicitEngine.advance` call it (one step, or a control interval's steps per call).
 
 Convergence is judged on the increments, scaled by ``tol_position`` [m] (node and body
 positions) and ``tol_rotation`` [rad] (rotation increments): with ``w_k`` the max-norm of the

@@ -184,8 +184,8 @@ class NewtonSettings(NamedTuple):
 
 
 class PackedLU(NamedTuple):
-    """The bordered band LU as flat arrays (:meth:`hsa_elastica.engines.implicit.
-    ImplicitEngine._pack`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
+    """The bordered band LU as flat arrays (allocated by :meth:`hsa_elastica.engines.implicit.
+    ImplicitEngine._factor_plan`, filled by :func:`bordered_factor`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
     transposed ``dgbtrf`` band ``ab[abptr[k]:abptr[k+1]]`` (leading dimension ``ldab[k]``,
     ``kl[k]``/``ku[k]``) and pivots, the border couplings ``zs``/``cs`` (offsets ``zptr``),
     the border unknowns and the Schur complement's LU ``slu`` with pivots ``spiv``."""
@@ -453,8 +453,7 @@ def band_solve(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: in
 @njit(cache=True)  # type: ignore[misc]
 def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64],
                    work: NDArray[np.float64]) -> None:
-    """``x = J^-1 rhs`` with the bordered band LU packed by
-    :meth:`hsa_elastica.engines.implicit.ImplicitEngine._pack` (same arithmetic as
+    """``x = J^-1 rhs`` with the bordered band LU of :func:`bordered_factor` (the steps of
     :meth:`hsa_elastica.engines.statics_linalg.BorderedBandLU.solve`)."""
     (idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
     nb = border.shape[0]
