@@ -48,7 +48,7 @@ from hsa_elastica.physics.actuation import Ramp
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.physics.sensors import motor_torque
 
-__all__ = ["ControlMixin", "motor_torques", "robot_state", "STATE_KEYS"]
+__all__ = ["ControlMixin", "imposed_motor_angles", "motor_torques", "robot_state", "STATE_KEYS"]
 
 #: attributes of a motor's command holder that hold its schedule (restored by reference:
 #: schedules are immutable callables of the time)
@@ -78,6 +78,13 @@ def _motor_angle(bc: Any, t: float) -> float:
     return math.nan
 
 
+def imposed_motor_angles(robot: Any) -> NDArray[np.float64]:
+    """The imposed motor angles [rad] of ``robot`` now (NaN for a torque-driven motor): the
+    ``motor_angles_rad`` of :func:`robot_state` without the rest of the state."""
+    t = float(robot.time)
+    return np.array([_motor_angle(m.instance, t) for m in robot.motors])
+
+
 def robot_state(robot: Any) -> StateDict:
     """State of ``robot`` (rods, platform, motors) as arrays, SI units, keyed by the output
     schema's names (:data:`~hsa_elastica.io.columns.STATE_KEYS`, docs/outputs.md).
@@ -102,7 +109,7 @@ def robot_state(robot: Any) -> StateDict:
         "platform_omega_rad_s": np.array(plat.omega_collection[:, 0], dtype=np.float64),
         "rod_tip_positions_m": np.array([r.position_collection[:, -1] for r in robot.rods],
                                         dtype=np.float64),
-        "motor_angles_rad": np.array([_motor_angle(m.instance, t) for m in robot.motors]),
+        "motor_angles_rad": imposed_motor_angles(robot),
         "motor_torques_nm": motor_torques(
             robot.rods, [robot.twist_couple(i) for i in range(len(robot.rods))]
             if hasattr(robot, "twist_couple") else None,

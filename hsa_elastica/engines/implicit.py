@@ -25,8 +25,12 @@ velocity-dependent forces the explicit stepper applies as dampers
 
 Newton on ``dq`` (residual ``R = F - M vdot``): the Jacobian ``dF/dq + gamma/(beta h) dF/dv -
 (1 - alpha_m)/((1 - alpha_f) beta h^2) M`` by the static solver's coloured forward differences
-(position and velocity of each column perturbed together), factorised by its bordered band LU
-(Schur complement for the platform).  The factorisation is reused across steps (chord Newton).
+(position and velocity of each column perturbed together), factorised in the static solver's
+bordered band layout (band LU per rod, Schur complement for the platform).  The factorisation is
+reused across steps (chord Newton).  The whole iteration -- predictor, chord steps, Jacobian
+refreshes and their factorisation, the retries -- is one numba kernel
+(:func:`~hsa_elastica.engines.implicit_kernels.newton_steps`); :meth:`ImplicitEngine.step` and
+:meth:`ImplicitEngine.advance` call it (one step, or a control interval's steps per call).
 
 Convergence is judged on the increments, scaled by ``tol_position`` [m] (node and body
 positions) and ``tol_rotation`` [rad] (rotation increments): with ``w_k`` the max-norm of the
@@ -80,17 +84,17 @@ from hsa_elastica.engines.implicit_kernels import (
     ChordBuffers,
     DynamicModel,
     DynamicTerms,
+    FactorPlan,
     FDBuffers,
-    Increment,
+    JacobianWork,
     NewtonSettings,
     PackedLU,
     Pose,
     PoseBuffers,
-    chord_steps,
-    dynamic_fd_jacobian,
+    bordered_factor,
+    damping_rates,
     dynamic_forces,
-    set_pose,
-    too_slow,
+    newton_steps,
 )
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.engines.statics_kernels import (
@@ -98,7 +102,6 @@ from hsa_elastica.engines.statics_kernels import (
     JacobianPattern,
     Unknowns,
 )
-from hsa_elastica.engines.statics_linalg import BorderedBandLU
 from hsa_elastica.params import ParameterError
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
@@ -223,9 +226,6 @@ class ImplicitEngine:
         self.vdot = np.zeros(n)
         self.a = np.zeros(n)
         self.a_prev = np.zeros(n)
-        self._lu: Any = None
-        self._jac_data: NDArray[np.float64] | None = None
-        self._jac_shift: NDArray[np.float64] | None = None
         self._jac_age = 0
         self.time = 0.0
         self.n_jacobians = 0
@@ -233,7 +233,6 @@ class ImplicitEngine:
         self.n_steps = 0
         self.last_iterations = 0
         self._started = False
-        self._packed: Any = None
         self._allocate()
 
     def _allocate(self) -> None:
@@ -270,11 +269,88 @@ class ImplicitEngine:
         self._tol = np.array([self.tol_force, self.tol_torque, self.tol_position,
                               self.tol_rotation])
         self._settings = NewtonSettings(self._coef, self._tol, self._rot_rows, self._counts)
+        self._ga = AlphaState(self.v, self.a, self.vdot, self.a_prev)
+        self._lu, plan = self._factor_plan()
+        # info: [0] factorisation held, [1] its age, [2] Jacobians made, [3] refresh_every,
+        # [4] status of the last call, [5] iterations of the last step (JacobianWork)
+        self._info = np.array([0, 0, 0, self.refresh_every, 0, 0], dtype=np.int64)
+        self._jw = JacobianWork(
+            JacobianPattern(s.steps, s.color_ptr, s.color_cols, s.indptr, s.indices),
+            FDBuffers(np.zeros(n), self._f1, self._mass1, self._saved, self._vsave,
+                      np.zeros_like(s.data), self._rscratch),
+            self._first, plan, np.zeros(n), np.zeros(n), self._info)
+
+    def _factor_plan(self) -> tuple[PackedLU, FactorPlan]:
+        """The packed bordered band LU's arrays (:class:`PackedLU`, filled by
+        :func:`~hsa_elastica.engines.implicit_kernels.bordered_factor`) and where the
+        Jacobian's CSC values go in them, from the static solver's band layout
+        (:class:`~hsa_elastica.engines.statics_linalg.BorderedBandSolver`: one band block per
+        rod, the bodies' unknowns the border); without one (rods coupled directly), one band
+        block of all unknowns in reverse Cuthill-McKee order and no border."""
+        s = self.solver
+        n = s.n
+        i64 = np.int64
+        band = s.band
+        if band is not None:
+            blocks: list[tuple[NDArray[np.int64], int, int, dict[str, Any]]] = [
+                (idx, kl, ku, mp) for (idx, kl, ku), mp in zip(band.blocks, band.maps)]
+            border, nb = band.border.astype(i64), band.nb
+            d_src, d_dst, diag_q = band.d_src, band.d_dst, band.diag_q
+        else:
+            import scipy.sparse as sp
+            from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+            pat = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(n, n))
+            order = reverse_cuthill_mckee((abs(pat) + abs(pat.T)).tocsr(), symmetric_mode=True)
+            local = np.empty(n, dtype=i64)
+            local[order] = np.arange(n)
+            cols = np.repeat(np.arange(n), np.diff(s.indptr))
+            di = local[s.indices] - local[cols]
+            kl, ku = int(max(di.max(initial=0), 0)), int(max((-di).max(initial=0), 0))
+            ldab = 2 * kl + ku + 1
+            q = np.arange(s.indices.shape[0], dtype=i64)
+            mp: dict[str, Any] = {
+                "shape": (ldab, n), "band_src": q, "band_dst": (kl + ku + di) + ldab * local[cols],
+                "b_src": q[:0], "b_dst": q[:0], "c_src": q[:0], "c_dst": q[:0]}
+            blocks = [(order.astype(i64), kl, ku, mp)]
+            border, nb = np.zeros(0, dtype=i64), 0
+            d_src = d_dst = q[:0]
+            diag_q = np.array([s.indptr[j] + int(np.nonzero(s.indices[s.indptr[j]:s.indptr[j + 1]]
+                                                            == j)[0][0]) for j in range(n)], i64)
+        bptr, abptr, zptr = [0], [0], [0]
+        band_src, band_dst, b_src, b_dst, c_src, c_dst = ([] for _ in range(6))
+        for idx, kl, ku, mp in blocks:
+            m = idx.shape[0]
+            band_src.append(mp["band_src"])
+            band_dst.append(mp["band_dst"] + abptr[-1])
+            b_src.append(mp["b_src"])
+            b_dst.append(mp["b_dst"] + zptr[-1])
+            c_src.append(mp["c_src"])
+            c_dst.append(mp["c_dst"] + zptr[-1])
+            bptr.append(bptr[-1] + m)
+            abptr.append(abptr[-1] + mp["shape"][0] * m)
+            zptr.append(zptr[-1] + m * nb)
+        def cat(parts: list[Any]) -> NDArray[np.int64]:
+            return np.concatenate(parts).astype(i64)
+
+        lu = PackedLU(
+            cat([b[0] for b in blocks]), np.array(bptr, dtype=i64), np.zeros(abptr[-1]),
+            np.array(abptr, dtype=i64), np.array([b[3]["shape"][0] for b in blocks], dtype=i64),
+            np.array([b[1] for b in blocks], dtype=i64), np.array([b[2] for b in blocks], dtype=i64),
+            np.zeros(bptr[-1], dtype=np.int32), np.zeros(zptr[-1]), np.array(zptr, dtype=i64),
+            np.zeros(zptr[-1]), border, np.zeros((nb, nb)), np.zeros(nb, dtype=i64))
+        plan = FactorPlan(cat(band_src), cat(band_dst), cat(b_src), cat(b_dst), cat(c_src),
+                          cat(c_dst), np.asarray(d_src, dtype=i64), np.asarray(d_dst, dtype=i64),
+                          np.asarray(diag_q, dtype=i64), np.zeros_like(s.data),
+                          np.zeros(max(nb * nb, 1)))
+        return lu, plan
 
     # -- state -----------------------------------------------------------------------------
     def _make_aux(self) -> DynamicTerms:
+        t = self.model.tables
         return DynamicTerms(self._unknowns, self.bc_program, self.damp_program, self.dt_table,
-                            self._filter_saved, self._filter_t0)
+                            self._filter_saved, self._filter_t0,
+                            *damping_rates(t.rod_dampers, t.body_dampers, self.dt_table))
 
     def _pose(self) -> tuple[NDArray[np.float64], ...]:
         m = self.model
@@ -287,15 +363,15 @@ class ImplicitEngine:
         the initial acceleration is set, the Jacobian's age [steps] and the Jacobian and
         inertia shift it was factorised from (empty if none), so that :meth:`set_extra_state`
         re-makes the same factorisation and the run continues bitwise as if never stopped."""
-        jd, js = self._jac_data, self._jac_shift
-        keep = self._lu is not None and jd is not None and js is not None
+        info = self._info
+        keep = bool(info[0])
         return {"ga_velocity": self.v.copy(), "ga_vdot": self.vdot.copy(),
                 "ga_accel": self.a.copy(), "ga_accel_prev": self.a_prev.copy(),
                 "ga_time": np.array([self.time]), "ga_started": np.array([int(self._started)]),
-                "ga_jacobian_age": np.array([self._jac_age]),
+                "ga_jacobian_age": np.array([int(info[1])]),
                 "ga_contraction": np.array([self._coef[6]]),
-                "ga_jacobian": jd.copy() if keep and jd is not None else np.zeros(0),
-                "ga_jacobian_shift": js.copy() if keep and js is not None else np.zeros(0)}
+                "ga_jacobian": self._jw.fd.data.copy() if keep else np.zeros(0),
+                "ga_jacobian_shift": self._jw.shift.copy() if keep else np.zeros(0)}
 
     def set_extra_state(self, d: dict[str, np.ndarray]) -> None:
         """Restore :meth:`extra_state` (the model's arrays are restored by the caller)."""
@@ -306,16 +382,14 @@ class ImplicitEngine:
         self.time = float(d["ga_time"][0])
         self._started = bool(d["ga_started"][0])
         self._jac_age = int(d["ga_jacobian_age"][0])
+        self._info[1] = self._jac_age
         self._coef[6] = float(d["ga_contraction"][0]) if "ga_contraction" in d else THETA_START
-        self._lu, self._packed, self._jac_data, self._jac_shift = None, None, None, None
+        self._info[0] = 0
         if d["ga_jacobian"].size:
-            import scipy.sparse as sp
-
-            s = self.solver
-            self._jac_data = np.array(d["ga_jacobian"], dtype=np.float64)
-            self._jac_shift = np.array(d["ga_jacobian_shift"], dtype=np.float64)
-            jac = sp.csc_matrix((self._jac_data.copy(), s.indices, s.indptr), shape=(s.n, s.n))
-            self._lu = s.factorize(jac, self._jac_shift)
+            jw = self._jw
+            jw.fd.data[:] = d["ga_jacobian"]
+            jw.shift[:] = d["ga_jacobian_shift"]
+            self._info[0] = int(bordered_factor(jw.fd.data, jw.shift, jw.plan, self._lu))
 
     # -- evaluations ---------------------------------------------------------------------------
     @property
@@ -338,37 +412,10 @@ class ImplicitEngine:
             self.f[:] = np.nan
         return self.f
 
-    def _factor(self, t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
-                v: NDArray[np.float64], f0: NDArray[np.float64], x: NDArray[np.float64]) -> Any:
-        s = self.solver
-        h = self.dt
-        cv = self.gamma / (self.beta * h)
-        ca = (1.0 - self.alpha_m) / ((1.0 - self.alpha_f) * self.beta * h * h)
-        f0 = f0.copy()
-        mass = self.mass.copy()
-        dynamic_fd_jacobian(
-            t, angles, rates, v, self._model_args, self._aux, cv,
-            JacobianPattern(s.steps, s.color_ptr, s.color_cols, s.indptr, s.indices),
-            FDBuffers(f0, self._f1, self._mass1, self._saved, self._vsave, s.data,
-                      self._rscratch),
-            Increment(np.ascontiguousarray(x, dtype=np.float64), self._q0, self._first))
-        self.n_jacobians += 1
-        self._jac_age = 0
-        import scipy.sparse as sp
-
-        self._jac_data = s.data.copy()
-        self._jac_shift = ca * mass
-        jac = sp.csc_matrix((self._jac_data.copy(), s.indices, s.indptr), shape=(s.n, s.n))
-        return s.factorize(jac, self._jac_shift)
-
     def _norms(self, r: NDArray[np.float64]) -> tuple[float, float]:
         ar = np.abs(r)
         rot = self._rot_rows
         return float(ar[~rot].max(initial=0.0)), float(ar[rot].max(initial=0.0))
-
-    def _converged(self, r: NDArray[np.float64]) -> bool:
-        fn, tn = self._norms(r)
-        return fn <= self.tol_force and tn <= self.tol_torque
 
     def start(self, angles: NDArray[np.float64], rates: NDArray[np.float64]) -> None:
         """Initial velocities of the unknowns from the model's arrays and the consistent
@@ -387,193 +434,54 @@ class ImplicitEngine:
         self.a_prev[:] = self.vdot
         self._started = True
 
-    # -- one step ------------------------------------------------------------------------------
+    # -- steps ------------------------------------------------------------------------------
     def step(self, angles: NDArray[np.float64], rates: NDArray[np.float64],
              angles0: NDArray[np.float64] | None = None,
              rates0: NDArray[np.float64] | None = None) -> float:
         """Advance by one step of :attr:`dt` to motor ``angles`` [rad] / ``rates`` [rad/s] at the
         step's end (``angles0``/``rates0``: at its start, for the initial acceleration of the
         first step).  Returns the new time [s]; raises :class:`ImplicitStepFailed`."""
-        if not self._started:
-            self.start(angles if angles0 is None else angles0,
-                       rates if rates0 is None else rates0)
-        h = self.dt
-        t0 = self.time
-        t1 = t0 + h
-        b = self.beta
-        v_n, a_n = self.v.copy(), self.a.copy()
-        base = h * v_n + (h * h * (0.5 - b)) * a_n
-        self._save_start()
-        # predictors: a_{n+1} = 0 (see the module doc), then after a failure a_{n+1} = a_n and
-        # constant velocity
-        predictors = [base, base + (h * h * b) * a_n, h * v_n]
-        stage = 0
-        x = predictors[0]
-        fresh_at_acc = False  # the factorisation was made at x_acc (dx is a Newton step)
-        stale = False  # refresh the Jacobian at the next iterate
-        x_acc: NDArray[np.float64] | None = None  # last accepted iterate, its merit, the step
-        it, merit_acc, dx, alpha, w_prev = 0, math.inf, np.zeros(self.n), 1.0, math.inf
-        theta = float(self._coef[6])
-        theta_step = 0.0  # the contraction measured in this step (0: not yet)
-        while True:
-            a1, v1, vd1 = self._end_of_step(x, base)
-            f = self.forces(t1, angles, rates, v1)
-            r = f - self.mass * vd1
-            if self._converged(r):
-                break
-            merit = float(np.linalg.norm(np.where(self._rot_rows, 100.0 * r, r)))
-            if not math.isfinite(merit):
-                merit = math.inf
-            if x_acc is not None and not merit < merit_acc:
-                if not fresh_at_acc:
-                    # the chord direction made things worse: back to the last iterate and a
-                    # Jacobian there (a Newton step)
-                    x, x_acc, merit_acc, alpha, stale = x_acc, None, math.inf, 1.0, True
-                    continue
-                # damped Newton: halve the step along the Newton direction
-                alpha *= 0.5
-                if alpha >= 1.0 / 64.0:
-                    x = x_acc + alpha * dx
-                    continue
-                merit = math.inf
-            if not math.isfinite(merit) or it >= self.max_iter:
-                if stage + 1 >= len(predictors):
-                    self._fail(h, t0, it, r)
-                stage += 1  # again from the next predictor with a fresh Jacobian
-                x, self._lu, x_acc, merit_acc, alpha, it = (
-                    predictors[stage], None, None, math.inf, 1.0, 0)
-                w_prev, theta_step = math.inf, 0.0
-                continue
-            fresh_at_acc = False
-            if self._lu is None or stale or self._jac_age >= self.refresh_every or too_slow(
-                    theta_step, w_prev, it, self.slow_contraction, self.max_iter):
-                self._refactor(t1, angles, rates, v1, f, x)
-                fresh_at_acc, stale, w_prev, theta_step = True, False, math.inf, 0.0
-            dx = self._lu.solve(-r)
-            x_acc, merit_acc, alpha = x.copy(), merit, 1.0
-            x = x + dx
-            it += 1
-            # increment test (Hairer & Wanner, Solving ODEs II, Sec. IV.8): the error left
-            # after this update is about theta / (1 - theta) |dx| in the scaled norm
-            w = float(np.max(np.abs(dx) * self._inv_scale))
-            if math.isfinite(w_prev) and w_prev > 0.0:
-                theta = theta_step = w / w_prev
-            if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0 and math.isfinite(w):
-                a1, v1, vd1 = self._end_of_step(x, base)
-                break
-            w_prev = w
-        self._coef[6] = min(max(theta, self.theta_min), 0.99)
-        self.last_iterations = it
-        self.v[:] = v1
-        self.a_prev[:] = self.a
-        self.a[:] = a1
-        self.vdot[:] = vd1
-        self.time = t1
-        self._jac_age += 1
-        self.n_steps += 1
-        return t1
-
-    def _save_start(self) -> None:
-        """Keep the pose (and the twist filter's memory) at the start of a step, for
-        :meth:`_restore_start` when the step is refused."""
-        for dst, src in zip(self._q0, self._pose()):
-            np.copyto(dst, src)
-        if self.filtered:
-            c = self.model.couplings
-            np.copyto(self._filter_saved, c.kappa_vor)
-            np.copyto(self._filter_t0, c.last_time)
-
-    def _end_of_step(self, x: NDArray[np.float64], base: NDArray[np.float64]
-                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """The pose at the increment ``x`` and the end-of-step algorithmic acceleration,
-        velocity and true acceleration (the generalized-alpha relations of the module doc;
-        ``base = h v_n + h^2 (1/2 - beta) a_n``)."""
-        h, am, af, g, b = self.dt, self.alpha_m, self.alpha_f, self.gamma, self.beta
-        v_n, a_n, vd_n = self.v, self.a, self.vdot
-        self._set_pose(x)
-        a1 = (x - base) / (b * h * h)
-        v1 = v_n + h * (1.0 - g) * a_n + (h * g) * a1
-        vd1 = ((1.0 - am) * a1 + am * a_n - af * vd_n) / (1.0 - af)
-        return a1, v1, vd1
-
-    def _refactor(self, t1: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
-                  v1: NDArray[np.float64], f: NDArray[np.float64], x: NDArray[np.float64]) -> None:
-        """A fresh Jacobian and its factorisation at the iterate ``x`` (the step refused,
-        state restored, if it is singular)."""
-        try:
-            self._lu = self._factor(t1, angles, rates, v1, f, x)
-        except (RuntimeError, ValueError) as exc:
-            self._restore_start()
-            raise ImplicitStepFailed(self.dt, self.time, f"singular Jacobian ({exc})") from None
-
-    # -- many steps ---------------------------------------------------------------------------
-    @staticmethod
-    def _pack(lu: Any) -> PackedLU | None:
-        """The bordered band LU as flat arrays for :func:`chord_steps` (None for SuperLU)."""
-        if not isinstance(lu, BorderedBandLU):
-            return None
-        sv = lu.s
-        idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs = ([] for _ in range(11))
-        bptr.append(0)
-        abptr.append(0)
-        zptr.append(0)
-        for k, (ix, l, u) in enumerate(sv.blocks):
-            band, p = lu.bands[k]
-            idx.append(ix)
-            bptr.append(bptr[-1] + ix.shape[0])
-            ab.append(np.asarray(band).ravel(order="F"))
-            abptr.append(abptr[-1] + band.size)
-            ldab.append(band.shape[0])
-            kl.append(l)
-            ku.append(u)
-            piv.append(np.asarray(p, dtype=np.int32))
-            if sv.nb:
-                zs.append(np.ascontiguousarray(lu.zs[k]).ravel())
-                cs.append(np.ascontiguousarray(lu.cs[k]).ravel())
-                zptr.append(zptr[-1] + lu.zs[k].size)
-        cat = np.concatenate
-        if sv.nb:
-            slu, spiv = np.ascontiguousarray(lu.schur[0]), np.asarray(lu.schur[1], dtype=np.int64)
-            zsa, csa = cat(zs), cat(cs)
-        else:
-            slu, spiv = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
-            zsa = csa = np.zeros(0)
-            zptr = [0] * (len(sv.blocks) + 1)
-        return PackedLU(cat(idx).astype(np.int64), np.array(bptr, dtype=np.int64), cat(ab),
-                np.array(abptr, dtype=np.int64), np.array(ldab, dtype=np.int64),
-                np.array(kl, dtype=np.int64), np.array(ku, dtype=np.int64), cat(piv),
-                zsa, np.array(zptr, dtype=np.int64), csa, sv.border.astype(np.int64), slu, spiv)
+        a1 = np.asarray(angles, dtype=np.float64)
+        r1 = np.asarray(rates, dtype=np.float64)
+        a0 = a1 if angles0 is None else np.asarray(angles0, dtype=np.float64)
+        r0 = r1 if rates0 is None else np.asarray(rates0, dtype=np.float64)
+        return self.advance(np.stack([a0, a1]), np.stack([r0, r1]))
 
     def advance(self, angles: NDArray[np.float64], rates: NDArray[np.float64]) -> float:
         """``angles.shape[0] - 1`` steps; row ``k`` of ``angles`` [rad] / ``rates`` [rad/s]:
-        the motors at ``time + k dt`` (row 0 only for the initial acceleration).  Chord
-        steps run inside numba (:func:`chord_steps`); a step that needs a fresh Jacobian is
-        taken by :meth:`step`.  Returns the new time [s]."""
+        the motors at ``time + k dt`` (row 0 only for the initial acceleration).  The steps,
+        their Newton iterations and Jacobian refreshes run inside numba
+        (:func:`~hsa_elastica.engines.implicit_kernels.newton_steps`).  Returns the new time
+        [s]; raises :class:`ImplicitStepFailed` (the state at the refused step's start)."""
         n = angles.shape[0] - 1
         if not self._started:
             self.start(angles[0], rates[0])
-        k = 0
-        while k < n:
-            if self._lu is not None and self._packed is None:
-                self._packed = self._pack(self._lu)
-            budget = min(n - k, self.refresh_every - self._jac_age)
-            if self._packed is not None and budget > 0:
-                done = chord_steps(budget, self.dt, self.time, angles[k:], rates[k:],
-                                   self._model_args, self._aux,
-                                   AlphaState(self.v, self.a, self.vdot, self.a_prev),
-                                   self._packed, self._settings, self._q0, self._buf)
-                self.time = self.time + done * self.dt if done else self.time
-                # the time of step k is t0 + k dt (as the kernel computes it)
-                self._jac_age += done
-                self.n_steps += done
-                k += done
-                if k >= n:
-                    break
-            self._lu = None
-            self._packed = None
-            self.step(angles[k + 1], rates[k + 1])
-            k += 1
-        return self.time
+        info = self._info
+        info[3] = self.refresh_every
+        done = newton_steps(n, self.dt, self.time, angles, rates, self._model_args, self._aux,
+                            self._ga, self._lu,
+                            self._settings, self._q0, self._buf, self._jw)
+        # the time of step k is t0 + k dt (as the kernel computes it)
+        self.time = self.time + done * self.dt if done else self.time
+        self.n_steps += done
+        self._jac_age = int(info[1])
+        self.n_jacobians = int(info[2])
+        self.last_iterations = int(info[5])
+        if done < n:
+            info[0] = 0
+            status = int(info[4])
+            if status == 3:
+                st = self.solver.status
+                raise FloatingPointError(
+                    f"AuxeticCoupling.stiffness of coupling {int(st[1])} gave a non-positive "
+                    f"stiffness ({st[2]:.6g}) at t = {st[3]:.6g} s")
+            if status == 2:
+                raise ImplicitStepFailed(self.dt, self.time, "singular Jacobian")
+            r = self._buf.r
+            fn, tn = self._norms(r)
+            raise ImplicitStepFailed(self.dt, self.time, f"{int(info[5])} iterations, residual "
+                                     f"{fn:.3g} N / {tn:.3g} N m" + self._worst(r))
+        return float(self.time)
 
     def run_steps(self, n: int, t: float) -> float:
         """``n`` steps from ``t`` [s] under the motor schedules of ``model.motor_bcs`` (the
@@ -612,12 +520,6 @@ class ImplicitEngine:
             self.advance(values[k:k + 2], rates[k:k + 2])
         return float(self.time)
 
-    def _fail(self, h: float, t0: float, it: int, r: NDArray[np.float64]) -> None:
-        self._restore_start()
-        fn, tn = self._norms(r)
-        raise ImplicitStepFailed(h, t0, f"{it} iterations, residual {fn:.3g} N / {tn:.3g} N m"
-                                 + self._worst(r))
-
     def _worst(self, r: NDArray[np.float64]) -> str:
         """``", largest at <where>"``: the unknown whose residual is furthest above its
         tolerance (the first non-finite one if any), named by :attr:`describe_unknown`."""
@@ -627,19 +529,6 @@ class ImplicitEngine:
         scaled = np.abs(r) / np.where(self._rot_rows, self.tol_torque, self.tol_force)
         j = int(np.argmax(bad)) if bad.any() else int(np.argmax(scaled))
         return f", largest at {self.describe_unknown(j)}"
-
-    def _set_pose(self, x: NDArray[np.float64]) -> None:
-        set_pose(x, self._q0, self.model.rod_arrays, self.model.body_arrays, self._unknowns,
-                 self._dbuf)
-
-    def _restore_start(self) -> None:
-        for dst, src in zip(self._pose(), self._q0):
-            np.copyto(dst, src)
-        self._lu = None
-        if self.filtered:
-            c = self.model.couplings
-            np.copyto(c.kappa_vor, self._filter_saved)
-            np.copyto(c.last_time, self._filter_t0)
 
 
 def implicit_step(engine: ImplicitEngine, angles: NDArray[np.float64],

@@ -33,7 +33,7 @@ increment (the time integrator's ``d v / d q``).  The kernels take records (Name
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -59,6 +59,7 @@ from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
     OP_DAMP_ROD,
     OP_MATERIAL_DAMPING,
+    STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
     ForcingTables,
@@ -73,16 +74,21 @@ __all__ = [
     "DynamicModel",
     "DynamicTerms",
     "FDBuffers",
+    "FactorPlan",
     "Increment",
+    "JacobianWork",
     "NewtonSettings",
     "PackedLU",
     "Pose",
     "PoseBuffers",
+    "band_factor",
     "band_solve",
+    "bordered_factor",
     "bordered_solve",
-    "chord_steps",
     "dynamic_fd_jacobian",
+    "damping_rates",
     "dynamic_forces",
+    "newton_steps",
     "scatter_velocities",
     "set_pose",
 ]
@@ -97,7 +103,9 @@ class DynamicTerms(NamedTuple):
     """What the implicit integrator adds to the static solver's evaluation: its unknowns, the
     boundary conditions' rates program (motors, rod ends), the dampers' program (applied as
     forces), the step ``dt_table`` [s] the damper tables were built with, and the coupling's
-    twist-filter memory (``kappa_vor`` / ``last_time``) at the step's start (empty: no filter)."""
+    twist-filter memory (``kappa_vor`` / ``last_time``) at the step's start (empty: no filter),
+    and the rod and body dampers' tables with their per-step factors ``f`` replaced by the
+    decay rates ``-ln(f) / dt_table`` [1/s] (:func:`damping_rates`)."""
 
     unknowns: Unknowns
     bc_program: NDArray[np.int64]
@@ -105,6 +113,8 @@ class DynamicTerms(NamedTuple):
     dt_table: float
     filter_saved: NDArray[np.float64]
     filter_time0: NDArray[np.float64]
+    rod_damping: RodDamperTable
+    body_damping: BodyDamperTable
 
 
 class Pose(NamedTuple):
@@ -174,8 +184,8 @@ class NewtonSettings(NamedTuple):
 
 
 class PackedLU(NamedTuple):
-    """The bordered band LU as flat arrays (:meth:`hsa_elastica.engines.implicit.
-    ImplicitEngine._pack`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
+    """The bordered band LU as flat arrays (allocated by :meth:`hsa_elastica.engines.implicit.
+    ImplicitEngine._factor_plan`, filled by :func:`bordered_factor`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
     transposed ``dgbtrf`` band ``ab[abptr[k]:abptr[k+1]]`` (leading dimension ``ldab[k]``,
     ``kl[k]``/``ku[k]``) and pivots, the border couplings ``zs``/``cs`` (offsets ``zptr``),
     the border unknowns and the Schur complement's LU ``slu`` with pivots ``spiv``."""
@@ -197,7 +207,7 @@ class PackedLU(NamedTuple):
 
 
 class ChordBuffers(NamedTuple):
-    """Work vectors of :func:`chord_steps` (one entry per unknown) and :func:`set_pose`'s."""
+    """Work vectors of :func:`newton_steps` (one entry per unknown) and :func:`set_pose`'s."""
 
     base: NDArray[np.float64]
     x: NDArray[np.float64]
@@ -212,14 +222,25 @@ class ChordBuffers(NamedTuple):
     pose: PoseBuffers
 
 
+def damping_rates(dr: RodDamperTable, db: BodyDamperTable, dt_table: float
+                  ) -> tuple[RodDamperTable, BodyDamperTable]:
+    """The damper tables with each per-step velocity factor ``f`` (of the explicit step
+    ``dt_table`` [s]) replaced by its decay rate ``-ln(f) / dt_table`` [1/s] (once per engine,
+    not per force evaluation)."""
+    inv = 1.0 / dt_table
+    return (dr._replace(translational=-np.log(dr.translational) * inv,
+                        rotational=-np.log(dr.rotational) * inv),
+            db._replace(translational=-np.log(db.translational) * inv,
+                        rotational=-np.log(db.rotational) * inv))
+
+
 @njit(cache=True)  # type: ignore[misc]
 def _damper_forces(
     program: NDArray[np.int64], dr: RodDamperTable, db: BodyDamperTable,
     material: MaterialDampingTable, rod: RodBlockArrays, body: BodyBlockArrays,
-    dt_table: float,
 ) -> None:
-    """The dampers of the rates program as forces (see the module doc)."""
-    inv = 1.0 / dt_table
+    """The dampers of the rates program as forces (see the module doc); ``dr`` / ``db``
+    hold decay rates [1/s] (:func:`damping_rates`)."""
     for p in range(program.shape[0]):
         code = program[p, 0]
         i = program[p, 1]
@@ -229,14 +250,14 @@ def _damper_forces(
             nn = dr.translational.shape[1]
             ne = dr.rotational.shape[2]
             for k in range(nn):
-                c = -math.log(dr.translational[i, k]) * inv * rod.mass[n0 + k]
+                c = dr.translational[i, k] * rod.mass[n0 + k]
                 for a in range(3):
                     rod.external_forces[a, n0 + k] -= c * rod.velocity[a, n0 + k]
             for k in range(ne):
                 e_ = e0 + k
                 ie = 1.0 / rod.dilatation[e_]
                 for a in range(3):
-                    c = -math.log(dr.rotational[i, a, k]) * inv
+                    c = dr.rotational[i, a, k]
                     if dr.power[i] != 0:
                         c *= rod.dilatation[e_]
                     rod.external_torques[a, e_] -= (
@@ -246,8 +267,8 @@ def _damper_forces(
             kelvin_voigt_forces(rod, material, i)
         elif code == OP_DAMP_BODY:
             b = db.body[i]
-            ct = -math.log(db.translational[i]) * inv
-            cr = -math.log(db.rotational[i]) * inv
+            ct = db.translational[i]
+            cr = db.rotational[i]
             for a in range(3):
                 body.external_forces[a, b] -= ct * body.mass[b] * body.velocity[a, b]
             for a in range(3):
@@ -300,7 +321,8 @@ def dynamic_forces(
     # unpacked once (an array taken out of a record is reference-counted at every use)
     (couplings, joints, motors, dr, db, rod_gravity, body_gravity, material, ends, loads,
      compression, sync_program, values_program, _rates_program) = tables
-    unknowns, bc_program, damp_program, dt_table, filter_saved, filter_time0 = terms
+    (unknowns, bc_program, damp_program, _dt_table, filter_saved, filter_time0, dr_rates,
+     db_rates) = terms
     kind, index, comp = unknowns
     if filter_saved.shape[0] > 0:
         couplings.kappa_vor[:] = filter_saved
@@ -322,7 +344,7 @@ def dynamic_forces(
     )
     if not ok:
         return False
-    _damper_forces(damp_program, dr, db, material, rod, body, dt_table)
+    _damper_forces(damp_program, dr_rates, db_rates, material, rod, body)
     # gyroscopic couple of the bodies (J omega) x omega, body frame
     J = body.mass_second_moment_of_inertia
     w = body.omega
@@ -419,24 +441,32 @@ def band_solve(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: in
             b[p] = b[j]
             b[j] = tmp
         bj = b[j]
-        for i in range(1, lm + 1):
-            b[j + i] -= abt[j, kd + i] * bj
+        # slices indexed from 0: numba drops the negative-index wrap-around and LLVM
+        # vectorises the update (same operations, 2x faster)
+        lv = abt[j, kd + 1:kd + 1 + lm]
+        seg = b[j + 1:j + 1 + lm]
+        for i in range(lm):
+            seg[i] -= lv[i] * bj
     for j in range(n - 1, -1, -1):
         b[j] /= abt[j, kd]
         bj = b[j]
-        for i in range(max(0, j - kd), j):
-            b[i] -= abt[j, kd + i - j] * bj
+        i0 = max(0, j - kd)
+        uv = abt[j, kd + i0 - j:kd]
+        seg = b[i0:j]
+        for i in range(j - i0):
+            seg[i] -= uv[i] * bj
 
 
 @njit(cache=True)  # type: ignore[misc]
 def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64],
                    work: NDArray[np.float64]) -> None:
-    """``x = J^-1 rhs`` with the bordered band LU packed by
-    :meth:`hsa_elastica.engines.implicit.ImplicitEngine._pack` (same arithmetic as
+    """``x = J^-1 rhs`` with the bordered band LU of :func:`bordered_factor` (the steps of
     :meth:`hsa_elastica.engines.statics_linalg.BorderedBandLU.solve`)."""
     (idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
     nb = border.shape[0]
-    rb = np.empty(nb)
+    rb = np.empty(2 * nb)
+    acc = rb[nb:]
+    rb = rb[:nb]
     for q in range(nb):
         rb[q] = rhs[border[q]]
     for k in range(bptr.shape[0] - 1):
@@ -447,12 +477,16 @@ def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64
         abk = ab[abptr[k]:abptr[k + 1]].reshape((m, ldab[k]))
         band_solve(abk, piv[bptr[k]:bptr[k + 1]], kl[k], ku[k], y)
         if nb:
+            # the nb sums side by side (each in the order of q: the same sums, no chain of
+            # dependent additions across the rod's unknowns)
             c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
+            acc[:] = 0.0
+            for q in range(m):
+                yq = y[q]
+                for p in range(nb):
+                    acc[p] += c[p, q] * yq
             for p in range(nb):
-                s = 0.0
-                for q in range(m):
-                    s += c[p, q] * y[q]
-                rb[p] -= s
+                rb[p] -= acc[p]
     if nb:
         for i in range(nb):
             p = spiv[i]
@@ -561,9 +595,6 @@ def too_slow(theta: float, w: float, it: int, slow: float, max_iter: int) -> boo
     return it + math.log(need) / -math.log(theta) > max_iter
 
 
-_too_slow = too_slow
-
-
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def _alpha_update(x: NDArray[np.float64], base: NDArray[np.float64], v: NDArray[np.float64],
                   a: NDArray[np.float64], vd: NDArray[np.float64], coef: NDArray[np.float64],
@@ -582,22 +613,242 @@ def _alpha_update(x: NDArray[np.float64], base: NDArray[np.float64], v: NDArray[
         vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
 
 
+class FactorPlan(NamedTuple):
+    """Where the Jacobian's CSC values go in the packed bordered band LU (:class:`PackedLU`,
+    built by :meth:`hsa_elastica.engines.implicit.ImplicitEngine._factor_plan`): value
+    ``band_src[e]`` to ``ab[band_dst[e]]``, ``b_src`` to ``zs[b_dst]`` (rod rows, border
+    columns, per block ``(m, nb)``), ``c_src`` to ``cs[c_dst]`` (border rows, rod columns,
+    per block ``(nb, m)``), ``d_src`` to ``slu.ravel()[d_dst]``; ``diag_q`` the diagonal's
+    positions (where the inertia shift is subtracted); ``shifted`` / ``col`` (nb x nb) work."""
+
+    band_src: NDArray[np.int64]
+    band_dst: NDArray[np.int64]
+    b_src: NDArray[np.int64]
+    b_dst: NDArray[np.int64]
+    c_src: NDArray[np.int64]
+    c_dst: NDArray[np.int64]
+    d_src: NDArray[np.int64]
+    d_dst: NDArray[np.int64]
+    diag_q: NDArray[np.int64]
+    shifted: NDArray[np.float64]
+    col: NDArray[np.float64]
+
+
+class JacobianWork(NamedTuple):
+    """What :func:`newton_steps` needs to refresh its Jacobian: the pattern and colouring,
+    the forward-difference buffers (``fd.data``: the Jacobian's CSC values, kept for
+    snapshots), the first unknown of each element / body, the packing plan, the inertia shift
+    of the factorisation (kept for snapshots), the last accepted Newton iterate ``x_acc``, and ``info`` (int64): [0] a factorisation is held, [1] its
+    age [steps], [2] Jacobians made, [3] refresh after this many steps anyway, [4] status of
+    the last call (0 ok, 1 not converged, 2 singular Jacobian, 3 force evaluation failed),
+    [5] iterations of the last step."""
+
+    pattern: JacobianPattern
+    fd: FDBuffers
+    first: NDArray[np.int64]
+    plan: FactorPlan
+    shift: NDArray[np.float64]
+    x_acc: NDArray[np.float64]
+    info: NDArray[np.int64]
+
+
 @njit(cache=True)  # type: ignore[misc]
-def chord_steps(
+def band_factor(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int) -> bool:
+    """LAPACK ``dgbtf2`` (band LU with partial pivoting, unblocked) in place on ``abt``, the
+    transpose of the band storage (``abt[j, kl + ku + i - j] = A[i, j]``, ``ldab = 2 kl + ku +
+    1``, fill-in rows zero on entry); ``piv`` 0-based.  False if a pivot is zero (singular)."""
+    n = abt.shape[0]
+    kv = ku + kl
+    ju = 0
+    ok = True
+    for j in range(n):
+        km = min(kl, n - 1 - j)
+        jp = 0
+        big = abs(abt[j, kv])
+        for p in range(1, km + 1):
+            if abs(abt[j, kv + p]) > big:
+                big = abs(abt[j, kv + p])
+                jp = p
+        piv[j] = j + jp
+        if abt[j, kv + jp] == 0.0:
+            ok = False
+            continue
+        ju = max(ju, min(j + ku + jp, n - 1))
+        if jp != 0:
+            for c in range(j, ju + 1):
+                tmp = abt[c, kv + j + jp - c]
+                abt[c, kv + j + jp - c] = abt[c, kv + j - c]
+                abt[c, kv + j - c] = tmp
+        if km > 0:
+            inv = 1.0 / abt[j, kv]
+            lv = abt[j, kv + 1:kv + 1 + km]  # slices: see band_solve
+            for i in range(km):
+                lv[i] *= inv
+            for c in range(j + 1, ju + 1):
+                ujc = abt[c, kv + j - c]
+                if ujc != 0.0:
+                    dst = abt[c, kv + j + 1 - c:kv + j + 1 - c + km]
+                    for i in range(km):
+                        dst[i] -= lv[i] * ujc
+    return ok
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _band_solve_rows(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int,
+                     z: NDArray[np.float64]) -> None:
+    """:func:`band_solve` of every column of ``z`` (m, nb) at once, in place (each column's
+    operations as :func:`band_solve`'s; the rows are contiguous)."""
+    n = z.shape[0]
+    kd = kl + ku
+    nc = z.shape[1]
+    for j in range(n - 1):
+        lm = min(kl, n - j - 1)
+        p = piv[j]
+        zj = z[j]
+        if p != j:
+            zp = z[p]
+            for c in range(nc):
+                tmp = zp[c]
+                zp[c] = zj[c]
+                zj[c] = tmp
+        for i in range(lm):
+            lij = abt[j, kd + 1 + i]
+            zi = z[j + 1 + i]
+            for c in range(nc):
+                zi[c] -= lij * zj[c]
+    for j in range(n - 1, -1, -1):
+        zj = z[j]
+        d = abt[j, kd]
+        for c in range(nc):
+            zj[c] /= d
+        i0 = max(0, j - kd)
+        for i in range(j - i0):
+            uij = abt[j, kd + i0 - j + i]
+            zi = z[i0 + i]
+            for c in range(nc):
+                zi[c] -= uij * zj[c]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def bordered_factor(data: NDArray[np.float64], shift: NDArray[np.float64], plan: FactorPlan,
+                    lu: PackedLU) -> bool:
+    """The bordered band LU (:mod:`hsa_elastica.engines.statics_linalg`: band LU of each
+    rod's block, ``Z_r = A_r^-1 B_r``, Schur complement ``S = D - sum_r C_r Z_r`` by dense
+    LU with partial pivoting) of ``J - diag(shift)`` (``J``'s CSC values ``data``) into the
+    packed arrays ``lu`` (what :func:`bordered_solve` reads).  False if singular."""
+    (_idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
+    (band_src, band_dst, b_src, b_dst, c_src, c_dst, d_src, d_dst, diag_q, w, col) = plan
+    w[:] = data
+    for j in range(diag_q.shape[0]):
+        w[diag_q[j]] -= shift[j]
+    ab[:] = 0.0
+    for e in range(band_src.shape[0]):
+        ab[band_dst[e]] = w[band_src[e]]
+    nb = border.shape[0]
+    zs[:] = 0.0
+    cs[:] = 0.0
+    for e in range(b_src.shape[0]):
+        zs[b_dst[e]] = w[b_src[e]]
+    for e in range(c_src.shape[0]):
+        cs[c_dst[e]] = w[c_src[e]]
+    flat = slu.reshape(-1)
+    flat[:] = 0.0
+    for e in range(d_src.shape[0]):
+        flat[d_dst[e]] = w[d_src[e]]
+    for k in range(bptr.shape[0] - 1):
+        m = bptr[k + 1] - bptr[k]
+        abk = ab[abptr[k]:abptr[k + 1]].reshape((m, ldab[k]))
+        pk = piv[bptr[k]:bptr[k + 1]]
+        if not band_factor(abk, pk, kl[k], ku[k]):
+            return False
+        if nb:
+            z = zs[zptr[k]:zptr[k + 1]].reshape((m, nb))
+            c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
+            _band_solve_rows(abk, pk, kl[k], ku[k], z)
+            acc = col[:nb * nb].reshape((nb, nb))
+            acc[:] = 0.0
+            for q in range(m):  # each sum in the order of q, the nb x nb sums side by side
+                zq = z[q]
+                for i in range(nb):
+                    ciq = c[i, q]
+                    ai = acc[i]
+                    for p in range(nb):
+                        ai[p] += ciq * zq[p]
+            for i in range(nb):
+                for p in range(nb):
+                    slu[i, p] -= acc[i, p]
+    for k in range(nb):  # dense LU with partial pivoting (LAPACK getrf's arithmetic)
+        p = k
+        big = abs(slu[k, k])
+        for i in range(k + 1, nb):
+            if abs(slu[i, k]) > big:
+                big = abs(slu[i, k])
+                p = i
+        spiv[k] = p
+        if p != k:
+            for c2 in range(nb):
+                tmp = slu[k, c2]
+                slu[k, c2] = slu[p, c2]
+                slu[p, c2] = tmp
+        d = slu[k, k]
+        if d == 0.0 or not np.isfinite(d):
+            return False
+        for i in range(k + 1, nb):
+            slu[i, k] /= d
+            lik = slu[i, k]
+            for c2 in range(k + 1, nb):
+                slu[i, c2] -= lik * slu[k, c2]
+    return True
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _restore_start(q0: Pose, rod: RodBlockArrays, body: BodyBlockArrays, couplings: Any,
+                   filtered: bool, filt_saved: NDArray[np.float64],
+                   filt_t0: NDArray[np.float64]) -> None:
+    """Pose (and the twist filter's memory) back to the step's start."""
+    rod.position[:] = q0.rod_position
+    rod.director[:] = q0.rod_director
+    body.position[:] = q0.body_position
+    body.director[:] = q0.body_director
+    if filtered:
+        couplings.kappa_vor[:] = filt_saved
+        couplings.last_time[:] = filt_t0
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _predictor(stage: int, h: float, b: float, base: NDArray[np.float64],
+               v: NDArray[np.float64], a: NDArray[np.float64], x: NDArray[np.float64]) -> None:
+    """Predictor ``stage`` of a step (see :mod:`hsa_elastica.engines.implicit`): 0 ``a_{n+1}
+    = 0``, 1 ``a_{n+1} = a_n``, 2 constant velocity."""
+    for j in range(x.shape[0]):
+        if stage == 0:
+            x[j] = base[j]
+        elif stage == 1:
+            x[j] = base[j] + h * h * b * a[j]
+        else:
+            x[j] = h * v[j]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def newton_steps(
     n_steps: int, h: float, t0: float, angles: NDArray[np.float64],
     rates: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
-    lu: PackedLU, settings: NewtonSettings, q0: Pose, buf: ChordBuffers,
+    lu: PackedLU, settings: NewtonSettings, q0: Pose, buf: ChordBuffers, jw: JacobianWork,
 ) -> int:
-    """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0`` with the given
-    factorisation (chord Newton, see :mod:`hsa_elastica.engines.implicit`).
-    ``angles``/``rates`` rows ``k + 1``: the motors at the end of step ``k``; ``ga`` updated
-    in place.  Returns the number of steps done: a step whose iteration contracts the
-    increment by less than ``slow_contraction`` (ratio of successive scaled increments above
-    it) or does not converge in ``max_iter`` iterations is left undone (state at its start)
-    for the caller to repeat with a fresh Jacobian."""
+    """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0``, each solved by
+    Newton with the Jacobian reused across steps (the one Newton iteration of the implicit
+    integrator; the rules are in :mod:`hsa_elastica.engines.implicit`).  ``angles``/``rates``
+    rows ``k + 1``: the motors at the end of step ``k``; ``ga`` updated in place.  A fresh
+    Jacobian (:func:`dynamic_fd_jacobian`) is factorised here (:func:`bordered_factor`).
+    Returns the number of steps done; fewer than ``n_steps`` when a step failed
+    (``jw.info[4]`` says why; the state is at that step's start, the residual of its last
+    iterate in ``buf.r``)."""
     rod = model.rod
     body = model.body
     couplings = model.tables.couplings
+    values_program = model.tables.values_program
+    motors = model.tables.motors
+    ends = model.tables.ends
     unknowns = terms.unknowns
     filt_saved = terms.filter_saved
     filt_t0 = terms.filter_time0
@@ -611,10 +862,17 @@ def chord_steps(
     theta_min = coef[7]
     inv_pos = 1.0 / tol[2]
     inv_rot = 1.0 / tol[3]
+    cv = g / (b * h)
+    ca = (1.0 - am) / ((1.0 - af) * b * h * h)
     v, a, vd, a_prev = ga
     base, x, a1, v1, vd1, f, mass, r, dx, work, dbuf = buf
+    x_acc = jw.x_acc
+    info = jw.info
+    fd = jw.fd
+    incr = Increment(x, q0, jw.first)
     n = v.shape[0]
     filtered = filt_saved.shape[0] > 0
+    info[4] = 0
     for s in range(n_steps):
         t1 = t0 + (s + 1) * h
         _save_pose(q0, rod, body)
@@ -623,10 +881,15 @@ def chord_steps(
             filt_t0[:] = couplings.last_time
         for j in range(n):
             base[j] = h * v[j] + h * h * (0.5 - b) * a[j]
-            # predictor: a_{n+1} = 0 (the stiff modes' accelerations alternate in sign)
-            x[j] = base[j]
+        stage = 0
+        _predictor(stage, h, b, base, v, a, x)
+        fresh_at_acc = False  # the factorisation was made at x_acc (dx is a Newton step)
+        stale = False  # refresh the Jacobian at the next iterate
+        have_acc = False
+        merit_acc = np.inf
+        alpha = 1.0
         theta = coef[6]
-        theta_step = 0.0
+        theta_step = 0.0  # the contraction measured in this step (0: not yet)
         w_prev = np.inf
         it = 0
         while True:
@@ -634,35 +897,105 @@ def chord_steps(
             _alpha_update(x, base, v, a, vd, coef, h, a1, v1, vd1)
             ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, terms, f, mass)
             counts[0] += 1
-            fmax, tmax, merit = _residual(f, mass, vd1, is_rot, r)
+            fmax, tmax, _ = _residual(f, mass, vd1, is_rot, r)
             if ok and fmax <= tol[0] and tmax <= tol[1]:
                 break
-            if not ok or it >= max_iter or not np.isfinite(merit) or _too_slow(
-                    theta_step, w_prev, it, slow, max_iter):
-                # leave this step to the caller (fresh Jacobian): back to its start
-                set_pose(np.zeros(n), q0, rod, body, unknowns, dbuf)
-                if filtered:
-                    couplings.kappa_vor[:] = filt_saved
-                    couplings.last_time[:] = filt_t0
+            if not ok and model.status[0] == STATUS_STIFFNESS:  # a law refused the state (e.g. stiffness)
+                _restore_start(q0, rod, body, couplings, filtered, filt_saved, filt_t0)
+                info[4] = 3
+                info[5] = it
                 return s
+            merit = 0.0  # weighted 2-norm of the residual (couples x 100)
+            for j in range(n):
+                rj = 100.0 * r[j] if is_rot[j] else r[j]
+                merit += rj * rj
+            merit = math.sqrt(merit)
+            if not ok or not np.isfinite(merit):
+                merit = np.inf
+            if have_acc and not merit < merit_acc:
+                if not fresh_at_acc:
+                    # the chord direction made things worse: back to the last iterate and a
+                    # Jacobian there (a Newton step)
+                    x[:] = x_acc
+                    have_acc = False
+                    merit_acc = np.inf
+                    alpha = 1.0
+                    stale = True
+                    continue
+                # damped Newton: halve the step along the Newton direction
+                alpha *= 0.5
+                if alpha >= 1.0 / 64.0:
+                    for j in range(n):
+                        x[j] = x_acc[j] + alpha * dx[j]
+                    continue
+                merit = np.inf
+            if not np.isfinite(merit) or it >= max_iter:
+                if stage + 1 >= 3:
+                    _restore_start(q0, rod, body, couplings, filtered, filt_saved, filt_t0)
+                    info[4] = 1
+                    info[5] = it
+                    return s
+                stage += 1  # again from the next predictor with a fresh Jacobian
+                _predictor(stage, h, b, base, v, a, x)
+                info[0] = 0
+                have_acc = False
+                merit_acc = np.inf
+                alpha = 1.0
+                it = 0
+                w_prev = np.inf
+                theta_step = 0.0
+                continue
+            fresh_at_acc = False
+            if info[0] == 0 or stale or info[1] >= info[3] or too_slow(
+                    theta_step, w_prev, it, slow, max_iter):
+                fd.f0[:] = f
+                dynamic_fd_jacobian(t1, angles[s + 1], rates[s + 1], v1, model, terms, cv,
+                                    jw.pattern, fd, incr)
+                for j in range(n):
+                    jw.shift[j] = ca * mass[j]
+                info[2] += 1
+                info[1] = 0
+                if not bordered_factor(fd.data, jw.shift, jw.plan, lu):
+                    info[0] = 0
+                    _restore_start(q0, rod, body, couplings, filtered, filt_saved, filt_t0)
+                    info[4] = 2
+                    info[5] = it
+                    return s
+                info[0] = 1
+                fresh_at_acc = True
+                stale = False
+                w_prev = np.inf
+                theta_step = 0.0
             for j in range(n):
                 r[j] = -r[j]
             bordered_solve(lu, r, dx, work)
+            for j in range(n):
+                r[j] = -r[j]
+            x_acc[:] = x
+            merit_acc = merit
+            alpha = 1.0
+            have_acc = True
             w = 0.0
             for j in range(n):
                 x[j] += dx[j]
                 w = max(w, abs(dx[j]) * (inv_rot if is_rot[j] else inv_pos))
             it += 1
+            # increment test (Hairer & Wanner, Solving ODEs II, Sec. IV.8): the error left
+            # after this update is about theta / (1 - theta) |dx| in the scaled norm
             if w_prev < np.inf and w_prev > 0.0:
                 theta = w / w_prev
                 theta_step = theta
-            # increment test (module doc of hsa_elastica.engines.implicit)
-            if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0:
+            if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0 and np.isfinite(w):
                 set_pose(x, q0, rod, body, unknowns, dbuf)
+                # the imposed values (motor bases, rod ends) at the step's end, as an
+                # evaluation leaves them (set_pose put back the step start's)
+                constrain_values(values_program, motors, angles[s + 1], rod, ends, body)
                 _alpha_update(x, base, v, a, vd, coef, h, a1, v1, vd1)
                 break
             w_prev = w
         coef[6] = min(max(theta, theta_min), 0.99)
+        info[1] += 1
+        info[5] = it
         for j in range(n):
             v[j] = v1[j]
             a_prev[j] = a[j]

@@ -68,6 +68,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from hsa_elastica.engines.control import imposed_motor_angles
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, paper_robot_params
@@ -375,7 +376,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             raise RuntimeError(f"{type(self).__name__}.step() called before reset()")
         angles = self.action_to_angles(action)
         if self.motor_speed is not None:  # a servo's speed limit over the interval
-            now = np.asarray(self.robot.state()["motor_angles_rad"], dtype=np.float64)
+            now = imposed_motor_angles(self.robot)
             reach = self.motor_speed * self.control_dt
             angles = now + np.clip(angles - now, -reach, reach)
         self.robot.set_motor_angles(angles)

@@ -45,6 +45,7 @@ from hsa_elastica.engines.timeloop import (
     SimulationDiverged,
     check_bound,
     find_runaway,
+    runaway_suspect,
 )
 from hsa_elastica.params import ParameterError
 
@@ -241,7 +242,15 @@ class FastRobot(ControlMixin):
                 step = round(np.float64(t) / np.float64(dt))
                 if step == next_callback:
                     sim.apply_callbacks(np.float64(t), step)
-            bad = find_runaway(systems, max_speed=v_max, max_stretch=stretch)
+            v2_max = v_max * v_max
+            suspect = False
+            for s in systems:
+                rest = getattr(s, "rest_lengths", None)
+                if runaway_suspect(s.position_collection, s.velocity_collection,
+                                   _NO_REST if rest is None else rest, v2_max, stretch):
+                    suspect = True
+                    break
+            bad = find_runaway(systems, max_speed=v_max, max_stretch=stretch) if suspect else None
             if bad is not None:
                 k = bad[0]
                 name = names[k] if k < len(names) else f"system {k}"
@@ -350,6 +359,9 @@ class ImplicitRobot(FastRobot):
         """See :meth:`~hsa_elastica.engines.implicit.ImplicitEngine.set_extra_state`."""
         self.engine.set_extra_state(d)
 
+
+#: the rest lengths passed to :func:`runaway_suspect` for a rigid body
+_NO_REST = np.zeros(0)
 
 #: the wrapped handle's attributes a FastRobot exposes (a fixed list: no catch-all proxy, an
 #: attribute of neither raises AttributeError)
