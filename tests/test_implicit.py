@@ -157,6 +157,32 @@ def test_deterministic_and_refuses_a_step_newton_cannot_take() -> None:
     assert isinstance(ImplicitStepFailed(0.01, 0.0, "x"), ParameterError)
 
 
+def test_a_refused_step_is_halved_when_allowed_and_ends_at_the_static_pose() -> None:
+    """``max_halvings``: the 10 ms steps refused above (a 20 ms ramp of 1.5 rad) are taken
+    again as two 5 ms steps; the run then ends at the static solution (within 1 um, the
+    tolerance of test_ramp_ends_at_the_static_pose), the same bitwise when run twice; with
+    too few halvings the smallest step tried is named as refused, the state at its start."""
+    p = paper_robot_params()
+    bad = p.replace(simulation=p.simulation.replace(dt=1e-2, integrator="implicit", ramp_time=0.02))
+    ends = []
+    for _ in range(2):
+        robot = build_fast_robot(bad, [1.5] * 4, record=False)
+        robot.engine.max_halvings = 2
+        robot.run(1.5)
+        assert robot.engine.n_halved >= 1 and robot.engine.dt == 1e-2
+        ends.append(robot.rod_arrays.position.copy())
+    assert np.array_equal(ends[0], ends[1])
+    static = solve_static(p, [1.5] * 4)
+    d = robot.platform.position_collection[:, 0] - np.asarray(static.platform_position_m)
+    assert np.abs(d).max() < 1e-6, d
+    worse = p.replace(simulation=p.simulation.replace(dt=4e-2, integrator="implicit", ramp_time=0.02))
+    robot = build_fast_robot(worse, [1.5] * 4, record=False)
+    robot.engine.max_halvings = 1
+    with pytest.raises(ImplicitStepFailed, match=r"simulation.dt = 0.02 s .*halved down to 0.02 s"):
+        robot.run(0.4)
+    assert robot.engine.dt == 4e-2 and np.all(np.isfinite(robot.rod_arrays.position))
+
+
 def _model_arrays(robot):  # type: ignore[no-untyped-def]
     m = robot.model
     tables = (m.rod_arrays, m.body_arrays, m.couplings, m.joints, m.motors, m.material)
@@ -202,6 +228,9 @@ def test_envs_and_stacks_run_on_the_implicit_integrator() -> None:
         env.step(np.full(4, 0.2 * k, dtype=np.float32))
     robot = env.unwrapped.robot
     assert isinstance(robot, ImplicitRobot) and robot.dt == IMPLICIT_DT
+    from hsa_elastica.engines.implicit import ENV_MAX_HALVINGS
+
+    assert robot.engine.max_halvings == ENV_MAX_HALVINGS > 0  # an env retries in halves
     assert robot.time == pytest.approx(0.06)
     p = paper_robot_params()
     p = p.replace(rod=p.rod.replace(n_elements=6))

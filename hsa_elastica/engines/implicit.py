@@ -55,7 +55,12 @@ scheme damps (axial waves, 9 kHz) alternate the sign of their algorithmic accele
 step to step, which the linear extrapolation ``2 a_n - a_{n-1}`` amplifies (on HSARobot-v0
 at 2e-3 s with smooth commands: 22 against 46 Jacobians and 5.6 against 6.9 evaluations per
 step).  A step that fails is retried with ``a_{n+1} = a_n`` and then with constant velocity,
-with a fresh Jacobian, before it is refused.  A
+with a fresh Jacobian, before it is refused.  With :attr:`ImplicitEngine.max_halvings` > 0
+(the Gymnasium envs: :data:`ENV_MAX_HALVINGS`) a refused step is taken again as two steps of
+half its size, and so on down to ``dt / 2**max_halvings``, then the run goes on at ``dt``
+(generalized-alpha allows a change of step: ``v`` and ``a`` carry over, the Jacobian is made
+again for the new size); every step taken converged, and one refused at the smallest size
+raises as above.  A
 motor's imposed angular velocity during a step is the secant of its angle schedule over the
 step (the explicit stepper reads the rate at mid-step).  The coupling's twist filter
 (``twist_filter_time``) advances once per step: every residual evaluation of a step starts the
@@ -114,12 +119,16 @@ from hsa_elastica.physics.tables import (
 
 __all__ = [
     "DEFAULT_RHO_INF",
+    "ENV_MAX_HALVINGS",
     "ImplicitEngine",
     "ImplicitStepFailed",
     "generalized_alpha",
     "implicit_step",
 ]
 
+#: :attr:`ImplicitEngine.max_halvings` of the Gymnasium envs: a training run is not stopped by
+#: one command the step size cannot follow (a refused 2 ms step is retried down to 0.125 ms)
+ENV_MAX_HALVINGS = 4
 #: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
 DEFAULT_RHO_INF = 0.8
 #: contraction rate assumed for the first iteration of the first step
@@ -167,6 +176,11 @@ class ImplicitEngine:
     theta_min = 0.05
     #: steps after which the Jacobian is refreshed anyway
     refresh_every = 200
+    #: a refused step is taken again as two steps of half its size, nested at most this many
+    #: times (smallest step ``dt / 2**max_halvings``) before it is refused; 0 (the default):
+    #: refused at once.  The Gymnasium envs set it (:data:`ENV_MAX_HALVINGS`)
+    max_halvings = 0
+    _halving = False  # inside a halved step (see _halve_and_go_on)
     #: unknown index -> where it is (e.g. ``"rod node 7"``), named in a refused step's message
     #: (set by :class:`ImplicitRobot` from the handle's system names)
     describe_unknown: Callable[[int], str] | None = None
@@ -231,6 +245,8 @@ class ImplicitEngine:
         self.n_jacobians = 0
         self.n_evaluations = 0
         self.n_steps = 0
+        #: refused steps taken again as two half steps (:attr:`max_halvings`)
+        self.n_halved = 0
         self.last_iterations = 0
         self._started = False
         self._allocate()
@@ -504,7 +520,12 @@ class ImplicitEngine:
             rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
         self.time = t
         if not model.scheduled_loads:
-            return float(self.advance(values, rates))
+            try:
+                return float(self.advance(values, rates))
+            except ImplicitStepFailed:
+                if self.max_halvings <= 0:
+                    raise
+            return self._halve_and_go_on(n, t)
         # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
         # the step's end (where the scheme evaluates the forces), one step per call; the
         # initial acceleration of a first step takes the torque at its start
@@ -519,6 +540,33 @@ class ImplicitEngine:
                 loads.torque[row] = float(op.torque(float(times[k + 1])))
             self.advance(values[k:k + 2], rates[k:k + 2])
         return float(self.time)
+
+    def _halve_and_go_on(self, n: int, t: float) -> float:
+        """After a refused step of :meth:`run_steps` (``n`` steps from ``t``; the state at the
+        refused step's start): that step as two of half the size (each may be halved again,
+        :attr:`max_halvings` levels in all), then the rest at :attr:`dt`.  Every step taken
+        converged; a half step that is refused at the last level raises
+        :class:`ImplicitStepFailed` naming its size and time."""
+        h = self.dt
+        t_k = self.time
+        k = int(round((t_k - t) / h))
+        outermost = not self._halving
+        self.dt, self.max_halvings, self._halving = 0.5 * h, self.max_halvings - 1, True
+        self._info[0] = 0  # the factorisation belongs to the step size
+        try:
+            self.run_steps(2, t_k)
+            self.n_halved += 1
+        except ImplicitStepFailed as exc:
+            if outermost:  # say which step the refused half step came from
+                exc.args = (f"{exc.args[0]} (a step of {h:g} s at t = {t_k:.6g} s, halved "
+                            f"down to {exc.dt:g} s)",)
+            raise
+        finally:
+            self._halving = not outermost
+            self.dt, self.max_halvings = h, self.max_halvings + 1
+            self._info[0] = 0
+        self.time = t_k + h
+        return self.run_steps(n - k - 1, self.time) if n - k - 1 > 0 else float(self.time)
 
     def _worst(self, r: NDArray[np.float64]) -> str:
         """``", largest at <where>"``: the unknown whose residual is furthest above its

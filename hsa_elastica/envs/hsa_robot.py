@@ -51,7 +51,10 @@ installed: the extra ``rl``).
   (:mod:`hsa_elastica.engines.implicit`, internal step :data:`IMPLICIT_DT` unless ``dt`` is
   given); None keeps ``params.simulation.integrator``.  Which is faster depends on the
   motor commands (docs/performance.md, "Environments"): the implicit integrator for motors
-  turning at servo speeds, the explicit stepper for unlimited random commands.
+  turning at servo speeds, the explicit stepper for unlimited random commands.  An internal
+  step Newton cannot take is taken again as two half steps, down to 1/16 of the step
+  (:data:`~hsa_elastica.engines.implicit.ENV_MAX_HALVINGS`), so one abrupt command does not
+  end a training run; only a step refused at 1/16 raises ``ImplicitStepFailed``.
 
 The fused stepper (:class:`hsa_elastica.robots.compiled.FastRobot`) is used unless
 ``fast=False`` (per-rod operators; same trajectory, ~6x slower).
@@ -69,6 +72,7 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.control import imposed_motor_angles
+from hsa_elastica.engines.implicit import ENV_MAX_HALVINGS, ImplicitEngine
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, paper_robot_params
@@ -363,6 +367,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             # engine is the one simulation.integrator selects
             robot = compiled_engine(
                 robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
+            engine = getattr(robot, "engine", None)
+            if isinstance(engine, ImplicitEngine):
+                # a refused step is retried in halves rather than ending the episode
+                engine.max_halvings = ENV_MAX_HALVINGS
         self.robot = robot
         state = robot.state()
         obs, clipped = self._observation(state)
