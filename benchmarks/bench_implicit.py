@@ -80,6 +80,11 @@ def primitives_table(names: list[str], steps: list[float], rho: float) -> None:
           "pos RMS [mm] | pos max [mm] | ori RMS [deg] | ori max [deg] | end vs static [mm] |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     summary: dict[float, list[tuple[float, float, float, float, float]]] = {s: [] for s in steps}
+    # warm-up, not timed: the first run of each engine in a process loads its kernels from
+    # numba's cache (or compiles them), ~0.2 s of CPU that would be charged to the first row
+    u0 = primitive_angles(names[0], 1.0, p)
+    for q in [p] + [implicit_params(p, dt, rho) for dt in steps]:
+        build_fast_robot(q, u0, record=False).run(SAMPLE)
     for name in names:
         u = primitive_angles(name, 1.0, p)
         static = np.asarray(solve_static(p, u).platform_position_m)
