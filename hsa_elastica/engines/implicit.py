@@ -294,7 +294,7 @@ class ImplicitEngine:
             JacobianPattern(s.steps, s.color_ptr, s.color_cols, s.indptr, s.indices),
             FDBuffers(np.zeros(n), self._f1, self._mass1, self._saved, self._vsave,
                       np.zeros_like(s.data), self._rscratch),
-            self._first, plan, np.zeros(n), np.zeros(n), self._info)
+            self._first, plan, np.zeros(n), np.zeros(n), self._info, self._lu)
 
     def _factor_plan(self) -> tuple[PackedLU, FactorPlan]:
         """The packed bordered band LU's arrays (:class:`PackedLU`, filled by
@@ -475,7 +475,7 @@ class ImplicitEngine:
         info = self._info
         info[3] = self.refresh_every
         done = newton_steps(n, self.dt, self.time, angles, rates, self._model_args, self._aux,
-                            self._ga, self._lu,
+                            self._ga,
                             self._settings, self._q0, self._buf, self._jw)
         # the time of step k is t0 + k dt (as the kernel computes it)
         self.time = self.time + done * self.dt if done else self.time

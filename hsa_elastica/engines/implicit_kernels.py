@@ -641,7 +641,7 @@ class JacobianWork(NamedTuple):
     of the factorisation (kept for snapshots), the last accepted Newton iterate ``x_acc``, and ``info`` (int64): [0] a factorisation is held, [1] its
     age [steps], [2] Jacobians made, [3] refresh after this many steps anyway, [4] status of
     the last call (0 ok, 1 not converged, 2 singular Jacobian, 3 force evaluation failed),
-    [5] iterations of the last step."""
+    [5] iterations of the last step; ``lu`` the factorisation itself."""
 
     pattern: JacobianPattern
     fd: FDBuffers
@@ -650,6 +650,7 @@ class JacobianWork(NamedTuple):
     shift: NDArray[np.float64]
     x_acc: NDArray[np.float64]
     info: NDArray[np.int64]
+    lu: PackedLU
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -833,172 +834,204 @@ def _predictor(stage: int, h: float, b: float, base: NDArray[np.float64],
 def newton_steps(
     n_steps: int, h: float, t0: float, angles: NDArray[np.float64],
     rates: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
-    lu: PackedLU, settings: NewtonSettings, q0: Pose, buf: ChordBuffers, jw: JacobianWork,
+    settings: NewtonSettings, q0: Pose, buf: ChordBuffers, jw: JacobianWork,
 ) -> int:
     """Up to ``n_steps`` generalized-alpha steps of ``h`` [s] from ``t0``, each solved by
     Newton with the Jacobian reused across steps (the one Newton iteration of the implicit
     integrator; the rules are in :mod:`hsa_elastica.engines.implicit`).  ``angles``/``rates``
     rows ``k + 1``: the motors at the end of step ``k``; ``ga`` updated in place.  A fresh
-    Jacobian (:func:`dynamic_fd_jacobian`) is factorised here (:func:`bordered_factor`).
-    Returns the number of steps done; fewer than ``n_steps`` when a step failed
+    Jacobian (:func:`dynamic_fd_jacobian`) is factorised here (:func:`bordered_factor`, into
+    ``jw.lu``).  Returns the number of steps done; fewer than ``n_steps`` when a step failed
     (``jw.info[4]`` says why; the state is at that step's start, the residual of its last
     iterate in ``buf.r``)."""
-    rod = model.rod
-    body = model.body
-    couplings = model.tables.couplings
-    values_program = model.tables.values_program
-    motors = model.tables.motors
-    ends = model.tables.ends
-    unknowns = terms.unknowns
-    filt_saved = terms.filter_saved
-    filt_t0 = terms.filter_time0
+    jw.info[4] = 0
+    for s in range(n_steps):
+        t1 = t0 + (s + 1) * h
+        if not _newton_step(h, t1, angles[s + 1], rates[s + 1], model, terms, ga, settings,
+                            q0, buf, jw):
+            return s
+    return n_steps
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _begin_step(h: float, b: float, model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
+                q0: Pose, buf: ChordBuffers) -> None:
+    """Keep the step's start (pose, twist-filter memory), ``base = h v_n + h^2 (1/2 - beta)
+    a_n`` and the first predictor ``a_{n+1} = 0`` in ``buf.x``."""
+    _save_pose(q0, model.rod, model.body)
+    if terms.filter_saved.shape[0] > 0:
+        terms.filter_saved[:] = model.tables.couplings.kappa_vor
+        terms.filter_time0[:] = model.tables.couplings.last_time
+    v, a = ga.v, ga.a
+    base = buf.base
+    for j in range(v.shape[0]):
+        base[j] = h * v[j] + h * h * (0.5 - b) * a[j]
+    _predictor(0, h, b, base, v, a, buf.x)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _fail(code: int, it: int, q0: Pose, model: DynamicModel, terms: DynamicTerms,
+          info: NDArray[np.int64]) -> bool:
+    """A refused step: the state back to its start, ``info[4] = code``; returns False."""
+    saved = terms.filter_saved
+    _restore_start(q0, model.rod, model.body, model.tables.couplings, saved.shape[0] > 0, saved,
+                   terms.filter_time0)
+    info[4] = code
+    info[5] = it
+    return False
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _merit(ok: bool, r: NDArray[np.float64], is_rot: NDArray[np.bool_]) -> float:
+    """Weighted 2-norm of the residual (couples x 100); inf if the evaluation failed."""
+    merit = 0.0
+    for j in range(r.shape[0]):
+        rj = 100.0 * r[j] if is_rot[j] else r[j]
+        merit += rj * rj
+    merit = math.sqrt(merit)
+    if not ok or not np.isfinite(merit):
+        merit = np.inf
+    return merit
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _refresh(t1: float, ang: NDArray[np.float64], rat: NDArray[np.float64], model: DynamicModel,
+             terms: DynamicTerms, cv: float, ca: float, q0: Pose, buf: ChordBuffers,
+             jw: JacobianWork) -> bool:
+    """A fresh Jacobian at the iterate ``buf.x`` (residual ``buf.f``), factorised into
+    ``jw.lu``; False if the factorisation is singular."""
+    info = jw.info
+    jw.fd.f0[:] = buf.f
+    dynamic_fd_jacobian(t1, ang, rat, buf.v1, model, terms, cv, jw.pattern, jw.fd,
+                        Increment(buf.x, q0, jw.first))
+    mass = buf.mass
+    for j in range(mass.shape[0]):
+        jw.shift[j] = ca * mass[j]
+    info[2] += 1
+    info[1] = 0
+    if not bordered_factor(jw.fd.data, jw.shift, jw.plan, jw.lu):
+        info[0] = 0
+        return False
+    info[0] = 1
+    return True
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _newton_update(buf: ChordBuffers, jw: JacobianWork, is_rot: NDArray[np.bool_],
+                   inv_pos: float, inv_rot: float) -> float:
+    """``dx = -J^-1 r``, the iterate kept in ``jw.x_acc``, ``x += dx``; returns the max-norm of
+    the scaled increment."""
+    r, dx, x = buf.r, buf.dx, buf.x
+    n = r.shape[0]
+    for j in range(n):
+        r[j] = -r[j]
+    bordered_solve(jw.lu, r, dx, buf.work)
+    for j in range(n):
+        r[j] = -r[j]
+    jw.x_acc[:] = x
+    w = 0.0
+    for j in range(n):
+        x[j] += dx[j]
+        w = max(w, abs(dx[j]) * (inv_rot if is_rot[j] else inv_pos))
+    return w
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _end_step(h: float, ang: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms,
+              ga: AlphaState, coef: NDArray[np.float64], q0: Pose, buf: ChordBuffers) -> None:
+    """The accepted iterate's pose, with the imposed values (motor bases, rod ends) at the
+    step's end as an evaluation leaves them (``set_pose`` put back the step start's), and its
+    end-of-step accelerations and velocity."""
+    tables = model.tables
+    set_pose(buf.x, q0, model.rod, model.body, terms.unknowns, buf.pose)
+    constrain_values(tables.values_program, tables.motors, ang, model.rod, tables.ends,
+                     model.body)
+    _alpha_update(buf.x, buf.base, ga.v, ga.a, ga.vdot, coef, h, buf.a1, buf.v1, buf.vd1)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.float64],
+                 model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
+                 settings: NewtonSettings, q0: Pose, buf: ChordBuffers, jw: JacobianWork,
+                 ) -> bool:
+    """One step of :func:`newton_steps` ending at ``t1`` [s], motors ``ang`` [rad] / ``rat``
+    [rad/s]; False (and ``jw.info[4]``) if it is refused."""
     coef, tol, is_rot, counts = settings
-    am = coef[0]
-    af = coef[1]
-    g = coef[2]
     b = coef[3]
     slow = coef[4]
     max_iter = int(coef[5])
-    theta_min = coef[7]
-    inv_pos = 1.0 / tol[2]
-    inv_rot = 1.0 / tol[3]
-    cv = g / (b * h)
-    ca = (1.0 - am) / ((1.0 - af) * b * h * h)
-    v, a, vd, a_prev = ga
-    base, x, a1, v1, vd1, f, mass, r, dx, work, dbuf = buf
-    x_acc = jw.x_acc
+    cv = coef[2] / (b * h)
+    ca = (1.0 - coef[0]) / ((1.0 - coef[1]) * b * h * h)
+    x, f, r, dx = buf.x, buf.f, buf.r, buf.dx
     info = jw.info
-    fd = jw.fd
-    incr = Increment(x, q0, jw.first)
-    n = v.shape[0]
-    filtered = filt_saved.shape[0] > 0
-    info[4] = 0
-    for s in range(n_steps):
-        t1 = t0 + (s + 1) * h
-        _save_pose(q0, rod, body)
-        if filtered:
-            filt_saved[:] = couplings.kappa_vor
-            filt_t0[:] = couplings.last_time
-        for j in range(n):
-            base[j] = h * v[j] + h * h * (0.5 - b) * a[j]
-        stage = 0
-        _predictor(stage, h, b, base, v, a, x)
-        fresh_at_acc = False  # the factorisation was made at x_acc (dx is a Newton step)
-        stale = False  # refresh the Jacobian at the next iterate
-        have_acc = False
-        merit_acc = np.inf
-        alpha = 1.0
-        theta = coef[6]
-        theta_step = 0.0  # the contraction measured in this step (0: not yet)
-        w_prev = np.inf
-        it = 0
-        while True:
-            set_pose(x, q0, rod, body, unknowns, dbuf)
-            _alpha_update(x, base, v, a, vd, coef, h, a1, v1, vd1)
-            ok = dynamic_forces(t1, angles[s + 1], rates[s + 1], v1, model, terms, f, mass)
-            counts[0] += 1
-            fmax, tmax, _ = _residual(f, mass, vd1, is_rot, r)
-            if ok and fmax <= tol[0] and tmax <= tol[1]:
-                break
-            if not ok and model.status[0] == STATUS_STIFFNESS:  # a law refused the state (e.g. stiffness)
-                _restore_start(q0, rod, body, couplings, filtered, filt_saved, filt_t0)
-                info[4] = 3
-                info[5] = it
-                return s
-            merit = 0.0  # weighted 2-norm of the residual (couples x 100)
-            for j in range(n):
-                rj = 100.0 * r[j] if is_rot[j] else r[j]
-                merit += rj * rj
-            merit = math.sqrt(merit)
-            if not ok or not np.isfinite(merit):
-                merit = np.inf
-            if have_acc and not merit < merit_acc:
-                if not fresh_at_acc:
-                    # the chord direction made things worse: back to the last iterate and a
-                    # Jacobian there (a Newton step)
-                    x[:] = x_acc
-                    have_acc = False
-                    merit_acc = np.inf
-                    alpha = 1.0
-                    stale = True
-                    continue
-                # damped Newton: halve the step along the Newton direction
-                alpha *= 0.5
-                if alpha >= 1.0 / 64.0:
-                    for j in range(n):
-                        x[j] = x_acc[j] + alpha * dx[j]
-                    continue
-                merit = np.inf
-            if not np.isfinite(merit) or it >= max_iter:
-                if stage + 1 >= 3:
-                    _restore_start(q0, rod, body, couplings, filtered, filt_saved, filt_t0)
-                    info[4] = 1
-                    info[5] = it
-                    return s
-                stage += 1  # again from the next predictor with a fresh Jacobian
-                _predictor(stage, h, b, base, v, a, x)
-                info[0] = 0
-                have_acc = False
-                merit_acc = np.inf
-                alpha = 1.0
-                it = 0
-                w_prev = np.inf
-                theta_step = 0.0
+    _begin_step(h, b, model, terms, ga, q0, buf)
+    stage = 0
+    fresh_at_acc = False  # the factorisation was made at x_acc (dx is a Newton step)
+    stale = False  # refresh the Jacobian at the next iterate
+    have_acc = False
+    merit_acc = np.inf
+    alpha = 1.0
+    theta = coef[6]
+    theta_step = 0.0  # the contraction measured in this step (0: not yet)
+    w_prev = np.inf
+    it = 0
+    while True:
+        set_pose(x, q0, model.rod, model.body, terms.unknowns, buf.pose)
+        _alpha_update(x, buf.base, ga.v, ga.a, ga.vdot, coef, h, buf.a1, buf.v1, buf.vd1)
+        ok = dynamic_forces(t1, ang, rat, buf.v1, model, terms, f, buf.mass)
+        counts[0] += 1
+        fmax, tmax, _ = _residual(f, buf.mass, buf.vd1, is_rot, r)
+        if ok and fmax <= tol[0] and tmax <= tol[1]:
+            break
+        if not ok and model.status[0] == STATUS_STIFFNESS:  # a law refused the state
+            return _fail(3, it, q0, model, terms, info)
+        merit = _merit(ok, r, is_rot)
+        if have_acc and not merit < merit_acc:
+            if not fresh_at_acc:
+                # the chord direction made things worse: back to the last iterate and a
+                # Jacobian there (a Newton step)
+                x[:] = jw.x_acc
+                have_acc, merit_acc, alpha, stale = False, np.inf, 1.0, True
                 continue
-            fresh_at_acc = False
-            if info[0] == 0 or stale or info[1] >= info[3] or too_slow(
-                    theta_step, w_prev, it, slow, max_iter):
-                fd.f0[:] = f
-                dynamic_fd_jacobian(t1, angles[s + 1], rates[s + 1], v1, model, terms, cv,
-                                    jw.pattern, fd, incr)
-                for j in range(n):
-                    jw.shift[j] = ca * mass[j]
-                info[2] += 1
-                info[1] = 0
-                if not bordered_factor(fd.data, jw.shift, jw.plan, lu):
-                    info[0] = 0
-                    _restore_start(q0, rod, body, couplings, filtered, filt_saved, filt_t0)
-                    info[4] = 2
-                    info[5] = it
-                    return s
-                info[0] = 1
-                fresh_at_acc = True
-                stale = False
-                w_prev = np.inf
-                theta_step = 0.0
-            for j in range(n):
-                r[j] = -r[j]
-            bordered_solve(lu, r, dx, work)
-            for j in range(n):
-                r[j] = -r[j]
-            x_acc[:] = x
-            merit_acc = merit
-            alpha = 1.0
-            have_acc = True
-            w = 0.0
-            for j in range(n):
-                x[j] += dx[j]
-                w = max(w, abs(dx[j]) * (inv_rot if is_rot[j] else inv_pos))
-            it += 1
-            # increment test (Hairer & Wanner, Solving ODEs II, Sec. IV.8): the error left
-            # after this update is about theta / (1 - theta) |dx| in the scaled norm
-            if w_prev < np.inf and w_prev > 0.0:
-                theta = w / w_prev
-                theta_step = theta
-            if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0 and np.isfinite(w):
-                set_pose(x, q0, rod, body, unknowns, dbuf)
-                # the imposed values (motor bases, rod ends) at the step's end, as an
-                # evaluation leaves them (set_pose put back the step start's)
-                constrain_values(values_program, motors, angles[s + 1], rod, ends, body)
-                _alpha_update(x, base, v, a, vd, coef, h, a1, v1, vd1)
-                break
-            w_prev = w
-        coef[6] = min(max(theta, theta_min), 0.99)
-        info[1] += 1
-        info[5] = it
-        for j in range(n):
-            v[j] = v1[j]
-            a_prev[j] = a[j]
-            a[j] = a1[j]
-            vd[j] = vd1[j]
-    return n_steps
+            alpha *= 0.5  # damped Newton: halve the step along the Newton direction
+            if alpha >= 1.0 / 64.0:
+                for j in range(x.shape[0]):
+                    x[j] = jw.x_acc[j] + alpha * dx[j]
+                continue
+            merit = np.inf
+        if not np.isfinite(merit) or it >= max_iter:
+            if stage + 1 >= 3:
+                return _fail(1, it, q0, model, terms, info)
+            stage += 1  # again from the next predictor with a fresh Jacobian
+            _predictor(stage, h, b, buf.base, ga.v, ga.a, x)
+            info[0] = 0
+            have_acc, merit_acc, alpha, it, w_prev, theta_step = False, np.inf, 1.0, 0, np.inf, 0.0
+            continue
+        fresh_at_acc = False
+        if info[0] == 0 or stale or info[1] >= info[3] or too_slow(
+                theta_step, w_prev, it, slow, max_iter):
+            if not _refresh(t1, ang, rat, model, terms, cv, ca, q0, buf, jw):
+                return _fail(2, it, q0, model, terms, info)
+            fresh_at_acc, stale, w_prev, theta_step = True, False, np.inf, 0.0
+        w = _newton_update(buf, jw, is_rot, 1.0 / tol[2], 1.0 / tol[3])
+        merit_acc, alpha, have_acc = merit, 1.0, True
+        it += 1
+        # increment test (Hairer & Wanner, Solving ODEs II, Sec. IV.8): the error left
+        # after this update is about theta / (1 - theta) |dx| in the scaled norm
+        if w_prev < np.inf and w_prev > 0.0:
+            theta = w / w_prev
+            theta_step = theta
+        if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0 and np.isfinite(w):
+            _end_step(h, ang, model, terms, ga, coef, q0, buf)
+            break
+        w_prev = w
+    coef[6] = min(max(theta, coef[7]), 0.99)
+    info[1] += 1
+    info[5] = it
+    v, a, vd, a_prev = ga
+    for j in range(v.shape[0]):
+        v[j] = buf.v1[j]
+        a_prev[j] = a[j]
+        a[j] = buf.a1[j]
+        vd[j] = buf.vd1[j]
+    return True
