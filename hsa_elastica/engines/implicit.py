@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -102,6 +101,7 @@ from hsa_elastica.engines.implicit_kernels import (
     newton_steps,
 )
 from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.statics_linalg import packed_lu
 from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_ROT,
     JacobianPattern,
@@ -297,69 +297,10 @@ class ImplicitEngine:
             self._first, plan, np.zeros(n), np.zeros(n), self._info, self._lu)
 
     def _factor_plan(self) -> tuple[PackedLU, FactorPlan]:
-        """The packed bordered band LU's arrays (:class:`PackedLU`, filled by
-        :func:`~hsa_elastica.engines.implicit_kernels.bordered_factor`) and where the
-        Jacobian's CSC values go in them, from the static solver's band layout
-        (:class:`~hsa_elastica.engines.statics_linalg.BorderedBandSolver`: one band block per
-        rod, the bodies' unknowns the border); without one (rods coupled directly), one band
-        block of all unknowns in reverse Cuthill-McKee order and no border."""
+        """The packed bordered band LU and where the Jacobian's values go in it, from the
+        static solver's band layout (:func:`~hsa_elastica.engines.statics_linalg.packed_lu`)."""
         s = self.solver
-        n = s.n
-        i64 = np.int64
-        band = s.band
-        if band is not None:
-            blocks: list[tuple[NDArray[np.int64], int, int, dict[str, Any]]] = [
-                (idx, kl, ku, mp) for (idx, kl, ku), mp in zip(band.blocks, band.maps)]
-            border, nb = band.border.astype(i64), band.nb
-            d_src, d_dst, diag_q = band.d_src, band.d_dst, band.diag_q
-        else:
-            import scipy.sparse as sp
-            from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-            pat = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(n, n))
-            order = reverse_cuthill_mckee((abs(pat) + abs(pat.T)).tocsr(), symmetric_mode=True)
-            local = np.empty(n, dtype=i64)
-            local[order] = np.arange(n)
-            cols = np.repeat(np.arange(n), np.diff(s.indptr))
-            di = local[s.indices] - local[cols]
-            kl, ku = int(max(di.max(initial=0), 0)), int(max((-di).max(initial=0), 0))
-            ldab = 2 * kl + ku + 1
-            q = np.arange(s.indices.shape[0], dtype=i64)
-            mp: dict[str, Any] = {
-                "shape": (ldab, n), "band_src": q, "band_dst": (kl + ku + di) + ldab * local[cols],
-                "b_src": q[:0], "b_dst": q[:0], "c_src": q[:0], "c_dst": q[:0]}
-            blocks = [(order.astype(i64), kl, ku, mp)]
-            border, nb = np.zeros(0, dtype=i64), 0
-            d_src = d_dst = q[:0]
-            diag_q = np.array([s.indptr[j] + int(np.nonzero(s.indices[s.indptr[j]:s.indptr[j + 1]]
-                                                            == j)[0][0]) for j in range(n)], i64)
-        bptr, abptr, zptr = [0], [0], [0]
-        band_src, band_dst, b_src, b_dst, c_src, c_dst = ([] for _ in range(6))
-        for idx, kl, ku, mp in blocks:
-            m = idx.shape[0]
-            band_src.append(mp["band_src"])
-            band_dst.append(mp["band_dst"] + abptr[-1])
-            b_src.append(mp["b_src"])
-            b_dst.append(mp["b_dst"] + zptr[-1])
-            c_src.append(mp["c_src"])
-            c_dst.append(mp["c_dst"] + zptr[-1])
-            bptr.append(bptr[-1] + m)
-            abptr.append(abptr[-1] + mp["shape"][0] * m)
-            zptr.append(zptr[-1] + m * nb)
-        def cat(parts: list[Any]) -> NDArray[np.int64]:
-            return np.concatenate(parts).astype(i64)
-
-        lu = PackedLU(
-            cat([b[0] for b in blocks]), np.array(bptr, dtype=i64), np.zeros(abptr[-1]),
-            np.array(abptr, dtype=i64), np.array([b[3]["shape"][0] for b in blocks], dtype=i64),
-            np.array([b[1] for b in blocks], dtype=i64), np.array([b[2] for b in blocks], dtype=i64),
-            np.zeros(bptr[-1], dtype=np.int32), np.zeros(zptr[-1]), np.array(zptr, dtype=i64),
-            np.zeros(zptr[-1]), border, np.zeros((nb, nb)), np.zeros(nb, dtype=i64))
-        plan = FactorPlan(cat(band_src), cat(band_dst), cat(b_src), cat(b_dst), cat(c_src),
-                          cat(c_dst), np.asarray(d_src, dtype=i64), np.asarray(d_dst, dtype=i64),
-                          np.asarray(diag_q, dtype=i64), np.zeros_like(s.data),
-                          np.zeros(max(nb * nb, 1)))
-        return lu, plan
+        return packed_lu(s.band, s.n, s.indptr, s.indices)
 
     # -- state -----------------------------------------------------------------------------
     def _make_aux(self) -> DynamicTerms:

@@ -52,6 +52,14 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
+from hsa_elastica.engines.statics_linalg import (
+    FactorPlan,
+    PackedLU,
+    band_factor,
+    band_solve,
+    bordered_factor,
+    bordered_solve,
+)
 from hsa_elastica.physics.forces import constrain_rates, constrain_values, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
@@ -181,29 +189,6 @@ class NewtonSettings(NamedTuple):
     tol: NDArray[np.float64]
     is_rot: NDArray[np.bool_]
     counts: NDArray[np.int64]
-
-
-class PackedLU(NamedTuple):
-    """The bordered band LU as flat arrays (allocated by :meth:`hsa_elastica.engines.implicit.
-    ImplicitEngine._factor_plan`, filled by :func:`bordered_factor`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
-    transposed ``dgbtrf`` band ``ab[abptr[k]:abptr[k+1]]`` (leading dimension ``ldab[k]``,
-    ``kl[k]``/``ku[k]``) and pivots, the border couplings ``zs``/``cs`` (offsets ``zptr``),
-    the border unknowns and the Schur complement's LU ``slu`` with pivots ``spiv``."""
-
-    idx: NDArray[np.int64]
-    bptr: NDArray[np.int64]
-    ab: NDArray[np.float64]
-    abptr: NDArray[np.int64]
-    ldab: NDArray[np.int64]
-    kl: NDArray[np.int64]
-    ku: NDArray[np.int64]
-    piv: NDArray[np.int32]
-    zs: NDArray[np.float64]
-    zptr: NDArray[np.int64]
-    cs: NDArray[np.float64]
-    border: NDArray[np.int64]
-    slu: NDArray[np.float64]
-    spiv: NDArray[np.int64]
 
 
 class ChordBuffers(NamedTuple):
@@ -422,102 +407,6 @@ def dynamic_fd_jacobian(
         restore_colour(rod, body, terms.unknowns, pattern, c, saved, f0, f1, data)
 
 
-# --------------------------------------------------------------------------------------------
-# chord Newton steps inside numba (the factorisation packed into flat arrays)
-# --------------------------------------------------------------------------------------------
-@njit(cache=True)  # type: ignore[misc]
-def band_solve(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int,
-               b: NDArray[np.float64]) -> None:
-    """LAPACK ``dgbtrs`` (no transpose, one right-hand side) in place on ``b``: ``abt`` the
-    transpose of ``dgbtrf``'s band storage ``ab`` (``abt[j, r] = ab[r, j]``, ``ldab = 2 kl +
-    ku + 1``), ``piv`` its pivots (0-based, as scipy returns them)."""
-    n = b.shape[0]
-    kd = kl + ku
-    for j in range(n - 1):
-        lm = min(kl, n - j - 1)
-        p = piv[j]
-        if p != j:
-            tmp = b[p]
-            b[p] = b[j]
-            b[j] = tmp
-        bj = b[j]
-        # slices indexed from 0: numba drops the negative-index wrap-around and LLVM
-        # vectorises the update (same operations, 2x faster)
-        lv = abt[j, kd + 1:kd + 1 + lm]
-        seg = b[j + 1:j + 1 + lm]
-        for i in range(lm):
-            seg[i] -= lv[i] * bj
-    for j in range(n - 1, -1, -1):
-        b[j] /= abt[j, kd]
-        bj = b[j]
-        i0 = max(0, j - kd)
-        uv = abt[j, kd + i0 - j:kd]
-        seg = b[i0:j]
-        for i in range(j - i0):
-            seg[i] -= uv[i] * bj
-
-
-@njit(cache=True)  # type: ignore[misc]
-def bordered_solve(lu: PackedLU, rhs: NDArray[np.float64], x: NDArray[np.float64],
-                   work: NDArray[np.float64]) -> None:
-    """``x = J^-1 rhs`` with the bordered band LU of :func:`bordered_factor` (the steps of
-    :meth:`hsa_elastica.engines.statics_linalg.BorderedBandLU.solve`)."""
-    (idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
-    nb = border.shape[0]
-    rb = np.empty(2 * nb)
-    acc = rb[nb:]
-    rb = rb[:nb]
-    for q in range(nb):
-        rb[q] = rhs[border[q]]
-    for k in range(bptr.shape[0] - 1):
-        m = bptr[k + 1] - bptr[k]
-        y = work[bptr[k]:bptr[k + 1]]
-        for q in range(m):
-            y[q] = rhs[idx[bptr[k] + q]]
-        abk = ab[abptr[k]:abptr[k + 1]].reshape((m, ldab[k]))
-        band_solve(abk, piv[bptr[k]:bptr[k + 1]], kl[k], ku[k], y)
-        if nb:
-            # the nb sums side by side (each in the order of q: the same sums, no chain of
-            # dependent additions across the rod's unknowns)
-            c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
-            acc[:] = 0.0
-            for q in range(m):
-                yq = y[q]
-                for p in range(nb):
-                    acc[p] += c[p, q] * yq
-            for p in range(nb):
-                rb[p] -= acc[p]
-    if nb:
-        for i in range(nb):
-            p = spiv[i]
-            if p != i:
-                tmp = rb[p]
-                rb[p] = rb[i]
-                rb[i] = tmp
-        for i in range(nb):
-            for j in range(i):
-                rb[i] -= slu[i, j] * rb[j]
-        for i in range(nb - 1, -1, -1):
-            for j in range(i + 1, nb):
-                rb[i] -= slu[i, j] * rb[j]
-            rb[i] /= slu[i, i]
-    for k in range(bptr.shape[0] - 1):
-        m = bptr[k + 1] - bptr[k]
-        y = work[bptr[k]:bptr[k + 1]]
-        if nb:
-            z = zs[zptr[k]:zptr[k + 1]].reshape((m, nb))
-            for q in range(m):
-                s = 0.0
-                for p in range(nb):
-                    s += z[q, p] * rb[p]
-                x[idx[bptr[k] + q]] = y[q] - s
-        else:
-            for q in range(m):
-                x[idx[bptr[k] + q]] = y[q]
-    for q in range(nb):
-        x[border[q]] = rb[q]
-
-
 @njit(cache=True)  # type: ignore[misc]
 def set_pose(x: NDArray[np.float64], q0: Pose, rod: RodBlockArrays, body: BodyBlockArrays,
              unknowns: Unknowns, dbuf: PoseBuffers) -> None:
@@ -613,27 +502,6 @@ def _alpha_update(x: NDArray[np.float64], base: NDArray[np.float64], v: NDArray[
         vd1[j] = ((1.0 - am) * a1[j] + am * a[j] - af * vd[j]) / (1.0 - af)
 
 
-class FactorPlan(NamedTuple):
-    """Where the Jacobian's CSC values go in the packed bordered band LU (:class:`PackedLU`,
-    built by :meth:`hsa_elastica.engines.implicit.ImplicitEngine._factor_plan`): value
-    ``band_src[e]`` to ``ab[band_dst[e]]``, ``b_src`` to ``zs[b_dst]`` (rod rows, border
-    columns, per block ``(m, nb)``), ``c_src`` to ``cs[c_dst]`` (border rows, rod columns,
-    per block ``(nb, m)``), ``d_src`` to ``slu.ravel()[d_dst]``; ``diag_q`` the diagonal's
-    positions (where the inertia shift is subtracted); ``shifted`` / ``col`` (nb x nb) work."""
-
-    band_src: NDArray[np.int64]
-    band_dst: NDArray[np.int64]
-    b_src: NDArray[np.int64]
-    b_dst: NDArray[np.int64]
-    c_src: NDArray[np.int64]
-    c_dst: NDArray[np.int64]
-    d_src: NDArray[np.int64]
-    d_dst: NDArray[np.int64]
-    diag_q: NDArray[np.int64]
-    shifted: NDArray[np.float64]
-    col: NDArray[np.float64]
-
-
 class JacobianWork(NamedTuple):
     """What :func:`newton_steps` needs to refresh its Jacobian: the pattern and colouring,
     the forward-difference buffers (``fd.data``: the Jacobian's CSC values, kept for
@@ -651,155 +519,6 @@ class JacobianWork(NamedTuple):
     x_acc: NDArray[np.float64]
     info: NDArray[np.int64]
     lu: PackedLU
-
-
-@njit(cache=True)  # type: ignore[misc]
-def band_factor(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int) -> bool:
-    """LAPACK ``dgbtf2`` (band LU with partial pivoting, unblocked) in place on ``abt``, the
-    transpose of the band storage (``abt[j, kl + ku + i - j] = A[i, j]``, ``ldab = 2 kl + ku +
-    1``, fill-in rows zero on entry); ``piv`` 0-based.  False if a pivot is zero (singular)."""
-    n = abt.shape[0]
-    kv = ku + kl
-    ju = 0
-    ok = True
-    for j in range(n):
-        km = min(kl, n - 1 - j)
-        jp = 0
-        big = abs(abt[j, kv])
-        for p in range(1, km + 1):
-            if abs(abt[j, kv + p]) > big:
-                big = abs(abt[j, kv + p])
-                jp = p
-        piv[j] = j + jp
-        if abt[j, kv + jp] == 0.0:
-            ok = False
-            continue
-        ju = max(ju, min(j + ku + jp, n - 1))
-        if jp != 0:
-            for c in range(j, ju + 1):
-                tmp = abt[c, kv + j + jp - c]
-                abt[c, kv + j + jp - c] = abt[c, kv + j - c]
-                abt[c, kv + j - c] = tmp
-        if km > 0:
-            inv = 1.0 / abt[j, kv]
-            lv = abt[j, kv + 1:kv + 1 + km]  # slices: see band_solve
-            for i in range(km):
-                lv[i] *= inv
-            for c in range(j + 1, ju + 1):
-                ujc = abt[c, kv + j - c]
-                if ujc != 0.0:
-                    dst = abt[c, kv + j + 1 - c:kv + j + 1 - c + km]
-                    for i in range(km):
-                        dst[i] -= lv[i] * ujc
-    return ok
-
-
-@njit(cache=True)  # type: ignore[misc]
-def _band_solve_rows(abt: NDArray[np.float64], piv: NDArray[np.int32], kl: int, ku: int,
-                     z: NDArray[np.float64]) -> None:
-    """:func:`band_solve` of every column of ``z`` (m, nb) at once, in place (each column's
-    operations as :func:`band_solve`'s; the rows are contiguous)."""
-    n = z.shape[0]
-    kd = kl + ku
-    nc = z.shape[1]
-    for j in range(n - 1):
-        lm = min(kl, n - j - 1)
-        p = piv[j]
-        zj = z[j]
-        if p != j:
-            zp = z[p]
-            for c in range(nc):
-                tmp = zp[c]
-                zp[c] = zj[c]
-                zj[c] = tmp
-        for i in range(lm):
-            lij = abt[j, kd + 1 + i]
-            zi = z[j + 1 + i]
-            for c in range(nc):
-                zi[c] -= lij * zj[c]
-    for j in range(n - 1, -1, -1):
-        zj = z[j]
-        d = abt[j, kd]
-        for c in range(nc):
-            zj[c] /= d
-        i0 = max(0, j - kd)
-        for i in range(j - i0):
-            uij = abt[j, kd + i0 - j + i]
-            zi = z[i0 + i]
-            for c in range(nc):
-                zi[c] -= uij * zj[c]
-
-
-@njit(cache=True)  # type: ignore[misc]
-def bordered_factor(data: NDArray[np.float64], shift: NDArray[np.float64], plan: FactorPlan,
-                    lu: PackedLU) -> bool:
-    """The bordered band LU (:mod:`hsa_elastica.engines.statics_linalg`: band LU of each
-    rod's block, ``Z_r = A_r^-1 B_r``, Schur complement ``S = D - sum_r C_r Z_r`` by dense
-    LU with partial pivoting) of ``J - diag(shift)`` (``J``'s CSC values ``data``) into the
-    packed arrays ``lu`` (what :func:`bordered_solve` reads).  False if singular."""
-    (_idx, bptr, ab, abptr, ldab, kl, ku, piv, zs, zptr, cs, border, slu, spiv) = lu
-    (band_src, band_dst, b_src, b_dst, c_src, c_dst, d_src, d_dst, diag_q, w, col) = plan
-    w[:] = data
-    for j in range(diag_q.shape[0]):
-        w[diag_q[j]] -= shift[j]
-    ab[:] = 0.0
-    for e in range(band_src.shape[0]):
-        ab[band_dst[e]] = w[band_src[e]]
-    nb = border.shape[0]
-    zs[:] = 0.0
-    cs[:] = 0.0
-    for e in range(b_src.shape[0]):
-        zs[b_dst[e]] = w[b_src[e]]
-    for e in range(c_src.shape[0]):
-        cs[c_dst[e]] = w[c_src[e]]
-    flat = slu.reshape(-1)
-    flat[:] = 0.0
-    for e in range(d_src.shape[0]):
-        flat[d_dst[e]] = w[d_src[e]]
-    for k in range(bptr.shape[0] - 1):
-        m = bptr[k + 1] - bptr[k]
-        abk = ab[abptr[k]:abptr[k + 1]].reshape((m, ldab[k]))
-        pk = piv[bptr[k]:bptr[k + 1]]
-        if not band_factor(abk, pk, kl[k], ku[k]):
-            return False
-        if nb:
-            z = zs[zptr[k]:zptr[k + 1]].reshape((m, nb))
-            c = cs[zptr[k]:zptr[k + 1]].reshape((nb, m))
-            _band_solve_rows(abk, pk, kl[k], ku[k], z)
-            acc = col[:nb * nb].reshape((nb, nb))
-            acc[:] = 0.0
-            for q in range(m):  # each sum in the order of q, the nb x nb sums side by side
-                zq = z[q]
-                for i in range(nb):
-                    ciq = c[i, q]
-                    ai = acc[i]
-                    for p in range(nb):
-                        ai[p] += ciq * zq[p]
-            for i in range(nb):
-                for p in range(nb):
-                    slu[i, p] -= acc[i, p]
-    for k in range(nb):  # dense LU with partial pivoting (LAPACK getrf's arithmetic)
-        p = k
-        big = abs(slu[k, k])
-        for i in range(k + 1, nb):
-            if abs(slu[i, k]) > big:
-                big = abs(slu[i, k])
-                p = i
-        spiv[k] = p
-        if p != k:
-            for c2 in range(nb):
-                tmp = slu[k, c2]
-                slu[k, c2] = slu[p, c2]
-                slu[p, c2] = tmp
-        d = slu[k, k]
-        if d == 0.0 or not np.isfinite(d):
-            return False
-        for i in range(k + 1, nb):
-            slu[i, k] /= d
-            lik = slu[i, k]
-            for c2 in range(k + 1, nb):
-                slu[i, c2] -= lik * slu[k, c2]
-    return True
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
