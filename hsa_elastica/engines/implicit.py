@@ -29,7 +29,7 @@ Newton on ``dq`` (residual ``R = F - M vdot``): the Jacobian ``dF/dq + gamma/(be
 bordered band layout (band LU per rod, Schur complement for the platform).  The factorisation is
 reused across steps (chord Newton).  The whole iteration -- predictor, chord steps, Jacobian
 refreshes and their factorisation, the retries -- is one numba kernel
-(:func:`~hsa_elastica.engines.implicit_kernels.newton_steps`); :meth:`ImplicitEngine.step` and
+(:func:`~hsa_elastica.engines.implicit_newton.newton_steps`); :meth:`ImplicitEngine.step` and
 :meth:`ImplicitEngine.advance` call it (one step, or a control interval's steps per call).
 
 Convergence is judged on the increments, scaled by ``tol_position`` [m] (node and body
@@ -98,8 +98,8 @@ from hsa_elastica.engines.implicit_kernels import (
     bordered_factor,
     damping_rates,
     dynamic_forces,
-    newton_steps,
 )
+from hsa_elastica.engines.implicit_newton import newton_steps
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.engines.statics_linalg import packed_lu
 from hsa_elastica.engines.statics_kernels import (
@@ -408,7 +408,7 @@ class ImplicitEngine:
         """``angles.shape[0] - 1`` steps; row ``k`` of ``angles`` [rad] / ``rates`` [rad/s]:
         the motors at ``time + k dt`` (row 0 only for the initial acceleration).  The steps,
         their Newton iterations and Jacobian refreshes run inside numba
-        (:func:`~hsa_elastica.engines.implicit_kernels.newton_steps`).  Returns the new time
+        (:func:`~hsa_elastica.engines.implicit_newton.newton_steps`).  Returns the new time
         [s]; raises :class:`ImplicitStepFailed` (the state at the refused step's start)."""
         n = angles.shape[0] - 1
         if not self._started:
