@@ -180,7 +180,7 @@ class ImplicitEngine:
     #: times (smallest step ``dt / 2**max_halvings``) before it is refused; 0 (the default):
     #: refused at once.  The Gymnasium envs set it (:data:`ENV_MAX_HALVINGS`)
     max_halvings = 0
-    _halving = False  # inside a halved step (see _halve_and_go_on)
+    _halving = False  # inside a halved step (see _halve)
     #: unknown index -> where it is (e.g. ``"rod node 7"``), named in a refused step's message
     #: (set by :class:`ImplicitRobot` from the handle's system names)
     describe_unknown: Callable[[int], str] | None = None
@@ -461,12 +461,16 @@ class ImplicitEngine:
             rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
         self.time = t
         if not model.scheduled_loads:
-            try:
-                return float(self.advance(values, rates))
-            except ImplicitStepFailed:
-                if self.max_halvings <= 0:
-                    raise
-            return self._halve_and_go_on(n, t)
+            first = 0  # row of the tables at self.time
+            while True:
+                try:
+                    return float(self.advance(values[first:], rates[first:]))
+                except ImplicitStepFailed:
+                    if self.max_halvings <= 0:
+                        raise
+                # the state is at the refused step's start: that step in halves, then on
+                first += int(round((self.time - times[first]) / self.dt)) + 1
+                self._halve()
         # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
         # the step's end (where the scheme evaluates the forces), one step per call; the
         # initial acceleration of a first step takes the torque at its start
@@ -482,15 +486,13 @@ class ImplicitEngine:
             self.advance(values[k:k + 2], rates[k:k + 2])
         return float(self.time)
 
-    def _halve_and_go_on(self, n: int, t: float) -> float:
-        """After a refused step of :meth:`run_steps` (``n`` steps from ``t``; the state at the
-        refused step's start): that step as two of half the size (each may be halved again,
-        :attr:`max_halvings` levels in all), then the rest at :attr:`dt`.  Every step taken
-        converged; a half step that is refused at the last level raises
-        :class:`ImplicitStepFailed` naming its size and time."""
+    def _halve(self) -> None:
+        """The step of :attr:`dt` from :attr:`time` that was refused (the state at its start)
+        as two steps of half the size (each may be halved again, :attr:`max_halvings` levels
+        in all).  Every step taken converged; a half step that is refused at the last level
+        raises :class:`ImplicitStepFailed` naming its size and time."""
         h = self.dt
         t_k = self.time
-        k = int(round((t_k - t) / h))
         outermost = not self._halving
         self.dt, self.max_halvings, self._halving = 0.5 * h, self.max_halvings - 1, True
         self._info[0] = 0  # the factorisation belongs to the step size
@@ -507,7 +509,6 @@ class ImplicitEngine:
             self.dt, self.max_halvings = h, self.max_halvings + 1
             self._info[0] = 0
         self.time = t_k + h
-        return self.run_steps(n - k - 1, self.time) if n - k - 1 > 0 else float(self.time)
 
     def _worst(self, r: NDArray[np.float64]) -> str:
         """``", largest at <where>"``: the unknown whose residual is furthest above its
