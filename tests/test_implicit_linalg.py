@@ -1,4 +1,4 @@
-"""The implicit integrator's own band LU (``implicit_kernels.bordered_factor`` /
+"""The bordered band LU of the implicit integrator and the static solver (``statics_linalg.bordered_factor`` /
 ``bordered_solve``, a numba port of LAPACK's ``dgbtf2`` with the Schur complement of the
 platform) against numpy's dense LU solve of the same matrix, on a Jacobian of the moving robot
 -- in the static solver's bordered band layout and in the one-block fallback used when rods
@@ -28,7 +28,7 @@ def engine():  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("layout", ["bordered", "one block"])
 def test_band_lu_solves_like_a_dense_lu(engine, layout) -> None:  # type: ignore[no-untyped-def]
-    from hsa_elastica.engines.implicit_kernels import bordered_factor, bordered_solve
+    from hsa_elastica.engines.statics_linalg import bordered_factor, bordered_solve
 
     s = engine.solver
     jw = engine._jw

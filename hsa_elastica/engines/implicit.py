@@ -88,20 +88,17 @@ from hsa_elastica.engines.implicit_kernels import (
     ChordBuffers,
     DynamicModel,
     DynamicTerms,
-    FactorPlan,
     FDBuffers,
     JacobianWork,
     NewtonSettings,
-    PackedLU,
     Pose,
     PoseBuffers,
-    bordered_factor,
     damping_rates,
     dynamic_forces,
 )
 from hsa_elastica.engines.implicit_newton import newton_steps
 from hsa_elastica.engines.statics import StaticSolver
-from hsa_elastica.engines.statics_linalg import packed_lu
+from hsa_elastica.engines.statics_linalg import FactorPlan, PackedLU, bordered_factor, packed_lu
 from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_ROT,
     JacobianPattern,

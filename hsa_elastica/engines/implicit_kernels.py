@@ -54,10 +54,6 @@ from hsa_elastica.engines.statics_kernels import (
 from hsa_elastica.engines.statics_linalg import (
     FactorPlan,
     PackedLU,
-    band_factor,
-    band_solve,
-    bordered_factor,
-    bordered_solve,
 )
 from hsa_elastica.physics.forces import constrain_rates, constrain_values, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
@@ -80,17 +76,11 @@ __all__ = [
     "DynamicModel",
     "DynamicTerms",
     "FDBuffers",
-    "FactorPlan",
     "Increment",
     "JacobianWork",
     "NewtonSettings",
-    "PackedLU",
     "Pose",
     "PoseBuffers",
-    "band_factor",
-    "band_solve",
-    "bordered_factor",
-    "bordered_solve",
     "dynamic_fd_jacobian",
     "damping_rates",
     "dynamic_forces",

@@ -46,7 +46,7 @@ __all__ = [
 
 
 class PackedLU(NamedTuple):
-    """The bordered band LU as flat arrays (allocated by :meth:`BorderedBandSolver.packed`,
+    """The bordered band LU as flat arrays (allocated by :func:`packed_lu`,
     filled by :func:`bordered_factor`): per diagonal block its unknowns ``idx[bptr[k]:bptr[k+1]]``, the
     transposed ``dgbtrf`` band ``ab[abptr[k]:abptr[k+1]]`` (leading dimension ``ldab[k]``,
     ``kl[k]``/``ku[k]``) and pivots, the border couplings ``zs``/``cs`` (offsets ``zptr``),
