@@ -68,8 +68,10 @@ def compare(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def implicit_params(p, dt: float, rho: float):  # type: ignore[no-untyped-def]
+    """``p`` on the implicit integrator at ``dt`` [s]; no halving (a row measures that step,
+    a step it cannot take is reported as refused)."""
     return p.replace(simulation=p.simulation.replace(dt=dt, integrator="implicit",
-                                                     implicit_rho_inf=rho))
+                                                     implicit_rho_inf=rho, max_halvings=0))
 
 
 def primitives_table(names: list[str], steps: list[float], rho: float) -> None:

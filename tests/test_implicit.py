@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from hsa_elastica.engines.compile import compile_simulator
-from hsa_elastica.engines.implicit import ImplicitStepFailed, generalized_alpha
+from hsa_elastica.engines.implicit import ENV_MAX_HALVINGS, ImplicitStepFailed, generalized_alpha
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.params import ParameterError, paper_robot_params
 from hsa_elastica.params.io import load_params, save_params
@@ -44,12 +44,17 @@ def test_params_select_and_validate_the_integrator(tmp_path) -> None:  # type: i
         SimulationParams(integrator="rk4")
     with pytest.raises(ParameterError, match="implicit_rho_inf"):
         SimulationParams(implicit_rho_inf=1.5)
-    p = _small(dt=1e-3, implicit_rho_inf=0.5)
+    for bad in (-1, 1.5, 21):
+        with pytest.raises(ParameterError, match=r"max_halvings = .* is invalid: .*<= 20"):
+            SimulationParams(max_halvings=bad)
+    p = _small(dt=1e-3, implicit_rho_inf=0.5, max_halvings=2)
     path = save_params(p, tmp_path / "p.yaml")
     q = load_params(path)
     assert q.simulation.integrator == "implicit" and q.simulation.implicit_rho_inf == 0.5
     robot = build_fast_robot(q, [0.0] * 4, record=False)  # 1e-3 s: no explicit limit
     assert isinstance(robot, ImplicitRobot) and robot.engine.rho_inf == 0.5
+    assert robot.engine.max_halvings == 2
+    assert SimulationParams().max_halvings == ENV_MAX_HALVINGS  # the library's default
     # Chung & Hulbert's parameters: rho_inf = 1 is the trapezoidal rule
     assert generalized_alpha(1.0) == pytest.approx((0.5, 0.5, 0.5, 0.25))
 
@@ -147,7 +152,8 @@ def test_deterministic_and_refuses_a_step_newton_cannot_take() -> None:
                      robot.extra_state()["ga_velocity"]))
     for a, b in zip(*runs):
         assert np.array_equal(a, b)
-    bad = p.replace(simulation=p.simulation.replace(dt=1e-2, integrator="implicit", ramp_time=0.02))
+    bad = p.replace(simulation=p.simulation.replace(dt=1e-2, integrator="implicit", ramp_time=0.02,
+                                                    max_halvings=0))
     robot = build_fast_robot(bad, [1.5] * 4, record=False)
     with pytest.raises(ImplicitStepFailed, match=r"simulation.dt = 0.01 s .* at t = [0-9.]+ s") as info:
         robot.run(0.1)
@@ -158,16 +164,16 @@ def test_deterministic_and_refuses_a_step_newton_cannot_take() -> None:
 
 
 def test_a_refused_step_is_halved_when_allowed_and_ends_at_the_static_pose() -> None:
-    """``max_halvings``: the 10 ms steps refused above (a 20 ms ramp of 1.5 rad) are taken
-    again as two 5 ms steps; the run then ends at the static solution (within 1 um, the
-    tolerance of test_ramp_ends_at_the_static_pose), the same bitwise when run twice; with
+    """``simulation.max_halvings``: the 10 ms steps refused above (a 20 ms ramp of 1.5 rad)
+    are taken again as two 5 ms steps; the run then ends at the static solution (within 1 um,
+    the tolerance of test_ramp_ends_at_the_static_pose), the same bitwise when run twice; with
     too few halvings the smallest step tried is named as refused, the state at its start."""
     p = paper_robot_params()
-    bad = p.replace(simulation=p.simulation.replace(dt=1e-2, integrator="implicit", ramp_time=0.02))
+    bad = p.replace(simulation=p.simulation.replace(dt=1e-2, integrator="implicit", ramp_time=0.02,
+                                                    max_halvings=2))
     ends = []
     for _ in range(2):
         robot = build_fast_robot(bad, [1.5] * 4, record=False)
-        robot.engine.max_halvings = 2
         robot.run(1.5)
         assert robot.engine.n_halved >= 1 and robot.engine.dt == 1e-2
         ends.append(robot.rod_arrays.position.copy())
@@ -175,12 +181,35 @@ def test_a_refused_step_is_halved_when_allowed_and_ends_at_the_static_pose() -> 
     static = solve_static(p, [1.5] * 4)
     d = robot.platform.position_collection[:, 0] - np.asarray(static.platform_position_m)
     assert np.abs(d).max() < 1e-6, d
-    worse = p.replace(simulation=p.simulation.replace(dt=4e-2, integrator="implicit", ramp_time=0.02))
+    worse = p.replace(simulation=p.simulation.replace(dt=4e-2, integrator="implicit", ramp_time=0.02,
+                                                      max_halvings=1))
     robot = build_fast_robot(worse, [1.5] * 4, record=False)
-    robot.engine.max_halvings = 1
     with pytest.raises(ImplicitStepFailed, match=r"simulation.dt = 0.02 s .*halved down to 0.02 s"):
         robot.run(0.4)
     assert robot.engine.dt == 4e-2 and np.all(np.isfinite(robot.rod_arrays.position))
+
+
+def test_cli_primitive_halves_refused_steps_by_the_params(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The CLI path (``primitive`` with ``simulation.integrator: implicit``) reads
+    ``simulation.max_halvings`` from the params file: 10 ms steps of bend_north (a 20 ms ramp
+    of pi) are refused with 0 (exit 2, one line naming dt), taken in halves with 2 (exit 0); a file with
+    -1 is refused before any simulation (exit 2, one line naming the field and its range)."""
+    from hsa_elastica.cli import main
+
+    p = paper_robot_params()
+    argv = ["primitive", "bend_north", "--duration", "0.1", "--quiet", "--params"]
+    for halvings, code, needle in ((0, 2, "simulation.dt = 0.01 s"), (2, 0, None)):
+        q = p.replace(simulation=p.simulation.replace(
+            dt=1e-2, integrator="implicit", ramp_time=0.02, max_halvings=halvings))
+        path = save_params(q, tmp_path / f"h{halvings}.yaml")
+        assert main([*argv, str(path)]) == code
+        err = capsys.readouterr().err
+        assert needle is None or (err.count("\n") == 1 and needle in err), err
+    path = tmp_path / "bad.yaml"
+    path.write_text("simulation:\n  integrator: implicit\n  max_halvings: -1\n")
+    assert main([*argv, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "max_halvings = -1" in err and ">= 0" in err, err
 
 
 def _model_arrays(robot):  # type: ignore[no-untyped-def]
@@ -228,7 +257,6 @@ def test_envs_and_stacks_run_on_the_implicit_integrator() -> None:
         env.step(np.full(4, 0.2 * k, dtype=np.float32))
     robot = env.unwrapped.robot
     assert isinstance(robot, ImplicitRobot) and robot.dt == IMPLICIT_DT
-    from hsa_elastica.engines.implicit import ENV_MAX_HALVINGS
 
     assert robot.engine.max_halvings == ENV_MAX_HALVINGS > 0  # an env retries in halves
     assert robot.time == pytest.approx(0.06)

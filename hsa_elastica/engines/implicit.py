@@ -104,7 +104,7 @@ from hsa_elastica.engines.statics_kernels import (
     JacobianPattern,
     Unknowns,
 )
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import MAX_HALVINGS, ParameterError
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
     OP_DAMP_ROD,
@@ -123,8 +123,9 @@ __all__ = [
     "implicit_step",
 ]
 
-#: :attr:`ImplicitEngine.max_halvings` of the Gymnasium envs: a training run is not stopped by
-#: one command the step size cannot follow (a refused 2 ms step is retried down to 0.125 ms)
+#: :attr:`ImplicitEngine.max_halvings` of the Gymnasium envs, the default of
+#: ``simulation.max_halvings``: a training run is not stopped by one command the step size
+#: cannot follow (a refused 2 ms step is retried down to 0.125 ms)
 ENV_MAX_HALVINGS = 4
 #: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
 DEFAULT_RHO_INF = 0.8
@@ -174,8 +175,9 @@ class ImplicitEngine:
     #: steps after which the Jacobian is refreshed anyway
     refresh_every = 200
     #: a refused step is taken again as two steps of half its size, nested at most this many
-    #: times (smallest step ``dt / 2**max_halvings``) before it is refused; 0 (the default):
-    #: refused at once.  The Gymnasium envs set it (:data:`ENV_MAX_HALVINGS`)
+    #: times (smallest step ``dt / 2**max_halvings``) before it is refused; 0 (the engine's
+    #: default): refused at once.  The robots of :func:`~hsa_elastica.robots.compiled.compiled_engine`
+    #: (CLI, ``build_fast_robot``, the Gymnasium envs) take ``simulation.max_halvings`` (default 4)
     max_halvings = 0
     _halving = False  # inside a halved step (see _halve)
     #: unknown index -> where it is (e.g. ``"rod node 7"``), named in a refused step's message
@@ -185,11 +187,16 @@ class ImplicitEngine:
     def __init__(self, model: CompiledModel, dt: float, *, dt_table: float,
                  rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-6,
                  tol_torque: float = 1e-8, tol_position: float = 1e-7,
-                 tol_rotation: float = 1e-5, max_iter: int = 20) -> None:
+                 tol_rotation: float = 1e-5, max_iter: int = 20, max_halvings: int = 0) -> None:
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
             raise ParameterError(f"simulation.dt = {dt!r} is invalid: must be a finite number > 0 (s)")
+        if isinstance(max_halvings, bool) or not isinstance(max_halvings, (int, np.integer)) \
+                or not 0 <= max_halvings <= MAX_HALVINGS:
+            raise ParameterError(f"simulation.max_halvings = {max_halvings!r} is invalid: must be "
+                                 f"an integer in [0, {MAX_HALVINGS}]")
         self.dt = dt
+        self.max_halvings = int(max_halvings)
         self.rho_inf = float(rho_inf)
         self.alpha_m, self.alpha_f, self.gamma, self.beta = generalized_alpha(rho_inf)
         self.tol_force = float(tol_force)

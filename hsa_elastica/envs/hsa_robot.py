@@ -53,7 +53,8 @@ installed: the extra ``rl``).
   motor commands (docs/performance.md, "Environments"): the implicit integrator for motors
   turning at servo speeds, the explicit stepper for unlimited random commands.  An internal
   step Newton cannot take is taken again as two half steps, down to 1/16 of the step
-  (:data:`~hsa_elastica.engines.implicit.ENV_MAX_HALVINGS`), so one abrupt command does not
+  (``params.simulation.max_halvings``, default
+  :data:`~hsa_elastica.engines.implicit.ENV_MAX_HALVINGS` = 4), so one abrupt command does not
   end a training run; only a step refused at 1/16 raises ``ImplicitStepFailed``.
 
 The fused stepper (:class:`hsa_elastica.robots.compiled.FastRobot`) is used unless
@@ -72,7 +73,6 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.control import imposed_motor_angles
-from hsa_elastica.engines.implicit import ENV_MAX_HALVINGS, ImplicitEngine
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
 from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, paper_robot_params
@@ -364,13 +364,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             from hsa_elastica.robots.compiled import compiled_engine
 
             # one numba call per control interval (the divergence check runs after it); the
-            # engine is the one simulation.integrator selects
+            # engine is the one simulation.integrator selects (implicit: a refused step is
+            # retried in halves, simulation.max_halvings, rather than ending the episode)
             robot = compiled_engine(
                 robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
-            engine = getattr(robot, "engine", None)
-            if isinstance(engine, ImplicitEngine):
-                # a refused step is retried in halves rather than ending the episode
-                engine.max_halvings = ENV_MAX_HALVINGS
         self.robot = robot
         state = robot.state()
         obs, clipped = self._observation(state)

@@ -39,6 +39,9 @@ MAX_DAMPING = 1e3
 MAX_MOTOR_ANGLE = 1.5 * math.pi
 #: Hz; ``record_fps`` is at most this, or 1 / dt (one sample per step) if that is larger
 MAX_RECORD_FPS = 1e4
+#: ``simulation.max_halvings``: a refused implicit step is retried down to ``dt / 2**20`` at
+#: most (2 ns at the envs' 2 ms step; below it round-off, not the step, limits Newton)
+MAX_HALVINGS = 20
 
 
 #: Lower bounds of the fields that would make the model singular near zero (a 1e-300 density

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from hsa_elastica.params.base import (
     MAX_DAMPING,
+    MAX_HALVINGS,
     MAX_RECORD_FPS,
     MIN_DENSITY,
     MIN_JOINT_STIFFNESS,
@@ -135,6 +136,16 @@ class SimulationParams(_ParamsBase):
     (any ``dt`` whose Newton iterations converge, e.g. 1e-3 s; ``implicit_rho_inf`` its
     numerical dissipation, 1 = none, 0 = the most).  The per-rod operator path
     (``Robot.run``) is always explicit.
+
+    ``max_halvings`` (implicit only, integer in [0, :data:`MAX_HALVINGS`]): a step whose Newton
+    iteration does not converge is taken again as two steps of half its size, nested at most
+    this many times (smallest step ``dt / 2**max_halvings``), before it is refused
+    (``ImplicitStepFailed``); 0 refuses at once.  Default 4 (the Gymnasium envs' value,
+    ``ENV_MAX_HALVINGS``): every step taken still converged, so a halved run is at least as
+    accurate as one at ``dt``, and a few hard steps (an abrupt command, a buckling) no longer
+    stop a run whose other steps ``dt`` serves; a step that needs more than 1/16 of ``dt`` is
+    refused, and then ``dt`` itself is too large (``ImplicitEngine.n_halved`` counts the
+    halved steps).
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
@@ -152,12 +163,16 @@ class SimulationParams(_ParamsBase):
     implicit_rho_inf: float = field(
         default=0.8, metadata={"unit": "-, spectral radius at infinite frequency, [0, 1]"}
     )
+    max_halvings: int = field(
+        default=4, metadata={"unit": "-, refused implicit steps retried down to dt / 2**n"}
+    )
 
     def __post_init__(self) -> None:
         _check_real(self, "dt", gt=0.0)
         if self.integrator not in _INTEGRATORS:
             raise _fail(self, "integrator", self.integrator, f"must be one of {_INTEGRATORS}")
         _check_real(self, "implicit_rho_inf", ge=0.0, le=1.0)
+        _check_int(self, "max_halvings", ge=0, le=MAX_HALVINGS)
         _check_real(self, "damping", ge=0.0, le=MAX_DAMPING)
         _check_real(self, "rotational_damping", ge=0.0, le=MAX_DAMPING)
         if self.gravity is not None:

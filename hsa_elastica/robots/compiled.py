@@ -399,8 +399,9 @@ def compiled_engine(robot: "Robot | Stack | SingleRod", *, chunk: int = 500) -> 
     """``robot`` stepped by the compiled engine its ``simulation.integrator`` (a single rod's
     ``sim_params.integrator``) selects: a
     :class:`FastRobot` (``"explicit"``) or an :class:`ImplicitRobot` with
-    ``simulation.implicit_rho_inf`` (``"implicit"``)."""
+    ``simulation.implicit_rho_inf`` and ``simulation.max_halvings`` (``"implicit"``)."""
     sim = _simulation_params(robot)
     if sim is not None and getattr(sim, "integrator", "explicit") == "implicit":
-        return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk)
+        return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk,
+                             max_halvings=int(sim.max_halvings))
     return FastRobot(robot, chunk=chunk)
