@@ -17,10 +17,19 @@ One run, one process, CPU time (``time.process_time``) of each engine:
 The environments (env steps/s of both integrators side by side) are measured by
 ``benchmarks/bench_envs.py``.
 
+4. **Twist primitives** (``twist_cw``, ``twist_ccw``), whose symmetric pose loses stability
+   during the ramp and buckles onto one of two mirror branches: (a) as commanded, the explicit
+   run at its own step against itself at half and a quarter of the step and after changes of
+   round-off size (platform moved 1e-12 m, Young's modulus times 1 + 1e-9), and the implicit
+   runs: branch, RMS on one branch, buckling onset, RMS before the loss of stability, end pose;
+   (b) seeded (the first actuated motor's angle times 1 + 1e-3): every run against the
+   explicit ones at the default step and at a quarter of it.
+
 Usage::
 
-    python benchmarks/bench_implicit.py            # 7 primitives, steps 2e-4 ... 3e-3 s
-    python benchmarks/bench_implicit.py --quick    # 2 primitives, 3 steps
+    python benchmarks/bench_implicit.py            # all tables; 5 primitives, steps 2e-4 ... 3e-3 s
+    python benchmarks/bench_implicit.py --quick    # 2 primitives, 3 steps, no twist tables
+    python benchmarks/bench_implicit.py --twist    # the twist tables only (~2 min)
 """
 
 from __future__ import annotations
@@ -34,19 +43,20 @@ import numpy as np
 
 from hsa_elastica.engines.implicit import ImplicitStepFailed, generalized_alpha
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.robots.builders import build_fast_robot
+from hsa_elastica.robots.builders import build_fast_robot, build_robot
+from hsa_elastica.robots.compiled import ImplicitRobot
 from hsa_elastica.robots.primitives import PRIMITIVES, primitive_angles
 from hsa_elastica.robots.statics_api import solve_static
 
 SAMPLE = 0.03  # s: 1000 explicit steps of 3e-5 s, a whole number of every implicit step below
 
 
-def trajectory(robot, duration: float):  # type: ignore[no-untyped-def]
-    """Platform (time, position (3), director (9)) every SAMPLE s, and the CPU time [s]."""
+def trajectory(robot, duration: float, sample: float = SAMPLE):  # type: ignore[no-untyped-def]
+    """Platform (time, position (3), director (9)) every ``sample`` s, and the CPU time [s]."""
     rows = []
     t0 = time.process_time()
     while robot.time < duration - 1e-9:
-        robot.run(SAMPLE)
+        robot.run(sample)
         plat = robot.platform
         rows.append(np.r_[robot.time, plat.position_collection[:, 0],
                           plat.director_collection[:, :, 0].ravel()])
@@ -55,7 +65,7 @@ def trajectory(robot, duration: float):  # type: ignore[no-untyped-def]
 
 def compare(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float]:
     """RMS / max position difference [mm], RMS / max orientation difference [deg]."""
-    if not np.allclose(a[:, 0], b[:, 0], rtol=0, atol=1e-9):
+    if a.shape != b.shape or not np.allclose(a[:, 0], b[:, 0], rtol=0, atol=1e-9):
         raise RuntimeError("sample times differ")
     d = np.linalg.norm(a[:, 1:4] - b[:, 1:4], axis=1) * 1e3
     ang = []
@@ -119,6 +129,165 @@ def primitives_table(names: list[str], steps: list[float], rho: float) -> None:
         a = np.array(rows)
         print(f"| {dt:g} | {a[:, 1].mean():.2f} | {a[:, 0].mean():.1f} | {a[:, 2].max():.4f} | "
               f"{a[:, 3].max():.4f} |")
+
+
+#: the primitives whose symmetric pose buckles during the ramp (twist commands: rods i and i+2
+#: alike, so the robot is symmetric under a turn by pi about its axis)
+TWIST = ("twist_cw", "twist_ccw")
+#: s: a whole number of every step used here (3e-5 / 2, / 4 and 2e-4 ... 3e-3 s)
+TWIST_SAMPLE = 6e-3
+#: relative change of the first actuated motor's angle of the seeded runs (3.1 mrad at pi: two
+#: steps of a Dynamixel MX-28, 4096 per turn)
+TWIST_SEED = 1e-3
+#: mm: the platform's distance from the axis that marks the buckling (onset time)
+ONSET_MM = 1.0
+#: the turn by pi about the robot axis that maps one buckled branch onto the other
+C2 = np.diag([-1.0, -1.0, 1.0])
+
+
+def mirrored(a: np.ndarray) -> np.ndarray:
+    """Trajectory ``a`` (rows of :func:`trajectory`) turned by pi about the robot axis: the
+    mirror branch of a C2-symmetric command (position ``C2 p``, orientation ``C2 Q C2``)."""
+    b = a.copy()
+    b[:, 1:4] = a[:, 1:4] @ C2
+    b[:, 4:] = (C2 @ a[:, 4:].reshape(-1, 3, 3) @ C2).reshape(-1, 9)
+    return b
+
+
+def onset(a: np.ndarray, mm: float = ONSET_MM) -> float:
+    """First time [s] the platform is ``mm`` from the robot axis (linear between samples)."""
+    r = np.linalg.norm(a[:, 1:3], axis=1) * 1e3
+    k = int(np.argmax(r > mm))
+    if r[k] <= mm:
+        return math.nan
+    if k == 0:
+        return float(a[0, 0])
+    return float(a[k - 1, 0] + (mm - r[k - 1]) / (r[k] - r[k - 1]) * (a[k, 0] - a[k - 1, 0]))
+
+
+def loss_of_stability(p, u) -> float:  # type: ignore[no-untyped-def]
+    """Time [s] at which the explicit run's symmetric pose becomes unstable: the smallest
+    eigenvalue of ``M^-1 K`` (``pose_stability`` at the ramp's present angles) crosses zero,
+    linear between checks SAMPLE apart."""
+    from hsa_elastica.physics.actuation import Ramp
+    from hsa_elastica.robots.static_cache import pose_stability
+
+    sim = p.simulation
+    robot = build_fast_robot(p, u, record=False)
+    ramps = [Ramp(float(x), sim.ramp_time, sim.ramp_shape) for x in u]
+    prev = None
+    while robot.time < sim.ramp_time:
+        robot.run(SAMPLE)
+        lam = pose_stability(p, robot.model, np.array([r(robot.time) for r in ramps]))
+        if lam < 0.0:
+            if prev is None:
+                return float(robot.time)
+            return float(prev[0] + prev[1] / (prev[1] - lam) * (robot.time - prev[0]))
+        prev = (robot.time, lam)
+    return math.nan
+
+
+def twist_runs(p, u, steps: list[float], rho: float, duration: float,
+               variants: list[tuple[str, float, float, float]],
+               tight: tuple[float, ...] = ()):  # type: ignore[no-untyped-def]
+    """``[(label, dt, trajectory or the refused time, CPU s)]``: the explicit ``variants``
+    ``(label, dt, platform x kick [m], relative change of E)``, the implicit ``steps``, then
+    the implicit steps ``tight`` with the Newton tolerances 1e-4 times the defaults."""
+    out = []
+    for label, dt, kick, de in variants:
+        q = p.replace(rod=p.rod.replace(youngs_modulus=p.rod.youngs_modulus * (1.0 + de)),
+                      simulation=p.simulation.replace(dt=dt))
+        robot = build_fast_robot(q, u, record=False)
+        robot.platform.position_collection[0, 0] += kick
+        out.append((label, dt, *trajectory(robot, duration, TWIST_SAMPLE)))
+    for dt, tol in [(dt, 1.0) for dt in steps] + [(dt, 1e-4) for dt in tight]:
+        q = implicit_params(p, dt, rho)
+        kw = dict(tol_force=1e-6 * tol, tol_torque=1e-8 * tol, tol_position=1e-7 * tol,
+                  tol_rotation=1e-5 * tol)  # the engine's defaults times tol
+        try:
+            a, cpu = trajectory(ImplicitRobot(build_robot(q, u, record=False), rho_inf=rho, **kw),
+                                duration, TWIST_SAMPLE)
+        except ImplicitStepFailed as exc:
+            a, cpu = exc.time, math.nan
+        out.append(("implicit" if tol == 1.0 else f"implicit, tolerances x {tol:g}", dt, a, cpu))
+    return out
+
+
+def _end_vs_static(a: np.ndarray, static: np.ndarray) -> float:
+    """Distance [mm] of the end position from the static one or from its mirror image."""
+    return min(float(np.linalg.norm(a[-1, 1:4] - s)) * 1e3 for s in (static, C2 @ static))
+
+
+def twist_symmetric_table(steps: list[float], rho: float) -> None:
+    """The twist primitives as commanded (C2-symmetric): how much the explicit run itself
+    moves under round-off-sized changes, and where the implicit runs fall."""
+    p = paper_robot_params()
+    dt0, duration = p.simulation.dt, p.simulation.ramp_time + 1.0 + 1e-3
+    print(f"\n## Twist primitives as commanded (symmetric), ramp {p.simulation.ramp_time:g} s + 1 s, "
+          f"sampled every {TWIST_SAMPLE * 1e3:g} ms, rho_inf = {rho:g}")
+    print("Reference: explicit at its own step.  'branch': the reference's or its mirror image "
+          "(turned by pi about the axis); 'one branch': compared after turning onto the "
+          f"reference's branch; onset: platform {ONSET_MM:g} mm off the axis; t_c: the "
+          "symmetric pose's loss of stability (smallest eigenvalue of M^-1 K crosses 0).")
+    print("| primitive | run | dt [s] | RTF | branch | pos RMS [mm] | one branch: pos RMS / max [mm] "
+          "| ori RMS / max [deg] | onset [s] | t <= t_c: pos [mm] / ori [deg] RMS | end vs static [mm] |")
+    print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    variants = [("explicit", dt0, 0.0, 0.0), ("explicit", dt0 / 2, 0.0, 0.0),
+                ("explicit", dt0 / 4, 0.0, 0.0), ("explicit, platform x + 1e-12 m", dt0, 1e-12, 0.0),
+                ("explicit, E x (1 + 1e-9)", dt0, 0.0, 1e-9)]
+    for name in TWIST:
+        u = primitive_angles(name, 1.0, p)
+        t_c = loss_of_stability(p, u)
+        static = np.asarray(solve_static(p, u).platform_position_m)
+        runs = twist_runs(p, u, steps, rho, duration, variants, tight=(2e-3, 5e-4))
+        ref = runs[0][2]
+        early = ref[:, 0] <= t_c
+        for label, dt, a, cpu in runs:
+            if not isinstance(a, np.ndarray):
+                print(f"| {name} | {label} | {dt:g} | refused at t = {a:.3f} s | | | | | | | |")
+                continue
+            raw = compare(a, ref)[0]
+            b = min((a, mirrored(a)), key=lambda x: compare(x, ref)[0])
+            rms, mx, orms, omax = compare(b, ref)
+            e = compare(a[early], ref[early])
+            print(f"| {name} | {label} | {dt:g} | {a[-1, 0] / cpu:.2f} | "
+                  f"{'same' if b is a else 'mirror'} | {raw:.3f} | {rms:.4f} / {mx:.3f} | "
+                  f"{orms:.4f} / {omax:.3f} | {onset(a):.3f} | {e[0]:.5f} / {e[2]:.5f} | "
+                  f"{_end_vs_static(a, static):.4f} |", flush=True)
+        print(f"| {name} | t_c = {t_c:.3f} s | | | | | | | | | |", flush=True)
+
+
+def twist_seeded_table(steps: list[float], rho: float) -> None:
+    """The twist primitives with the symmetry broken on purpose (the first actuated motor's
+    angle times 1 + TWIST_SEED): the branch and the onset are set by the command, and the
+    runs are compared with the explicit ones at its own step and at a quarter of it."""
+    p = paper_robot_params()
+    dt0, duration = p.simulation.dt, p.simulation.ramp_time + 1.0 + 1e-3
+    print(f"\n## Twist primitives seeded (first actuated motor x (1 + {TWIST_SEED:g})), ramp "
+          f"{p.simulation.ramp_time:g} s + 1 s, sampled every {TWIST_SAMPLE * 1e3:g} ms, rho_inf = {rho:g}")
+    print(f"| primitive | run | dt [s] | RTF | vs explicit {dt0:g}: pos RMS / max [mm] | ori RMS / max "
+          f"[deg] | vs explicit {dt0 / 4:g}: pos RMS / max [mm] | ori RMS / max [deg] | onset [s] "
+          "| end vs static [mm] |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    variants = [("explicit", dt0 / k, 0.0, 0.0) for k in (1, 2, 4)]
+    for name in TWIST:
+        u = np.array(primitive_angles(name, 1.0, p))
+        u[int(np.argmax(np.abs(u)))] *= 1.0 + TWIST_SEED
+        static = np.asarray(solve_static(p, u).platform_position_m)
+        runs = twist_runs(p, u, steps, rho, duration, variants)
+        ref, fine = runs[0][2], runs[2][2]
+        for label, dt, a, cpu in runs:
+            if not isinstance(a, np.ndarray):
+                print(f"| {name} | {label} | {dt:g} | refused at t = {a:.3f} s | | | | | | |")
+                continue
+            c, f = compare(a, ref), compare(a, fine)
+            end = float(np.linalg.norm(a[-1, 1:4] - static)) * 1e3
+            print(f"| {name} | {label} | {dt:g} | {a[-1, 0] / cpu:.2f} | {c[0]:.4f} / {c[1]:.4f} | "
+                  f"{c[2]:.4f} / {c[3]:.4f} | {f[0]:.4f} / {f[1]:.4f} | {f[2]:.4f} / {f[3]:.4f} | "
+                  f"{onset(a):.3f} | {end:.4f} |", flush=True)
+        d1, d2 = compare(runs[0][2], runs[1][2])[0], compare(runs[1][2], runs[2][2])[0]
+        print(f"| {name} | explicit dt -> dt/2 -> dt/4: {d1:.4f}, {d2:.4f} mm RMS apart (ratio "
+              f"{d1 / d2:.2f}) | | | | | | | | |", flush=True)
 
 
 def ring_down(p, axis: int, kick: float, duration: float, cycles: int = 3):  # type: ignore[no-untyped-def]
@@ -222,19 +391,29 @@ def main() -> None:
                     help="comma-separated implicit steps [s] (default: as --quick or full)")
     ap.add_argument("--primitives", default=None, help="comma-separated primitive names")
     ap.add_argument("--rho", type=float, default=0.8, help="implicit_rho_inf (default 0.8)")
+    ap.add_argument("--twist", action="store_true",
+                    help="only the twist primitives' tables (steps 2e-3, 1e-3, 5e-4, 2.5e-4 s "
+                         "unless --steps)")
     args = ap.parse_args()
     if args.quick:
         names, steps = ["elongation", "bend_north"], [5e-4, 2e-3, 3e-3]
     else:
-        names, steps = list(PRIMITIVES), [2e-4, 5e-4, 1e-3, 2e-3, 3e-3]
+        names, steps = [n for n in PRIMITIVES if n not in TWIST], [2e-4, 5e-4, 1e-3, 2e-3, 3e-3]
+    twist_steps = [2e-3, 1e-3, 5e-4, 2.5e-4]
     if args.steps:
-        steps = [float(v) for v in args.steps.split(",")]
+        steps = twist_steps = [float(v) for v in args.steps.split(",")]
     if args.primitives:
         names = args.primitives.split(",")
-    print(f"# bench_implicit ({'quick' if args.quick else 'full'}), CPU time of one process")
-    primitives_table(names, steps, args.rho)
-    modes_table(steps, args.rho)
-    damping_table(steps, args.rho)
+    kind = "twist" if args.twist else "quick" if args.quick else "full"
+    print(f"# bench_implicit ({kind}), CPU time of one process")
+    if not args.twist:
+        primitives_table(names, steps, args.rho)
+    if args.twist or not args.quick:
+        twist_symmetric_table(twist_steps, args.rho)
+        twist_seeded_table(twist_steps, args.rho)
+    if not args.twist:
+        modes_table(steps, args.rho)
+        damping_table(steps, args.rho)
 
 
 if __name__ == "__main__":
