@@ -103,8 +103,8 @@ def _plain(kernel: Any) -> Any:
         glob = dict(py.__globals__)
         for name in py.__code__.co_names:
             callee = glob.get(name)
-            if (getattr(callee, "py_func", None) is not None
-                    and getattr(callee.py_func, "__module__", "") in _PLAIN_MODULES
+            callee_py = getattr(callee, "py_func", None)
+            if (callee_py is not None and getattr(callee_py, "__module__", "") in _PLAIN_MODULES
                     and not _ready(callee)):
                 glob[name] = _plain(callee)
         fn = types.FunctionType(py.__code__, glob, py.__name__, py.__defaults__,
