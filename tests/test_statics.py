@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from hsa_elastica.engines.compile import compile_simulator
 from hsa_elastica.engines.statics import StaticSolver
@@ -235,3 +236,31 @@ def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
     assert all(np.array_equal(x, y) for x, y in zip(m0, m1))
     assert np.array_equal(f0, f1) and np.array_equal(j0, j1)
     assert np.count_nonzero(j0) > solver.n  # a real Jacobian, not an empty pattern
+
+
+def test_check_only_stability_uses_superlu_to_round_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stability test of a pose check factorises with SuperLU while the band LU kernels
+    are not compiled (cold start, issue 25): the same smallest eigenvalue of M^-1 K as with the
+    band LU, to round-off (1e-8 relative: both are LU solves of the same matrix inside
+    ARPACK's shift-invert iteration, converged to tol 1e-6 on the Ritz values' residual but
+    from the same start vector, so the two runs differ only by the solves' round-off)."""
+    from hsa_elastica.engines import statics
+
+    solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
+    a = np.zeros(solver.n_motors)
+    start = solver.save_state()
+    lams = []
+    ready = statics._ready
+    for cold in (True, False):
+        monkeypatch.setattr(statics, "_ready", (lambda kernel: False) if cold else ready)
+        solver.restore_state(start)
+        solver._lu = None
+        if cold:
+            assert isinstance(solver.factorize(solver.jacobian(a, solver.evaluate(a).copy())),
+                              spla.SuperLU)
+        solver._lu = None
+        if not cold:
+            monkeypatch.setattr(solver, "jit", True)  # the band LU
+        lams.append(solver.stability(a, 3, vectors=False)[0])
+    assert lams[0] > 0.0
+    assert lams[0] == pytest.approx(lams[1], rel=1e-8)

@@ -36,6 +36,7 @@ solver uses a copy of the coupling table with the filter off, i.e. the unfiltere
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +67,7 @@ from hsa_elastica.engines.statics_kernels import (
     residual,
     restore_colour,
 )
-from hsa_elastica.engines.statics_linalg import BorderedBandSolver
+from hsa_elastica.engines.statics_linalg import BorderedBandSolver, bordered_factor, bordered_solve
 from hsa_elastica.physics.rod_kernels import rod_work
 from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK
 
@@ -81,6 +82,35 @@ def _ready(kernel: Any) -> bool:
     if kernel not in _READY and (kernel.overloads or numba_cache_has_entry(kernel)):
         _READY.add(kernel)
     return kernel in _READY
+
+
+#: plain-Python versions of the solver's kernels (:func:`_plain`)
+_PLAIN: dict[Any, Any] = {}
+#: modules whose kernels :func:`_plain` runs as Python when they are not compiled: the
+#: solver's own (the force kernels of ``physics`` are compiled by every run that moves)
+_PLAIN_MODULES = ("hsa_elastica.engines.statics_kernels",)
+
+
+def _plain(kernel: Any) -> Any:
+    """The plain Python of the numba ``kernel`` (``.py_func``), whose calls to the solver's
+    kernels that are neither compiled nor cached go to their plain Python too: called from
+    Python, each of them would otherwise be compiled with its CPython wrapper for the model's
+    records, 1-2 s apiece on a cold start.  The same IEEE operations in the same order, so
+    the same results bit for bit."""
+    fn = _PLAIN.get(kernel)
+    if fn is None:
+        py = kernel.py_func
+        glob = dict(py.__globals__)
+        for name in py.__code__.co_names:
+            callee = glob.get(name)
+            callee_py = getattr(callee, "py_func", None)
+            if (callee_py is not None and getattr(callee_py, "__module__", "") in _PLAIN_MODULES
+                    and not _ready(callee)):
+                glob[name] = _plain(callee)
+        fn = types.FunctionType(py.__code__, glob, py.__name__, py.__defaults__,
+                                py.__closure__)
+        _PLAIN[kernel] = fn
+    return fn
 
 # --------------------------------------------------------------------------------------------
 # solver
@@ -172,10 +202,11 @@ class StaticSolver:
     #: :func:`apply_increment`) on first use.  False until a Newton solve or a prediction
     #: starts: the one-off evaluations of a solver that only checks a pose (the residual and
     #: stability tests of a settled dynamic run, the sparsity pattern) run a kernel that is
-    #: not compiled yet (nor in numba's cache) as the plain Python of the same function
-    #: (``.py_func``, which calls the compiled force kernels), well under a second instead of
-    #: the ~12 s its compilation costs on a cold start (issue 25; the arithmetic is the same
-    #: IEEE operations, so the results are the same bit for bit)
+    #: not compiled yet (nor in numba's cache) as the plain Python of the same function and
+    #: of the solver kernels it calls (:func:`_plain`; the compiled force kernels are called),
+    #: and factorise with SuperLU (:meth:`factorize`): well under a second instead of the
+    #: ~20 s their compilation costs on a cold start (issue 25; the same IEEE operations, so
+    #: the same results bit for bit, the factorisation to round-off)
     jit = False
 
     def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
@@ -339,7 +370,7 @@ class StaticSolver:
     def _kernel(self, kernel: Any) -> Any:
         """``kernel`` (a numba dispatcher), or its plain Python function while
         :attr:`jit` is False and the kernel is neither compiled nor cached."""
-        return kernel if self.jit or _ready(kernel) else kernel.py_func
+        return kernel if self.jit or _ready(kernel) else _plain(kernel)
 
     # -- sparsity pattern and colouring -----------------------------------------------------
     def _pattern_and_colors(self) -> None:
@@ -404,8 +435,11 @@ class StaticSolver:
     def factorize(self, jac: sp.csc_matrix, shift: NDArray[np.float64] | None = None) -> Any:
         """LU of ``jac - diag(shift)`` (``jac`` from :meth:`jacobian`): the bordered band
         LU (:mod:`hsa_elastica.engines.statics_linalg`), or SuperLU if that one is singular
-        or not applicable.  Raises ``RuntimeError`` when the matrix is singular."""
-        if self.band is not None:
+        or not applicable (or, while :attr:`jit` is False, not compiled yet: SuperLU then, the
+        same factorisation to round-off without ~7 s of compilation on a cold start).  Raises
+        ``RuntimeError`` when the matrix is singular."""
+        if self.band is not None and (self.jit or (_ready(bordered_factor)
+                                                   and _ready(bordered_solve))):
             try:
                 return self.band.factor(jac.data, shift)
             except RuntimeError:

@@ -246,7 +246,11 @@ class FastRobot(ControlMixin):
             suspect = False
             for s in systems:
                 rest = getattr(s, "rest_lengths", None)
-                if runaway_suspect(s.position_collection, s.velocity_collection,
+                # contiguous copies (a rod's arrays are views into its block): one
+                # specialisation of the kernel for rods and bodies, not two (~0.5 s of
+                # compilation on a cold start; a copy costs about a microsecond)
+                if runaway_suspect(np.ascontiguousarray(s.position_collection),
+                                   np.ascontiguousarray(s.velocity_collection),
                                    _NO_REST if rest is None else rest, v2_max, stretch):
                     suspect = True
                     break
