@@ -45,7 +45,7 @@ from hsa_elastica.robots.statics_api import (
     solve_static_batch,
     static_solver,
 )
-from hsa_elastica.robots.steady_state import robot_state, solve_steady_state
+from hsa_elastica.robots.steady_state import settling_state, solve_steady_state
 
 CLI = [sys.executable, "-m", "hsa_elastica.cli"]
 
@@ -96,7 +96,7 @@ def test_dynamics_with_a_lost_turn_is_not_converged():
 
     robot = FastRobot(build_robot(p, [schedule(s) for s in h], ramp=None, record=False))
     out = relax(
-        robot, robot_state, ramp_end=0.05, t_max=0.6, check_interval=0.002,
+        robot, settling_state, ramp_end=0.05, t_max=0.6, check_interval=0.002,
         dampings=(p.simulation.damping, p.simulation.rotational_damping), tol_velocity=1e-4,
         tol_omega=1e-3, tol_residual=5e-3, window=0.05, stop_when_settled=True,
         max_speed=100.0, progress=False,

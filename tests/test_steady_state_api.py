@@ -68,6 +68,20 @@ def test_bad_input_is_named_and_old_names_warn() -> None:
         hsa_elastica.steady_state  # noqa: B018  (the new name does not warn)
 
 
+def test_settling_state_old_name_warns() -> None:
+    """``robots.steady_state.robot_state`` (the settling run's watch) was renamed
+    ``settling_state`` so that ``robot_state`` names the step API's state alone; the old name
+    still reads, with a DeprecationWarning, for one release."""
+    from hsa_elastica.engines.control import robot_state
+    from hsa_elastica.robots import steady_state as ss
+
+    with pytest.warns(DeprecationWarning, match="settling_state"):
+        old = ss.robot_state
+    assert old is ss.settling_state and old is not robot_state
+    with pytest.raises(AttributeError):
+        ss.no_such_name  # noqa: B018
+
+
 def test_dynamic_method_runs_the_integrator_the_params_select(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """``method="dynamic"`` steps the compiled engine that ``simulation.integrator`` selects:
     with ``"implicit"`` the generalized-alpha integrator (its step is spied on) relaxes the

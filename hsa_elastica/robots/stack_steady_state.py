@@ -35,7 +35,7 @@ from hsa_elastica.params import JointParams, ParameterError, RobotParams
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
 from hsa_elastica.robots.settling import Relaxation, divergence_summary, settle, settle_settings
-from hsa_elastica.robots.steady_state import SteadyStateResult, robot_state
+from hsa_elastica.robots.steady_state import SteadyStateResult, settling_state
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -140,8 +140,8 @@ class StackSteadyStateResult:
 
 
 def _stack_state(robot: Any) -> dict[str, Any]:
-    """:func:`robot_state` of every segment, and the largest speeds over all of them."""
-    per = [robot_state(seg) for seg in robot.segments]
+    """:func:`settling_state` of every segment, and the largest speeds over all of them."""
+    per = [settling_state(seg) for seg in robot.segments]
     return {
         "segments": per,
         "max_speed": max(s["max_speed"] for s in per),

@@ -74,7 +74,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "SteadyStateResult",
     "solve_steady_state",
-    "robot_state",
+    "settling_state",
     "JSON_KEYS",
     "marker_position",
     "relax",
@@ -245,9 +245,12 @@ def marker_position(
     return np.asarray(position, dtype=np.float64) + rot @ offset
 
 
-def robot_state(robot: Robot) -> dict[str, Any]:
-    """Current pose and speeds of ``robot``: platform position [m], quaternion (xyzw, body ->
-    lab), rod tip positions (n_rods, 3) [m], max node/platform speed [m/s], platform ``|omega|``."""
+def settling_state(robot: Robot) -> dict[str, Any]:
+    """Current pose and speeds of ``robot``, what a settling run watches: platform position
+    [m], quaternion (xyzw, body -> lab), rod tip positions (n_rods, 3) [m], max node/platform
+    speed [m/s], platform ``|omega|``.  (Not the step API's ``state()``, which is
+    :func:`hsa_elastica.engines.control.robot_state`; this one was called ``robot_state`` too
+    until the name was given to that one alone.)"""
     plat = robot.platform
     q = rotation_matrix_to_quaternion(np.ascontiguousarray(plat.director_collection[:, :, 0].T))
     speeds = [float(np.max(np.linalg.norm(r.velocity_collection, axis=0))) for r in robot.rods]
@@ -356,7 +359,7 @@ def solve_steady_state(
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
     robot, relaxed, diagnostics = settle(
-        robot, robot_state, settings, fast=fast, dampings=(sp.damping, sp.rotational_damping),
+        robot, settling_state, settings, fast=fast, dampings=(sp.damping, sp.rotational_damping),
         record=record, stop_when_settled=stop_when_settled, progress=progress,
     )
     state, divergence = relaxed.state, relaxed.divergence
@@ -412,3 +415,16 @@ def _check_stability(result: SteadyStateResult, robot: Any, params: RobotParams)
             "round-off, slower than the settling window",
             np.array2string(result.motor_angles_rad, precision=4), lam,
         )
+
+
+def __getattr__(name: str) -> Any:
+    """``robot_state``: the old name of :func:`settling_state` (DeprecationWarning; goes in the
+    next release)."""
+    if name == "robot_state":
+        import warnings
+
+        warnings.warn("hsa_elastica.robots.steady_state.robot_state is now settling_state "
+                      "(robot_state is the step API's state, engines.control.robot_state); the "
+                      "old name goes in the next release", DeprecationWarning, stacklevel=2)
+        return settling_state
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
