@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     duration = args.duration if args.duration is not None else params.simulation.ramp_time + 3.0
     check_params(params, duration, record)
     extra = {"primitive": args.name, "magnitude": args.magnitude}
+    info(args.quiet, _plan(args, [params], duration))
     result = solve(
         params,
         angles,
@@ -104,6 +105,20 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
     )
     return 0
+
+
+def _plan(args: argparse.Namespace, segments: list[object], duration: float) -> str:
+    """The line said before simulating (on stderr, so that a run is never silent while it
+    builds the robot and loads its kernels): what runs, with which integrator and step."""
+    sims = [p.simulation for p in segments]  # type: ignore[attr-defined]
+    integrators = (["explicit (operator loop)"] if args.reference
+                   else sorted({s.integrator for s in sims}))
+    dt = min(s.dt for s in sims)
+    until = (f"for {duration:g} s" if args.duration is not None
+             else f"until settled (at most {duration:g} s)")
+    what = f"{len(segments)} segments" if len(segments) > 1 else "robot"
+    return (f"{args.name} (magnitude {args.magnitude:g}): simulating the {what} "
+            f"{until}, {'/'.join(integrators)} integrator, dt = {dt:g} s")
 
 
 def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
@@ -134,6 +149,7 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
     for p in segments:
         check_params(p, duration, record)  # (all segments together: by the solver, before it builds)
     extra: dict[str, object] = {"primitive": ",".join(names), "magnitude": args.magnitude}
+    info(args.quiet, _plan(args, segments, duration))
     result = solve(
         segments, angles, out=args.out, quiet=args.quiet, extra=extra,
         max_time=args.duration,

@@ -63,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
         run = load_run(args.run_dir)
     except (FileNotFoundError, ValueError, ParameterError) as exc:
         raise UsageError(f"{PROG} render: {exc}") from None
+    # said before the renderer starts (a still takes 1-2 s with nothing else on the terminal)
+    info(args.quiet, f"rendering {args.run_dir} to "
+         f"{' and '.join(str(f) for f in (args.out, args.still) if f is not None)}")
     df, params = run.diagnostics, run.params
     from hsa_elastica.io.render_data import run_title
 

@@ -158,7 +158,7 @@ def _write_frames(writer: Any, scene: RobotScene, n_frames: int, n_hold: int, pr
     if progress:
         from hsa_elastica.io.progress import progress_bar
 
-        iterator = progress_bar(iterator, desc="render", unit="frame", delay=2.0)
+        iterator = progress_bar(iterator, desc="render", unit="frame", delay=0.5)
     image = None
     for k in iterator:
         scene.update(k)

@@ -217,7 +217,7 @@ def relax(
             total=t_max,
             desc="simulated",
             unit="s",
-            delay=2.0,
+            delay=0.5,
             bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
         )
     t = float(robot.time)
