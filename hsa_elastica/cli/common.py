@@ -394,22 +394,25 @@ def finish_run(
 ) -> None:
     """Save the run directory and render the video/still that were asked for (``speed``,
     ``hold``: see ``--speed``/``--hold``; None = the renderer's default), titled with the
-    primitive in ``extra`` or else the motor angles."""
+    primitive in ``extra`` or else the motor angles.  ``params``: the robot's RobotParams, or
+    a list of them for a multi-segment stack (its segments, bottom first)."""
     if out is not None:
         save_result(out, result, params, extra)
         info(quiet, f"run saved to {out} (3D view in the browser: {PROG} view {out})")
-    title = ""
-    if render is not None or still is not None:
-        from hsa_elastica.io.render_data import run_title
+    if render is None and still is None:
+        return
+    from hsa_elastica.io.render_data import run_title, stack_frame
 
-        angles = getattr(result, "motor_angles_rad", None)
-        title = run_title({"motor_angles_rad": [float(a) for a in angles] if angles is not None else None,
-                           **(extra or {})})
+    angles = getattr(result, "motor_angles_rad", None)
+    title = run_title({"motor_angles_rad": [float(a) for a in angles] if angles is not None else None,
+                       **(extra or {})})
+    data, view = stack_frame(result.diagnostics, params) if isinstance(params, list) else (
+        result.diagnostics, params)
     if render is not None:
         from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video
 
         n = render_video(
-            result.diagnostics, params, render, fps=fps, still=still, window_size=size,
+            data, view, render, fps=fps, still=still, window_size=size,
             speed=DEFAULT_SPEED if speed is None else speed, hold=DEFAULT_HOLD if hold is None else hold,
             progress=progress(quiet), title=title,
         )
@@ -417,7 +420,7 @@ def finish_run(
     elif still is not None:
         from hsa_elastica.io.render import render_still
 
-        render_still(result.diagnostics, params, still, window_size=size, title=title)
+        render_still(data, view, still, window_size=size, title=title)
         info(quiet, f"still written to {still}")
 
 

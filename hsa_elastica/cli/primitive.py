@@ -23,8 +23,6 @@ from hsa_elastica.cli.common import (
     describe,
     finish_run,
     float_arg,
-    info,
-    save_result,
     load_robot_params,
     load_segments,
     progress,
@@ -65,6 +63,14 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     add_integrator_option(p)
 
 
+def _check_outputs(args: argparse.Namespace) -> bool:
+    """Check ``--out``, ``--render`` and ``--still``; True if any is given (record the run)."""
+    check_run_dir(args.out, args.overwrite)
+    check_render_path(args.render, "video", "--render")
+    check_render_path(args.still, "still", "--still")
+    return args.out is not None or args.render is not None or args.still is not None
+
+
 def run(args: argparse.Namespace) -> int:
     from hsa_elastica.robots.primitives import primitive_angles
 
@@ -77,11 +83,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"{PROG} primitive: {exc}") from None
     check_duration(args.duration, params.simulation.dt, "--duration")
-    # every input and output is checked before simulating
-    check_run_dir(args.out, args.overwrite)
-    check_render_path(args.render, "video", "--render")
-    check_render_path(args.still, "still", "--still")
-    record = args.out is not None or args.render is not None or args.still is not None
+    record = _check_outputs(args)  # every input and output is checked before simulating
     duration = args.duration if args.duration is not None else params.simulation.ramp_time + 3.0
     check_params(params, duration, record)
     extra = {"primitive": args.name, "magnitude": args.magnitude}
@@ -124,11 +126,7 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
     except ValueError as exc:
         raise UsageError(f"{PROG} primitive: {exc}") from None
     check_duration(args.duration, min(p.simulation.dt for p in segments), "--duration")  # type: ignore[attr-defined]
-    # every input and output is checked before simulating
-    check_run_dir(args.out, args.overwrite)
-    check_render_path(args.render, "video", "--render")
-    check_render_path(args.still, "still", "--still")
-    record = args.out is not None or args.render is not None or args.still is not None
+    record = _check_outputs(args)  # every input and output is checked before simulating
     ramp = max(p.simulation.ramp_time for p in segments)  # type: ignore[attr-defined]
     duration = args.duration if args.duration is not None else ramp + 3.0
     for p in segments:
@@ -156,21 +154,8 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
                 f"{pos[2] * 1e3:.2f}) mm in the {frame} frame, tilt {tilt:.2f} deg; static "
                 f"equilibrium ({s_pos[0] * 1e3:.2f}, {s_pos[1] * 1e3:.2f}, {s_pos[2] * 1e3:.2f}) mm"
             )
-    if args.out is not None:
-        save_result(args.out, result, segments, extra)
-        info(args.quiet, f"run saved to {args.out} (3D view in the browser: {PROG} view {args.out})")
-    if args.render is not None or args.still is not None:
-        from hsa_elastica.io.render import render_still, render_video
-        from hsa_elastica.io.render_data import run_title, stack_frame
-
-        df, view = stack_frame(result.diagnostics, segments)
-        title = run_title(extra)
-        if args.render is not None:
-            n = render_video(df, view, args.render, fps=args.fps, still=args.still,
-                             window_size=args.size, speed=args.speed, hold=args.hold,
-                             progress=progress(args.quiet), title=title)
-            info(args.quiet, f"{n} frames written to {args.render}")
-        else:
-            render_still(df, view, args.still, window_size=args.size, title=title)
-            info(args.quiet, f"still written to {args.still}")
+    finish_run(
+        result, segments, out=args.out, render=args.render, still=args.still, fps=args.fps,
+        quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
+    )
     return 0
