@@ -196,25 +196,16 @@ def _morton_keys(angles: NDArray[np.float64]) -> NDArray[np.uint64]:
     return key
 
 
-def _nearest_neighbour_order(angles: NDArray[np.float64]) -> NDArray[np.int64]:
-    left = list(range(len(angles)))
-    cur = int(np.argmin(np.linalg.norm(angles, axis=1)))  # closest to rest
-    order = [cur]
-    left.remove(cur)
-    while left:
-        d = np.linalg.norm(angles[left] - angles[cur], axis=1)
-        cur = left.pop(int(np.argmin(d)))  # ties: the lowest index (deterministic)
-        order.append(cur)
-    return np.asarray(order, dtype=np.int64)
-
-
 def plan_chunks(angles: NDArray[np.float64], chunk_size: int) -> list[NDArray[np.int64]]:
     """Sample ids of every chunk, in solve order (see the module docstring)."""
+    from hsa_elastica.robots.statics_api import nearest_neighbour_order
+
     by_curve = np.argsort(_morton_keys(angles), kind="stable")
     chunks = []
     for start in range(0, len(angles), chunk_size):
         ids = by_curve[start:start + chunk_size]
-        chunks.append(ids[_nearest_neighbour_order(angles[ids])].astype(np.int64))
+        # Euclidean distances, from the pose closest to rest (ties: the lowest index)
+        chunks.append(ids[nearest_neighbour_order(angles[ids], ord=None)].astype(np.int64))
     return chunks
 
 
@@ -224,8 +215,6 @@ def plan_chunks(angles: NDArray[np.float64], chunk_size: int) -> list[NDArray[np
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
-
-_chunk_path = chunk_path  # the name the tests and benchmarks use
 
 
 def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:

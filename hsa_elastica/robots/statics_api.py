@@ -368,16 +368,17 @@ def _initial_states(solver: StaticSolver, initial: Any, n: int) -> list[Any]:
     return out
 
 
-def nearest_neighbour_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
+def nearest_neighbour_order(rows: NDArray[np.float64], ord: float | None = np.inf) -> NDArray[np.int64]:
     """Greedy nearest-neighbour tour through the rows of ``rows`` ((n, m) angles [rad]),
-    starting from the row nearest to zero, distances in the max-norm: each pose follows a
+    starting from the row nearest to zero, distances in the ``ord`` norm of
+    ``numpy.linalg.norm`` (default the max-norm; ties: the lowest row): each pose follows a
     near one, so the previous solution is a good start.  O(n^2) time, O(n) memory."""
     n = rows.shape[0]
     left = np.ones(n, dtype=bool)
     out = np.empty(n, dtype=np.int64)
     cur = np.zeros(rows.shape[1])
     for k in range(n):
-        d = np.abs(rows - cur).max(axis=1, initial=0.0)
+        d = np.linalg.norm(rows - cur, ord=ord, axis=1)
         d[~left] = np.inf
         j = int(np.argmin(d))
         out[k] = j
