@@ -7,8 +7,9 @@ import argparse
 import math
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 PROG = "hsa-elastica"
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
@@ -32,6 +33,18 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
+
+
+@contextmanager
+def usage_errors(where: str, *kinds: type[Exception]) -> Iterator[None]:
+    """Turn an exception of ``kinds`` (default ``ParameterError``) raised inside into a
+    :class:`UsageError` (exit 2) of one line, ``"{where}: {message}"``."""
+    from hsa_elastica.params import ParameterError
+
+    try:
+        yield
+    except (kinds or (ParameterError,)) as exc:
+        raise UsageError(f"{where}: {exc}") from None
 
 
 def float_arg(text: str) -> float:
@@ -141,10 +154,8 @@ def check_render_path(path: str | None, kind: str, flag: str) -> None:
         return
     from hsa_elastica.io.render import check_output_path
 
-    try:
+    with usage_errors(PROG, ValueError):
         check_output_path(path, kind, flag=flag)
-    except ValueError as exc:
-        raise UsageError(f"{PROG}: {exc}") from None
 
 
 def next_to_run(command: str, run_dir: str, *names: str) -> list[str]:
@@ -180,16 +191,13 @@ def write_from_run(
     missing or unreadable run or a bad output exits 2 with one line.  Returns the output."""
     from hsa_elastica.io.render import check_output_path
     from hsa_elastica.io.rundir import load_run
-    from hsa_elastica.params import ParameterError
 
     out = getattr(args, flag.lstrip("-").replace("-", "_"))
     if out is None:
         (out,) = next_to_run(command, args.run_dir, default)
-    try:
+    with usage_errors(f"{PROG} {command}", FileNotFoundError, ValueError):  # ParameterError too
         check_output_path(out, what, flag=flag)
         write(load_run(args.run_dir), out)
-    except (FileNotFoundError, ValueError, ParameterError) as exc:
-        raise UsageError(f"{PROG} {command}: {exc}") from None
     return str(out)
 
 
@@ -238,16 +246,13 @@ def apply_integrator(args: argparse.Namespace, params: Any) -> Any:
 def check_params(params: Any, duration: float, record: bool) -> None:
     """Refuse a time step above the stability limit and a recording too large for memory."""
     from hsa_elastica.engines.timeloop import check_time_step
-    from hsa_elastica.params import ParameterError
 
-    try:
+    with usage_errors(f"{PROG}: --params"):
         check_time_step(params.simulation.dt, params)
         if record:
             from hsa_elastica.io.recording import check_recording_size
 
             check_recording_size(params, duration)
-    except ParameterError as exc:
-        raise UsageError(f"{PROG}: --params: {exc}") from None
 
 
 #: longest run a command accepts, in time steps: 600 s of simulated time at the default
@@ -272,26 +277,22 @@ def check_duration(duration: float | None, dt: float, flag: str) -> None:
 def check_angles(angles: Any, flag: str, n: int | None = None) -> None:
     """The motor angles of ``flag`` [rad] pass :func:`hsa_elastica.params.check_motor_angles`
     (``n`` finite numbers within +-MAX_MOTOR_ANGLE), else a :class:`UsageError` (exit 2)."""
-    from hsa_elastica.params import ParameterError, check_motor_angles
+    from hsa_elastica.params import check_motor_angles
 
-    try:
+    with usage_errors(PROG):
         check_motor_angles(angles, n, field=flag)
-    except ParameterError as exc:
-        raise UsageError(f"{PROG}: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
 def load_robot_params(path: str | None) -> Any:
-    from hsa_elastica.params import ParameterError, RobotParams, resolve_params
+    from hsa_elastica.params import RobotParams, resolve_params
 
     if path is None:
         return RobotParams()
-    try:
+    with usage_errors(f"{PROG}: --params"):
         return resolve_params(path, RobotParams)
-    except ParameterError as exc:
-        raise UsageError(f"{PROG}: --params: {exc}") from None
 
 
 def load_segments(path: str | None) -> list[Any] | None:

@@ -27,6 +27,7 @@ from hsa_elastica.cli.common import (
     load_segments,
     progress,
     solve,
+    usage_errors,
 )
 
 NAME = "primitive"
@@ -78,10 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if segments is not None:
         return _run_stack(args, [apply_integrator(args, sp) for sp in segments])
     params = apply_integrator(args, load_robot_params(args.params))
-    try:
+    with usage_errors(f"{PROG} primitive", ValueError):
         angles = primitive_angles(args.name, args.magnitude, params)
-    except ValueError as exc:
-        raise UsageError(f"{PROG} primitive: {exc}") from None
     check_duration(args.duration, params.simulation.dt, "--duration")
     record = _check_outputs(args)  # every input and output is checked before simulating
     duration = args.duration if args.duration is not None else params.simulation.ramp_time + 3.0
@@ -121,10 +120,8 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
             f"{PROG} primitive: {len(names)} primitives for {len(segments)} segments: give one "
             f"name, or one per segment (NAME1,NAME2,...)"
         )
-    try:
+    with usage_errors(f"{PROG} primitive", ValueError):
         angles = stack_primitive_angles([(n, args.magnitude) for n in names], segments)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise UsageError(f"{PROG} primitive: {exc}") from None
     check_duration(args.duration, min(p.simulation.dt for p in segments), "--duration")  # type: ignore[attr-defined]
     record = _check_outputs(args)  # every input and output is checked before simulating
     ramp = max(p.simulation.ramp_time for p in segments)  # type: ignore[attr-defined]
