@@ -71,6 +71,7 @@ from hsa_elastica.experiments.dataset_store import (
     stderr_line,
 )
 from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
+from hsa_elastica.params.files import write_atomic, write_text_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -216,17 +217,6 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-
-def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """``write(tmp)`` through the package's one atomic writer
-    (:func:`hsa_elastica.params.files.atomic_output`: temporary ``.NAME.*.partial.EXT``
-    beside the target, renamed onto it, removed on any exception)."""
-    from hsa_elastica.params.files import atomic_output
-
-    with atomic_output(path) as tmp:
-        write(tmp)
-
-
 def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.float64],
               solver: str, shapes: bool, chunk_size: int) -> dict[str, Any]:
     from importlib.metadata import version
@@ -289,7 +279,7 @@ class _Manifest:
             return
         meta = dict(self.meta, chunks=[self.records[c] for c in sorted(self.records)])
         text = json.dumps(meta, indent=1, allow_nan=False) + "\n"
-        _write_atomic(self.path, lambda p: p.write_text(text, encoding="utf-8"))
+        write_text_atomic(self.path, text)
         self.dirty, self.last = False, now
 
 
@@ -556,7 +546,7 @@ def build_dataset(
 
                 def write(chunk: int, table: Any) -> None:
                     data = encode_chunk(table, meta["fingerprint"], chunk)
-                    _write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
+                    write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
                     manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
                     manifest.flush(force=False)
 
