@@ -149,21 +149,6 @@ def _stack_state(robot: Any) -> dict[str, Any]:
     }
 
 
-def _check_recording(params: Sequence[RobotParams], duration: float) -> None:
-    """The recordings of all segments together fit in memory (as a single robot's)."""
-    from hsa_elastica.io.recording import MAX_RECORDING_BYTES, RecordingTooLarge, recording_bytes
-
-    size = sum(recording_bytes(p, duration) for p in params)
-    if size > MAX_RECORDING_BYTES:
-        rates = sorted({p.simulation.record_fps for p in params})
-        raise RecordingTooLarge(
-            f"simulation.record_fps = {', '.join(f'{r:g}' for r in rates)} Hz over "
-            f"{float(duration):g} s would record {size / 1024**2:.0f} MiB for "
-            f"{len(params)} segments (limit {MAX_RECORDING_BYTES / 1024**2:.0f} MiB): lower "
-            "record_fps or the duration"
-        )
-
-
 def solve_stack_steady_state(
     segments: Sequence[RobotParams],
     motor_angles: Sequence[Sequence[float]],
@@ -223,8 +208,10 @@ def solve_stack_steady_state(
         max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
         max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
     )
-    if record:
-        _check_recording(params, settings.t_max)
+    if record:  # the recordings of all segments together fit in memory
+        from hsa_elastica.io.recording import check_recording_size
+
+        check_recording_size(params, settings.t_max)
     wall0 = _time.perf_counter()
     robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
                              mount=mount, drive=drive)
