@@ -490,9 +490,10 @@ def build_dataset(
     """Compute the steady states of ``angles`` (n, n_rods) [rad] into the dataset ``out``.
 
     ``sampling`` describes how the angles were made (stored in dataset.json and part of the
-    fingerprint).  ``solver``: "auto" (static if available, else dynamic relaxation),
-    "static" or "dynamic".  ``workers``: size of the local Dask cluster (processes, one thread
-    each; default all cores; at most :func:`max_workers`), ignored with ``scheduler``: an
+    fingerprint).  ``solver``: "auto" (= "static": the static solver, which falls back to
+    dynamic relaxation where Newton fails), "static" or "dynamic".  ``workers``: size of the
+    local Dask cluster (processes, one thread each; default all cores; at most
+    :func:`max_workers`), ignored with ``scheduler``: an
     existing cluster, given by its address (reached within :data:`SCHEDULER_TIMEOUT_S` before
     anything is written, see :func:`connect_scheduler`) or as a connected
     ``dask.distributed.Client`` (left open).
