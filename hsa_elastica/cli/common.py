@@ -4,6 +4,7 @@ parameter loading and the save/render step of a run (also used by ``scenarios/``
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import re
 import sys
@@ -169,36 +170,40 @@ def next_to_run(command: str, run_dir: str, *names: str) -> list[str]:
     return [str(path / name) for name in names]
 
 
-def add_run_output_parser(
-    sub: "argparse._SubParsersAction[argparse.ArgumentParser]", name: str, *, help: str,
-    description: str, flag: str, metavar: str, output_help: str,
-) -> argparse.ArgumentParser:
-    """Register a subcommand that reads a run directory and writes one file (``view``,
-    ``plot``): ``RUN_DIR``, the output option ``flag`` and ``--quiet``."""
-    p = sub.add_parser(name, help=help, description=description)
-    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
-    p.add_argument(flag, metavar=metavar, help=output_help)
-    p.add_argument("--quiet", action="store_true", help="no message on the terminal")
-    return p
+def run_output_command(
+    name: str, *, help: str, description: str, flag: str, metavar: str, output_help: str,
+    default: str, what: str, writer: str, done: str,
+) -> tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]:
+    """``(add_parser, run)`` of a subcommand that reads a run directory and writes one file
+    (``view``, ``plot``): arguments ``RUN_DIR``, the output option ``flag`` and ``--quiet``.
+    ``run`` imports ``writer`` (``"module:function"``), checks the output (``flag``'s value,
+    else ``RUN_DIR/default``; a ``what`` of :func:`hsa_elastica.io.render.check_output_path`)
+    before the run is read, then calls ``writer(run, output)``; a missing or unreadable run or
+    a bad output exits 2 with one line.  ``done`` (``{}``: the output) is printed unless
+    ``--quiet``."""
 
+    def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+        p = sub.add_parser(name, help=help, description=description)
+        p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
+        p.add_argument(flag, metavar=metavar, help=output_help)
+        p.add_argument("--quiet", action="store_true", help="no message on the terminal")
 
-def write_from_run(
-    command: str, args: argparse.Namespace, *, flag: str, default: str, what: str,
-    write: Callable[[Any, str], Any],
-) -> str:
-    """Run a subcommand of :func:`add_run_output_parser`: the output (``flag``'s value, else
-    ``RUN_DIR/default``) is checked before the run is read, then ``write(run, output)``; a
-    missing or unreadable run or a bad output exits 2 with one line.  Returns the output."""
-    from hsa_elastica.io.render import check_output_path
-    from hsa_elastica.io.rundir import load_run
+    def run(args: argparse.Namespace) -> int:
+        from hsa_elastica.io.render import check_output_path
+        from hsa_elastica.io.rundir import load_run
 
-    out = getattr(args, flag.lstrip("-").replace("-", "_"))
-    if out is None:
-        (out,) = next_to_run(command, args.run_dir, default)
-    with usage_errors(f"{PROG} {command}", FileNotFoundError, ValueError):  # ParameterError too
-        check_output_path(out, what, flag=flag)
-        write(load_run(args.run_dir), out)
-    return str(out)
+        module, _, function = writer.partition(":")
+        write = getattr(importlib.import_module(module), function)
+        out = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if out is None:
+            (out,) = next_to_run(name, args.run_dir, default)
+        with usage_errors(f"{PROG} {name}", FileNotFoundError, ValueError):  # ParameterError too
+            check_output_path(out, what, flag=flag)
+            write(load_run(args.run_dir), out)
+        info(args.quiet, done.format(out))
+        return 0
+
+    return add_parser, run
 
 
 def check_run_dir(path: str | None, overwrite: bool) -> None:
