@@ -79,8 +79,6 @@ if TYPE_CHECKING:  # pragma: no cover
 from hsa_elastica.experiments.dataset_inputs import (  # noqa: F401  (re-exported)
     MAX_SAMPLES,
     SCHEDULER_TIMEOUT_S,
-    _ADDRESS,
-    _SCHEMES,
     check_n_samples,
     check_phi_max,
     check_scheduler_address,
