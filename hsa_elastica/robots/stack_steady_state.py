@@ -294,7 +294,7 @@ def _relative(state: dict[str, Any]) -> list[Pose]:
 
     poses = [(s["platform_position_m"], quaternion_to_matrix(s["platform_quaternion_xyzw"]))
              for s in state["segments"]]
-    return [poses[0]] + [relative_pose(poses[k - 1], poses[k]) for k in range(1, len(poses))]
+    return [poses[0]] + [relative_pose(lower, upper) for lower, upper in zip(poses, poses[1:])]
 
 
 def _static(params: list[RobotParams], commands: list[NDArray[np.float64]], motor_mass: float,
