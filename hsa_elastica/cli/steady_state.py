@@ -92,14 +92,6 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     add_integrator_option(s)
 
 
-def flatten(result: Any) -> dict[str, Any]:
-    """The JSON fields of a result as flat columns (``platform_position_m_x``, ...; the
-    schema's suffix rule, :func:`hsa_elastica.io.columns.flatten`)."""
-    from hsa_elastica.io.columns import flatten as flatten_json
-
-    return flatten_json(result.to_json_dict())
-
-
 def _batch(args: argparse.Namespace, params: Any) -> int:
     import pandas as pd
 
@@ -129,10 +121,11 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
             total=len(angles), desc="steady states", unit="pose", enabled=not args.quiet
         ) as bar:
             results = [r.detail for r in steady_state(params, angles, on_pose=lambda: bar.update(1))]
-    from hsa_elastica.io.columns import write_parquet
+    from hsa_elastica.io.columns import flatten, write_parquet
     from hsa_elastica.params.files import atomic_output
 
-    df = pd.DataFrame([flatten(r) for r in results])
+    # the JSON fields flattened by the schema's suffix rule (platform_position_m_x, ...)
+    df = pd.DataFrame([flatten(r.to_json_dict()) for r in results])
     out = Path(args.out)
     with atomic_output(out, create_parents=True) as tmp:
         if out.suffix.lower() == ".csv":
