@@ -1,7 +1,7 @@
 """Output of the SPCS study: the Fig. 5 plot, the Markdown report and its conclusion (Section IV-D).
 
-Renders the tables of :mod:`hsa_elastica.validation.spcs_study_compute`; the study's command line
-is :mod:`hsa_elastica.validation.spcs_study`.
+Renders the tables computed by :mod:`hsa_elastica.validation.spcs_study`; the study's command
+line is the checkout's ``python -m validation.spcs_study``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pandas as pd
 
 from hsa_elastica.params import RobotParams
 from hsa_elastica.spcs import SPCSModel, error_metrics
-from hsa_elastica.validation.spcs_study_compute import (
+from hsa_elastica.validation.spcs_study import (
     GROUPS,
     N_SEGMENTS,
     PRIMITIVE_NAMES,

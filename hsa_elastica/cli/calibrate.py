@@ -8,7 +8,9 @@ import math
 import sys
 from pathlib import Path
 
-from hsa_elastica.cli.common import PROG, UsageError, check_output_file, float_arg, load_robot_params
+from hsa_elastica.cli.common import (
+    PROG, UsageError, check_output_file, float_arg, load_robot_params, usage_errors,
+)
 from hsa_elastica.params.files import write_text_atomic
 
 NAME = "calibrate"
@@ -83,10 +85,8 @@ def _mirror_branch(text: str) -> str:
 def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
     for name, lo, hi in args.bounds:
-        try:
+        with usage_errors(f"{PROG} calibrate: --bounds {name}", argparse.ArgumentTypeError):
             out[name] = (float_arg(lo), float_arg(hi))
-        except argparse.ArgumentTypeError as exc:
-            raise UsageError(f"{PROG} calibrate: --bounds {name}: {exc}") from None
     return out
 
 
@@ -106,19 +106,15 @@ def run(args: argparse.Namespace) -> int:
     # every output is checked before the fit (minutes): a bad path must not waste it
     check_output_file(args.out, "--out")
     check_output_file(args.json, "--json")
-    try:
+    with usage_errors(f"{PROG} calibrate", CalibrationError, ParameterError):
         check_names(params, args.free)
         runs = [r.every(args.max_poses) for r in load_runs(args.data, params.n_rods)]
         result = calibrate(
             params, runs, args.free, bounds=_bounds(args), max_nfev=args.max_evaluations,
             verbose=not args.quiet, mirror_branch=args.mirror_branch,
         )
-    except (CalibrationError, ParameterError) as exc:
-        raise UsageError(f"{PROG} calibrate: {exc}") from None
-    try:
+    with usage_errors(f"{PROG} calibrate: --out", ParameterError, OSError):
         save_params(result.params, args.out)
-    except (ParameterError, OSError) as exc:
-        raise UsageError(f"{PROG} calibrate: --out: {exc}") from None
     print(result.report())
     if "mocap.yaw" in result.names:
         yaw = result.fitted["mocap.yaw"]

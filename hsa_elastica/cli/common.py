@@ -4,11 +4,13 @@ parameter loading and the save/render step of a run (also used by ``scenarios/``
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 PROG = "hsa-elastica"
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
@@ -32,6 +34,18 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
+
+
+@contextmanager
+def usage_errors(where: str, *kinds: type[Exception]) -> Iterator[None]:
+    """Turn an exception of ``kinds`` (default ``ParameterError``) raised inside into a
+    :class:`UsageError` (exit 2) of one line, ``"{where}: {message}"``."""
+    from hsa_elastica.params import ParameterError
+
+    try:
+        yield
+    except (kinds or (ParameterError,)) as exc:
+        raise UsageError(f"{where}: {exc}") from None
 
 
 def float_arg(text: str) -> float:
@@ -141,10 +155,8 @@ def check_render_path(path: str | None, kind: str, flag: str) -> None:
         return
     from hsa_elastica.io.render import check_output_path
 
-    try:
+    with usage_errors(PROG, ValueError):
         check_output_path(path, kind, flag=flag)
-    except ValueError as exc:
-        raise UsageError(f"{PROG}: {exc}") from None
 
 
 def next_to_run(command: str, run_dir: str, *names: str) -> list[str]:
@@ -158,39 +170,40 @@ def next_to_run(command: str, run_dir: str, *names: str) -> list[str]:
     return [str(path / name) for name in names]
 
 
-def add_run_output_parser(
-    sub: "argparse._SubParsersAction[argparse.ArgumentParser]", name: str, *, help: str,
-    description: str, flag: str, metavar: str, output_help: str,
-) -> argparse.ArgumentParser:
-    """Register a subcommand that reads a run directory and writes one file (``view``,
-    ``plot``): ``RUN_DIR``, the output option ``flag`` and ``--quiet``."""
-    p = sub.add_parser(name, help=help, description=description)
-    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
-    p.add_argument(flag, metavar=metavar, help=output_help)
-    p.add_argument("--quiet", action="store_true", help="no message on the terminal")
-    return p
+def run_output_command(
+    name: str, *, help: str, description: str, flag: str, metavar: str, output_help: str,
+    default: str, what: str, writer: str, done: str,
+) -> tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]:
+    """``(add_parser, run)`` of a subcommand that reads a run directory and writes one file
+    (``view``, ``plot``): arguments ``RUN_DIR``, the output option ``flag`` and ``--quiet``.
+    ``run`` imports ``writer`` (``"module:function"``), checks the output (``flag``'s value,
+    else ``RUN_DIR/default``; a ``what`` of :func:`hsa_elastica.io.render.check_output_path`)
+    before the run is read, then calls ``writer(run, output)``; a missing or unreadable run or
+    a bad output exits 2 with one line.  ``done`` (``{}``: the output) is printed unless
+    ``--quiet``."""
 
+    def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+        p = sub.add_parser(name, help=help, description=description)
+        p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
+        p.add_argument(flag, metavar=metavar, help=output_help)
+        p.add_argument("--quiet", action="store_true", help="no message on the terminal")
 
-def write_from_run(
-    command: str, args: argparse.Namespace, *, flag: str, default: str, what: str,
-    write: Callable[[Any, str], Any],
-) -> str:
-    """Run a subcommand of :func:`add_run_output_parser`: the output (``flag``'s value, else
-    ``RUN_DIR/default``) is checked before the run is read, then ``write(run, output)``; a
-    missing or unreadable run or a bad output exits 2 with one line.  Returns the output."""
-    from hsa_elastica.io.render import check_output_path
-    from hsa_elastica.io.rundir import load_run
-    from hsa_elastica.params import ParameterError
+    def run(args: argparse.Namespace) -> int:
+        from hsa_elastica.io.render import check_output_path
+        from hsa_elastica.io.rundir import load_run
 
-    out = getattr(args, flag.lstrip("-").replace("-", "_"))
-    if out is None:
-        (out,) = next_to_run(command, args.run_dir, default)
-    try:
-        check_output_path(out, what, flag=flag)
-        write(load_run(args.run_dir), out)
-    except (FileNotFoundError, ValueError, ParameterError) as exc:
-        raise UsageError(f"{PROG} {command}: {exc}") from None
-    return str(out)
+        module, _, function = writer.partition(":")
+        write = getattr(importlib.import_module(module), function)
+        out = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if out is None:
+            (out,) = next_to_run(name, args.run_dir, default)
+        with usage_errors(f"{PROG} {name}", FileNotFoundError, ValueError):  # ParameterError too
+            check_output_path(out, what, flag=flag)
+            write(load_run(args.run_dir), out)
+        info(args.quiet, done.format(out))
+        return 0
+
+    return add_parser, run
 
 
 def check_run_dir(path: str | None, overwrite: bool) -> None:
@@ -238,16 +251,13 @@ def apply_integrator(args: argparse.Namespace, params: Any) -> Any:
 def check_params(params: Any, duration: float, record: bool) -> None:
     """Refuse a time step above the stability limit and a recording too large for memory."""
     from hsa_elastica.engines.timeloop import check_time_step
-    from hsa_elastica.params import ParameterError
 
-    try:
+    with usage_errors(f"{PROG}: --params"):
         check_time_step(params.simulation.dt, params)
         if record:
             from hsa_elastica.io.recording import check_recording_size
 
             check_recording_size(params, duration)
-    except ParameterError as exc:
-        raise UsageError(f"{PROG}: --params: {exc}") from None
 
 
 #: longest run a command accepts, in time steps: 600 s of simulated time at the default
@@ -272,26 +282,22 @@ def check_duration(duration: float | None, dt: float, flag: str) -> None:
 def check_angles(angles: Any, flag: str, n: int | None = None) -> None:
     """The motor angles of ``flag`` [rad] pass :func:`hsa_elastica.params.check_motor_angles`
     (``n`` finite numbers within +-MAX_MOTOR_ANGLE), else a :class:`UsageError` (exit 2)."""
-    from hsa_elastica.params import ParameterError, check_motor_angles
+    from hsa_elastica.params import check_motor_angles
 
-    try:
+    with usage_errors(PROG):
         check_motor_angles(angles, n, field=flag)
-    except ParameterError as exc:
-        raise UsageError(f"{PROG}: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
 def load_robot_params(path: str | None) -> Any:
-    from hsa_elastica.params import ParameterError, RobotParams, resolve_params
+    from hsa_elastica.params import RobotParams, resolve_params
 
     if path is None:
         return RobotParams()
-    try:
+    with usage_errors(f"{PROG}: --params"):
         return resolve_params(path, RobotParams)
-    except ParameterError as exc:
-        raise UsageError(f"{PROG}: --params: {exc}") from None
 
 
 def load_segments(path: str | None) -> list[Any] | None:
@@ -394,22 +400,25 @@ def finish_run(
 ) -> None:
     """Save the run directory and render the video/still that were asked for (``speed``,
     ``hold``: see ``--speed``/``--hold``; None = the renderer's default), titled with the
-    primitive in ``extra`` or else the motor angles."""
+    primitive in ``extra`` or else the motor angles.  ``params``: the robot's RobotParams, or
+    a list of them for a multi-segment stack (its segments, bottom first)."""
     if out is not None:
         save_result(out, result, params, extra)
         info(quiet, f"run saved to {out} (3D view in the browser: {PROG} view {out})")
-    title = ""
-    if render is not None or still is not None:
-        from hsa_elastica.io.render_data import run_title
+    if render is None and still is None:
+        return
+    from hsa_elastica.io.render_data import run_title, stack_frame
 
-        angles = getattr(result, "motor_angles_rad", None)
-        title = run_title({"motor_angles_rad": [float(a) for a in angles] if angles is not None else None,
-                           **(extra or {})})
+    angles = getattr(result, "motor_angles_rad", None)
+    title = run_title({"motor_angles_rad": [float(a) for a in angles] if angles is not None else None,
+                       **(extra or {})})
+    data, view = stack_frame(result.diagnostics, params) if isinstance(params, list) else (
+        result.diagnostics, params)
     if render is not None:
         from hsa_elastica.io.render import DEFAULT_HOLD, DEFAULT_SPEED, render_video
 
         n = render_video(
-            result.diagnostics, params, render, fps=fps, still=still, window_size=size,
+            data, view, render, fps=fps, still=still, window_size=size,
             speed=DEFAULT_SPEED if speed is None else speed, hold=DEFAULT_HOLD if hold is None else hold,
             progress=progress(quiet), title=title,
         )
@@ -417,7 +426,7 @@ def finish_run(
     elif still is not None:
         from hsa_elastica.io.render import render_still
 
-        render_still(result.diagnostics, params, still, window_size=size, title=title)
+        render_still(data, view, still, window_size=size, title=title)
         info(quiet, f"still written to {still}")
 
 

@@ -16,6 +16,7 @@ from hsa_elastica.cli.common import (
     info,
     load_robot_params,
     progress,
+    usage_errors,
 )
 
 NAME = "dataset"
@@ -79,17 +80,12 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 
 def _check(where: str, check: object, *args: object) -> None:
-    from hsa_elastica.params import ParameterError
-
-    try:
+    with usage_errors(where):
         check(*args)  # type: ignore[operator]
-    except ParameterError as exc:
-        raise UsageError(f"{where}: {exc}") from None
 
 
 def _angles(args: argparse.Namespace, params: object) -> tuple[object, dict[str, object]]:
     from hsa_elastica.experiments import datasets as ds
-    from hsa_elastica.params import ParameterError
 
     where = f"{PROG} {NAME}"
     if args.random is not None and args.seed is None:
@@ -105,12 +101,9 @@ def _angles(args: argparse.Namespace, params: object) -> tuple[object, dict[str,
         _check(where, ds.check_n_samples, args.grid ** n_rods, f"--grid {args.grid}: K^{n_rods}")
         sampling = ds.describe_sampling("grid", k=args.grid, phi_max=args.phi_max)
     else:
-        try:
+        # (the inner one names a ParameterError, the outer any other OSError or ValueError)
+        with usage_errors(f"{where}: --angles-csv", OSError, ValueError), usage_errors(where):
             angles = ds.read_angles_csv(args.angles_csv, n_rods)
-        except ParameterError as exc:
-            raise UsageError(f"{where}: {exc}") from None
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{where}: --angles-csv: {exc}") from None
         return angles, ds.describe_sampling("csv", file=str(args.angles_csv), n=len(angles))
     return ds.sampled_angles(params, sampling), sampling  # type: ignore[arg-type]
 

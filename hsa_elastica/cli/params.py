@@ -6,11 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hsa_elastica.cli.common import (
-    PROG,
-    UsageError,
-    check_output_file,
-)
+from hsa_elastica.cli.common import PROG, UsageError, check_output_file, usage_errors
 
 NAME = "params"
 
@@ -46,14 +42,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{PROG} params: --dump {args.dump}: use a .yaml, .yml or .toml file, "
                              "or '-' for YAML on stdout")
         check_output_file(args.dump, "--dump")
-    try:
+    with usage_errors(f"{PROG} params", ParameterError, OSError):
         params = RobotParams() if args.preset is None else resolve_params(args.preset)
         if args.dump == "-":
             sys.stdout.write(params_text(params, "yaml"))
             return 0
         path = save_params(params, args.dump)
-    except (ParameterError, OSError) as exc:
-        raise UsageError(f"{PROG} params: {exc}") from None
     what = "default robot parameters" if args.preset is None else f"preset {args.preset}"
     print(f"{what} written to {path}", file=sys.stderr)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from hsa_elastica.robots.primitives import PRIMITIVES
 
@@ -24,11 +25,11 @@ from hsa_elastica.cli.common import (
     finish_run,
     float_arg,
     info,
-    save_result,
     load_robot_params,
     load_segments,
     progress,
     solve,
+    usage_errors,
 )
 
 NAME = "primitive"
@@ -65,66 +66,68 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     add_integrator_option(p)
 
 
+def _check_outputs(args: argparse.Namespace) -> bool:
+    """Check ``--out``, ``--render`` and ``--still``; True if any is given (record the run)."""
+    check_run_dir(args.out, args.overwrite)
+    check_render_path(args.render, "video", "--render")
+    check_render_path(args.still, "still", "--still")
+    return args.out is not None or args.render is not None or args.still is not None
+
+
 def run(args: argparse.Namespace) -> int:
     from hsa_elastica.robots.primitives import primitive_angles
 
     segments = load_segments(args.params)
-    if segments is not None:
-        return _run_stack(args, [apply_integrator(args, sp) for sp in segments])
-    params = apply_integrator(args, load_robot_params(args.params))
-    try:
-        angles = primitive_angles(args.name, args.magnitude, params)
-    except ValueError as exc:
-        raise UsageError(f"{PROG} primitive: {exc}") from None
-    check_duration(args.duration, params.simulation.dt, "--duration")
-    # every input and output is checked before simulating
-    check_run_dir(args.out, args.overwrite)
-    check_render_path(args.render, "video", "--render")
-    check_render_path(args.still, "still", "--still")
-    record = args.out is not None or args.render is not None or args.still is not None
-    duration = args.duration if args.duration is not None else params.simulation.ramp_time + 3.0
-    check_params(params, duration, record)
-    extra = {"primitive": args.name, "magnitude": args.magnitude}
-    info(args.quiet, _plan(args, [params], duration))
+    if segments is None:
+        params = apply_integrator(args, load_robot_params(args.params))
+        with usage_errors(f"{PROG} primitive", ValueError):
+            angles = primitive_angles(args.name, args.magnitude, params)
+        system: Any = params
+        group, name = [params], args.name
+    else:  # a multi-segment stack: a primitive per stage
+        group = [apply_integrator(args, sp) for sp in segments]
+        names, angles = _stack_angles(args, group)
+        system, name = group, ",".join(names)
+    check_duration(args.duration, min(p.simulation.dt for p in group), "--duration")
+    record = _check_outputs(args)  # every input and output is checked before simulating
+    ramp = max(p.simulation.ramp_time for p in group)
+    duration = args.duration if args.duration is not None else ramp + 3.0
+    for p in group:
+        check_params(p, duration, record)  # (a stack's segments together: by the solver, before it builds)
+    extra: dict[str, Any] = {"primitive": name, "magnitude": args.magnitude}
+    info(args.quiet, _plan(args, group, duration))
     result = solve(
-        params,
-        angles,
-        out=args.out,
-        quiet=args.quiet,
-        extra=extra,
-        max_time=args.duration,
-        stop_when_settled=args.duration is None,
-        record=record,
-        progress=progress(args.quiet),
+        system, angles, out=args.out, quiet=args.quiet, extra=extra, max_time=args.duration,
+        stop_when_settled=args.duration is None, record=record, progress=progress(args.quiet),
         fast=not args.reference,
     )
-    if not args.quiet:
+    if segments is not None:
+        _stack_static(args, group, angles, names, result, extra)
+    elif not args.quiet:
         print(f"{args.name} (magnitude {args.magnitude:g}): {describe(result)}")
     finish_run(
-        result, params, out=args.out, render=args.render, still=args.still, fps=args.fps,
+        result, system, out=args.out, render=args.render, still=args.still, fps=args.fps,
         quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
     )
     return 0
 
 
-def _plan(args: argparse.Namespace, segments: list[object], duration: float) -> str:
+def _plan(args: argparse.Namespace, segments: list[Any], duration: float) -> str:
     """The line said before simulating (on stderr, so that a run is never silent while it
     builds the robot and loads its kernels): what runs, with which integrator and step."""
-    sims = [p.simulation for p in segments]  # type: ignore[attr-defined]
+    sims = [p.simulation for p in segments]
     integrators = (["explicit (operator loop)"] if args.reference
                    else sorted({s.integrator for s in sims}))
-    dt = min(s.dt for s in sims)
     until = (f"for {duration:g} s" if args.duration is not None
              else f"until settled (at most {duration:g} s)")
     what = f"{len(segments)} segments" if len(segments) > 1 else "robot"
-    return (f"{args.name} (magnitude {args.magnitude:g}): simulating the {what} "
-            f"{until}, {'/'.join(integrators)} integrator, dt = {dt:g} s")
+    return (f"{args.name} (magnitude {args.magnitude:g}): simulating the {what} {until}, "
+            f"{'/'.join(integrators)} integrator, dt = {min(s.dt for s in sims):g} s")
 
 
-def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
-    """A primitive per stage of a multi-segment stack, from rest to its steady state (or for
-    --duration) as for a single robot, the static equilibrium next to it."""
-    from hsa_elastica.robots.stack import solve_stack_static, stack_primitive_angles
+def _stack_angles(args: argparse.Namespace, segments: list[Any]) -> tuple[list[str], Any]:
+    """The primitive of each stage (NAME, or NAME1,NAME2,... one per stage) and its angles."""
+    from hsa_elastica.robots.stack import stack_primitive_angles
 
     names = [n.strip() for n in args.name.split(",")]
     if len(names) == 1:
@@ -134,59 +137,29 @@ def _run_stack(args: argparse.Namespace, segments: list[object]) -> int:
             f"{PROG} primitive: {len(names)} primitives for {len(segments)} segments: give one "
             f"name, or one per segment (NAME1,NAME2,...)"
         )
-    try:
-        angles = stack_primitive_angles([(n, args.magnitude) for n in names], segments)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise UsageError(f"{PROG} primitive: {exc}") from None
-    check_duration(args.duration, min(p.simulation.dt for p in segments), "--duration")  # type: ignore[attr-defined]
-    # every input and output is checked before simulating
-    check_run_dir(args.out, args.overwrite)
-    check_render_path(args.render, "video", "--render")
-    check_render_path(args.still, "still", "--still")
-    record = args.out is not None or args.render is not None or args.still is not None
-    ramp = max(p.simulation.ramp_time for p in segments)  # type: ignore[attr-defined]
-    duration = args.duration if args.duration is not None else ramp + 3.0
-    for p in segments:
-        check_params(p, duration, record)  # (all segments together: by the solver, before it builds)
-    extra: dict[str, object] = {"primitive": ",".join(names), "magnitude": args.magnitude}
-    info(args.quiet, _plan(args, segments, duration))
-    result = solve(
-        segments, angles, out=args.out, quiet=args.quiet, extra=extra,
-        max_time=args.duration,
-        stop_when_settled=args.duration is None, record=record,
-        progress=progress(args.quiet), fast=not args.reference,
-    )
-    static = solve_stack_static(segments, angles, check_stability=True)  # type: ignore[arg-type]
-    # the static equilibrium per segment (relative to the platform below), for comparison
+    with usage_errors(f"{PROG} primitive", ValueError):
+        return names, stack_primitive_angles([(n, args.magnitude) for n in names], segments)
+
+
+def _stack_static(args: argparse.Namespace, segments: list[Any], angles: Any, names: list[str],
+                  result: Any, extra: dict[str, Any]) -> None:
+    """The static equilibrium of a stack next to its run: into ``extra`` (the summary) and,
+    per segment (relative to the platform below), on the terminal."""
+    from hsa_elastica.robots.stack import solve_stack_static
+
+    static = solve_stack_static(segments, angles, check_stability=True)
     extra["static_relative_positions_m"] = [[float(v) for v in pos] for pos, _ in static.relative_poses]
     extra["static_converged"] = bool(static.converged)
-    if not args.quiet:
-        state = "converged" if result.converged else "NOT converged"
-        print(f"{args.name} (magnitude {args.magnitude:g}): {state} at t = {result.sim_time_s:.3f} s "
-              f"(wall {result.wall_time_s:.1f} s)")
-        for k, ((pos, rot), (s_pos, _)) in enumerate(zip(result.relative_poses, static.relative_poses)):
-            frame = "robot_base" if k == 0 else f"platform {k - 1}"
-            tilt = math.degrees(math.acos(max(-1.0, min(1.0, float(rot[2, 2])))))
-            print(
-                f"segment {k} {names[k]}: platform at ({pos[0] * 1e3:.2f}, {pos[1] * 1e3:.2f}, "
-                f"{pos[2] * 1e3:.2f}) mm in the {frame} frame, tilt {tilt:.2f} deg; static "
-                f"equilibrium ({s_pos[0] * 1e3:.2f}, {s_pos[1] * 1e3:.2f}, {s_pos[2] * 1e3:.2f}) mm"
-            )
-    if args.out is not None:
-        save_result(args.out, result, segments, extra)
-        info(args.quiet, f"run saved to {args.out} (3D view in the browser: {PROG} view {args.out})")
-    if args.render is not None or args.still is not None:
-        from hsa_elastica.io.render import render_still, render_video
-        from hsa_elastica.io.render_data import run_title, stack_frame
-
-        df, view = stack_frame(result.diagnostics, segments)
-        title = run_title(extra)
-        if args.render is not None:
-            n = render_video(df, view, args.render, fps=args.fps, still=args.still,
-                             window_size=args.size, speed=args.speed, hold=args.hold,
-                             progress=progress(args.quiet), title=title)
-            info(args.quiet, f"{n} frames written to {args.render}")
-        else:
-            render_still(df, view, args.still, window_size=args.size, title=title)
-            info(args.quiet, f"still written to {args.still}")
-    return 0
+    if args.quiet:
+        return
+    state = "converged" if result.converged else "NOT converged"
+    print(f"{args.name} (magnitude {args.magnitude:g}): {state} at t = {result.sim_time_s:.3f} s "
+          f"(wall {result.wall_time_s:.1f} s)")
+    for k, ((pos, rot), (s_pos, _)) in enumerate(zip(result.relative_poses, static.relative_poses)):
+        frame = "robot_base" if k == 0 else f"platform {k - 1}"
+        tilt = math.degrees(math.acos(max(-1.0, min(1.0, float(rot[2, 2])))))
+        print(
+            f"segment {k} {names[k]}: platform at ({pos[0] * 1e3:.2f}, {pos[1] * 1e3:.2f}, "
+            f"{pos[2] * 1e3:.2f}) mm in the {frame} frame, tilt {tilt:.2f} deg; static "
+            f"equilibrium ({s_pos[0] * 1e3:.2f}, {s_pos[1] * 1e3:.2f}, {s_pos[2] * 1e3:.2f}) mm"
+        )

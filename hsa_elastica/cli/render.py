@@ -6,11 +6,11 @@ import argparse
 
 from hsa_elastica.cli.common import (
     PROG,
-    UsageError,
     add_video_options,
     info,
     next_to_run,
     progress,
+    usage_errors,
 )
 
 NAME = "render"
@@ -48,21 +48,17 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 def run(args: argparse.Namespace) -> int:
     from hsa_elastica.io.render import check_output_path, render_still, render_video
     from hsa_elastica.io.rundir import load_run
-    from hsa_elastica.params import ParameterError
 
     if args.out is None and args.still is None:  # next to the run
         args.out, args.still = next_to_run("render", args.run_dir, DEFAULT_VIDEO, DEFAULT_STILL)
-    try:  # before reading the run: refuse what cannot be written
+    where = f"{PROG} render"
+    with usage_errors(where, ValueError):  # before reading the run: refuse what cannot be written
         if args.out is not None:
             check_output_path(args.out, "video", flag="--out")
         if args.still is not None:
             check_output_path(args.still, "still", flag="--still")
-    except ValueError as exc:
-        raise UsageError(f"{PROG} render: {exc}") from None
-    try:
+    with usage_errors(where, FileNotFoundError, ValueError):  # ParameterError too
         run = load_run(args.run_dir)
-    except (FileNotFoundError, ValueError, ParameterError) as exc:
-        raise UsageError(f"{PROG} render: {exc}") from None
     # said before the renderer starts (a still takes 1-2 s with nothing else on the terminal)
     info(args.quiet, f"rendering {args.run_dir} to "
          f"{' and '.join(str(f) for f in (args.out, args.still) if f is not None)}")
@@ -70,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from hsa_elastica.io.render_data import run_title
 
     title = run_title(run.summary)
-    try:
+    with usage_errors(where, ValueError):
         if run.segments:  # a multi-segment stack: all rods and platforms in the robot format
             from hsa_elastica.io.render_data import stack_frame
 
@@ -87,6 +83,4 @@ def run(args: argparse.Namespace) -> int:
                          title=title)
         if args.still is not None:
             info(args.quiet, f"still written to {args.still}")
-    except ValueError as exc:
-        raise UsageError(f"{PROG} render: {exc}") from None
     return 0

@@ -36,6 +36,7 @@ from hsa_elastica.cli.common import (
     load_robot_params,
     progress,
     solve,
+    usage_errors,
 )
 
 NAME = "steady-state"
@@ -91,20 +92,11 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     add_integrator_option(s)
 
 
-def flatten(result: Any) -> dict[str, Any]:
-    """The JSON fields of a result as flat columns (``platform_position_m_x``, ...; the
-    schema's suffix rule, :func:`hsa_elastica.io.columns.flatten`)."""
-    from hsa_elastica.io.columns import flatten as flatten_json
-
-    return flatten_json(result.to_json_dict())
-
-
 def _batch(args: argparse.Namespace, params: Any) -> int:
     import pandas as pd
 
     from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
     from hsa_elastica.io.progress import progress_bar
-    from hsa_elastica.params import ParameterError
 
     if args.out is None or Path(args.out).suffix.lower() not in TABLE_SUFFIXES:
         raise UsageError(f"{PROG} steady-state: --angles-csv needs --out FILE.csv or FILE.parquet")
@@ -112,11 +104,9 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     from hsa_elastica.io.csv_input import angle_columns
 
     cols = angle_columns(args.angles_csv, params.n_rods)
-    try:
+    with usage_errors(f"{PROG} steady-state"):
         table = read_csv_columns(args.angles_csv, cols, what="--angles-csv")
         angles = check_angle_rows(table, cols, what=f"--angles-csv {args.angles_csv}")
-    except ParameterError as exc:
-        raise UsageError(f"{PROG} steady-state: {exc}") from None
     from hsa_elastica.robots.steady_state_api import steady_state
 
     if args.dynamic or args.reference:
@@ -127,17 +117,15 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
                    for a in progress_bar(angles, desc="steady states", unit="pose",
                                          enabled=not args.quiet)]
     else:
-        try:
-            with progress_bar(total=len(angles), desc="steady states", unit="pose",
-                              enabled=not args.quiet) as bar:
-                results = [r.detail for r in steady_state(params, angles,
-                                                          on_pose=lambda: bar.update(1))]
-        except ParameterError as exc:
-            raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
-    from hsa_elastica.io.columns import write_parquet
+        with usage_errors(f"{PROG} steady-state: --params"), progress_bar(
+            total=len(angles), desc="steady states", unit="pose", enabled=not args.quiet
+        ) as bar:
+            results = [r.detail for r in steady_state(params, angles, on_pose=lambda: bar.update(1))]
+    from hsa_elastica.io.columns import flatten, write_parquet
     from hsa_elastica.params.files import atomic_output
 
-    df = pd.DataFrame([flatten(r) for r in results])
+    # the JSON fields flattened by the schema's suffix rule (platform_position_m_x, ...)
+    df = pd.DataFrame([flatten(r.to_json_dict()) for r in results])
     out = Path(args.out)
     with atomic_output(out, create_parents=True) as tmp:
         if out.suffix.lower() == ".csv":
@@ -190,13 +178,10 @@ def run(args: argparse.Namespace) -> int:
                 _write_json(args.json, partial)
             raise
     else:
-        from hsa_elastica.params import ParameterError
         from hsa_elastica.robots.steady_state_api import steady_state
 
-        try:
+        with usage_errors(f"{PROG} steady-state: --params"):  # e.g. the fallback's time step
             result = steady_state(params, args.angles).detail
-        except ParameterError as exc:  # e.g. the fallback's time step (before any work)
-            raise UsageError(f"{PROG} steady-state: --params: {exc}") from None
     _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
         print(describe(result) + f" [{result.method}]")

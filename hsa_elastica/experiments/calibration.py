@@ -59,8 +59,6 @@ from hsa_elastica.experiments.mocap import (  # noqa: F401  (re-exported)
 )
 from hsa_elastica.experiments.parameter_names import (  # noqa: F401  (re-exported)
     MOCAP_NAMES,
-    _resolve,
-    _set,
     check_names,
     fittable_names,
     get_value,

@@ -16,7 +16,6 @@ starts from rest again.
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import math
 from dataclasses import dataclass
@@ -27,15 +26,8 @@ from numpy.typing import NDArray
 
 __all__ = ["ChunkTask", "SOLVERS", "resolve_solver", "arrow_schema", "column_docs", "solve_chunk"]
 
-#: solver names accepted by :func:`resolve_solver` ("auto" = static if available)
+#: solver names accepted by :func:`resolve_solver` ("auto" = static)
 SOLVERS = ("auto", "static", "dynamic")
-
-# modules that may provide the static solver ``solve_static(params, angles, *, initial=None)``
-_STATIC_MODULES = (
-    "hsa_elastica.robots.statics_api",
-    "hsa_elastica.robots.steady_state",
-    "hsa_elastica.robots.statics",
-)
 
 
 @dataclass(frozen=True)
@@ -50,31 +42,13 @@ class ChunkTask:
     shapes: bool
 
 
-def _static_solver() -> Callable[..., Any] | None:
-    import importlib
-
-    for name in _STATIC_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        fn = getattr(module, "solve_static", None)
-        if callable(fn):
-            return fn  # type: ignore[no-any-return]
-    return None
-
-
 def resolve_solver(name: str) -> str:
-    """``"auto"`` -> ``"static"`` if the static solver is importable, else ``"dynamic"``;
-    ``"static"`` without it raises ``ValueError``."""
+    """``"auto"`` -> ``"static"`` (:func:`~hsa_elastica.robots.statics_api.solve_static`, which
+    falls back to dynamic relaxation itself where Newton fails); ``"static"`` and ``"dynamic"``
+    as given."""
     if name not in SOLVERS:
         raise ValueError(f"solver = {name!r} is invalid: must be one of {SOLVERS}")
-    have_static = _static_solver() is not None
-    if name == "auto":
-        return "static" if have_static else "dynamic"
-    if name == "static" and not have_static:
-        raise ValueError("solver = 'static' is not available in this installation (use 'dynamic')")
-    return name
+    return "static" if name == "auto" else name
 
 
 @functools.lru_cache(maxsize=8)
@@ -87,14 +61,10 @@ def _params(params_json: str) -> Any:
 def _pose_solver(solver: str, shapes: bool) -> tuple[Callable[..., Any], bool]:
     """(solve(params, angles, initial) -> result, whether ``initial`` is used)."""
     if solver == "static":
-        fn = _static_solver()
-        if fn is None:
-            raise RuntimeError("the static solver is not importable on this worker")
-        accepted = inspect.signature(fn).parameters
-        kwargs: dict[str, Any] = {"record": True} if shapes and "record" in accepted else {}
+        from hsa_elastica.robots.statics_api import solve_static
 
         def static(params: Any, angles: Any, initial: Any) -> Any:
-            result = fn(params, angles, initial=initial, **kwargs)
+            result = solve_static(params, angles, initial=initial)
             if shapes and getattr(result, "diagnostics", None) is None and getattr(
                 result, "state", None
             ) is None:  # a fallback to relaxation without the rod state: record it
@@ -103,7 +73,7 @@ def _pose_solver(solver: str, shapes: bool) -> tuple[Callable[..., Any], bool]:
                 result = solve_steady_state(params, angles, record=True)
             return result
 
-        return static, "initial" in accepted
+        return static, True
     from hsa_elastica.robots.steady_state import solve_steady_state
 
     def dynamic(params: Any, angles: Any, initial: Any) -> Any:
@@ -165,10 +135,9 @@ def _vector(result: Any, name: str, size: int) -> list[float]:
 def _static_shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
     """Rod shapes of a static solution: its saved state re-evaluated once in the cached static
     solver of its params (so the curvatures are PyElastica's ``kappa`` of exactly that state)."""
-    import importlib
+    from hsa_elastica.robots.statics_api import static_solver
 
-    api = importlib.import_module(_STATIC_MODULES[0])
-    solver, _ = api.static_solver(result.params)
+    solver, _ = static_solver(result.params)
     solver.restore_state(result.state[1])
     solver.evaluate(np.asarray(result.motor_angles_rad, dtype=np.float64))
     model = solver.model

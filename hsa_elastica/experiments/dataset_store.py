@@ -27,7 +27,7 @@ import os
 import socket
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -115,10 +115,8 @@ def locked(out: Path, command: str) -> Iterator[None]:
         os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
         yield
     finally:
-        try:
+        with suppress(OSError):
             path.unlink()  # while still holding the lock (see the inode check above)
-        except OSError:
-            pass
         os.close(fd)  # releases the lock
 
 

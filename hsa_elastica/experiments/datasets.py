@@ -71,6 +71,7 @@ from hsa_elastica.experiments.dataset_store import (
     stderr_line,
 )
 from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
+from hsa_elastica.params.files import write_atomic, write_text_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -78,8 +79,6 @@ if TYPE_CHECKING:  # pragma: no cover
 from hsa_elastica.experiments.dataset_inputs import (  # noqa: F401  (re-exported)
     MAX_SAMPLES,
     SCHEDULER_TIMEOUT_S,
-    _ADDRESS,
-    _SCHEMES,
     check_n_samples,
     check_phi_max,
     check_scheduler_address,
@@ -196,25 +195,16 @@ def _morton_keys(angles: NDArray[np.float64]) -> NDArray[np.uint64]:
     return key
 
 
-def _nearest_neighbour_order(angles: NDArray[np.float64]) -> NDArray[np.int64]:
-    left = list(range(len(angles)))
-    cur = int(np.argmin(np.linalg.norm(angles, axis=1)))  # closest to rest
-    order = [cur]
-    left.remove(cur)
-    while left:
-        d = np.linalg.norm(angles[left] - angles[cur], axis=1)
-        cur = left.pop(int(np.argmin(d)))  # ties: the lowest index (deterministic)
-        order.append(cur)
-    return np.asarray(order, dtype=np.int64)
-
-
 def plan_chunks(angles: NDArray[np.float64], chunk_size: int) -> list[NDArray[np.int64]]:
     """Sample ids of every chunk, in solve order (see the module docstring)."""
+    from hsa_elastica.robots.statics_api import nearest_neighbour_order
+
     by_curve = np.argsort(_morton_keys(angles), kind="stable")
     chunks = []
     for start in range(0, len(angles), chunk_size):
         ids = by_curve[start:start + chunk_size]
-        chunks.append(ids[_nearest_neighbour_order(angles[ids])].astype(np.int64))
+        # Euclidean distances, from the pose closest to rest (ties: the lowest index)
+        chunks.append(ids[nearest_neighbour_order(angles[ids], ord=None)].astype(np.int64))
     return chunks
 
 
@@ -223,19 +213,6 @@ def plan_chunks(angles: NDArray[np.float64], chunk_size: int) -> list[NDArray[np
 # --------------------------------------------------------------------------------------------
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-_chunk_path = chunk_path  # the name the tests and benchmarks use
-
-
-def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """``write(tmp)`` through the package's one atomic writer
-    (:func:`hsa_elastica.params.files.atomic_output`: temporary ``.NAME.*.partial.EXT``
-    beside the target, renamed onto it, removed on any exception)."""
-    from hsa_elastica.params.files import atomic_output
-
-    with atomic_output(path) as tmp:
-        write(tmp)
 
 
 def _metadata(params: RobotParams, sampling: dict[str, Any], angles: NDArray[np.float64],
@@ -300,7 +277,7 @@ class _Manifest:
             return
         meta = dict(self.meta, chunks=[self.records[c] for c in sorted(self.records)])
         text = json.dumps(meta, indent=1, allow_nan=False) + "\n"
-        _write_atomic(self.path, lambda p: p.write_text(text, encoding="utf-8"))
+        write_text_atomic(self.path, text)
         self.dirty, self.last = False, now
 
 
@@ -511,9 +488,10 @@ def build_dataset(
     """Compute the steady states of ``angles`` (n, n_rods) [rad] into the dataset ``out``.
 
     ``sampling`` describes how the angles were made (stored in dataset.json and part of the
-    fingerprint).  ``solver``: "auto" (static if available, else dynamic relaxation),
-    "static" or "dynamic".  ``workers``: size of the local Dask cluster (processes, one thread
-    each; default all cores; at most :func:`max_workers`), ignored with ``scheduler``: an
+    fingerprint).  ``solver``: "auto" (= "static": the static solver, which falls back to
+    dynamic relaxation where Newton fails), "static" or "dynamic".  ``workers``: size of the
+    local Dask cluster (processes, one thread each; default all cores; at most
+    :func:`max_workers`), ignored with ``scheduler``: an
     existing cluster, given by its address (reached within :data:`SCHEDULER_TIMEOUT_S` before
     anything is written, see :func:`connect_scheduler`) or as a connected
     ``dask.distributed.Client`` (left open).
@@ -567,7 +545,7 @@ def build_dataset(
 
                 def write(chunk: int, table: Any) -> None:
                     data = encode_chunk(table, meta["fingerprint"], chunk)
-                    _write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
+                    write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
                     manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
                     manifest.flush(force=False)
 

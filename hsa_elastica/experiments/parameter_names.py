@@ -96,10 +96,8 @@ def with_values(params: RobotParams, values: dict[str, float]) -> RobotParams:
 def _set(obj: Any, path: list[str], comp: int | None, value: float) -> Any:
     head = path[0]
     if len(path) == 1:
-        if comp is None:
+        if comp is None:  # (a float field: _resolve refuses the integer ones)
             new: Any = value
-            if isinstance(getattr(obj, head), int):
-                new = int(round(value))
         else:
             t = list(getattr(obj, head))
             t[comp] = value

@@ -276,18 +276,11 @@ def flatten(obj: dict[str, Any]) -> dict[str, Any]:
         q = _BY_NAME.get(key)
         if q is None or q.layout in ("scalar", "object") or not isinstance(value, (list, tuple)):
             row[key] = value
-            continue
-        if q.layout in ("per_rod_xyz", "per_rod_kappa"):
-            comps = _COMPONENTS[q.layout]
+        elif q.layout in ("per_rod_xyz", "per_rod_kappa"):  # a row of components per rod
             for i, item in enumerate(value):
-                for c, v in zip(comps, item):
-                    row[f"{key}_{i}_{c}"] = v
-        elif q.layout == "per_rod":
-            for i, v in enumerate(value):
-                row[f"{key}_{i}"] = v
-        else:
-            for c, v in zip(_COMPONENTS[q.layout], value):
-                row[f"{key}_{c}"] = v
+                row.update((f"{key}_{i}_{c}", v) for c, v in zip(_COMPONENTS[q.layout], item))
+        else:  # per_rod, xyz, xyzw: one column per value
+            row.update(zip(flat_columns(key, len(value)), value))
     return row
 
 

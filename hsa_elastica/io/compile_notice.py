@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import contextlib
 import os
 import sys
 import threading
@@ -95,11 +96,9 @@ class CompileNotice:
 
     # ---------------------------------------------------------------------------- output
     def _write(self, text: str) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken stderr must not stop the run
             self.stream.write(text)
             self.stream.flush()
-        except (OSError, ValueError):  # a closed or broken stderr must not stop the run
-            pass
 
     def _heartbeat(self) -> None:
         period = TTY_PERIOD if self.tty else LOG_PERIOD

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -139,13 +140,10 @@ def check_angle_rows(table: CsvColumns, names: Sequence[str], *, what: str) -> N
 def csv_header(path: str | Path) -> set[str]:
     """The column names of the first non-blank line of a CSV file (empty if it cannot be
     read: :func:`read_csv_columns` then reports the problem)."""
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            for header in csv.reader(f):
-                if any(h.strip() for h in header):
-                    return {h.strip() for h in header}
-    except (OSError, UnicodeDecodeError, csv.Error):
-        pass
+    with suppress(OSError, UnicodeDecodeError, csv.Error), open(path, encoding="utf-8", newline="") as f:
+        for header in csv.reader(f):
+            if any(h.strip() for h in header):
+                return {h.strip() for h in header}
     return set()
 
 

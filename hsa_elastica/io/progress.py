@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from contextlib import suppress
 from typing import Any
 
 __all__ = ["progress_bar", "interactive"]
@@ -23,11 +24,9 @@ __all__ = ["progress_bar", "interactive"]
 
 def interactive() -> bool:
     """True when a person is watching: stderr is a terminal, or an IPython kernel runs this."""
-    try:
+    with suppress(AttributeError, ValueError):
         if sys.stderr.isatty():
             return True
-    except (AttributeError, ValueError):
-        pass
     return "ipykernel" in sys.modules
 
 

@@ -353,14 +353,18 @@ def check_recording_size(
     params: Any, duration: float, *, limit: int = MAX_RECORDING_BYTES
 ) -> int:
     """Raise :class:`RecordingTooLarge` naming ``simulation.record_fps`` and the duration when
-    :func:`recording_bytes` exceeds ``limit`` [bytes]; returns the estimate."""
-    size = recording_bytes(params, duration)
+    :func:`recording_bytes` exceeds ``limit`` [bytes]; returns the estimate.  ``params``: a
+    robot's ``RobotParams``, or a list of them (the segments of a stack: all recordings
+    together)."""
+    stack = isinstance(params, (list, tuple))
+    group = list(params) if stack else [params]
+    size = sum(recording_bytes(p, duration) for p in group)
     if size > limit:
-        sp = params.simulation
+        rates = ", ".join(f"{r:g}" for r in sorted({p.simulation.record_fps for p in group}))
         raise RecordingTooLarge(
-            f"simulation.record_fps = {sp.record_fps:g} Hz over {float(duration):g} s would "
-            f"record {size / 1024**2:.0f} MiB (limit {limit / 1024**2:.0f} MiB): lower "
-            "record_fps or the duration"
+            f"simulation.record_fps = {rates} Hz over {float(duration):g} s would record "
+            f"{size / 1024**2:.0f} MiB{f' for {len(group)} segments' if stack else ''} (limit "
+            f"{limit / 1024**2:.0f} MiB): lower record_fps or the duration"
         )
     return size
 

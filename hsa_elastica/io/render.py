@@ -116,18 +116,11 @@ def check_video_options(
         )
 
 
-def _atomic_output(path: Path) -> contextlib.AbstractContextManager[Path]:
-    """:func:`hsa_elastica.params.files.atomic_output` (parents created): a temporary file
-    beside ``path`` with the same extension (encoders pick the format by it), renamed onto it
-    on normal exit, deleted on any exception (Ctrl-C included)."""
-    return atomic_output(path, create_parents=True)
-
-
 def _write_png(image: NDArray[np.uint8], path: str | Path) -> Path:
     import imageio.v2 as imageio
 
     p = Path(path)
-    with _atomic_output(p) as tmp:
+    with atomic_output(p, create_parents=True) as tmp:
         imageio.imwrite(str(tmp), image, format="png")
     return p
 
@@ -208,7 +201,7 @@ def render_video(
         speed=None if n_frames is not None else speed, title=title,
     )
     try:
-        with _atomic_output(path) as tmp:
+        with atomic_output(path, create_parents=True) as tmp:
             writer = _open_writer(tmp, fps)
             try:
                 _write_frames(writer, scene, len(sub), n_hold, progress)

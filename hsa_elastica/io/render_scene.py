@@ -86,13 +86,10 @@ def _rod_geometry(params: Any) -> tuple[Any, list[int], Any]:
 
 
 def _tube_faces(n_nodes: int, n_sides: int) -> NDArray[np.int64]:
-    faces = []
-    for k in range(n_nodes - 1):
-        for j in range(n_sides):
-            a = k * n_sides + j
-            b = k * n_sides + (j + 1) % n_sides
-            faces.append([4, a, b, b + n_sides, a + n_sides])
-    return np.asarray(faces, dtype=np.int64).ravel()
+    """Quads ``[4, a, b, b + n_sides, a + n_sides]`` between consecutive rings of ``n_sides``."""
+    k, j = np.meshgrid(np.arange(n_nodes - 1), np.arange(n_sides), indexing="ij")
+    a, b = (k * n_sides + j).ravel(), (k * n_sides + (j + 1) % n_sides).ravel()
+    return np.stack([np.full_like(a, 4), a, b, b + n_sides, a + n_sides], axis=1).ravel()
 
 
 def _node_frames(
@@ -100,13 +97,9 @@ def _node_frames(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Unit cross-section axes at the nodes ``(3, n_nodes)`` from element directors ``(3,3,n)``:
     the average of the adjacent elements' d1 (and d2), end nodes take their element's."""
-    d1 = directors[0]
-    d2 = directors[1]
-    n1 = np.concatenate([d1[:, :1], 0.5 * (d1[:, :-1] + d1[:, 1:]), d1[:, -1:]], axis=1)
-    n2 = np.concatenate([d2[:, :1], 0.5 * (d2[:, :-1] + d2[:, 1:]), d2[:, -1:]], axis=1)
-    n1 /= np.linalg.norm(n1, axis=0, keepdims=True)
-    n2 /= np.linalg.norm(n2, axis=0, keepdims=True)
-    return n1, n2
+    n1, n2 = (np.concatenate([d[:, :1], 0.5 * (d[:, :-1] + d[:, 1:]), d[:, -1:]], axis=1)
+              for d in directors[:2])
+    return n1 / np.linalg.norm(n1, axis=0, keepdims=True), n2 / np.linalg.norm(n2, axis=0, keepdims=True)
 
 
 def _merged_arrows(pv: Any, starts: list[Any], directions: list[Any], lengths: list[float]) -> Any:

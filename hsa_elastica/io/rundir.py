@@ -25,7 +25,7 @@ import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,7 @@ from hsa_elastica.params import (
     save_params,
     save_params_per_key,
 )
-from hsa_elastica.params.files import atomic_output, name_length_problem
+from hsa_elastica.params.files import name_length_problem, write_atomic, write_text_atomic
 
 __all__ = ["RunData", "save_run", "load_run", "run_dir_problem", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
 
@@ -117,13 +117,6 @@ def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | No
     return None
 
 
-def _replace_atomically(target: Path, write: Callable[[Path], Any]) -> None:
-    """``write(tmp)`` through :func:`hsa_elastica.params.files.atomic_output`: a reader never
-    sees a partial file, a symbolic link's target is replaced, a device is never renamed over."""
-    with atomic_output(target) as tmp:
-        write(tmp)
-
-
 def save_run(
     out_dir: str | Path,
     diagnostics: pd.DataFrame,
@@ -151,10 +144,9 @@ def save_run(
     (out / SUMMARY).unlink(missing_ok=True)
     df = diagnostics.reset_index(drop=True)
     df.columns = [str(c) for c in df.columns]
-    _replace_atomically(out / DIAGNOSTICS, lambda tmp: write_parquet(df, tmp))
-    _replace_atomically(out / PARAMS, lambda tmp: _save_params(params, tmp))
-    text = json.dumps(to_jsonable(summary), indent=2) + "\n"
-    _replace_atomically(out / SUMMARY, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_atomic(out / DIAGNOSTICS, lambda tmp: write_parquet(df, tmp))
+    write_atomic(out / PARAMS, lambda tmp: _save_params(params, tmp))
+    write_text_atomic(out / SUMMARY, json.dumps(to_jsonable(summary), indent=2) + "\n")
     return out
 
 

@@ -218,6 +218,22 @@ def _check_int(obj: Any, name: str, *, ge: int, le: int | None = None) -> None:
     object.__setattr__(obj, name, int(value))
 
 
+def _check_vector(obj: Any, name: str, *, optional: bool = False) -> None:
+    """Check that ``obj.name`` is 3 finite real numbers (or None if ``optional``); store it as
+    a tuple of floats."""
+    v = getattr(obj, name)
+    if optional and v is None:
+        return
+    if (
+        isinstance(v, (str, bytes))
+        or not hasattr(v, "__len__")
+        or len(v) != 3
+        or not all(_is_real(x) and math.isfinite(float(x)) for x in v)
+    ):
+        raise _fail(obj, name, v, "must be " + ("None or " if optional else "") + "3 finite numbers")
+    object.__setattr__(obj, name, tuple(float(x) for x in v))
+
+
 def _check_handedness(obj: Any, name: str, value: Any) -> int:
     if isinstance(value, bool) or not _is_real(value) or float(value) not in (1.0, -1.0):
         raise _fail(obj, name, value, "must be +1 (right-handed) or -1 (left-handed)")

@@ -28,13 +28,14 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from hsa_elastica.params.base import ParameterError
 
 __all__ = [
     "OutputPathError",
     "atomic_output",
+    "write_atomic",
     "write_text_atomic",
     "output_path_problem",
     "name_length_problem",
@@ -180,12 +181,19 @@ def atomic_output(path: str | Path, *, create_parents: bool = False) -> Iterator
         raise
 
 
+def write_atomic(path: str | Path, write: Callable[[Path], object], *,
+                 create_parents: bool = False) -> Path:
+    """``write(tmp)`` through :func:`atomic_output` (a reader never sees a partial file, a
+    symbolic link's target is replaced, a device is written in place); returns ``path``."""
+    with atomic_output(path, create_parents=create_parents) as tmp:
+        write(tmp)
+    return Path(path)
+
+
 def write_text_atomic(path: str | Path, text: str, *, create_parents: bool = False) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through :func:`atomic_output`; returns ``path``."""
-    with atomic_output(path, create_parents=create_parents) as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-    return Path(path)
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"),
+                        create_parents=create_parents)
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from hsa_elastica.params.base import (
     _check_handedness,
     _check_int,
     _check_real,
+    _check_vector,
     _fail,
-    _is_real,
     _ParamsBase,
 )
 from hsa_elastica.params.rod import (
@@ -51,15 +51,7 @@ class PlatformParams(_ParamsBase):
             _check_real(self, name, ge=MIN_LENGTH)
         _check_real(self, "density", ge=MIN_DENSITY)
         _check_real(self, "payload_mass", ge=0.0)
-        m = self.marker_offset
-        if (
-            isinstance(m, (str, bytes))
-            or not hasattr(m, "__len__")
-            or len(m) != 3
-            or not all(_is_real(x) and math.isfinite(float(x)) for x in m)
-        ):
-            raise _fail(self, "marker_offset", m, "must be 3 finite numbers")
-        object.__setattr__(self, "marker_offset", tuple(float(x) for x in m))
+        _check_vector(self, "marker_offset")
 
     @property
     def radius(self) -> float:
@@ -175,16 +167,7 @@ class SimulationParams(_ParamsBase):
         _check_int(self, "max_halvings", ge=0, le=MAX_HALVINGS)
         _check_real(self, "damping", ge=0.0, le=MAX_DAMPING)
         _check_real(self, "rotational_damping", ge=0.0, le=MAX_DAMPING)
-        if self.gravity is not None:
-            g = self.gravity
-            if (
-                isinstance(g, (str, bytes))
-                or not hasattr(g, "__len__")
-                or len(g) != 3
-                or not all(_is_real(x) and math.isfinite(float(x)) for x in g)
-            ):
-                raise _fail(self, "gravity", g, "must be None or 3 finite numbers")
-            object.__setattr__(self, "gravity", tuple(float(x) for x in g))
+        _check_vector(self, "gravity", optional=True)
         _check_real(self, "ramp_time", gt=0.0)
         if self.ramp_shape not in _RAMP_SHAPES:
             raise _fail(self, "ramp_shape", self.ramp_shape, f"must be one of {_RAMP_SHAPES}")

@@ -83,31 +83,13 @@ from hsa_elastica.robots.placement import (
     _placed,
     _with_joint,
 )
-from hsa_elastica.robots.environment import (  # noqa: F401
-    HSASimulator,
-    _add_damping,
-    _add_environment,
-    _add_gravity,
-    _add_material_damping,
-    _add_recorder,
-    _RigidBodyRateDamper,
-    material_damping_kwargs,
-)
+from hsa_elastica.robots.environment import HSASimulator, _add_environment, _add_material_damping
 
 if TYPE_CHECKING:  # pragma: no cover
 
     from hsa_elastica.robots.compiled import FastRobot
 
-from hsa_elastica.robots.hsa_rod import (  # noqa: F401  (re-exported)
-    Schedule,
-    _as_schedule,
-    _motor_schedules,
-    _scaled,
-    _unit_vector,
-    coupling_kwargs,
-    make_hsa_rod,
-    stiffness_law,
-)
+from hsa_elastica.robots.hsa_rod import _motor_schedules, _scaled, coupling_kwargs, make_hsa_rod
 from hsa_elastica.robots.single_rod import build_single_rod  # noqa: F401  (re-exported)
 
 __all__ = [

@@ -284,18 +284,10 @@ def relax_rod(
     import time as _time
 
     from hsa_elastica.physics.actuation import twist_about_axis
-    from hsa_elastica.robots.rod_statics import RodSteadyState
+    from hsa_elastica.robots.rod_statics import RodSteadyState, check_rod_loads
 
     wall0 = _time.perf_counter()
-    f = np.array(tip_force, dtype=np.float64).reshape(-1)
-    if f.shape == (1,):
-        f = np.array([0.0, 0.0, f[0]])
-    if f.shape != (3,) or not np.all(np.isfinite(f)):
-        raise ParameterError(
-            f"tip_force = {tip_force!r} is invalid: must be a number or 3 finite numbers (N)")
-    for name, v in (("angle", angle), ("torque", torque)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
-            raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
+    f = check_rod_loads(tip_force, angle, torque)
     if sim_params is None:
         scale = angle if base == "motor" else torque / max(rod_params.B_z, 1e-300) * rod_params.length
         sim_params = settling_sim_params(rod_params, angle=float(scale))

@@ -81,6 +81,21 @@ _BASES = ("motor", "free_twist")
 _DISTALS = ("free", "twist_locked", "fixed")
 
 
+def check_rod_loads(tip_force: Any, angle: Any, torque: Any) -> NDArray[np.float64]:
+    """The tip force [N] as a (3,) vector (a number: along +z), after checking it and that the
+    base ``angle`` [rad] and ``torque`` [N m] are finite numbers (``ParameterError`` naming the
+    argument otherwise)."""
+    f = np.array(tip_force, dtype=np.float64).reshape(-1)
+    if f.shape == (1,):
+        f = np.array([0.0, 0.0, f[0]])
+    if f.shape != (3,) or not np.all(np.isfinite(f)):
+        raise ParameterError(f"tip_force = {tip_force!r} is invalid: must be a number or 3 finite numbers (N)")
+    for name, v in (("angle", angle), ("torque", torque)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
+            raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
+    return f
+
+
 class RodStaticSolver:
     """Static solver of one single-rod set-up (see module doc).
 
@@ -140,14 +155,7 @@ class RodStaticSolver:
         fails the solve restarts from the straight rod.
         Raises ``ParameterError`` on non-finite input."""
         wall0 = _time.perf_counter()
-        f = np.array(tip_force, dtype=np.float64).reshape(-1)
-        if f.shape == (1,):
-            f = np.array([0.0, 0.0, f[0]])
-        if f.shape != (3,) or not np.all(np.isfinite(f)):
-            raise ParameterError(f"tip_force = {tip_force!r} is invalid: must be a number or 3 finite numbers (N)")
-        for name, v in (("angle", angle), ("torque", torque)):
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
-                raise ParameterError(f"{name} = {v!r} is invalid: must be a finite number")
+        f = check_rod_loads(tip_force, angle, torque)
         check_motor_angles([angle], 1, field="angle")
         s = self.solver
         self._set_loads(float(torque), f)

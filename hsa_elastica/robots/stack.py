@@ -145,10 +145,7 @@ class Stack(ControlMixin):
     def relative_poses(self) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
         """Pose of platform ``k`` in the frame of platform ``k - 1`` (segment 0: in the lab)."""
         poses = self.segment_poses()
-        out = [poses[0]]
-        for k in range(1, len(poses)):
-            out.append(relative_pose(poses[k - 1], poses[k]))
-        return out
+        return [poses[0]] + [relative_pose(lower, upper) for lower, upper in zip(poses, poses[1:])]
 
     def split_angles(self, angles: Sequence[float] | NDArray[np.float64]) -> list[NDArray[np.float64]]:
         """All motors' values (segment 0 first) split per segment."""

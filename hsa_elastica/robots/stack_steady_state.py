@@ -149,40 +149,6 @@ def _stack_state(robot: Any) -> dict[str, Any]:
     }
 
 
-def _segment_results(
-    state: dict[str, Any], params: Sequence[RobotParams], commands: list[NDArray[np.float64]],
-    **common: Any,
-) -> list[SteadyStateResult]:
-    return [
-        SteadyStateResult(
-            motor_angles_rad=np.array(u, dtype=np.float64),
-            platform_position_m=s["platform_position_m"],
-            platform_quaternion_xyzw=s["platform_quaternion_xyzw"],
-            rod_tip_positions_m=s["rod_tip_positions_m"],
-            max_node_speed_m_s=float(s["max_speed"]),
-            max_platform_omega_rad_s=float(s["platform_omega"]),
-            params=p,
-            **common,
-        )
-        for s, p, u in zip(state["segments"], params, commands)
-    ]
-
-
-def _check_recording(params: Sequence[RobotParams], duration: float) -> None:
-    """The recordings of all segments together fit in memory (as a single robot's)."""
-    from hsa_elastica.io.recording import MAX_RECORDING_BYTES, RecordingTooLarge, recording_bytes
-
-    size = sum(recording_bytes(p, duration) for p in params)
-    if size > MAX_RECORDING_BYTES:
-        rates = sorted({p.simulation.record_fps for p in params})
-        raise RecordingTooLarge(
-            f"simulation.record_fps = {', '.join(f'{r:g}' for r in rates)} Hz over "
-            f"{float(duration):g} s would record {size / 1024**2:.0f} MiB for "
-            f"{len(params)} segments (limit {MAX_RECORDING_BYTES / 1024**2:.0f} MiB): lower "
-            "record_fps or the duration"
-        )
-
-
 def solve_stack_steady_state(
     segments: Sequence[RobotParams],
     motor_angles: Sequence[Sequence[float]],
@@ -242,8 +208,10 @@ def solve_stack_steady_state(
         max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
         max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
     )
-    if record:
-        _check_recording(params, settings.t_max)
+    if record:  # the recordings of all segments together fit in memory
+        from hsa_elastica.io.recording import check_recording_size
+
+        check_recording_size(params, settings.t_max)
     wall0 = _time.perf_counter()
     robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
                              mount=mount, drive=drive)
@@ -270,6 +238,37 @@ def solve_stack_steady_state(
     return result
 
 
+def _result(
+    state: dict[str, Any], params: list[RobotParams], commands: list[NDArray[np.float64]],
+    relative_poses: list[Pose], *, speeds: tuple[float, float], residual: tuple[float, float],
+    motor_mass: float, drive: str, **common: Any,
+) -> StackSteadyStateResult:
+    """The :class:`StackSteadyStateResult` of the stack's ``state``; ``common``: the fields
+    the stack and its segments share (``converged``, ``method``, times, ``n_steps``,
+    ``stable``, ``diverged``, ``divergence``), plus the stack's own ``diagnostics`` or
+    ``message``."""
+    own = {key: common.pop(key) for key in ("diagnostics", "message") if key in common}
+    segments = [
+        SteadyStateResult(
+            motor_angles_rad=np.array(u, dtype=np.float64),
+            platform_position_m=s["platform_position_m"],
+            platform_quaternion_xyzw=s["platform_quaternion_xyzw"],
+            rod_tip_positions_m=s["rod_tip_positions_m"],
+            max_node_speed_m_s=float(s["max_speed"]),
+            max_platform_omega_rad_s=float(s["platform_omega"]),
+            params=p,
+            **common,
+        )
+        for s, p, u in zip(state["segments"], params, commands)
+    ]
+    return StackSteadyStateResult(
+        segments=segments, relative_poses=relative_poses, max_node_speed_m_s=float(speeds[0]),
+        max_platform_omega_rad_s=float(speeds[1]), residual_force_N=float(residual[0]),
+        residual_torque_Nm=float(residual[1]), params=tuple(params),
+        motor_mass_kg=float(motor_mass), drive=drive, **common, **own,
+    )
+
+
 def _dynamic_result(
     relaxed: Relaxation, params: list[RobotParams], commands: list[NDArray[np.float64]],
     residual: tuple[float, float], wall: float, *, motor_mass: float, drive: str,
@@ -277,35 +276,15 @@ def _dynamic_result(
 ) -> StackSteadyStateResult:
     """The :class:`StackSteadyStateResult` of a dynamic run (``wall`` [s]: its wall time)."""
     divergence = relaxed.divergence
-    t = float(relaxed.t) if divergence is None else divergence.time
-    settle_time = math.nan if relaxed.settled_since is None else float(relaxed.settled_since)
     state = relaxed.state
-    info = divergence_summary(divergence)
-    converged = bool(relaxed.converged)
-    segs = _segment_results(
-        state, params, commands, converged=converged, sim_time_s=t, wall_time_s=wall,
-        settle_time_s=settle_time, n_steps=relaxed.n_steps, diverged=divergence is not None,
-        divergence=info,
-    )
-    return StackSteadyStateResult(
-        converged=converged,
-        method="dynamic",
-        sim_time_s=t,
-        wall_time_s=wall,
-        segments=segs,
-        relative_poses=_relative(state),
-        settle_time_s=settle_time,
-        n_steps=relaxed.n_steps,
-        max_node_speed_m_s=float(state["max_speed"]),
-        max_platform_omega_rad_s=float(state["platform_omega"]),
-        residual_force_N=float(residual[0]),
-        residual_torque_Nm=float(residual[1]),
-        params=tuple(params),
-        motor_mass_kg=float(motor_mass),
-        drive=drive,
-        diagnostics=diagnostics,
-        diverged=divergence is not None,
-        divergence=info,
+    return _result(
+        state, params, commands, _relative(state),
+        speeds=(state["max_speed"], state["platform_omega"]), residual=residual,
+        motor_mass=motor_mass, drive=drive, converged=bool(relaxed.converged), method="dynamic",
+        sim_time_s=float(relaxed.t) if divergence is None else divergence.time, wall_time_s=wall,
+        settle_time_s=math.nan if relaxed.settled_since is None else float(relaxed.settled_since),
+        n_steps=relaxed.n_steps, diverged=divergence is not None,
+        divergence=divergence_summary(divergence), diagnostics=diagnostics,
     )
 
 
@@ -315,7 +294,7 @@ def _relative(state: dict[str, Any]) -> list[Pose]:
 
     poses = [(s["platform_position_m"], quaternion_to_matrix(s["platform_quaternion_xyzw"]))
              for s in state["segments"]]
-    return [poses[0]] + [relative_pose(poses[k - 1], poses[k]) for k in range(1, len(poses))]
+    return [poses[0]] + [relative_pose(lower, upper) for lower, upper in zip(poses, poses[1:])]
 
 
 def _static(params: list[RobotParams], commands: list[NDArray[np.float64]], motor_mass: float,
@@ -327,27 +306,10 @@ def _static(params: list[RobotParams], commands: list[NDArray[np.float64]], moto
         check_stability=check_stability,
     )
     state = _stack_state(stack)
-    wall = _time.perf_counter() - wall0
-    segs = _segment_results(
-        state, params, commands, converged=bool(out.converged), sim_time_s=0.0,
-        wall_time_s=wall, settle_time_s=math.nan, n_steps=0, method="static", stable=out.stable,
-    )
-    return StackSteadyStateResult(
-        method="static",
-        segments=segs,
-        relative_poses=stack.relative_poses(),
-        max_node_speed_m_s=0.0,
-        max_platform_omega_rad_s=0.0,
-        residual_force_N=float(out.residual_force_N),
-        residual_torque_Nm=float(out.residual_torque_Nm),
-        params=tuple(params),
-        motor_mass_kg=float(motor_mass),
-        drive=drive,
-        converged=bool(out.converged),
-        sim_time_s=0.0,
-        wall_time_s=wall,
-        settle_time_s=math.nan,
-        n_steps=0,
-        stable=out.stable,
-        message=str(out.message),
+    return _result(
+        state, params, commands, stack.relative_poses(), speeds=(0.0, 0.0),
+        residual=(out.residual_force_N, out.residual_torque_Nm), motor_mass=motor_mass,
+        drive=drive, converged=bool(out.converged), method="static", sim_time_s=0.0,
+        wall_time_s=_time.perf_counter() - wall0, settle_time_s=math.nan, n_steps=0,
+        stable=out.stable, message=str(out.message),
     )

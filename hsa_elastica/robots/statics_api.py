@@ -89,16 +89,13 @@ def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch
         keys = [round(float(c[2][:2, 0] @ lateral), 12) for c in candidates]
         return int(max(range(len(keys)), key=lambda i: keys[i]))
 
-    if mirror_branch == "dynamic":
-        return by_dynamics
-    if mirror_branch == "+y":
-        return by_y
-    if mirror_branch == "gravity":
-        return by_gravity
-    raise ParameterError(
-        f"mirror_branch = {mirror_branch!r} is invalid: must be one of "
-        f"{', '.join(repr(b) for b in MIRROR_BRANCHES)}"
-    )
+    rules = {"dynamic": by_dynamics, "+y": by_y, "gravity": by_gravity}
+    if mirror_branch not in rules:
+        raise ParameterError(
+            f"mirror_branch = {mirror_branch!r} is invalid: must be one of "
+            f"{', '.join(repr(b) for b in MIRROR_BRANCHES)}"
+        )
+    return rules[mirror_branch]
 
 
 def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float64],
@@ -158,24 +155,21 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
         out = _checked(solver, solver.solve(angles, start=np.zeros_like(angles),
                                             steps=CONTINUATION_STEPS,
                                             check_stability=check_stability, branch_rule=rule))
-    if out.converged and out.stable is not False:
-        return _result(solver, params, angles, out, _time.perf_counter() - wall0,
-                       _time.process_time() - cpu0)
-    reason = out.message or "not converged"
-    if not fallback:
+    def static_result() -> SteadyStateResult:
         res = _result(solver, params, angles, out, _time.perf_counter() - wall0,
-                       _time.process_time() - cpu0)
-        res.converged = False
+                      _time.process_time() - cpu0)
+        res.converged = res.converged and out.stable is not False
         return res
+
+    if (out.converged and out.stable is not False) or not fallback:
+        return static_result()
+    reason = out.message or "not converged"
     try:
         check_time_step(params.simulation.dt, params)
     except ParameterError as exc:  # no dynamics to fall back on: the static result, not converged
         log.warning("static solve at motor angles %s: %s; no dynamic fallback: %s",
                     np.array2string(angles, precision=4), reason, exc)
-        res = _result(solver, params, angles, out, _time.perf_counter() - wall0,
-                      _time.process_time() - cpu0)
-        res.converged = False
-        return res
+        return static_result()
     log.warning("static solve at motor angles %s: %s; falling back to dynamic relaxation",
                 np.array2string(angles, precision=4), reason)
     dyn = solve_steady_state(params, angles, record=False)
@@ -368,16 +362,17 @@ def _initial_states(solver: StaticSolver, initial: Any, n: int) -> list[Any]:
     return out
 
 
-def nearest_neighbour_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
+def nearest_neighbour_order(rows: NDArray[np.float64], ord: float | None = np.inf) -> NDArray[np.int64]:
     """Greedy nearest-neighbour tour through the rows of ``rows`` ((n, m) angles [rad]),
-    starting from the row nearest to zero, distances in the max-norm: each pose follows a
+    starting from the row nearest to zero, distances in the ``ord`` norm of
+    ``numpy.linalg.norm`` (default the max-norm; ties: the lowest row): each pose follows a
     near one, so the previous solution is a good start.  O(n^2) time, O(n) memory."""
     n = rows.shape[0]
     left = np.ones(n, dtype=bool)
     out = np.empty(n, dtype=np.int64)
     cur = np.zeros(rows.shape[1])
     for k in range(n):
-        d = np.abs(rows - cur).max(axis=1, initial=0.0)
+        d = np.linalg.norm(rows - cur, ord=ord, axis=1)
         d[~left] = np.inf
         j = int(np.argmin(d))
         out[k] = j

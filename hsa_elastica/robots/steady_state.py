@@ -231,16 +231,9 @@ def marker_position(
     """Base-frame position [m] of the platform's tracked point: ``p + R(q) marker_offset`` with
     the platform centre ``p`` [m], its body -> robot_base quaternion ``q`` (x, y, z, w) and
     ``params.platform.marker_offset`` [m] in the platform frame."""
-    x, y, z, w = (float(v) for v in quaternion_xyzw)
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
-    rot = np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    from hsa_elastica.io.render_data import quaternion_to_matrix
+
+    rot = quaternion_to_matrix(np.asarray(quaternion_xyzw, dtype=np.float64))
     offset = np.array(params.platform.marker_offset, dtype=np.float64)
     return np.asarray(position, dtype=np.float64) + rot @ offset
 

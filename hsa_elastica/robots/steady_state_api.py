@@ -55,10 +55,15 @@ class SteadyState:
         return self.segments[-1]
 
 
-def _robot(result: Any) -> SteadyState:
+def _robot(result: Any, segments: Sequence[Any] | None = None,
+           relative_poses: Sequence[Any] = ()) -> SteadyState:
+    """:class:`SteadyState` of a solver's ``result`` (a robot's, a rod's or a stack's, with its
+    ``segments`` and ``relative_poses``)."""
     return SteadyState(
         converged=bool(result.converged), method=str(result.method), stable=result.stable,
-        wall_time_s=float(result.wall_time_s), segments=[result], detail=result,
+        wall_time_s=float(result.wall_time_s),
+        segments=[result] if segments is None else list(segments),
+        relative_poses=list(relative_poses), detail=result,
     )
 
 
@@ -111,17 +116,12 @@ def steady_state(
             from hsa_elastica.robots.rod_statics import solve_static_rod
 
             rod = solve_static_rod(params, angle=float(angle[0]), **options)
-        return SteadyState(converged=bool(rod.converged), method=rod.method, stable=rod.stable,
-                           wall_time_s=float(rod.wall_time_s), segments=[rod], detail=rod)
+        return _robot(rod)
     if isinstance(params, Sequence) and params and all(isinstance(p, RobotParams) for p in params):
         from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
 
         stack = solve_stack_steady_state(list(params), motor_angles, method=method, **options)
-        return SteadyState(
-            converged=bool(stack.converged), method=stack.method, stable=stack.stable,
-            wall_time_s=float(stack.wall_time_s), segments=list(stack.segments),
-            relative_poses=list(stack.relative_poses), detail=stack,
-        )
+        return _robot(stack, stack.segments, stack.relative_poses)
     raise ParameterError(
         f"system_or_params = {type(system_or_params).__name__} is invalid: must be RobotParams, "
         "a sequence of RobotParams (a stack), RodParams, or a built Robot / Stack"
