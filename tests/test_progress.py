@@ -59,3 +59,32 @@ def test_bar_is_silent_in_a_pipe() -> None:
                           timeout=60)
     assert proc.returncode == 0
     assert proc.stdout == "done\n" and proc.stderr == ""
+
+
+def test_keep_alive_redraws_a_bar_while_nothing_completes() -> None:
+    """A dataset's first chunk can take seconds (workers starting): ``keep_alive`` redraws
+    the bar from a thread meanwhile (its elapsed time moves), and starts nothing for a
+    disabled bar (pipes, logs).  Counts redraws, not time: 0.05 s period over >= 0.3 s."""
+    import io
+    import threading
+    import time
+
+    from tqdm import tqdm
+
+    from hsa_elastica.io.progress import keep_alive
+
+    class Counting(tqdm):  # type: ignore[misc]
+        redraws = 0
+
+        def refresh(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            type(self).redraws += 1
+            return super().refresh(*args, **kwargs)
+
+    bar = Counting(total=3, file=io.StringIO(), disable=False)
+    with keep_alive(bar, every=0.05):
+        time.sleep(0.3)
+    bar.close()
+    assert Counting.redraws >= 3
+    assert not any(t.name == "progress-keep-alive" for t in threading.enumerate())
+    with keep_alive(tqdm(total=3, disable=True), every=0.05):
+        assert not any(t.name == "progress-keep-alive" for t in threading.enumerate())

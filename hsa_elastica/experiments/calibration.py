@@ -524,6 +524,9 @@ def calibrate(
     if n_poses == 0:
         raise CalibrationError("no poses to fit")
 
+    if verbose:  # every input is checked: say what is fitted before the first evaluation
+        print(f"  fitting {', '.join(names)} to {n_poses} poses (at most {max_nfev} "
+              "evaluations)", flush=True)
     model = _StaticModel(params, runs, names, x0, scale, fn, diff_step, verbose, mirror_branch)
     wall0 = _time.perf_counter()
     lo = 1.0 + (np.array([b[0] for b in bnds]) - x0) / scale

@@ -508,7 +508,7 @@ def build_dataset(
     :class:`DatasetCorrupt` for an unreadable ``dataset.json`` (both: unless ``overwrite``).
     """
     from hsa_elastica.engines.timeloop import check_time_step
-    from hsa_elastica.io.progress import progress_bar
+    from hsa_elastica.io.progress import interactive, keep_alive, progress_bar
 
     angles = np.ascontiguousarray(angles, dtype=np.float64)
     if angles.ndim != 2 or len(angles) == 0:
@@ -551,10 +551,14 @@ def build_dataset(
 
                 n_todo = int(sum(len(plan[c]) for c in todo))
                 t0 = time.perf_counter()
+                if todo and progress and interactive():  # said before the first pose is solved
+                    report(f"{n_todo} samples in {len(todo)} chunks to compute"
+                           f"{f', {len(plan) - len(todo)} done before' if len(todo) < len(plan) else ''}"
+                           f" ({method} solver) -> {out}")
                 if todo and client is None:
                     _compile_in_parent(plan[todo[0]][:1], angles, params_json, method, shapes)
                 with progress_bar(total=n_todo, unit="sample", desc="dataset", enabled=progress,
-                                  smoothing=0.1) as bar:
+                                  smoothing=0.1) as bar, keep_alive(bar):
                     if todo:
                         n_workers = _run_tasks(tasks, write, workers, client, bar)
             finally:

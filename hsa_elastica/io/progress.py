@@ -16,10 +16,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from contextlib import suppress
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
-__all__ = ["progress_bar", "interactive"]
+__all__ = ["progress_bar", "interactive", "keep_alive"]
 
 
 def interactive() -> bool:
@@ -49,3 +51,27 @@ def progress_bar(iterable: Any = None, *, total: float | None = None, desc: str 
             kwargs.setdefault("ncols", fallback.columns)
             kwargs.setdefault("nrows", fallback.lines)
     return tqdm(iterable, total=total, desc=desc, unit=unit, disable=not show, **kwargs)
+
+
+@contextmanager
+def keep_alive(bar: Any, every: float = 1.0) -> Iterator[Any]:
+    """Redraw ``bar`` every ``every`` [s] from a background thread while the block runs, so
+    that its elapsed time moves on a terminal while no item completes (tqdm redraws only on
+    an update: a dataset's first chunk, solved by workers that are still starting, left the
+    terminal unchanged for 3 s).  Nothing is started for a disabled bar."""
+    if getattr(bar, "disable", True):
+        yield bar
+        return
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(every):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, name="progress-keep-alive", daemon=True)
+    thread.start()
+    try:
+        yield bar
+    finally:
+        stop.set()
+        thread.join()
