@@ -213,7 +213,7 @@ def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
     so the residual, the Jacobian and the moved state equal the compiled kernels' exactly, and
     the Jacobian puts the state back exactly (the reference is the compiled kernels, which
     test_static_equals_dynamic_* check against the dynamics)."""
-    from hsa_elastica.engines import statics
+    from hsa_elastica.engines import uncompiled
 
     solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
     a = np.full(solver.n_motors, 0.3)
@@ -221,7 +221,7 @@ def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
     start = solver.save_state()
     results = []
     for jit in (False, True):
-        monkeypatch.setattr(statics, "_ready", lambda kernel: False)  # neither compiled nor cached
+        monkeypatch.setattr(uncompiled, "ready", lambda kernel: False)  # neither compiled nor cached
         monkeypatch.setattr(solver, "jit", jit)
         solver.restore_state(start)
         solver.move(dx, 0.5)
@@ -244,15 +244,15 @@ def test_check_only_stability_uses_superlu_to_round_off(monkeypatch: pytest.Monk
     band LU, to round-off (1e-8 relative: both are LU solves of the same matrix inside
     ARPACK's shift-invert iteration, converged to tol 1e-6 on the Ritz values' residual but
     from the same start vector, so the two runs differ only by the solves' round-off)."""
-    from hsa_elastica.engines import statics
+    from hsa_elastica.engines import uncompiled
 
     solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
     a = np.zeros(solver.n_motors)
     start = solver.save_state()
     lams = []
-    ready = statics._ready
+    ready = uncompiled.ready
     for cold in (True, False):
-        monkeypatch.setattr(statics, "_ready", (lambda kernel: False) if cold else ready)
+        monkeypatch.setattr(uncompiled, "ready", (lambda kernel: False) if cold else ready)
         solver.restore_state(start)
         solver._lu = None
         if cold:

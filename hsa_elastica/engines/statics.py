@@ -36,7 +36,6 @@ solver uses a copy of the coupling table with the filter off, i.e. the unfiltere
 from __future__ import annotations
 
 import math
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +44,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
-from hsa_elastica.compat import numba_cache_has_entry
+from hsa_elastica.engines import uncompiled
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
 from hsa_elastica.engines.statics_kernels import (
     FD_STEP_POSITION,
@@ -72,45 +71,6 @@ from hsa_elastica.physics.rod_kernels import rod_work
 from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK
 
 __all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
-
-#: kernels known to be compiled in this process or in numba's on-disk cache
-_READY: set[Any] = set()
-
-
-def _ready(kernel: Any) -> bool:
-    """True if calling the numba ``kernel`` runs machine code without compiling it first."""
-    if kernel not in _READY and (kernel.overloads or numba_cache_has_entry(kernel)):
-        _READY.add(kernel)
-    return kernel in _READY
-
-
-#: plain-Python versions of the solver's kernels (:func:`_plain`)
-_PLAIN: dict[Any, Any] = {}
-#: modules whose kernels :func:`_plain` runs as Python when they are not compiled: the
-#: solver's own (the force kernels of ``physics`` are compiled by every run that moves)
-_PLAIN_MODULES = ("hsa_elastica.engines.statics_kernels",)
-
-
-def _plain(kernel: Any) -> Any:
-    """The plain Python of the numba ``kernel`` (``.py_func``), whose calls to the solver's
-    kernels that are neither compiled nor cached go to their plain Python too: called from
-    Python, each of them would otherwise be compiled with its CPython wrapper for the model's
-    records, 1-2 s apiece on a cold start.  The same IEEE operations in the same order, so
-    the same results bit for bit."""
-    fn = _PLAIN.get(kernel)
-    if fn is None:
-        py = kernel.py_func
-        glob = dict(py.__globals__)
-        for name in py.__code__.co_names:
-            callee = glob.get(name)
-            callee_py = getattr(callee, "py_func", None)
-            if (callee_py is not None and getattr(callee_py, "__module__", "") in _PLAIN_MODULES
-                    and not _ready(callee)):
-                glob[name] = _plain(callee)
-        fn = types.FunctionType(py.__code__, glob, py.__name__, py.__defaults__,
-                                py.__closure__)
-        _PLAIN[kernel] = fn
-    return fn
 
 # --------------------------------------------------------------------------------------------
 # solver
@@ -203,8 +163,9 @@ class StaticSolver:
     #: starts: the one-off evaluations of a solver that only checks a pose (the residual and
     #: stability tests of a settled dynamic run, the sparsity pattern) run a kernel that is
     #: not compiled yet (nor in numba's cache) as the plain Python of the same function and
-    #: of the solver kernels it calls (:func:`_plain`; the compiled force kernels are called),
-    #: and factorise with SuperLU (:meth:`factorize`): well under a second instead of the
+    #: of the solver kernels it calls (:func:`~hsa_elastica.engines.uncompiled.plain`; the
+    #: compiled force kernels are called), and factorise with SuperLU (:meth:`factorize`):
+    #: well under a second instead of the
     #: ~20 s their compilation costs on a cold start (issue 25; the same IEEE operations, so
     #: the same results bit for bit, the factorisation to round-off)
     jit = False
@@ -330,7 +291,7 @@ class StaticSolver:
         pattern = JacobianPattern(self.steps, self.color_ptr, self.color_cols, self.indptr,
                                   self.indices)
         buffers = JacobianBuffers(f0, self.f1, self.saved, self.data, self.scratch)
-        if self.jit or _ready(fd_jacobian):
+        if self.jit or uncompiled.ready(fd_jacobian):
             fd_jacobian(a, *self._args(), pattern, buffers)  # type: ignore[call-arg]
         else:  # fd_jacobian's loop, each kernel compiled or as Python (see ``jit``)
             model, unknowns = self._args()
@@ -370,7 +331,7 @@ class StaticSolver:
     def _kernel(self, kernel: Any) -> Any:
         """``kernel`` (a numba dispatcher), or its plain Python function while
         :attr:`jit` is False and the kernel is neither compiled nor cached."""
-        return kernel if self.jit or _ready(kernel) else _plain(kernel)
+        return kernel if self.jit or uncompiled.ready(kernel) else uncompiled.plain(kernel)
 
     # -- sparsity pattern and colouring -----------------------------------------------------
     def _pattern_and_colors(self) -> None:
@@ -438,8 +399,8 @@ class StaticSolver:
         or not applicable (or, while :attr:`jit` is False, not compiled yet: SuperLU then, the
         same factorisation to round-off without ~7 s of compilation on a cold start).  Raises
         ``RuntimeError`` when the matrix is singular."""
-        if self.band is not None and (self.jit or (_ready(bordered_factor)
-                                                   and _ready(bordered_solve))):
+        if self.band is not None and (self.jit or (uncompiled.ready(bordered_factor)
+                                                   and uncompiled.ready(bordered_solve))):
             try:
                 return self.band.factor(jac.data, shift)
             except RuntimeError:
