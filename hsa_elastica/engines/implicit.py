@@ -104,7 +104,7 @@ from hsa_elastica.engines.statics_kernels import (
     JacobianPattern,
     Unknowns,
 )
-from hsa_elastica.params import MAX_HALVINGS, ParameterError
+from hsa_elastica.params import DEFAULT_MAX_HALVINGS, MAX_HALVINGS, ParameterError
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
     OP_DAMP_ROD,
@@ -126,7 +126,7 @@ __all__ = [
 #: :attr:`ImplicitEngine.max_halvings` of the Gymnasium envs, the default of
 #: ``simulation.max_halvings``: a training run is not stopped by one command the step size
 #: cannot follow (a refused 2 ms step is retried down to 0.125 ms)
-ENV_MAX_HALVINGS = 4
+ENV_MAX_HALVINGS = DEFAULT_MAX_HALVINGS
 #: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
 DEFAULT_RHO_INF = 0.8
 #: contraction rate assumed for the first iteration of the first step

@@ -42,6 +42,9 @@ MAX_RECORD_FPS = 1e4
 #: ``simulation.max_halvings``: a refused implicit step is retried down to ``dt / 2**20`` at
 #: most (2 ns at the envs' 2 ms step; below it round-off, not the step, limits Newton)
 MAX_HALVINGS = 20
+#: default of ``simulation.max_halvings`` (and the Gymnasium envs' value): a refused step is
+#: retried down to 1/16 of ``dt``
+DEFAULT_MAX_HALVINGS = 4
 
 
 #: Lower bounds of the fields that would make the model singular near zero (a 1e-300 density

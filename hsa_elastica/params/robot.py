@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hsa_elastica.params.base import (
+    DEFAULT_MAX_HALVINGS,
     MAX_DAMPING,
     MAX_HALVINGS,
     MAX_RECORD_FPS,
@@ -156,7 +157,7 @@ class SimulationParams(_ParamsBase):
         default=0.8, metadata={"unit": "-, spectral radius at infinite frequency, [0, 1]"}
     )
     max_halvings: int = field(
-        default=4, metadata={"unit": "-, refused implicit steps retried down to dt / 2**n"}
+        default=DEFAULT_MAX_HALVINGS, metadata={"unit": "-, refused implicit steps retried down to dt / 2**n"}
     )
 
     def __post_init__(self) -> None:
