@@ -621,7 +621,8 @@ def test_quadratic_stiffness_law_spring_constant() -> None:
     n, A, e0 = 4, 2e-4, 1e6
     k_e = np.array([5.0, 10.0, 10.0, 5.0])
     k_v = np.array([10.0, 10.0, 10.0])
-    shear0 = np.zeros((3, 3, n)); bend0 = np.zeros((3, 3, n - 1))
+    shear0 = np.zeros((3, 3, n))
+    bend0 = np.zeros((3, 3, n - 1))
     for d in range(3):
         shear0[d, d] = e0 * A
         bend0[d, d] = 1e-3

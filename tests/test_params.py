@@ -6,6 +6,7 @@ Reference numbers are computed by hand here (tube formulas) or read from the pap
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -197,7 +198,7 @@ def test_replace_and_with_handedness_revalidate() -> None:
         rod.replace(length=-0.2)
     robot = RobotParams()
     assert [robot.rod_params(i).handedness for i in range(4)] == [1, -1, 1, -1]
-    with pytest.raises(Exception):  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
         rod.length = 1.0  # type: ignore[misc]
 
 
