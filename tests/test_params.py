@@ -1,7 +1,7 @@
 """Tests of hsa_elastica.params: presets against the paper and measured data, validation, I/O.
 
 Reference numbers are computed by hand here (tube formulas) or read from the paper text
-(Section II-E) and from the measured characterization data in ../shared/data (next to the checkout).
+(Section II-E) and from the measured characterization data shipped in hsa_elastica/data (Good et al. 2022).
 """
 
 from __future__ import annotations
