@@ -75,7 +75,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         ("PRIMITIVES", "platform_to_angles", "primitive_angles"), "hsa_elastica.robots.primitives"
     ),
-    # fused fast path (issue 5)
+    # fused fast path
     "FastRobot": "hsa_elastica.robots.compiled",
     "build_fast_robot": "hsa_elastica.robots.builders",
     # multi-segment robots (stages stacked platform on platform)

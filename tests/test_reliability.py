@@ -1,4 +1,4 @@
-"""No silent wrong answers, nothing lost, bad input refused (issue 12).
+"""No silent wrong answers, nothing lost, bad input refused.
 
 * the time step is checked against the stability limit of the explicit integrator, whose
   estimate is compared with the closed form of a mass-spring chain and with the measured

@@ -1,4 +1,4 @@
-"""Faults of ``hsa-elastica dataset`` and ``load_dataset`` (issue 22): two writers into one
+"""Faults of ``hsa-elastica dataset`` and ``load_dataset``: two writers into one
 directory, damaged chunk files and manifests, inputs that crashed, hung or ran, and Ctrl-C.
 
 Every input case runs the command in-process with the solver replaced by a sentinel that
