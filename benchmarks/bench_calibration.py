@@ -1,7 +1,7 @@
 """Wall time of a calibration: all 300 motion-capture poses, 6 free parameters, two Jacobian
 methods side by side in one run.
 
-Target (issue 14): under 5 minutes on the project machine.  Starts from the README robot of
+Target: under 5 minutes on the project machine.  Starts from the README robot of
 :mod:`hsa_elastica.validation.real_robot` (2 deg mount tilt) and fits the six parameters of its
 stages A and B jointly with the static solver (buckled poses on the branch of the mount
 tilt, ``mirror_branch="gravity"``), once with scipy's ``2-point`` differences of

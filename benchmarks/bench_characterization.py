@@ -19,7 +19,6 @@ Run: python benchmarks/bench_characterization.py [--jobs 2] [--rows 4 6 8 10 12]
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import time
 

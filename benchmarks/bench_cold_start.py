@@ -1,4 +1,4 @@
-"""Cold vs warm start of every entry point (issue 25): numba compilation on first use.
+"""Cold vs warm start of every entry point: numba compilation on first use.
 
 Every entry point runs twice in a fresh subprocess: *cold*, with an empty numba cache (its own
 new ``NUMBA_CACHE_DIR``, so every kernel it runs is compiled), then *warm*, with the cache the
@@ -10,7 +10,7 @@ ran (stdout and stderr are pipes, so progress bars are off and the compile notic
 
 The machine this project runs on is shared (2 cores, several agents): absolute wall times
 depend on the load, so the CPU times and the cold/warm ratios of one run are what to compare
-between versions.  Target of issue 25: ``primitive bend_north --still x.png`` cold <= 20 s.
+between versions.  Target: ``primitive bend_north --still x.png`` cold <= 20 s.
 
 Usage::
 
@@ -168,7 +168,7 @@ def run_on_pty(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, f
 def pty_table(chosen: list[str], root: Path) -> int:
     """``--pty``: every chosen entry point warm (numba's cache filled by a first run in a
     pipe) on a pseudo-terminal: wall time and the longest silence a person at a terminal
-    sees (target of issue 25: none over 2 s)."""
+    sees (target: none over 2 s)."""
     print(f"{'entry point':18s} {'warm wall':>9s} {'longest silence':>15s}  (on a terminal)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])])}
@@ -247,7 +247,7 @@ def main() -> int:
         print("\nwall/CPU in s; ratio = cold / warm; '1st run costs' = cold CPU - warm CPU; "
               "'silent cold' = longest time without an output line in the cold run (off a terminal "
               "the simulation itself prints nothing), 'compiling' = the same while kernels "
-              "compile, '1st line' = time to its first line (imports, setup).  Target (issue 25): primitive "
+              "compile, '1st line' = time to its first line (imports, setup).  Target: primitive "
               "cold <= 20 s.")
         return 1 if failed else 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Speed of closed-loop control of the paper robot (issue 16), measured side by side in one run.
+"""Speed of closed-loop control of the paper robot, measured side by side in one run.
 
 * **Env throughput**: ``HSARobot-v0`` steps per second at a 20 ms control step (fused path,
   one core, warm numba cache) with commands that change every step, and the real-time factor
@@ -8,7 +8,7 @@
   ``run(T)`` in one call with a fixed schedule, ``step(0.02)`` with a fixed command, and
   ``step(0.02)`` with a new command every 20 ms (target: changing commands < 10 % over fixed).
 * **Kelvin-Voigt damping**: the fused step with and without the material damper (the four
-  ``retardation_time_*`` set to 0), same robot otherwise (issue 12: <= 1.3x).
+  ``retardation_time_*`` set to 0), same robot otherwise (target <= 1.3x).
 * both for the paper discretization (25 elements per rod, dt = 3e-5 s;
   ``HSARobotEnv(discretization="full")``) and for the coarse one (``--coarse``, default 10
   elements, dt = 6e-5 s, the environment's default for the paper robot,

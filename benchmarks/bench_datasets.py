@@ -5,7 +5,7 @@ up (package imported, numba kernels loaded from the cache, one pose solved) befo
 starts, so the numbers are the steady dataset rate, not the cluster start-up:
 
 1. samples/s with 1 worker and with 2 workers on the same N random poses, samples/s per core,
-   and the ratio 2 workers / 1 worker (issue 15 target >= 1.7);
+   and the ratio 2 workers / 1 worker (target >= 1.7);
 2. peak RSS of the client process (the ``hsa-elastica dataset`` command, run as a subprocess
    against the warm cluster) and of the workers, at two N (memory flat in N);
 3. CPU seconds per pose of the dataset's solver inside one chunk (warm started) and from rest,

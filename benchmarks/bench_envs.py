@@ -1,4 +1,4 @@
-"""Gymnasium envs: env steps/s with the explicit and the implicit integrator, side by side (issue 24).
+"""Gymnasium envs: env steps/s with the explicit and the implicit integrator, side by side.
 
 One process, CPU time (``time.process_time``) of ``env.step`` only (reset and the first,
 compiling step excluded), 20 ms control step.  Rows: ``HSARobot-v0`` coarse (10 elements per

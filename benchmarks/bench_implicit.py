@@ -1,4 +1,4 @@
-"""Implicit generalized-alpha integrator against the explicit fused stepper, side by side (issue 24).
+"""Implicit generalized-alpha integrator against the explicit fused stepper, side by side.
 
 One run, one process, CPU time (``time.process_time``) of each engine:
 

@@ -1,7 +1,7 @@
 """Speed of the SPCS kinematics (paper Sections III–IV): FK, Jacobian, LM vs the Eq. 14 iteration.
 
 Case of the paper's simulation study (IV-D): 11 variables (n_S = 2), 25 poses along a 0.1 m rod.
-Targets (issue 6): LM fit warm < 20 ms. The gradient iteration of Eq. 14 (lambda = 0.2, as in the
+Targets: LM fit warm < 20 ms. The gradient iteration of Eq. 14 (lambda = 0.2, as in the
 paper) is run until it reaches the LM fit's accuracy in q or an iteration cap, and timed beside it.
 
 Run: python benchmarks/bench_kinematics.py

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Cost of the Kelvin-Voigt material damping per fused step (issue 12: target <= 1.3x).
+"""Cost of the Kelvin-Voigt material damping per fused step (target <= 1.3x).
 
 Two fused paper robots (bend_north, 25 elements/rod, dt 3e-5 s, no recording) are built in ONE
 process: the default model and the same model with the four retardation times at 0 (no

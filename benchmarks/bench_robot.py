@@ -1,4 +1,4 @@
-"""Speed of the four-rod HSA robot (issues 2 and 5), side by side with stock PyElastica 1.0.
+"""Speed of the four-rod HSA robot, side by side with stock PyElastica 1.0.
 
 Measured in ONE run on one core (numbers move with machine load: each timing is the best of
 ``--repeat`` repetitions):

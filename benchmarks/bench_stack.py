@@ -1,11 +1,11 @@
-"""Speed of a two-segment HSA stack (issue 16): per-rod operators vs the fused stepper.
+"""Speed of a two-segment HSA stack: per-rod operators vs the fused stepper.
 
 The assembly: two paper robots stacked with :func:`hsa_elastica.robots.stack.build_stack`
 (8 rods, 2 platforms; the upper stage's motors are rigid :class:`MotorMountBC` mounts on the lower
 platform), motors turning (a short ramp, so every operator is active), no recording.  Both
 paths are timed in ONE run on one core, each the best of ``--repeat`` repetitions of
 ``--steps`` steps after a warm-up (numba cache warm), and printed side by side with their
-ratio (target of issue 16: fused >= 5x fewer us/step) and the real-time factor at dt.
+ratio (target: fused >= 5x fewer us/step) and the real-time factor at dt.
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""Static solver vs dynamic relaxation on the paper robot (issue 13), side by side in one run.
+"""Static solver vs dynamic relaxation on the paper robot, side by side in one run.
 
 Poses: the seven motion primitives at magnitudes 0.25, 0.5, 0.75, 1 and ``--n`` random motor
 angle sets (each rod only in its elongating direction, ``phi_i = h_i u_i pi`` with

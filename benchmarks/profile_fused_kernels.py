@@ -42,7 +42,7 @@ from hsa_elastica.physics.rod_kernels import (
     rod_work,
     rotation_log_inplace,
 )
-from hsa_elastica.physics.tables import OP_MATERIAL_DAMPING, OP_MOTOR, ForcingTables
+from hsa_elastica.physics.tables import OP_MATERIAL_DAMPING, ForcingTables
 
 
 @njit

@@ -6,6 +6,7 @@ Pages are Markdown (MyST); the API reference is generated from the numpy-style d
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
 
@@ -15,7 +16,8 @@ sys.path.insert(0, ROOT)
 project = "hsa-elastica"
 author = "hsa-elastica developers"
 copyright = "2026, hsa-elastica developers"
-release = "0.1.0"
+# one version: the installed distribution's, from setup.cfg (``hsa-elastica --version``)
+release = version = importlib.metadata.version("hsa-elastica")
 
 extensions = [
     "myst_parser",

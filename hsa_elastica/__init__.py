@@ -29,8 +29,6 @@ from hsa_elastica import _gym
 
 _gym.install()  # gym.make("HSARobot-v0") / ("HSAStack-v0") once gymnasium is imported (extra `rl`)
 
-__version__ = "0.1.0"
-
 # name -> module, imported on first attribute access: ``import hsa_elastica`` (and so the
 # ``hsa-elastica`` command before it parses its arguments) loads no numba/PyElastica code, so
 # an interrupt or a bad argument is handled by the command line without a traceback
@@ -75,7 +73,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         ("PRIMITIVES", "platform_to_angles", "primitive_angles"), "hsa_elastica.robots.primitives"
     ),
-    # fused fast path (issue 5)
+    # fused fast path
     "FastRobot": "hsa_elastica.robots.compiled",
     "build_fast_robot": "hsa_elastica.robots.builders",
     # multi-segment robots (stages stacked platform on platform)
@@ -144,6 +142,14 @@ _DEPRECATED = frozenset(
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # the installed distribution's (setup.cfg), read on first use
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            globals()[name] = version("hsa-elastica")
+        except PackageNotFoundError:  # a source tree on sys.path, never installed
+            globals()[name] = "0+unknown"
+        return globals()[name]
     if name in _DEPRECATED:
         warnings.warn(
             f"hsa_elastica.{name} is deprecated and will be removed in the next release: use "

@@ -133,7 +133,7 @@ def handed_strain_profile(phi: float) -> np.ndarray:
 )
 def test_steady_length_is_L_plus_C_eps_phi(handedness: int, phi: float) -> None:
     """Steady length = L + C_eps |phi| when twisting with the handedness (right: +phi,
-    left: -phi).  Tolerance 0.5 % (brief); it is a static equilibrium with no external load, so
+    left: -phi).  Tolerance 0.5 % (an acceptance bound far above round-off); it is a static equilibrium with no external load, so
     the measured error is ~1e-15 (round-off)."""
     sim, rod = build(phi=phi, handedness=handedness)
     reference = rod.director_collection[..., 0].copy()
@@ -202,7 +202,7 @@ def test_axial_spring_constant_of_twisted_rod() -> None:
     """Spring constant from a small tip pull (0.1 N) at phi = 2 rad with E_slope = 36.1 kPa m/rad
     (Table I, 4 rows).  Reference: elements in series, 1/k = sum_i l_i (1 + C k_i) /
     ((E0 + E_slope k_i) A), with the hand-derived strain profile k_i (ends at half the twist).
-    Tolerance 2 % (brief); the only model difference is the finite pull F/S_zz ~ 3e-4."""
+    Tolerance 2 %: the only model difference is the finite pull F/S_zz ~ 3e-4."""
     phi, pull = 2.0, 0.1
     law = TwistStiffnessLaw(E_slope=TABLE1_ROW4_E_SLOPE)
     lengths = []
@@ -556,7 +556,7 @@ def test_reciprocal_coupling_settles_paper_robot_rod_without_filter() -> None:
     a one-step rest-length lag diverged at phi ~ 1.2 rad (docs/stability.md).  Settled: max
     speed < 1e-5 m/s (the 20 1/s damping takes the 0.03 m/s ramp speed to ~1e-28 in 3 s, so
     anything above 1e-5 is a live instability); length L + C_eps pi (no axial load, so the
-    reciprocal couple vanishes at equilibrium) within 0.5 % (brief; measured ~1e-13)."""
+    reciprocal couple vanishes at equilibrium) within 0.5 % (a margin far above round-off; measured ~1e-13)."""
     from conftest import PAPER_ROD
 
     dt = 3e-5
@@ -621,7 +621,8 @@ def test_quadratic_stiffness_law_spring_constant() -> None:
     n, A, e0 = 4, 2e-4, 1e6
     k_e = np.array([5.0, 10.0, 10.0, 5.0])
     k_v = np.array([10.0, 10.0, 10.0])
-    shear0 = np.zeros((3, 3, n)); bend0 = np.zeros((3, 3, n - 1))
+    shear0 = np.zeros((3, 3, n))
+    bend0 = np.zeros((3, 3, n - 1))
     for d in range(3):
         shear0[d, d] = e0 * A
         bend0[d, d] = 1e-3

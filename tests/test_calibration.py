@@ -2,7 +2,7 @@
 
 Physics references, none taken from the code under test:
 * a rod with rigid caps elongates like its flexible part alone: ``L + C_eps * phi`` for the
-  linear rest-length law (shared/data/README.md), the caps add their lengths and nothing else;
+  linear rest-length law (hsa_elastica/data/README.md), the caps add their lengths and nothing else;
 * caps of length 0 reproduce the layout of the paper robot exactly (bases on z = 0, platform
   centre at ``L + thickness / 2``);
 * a synthetic calibration (poses simulated from known parameters plus Gaussian noise) must find

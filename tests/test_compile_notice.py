@@ -109,7 +109,7 @@ def test_cli_reports_compilation_on_stderr_and_not_for_bad_input(tmp_path: Path)
 
 
 def test_an_entry_point_on_an_empty_cache_is_never_silent_for_2_s(tmp_path: Path) -> None:
-    # issue 25: the first run of a command compiles for a minute or more; on a pipe (a log, a
+    # cold start: the first run of a command compiles for a minute or more; on a pipe (a log, a
     # program reading it) the notice must show and then a line must come at least every 2 s.
     # A real entry point with an empty NUMBA_CACHE_DIR, killed after the notice and three
     # heartbeat lines (~5 s of compiling, so the test stays cheap).  The heartbeat comes every

@@ -1,4 +1,4 @@
-"""Defects found while driving the robot as a controller would (issue 16).
+"""Defects found while driving the robot as a controller would.
 
 * a motor schedule reassigned after ``FastRobot`` was built must be followed by the fused path;
 * per-rod motor schedules (any callable of time) on both paths, exact at every step;

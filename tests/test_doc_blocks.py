@@ -31,7 +31,7 @@ def python_blocks() -> list[tuple[str, str]]:
     out = []
     for path in SOURCES:
         text = path.read_text(encoding="utf-8")
-        for k, m in enumerate(re.finditer(r"^```(\w*)[^\n]*\n(.*?)^```", text, flags=re.S | re.M)):
+        for m in re.finditer(r"^```(\w*)[^\n]*\n(.*?)^```", text, flags=re.S | re.M):
             if m.group(1) in ("python", "py", "python3"):
                 line = text[: m.start()].count("\n") + 1
                 out.append((f"{path.relative_to(ROOT)}:{line}", m.group(2)))

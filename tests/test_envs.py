@@ -1,4 +1,4 @@
-"""``HSARobot-v0`` / ``HSAStack-v0`` Gymnasium environments (issues 16, 25); skipped without
+"""``HSARobot-v0`` / ``HSAStack-v0`` Gymnasium environments; skipped without
 gymnasium.  Bad actions and arguments: ``tests/test_reliability_envs.py``."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Reference: the same robot stepped by PyElastica's ``PositionVerlet.step`` with the per-rod
 operators (``Robot.run``).  The fused loop calls the same kernels in the same order, so the
-trajectories may differ only by floating-point evaluation order; issue 5 requires agreement to
+trajectories may differ only by floating-point evaluation order; we require agreement to
 1e-10 (positions in m, directors dimensionless, velocities in m/s over a few thousand steps
 of a 0.1 m robot: round-off is ~1e-16, so 1e-10 leaves room only for round-off growth, not
 for any modelling difference such as a one-step lag or a missed operator).

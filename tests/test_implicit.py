@@ -1,4 +1,4 @@
-"""Implicit generalized-alpha integrator (issue 24; hsa_elastica/engines/implicit.py).
+"""Implicit generalized-alpha integrator (hsa_elastica/engines/implicit.py).
 
 Checked against numbers the integrator does not produce: the linearised sway frequency of the
 static solver's tangent stiffness, energy conservation of the elastic model, the static

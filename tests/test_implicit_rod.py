@@ -1,4 +1,4 @@
-"""Single rods on the implicit integrator (issue 24): natural frequencies of a clamped-free rod
+"""Single rods on the implicit integrator: natural frequencies of a clamped-free rod
 against the closed forms of the discrete rod, and the characterization set-ups.
 
 The reference frequencies do not come from any integrator: they are the exact eigenvalues of

@@ -1,5 +1,5 @@
 """Stacks (motors of the upper stage mounted on the lower stage's platform, a moving body) on the
-implicit integrator (issue 24; hsa_elastica/engines/implicit.py).
+implicit integrator (hsa_elastica/engines/implicit.py).
 
 Checked against numbers the integrator's Newton iteration does not produce: a dense
 column-by-column finite-difference Jacobian of the same residual, the explicit stepper's

@@ -135,7 +135,7 @@ def test_no_upward_import(mod: str) -> None:
 
 def test_engines_never_see_robot_handles() -> None:
     """The engines are functions / small classes of the compiled model and its state: no
-    module of ``engines/`` imports ``robots/``, not even for type hints (issue 23), and none
+    module of ``engines/`` imports ``robots/``, not even for type hints, and none
     proxies attributes through ``__getattr__``."""
     for mod, path in MODULES.items():
         if not mod.startswith("hsa_elastica.engines"):
@@ -282,7 +282,7 @@ def test_pyelastica_private_names_only_in_compat() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# shape of the code (issue 23): short kernel signatures, short functions
+# shape of the code: short kernel signatures, short functions
 # --------------------------------------------------------------------------------------------
 #: a numba kernel names at most this many things (records, not scalars: docs/architecture.md)
 MAX_KERNEL_PARAMETERS = 12

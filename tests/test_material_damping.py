@@ -96,7 +96,7 @@ def test_kelvin_voigt_leaves_rigid_motion_undamped(seed: int) -> None:
 def test_a_rod_at_rest_stays_at_rest_and_nothing_compiles() -> None:
     """PyElastica's finalize() calls every damper once at t = 0, on a robot at rest: zero rates
     have zero viscous stresses, so the damper leaves the rod alone without compiling its
-    per-rod kernel (cold start, issue 25).  The kernel itself, run on the same rod, gives the
+    per-rod kernel (a shorter cold start).  The kernel itself, run on the same rod, gives the
     same zero rates (the reference for the shortcut)."""
     from hsa_elastica.physics.material_damping import (
         DampedRod, kelvin_voigt_damp, material_damping_table,

@@ -1,4 +1,4 @@
-"""The README's "Using the operators in your own simulator" example runs as written.
+"""The "operators in your own simulator" example of docs/python.md runs as written.
 
 ``docs/examples/own_simulator.py`` builds a rod with PyElastica's own pieces plus the package's
 operators, steps it with ``elastica.integrate`` and prints the elongation.  Closed form (paper

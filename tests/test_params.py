@@ -1,11 +1,12 @@
 """Tests of hsa_elastica.params: presets against the paper and measured data, validation, I/O.
 
 Reference numbers are computed by hand here (tube formulas) or read from the paper text
-(Section II-E) and from the measured characterization data in ../shared/data (next to the checkout).
+(Section II-E) and from the measured characterization data shipped in hsa_elastica/data (Good et al. 2022).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -197,7 +198,7 @@ def test_replace_and_with_handedness_revalidate() -> None:
         rod.replace(length=-0.2)
     robot = RobotParams()
     assert [robot.rod_params(i).handedness for i in range(4)] == [1, -1, 1, -1]
-    with pytest.raises(Exception):  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
         rod.length = 1.0  # type: ignore[misc]
 
 

@@ -1,4 +1,4 @@
-"""Passivity and material damping (issue 12, physics; docs/stability.md).
+"""Passivity and material damping (physics; docs/stability.md).
 
 References not produced by the code under test:
 * energy conservation of an undamped elastic structure (the sum of kinetic and elastic energy

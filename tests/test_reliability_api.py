@@ -1,4 +1,4 @@
-"""Motor angles at the Python API (issue 22): no silent wrong answers at large angles, one check.
+"""Motor angles at the Python API: no silent wrong answers at large angles, one check.
 
 * the discrete rod keeps the rotation between neighbouring elements modulo a turn, so a rod can
   settle with whole turns of twist missing (an equilibrium of the same equations at another

@@ -1,4 +1,4 @@
-"""Bad input to the Gymnasium environments (issue 22): refused with one line naming the field
+"""Bad input to the Gymnasium environments: refused with one line naming the field
 and what is allowed, before any work; the episode goes on unharmed after a refused action.
 Skipped without gymnasium."""
 

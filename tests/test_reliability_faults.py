@@ -1,4 +1,4 @@
-"""Faults of ``hsa-elastica dataset`` and ``load_dataset`` (issue 22): two writers into one
+"""Faults of ``hsa-elastica dataset`` and ``load_dataset``: two writers into one
 directory, damaged chunk files and manifests, inputs that crashed, hung or ran, and Ctrl-C.
 
 Every input case runs the command in-process with the solver replaced by a sentinel that
@@ -269,7 +269,7 @@ def test_manifest_records_checksum_and_sample_ids_of_every_chunk(reference: Path
     recs = {r["chunk"]: r for r in meta["chunks"]}
     assert sorted(recs) == list(range(N))
     seen: list[int] = []
-    for c, r in recs.items():
+    for r in recs.values():
         f = reference / r["file"]
         assert r["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
         ids = pq.read_table(f).column("sample").to_pylist()

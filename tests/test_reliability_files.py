@@ -1,4 +1,4 @@
-"""Outputs never clobber what they should not (issue 22): special files and symbolic links
+"""Outputs never clobber what they should not: special files and symbolic links
 survive, every writer is atomic, an existing table needs ``--overwrite``, an over-long name is
 refused before the work, and a validation run writes only where it is told.
 

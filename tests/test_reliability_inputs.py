@@ -1,4 +1,4 @@
-"""Inputs that were misread, crashed or hung (issue 22): parameter files, CSV inputs, the
+"""Inputs that were misread, crashed or hung: parameter files, CSV inputs, the
 command line's messages.  Each case is refused with one line naming the field, key, row or
 column and the allowed range (exit 2 on the command line, ``ParameterError`` in Python),
 before any simulation; a fuzz test (hypothesis) holds the parsers to that for any text.

@@ -1,4 +1,4 @@
-"""Static solver of a single rod (issue 13): closed forms of the discrete model, agreement with
+"""Static solver of a single rod: closed forms of the discrete model, agreement with
 dynamic relaxation on characterization points, zero residual at a dynamically settled rod.
 
 Hand derivation (as tests/test_auxetics.py): with the base turned by ``phi`` and the distal

@@ -380,7 +380,7 @@ def _expand(pattern: str) -> list[str]:
 
 
 def test_documented_renames_are_the_readers() -> None:
-    rows = _table_rows(_section(OUTPUTS, "Renamed in 0.2"))
+    rows = _table_rows(_section(OUTPUTS, "Renamed outputs"))
     checked = 0
     for where, old, new in rows:
         if where.startswith(("batch", "dataset")):
@@ -440,7 +440,7 @@ def test_no_doc_uses_an_old_name() -> None:
     for page in pages:
         text = page.read_text(encoding="utf-8")
         if page.name == "outputs.md":  # the rename table and the frames note name them
-            text = text.replace(_section(text, "Renamed in 0.2"), "")
+            text = text.replace(_section(text, "Renamed outputs"), "")
             text = text.replace(_section(text, "Frames"), "")
         # a paragraph about the old names says so (DeprecationWarning)
         text = "\n\n".join(p for p in text.split("\n\n") if "DeprecationWarning" not in p)
@@ -581,8 +581,8 @@ def test_documented_env_numbers_are_the_code() -> None:
 
 def test_step_api_state_and_env_use_the_schema_names() -> None:
     """``state()``, the env observation and ``info`` are keyed by the schema's quantities (the
-    docs/outputs.md "Where each appears" rows are the code's), and the pre-0.2 keys of the
-    "Renamed in 0.2" table still read with a DeprecationWarning."""
+    docs/outputs.md "Where each appears" rows are the code's), and the earlier keys of the
+    "Renamed outputs" table still read with a DeprecationWarning."""
     import warnings
 
     from hsa_elastica.envs.hsa_robot import OLD_INFO_KEYS, HSARobotEnv, observation_names
@@ -595,7 +595,7 @@ def test_step_api_state_and_env_use_the_schema_names() -> None:
     obs_row = next(v for k, v in rows.items() if "observation" in k)
     names = _code(obs_row)
     assert observation_names(4, True) == tuple(c for n in names for c in flat_columns(n, 4))
-    renames = {r[0]: (r[1], r[2]) for r in _table_rows(_section(OUTPUTS, "Renamed in 0.2"))}
+    renames = {r[0]: (r[1], r[2]) for r in _table_rows(_section(OUTPUTS, "Renamed outputs"))}
     assert dict(zip(_code(renames["`state()`"][0]), _code(renames["`state()`"][1]))) == OLD_STATE_KEYS
     assert dict(zip(_code(renames["env `info`"][0]), _code(renames["env `info`"][1]))) == OLD_INFO_KEYS
 

@@ -1,4 +1,4 @@
-"""Sensors in the recording (issue 16): motor angles and torques, joint wrenches, platform twist,
+"""Sensors in the recording: motor angles and torques, joint wrenches, platform twist,
 and the unit/frame metadata of every Parquet column.
 
 Physics checks use numbers that do not come from the sensor code:

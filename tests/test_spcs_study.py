@@ -1,4 +1,4 @@
-"""Short version of the SPCS shape-fitting study (validation/spcs_study.py, issue 6 item 4).
+"""Short version of the SPCS shape-fitting study (validation/spcs_study.py, paper Fig. 5).
 
 One simulated primitive (twisting CCW at half the maximum motor angle) of the paper robot,
 fitted with n_S = 1 and 2 segments; plus the frame convention of the pose extraction.

@@ -1,6 +1,6 @@
 """Motors on a moving body (rigid :class:`MotorMountBC` / ``TwistMountBC`` with
 ``MountReaction``, compliant :class:`MotorMount`), ``build_robot(base=...)`` and multi-segment
-stacks (issue 16).
+stacks.
 
 Reference numbers do not come from the code under test:
 

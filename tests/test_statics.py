@@ -1,4 +1,4 @@
-"""Static equilibrium solver (issue 13): residual of settled dynamics, static = dynamic,
+"""Static equilibrium solver: residual of settled dynamics, static = dynamic,
 the buckled twist branch, a closed-form elongation and bad input."""
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def test_static_equals_dynamic_other_robots(variant: str) -> None:
 def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A solver that only checks a pose runs residual / Jacobian / increment kernels that are
-    not compiled yet as their Python functions (cold start, issue 25): the same IEEE operations,
+    not compiled yet as their Python functions (a shorter cold start): the same IEEE operations,
     so the residual, the Jacobian and the moved state equal the compiled kernels' exactly, and
     the Jacobian puts the state back exactly (the reference is the compiled kernels, which
     test_static_equals_dynamic_* check against the dynamics)."""
@@ -240,7 +240,7 @@ def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
 
 def test_check_only_stability_uses_superlu_to_round_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stability test of a pose check factorises with SuperLU while the band LU kernels
-    are not compiled (cold start, issue 25): the same smallest eigenvalue of M^-1 K as with the
+    are not compiled (a shorter cold start): the same smallest eigenvalue of M^-1 K as with the
     band LU, to round-off (1e-8 relative: both are LU solves of the same matrix inside
     ARPACK's shift-invert iteration, converged to tol 1e-6 on the Ritz values' residual but
     from the same start vector, so the two runs differ only by the solves' round-off)."""

@@ -85,8 +85,8 @@ def test_settling_state_old_name_warns() -> None:
 def test_dynamic_method_runs_the_integrator_the_params_select(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """``method="dynamic"`` steps the compiled engine that ``simulation.integrator`` selects:
     with ``"implicit"`` the generalized-alpha integrator (its step is spied on) relaxes the
-    robot, and the settled platform is the static solver's within 1 um (issue 24's end-pose
-    target; both are the same equilibrium, the relaxation stops once the force balance holds)."""
+    robot, and the settled platform is the static solver's within 1 um (the implicit
+    integrator's end-pose target; both are the same equilibrium, the relaxation stops once the force balance holds)."""
     from hsa_elastica.robots.compiled import ImplicitRobot
 
     steps: list[int] = []

@@ -1,4 +1,4 @@
-"""Step API (``set_motor_angles`` / ``step`` / ``state``) on both paths (issue 16).
+"""Step API (``set_motor_angles`` / ``step`` / ``state``) on both paths.
 
 * Commands changed every control interval give the same trajectory and the same state on the
   per-rod path and the fused path (1e-10, as tests/test_fast.py: round-off only).

@@ -1,6 +1,6 @@
 """The validations are package features: they run as ``python -m hsa_elastica.validation.NAME``
 from a directory outside the source checkout, with only the package importable (no
-``validation/`` folder, no ``../shared/data``), read their measured data from the package's
+``validation/`` folder, no data outside the package), read their measured data from the package's
 ``hsa_elastica/data`` and write into ``--results``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An HSA rod in your own PyElastica simulator: the README's "own simulator" example, complete.
+"""An HSA rod in your own PyElastica simulator: the example of docs/python.md, complete.
 
 A right-handed rod of the paper robot (Section II-E), base turned to 90 degrees by a motor,
 distal twist held: the auxetic coupling (Eq. 2-5) makes it settle at ``L + C_eps * phi``.

@@ -42,9 +42,10 @@ def usage_errors(where: str, *kinds: type[Exception]) -> Iterator[None]:
     :class:`UsageError` (exit 2) of one line, ``"{where}: {message}"``."""
     from hsa_elastica.params import ParameterError
 
+    caught = kinds or (ParameterError,)
     try:
         yield
-    except (kinds or (ParameterError,)) as exc:
+    except caught as exc:
         raise UsageError(f"{where}: {exc}") from None
 
 

@@ -178,7 +178,7 @@ class TableBuilder:
         for joint, *_ in items:
             mount = isinstance(joint, (MotorMount, TwistMount))
             cols.append(n_motors + sum(c >= 0 for c in cols) if mount else -1)
-        for joint, one, idx_one, two, idx_two in items:
+        for _joint, one, idx_one, two, idx_two in items:
             if not self._is_rod(one) or not self._is_body(two):
                 raise FastPathUnsupported("PlatformJoint must connect a rod (first) to a body")
             node, elem, body = resolve_joint_indices(one, idx_one, two, idx_two)

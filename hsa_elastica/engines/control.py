@@ -95,7 +95,7 @@ def robot_state(robot: Any) -> StateDict:
     (3,) [rad/s] BODY frame (PyElastica's convention, as the recorder's ``omega`` columns);
     ``rod_tip_positions_m`` (n, 3) [m]; ``motor_angles_rad`` (n,) [rad] the imposed motor
     angles now (NaN for a torque-driven motor); ``motor_torques_nm`` (n,) [N m]
-    (:func:`motor_torques`).  The pre-0.2 keys (``time``, ``platform_position``, ...) still
+    (:func:`motor_torques`).  The earlier keys (``time``, ``platform_position``, ...) still
     read, with a ``DeprecationWarning``.
     """
     plat = robot.platform

@@ -166,7 +166,7 @@ class StaticSolver:
     #: of the solver kernels it calls (:func:`~hsa_elastica.engines.uncompiled.plain`; the
     #: compiled force kernels are called), and factorise with SuperLU (:meth:`factorize`):
     #: well under a second instead of the
-    #: ~20 s their compilation costs on a cold start (issue 25; the same IEEE operations, so
+    #: ~20 s their compilation costs on a cold start (the same IEEE operations, so
     #: the same results bit for bit, the factorisation to round-off)
     jit = False
 

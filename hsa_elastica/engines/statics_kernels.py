@@ -48,7 +48,7 @@ def _rotate(director: NDArray[np.float64], k: int, w0: float, w1: float, w2: flo
 
     The element is updated in a C-contiguous copy: a slice ``director[:, :, k : k + 1]`` is
     typed as a non-contiguous array, which would make numba compile a second specialisation
-    of :func:`kinematic_update_inplace` next to the fused loop's (cold start, issue 25); the
+    of :func:`kinematic_update_inplace` next to the fused loop's (a longer cold start); the
     arithmetic, and so the result, is the same bit for bit."""
     omega = np.empty((3, 1))
     omega[0, 0] = w0

@@ -458,7 +458,7 @@ def packed_lu(band: BorderedBandSolver | None, n: int, indptr: NDArray[np.int64]
         diag_q = _diagonal_positions(n, indptr, indices)
     bptr, abptr, zptr = [0], [0], [0]
     band_src, band_dst, b_src, b_dst, c_src, c_dst = ([] for _ in range(6))
-    for idx, kl, ku, mp in blocks:
+    for idx, _kl, _ku, mp in blocks:
         m = idx.shape[0]
         band_src.append(mp["band_src"])
         band_dst.append(mp["band_dst"] + abptr[-1])

@@ -2,7 +2,7 @@
 
 A solver that evaluates a kernel only a few times (the static solver checking a settled pose)
 runs it as the plain Python of the same function rather than compiling it: well under a
-second instead of 1-7 s of compilation per kernel on a cold start (issue 25).  The operations
+second instead of 1-7 s of compilation per kernel on a cold start.  The operations
 are the same IEEE ones in the same order, so the results are the same bit for bit
 (``tests/test_statics.py``).
 """

@@ -180,7 +180,7 @@ def platform_reach(segments: Sequence[RobotParams]) -> float:
     return reach
 
 
-#: ``info`` keys renamed in 0.2 (old -> schema name), still read with a warning
+#: renamed ``info`` keys (old -> schema name), still read with a warning
 OLD_INFO_KEYS = {"time": "sim_time_s", "distance": "distance_m", "target": "target_position_m",
                  "motor_angles": "motor_angles_rad"}
 
@@ -189,7 +189,7 @@ class EnvInfo(JsonObject):
     """The ``info`` of :meth:`HSARobotEnv.reset` / :meth:`HSARobotEnv.step`: ``sim_time_s``
     [s], ``distance_m`` [m] platform centre to target, ``target_position_m`` (3,) [m],
     ``motor_angles_rad`` (n_rods,) [rad], ``observation_clipped`` (and ``diverged``, the
-    message, when the simulation blew up).  The pre-0.2 keys (:data:`OLD_INFO_KEYS`) still read
+    message, when the simulation blew up).  The earlier keys (:data:`OLD_INFO_KEYS`) still read
     with a ``DeprecationWarning`` on this dict (a vector env's merged infos have only the new
     ones)."""
 

@@ -82,7 +82,7 @@ BASE_TO_LOCAL = f"{ROBOT_BASE}->local"
 #: every frame name a column or quantity can carry (module doc)
 FRAMES = (ROBOT_BASE, "body", "material", "motor", BASE_TO_LOCAL, BODY_TO_BASE, "none")
 
-#: frame names of files written before 0.2 -> the current ones (read_column_metadata)
+#: frame names of files written by earlier versions -> the current ones (read_column_metadata)
 _OLD_FRAMES = {"lab": ROBOT_BASE, "lab->local": BASE_TO_LOCAL, "body->lab": BODY_TO_BASE}
 
 #: component suffixes of each layout (``flat_columns``); ``{i}`` is the rod index
@@ -208,9 +208,9 @@ CALIBRATION_KEYS = ("parameters", "correlation", "rms_start_mm_deg", "rms_mm_deg
 STATE_KEYS = ("sim_time_s", "platform_position_m", "platform_quaternion_xyzw",
               "platform_velocity_m_s", "platform_omega_rad_s", "rod_tip_positions_m",
               "motor_angles_rad", "motor_torques_nm")
-#: JSON keys renamed in 0.2 (old -> new); readers still accept the old ones with a warning
+#: renamed JSON keys (old -> new); readers still accept the old ones with a warning
 OLD_JSON_KEYS = {"actuation_angles_rad": "motor_angles_rad"}
-#: ``state()`` keys renamed in 0.2 (old -> new), still read with a warning
+#: renamed ``state()`` keys (old -> new), still read with a warning
 OLD_STATE_KEYS = {"time": "sim_time_s", "platform_position": "platform_position_m",
                   "platform_quaternion": "platform_quaternion_xyzw",
                   "platform_velocity": "platform_velocity_m_s",
@@ -239,7 +239,7 @@ class JsonObject(dict):  # type: ignore[type-arg]
 
 
 class StateDict(JsonObject):
-    """The step API's ``state()`` (:data:`STATE_KEYS`): a ``dict`` whose pre-0.2 keys
+    """The step API's ``state()`` (:data:`STATE_KEYS`): a ``dict`` whose earlier keys
     (:data:`OLD_STATE_KEYS`) still read, with a ``DeprecationWarning``, until the next
     release."""
 
@@ -314,7 +314,7 @@ def _describe_flat(name: str) -> dict[str, str] | None:
     return None
 
 
-# old column names -> new: batch steady-state files before 0.2 (JSON keys flattened with
+# old column names -> new: batch steady-state files of earlier versions (JSON keys flattened with
 # numeric suffixes) and dataset schema version 2
 _OLD_COLUMNS: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(r"actuation_angles_rad_(\d+)$"), lambda m: f"motor_angles_rad_{m[1]}"),
@@ -334,7 +334,7 @@ _OLD_COLUMNS: list[tuple[re.Pattern[str], Any]] = [
 
 
 def old_column_names(columns: Iterable[Any]) -> dict[str, str]:
-    """``{old: new}`` for every column of ``columns`` that has an old (pre-0.2) name."""
+    """``{old: new}`` for every column of ``columns`` that has an old name."""
     out: dict[str, str] = {}
     for c in columns:
         for pattern, new in _OLD_COLUMNS:
@@ -493,7 +493,7 @@ def read_column_metadata(path: str | Path) -> dict[str, dict[str, str]]:
     for f in schema:
         if f.metadata:
             meta = {k.decode(): v.decode() for k, v in f.metadata.items()}
-            if "frame" in meta:  # a file written before 0.2 says "lab" for robot_base
+            if "frame" in meta:  # a file of an earlier version says "lab" for robot_base
                 meta["frame"] = _OLD_FRAMES.get(meta["frame"], meta["frame"])
             out[f.name] = meta
     return out
@@ -502,8 +502,8 @@ def read_column_metadata(path: str | Path) -> dict[str, dict[str, str]]:
 def load_steady_states(path: str | Path) -> Any:
     """A batch steady-state file (``steady-state --angles-csv`` with ``--out`` a .csv or
     .parquet file) as a ``pandas.DataFrame`` with the schema's column names, the same as
-    :func:`hsa_elastica.load_dataset` gives for the same quantities (a file written before
-    0.2 is renamed with a ``DeprecationWarning``); ``df.attrs["columns"]`` holds the unit,
+    :func:`hsa_elastica.load_dataset` gives for the same quantities (a file written by an
+    earlier version is renamed with a ``DeprecationWarning``); ``df.attrs["columns"]`` holds the unit,
     frame and meaning of every column.  Raises ``FileNotFoundError`` for a missing file and
     ``ValueError`` for another suffix."""
     import pandas as pd

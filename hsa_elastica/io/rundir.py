@@ -214,7 +214,7 @@ def load_run(run_dir: str | Path) -> RunData:
             summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"cannot parse {str(path / SUMMARY)!r}: {exc}") from exc
-        if isinstance(summary, dict):  # a run saved before 0.2: old keys renamed, with a warning
+        if isinstance(summary, dict):  # a run saved by an earlier version: old keys renamed, with a warning
             summary = upgrade_json(summary, str(path / SUMMARY))
     return RunData(path=path, diagnostics=diagnostics, params=params, summary=summary,
                    segments=segments)

@@ -83,7 +83,7 @@ def table1_rod_params(rows: int) -> RodParams:
     ``E [kPa] = a + b kappa_z`` and ``B_z``; we convert:
 
     * ``C_eps = c * 1e-3 m/rad`` (e.g. 3.04e-3 m/rad for 4 rows) -- only this reading reproduces
-      the measured minimum-energy lengths (see ``shared/data/README.md``);
+      the measured minimum-energy lengths (see ``hsa_elastica/data/README.md``);
     * ``youngs_modulus = a kPa``; ``E_slope = b kPa per (rad/m) = b * 1e3 Pa m/rad``;
     * geometry: 19 mm is read as the *outer radius*, wall 2 mm (only this reproduces the
       measured spring constants, e.g. E0 A / L = 1.74 N/mm vs. 1.73 N/mm measured for 4 rows);

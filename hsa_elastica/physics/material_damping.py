@@ -611,7 +611,7 @@ class KelvinVoigtDamping(DamperBase):
             if not (system.velocity_collection.any() or system.omega_collection.any()):
                 # a rod at rest stays at rest (the viscous stresses of zero rates are zero):
                 # the call of PyElastica's finalize() at t = 0 does not compile the per-rod
-                # kernel, which a fused or static run never calls (cold start, issue 25).  The
+                # kernel, which a fused or static run never calls (a shorter cold start).  The
                 # table exists from that call on, so a state snapshot restores into it
                 return
             self._kernel = compiled_entry(kelvin_voigt_damp, (self._rod, self._table, 0))

@@ -38,7 +38,6 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.physics.rod_kernels import rotation_log_inplace
 
 __all__ = ["ElasticState", "elastic_state", "variational_correction", "log_map_jacobian"]
 

@@ -133,7 +133,8 @@ def fit_rod(rod: RodParams, data: pd.DataFrame) -> tuple[RodParams, dict[str, An
         starts = [x_table, x_table * np.array([1.0] * (len(fields) - 1) + [0.5])]
 
         def res(z: np.ndarray) -> np.ndarray:
-            return _normalised_residuals(_with(current, z * scale, fields), sub)
+            # called only within this iteration (by _lowest_cost below): the loop variables are current
+            return _normalised_residuals(_with(current, z * scale, fields), sub)  # noqa: B023
 
         best = _lowest_cost(
             res, [_inside(x0, lo, hi, scale) for x0 in starts], (lo / scale, hi / scale),
