@@ -42,6 +42,10 @@ def test_view_writes_next_to_the_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "view written to" in capsys.readouterr().err
     # self-contained: plotly.js inside, no script fetched from elsewhere
     assert len(page) > 3_000_000 and "<script src=" not in page
+    # the browser tab names the run: its directory and what it ran (the synthetic summary's)
+    head = page[: page.index("</head>")]
+    assert head.count("<title>") == 1
+    assert "<title>hsa-elastica view: run (elongation, magnitude 1)</title>" in head
 
 
 def test_plot_png_and_svg(tmp_path: Path) -> None:
