@@ -407,7 +407,7 @@ def write_view_html(run: Any, path: str | Path, **kw: Any) -> Path:
     return p
 
 
-def page_title(run: "RunData") -> str:
+def page_title(run: RunData) -> str:
     """The browser tab's title of a run's page: the run directory's name and the run's title
     (``"hsa-elastica view: bend_run (bend_north, magnitude 1)"``)."""
     name = Path(str(run.path)).name if getattr(run, "path", None) else ""
