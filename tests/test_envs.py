@@ -121,9 +121,9 @@ def test_seeded_targets_and_reward_is_minus_distance() -> None:
     obs_b, info_b = env.reset(seed=7)
     np.testing.assert_array_equal(obs_a, obs_b)
     _, info_c = env.reset(seed=8)
-    assert not np.allclose(info_c["target"], info_a["target"])
+    assert not np.allclose(info_c["target_position_m"], info_a["target_position_m"])
     # targets inside the documented cylinder above the rest pose
-    rng_targets = [env.reset(seed=s)[1]["target"] - env.rest_position for s in range(20)]
+    rng_targets = [env.reset(seed=s)[1]["target_position_m"] - env.rest_position for s in range(20)]
     for d in rng_targets:
         assert math.hypot(d[0], d[1]) <= env.target_radius + 1e-15
         assert env.target_height[0] <= d[2] <= env.target_height[1]

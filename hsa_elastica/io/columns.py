@@ -233,8 +233,10 @@ class JsonObject(dict):  # type: ignore[type-arg]
             raise KeyError(key)
         import warnings
 
+        from hsa_elastica.params.base import HSADeprecationWarning
+
         warnings.warn(f"{self.what} {key!r} is deprecated: use {new!r} (docs/outputs.md)",
-                      DeprecationWarning, stacklevel=2)
+                      HSADeprecationWarning, stacklevel=2)
         return self[new]
 
 
@@ -348,11 +350,13 @@ def old_column_names(columns: Iterable[Any]) -> dict[str, str]:
 def _warn_renamed(renamed: dict[str, str], where: str) -> None:
     import warnings
 
+    from hsa_elastica.params.base import HSADeprecationWarning
+
     shown = ", ".join(f"{a} -> {b}" for a, b in list(renamed.items())[:4])
     more = f" (and {len(renamed) - 4} more)" if len(renamed) > 4 else ""
     warnings.warn(
         f"{where}: old column names renamed ({shown}{more}); the old names are read until the "
-        "next release (docs/outputs.md)", DeprecationWarning, stacklevel=3,
+        "next release (docs/outputs.md)", HSADeprecationWarning, stacklevel=3,
     )
 
 

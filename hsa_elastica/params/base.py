@@ -72,6 +72,12 @@ class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
 
 
+class HSADeprecationWarning(DeprecationWarning):
+    """The package's own deprecations (an old name still read for one release): a
+    ``DeprecationWarning``, of its own class so that a test suite (this package's turns them
+    into errors: ``filterwarnings`` in setup.cfg) or a user can single them out."""
+
+
 def check_motor_angles(
     values: Any, n: int | None = None, *, field: str = "motor_angles", ndim: int | None = None
 ) -> Any:

@@ -416,8 +416,10 @@ def __getattr__(name: str) -> Any:
     if name == "robot_state":
         import warnings
 
+        from hsa_elastica.params.base import HSADeprecationWarning
+
         warnings.warn("hsa_elastica.robots.steady_state.robot_state is now settling_state "
                       "(robot_state is the step API's state, engines.control.robot_state); the "
-                      "old name goes in the next release", DeprecationWarning, stacklevel=2)
+                      "old name goes in the next release", HSADeprecationWarning, stacklevel=2)
         return settling_state
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
