@@ -136,6 +136,12 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("wall_time_s", "s", "none", "scalar", "float64", "wall-clock time of the solve or fit"),
     _Q("stable", "-", "none", "scalar", "bool",
        "the static solution is stable (null: not tested)"),
+    _Q("symmetry_broken", "-", "none", "scalar", "bool",
+       "the motor angles are symmetric under a symmetry of the robot that the pose breaks: its "
+       "mirror image is an equally valid equilibrium (null: not tested)"),
+    _Q("symmetry_branch_m", "m", ROBOT_BASE, "xyz", "float64",
+       "the branch of a broken symmetry: platform centre minus the mean of its images under the "
+       "command's symmetries; the mirror branch has the opposite sign (zeros: none broken)"),
     _Q("iterations", "-", "none", "scalar", "int64", "Newton iterations (0 for relaxation)"),
     _Q("sample", "-", "none", "scalar", "int64", "stable sample id (row of the sampling)"),
     _Q("error", "-", "none", "scalar", "string", "the exception of a failed solve (else null)"),
@@ -191,7 +197,7 @@ _BY_NAME = {q.name: q for q in QUANTITIES}
 #: columns of a batch file, flattened)
 JSON_KEYS = ("motor_angles_rad", "platform_position_m", "platform_marker_position_m",
              "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "sim_time_s",
-             "wall_time_s", "method")
+             "wall_time_s", "method", "symmetry_broken", "symmetry_branch_m")
 #: dataset chunk columns (flattened, in order); the last two only with ``--shapes``
 DATASET_KEYS = ("sample", "motor_angles_rad", "platform_position_m", "platform_marker_position_m",
                 "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "method",

@@ -104,7 +104,7 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
     rod = solver.model.rod_arrays
     q = rotation_matrix_to_quaternion(np.ascontiguousarray(body.director[:, :, 0].T))
     tips = rod.position[:, np.asarray(solver.model.joints.node)].T.copy()
-    return SteadyStateResult(
+    result = SteadyStateResult(
         converged=bool(out.converged),
         sim_time_s=0.0,
         wall_time_s=float(wall),
@@ -123,6 +123,8 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
         state=(angles.copy(), solver.save_state()),
         cpu_time_s=float(cpu),
     )
+    result.check_symmetry()
+    return result
 
 
 def _checked(solver: StaticSolver, out: StaticOutcome) -> StaticOutcome:
