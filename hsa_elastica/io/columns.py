@@ -407,6 +407,8 @@ _BODY_RULES: list[tuple[str, str, str, str]] = [
 ]
 _SENSOR_RULES: list[tuple[str, str, str, str]] = [
     (rf"motor_angle_command{_I}", "rad", "motor", "commanded motor angle of rod {i}"),
+    (rf"motor_angle_imposed{_I}", "rad", "motor",
+     "motor angle of rod {i} its schedule imposes at the sample (the ramp as applied)"),
     (rf"motor_angle{_I}", "rad", "motor", "measured motor angle of rod {i} (base element twist)"),
     (rf"motor_torque{_I}", "N m", "motor", "torque the motor of rod {i} supplies about the rod axis"),
     (rf"joint_force_{_C}{_I}", "N", ROBOT_BASE, "force of the platform joint on the tip of rod {i}, {c} (Eq. 6)"),
