@@ -284,7 +284,9 @@ def test_vector_env_matches_single_envs(mode: str) -> None:
 
 def test_stack_rgb_array_render_draws_both_stages() -> None:
     """The stack's image shows more than the single robot's: two platforms and eight rods make
-    more non-background pixels than one stage seen the same way (measured ~1.6x)."""
+    more non-background pixels than one stage seen the same way (measured 1.13x with both
+    centred in the image and clear of the legend, which frames the taller stack smaller; 1.6x
+    when they sat left of the legend)."""
     from hsa_elastica.envs import HSAStackEnv
 
     stack = HSAStackEnv(render_mode="rgb_array", n_elements=6)
@@ -299,7 +301,7 @@ def test_stack_rgb_array_render_draws_both_stages() -> None:
     for img in imgs:
         assert img is not None and img.dtype == np.uint8 and img.shape == (360, 480, 3)
         filled.append(int(np.sum(np.any(img < 240, axis=2))))
-    assert filled[0] > 1.2 * filled[1], filled
+    assert filled[0] > 1.08 * filled[1], filled
 
 
 def test_stack_env_discretization_default_and_refusal() -> None:

@@ -205,7 +205,7 @@ def _report(angles: NDArray[np.float64], notes: list[str], result: SteadyStateRe
     if result.converged:
         outcome = f"converged ({result.method}), platform at ({p[0]:.2f}, {p[1]:.2f}, {p[2]:.2f}) mm"
         if result.symmetry_broken:
-            outcome += "; its mirror image is an equally valid equilibrium (symmetry_broken)"
+            outcome += "; its mirror image is an equally valid equilibrium"
     else:
         outcome = f"NOT converged ({result.method})"
     log.warning("motor angles %s: %s; result: %s", np.array2string(angles, precision=4),
