@@ -151,11 +151,13 @@ def __getattr__(name: str) -> Any:
             globals()[name] = "0+unknown"
         return globals()[name]
     if name in _DEPRECATED:
+        from hsa_elastica.params.base import HSADeprecationWarning
+
         warnings.warn(
             f"hsa_elastica.{name} is deprecated and will be removed in the next release: use "
             f"hsa_elastica.steady_state(system_or_params, motor_angles, method='static' | "
             f"'dynamic') (or import {name} from its module, {_LAZY[name]})",
-            DeprecationWarning, stacklevel=2,
+            HSADeprecationWarning, stacklevel=2,
         )
     if name in _LAZY_MODULES:
         value: Any = importlib.import_module(_LAZY_MODULES[name])

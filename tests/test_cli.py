@@ -54,9 +54,11 @@ def test_steady_state_json_contract(quick_params: Path) -> None:
     assert list(d) == [
         "motor_angles_rad", "platform_position_m", "platform_marker_position_m",
         "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "sim_time_s",
-        "wall_time_s", "method",
+        "wall_time_s", "method", "symmetry_broken", "symmetry_branch_m",
     ]
     assert d["method"] == "dynamic"
+    # the zero command is symmetric under all three symmetries, and so is the rest pose
+    assert d["symmetry_broken"] is False and d["symmetry_branch_m"] == [0.0, 0.0, 0.0]
     assert d["motor_angles_rad"] == [0.0, 0.0, 0.0, 0.0]
     assert np.asarray(d["platform_position_m"]).shape == (3,)
     assert np.asarray(d["platform_quaternion_xyzw"]).shape == (4,)

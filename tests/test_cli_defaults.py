@@ -176,3 +176,22 @@ def test_render_without_output_flags_writes_next_to_the_run(
     # a missing run directory is still refused with one line, exit 2, before rendering
     assert main(["render", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_integrator_implicit_takes_the_documented_step() -> None:
+    """``--integrator implicit`` on explicit params runs at the recommended implicit step of
+    docs/performance.md (2e-3 s, written there as a number, not read from the code), the
+    Gymnasium envs' ``IMPLICIT_DT``; a larger step the params give is kept."""
+    from hsa_elastica.cli.common import apply_integrator
+
+    doc = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert "The recommended implicit step is **2e-3 s**" in doc
+    parser = build_parser()
+    args = parser.parse_args(["steady-state", "--angles", "0", "0", "0", "0", "--integrator", "implicit"])
+    params = RobotParams()
+    assert params.simulation.integrator == "explicit" and params.simulation.dt < 2e-3
+    implicit = apply_integrator(args, params)
+    assert implicit.simulation.integrator == "implicit" and implicit.simulation.dt == 2e-3
+    coarse = params.replace(simulation=params.simulation.replace(dt=5e-3))
+    # 5e-3 s is above the explicit limit: the check is at run time, not in apply_integrator
+    assert apply_integrator(args, coarse).simulation.dt == 5e-3

@@ -72,3 +72,20 @@ def test_sphinx_build_has_no_warnings(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert (tmp_path / "html" / "api" / "hsa_elastica.physics.auxetic_law.html").is_file()
     assert (tmp_path / "html" / "model.html").is_file()
+
+
+def test_tutorial_extra_brings_a_front_end_the_docs_name() -> None:
+    """The docs say how to open the tutorial notebook; the extra they name declares a Jupyter
+    front end providing the command they give (``jupyter notebook``) and a kernel."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg", encoding="utf-8")
+    extras = cfg["options.extras_require"]
+    tutorial = [line.split(">")[0].split("=")[0].strip() for line in extras["tutorial"].splitlines()
+                if line.strip() and not line.strip().startswith("#")]
+    assert "notebook" in tutorial and "ipykernel" in tutorial
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert 'pip install -e ".[tutorial]"' in index
+    assert "`jupyter notebook examples/tutorial.ipynb`" in index
+    assert (ROOT / "examples" / "tutorial.ipynb").is_file()

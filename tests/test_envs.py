@@ -121,9 +121,9 @@ def test_seeded_targets_and_reward_is_minus_distance() -> None:
     obs_b, info_b = env.reset(seed=7)
     np.testing.assert_array_equal(obs_a, obs_b)
     _, info_c = env.reset(seed=8)
-    assert not np.allclose(info_c["target"], info_a["target"])
+    assert not np.allclose(info_c["target_position_m"], info_a["target_position_m"])
     # targets inside the documented cylinder above the rest pose
-    rng_targets = [env.reset(seed=s)[1]["target"] - env.rest_position for s in range(20)]
+    rng_targets = [env.reset(seed=s)[1]["target_position_m"] - env.rest_position for s in range(20)]
     for d in rng_targets:
         assert math.hypot(d[0], d[1]) <= env.target_radius + 1e-15
         assert env.target_height[0] <= d[2] <= env.target_height[1]
@@ -284,7 +284,9 @@ def test_vector_env_matches_single_envs(mode: str) -> None:
 
 def test_stack_rgb_array_render_draws_both_stages() -> None:
     """The stack's image shows more than the single robot's: two platforms and eight rods make
-    more non-background pixels than one stage seen the same way (measured ~1.6x)."""
+    more non-background pixels than one stage seen the same way (measured 1.13x with both
+    centred in the image and clear of the legend, which frames the taller stack smaller; 1.6x
+    when they sat left of the legend)."""
     from hsa_elastica.envs import HSAStackEnv
 
     stack = HSAStackEnv(render_mode="rgb_array", n_elements=6)
@@ -299,7 +301,7 @@ def test_stack_rgb_array_render_draws_both_stages() -> None:
     for img in imgs:
         assert img is not None and img.dtype == np.uint8 and img.shape == (360, 480, 3)
         filled.append(int(np.sum(np.any(img < 240, axis=2))))
-    assert filled[0] > 1.2 * filled[1], filled
+    assert filled[0] > 1.08 * filled[1], filled
 
 
 def test_stack_env_discretization_default_and_refusal() -> None:

@@ -30,7 +30,7 @@ NOTEBOOK = ROOT / "examples" / "tutorial.ipynb"
 
 REPORT = """
 import json as _json
-_static = hsa.solve_static(params, angles)
+_static = hsa.steady_state(params, angles).top
 _last = df.iloc[-1]
 print("REPORT " + _json.dumps({
     "primitive_end_m": [float(_last[f"platform/position_{a}"]) for a in "xyz"],

@@ -252,12 +252,15 @@ def test_stack_sensors_same_on_both_paths(law: str) -> None:
     # motors rigidly mounted on a moving body measure their twist relative to the body: the
     # imposed angle (round-off), on both paths; everything equal on both paths
     mounted = [c for c in a.columns if c.startswith("seg1/sensors/motor_angle_")
-               and "command" not in c]
+               and "command" not in c and "imposed" not in c]
     assert len(mounted) == 4
     times = ref.diagnostics()["time"].to_numpy()
     imposed = np.array([[m.instance.angle(t) for m in ref.segments[1].motors] for t in times])
     assert np.abs(imposed).max() > 0.5  # the ramp turned the motors
     np.testing.assert_allclose(a[mounted].to_numpy(), imposed, atol=1e-12)
+    # the recorded imposed angle is that schedule (a mount's own, on the moving body)
+    recorded = a[[f"seg1/sensors/motor_angle_imposed_{i}" for i in range(4)]].to_numpy()
+    np.testing.assert_array_equal(recorded, imposed)
     rest = list(a.columns)
     x, y = a[rest].to_numpy(), b[rest].to_numpy()
     assert np.isfinite(x).all()
@@ -307,3 +310,21 @@ def test_motor_torque_balances_each_rod_about_its_axis(law: str, fast: bool, rel
         assert last[f"sensors/motor_torque_{i}"] == pytest.approx(-moment, rel=rel)
         # the state API reads the same torque
         assert robot.state()["motor_torques_nm"][i] == last[f"sensors/motor_torque_{i}"]
+
+
+def test_imposed_angle_is_the_ramp_as_applied(at_rest: FastRobot) -> None:
+    """``motor_angle_imposed_{i}`` is the command at each sample (the ramp of 0.05 s from 0 to
+    the target), unlike ``motor_angle_command_{i}`` (the ramp's target throughout): 0 at t = 0,
+    strictly between 0 and the target during the ramp, the target after it; and the motor,
+    rigidly held, turns the base element by exactly it (the encoder reading, to round-off)."""
+    df = at_rest.diagnostics()
+    t = df["time"].to_numpy()
+    during = (t > 0.0) & (t < 0.05)
+    assert during.any() and (t >= 0.05).any()
+    for i, a in enumerate(ANGLES):
+        imposed = df[f"sensors/motor_angle_imposed_{i}"].to_numpy()
+        assert imposed[0] == 0.0 and np.all(imposed[t >= 0.05] == a)
+        assert np.all((imposed[during] / a > 0.0) & (imposed[during] / a < 1.0))
+        assert np.all(np.diff(imposed / a) >= 0.0)  # monotonic toward the target
+        assert np.all(df[f"sensors/motor_angle_command_{i}"].to_numpy() == a)
+        np.testing.assert_allclose(df[f"sensors/motor_angle_{i}"].to_numpy(), imposed, rtol=0, atol=1e-12)

@@ -105,3 +105,25 @@ def test_dynamic_method_runs_the_integrator_the_params_select(monkeypatch) -> No
     assert res.method == "dynamic" and res.converged and sum(steps) > 0
     d = np.asarray(res.top.platform_position_m) - np.asarray(ref.top.platform_position_m)
     assert np.abs(d).max() < 1e-6, d
+
+
+def test_the_suite_turns_the_package_deprecations_into_errors() -> None:
+    """setup.cfg's ``filterwarnings`` makes the package's own deprecations errors in its tests
+    (so a test that reads an old name fails instead of adding a warning to the run), and every
+    deprecation the package raises is of that class (ast scan of its ``warnings.warn`` calls)."""
+    import ast
+    from pathlib import Path
+
+    from hsa_elastica.params import HSADeprecationWarning
+
+    with pytest.raises(HSADeprecationWarning, match="solve_static"):
+        hsa_elastica.solve_static  # noqa: B018
+    bare = []
+    for path in Path(hsa_elastica.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("warnings.warn"):
+                args = [ast.unparse(a) for a in node.args[1:2]]
+                args += [ast.unparse(k.value) for k in node.keywords if k.arg == "category"]
+                if any(a.endswith("DeprecationWarning") and a != "HSADeprecationWarning" for a in args):
+                    bare.append(f"{path.name}:{node.lineno}")
+    assert bare == []

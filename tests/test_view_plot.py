@@ -42,6 +42,10 @@ def test_view_writes_next_to_the_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "view written to" in capsys.readouterr().err
     # self-contained: plotly.js inside, no script fetched from elsewhere
     assert len(page) > 3_000_000 and "<script src=" not in page
+    # the browser tab names the run: its directory and what it ran (the synthetic summary's)
+    head = page[: page.index("</head>")]
+    assert head.count("<title>") == 1
+    assert "<title>hsa-elastica view: run (elongation, magnitude 1)</title>" in head
 
 
 def test_plot_png_and_svg(tmp_path: Path) -> None:
@@ -61,17 +65,44 @@ def test_plot_panels_have_units_and_the_recorded_numbers(tmp_path: Path) -> None
     fig = run_plot(synthetic_run(tmp_path / "run"))
     axes = fig.axes
     labels = [ax.get_ylabel() for ax in axes]
-    assert labels == ["position [mm]", "angle [deg]", "angle [deg]", "torque [N m]"]
-    assert all(ax.get_xlabel() == "time [s]" for ax in axes[2:])
+    # one row per motor (small multiples: motors at the same angle do not hide each other),
+    # named with its rod's handedness (R, L, R, L)
+    motors = [f"motor {i} ({'RL'[i % 2]})" for i in range(4)]
+    assert labels == ["position [mm]", "angle [deg]"] + [
+        f"{m}\n{q}" for m in motors for q in ("angle [deg]", "torque [N m]")]
+    assert [ax.get_xlabel() for ax in axes[-2:]] == ["time [s]", "time [s]"]
     # the synthetic platform rises to L (1 + 0.3) + t/2 and turns by 0.8 rad; motors reach +-pi
     z = axes[0].lines[2].get_ydata()
     assert z[-1] == pytest.approx((PARAMS.rod.length * 1.3 + 0.5 * PARAMS.platform.thickness) * 1e3)
     twist = axes[1].lines[1].get_ydata()
     assert twist[-1] == pytest.approx(math.degrees(0.8))
-    finals = sorted(line.get_ydata()[-1] for line in axes[2].lines)
-    assert finals == pytest.approx([-180.0, -180.0, 180.0, 180.0])
-    assert "no motor torques recorded" in [t.get_text() for t in axes[3].texts]
+    finals = [[line.get_ydata()[-1] for line in ax.lines] for ax in axes[2::2]]
+    assert finals == [[180.0], [-180.0], [180.0], [-180.0]]  # measured only: nothing commanded
+    assert len({tuple(ax.lines[0].get_color()) for ax in axes[2::2]}) == 4  # a colour each
+    assert all("no motor torques recorded" in [t.get_text() for t in ax.texts] for ax in axes[3::2])
     assert "elongation, magnitude 1" in fig.get_suptitle()
+
+
+def test_plot_shows_the_command_as_applied_over_time(tmp_path: Path) -> None:
+    """The dashed line is the angle the motor's schedule imposed at each sample
+    (``sensors/motor_angle_imposed_{i}``: here a ramp 0 -> pi over the run), not the ramp's
+    target; a run recorded without that column shows the target, labelled so."""
+    from hsa_elastica import run_plot
+
+    run = synthetic_run(tmp_path / "run")
+    df = pd.read_parquet(run / "diagnostics.parquet")
+    t = df["time"].to_numpy()
+    for i in range(4):
+        df[f"sensors/motor_angle_imposed_{i}"] = math.pi * t * PARAMS.handedness[i]
+        df[f"sensors/motor_angle_command_{i}"] = math.pi * PARAMS.handedness[i]
+    fig = run_plot(df, params=PARAMS)
+    _, commanded = fig.axes[2].lines
+    assert commanded.get_label() == "commanded (as applied)" and commanded.get_linestyle() == "--"
+    np.testing.assert_allclose(commanded.get_ydata(), 180.0 * t)  # the ramp, degrees
+    old = df.drop(columns=[f"sensors/motor_angle_imposed_{i}" for i in range(4)])
+    _, target = run_plot(old, params=PARAMS).axes[4].lines
+    assert target.get_label() == "target (ramp end)"
+    np.testing.assert_allclose(target.get_ydata(), -180.0)
 
 
 def test_stack_run_is_viewed_and_plotted(tmp_path: Path) -> None:
@@ -84,7 +115,8 @@ def test_stack_run_is_viewed_and_plotted(tmp_path: Path) -> None:
     assert len(rods) == 8 and len(platforms) == 2
     plot = run_plot(run)
     assert plot.axes[0].get_title() == "top platform position"
-    assert len(plot.axes[2].lines) == 8  # every motor, segment 0 first
+    assert len(plot.axes) == 2 + 2 * 8  # a row for every motor, segment 0 first
+    assert plot.axes[-2].get_ylabel() == "motor 7 (L)\nangle [deg]"
 
 
 @pytest.mark.parametrize(
@@ -160,4 +192,4 @@ def test_run_plot_takes_a_recorded_frame_with_its_params(tmp_path: Path) -> None
 
     df = pd.read_parquet(synthetic_run(tmp_path / "run") / "diagnostics.parquet")
     fig = run_plot(df, params=PARAMS)
-    assert len(fig.axes[2].lines) == 4 and fig.axes[0].get_title() == "platform position"
+    assert len(fig.axes) == 2 + 2 * 4 and fig.axes[0].get_title() == "platform position"

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn
 
+from hsa_elastica.params.base import DEFAULT_IMPLICIT_DT
+
 PROG = "hsa-elastica"
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
 # argparse's own pattern ('^-\d+$|^-\d*\.\d+$') takes "-1e-3" for an option
@@ -220,8 +222,8 @@ def check_run_dir(path: str | None, overwrite: bool) -> None:
 
 
 #: internal step [s] that ``--integrator implicit`` gives a model whose params select the
-#: explicit integrator (docs/performance.md)
-IMPLICIT_CLI_DT = 1e-3
+#: explicit integrator: the recommended step of docs/performance.md, as the Gymnasium envs'
+IMPLICIT_CLI_DT = DEFAULT_IMPLICIT_DT
 
 
 def add_integrator_option(parser: argparse.ArgumentParser) -> None:

@@ -185,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
     _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
         print(describe(result) + f" [{result.method}]")
+        if getattr(result, "symmetry", None) is not None and result.symmetry.is_broken:
+            print(result.symmetry.describe(result.platform_position_m))
     finish_run(result, params, out=args.out, quiet=args.quiet or args.json == "-")
     return 0
 

@@ -75,7 +75,13 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.control import imposed_motor_angles
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
-from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, paper_robot_params
+from hsa_elastica.params import (
+    DEFAULT_IMPLICIT_DT,
+    MAX_MOTOR_ANGLE,
+    ParameterError,
+    RobotParams,
+    paper_robot_params,
+)
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
 
@@ -87,8 +93,9 @@ __all__ = [
 
 #: internal step [s] of the implicit integrator (``integrator="implicit"``) when ``dt`` is not
 #: given: the recommended step of docs/performance.md (sway mode within 0.6 % in frequency
-#: and 1.2 % in damping; pose within 0.1 um of the explicit stepper on the primitives)
-IMPLICIT_DT = 2e-3
+#: and 1.2 % in damping; pose within 0.1 um of the explicit stepper on the primitives),
+#: :data:`hsa_elastica.params.DEFAULT_IMPLICIT_DT`
+IMPLICIT_DT = DEFAULT_IMPLICIT_DT
 #: no-load speed [rad/s] of the DYNAMIXEL MX-28T servos of the paper robot (datasheet:
 #: 55 rev/min at 12 V), a value for ``motor_speed``
 MX28_SPEED = 55.0 * 2.0 * math.pi / 60.0

@@ -302,8 +302,10 @@ class CalibrationResult:
 def _deprecated(old: str, new: str) -> None:
     import warnings
 
+    from hsa_elastica.params.base import HSADeprecationWarning
+
     warnings.warn(f"{old} is deprecated: use .{new} (the calibrate --json key); the old name "
-                  "goes in the next release", DeprecationWarning, stacklevel=3)
+                  "goes in the next release", HSADeprecationWarning, stacklevel=3)
 
 
 class _StaticModel:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -24,7 +25,11 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.io.held_messages import held_warnings
+
 __all__ = ["ChunkTask", "SOLVERS", "resolve_solver", "arrow_schema", "column_docs", "solve_chunk"]
+
+log = logging.getLogger(__name__)
 
 #: solver names accepted by :func:`resolve_solver` ("auto" = static)
 SOLVERS = ("auto", "static", "dynamic")
@@ -224,14 +229,17 @@ def solve_chunk(task: ChunkTask) -> Any:
     rows: list[dict[str, Any]] = []
     previous = None
     for sample, angles in zip(task.samples, task.angles):
-        try:
-            result = solve(params, [float(a) for a in angles], previous if warm else None)
-            row = _row(result, n_rods, task.shapes, task.solver)
-            # warm start only from a converged solution of the solver itself (not a fallback)
-            previous = result if row["converged"] and row["method"] == task.solver else None
-        except Exception as exc:  # noqa: BLE001 - one bad pose must not lose the chunk
-            row = _failed_row(exc, n_rods, task.shapes)
-            previous = None
+        with held_warnings() as said:  # shown below, each once, naming the sample
+            try:
+                result = solve(params, [float(a) for a in angles], previous if warm else None)
+                row = _row(result, n_rods, task.shapes, task.solver)
+                # warm start only from a converged solution of the solver itself (not a fallback)
+                previous = result if row["converged"] and row["method"] == task.solver else None
+            except Exception as exc:  # noqa: BLE001 - one bad pose must not lose the chunk
+                row = _failed_row(exc, n_rods, task.shapes)
+                previous = None
+        for text in dict.fromkeys(said):
+            log.warning("sample %d: %s", int(sample), text)
         row["sample"] = int(sample)
         for i, a in enumerate(angles):
             row[f"motor_angles_rad_{i}"] = float(a)

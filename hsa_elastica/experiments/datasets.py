@@ -427,11 +427,14 @@ def _compile_in_parent(samples: NDArray[np.int64], angles: NDArray[np.float64],
     discard it: on a cold numba cache the kernels then compile here, where the compile notice
     of the command line shows on stderr (a worker's stderr is not the terminal), and the workers
     load them from the on-disk cache instead of each compiling them again (one compilation
-    instead of one per worker).  With a warm cache it costs one pose."""
+    instead of one per worker).  With a warm cache it costs one pose.  Its warnings are dropped
+    with it (the pose is solved again in its chunk, which reports them)."""
     from hsa_elastica.experiments.dataset_chunks import solve_chunk
+    from hsa_elastica.io.held_messages import held_warnings
 
-    solve_chunk(ChunkTask(chunk=-1, samples=samples, angles=angles[samples],
-                          params_json=params_json, solver=solver, shapes=shapes))
+    with held_warnings():
+        solve_chunk(ChunkTask(chunk=-1, samples=samples, angles=angles[samples],
+                              params_json=params_json, solver=solver, shapes=shapes))
 
 
 def _run_tasks(tasks: Iterator[ChunkTask], write: Callable[[int, Any], None],

@@ -136,6 +136,12 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("wall_time_s", "s", "none", "scalar", "float64", "wall-clock time of the solve or fit"),
     _Q("stable", "-", "none", "scalar", "bool",
        "the static solution is stable (null: not tested)"),
+    _Q("symmetry_broken", "-", "none", "scalar", "bool",
+       "the motor angles are symmetric under a symmetry of the robot that the pose breaks: its "
+       "mirror image is an equally valid equilibrium (null: not tested)"),
+    _Q("symmetry_branch_m", "m", ROBOT_BASE, "xyz", "float64",
+       "the branch of a broken symmetry: platform centre minus the mean of its images under the "
+       "command's symmetries; the mirror branch has the opposite sign (zeros: none broken)"),
     _Q("iterations", "-", "none", "scalar", "int64", "Newton iterations (0 for relaxation)"),
     _Q("sample", "-", "none", "scalar", "int64", "stable sample id (row of the sampling)"),
     _Q("error", "-", "none", "scalar", "string", "the exception of a failed solve (else null)"),
@@ -191,7 +197,7 @@ _BY_NAME = {q.name: q for q in QUANTITIES}
 #: columns of a batch file, flattened)
 JSON_KEYS = ("motor_angles_rad", "platform_position_m", "platform_marker_position_m",
              "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "sim_time_s",
-             "wall_time_s", "method")
+             "wall_time_s", "method", "symmetry_broken", "symmetry_branch_m")
 #: dataset chunk columns (flattened, in order); the last two only with ``--shapes``
 DATASET_KEYS = ("sample", "motor_angles_rad", "platform_position_m", "platform_marker_position_m",
                 "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "method",
@@ -233,8 +239,10 @@ class JsonObject(dict):  # type: ignore[type-arg]
             raise KeyError(key)
         import warnings
 
+        from hsa_elastica.params.base import HSADeprecationWarning
+
         warnings.warn(f"{self.what} {key!r} is deprecated: use {new!r} (docs/outputs.md)",
-                      DeprecationWarning, stacklevel=2)
+                      HSADeprecationWarning, stacklevel=2)
         return self[new]
 
 
@@ -348,11 +356,13 @@ def old_column_names(columns: Iterable[Any]) -> dict[str, str]:
 def _warn_renamed(renamed: dict[str, str], where: str) -> None:
     import warnings
 
+    from hsa_elastica.params.base import HSADeprecationWarning
+
     shown = ", ".join(f"{a} -> {b}" for a, b in list(renamed.items())[:4])
     more = f" (and {len(renamed) - 4} more)" if len(renamed) > 4 else ""
     warnings.warn(
         f"{where}: old column names renamed ({shown}{more}); the old names are read until the "
-        "next release (docs/outputs.md)", DeprecationWarning, stacklevel=3,
+        "next release (docs/outputs.md)", HSADeprecationWarning, stacklevel=3,
     )
 
 
@@ -397,6 +407,8 @@ _BODY_RULES: list[tuple[str, str, str, str]] = [
 ]
 _SENSOR_RULES: list[tuple[str, str, str, str]] = [
     (rf"motor_angle_command{_I}", "rad", "motor", "commanded motor angle of rod {i}"),
+    (rf"motor_angle_imposed{_I}", "rad", "motor",
+     "motor angle of rod {i} its schedule imposes at the sample (the ramp as applied)"),
     (rf"motor_angle{_I}", "rad", "motor", "measured motor angle of rod {i} (base element twist)"),
     (rf"motor_torque{_I}", "N m", "motor", "torque the motor of rod {i} supplies about the rod axis"),
     (rf"joint_force_{_C}{_I}", "N", ROBOT_BASE, "force of the platform joint on the tip of rod {i}, {c} (Eq. 6)"),

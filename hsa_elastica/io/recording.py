@@ -320,8 +320,9 @@ RIGID_BODY_COLUMNS = 14  # time, position 3, quaternion 4, velocity 3, omega 3
 
 def sensor_column_count(n_rods: int) -> int:
     """Number of ``io.sensors.RobotSensorRecorder`` columns: time, per rod the commanded and
-    measured motor angle, motor torque, joint force (3) and torque (3), platform twist (6)."""
-    return 1 + 9 * int(n_rods) + 6
+    measured motor angle, motor torque, joint force (3) and torque (3), platform twist (6), per
+    rod the imposed motor angle."""
+    return 1 + 10 * int(n_rods) + 6
 
 
 def rod_columns(n_elements: int) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["colorbar_ticks", "fit_camera", "scale_bar_length"]
+__all__ = ["centred_camera", "colorbar_ticks", "fit_camera", "scale_bar_length"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -101,4 +101,62 @@ def fit_camera(
     shift = (1.0 - left_fraction) * math.tan(math.radians(0.5 * view_angle_deg)) * aspect * dist
     lift = (1.0 - top_fraction) * math.tan(math.radians(0.5 * view_angle_deg)) * dist
     center = center + shift * right + lift * up
+    return center, center + dist * d
+
+
+def centred_camera(
+    robot: NDArray[np.float64], fit: NDArray[np.float64], keep_out: NDArray[np.float64], *,
+    direction: Any, view_angle_deg: float, aspect: float, fill: float = 0.9,
+    top_fraction: float = 1.0, boxes: Any = (),
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(focal point, camera position) of a perspective camera looking along ``-direction`` (z up)
+    with the projected bounding box of the ``robot`` points (n, 3) at the image's centre, at the
+    smallest distance (within 2 %) at which every ``fit`` point projects inside the central
+    ``fill`` fraction of the image below its top band (the top ``1 - top_fraction`` of the
+    height, the title's) and no ``keep_out`` point falls inside one of ``boxes`` (legend,
+    colour bar, world axes: ``(x0, y0, x1, y1)`` as fractions of the width and height, from the
+    lower left)."""
+    d = np.asarray(direction, dtype=np.float64)
+    d /= np.linalg.norm(d)
+    right = np.cross(np.array([0.0, 0.0, 1.0]), d)
+    right /= np.linalg.norm(right)
+    up = np.cross(d, right)
+    t = math.tan(math.radians(0.5 * view_angle_deg))
+    top = fill - 2.0 * (1.0 - top_fraction)  # highest v (-1 .. 1) a fitted point may reach
+
+    def project(pts: NDArray[np.float64], c: NDArray[np.float64], dist: float
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        rel = pts - c
+        depth = dist - rel @ d
+        return (rel @ right) / (depth * t * aspect), (rel @ up) / (depth * t)
+
+    def distance(c: NDArray[np.float64]) -> float:
+        rel = fit - c
+        x, y, z = rel @ right, rel @ up, rel @ d
+        lift = np.where(y > 0.0, y / (t * top), -y / (t * fill))
+        dist = float(np.max(np.maximum(z + np.abs(x) / (t * aspect * fill), z + lift)))
+        for _ in range(200):  # back off until nothing of the robot is under a panel
+            u, v = project(keep_out, c, dist)
+            fx, fy = 0.5 * (u + 1.0), 0.5 * (v + 1.0)
+            if not any(np.any((fx >= b[0]) & (fx <= b[2]) & (fy >= b[1]) & (fy <= b[3])) for b in boxes):
+                break
+            dist *= 1.02
+        return dist
+
+    def place(drop: float) -> tuple[NDArray[np.float64], float]:
+        """Horizontally centred, the box's middle ``drop`` (in half-heights) below centre."""
+        center = 0.5 * (robot.min(axis=0) + robot.max(axis=0))
+        dist = distance(center)
+        for _ in range(6):  # re-centre on the projected box, then fit again
+            u, v = project(robot, center, dist)
+            du, dv = 0.5 * (u.max() + u.min()), 0.5 * (v.max() + v.min()) + drop
+            if abs(du) < 1e-3 and abs(dv) < 1e-3:
+                break
+            depth = float(np.mean(dist - (robot - center) @ d))
+            center = center + right * du * depth * t * aspect + up * dv * depth * t
+            dist = distance(center)
+        return center, dist
+
+    # lowering the robot a little may clear a panel at the top right at a closer distance
+    center, dist = min((place(drop) for drop in np.linspace(0.0, 0.3, 7)), key=lambda cd: cd[1])
     return center, center + dist * d

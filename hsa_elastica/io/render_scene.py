@@ -19,8 +19,8 @@ Drawing (Fig. 2(c) of the paper):
 * a title in the upper-left corner (the primitive and magnitude, or the motor angles:
   :func:`~hsa_elastica.io.render_data.run_title`) above the simulated time;
 * a fixed camera from the south-east and above, placed as close as every sample of the run
-  allows (the projected bounding box fills the frame below the title, left of the legend), the
-  same for the whole clip.
+  allows with the robot's projected bounding box centred in the image (below the title) and
+  clear of the legend, colour bar and world axes, the same for the whole clip.
 
 Rendering is off screen (``pv.OFF_SCREEN = True``); without an X display VTK's EGL window is
 selected when libEGL is available (else VTK's own fallback, e.g. OSMesa).
@@ -39,7 +39,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from hsa_elastica.io import render_data as data
-from hsa_elastica.io.render_layout import colorbar_ticks, fit_camera, scale_bar_length
+from hsa_elastica.io.render_layout import (
+    centred_camera,
+    colorbar_ticks,
+    scale_bar_length,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.params import RobotParams, RodParams
@@ -178,6 +182,9 @@ class RobotScene:
         # the legend narrow, leaving the width to the robot)
         self._entry_px = min(40.0, max(18.0, 0.042 * min(self.window_size[1], 0.75 * self.window_size[0])))
         self.side_panel = 0.0  # fraction of the width kept free of the robot (legend, colour bar)
+        #: panels drawn over the scene, (x0, y0, x1, y1) as fractions from the lower left:
+        #: the camera keeps the robot out of them
+        self.keep_out: list[tuple[float, float, float, float]] = []
         self.plotter = pv.Plotter(off_screen=True, window_size=list(self.window_size))
         self.plotter.set_background("white")
         self._build_rods(pv, handedness, color_by)
@@ -309,6 +316,7 @@ class RobotScene:
         bar.SetCustomLabels(labels)
         self.scalar_bar = bar
         self.side_panel = max(self.side_panel, bar_w + label_w + 0.05)
+        self.keep_out.append((1.0 - bar_w - label_w - 0.02, 0.25, 1.0, 0.75))
 
     def _build_platform(self, pv: Any, robot: Any) -> None:
         plat = robot.platform
@@ -341,6 +349,7 @@ class RobotScene:
             x_color=WORLD_AXIS_COLORS[0], y_color=WORLD_AXIS_COLORS[1], z_color=WORLD_AXIS_COLORS[2],
             viewport=(0.78, 0.0, 1.0, 0.28), label_size=(0.36, 0.13),
         )
+        self.keep_out.append((0.8, 0.0, 1.0, 0.24))  # the axes' glyph inside their viewport
 
     def _build_scale_bar(self, pv: Any, rod: Any) -> None:
         """A bar of :func:`scale_bar_length` on the ground beside the base (to its right in the
@@ -394,6 +403,7 @@ class RobotScene:
             self.legend.SetPosition2(size[0], size[1])
             self.legend_entries = [e[0] for e in entries]
             self.side_panel = max(self.side_panel, size[0] + 0.04)
+            self.keep_out.append((1.0 - size[0] - 0.01, 1.0 - size[1] - 0.01 - below, 1.0, 1.0 - below))
 
     def _build_frames(self, pv: Any) -> None:
         """Arrow meshes, one per axis colour, each the concatenation of one arrow per site."""
@@ -463,9 +473,13 @@ class RobotScene:
             hull = self.ground_radius * ring + [0.0, 0.0, min(0.0, float(allp[:, 2].min()))]
         framed = np.vstack([hull, allp, self.scale_points])
         w, h = self.window_size
-        focal, position = fit_camera(
-            framed, direction=_VIEW_DIRECTION, view_angle_deg=_VIEW_ANGLE_DEG, aspect=w / h, fill=0.94,
-            left_fraction=1.0 - self.side_panel, top_fraction=1.0 - self.top_band,
+        # the robot (every sample, and its base plate) at the image's centre, the panels kept
+        # clear of it and of the scale bar
+        base = self.ground_radius * ring + [0.0, 0.0, min(0.0, float(allp[:, 2].min()))]
+        focal, position = centred_camera(
+            np.vstack([allp, base]), framed, np.vstack([allp, base, self.scale_points]),
+            direction=_VIEW_DIRECTION, view_angle_deg=_VIEW_ANGLE_DEG, aspect=w / h, fill=0.94,
+            top_fraction=1.0 - self.top_band, boxes=self.keep_out,
         )
         cam = self.plotter.camera
         cam.focal_point = tuple(focal)

@@ -30,6 +30,9 @@ column                              unit    frame      meaning
                                                        element of rod ``i`` (Eq. 7)
 ``platform_velocity_{c}``           m/s     lab        platform centre-of-mass velocity
 ``platform_angular_velocity_{c}``   rad/s   lab        platform angular velocity
+``motor_angle_imposed_{i}``         rad     motor      the angle the motor's schedule imposes
+                                                       at the sample (the ramp as the run
+                                                       applied it); NaN for a torque drive
 ==================================  ======  =========  ========================================
 
 "motor" frame: about the rod's axis ``d3`` at its base, positive counter-clockwise seen from
@@ -73,6 +76,7 @@ def sensor_columns(n_rods: int) -> list[str]:
     cols += _vector_columns("joint_torque", n_rods)
     cols += _vector_columns("platform_velocity", None)
     cols += _vector_columns("platform_angular_velocity", None)
+    cols += [f"motor_angle_imposed_{i}" for i in range(n_rods)]
     return cols
 
 
@@ -148,11 +152,12 @@ class RobotSensorRecorder(_Recorder):
                         np.ascontiguousarray(rod.director_collection[:, :, elem]),
                     )
                 )
-            if schedule is not None and not math.isnan(measured):
+            imposed = math.nan if schedule is None else float(schedule(t))
+            if not math.isnan(imposed) and not math.isnan(measured):
                 # the 2 pi branch nearest the imposed angle
-                imposed = float(schedule(t))
                 measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
             row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
+            row[1 + 9 * n + 6 + i] = imposed
             row[1 + n + i] = measured
             couple = self._twist_couple(i) if self._twist_couple is not None else None
             row[1 + 2 * n + i] = motor_torque(rod, elem, couple)

@@ -23,6 +23,7 @@ The page embeds plotly.js (about 4.7 MB), so it opens offline and can be sent as
 
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -393,13 +394,26 @@ def write_view_html(run: Any, path: str | Path, **kw: Any) -> Path:
     from hsa_elastica.params.files import atomic_output
 
     p = check_output_path(path, "page")
-    fig = view_figure(run, **kw)
+    run_data = as_run_data(run, kw.pop("params", None))
+    fig = view_figure(run_data, **kw)
+    page = fig.to_html(
+        include_plotlyjs=True, full_html=True, auto_play=False, div_id=DIV_ID,
+        config=dict(displaylogo=False, responsive=True),
+    )
+    title = f"<title>{html.escape(page_title(run_data))}</title>"
+    page = page.replace("<head>", "<head>" + title, 1) if "<head>" in page else title + page
     with atomic_output(p, create_parents=True) as tmp:
-        fig.write_html(
-            str(tmp), include_plotlyjs=True, full_html=True, auto_play=False, div_id=DIV_ID,
-            config=dict(displaylogo=False, responsive=True),
-        )
+        Path(tmp).write_text(page, encoding="utf-8")
     return p
+
+
+def page_title(run: RunData) -> str:
+    """The browser tab's title of a run's page: the run directory's name and the run's title
+    (``"hsa-elastica view: bend_run (bend_north, magnitude 1)"``)."""
+    name = Path(str(run.path)).name if getattr(run, "path", None) else ""
+    what = data.run_title(run.summary)
+    label = " ".join(x for x in (name, f"({what})" if what and name else what) if x)
+    return f"hsa-elastica view: {label}" if label else "hsa-elastica view"
 
 
 def show(run: Any, **kw: Any) -> "go.Figure":

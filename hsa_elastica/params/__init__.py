@@ -34,6 +34,8 @@ from __future__ import annotations
 from hsa_elastica.params.base import ALPHA_C as ALPHA_C
 from hsa_elastica.params.base import MAX_C_EPS as MAX_C_EPS
 from hsa_elastica.params.base import MAX_DAMPING as MAX_DAMPING
+from hsa_elastica.params.base import DEFAULT_IMPLICIT_DT as DEFAULT_IMPLICIT_DT
+from hsa_elastica.params.base import HSADeprecationWarning as HSADeprecationWarning
 from hsa_elastica.params.base import DEFAULT_MAX_HALVINGS as DEFAULT_MAX_HALVINGS
 from hsa_elastica.params.base import MAX_HALVINGS as MAX_HALVINGS
 from hsa_elastica.params.base import MAX_MODULUS as MAX_MODULUS

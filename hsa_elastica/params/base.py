@@ -45,6 +45,11 @@ MAX_HALVINGS = 20
 #: default of ``simulation.max_halvings`` (and the Gymnasium envs' value): a refused step is
 #: retried down to 1/16 of ``dt``
 DEFAULT_MAX_HALVINGS = 4
+#: the implicit integrator's recommended step [s] (docs/performance.md, "Implicit integrator":
+#: sway mode within 0.6 % in frequency and 1.2 % in damping, poses within 0.1 um of the
+#: explicit stepper on the primitives); the step of the Gymnasium envs and of the CLI's
+#: ``--integrator implicit`` when the params select the explicit integrator
+DEFAULT_IMPLICIT_DT = 2e-3
 
 
 #: Lower bounds of the fields that would make the model singular near zero (a 1e-300 density
@@ -65,6 +70,12 @@ MIN_JOINT_STIFFNESS = 1.0
 
 class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
+
+
+class HSADeprecationWarning(DeprecationWarning):
+    """The package's own deprecations (an old name still read for one release): a
+    ``DeprecationWarning``, of its own class so that a test suite (this package's turns them
+    into errors: ``filterwarnings`` in setup.cfg) or a user can single them out."""
 
 
 def check_motor_angles(

@@ -126,7 +126,8 @@ class SimulationParams(_ParamsBase):
     ``solve_steady_state(method="dynamic")``, the CLI): ``"explicit"`` is the fused
     Position-Verlet stepper (``dt`` at most :func:`hsa_elastica.engines.timeloop.max_stable_dt`),
     ``"implicit"`` the generalized-alpha integrator of :mod:`hsa_elastica.engines.implicit`
-    (any ``dt`` whose Newton iterations converge, e.g. 1e-3 s; ``implicit_rho_inf`` its
+    (any ``dt`` whose Newton iterations converge; recommended
+    :data:`~hsa_elastica.params.DEFAULT_IMPLICIT_DT` = 2e-3 s; ``implicit_rho_inf`` its
     numerical dissipation, 1 = none, 0 = the most).  The per-rod operator path
     (``Robot.run``) is always explicit.
 

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.compile import CompiledModel, compile_simulator
 from hsa_elastica.engines.statics import StaticOutcome, StaticSolver, model_residual
 from hsa_elastica.engines.timeloop import check_time_step
+from hsa_elastica.io.held_messages import held_warnings
 from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.robots.settling import describe_lost, lost_twist_model
@@ -53,6 +54,9 @@ CONTINUATION_STEPS = 4
 #: values of ``mirror_branch`` (:func:`solve_static`): how a buckled symmetric twist pose picks
 #: one of its two mirror-image branches
 MIRROR_BRANCHES = ("dynamic", "gravity", "+y")
+#: the note of a ``mirror_branch="dynamic"`` pick the dynamics did not decide
+UNDECIDED = ("the dynamic relaxation asked to choose between two mirror-image branches stayed "
+             "on the unstable symmetric pose, so round-off chose the branch")
 
 def _mirror_symmetric(params: RobotParams, angles: NDArray[np.float64]) -> bool:
     """The command maps to itself under the half-turn of the rod layout (rod ``i`` -> rod
@@ -65,8 +69,11 @@ def _mirror_symmetric(params: RobotParams, angles: NDArray[np.float64]) -> bool:
     return bool(np.all(h == h[j]) and np.all(angles == angles[j]))
 
 
-def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch: str) -> Any:
-    """Picks among the stable states found on both sides of an unstable symmetric pose."""
+def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch: str,
+                 notes: list[str] | None = None) -> Any:
+    """Picks among the stable states found on both sides of an unstable symmetric pose;
+    appends to ``notes`` what the caller should tell about the pick (once per reason)."""
+    notes = [] if notes is None else notes
 
     def by_y(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
         keys = [(round(float(c[2][1, 0]), 9), round(float(c[2][0, 0]), 9)) for c in candidates]
@@ -77,8 +84,12 @@ def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch
             return 0
         log.info("mirror branches at %s: asking the dynamic relaxation which one it reaches",
                  np.array2string(angles, precision=4))
-        target = solve_steady_state(params, angles, record=False).platform_position_m
-        dist = [float(np.linalg.norm(c[2][:, 0] - target)) for c in candidates]
+        with held_warnings():  # about the relaxation's own pose, not the result: told below
+            dyn = solve_steady_state(params, angles, record=False)
+        if dyn.stable is False and UNDECIDED not in notes:
+            # it stayed on the symmetric pose: both branches are equally near, round-off picks
+            notes.append(UNDECIDED)
+        dist = [float(np.linalg.norm(c[2][:, 0] - dyn.platform_position_m)) for c in candidates]
         return int(np.argmin(dist))
 
     def by_gravity(solver: StaticSolver, candidates: list[tuple[NDArray[np.float64], ...]]) -> int:
@@ -104,7 +115,7 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
     rod = solver.model.rod_arrays
     q = rotation_matrix_to_quaternion(np.ascontiguousarray(body.director[:, :, 0].T))
     tips = rod.position[:, np.asarray(solver.model.joints.node)].T.copy()
-    return SteadyStateResult(
+    result = SteadyStateResult(
         converged=bool(out.converged),
         sim_time_s=0.0,
         wall_time_s=float(wall),
@@ -123,6 +134,8 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
         state=(angles.copy(), solver.save_state()),
         cpu_time_s=float(cpu),
     )
+    result.check_symmetry()
+    return result
 
 
 def _checked(solver: StaticSolver, out: StaticOutcome) -> StaticOutcome:
@@ -143,7 +156,8 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
     wall0 = _time.perf_counter()
     cpu0 = _time.process_time()
     out: StaticOutcome | None = None
-    rule = _branch_rule(params, angles, mirror_branch)
+    notes: list[str] = []
+    rule = _branch_rule(params, angles, mirror_branch, notes)
     if warm is not None and not (check_stability and _mirror_symmetric(params, angles)):
         # (a symmetric command is solved from the straight pose: continuing from a tilted
         # neighbour could land on either mirror branch without any instability to detect)
@@ -162,20 +176,40 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
         return res
 
     if (out.converged and out.stable is not False) or not fallback:
-        return static_result()
-    reason = out.message or "not converged"
+        res = static_result()
+        _report(angles, notes, res)
+        return res
+    notes.append(f"the static solve stopped: {out.message or 'not converged'}")
     try:
         check_time_step(params.simulation.dt, params)
     except ParameterError as exc:  # no dynamics to fall back on: the static result, not converged
-        log.warning("static solve at motor angles %s: %s; no dynamic fallback: %s",
-                    np.array2string(angles, precision=4), reason, exc)
-        return static_result()
-    log.warning("static solve at motor angles %s: %s; falling back to dynamic relaxation",
-                np.array2string(angles, precision=4), reason)
-    dyn = solve_steady_state(params, angles, record=False)
+        notes.append(f"no dynamic fallback ({exc})")
+        res = static_result()
+        _report(angles, notes, res)
+        return res
+    with held_warnings() as inner:  # about the fallback's pose: the result, told in one line
+        dyn = solve_steady_state(params, angles, record=False)
     dyn.wall_time_s = _time.perf_counter() - wall0
     dyn.iterations = int(out.iterations)
+    notes.append("retried by dynamic relaxation from rest")
+    _report(angles, notes + inner, dyn)
     return dyn
+
+
+def _report(angles: NDArray[np.float64], notes: list[str], result: SteadyStateResult) -> None:
+    """One warning line for a pose whose solve needed more than one attempt or whose branch
+    round-off chose: what happened, then what the returned result is."""
+    if not notes:
+        return
+    p = result.platform_position_m * 1e3
+    if result.converged:
+        outcome = f"converged ({result.method}), platform at ({p[0]:.2f}, {p[1]:.2f}, {p[2]:.2f}) mm"
+        if result.symmetry_broken:
+            outcome += "; its mirror image is an equally valid equilibrium"
+    else:
+        outcome = f"NOT converged ({result.method})"
+    log.warning("motor angles %s: %s; result: %s", np.array2string(angles, precision=4),
+                "; ".join(notes), outcome)
 
 
 def solve_static(

@@ -139,6 +139,11 @@ class SteadyStateResult:
     platform_marker_position_m : (3,) array
         the platform's tracked point (``params.platform.marker_offset`` in the platform frame)
         in the base frame [m]; computed from the pose when not given (:func:`marker_position`).
+    symmetry : BrokenSymmetry or None
+        the symmetries of the robot that map the motor angles to themselves and those the pose
+        breaks (:func:`hsa_elastica.robots.symmetry.broken_symmetry`; set by the robot's
+        solvers, :meth:`check_symmetry`); None: not tested (a stack's segments, a pose that is
+        not finite).  Read through :attr:`symmetry_broken` and :attr:`symmetry_branch_m`.
     """
 
     converged: bool
@@ -162,6 +167,7 @@ class SteadyStateResult:
     state: Any = field(default=None, repr=False)
     cpu_time_s: float = float("nan")
     platform_marker_position_m: NDArray[np.float64] | None = None
+    symmetry: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.platform_marker_position_m is None:
@@ -187,6 +193,30 @@ class SteadyStateResult:
         r = self.platform_rotation
         return float(math.atan2(r[1, 0], r[0, 0]))
 
+    def check_symmetry(self) -> None:
+        """Set :attr:`symmetry` from the pose (a robot standing on its base; not a stack's
+        segment, whose symmetries depend on the segments around it)."""
+        from hsa_elastica.robots.symmetry import broken_symmetry
+
+        pose = (self.platform_position_m, self.platform_quaternion_xyzw, self.rod_tip_positions_m)
+        finite = all(np.all(np.isfinite(np.asarray(a, dtype=np.float64))) for a in pose)
+        self.symmetry = broken_symmetry(self.params, self.motor_angles_rad, *pose) if finite else None
+
+    @property
+    def symmetry_broken(self) -> bool | None:
+        """The motor angles are symmetric under a symmetry of the robot (the half turn about z,
+        a mirror of the rod layout: :mod:`hsa_elastica.robots.symmetry`) that the pose breaks,
+        so the pose's image under it is an equally valid equilibrium (a buckled branch that
+        round-off chose, docs/stability.md); None: not tested."""
+        return None if self.symmetry is None else self.symmetry.is_broken
+
+    @property
+    def symmetry_branch_m(self) -> NDArray[np.float64] | None:
+        """Which branch a pose with :attr:`symmetry_broken` is: the platform centre minus the
+        mean of its images under the command's symmetries [m] (robot base frame); the mirror
+        branch has the opposite sign.  Zeros when no symmetry is broken, None: not tested."""
+        return None if self.symmetry is None else self.symmetry.offset_m.copy()
+
     def to_json_dict(self) -> dict[str, Any]:
         """The ``steady-state --json`` object: exactly :data:`JSON_KEYS`, plain JSON types (a
         ``dict``; the old key ``actuation_angles_rad`` still reads, with a warning)."""
@@ -202,6 +232,9 @@ class SteadyStateResult:
             "sim_time_s": float(self.sim_time_s),
             "wall_time_s": float(self.wall_time_s),
             "method": str(self.method),
+            "symmetry_broken": self.symmetry_broken,
+            "symmetry_branch_m": (None if self.symmetry_branch_m is None
+                                  else [float(a) for a in self.symmetry_branch_m]),
         })
 
     def summary(self) -> dict[str, Any]:
@@ -374,6 +407,7 @@ def solve_steady_state(
         diverged=divergence is not None,
         divergence=divergence_summary(divergence),
     )
+    result.check_symmetry()
     if divergence is not None:
         # the caller gets the exception with the partial result (pose at the last good check,
         # everything recorded so far) to save it: nothing computed is lost
@@ -416,8 +450,10 @@ def __getattr__(name: str) -> Any:
     if name == "robot_state":
         import warnings
 
+        from hsa_elastica.params.base import HSADeprecationWarning
+
         warnings.warn("hsa_elastica.robots.steady_state.robot_state is now settling_state "
                       "(robot_state is the step API's state, engines.control.robot_state); the "
-                      "old name goes in the next release", DeprecationWarning, stacklevel=2)
+                      "old name goes in the next release", HSADeprecationWarning, stacklevel=2)
         return settling_state
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

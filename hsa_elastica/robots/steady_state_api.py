@@ -38,7 +38,10 @@ class SteadyState:
     ``k`` in the frame of platform ``k - 1`` (a stack; empty otherwise).  ``converged``,
     ``method`` (``"static"`` or ``"dynamic"``: the method that produced the result, after a
     fallback), ``stable`` (None: not checked), ``wall_time_s`` [s]; ``detail``: the solver's own
-    result object (diagnostics, settling data).
+    result object (diagnostics, settling data).  ``symmetry_broken`` / ``symmetry_branch_m``
+    (a robot; None for a stack or a rod): the motor angles are symmetric under a symmetry of the
+    robot that the pose breaks, so its mirror image is an equally valid equilibrium, and which
+    branch this is (:mod:`hsa_elastica.robots.symmetry`).
     """
 
     converged: bool
@@ -53,6 +56,17 @@ class SteadyState:
     def top(self) -> Any:
         """The last segment's result (the robot's or the rod's own for one segment)."""
         return self.segments[-1]
+
+    @property
+    def symmetry_broken(self) -> bool | None:
+        """A robot's :attr:`SteadyStateResult.symmetry_broken` (None: a stack, a rod, not tested)."""
+        return getattr(self.detail, "symmetry_broken", None)
+
+    @property
+    def symmetry_branch_m(self) -> NDArray[np.float64] | None:
+        """A robot's :attr:`SteadyStateResult.symmetry_branch_m` [m] (None: a stack, a rod, not
+        tested)."""
+        return getattr(self.detail, "symmetry_branch_m", None)
 
 
 def _robot(result: Any, segments: Sequence[Any] | None = None,
