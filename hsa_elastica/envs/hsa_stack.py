@@ -33,7 +33,6 @@ given.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -124,6 +123,6 @@ class HSAStackEnv(HSARobotEnv):
         platforms = {"platform": self.robot.platforms[-1]}
         for k, body in enumerate(self.robot.platforms[:-1]):
             platforms[f"platform{k}"] = body
-        hand = tuple(h for p in self.segments for h in p.handedness)
-        view = dataclasses.replace(self.segments[-1], n_rods=len(hand), handedness=hand)
-        return self._render_image(platforms, view)
+        from hsa_elastica.io.render_data import RodsView
+
+        return self._render_image(platforms, RodsView.of_stack(self.segments))

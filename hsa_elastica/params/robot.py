@@ -9,6 +9,8 @@ from typing import ClassVar
 
 from hsa_elastica.params.base import (
     DEFAULT_MAX_HALVINGS,
+    ParameterError,
+    _short,
     MAX_DAMPING,
     MAX_HALVINGS,
     MAX_RECORD_FPS,
@@ -217,13 +219,19 @@ class RobotParams(_ParamsBase):
         _check_real(self, "circle_radius", ge=MIN_LENGTH)
         _check_real(self, "first_rod_angle")
         h = self.handedness
-        if isinstance(h, (str, bytes)) or not hasattr(h, "__len__") or len(h) != self.n_rods:
+        if isinstance(h, (str, bytes)) or not hasattr(h, "__len__"):
             raise _fail(
                 self, "handedness", h, f"must be a sequence of n_rods = {self.n_rods} values +-1"
+            )
+        if len(h) != self.n_rods:  # either may be the mistake: name both
+            raise ParameterError(
+                f"RobotParams.n_rods = {self.n_rods} and RobotParams.handedness = {_short(h)} "
+                f"disagree: handedness must have n_rods values +-1, one per rod"
             )
         object.__setattr__(
             self, "handedness", tuple(_check_handedness(self, "handedness", x) for x in h)
         )
+        self._check_rods_apart()
         if self.circle_radius > self.platform.radius:
             raise _fail(
                 self,
@@ -231,6 +239,25 @@ class RobotParams(_ParamsBase):
                 self.circle_radius,
                 f"must be <= platform radius {self.platform.radius!r} so the rod tips attach "
                 "to the platform",
+            )
+
+    def min_circle_radius(self) -> float:
+        """Smallest ``circle_radius`` [m] at which neighbouring rods of outer radius
+        ``rod.outer_radius`` do not intersect: their centres ``2 r sin(pi / n_rods)`` apart
+        must be at least one outer diameter (0 for a single rod; 17.96 mm for the paper's four
+        12.7 mm rods, 25.4 mm for six)."""
+        if self.n_rods < 2:
+            return 0.0
+        return self.rod.outer_radius / math.sin(math.pi / self.n_rods)
+
+    def _check_rods_apart(self) -> None:
+        r_min = self.min_circle_radius()
+        if self.circle_radius < r_min * (1.0 - 1e-12):  # tubes that just touch are accepted
+            raise _fail(
+                self, "circle_radius", self.circle_radius,
+                f"with n_rods = {self.n_rods} rods of outer radius {self.rod.outer_radius:g} m "
+                f"neighbouring tubes intersect: circle_radius must be >= {r_min:.6g} m for "
+                f"{self.n_rods} rods (fewer rods, a larger circle or thinner rods)",
             )
 
     def rod_angle(self, i: int) -> float:
