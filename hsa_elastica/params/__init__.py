@@ -39,6 +39,8 @@ from hsa_elastica.params.base import MAX_HALVINGS as MAX_HALVINGS
 from hsa_elastica.params.base import MAX_MODULUS as MAX_MODULUS
 from hsa_elastica.params.base import MAX_MOTOR_ANGLE as MAX_MOTOR_ANGLE
 from hsa_elastica.params.base import check_motor_angles as check_motor_angles
+from hsa_elastica.params.base import check_run_length as check_run_length
+from hsa_elastica.params.base import MAX_STEPS as MAX_STEPS
 from hsa_elastica.params.base import MAX_N_ELEMENTS as MAX_N_ELEMENTS
 from hsa_elastica.params.base import MAX_RECORD_FPS as MAX_RECORD_FPS
 from hsa_elastica.params.base import ParameterError

@@ -42,6 +42,13 @@ MAX_RECORD_FPS = 1e4
 #: ``simulation.max_halvings``: a refused implicit step is retried down to ``dt / 2**20`` at
 #: most (2 ns at the envs' 2 ms step; below it round-off, not the step, limits Newton)
 MAX_HALVINGS = 20
+#: longest run of any entry point, in time steps: 600 s of simulated time at the default
+#: dt = 3e-5 s, about the 578 s a run directory's recording limit allows at 100 fps (the fused
+#: loop takes ~15 min of wall time for it on one core).  The command line's ``--duration`` /
+#: ``--max-time``, the dynamic steady states' ``max_time`` and the step API's control interval
+#: are checked against it (:func:`check_run_length`): without it ``--duration 1e9`` or
+#: ``robot.step(1e9)`` would run until killed (or allocate for 1e9 / dt steps)
+MAX_STEPS = 20_000_000
 #: default of ``simulation.max_halvings`` (and the Gymnasium envs' value): a refused step is
 #: retried down to 1/16 of ``dt``
 DEFAULT_MAX_HALVINGS = 4
@@ -104,6 +111,23 @@ def check_motor_angles(
             f"+-{MAX_MOTOR_ANGLE:.6g} rad ({MAX_MOTOR_ANGLE / math.pi:g} pi)"
         )
     return a
+
+
+def check_run_length(duration: Any, dt: float, field: str, *, minimum: float = 0.0) -> float:
+    """``duration`` [s] as a float: finite, > ``minimum`` (or >= it when ``minimum`` > 0) and
+    at most :data:`MAX_STEPS` steps of ``dt`` [s]; else ``ParameterError`` naming ``field``
+    and the range (the one cap of every run's length)."""
+    limit = MAX_STEPS * dt
+    v = _as_finite(duration)
+    low_ok = v is not None and (v >= minimum * (1.0 - 1e-9) if minimum > 0.0 else v > 0.0)
+    if v is None or not low_ok or v > limit:
+        low = f">= {minimum:g}" if minimum > 0.0 else "> 0"
+        shown = _short(duration) if v is None else f"{v:g}"
+        raise ParameterError(
+            f"{field} = {shown} is invalid: must be a finite number {low} and "
+            f"<= {limit:g} s ({MAX_STEPS:.0e} steps of simulation.dt = {dt:g} s)"
+        )
+    return v
 
 
 def invalid_parameter(owner: str, name: str, value: Any, allowed: str) -> ParameterError:
