@@ -185,7 +185,7 @@ def solve_stack_steady_state(
     continuation steps and ``check_stability`` (``sim_time_s = 0``, no diagnostics).
     ``motor_mass``, ``mount``, ``drive`` as :func:`~hsa_elastica.robots.stack.build_stack`.
 
-    Raises ``ParameterError``/``ValueError`` on bad input before simulating, and
+    Raises ``ParameterError`` on bad input before simulating, and
     ``SimulationDiverged`` with the partial :class:`StackSteadyStateResult` (``diverged=True``,
     the diagnostics recorded so far) as its ``result`` attribute.
     """
@@ -207,6 +207,7 @@ def solve_stack_steady_state(
         tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
         max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
         max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
+        dt=params[0].simulation.dt,
     )
     if record:  # the recordings of all segments together fit in memory
         from hsa_elastica.io.recording import check_recording_size

