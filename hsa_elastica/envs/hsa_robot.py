@@ -75,7 +75,13 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.control import imposed_motor_angles
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
-from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, paper_robot_params
+from hsa_elastica.params import (
+    MAX_MOTOR_ANGLE,
+    ParameterError,
+    RobotParams,
+    check_run_length,
+    paper_robot_params,
+)
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX, rod_layout
 
@@ -121,6 +127,27 @@ def _positive(name: str, value: float, unit: str) -> float:
     if not (math.isfinite(v) and v > 0.0):
         raise ParameterError(f"HSARobotEnv.{name} = {value!r} is invalid: must be a finite number > 0 ({unit})")
     return v
+
+
+def check_steps(
+    owner: str, segments: Sequence[RobotParams], control_dt: Any, dt_given: bool
+) -> float:
+    """The env's internal step of ``segments`` (shared by the stages) checked against the
+    explicit integrator's stability limit, and ``control_dt`` [s] as a float: at least one
+    internal step and at most :data:`~hsa_elastica.params.MAX_STEPS` of them (the cap of every
+    run); ``ParameterError`` naming ``owner.dt`` / ``owner.control_dt`` and the range, at
+    construction (a ``control_dt`` of 1e9 s asked for 121 TiB at the first step)."""
+    from hsa_elastica.engines.timeloop import check_time_step
+
+    internal = segments[0].simulation.dt
+    for p in segments:
+        try:
+            check_time_step(p.simulation.dt, p)
+        except ParameterError as exc:
+            where = "" if dt_given else " (the discretization's internal step; pass a smaller dt)"
+            detail = str(exc).split(" is invalid: ", 1)[-1]
+            raise ParameterError(f"{owner}.dt = {p.simulation.dt!r}{where} is invalid: {detail}") from None
+    return check_run_length(control_dt, internal, f"{owner}.control_dt", minimum=internal)
 
 
 def discretized(
@@ -267,10 +294,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if not isinstance(p, RobotParams):
             raise ParameterError(f"HSARobotEnv.params = {params!r} is invalid: must be a RobotParams")
         self.discretization, (self.params,) = discretized(
-            [p], "HSARobotEnv", discretization=discretization, given=params is not None,
+            [p], name, discretization=discretization, given=params is not None,
             integrator=integrator, n_elements=n_elements, dt=dt,
         )
-        self.control_dt = _positive("control_dt", control_dt, "s")
+        self.control_dt = check_steps(name, [self.params], control_dt, dt is not None)
         self.phi_max = _positive("phi_max", phi_max, "rad")
         if self.phi_max > MAX_MOTOR_ANGLE:
             raise ParameterError(
