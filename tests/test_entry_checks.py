@@ -62,3 +62,25 @@ def test_static_steady_state_refuses_the_dynamic_keywords() -> None:
         steady_state(RobotParams(), ANGLES, max_time=1.0)
     with pytest.raises(ParameterError, match="keyword 'max_time'.*solve_static_batch takes"):
         steady_state(RobotParams(), [ANGLES, ANGLES], max_time=1.0)
+
+
+def test_batch_csv_with_both_angle_column_sets_refused(
+        tmp_path: Path, no_solve: None, capsys: pytest.CaptureFixture[str]) -> None:
+    # angle_* and motor_angles_rad_* both present: one set was used and the other ignored
+    from hsa_elastica.cli import main
+    from hsa_elastica.experiments.datasets import read_angles_csv
+
+    path = tmp_path / "poses.csv"
+    path.write_text("angle_0,angle_1,angle_2,angle_3,motor_angles_rad_0,motor_angles_rad_1,"
+                    "motor_angles_rad_2,motor_angles_rad_3\n0.1,0,0,0,0.2,0,0,0\n", encoding="utf-8")
+    code = main(["steady-state", "--angles-csv", str(path), "--out", str(tmp_path / "r.csv"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "angle_0" in err and "motor_angles_rad_0" in err and "both" in err, err
+    assert not (tmp_path / "r.csv").exists()
+    with pytest.raises(ParameterError, match="both angle_.*motor_angles_rad_"):
+        read_angles_csv(path, 4)
+    # either set alone is read
+    path.write_text("motor_angles_rad_0,motor_angles_rad_1,motor_angles_rad_2,motor_angles_rad_3,"
+                    "angle\n0.2,0,0,0,7\n", encoding="utf-8")
+    assert read_angles_csv(path, 4).tolist() == [[0.2, 0.0, 0.0, 0.0]]
