@@ -84,3 +84,30 @@ def test_batch_csv_with_both_angle_column_sets_refused(
     path.write_text("motor_angles_rad_0,motor_angles_rad_1,motor_angles_rad_2,motor_angles_rad_3,"
                     "angle\n0.2,0,0,0,7\n", encoding="utf-8")
     assert read_angles_csv(path, 4).tolist() == [[0.2, 0.0, 0.0, 0.0]]
+
+
+def test_static_steady_state_accepts_a_dt_it_does_not_use(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a static solve does not step in time: a dt above the explicit limit (3.47e-5 s for the
+    # paper robot) gives the same equilibrium; a command that steps in time refuses it
+    from hsa_elastica.cli import main
+    from hsa_elastica.params import save_params
+
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    p = RobotParams()
+    save_params(p, good)
+    save_params(p.replace(simulation=p.simulation.replace(dt=1e-4)), bad)
+    outs = []
+    for path in (good, bad):
+        code = main(["steady-state", "--angles", "1", "0", "0", "-1", "--params", str(path), "--json", "-"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        outs.append(out)
+    import json
+
+    a, b = (json.loads(o) for o in outs)
+    assert a["method"] == b["method"] == "static"
+    assert a["platform_position_m"] == b["platform_position_m"]  # same equilibrium, bit for bit
+    code = main(["steady-state", "--angles", "1", "0", "0", "-1", "--params", str(bad), "--dynamic"])
+    err = capsys.readouterr().err
+    assert code == 2 and "simulation.dt = 0.0001 is invalid" in err, err
