@@ -111,3 +111,32 @@ def test_static_steady_state_accepts_a_dt_it_does_not_use(
     code = main(["steady-state", "--angles", "1", "0", "0", "-1", "--params", str(bad), "--dynamic"])
     err = capsys.readouterr().err
     assert code == 2 and "simulation.dt = 0.0001 is invalid" in err, err
+
+
+def test_payload_without_gravity_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # without gravity a payload has no weight: the static pose is bit for bit that without it
+    import warnings
+
+    from hsa_elastica.cli import main
+    from hsa_elastica.params import MassWithoutGravityWarning, mass_without_gravity, save_params
+
+    p = RobotParams()
+    loaded = p.replace(platform=p.platform.replace(payload_mass=0.1))
+    with pytest.warns(MassWithoutGravityWarning, match=r"payload_mass = 0.1 kg without gravity"):
+        heavy = steady_state(loaded, [1.0, 0.0, 0.0, -1.0]).top.platform_position_m
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MassWithoutGravityWarning)  # no warning without a payload
+        plain = steady_state(p, [1.0, 0.0, 0.0, -1.0]).top.platform_position_m
+    assert heavy.tolist() == plain.tolist()  # what the warning says: the payload changed nothing
+    # with gravity, or for a stack's motors: named or silent as they act or not
+    hanging = loaded.replace(simulation=p.simulation.replace(gravity=(0.0, 0.0, -9.81)))
+    assert mass_without_gravity(hanging) is None
+    assert "motor_mass = 0.07 kg" in str(mass_without_gravity([p, p], 0.07))
+    assert mass_without_gravity([p, p], 0.0) is None and mass_without_gravity(p, 0.07) is None
+    # the command line: one line on stderr, the run goes on
+    path = save_params(loaded, tmp_path / "payload.yaml")
+    code = main(["steady-state", "--angles", "1", "0", "0", "-1", "--params", str(path), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0
+    lines = [x for x in err.splitlines() if "warning" in x]
+    assert lines == [lines[0]] and lines[0].startswith("hsa-elastica: warning: platform.payload_mass"), err

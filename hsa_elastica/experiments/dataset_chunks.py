@@ -218,6 +218,12 @@ def solve_chunk(task: ChunkTask) -> Any:
     with the rows sorted by sample id."""
     import pyarrow as pa
 
+    import warnings
+
+    from hsa_elastica.params import MassWithoutGravityWarning
+
+    # build_dataset warned once in the main process; the workers' stderr is the terminal's
+    warnings.simplefilter("ignore", MassWithoutGravityWarning)
     params = _params(task.params_json)
     n_rods = int(params.n_rods)
     solve, warm = _pose_solver(task.solver, task.shapes)

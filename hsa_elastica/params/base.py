@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import warnings
 from typing import Any, ClassVar, Mapping, TypeVar
 
 ALPHA_C: float = 27.0 / 28.0
@@ -72,6 +73,41 @@ MIN_JOINT_STIFFNESS = 1.0
 
 class ParameterError(ValueError):
     """An invalid parameter value, an unknown key or an unreadable parameter file."""
+
+
+class MassWithoutGravityWarning(UserWarning):
+    """A payload or another mass set on a robot without gravity: it adds inertia to the
+    dynamics but no weight, so steady states are those without it
+    (:func:`warn_mass_without_gravity`)."""
+
+
+# one report per distinct message per process (the static solve, its dynamic fallback and
+# every pose of a batch would otherwise each repeat it)
+warnings.filterwarnings("once", category=MassWithoutGravityWarning)
+
+
+def mass_without_gravity(segments: Any, motor_mass: float = 0.0) -> str | None:
+    """The sentence of :class:`MassWithoutGravityWarning` for robot parameters ``segments``
+    (one ``RobotParams`` or a stack's list) and a stack's ``motor_mass`` [kg], or None when
+    every mass set has gravity to act on (or none is set)."""
+    items = segments if isinstance(segments, (list, tuple)) else [segments]
+    masses = [f"platform.payload_mass = {p.platform.payload_mass:g} kg" for p in items
+              if p.platform.payload_mass > 0.0 and p.simulation.gravity is None]
+    if motor_mass > 0.0 and len(items) > 1 and any(p.simulation.gravity is None for p in items[:-1]):
+        masses.append(f"motor_mass = {motor_mass:g} kg")
+    if not masses:
+        return None
+    return (f"{' and '.join(dict.fromkeys(masses))} without gravity (simulation.gravity is "
+            "None): it adds inertia but no weight, so the steady state is that without it; set "
+            "simulation.gravity, e.g. [0.0, 0.0, -9.81]")
+
+
+def warn_mass_without_gravity(segments: Any, motor_mass: float = 0.0) -> None:
+    """Warn (:class:`MassWithoutGravityWarning`, once per message) when a steady state is
+    asked of a robot with a payload or motor mass but no gravity (:func:`mass_without_gravity`)."""
+    message = mass_without_gravity(segments, motor_mass)
+    if message is not None:
+        warnings.warn(message, MassWithoutGravityWarning, stacklevel=3)
 
 
 def check_motor_angles(

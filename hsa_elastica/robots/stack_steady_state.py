@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.io.columns import JsonObject
-from hsa_elastica.params import JointParams, ParameterError, RobotParams
+from hsa_elastica.params import JointParams, ParameterError, RobotParams, warn_mass_without_gravity
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
 from hsa_elastica.robots.settling import Relaxation, divergence_summary, settle, settle_settings
@@ -201,6 +201,7 @@ def solve_stack_steady_state(
     commands = [np.array(_motor_schedules(a, p.n_rods, angles=k == 0 or drive == "angle",
                                           field=f"motor_angles[{k}]"), dtype=np.float64)
                 for k, (a, p) in enumerate(zip(motor_angles, params))]
+    warn_mass_without_gravity(params, motor_mass if isinstance(motor_mass, (int, float)) else 0.0)
     if method == "static":
         return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
     settings = settle_settings(

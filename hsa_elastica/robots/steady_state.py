@@ -54,7 +54,12 @@ from numpy.typing import NDArray
 
 from hsa_elastica.io.columns import JSON_KEYS as _COLUMNS_JSON_KEYS, JsonObject
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
-from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
+from hsa_elastica.params import (
+    ParameterError,
+    RobotParams,
+    check_motor_angles,
+    warn_mass_without_gravity,
+)
 from hsa_elastica.robots.builders import Robot, build_robot
 from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
@@ -345,6 +350,7 @@ def solve_steady_state(
         max_time=max_time, ramp_time=params.simulation.ramp_time, dt=params.simulation.dt,
     )
     angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
+    warn_mass_without_gravity(params)
     sp = params.simulation
     if record:
         from hsa_elastica.io.recording import check_recording_size
