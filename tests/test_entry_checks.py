@@ -5,6 +5,7 @@ mass that gravity does not act on."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -103,8 +104,6 @@ def test_static_steady_state_accepts_a_dt_it_does_not_use(
         out, err = capsys.readouterr()
         assert code == 0, err
         outs.append(out)
-    import json
-
     a, b = (json.loads(o) for o in outs)
     assert a["method"] == b["method"] == "static"
     assert a["platform_position_m"] == b["platform_position_m"]  # same equilibrium, bit for bit
@@ -118,7 +117,11 @@ def test_payload_without_gravity_warns(tmp_path: Path, capsys: pytest.CaptureFix
     import warnings
 
     from hsa_elastica.cli import main
-    from hsa_elastica.params import MassWithoutGravityWarning, mass_without_gravity, save_params
+    from hsa_elastica.params import (
+        MassWithoutGravityWarning,
+        mass_without_gravity,
+        save_params,
+    )
 
     p = RobotParams()
     loaded = p.replace(platform=p.platform.replace(payload_mass=0.1))

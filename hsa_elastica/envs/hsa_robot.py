@@ -452,10 +452,11 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.target = np.array(state["target"], dtype=np.float64)
         self._last_obs = np.array(state["last_obs"], dtype=np.float32)
 
-    def _render_image(self, platforms: dict[str, Any], view: RobotParams) -> NDArray[np.uint8]:
+    def _render_image(self, platforms: dict[str, Any], view: Any) -> NDArray[np.uint8]:
         """Off-screen image of the present state: every rod of the robot (``rod0 ...``), the
         rigid bodies ``platforms`` (renderer keys ``platform``, ``platform0`` ...), drawn with
-        the rod layout of ``view``, and the target as a red sphere (radius 6 % of the platform
+        the rod layout of ``view`` (a ``RobotParams``, or a stack's
+        :class:`~hsa_elastica.io.render_data.RodsView`), and the target as a red sphere (radius 6 % of the platform
         diameter)."""
         from hsa_elastica.io.recording import RigidBodyRecorder, RodRecorder, combine
         from hsa_elastica.io.render import RobotScene

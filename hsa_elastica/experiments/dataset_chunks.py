@@ -216,9 +216,9 @@ def _failed_row(exc: BaseException, n_rods: int, shapes: bool) -> dict[str, Any]
 def solve_chunk(task: ChunkTask) -> Any:
     """Solve the poses of ``task`` in order (warm started when possible); a ``pyarrow.Table``
     with the rows sorted by sample id."""
-    import pyarrow as pa
-
     import warnings
+
+    import pyarrow as pa
 
     from hsa_elastica.params import MassWithoutGravityWarning
 

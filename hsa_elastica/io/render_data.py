@@ -230,7 +230,7 @@ class RodsView:
     platform: Any
 
     @classmethod
-    def of_stack(cls, segments: Sequence[Any]) -> "RodsView":
+    def of_stack(cls, segments: Sequence[Any]) -> RodsView:
         """The view of the stages ``segments`` (``RobotParams``, bottom first)."""
         hand = tuple(int(h) for p in segments for h in p.handedness)
         top = segments[-1]

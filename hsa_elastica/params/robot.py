@@ -9,20 +9,20 @@ from typing import ClassVar
 
 from hsa_elastica.params.base import (
     DEFAULT_MAX_HALVINGS,
-    ParameterError,
-    _short,
     MAX_DAMPING,
     MAX_HALVINGS,
     MAX_RECORD_FPS,
     MIN_DENSITY,
     MIN_JOINT_STIFFNESS,
     MIN_LENGTH,
+    ParameterError,
     _check_handedness,
     _check_int,
     _check_real,
     _check_vector,
     _fail,
     _ParamsBase,
+    _short,
 )
 from hsa_elastica.params.rod import (
     RodParams,
@@ -225,8 +225,8 @@ class RobotParams(_ParamsBase):
             )
         if len(h) != self.n_rods:  # either may be the mistake: name both
             raise ParameterError(
-                f"RobotParams.n_rods = {self.n_rods} and RobotParams.handedness = {_short(h)} "
-                f"disagree: handedness must have n_rods values +-1, one per rod"
+                f"RobotParams.handedness = {_short(h)} is invalid: {len(h)} values but "
+                f"RobotParams.n_rods = {self.n_rods}; handedness must have one value +-1 per rod"
             )
         object.__setattr__(
             self, "handedness", tuple(_check_handedness(self, "handedness", x) for x in h)

@@ -33,7 +33,12 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.compile import CompiledModel, compile_simulator
 from hsa_elastica.engines.statics import StaticOutcome, StaticSolver, model_residual
 from hsa_elastica.engines.timeloop import check_time_step
-from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles, warn_mass_without_gravity
+from hsa_elastica.params import (
+    ParameterError,
+    RobotParams,
+    check_motor_angles,
+    warn_mass_without_gravity,
+)
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.robots.settling import describe_lost, lost_twist_model
 from hsa_elastica.robots.static_cache import pose_stability as pose_stability

@@ -77,7 +77,7 @@ def _angles(motor_angles: Any) -> NDArray[np.float64]:
         ) from None
 
 
-def _call(solver: Callable[..., Any], method: str, options: dict[str, Any], *args: Any,
+def _call(solver: Callable[..., Any], chosen: str, options: dict[str, Any], *args: Any,
           **fixed: Any) -> Any:
     """``solver(*args, **fixed, **options)`` once every key of ``options`` is one of the
     solver's keywords (else ``ParameterError`` naming it and the solver's keywords: a keyword
@@ -88,7 +88,7 @@ def _call(solver: Callable[..., Any], method: str, options: dict[str, Any], *arg
     unknown = [k for k in options if k not in accepted]
     if unknown:
         raise ParameterError(
-            f"steady_state(method={method!r}): keyword {unknown[0]!r} is invalid: "
+            f"steady_state(method={chosen!r}): keyword {unknown[0]!r} is invalid: "
             f"{solver.__name__} takes {', '.join(accepted)}"
         )
     return solver(*args, **fixed, **options)
