@@ -82,10 +82,11 @@ def _call(solver: Callable[..., Any], chosen: str, options: dict[str, Any], *arg
     """``solver(*args, **fixed, **options)`` once every key of ``options`` is one of the
     solver's keywords (else ``ParameterError`` naming it and the solver's keywords: a keyword
     of the other method must not surface as a ``TypeError``)."""
-    named = [name for name, p in inspect.signature(solver).parameters.items()
-             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    parameters = inspect.signature(solver).parameters.values()
+    named = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
     accepted = [name for name in named[len(args):] if name not in fixed]
-    unknown = [k for k in options if k not in accepted]
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in parameters)  # a wrapper passes them on
+    unknown = [] if takes_any else [k for k in options if k not in accepted]
     if unknown:
         raise ParameterError(
             f"steady_state(method={chosen!r}): keyword {unknown[0]!r} is invalid: "
