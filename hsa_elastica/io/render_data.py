@@ -16,7 +16,6 @@ motion is smooth even when the recording rate is below ``fps / speed``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -216,25 +215,26 @@ def resample(df: pd.DataFrame, times: NDArray[np.float64]) -> pd.DataFrame:
     return res
 
 
-@dataclass(frozen=True)
 class RodsView:
     """What the renderer reads of a robot to draw a stack's rods all at once: the rod,
     ``n_rods`` and ``handedness`` of every rod of every stage (bottom stage first), and the
     top stage's ``circle_radius`` [m] and ``platform`` (the camera's fit).  Not a
     :class:`~hsa_elastica.params.RobotParams`: the stages' rods would not fit on one circle."""
 
-    rod: Any
-    n_rods: int
-    handedness: tuple[int, ...]
-    circle_radius: float
-    platform: Any
+    def __init__(self, rod: Any, handedness: Sequence[int], circle_radius: float,
+                 platform: Any) -> None:
+        self.rod = rod
+        self.handedness = tuple(int(h) for h in handedness)
+        self.n_rods = len(self.handedness)
+        self.circle_radius = float(circle_radius)
+        self.platform = platform
 
     @classmethod
     def of_stack(cls, segments: Sequence[Any]) -> RodsView:
         """The view of the stages ``segments`` (``RobotParams``, bottom first)."""
-        hand = tuple(int(h) for p in segments for h in p.handedness)
         top = segments[-1]
-        return cls(top.rod, len(hand), hand, float(top.circle_radius), top.platform)
+        return cls(top.rod, [h for p in segments for h in p.handedness], top.circle_radius,
+                   top.platform)
 
 
 def stack_frame(df: pd.DataFrame, segments: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
