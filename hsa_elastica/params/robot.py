@@ -153,7 +153,7 @@ class SimulationParams(_ParamsBase):
     ramp_shape: str = field(default="smooth", metadata={"unit": "'linear' | 'smooth'"})
     record_fps: float = field(default=100.0, metadata={"unit": "Hz"})
     integrator: str = field(
-        default="explicit", metadata={"unit": "'explicit' | 'implicit' (compiled engines)"}
+        default="explicit", metadata={"unit": "'explicit' | 'implicit'"}
     )
     implicit_rho_inf: float = field(
         default=0.8, metadata={"unit": "-, spectral radius at infinite frequency, [0, 1]"}
@@ -218,6 +218,7 @@ class RobotParams(_ParamsBase):
         _check_int(self, "n_rods", ge=1)
         _check_real(self, "circle_radius", ge=MIN_LENGTH)
         _check_real(self, "first_rod_angle")
+        self._check_rods_apart()  # before handedness: a changed n_rods is named with its circle
         h = self.handedness
         if isinstance(h, (str, bytes)) or not hasattr(h, "__len__"):
             raise _fail(
@@ -231,7 +232,6 @@ class RobotParams(_ParamsBase):
         object.__setattr__(
             self, "handedness", tuple(_check_handedness(self, "handedness", x) for x in h)
         )
-        self._check_rods_apart()
         if self.circle_radius > self.platform.radius:
             raise _fail(
                 self,
