@@ -258,3 +258,21 @@ def test_an_entry_with_an_unknown_section_is_refused_for_every_class(tmp_path: P
     for cls in (RodParams, RobotParams):
         with pytest.raises(ParameterError, match="axial_lawz"):
             load_params(f"{path}#10", cls)
+
+
+@pytest.mark.parametrize("command", [
+    ["primitive", "bend_north", "--duration", "0.01"],
+    ["dataset", "--random", "2", "--out", "{tmp}/ds"],
+    ["calibrate", "--data", "elongation", "--free", "rod.C_eps", "--out", "{tmp}/fit.yaml"],
+])
+def test_every_command_refuses_a_dump_with_a_misspelt_section(
+        tmp_path: Path, no_solve: None, command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # primitive, dataset and calibrate ran with the misspelt section's fields at their
+    # defaults and recorded them as if asked for
+    dump = full_dump()
+    dump["simulaton"] = dump.pop("simulation")
+    path = _write(tmp_path, dump)
+    code = main([a.replace("{tmp}", str(tmp_path)) for a in command] + ["--params", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "'simulaton'" in err, err
+    assert not (tmp_path / "ds").exists() and not (tmp_path / "fit.yaml").exists()
