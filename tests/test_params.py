@@ -209,6 +209,7 @@ def test_round_trip(tmp_path: Path, suffix: str) -> None:
         rod=table1_rod_params(8).with_handedness(-1),  # bend_rigidity None
         simulation=SimulationParams(gravity=(0.0, 0.0, -9.81), ramp_shape="linear", dt=2.5e-5),
         first_rod_angle=0.1234567890123,
+        circle_radius=0.03,  # the Table I rods (19 mm outer radius) need >= 26.9 mm for four
     )
     path = save_params(robot, tmp_path / f"robot{suffix}")
     text = path.read_text()
@@ -319,3 +320,20 @@ def test_valid_quadratic_laws_round_trip(tmp_path) -> None:  # type: ignore[no-u
     rod = RodParams(C_eps=0.01, C_eps2=-5e-5, E_quad=100.0, twist_rigidity_quad=1e-7)
     assert rod.is_nonlinear
     assert RodParams.from_dict(rod.to_dict()) == rod
+
+
+# neighbouring rods must not intersect: centres 2 r sin(pi / n) apart, at least one outer
+# diameter (the paper's tubes: 25.4 mm)
+@pytest.mark.parametrize(
+    "n_rods, r_min",
+    [(6, 0.0254), (4, 0.0127 / math.sqrt(0.5)), (2, 0.0127)],  # 12.7 mm / sin(pi / n)
+)
+def test_overlapping_rods_refused_naming_the_minimum_radius(n_rods: int, r_min: float) -> None:
+    hand = tuple((1, -1) * (n_rods // 2))
+    with pytest.raises(ParameterError, match=rf"circle_radius.*n_rods = {n_rods}.*{r_min:.4g}"):
+        RobotParams(n_rods=n_rods, handedness=hand, circle_radius=r_min * 0.99)
+    assert RobotParams(n_rods=n_rods, handedness=hand, circle_radius=r_min * 1.001).n_rods == n_rods
+    # the default 24 mm circle holds the paper's four rods and three; six intersect
+    assert RobotParams(n_rods=3, handedness=(1, -1, 1)).circle_radius == 0.024
+    with pytest.raises(ParameterError, match="n_rods = 6"):
+        RobotParams(n_rods=6, handedness=(1, -1) * 3)

@@ -104,3 +104,27 @@ def test_bad_target_is_refused(robot_env: HSARobotEnv, target: object) -> None:
     with pytest.raises(ParameterError) as exc:
         robot_env.reset(seed=0, options={"target": target})
     assert "options['target']" in _one_line(exc) and "m" in str(exc.value)
+
+
+@pytest.mark.parametrize("env_id", ["HSARobot-v0", "HSAStack-v0"])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        # 1e9 s asked numpy for 121 TiB at the first step: at most 2e7 internal steps of the
+        # coarse 6e-5 s (1200 s)
+        ({"control_dt": 1e9}, "control_dt = 1e+09 is invalid: must be a finite number >= 6e-05 and <= 1200 s"),
+        # shorter than one internal step: was accepted until the first step
+        ({"control_dt": 1e-9}, "control_dt = 1e-09 is invalid: must be a finite number >= 6e-05"),
+        ({"control_dt": "fast"}, "control_dt = 'fast' is invalid"),
+        # above the explicit stability limit of the coarse 10-element rods (6.9e-5 s)
+        ({"dt": 1.0}, "Env.dt = 1.0 is invalid: must be > 0 and <= 6.86e-05 s"),
+        # 60 elements at the coarse step: the step the discretization chose is named
+        ({"n_elements": 60}, "Env.dt = 6e-05 (the discretization's internal step; pass a smaller dt) is invalid"),
+    ],
+)
+def test_step_sizes_checked_at_construction(env_id: str, kwargs: dict[str, object], needle: str) -> None:
+    with pytest.raises(ParameterError) as exc:
+        gym.make(env_id, **kwargs)
+    msg = _one_line(exc)
+    owner = "HSARobotEnv" if env_id == "HSARobot-v0" else "HSAStackEnv"
+    assert needle in msg and msg.startswith(owner), msg

@@ -303,7 +303,7 @@ def test_output_path_problem_names_each_case(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text, words", [
     ("a: &x {rod: 1}\nb: *x\n", "anchors"),
     ("3:\n  length: 0.1\n  length: 0.2\n", "duplicate key"),
-    ("# nothing\n", "expected a mapping"),
+    ("# nothing\n", "no parameters in it"),
 ])
 def test_validation_fitted_file_goes_through_the_strict_reader(
     text: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -24,7 +24,7 @@ from hsa_elastica.io.render import (
     render_video,
     select_frames,
 )
-from hsa_elastica.io.render_data import frame_times, resample
+from hsa_elastica.io.render_data import RodsView, frame_times, resample
 from hsa_elastica.io.render_scene import (
     AXIS_COLORS,
     HANDEDNESS_COLORS,
@@ -276,11 +276,9 @@ def test_scale_bar_measures_the_robot_at_its_depth_and_title() -> None:
     assert abs((dark.max() - dark.min()) - bar_px) < 0.08 * bar_px + 4
 
 
-def _stack_diagnostics() -> tuple[pd.DataFrame, RobotParams]:
+def _stack_diagnostics() -> tuple[pd.DataFrame, RodsView]:
     """Two synthetic robots on top of each other, the upper one shifted 90 mm north (as the real two-segment bend_north stack): the
     format of ``render_data.stack_frame`` (rods 0-7, ``platform0/`` below, ``platform/`` top)."""
-    import dataclasses
-
     lower = synthetic_diagnostics(n_t=3)
     h = lower["platform/position_z"].to_numpy() + 0.5 * PARAMS.platform.thickness
     cols = {}
@@ -303,8 +301,7 @@ def _stack_diagnostics() -> tuple[pd.DataFrame, RobotParams]:
                 value = value + 0.09
             cols[c] = value
     cols["time"] = lower["time"]
-    view = dataclasses.replace(PARAMS, n_rods=2 * PARAMS.n_rods, handedness=tuple(PARAMS.handedness) * 2)
-    return pd.DataFrame(cols), view
+    return pd.DataFrame(cols), RodsView.of_stack([PARAMS, PARAMS])
 
 
 def test_camera_frames_a_stack_tightly() -> None:

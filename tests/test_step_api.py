@@ -104,6 +104,23 @@ def test_step_api_rejects_bad_input() -> None:
         robot.step(math.inf)
 
 
+
+def test_run_length_capped_as_on_the_command_line() -> None:
+    # robot.step(1e9) ran without bound; the cap is the command line's: 2e7 internal steps
+    # (400 s at this dt = 2e-5 s), for the step API and run() on both handles, before any step
+    from hsa_elastica.params import MAX_STEPS
+
+    assert MAX_STEPS == 20_000_000  # docs/reliability.md: "at most 2e7 time steps"
+    robot = build_robot(_params(), [0.0] * 4, record=False)
+    fast = FastRobot(build_robot(_params(), [0.0] * 4, record=False))
+    for handle in (robot, fast):
+        with pytest.raises(ParameterError, match=r"dt_control = 1e\+09 is invalid.*<= 400 s"):
+            handle.step(1e9)
+        with pytest.raises(ParameterError, match=r"run\(\): duration.*<= 400 s"):
+            handle.run(401.0)
+        assert handle.time == 0.0  # refused before the first step
+
+
 def test_motor_torque_of_a_clamped_rod_in_pure_torsion() -> None:
     n, length, phi = 6, 0.05, 0.3
     rp = RodParams(n_elements=n, length=length)

@@ -22,7 +22,7 @@ import argparse
 import importlib
 import sys
 from types import ModuleType
-from typing import Sequence
+from typing import Any, Sequence
 
 from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line
 
@@ -90,8 +90,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warnings() -> None:
+    """Show the package's warnings about the input (:class:`~hsa_elastica.params.
+    MassWithoutGravityWarning`) as one line on stderr, ``hsa-elastica: warning: ...``, not as
+    Python's two lines with a file name; other warnings are shown as before."""
+    import warnings
+
+    from hsa_elastica.params import MassWithoutGravityWarning
+
+    shown = warnings.showwarning
+    if getattr(shown, "one_line", False):
+        return
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        if issubclass(category, MassWithoutGravityWarning):
+            print(one_line(f"{PROG}: warning: {message}"), file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    show.one_line = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
+    _one_line_warnings()
     try:
         args = build_parser().parse_args(argv)
         if args.command in COMPILING:

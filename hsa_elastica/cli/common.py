@@ -263,23 +263,15 @@ def check_params(params: Any, duration: float, record: bool) -> None:
             check_recording_size(params, duration)
 
 
-#: longest run a command accepts, in time steps: 600 s of simulated time at the default
-#: dt = 3e-5 s, about the 578 s a run directory's recording limit allows at 100 fps (the fused
-#: loop takes ~15 min of wall time for it on one core); without it ``--duration 1e9`` with no
-#: output would run until killed
-MAX_STEPS = 20_000_000
-
-
 def check_duration(duration: float | None, dt: float, flag: str) -> None:
-    """``--duration``/``--max-time`` [s]: finite, > 0 and at most :data:`MAX_STEPS` steps."""
+    """``--duration``/``--max-time`` [s]: finite, > 0 and at most
+    :data:`hsa_elastica.params.MAX_STEPS` steps (the cap the Python API applies too)."""
     if duration is None:
         return
-    limit = MAX_STEPS * dt
-    if not (math.isfinite(duration) and 0.0 < duration <= limit):
-        raise UsageError(
-            f"{PROG}: {flag} = {duration:g} is invalid: must be > 0 and <= {limit:g} s "
-            f"({MAX_STEPS:.0e} steps of simulation.dt = {dt:g} s)"
-        )
+    from hsa_elastica.params import check_run_length
+
+    with usage_errors(PROG):
+        check_run_length(duration, dt, flag)
 
 
 def check_angles(angles: Any, flag: str, n: int | None = None) -> None:

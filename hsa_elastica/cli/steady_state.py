@@ -103,8 +103,8 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
     check_table_output(args.out, args.overwrite)
     from hsa_elastica.io.csv_input import angle_columns
 
-    cols = angle_columns(args.angles_csv, params.n_rods)
     with usage_errors(f"{PROG} steady-state"):
+        cols = angle_columns(args.angles_csv, params.n_rods)
         table = read_csv_columns(args.angles_csv, cols, what="--angles-csv")
         angles = check_angle_rows(table, cols, what=f"--angles-csv {args.angles_csv}")
     from hsa_elastica.robots.steady_state_api import steady_state

@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.io.columns import STATE_KEYS, StateDict
-from hsa_elastica.params import ParameterError, check_motor_angles
+from hsa_elastica.params import ParameterError, check_motor_angles, check_run_length
 from hsa_elastica.physics.actuation import Ramp
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.physics.sensors import motor_torque
@@ -163,14 +163,13 @@ class ControlMixin:
         ``interpolate=True``: each motor turns linearly from its angle at the start of the
         interval to the command at the end; ``False``: the command is imposed from the start.
         Without a command the motors keep their schedules (e.g. the builder's ramps).
+        ``dt_control`` must be finite, at least the internal step ``dt`` and at most
+        :data:`hsa_elastica.params.MAX_STEPS` internal steps (the command line's cap on a run);
+        else ``ParameterError`` naming it, before any work.
         """
         dt = float(self.dt)  # type: ignore[attr-defined]
-        h = float(dt_control) if not isinstance(dt_control, bool) else math.nan
-        if not (math.isfinite(h) and h >= dt * (1.0 - 1e-9)):
-            raise ParameterError(
-                f"step(): dt_control = {dt_control!r} is invalid: must be a finite number >= "
-                f"dt = {dt:g} (s)"
-            )
+        # at least one internal step, at most the run length every entry point is capped at
+        h = check_run_length(dt_control, dt, "step(): dt_control", minimum=dt)
         t0 = float(self.time)  # type: ignore[attr-defined]
         clock = self._control_clock
         if clock is None or abs(clock - t0) > dt:  # first call, or run() was used in between

@@ -20,7 +20,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.params import ALPHA_C, JointParams, ParameterError, RobotParams, RodParams
+from hsa_elastica.params import (
+    ALPHA_C, MAX_STEPS, JointParams, ParameterError, RobotParams, RodParams, check_run_length,
+)
 
 __all__ = [
     "SimulationDiverged",
@@ -393,6 +395,8 @@ def run(
         raise ParameterError(f"run(): duration = {duration!r} is invalid: must be a finite number >= 0 (s)")
     if not (math.isfinite(dt) and dt > 0.0):
         raise ParameterError(f"run(): dt = {dt!r} is invalid: must be a finite number > 0 (s)")
+    if duration > MAX_STEPS * dt:
+        check_run_length(duration, dt, "run(): duration")  # the one cap on a run's length
     if isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)) or check_every < 1:
         raise ParameterError(f"run(): check_every = {check_every!r} is invalid: must be an integer >= 1 (steps)")
     if not math.isfinite(float(time)):

@@ -80,6 +80,7 @@ from hsa_elastica.params import (
     MAX_MOTOR_ANGLE,
     ParameterError,
     RobotParams,
+    check_run_length,
     paper_robot_params,
 )
 from hsa_elastica.robots.builders import build_robot
@@ -128,6 +129,27 @@ def _positive(name: str, value: float, unit: str) -> float:
     if not (math.isfinite(v) and v > 0.0):
         raise ParameterError(f"HSARobotEnv.{name} = {value!r} is invalid: must be a finite number > 0 ({unit})")
     return v
+
+
+def check_steps(
+    owner: str, segments: Sequence[RobotParams], control_dt: Any, dt_given: bool
+) -> float:
+    """The env's internal step of ``segments`` (shared by the stages) checked against the
+    explicit integrator's stability limit, and ``control_dt`` [s] as a float: at least one
+    internal step and at most :data:`~hsa_elastica.params.MAX_STEPS` of them (the cap of every
+    run); ``ParameterError`` naming ``owner.dt`` / ``owner.control_dt`` and the range, at
+    construction (a ``control_dt`` of 1e9 s asked for 121 TiB at the first step)."""
+    from hsa_elastica.engines.timeloop import check_time_step
+
+    internal = segments[0].simulation.dt
+    for p in segments:
+        try:
+            check_time_step(p.simulation.dt, p)
+        except ParameterError as exc:
+            where = "" if dt_given else " (the discretization's internal step; pass a smaller dt)"
+            detail = str(exc).split(" is invalid: ", 1)[-1]
+            raise ParameterError(f"{owner}.dt = {p.simulation.dt!r}{where} is invalid: {detail}") from None
+    return check_run_length(control_dt, internal, f"{owner}.control_dt", minimum=internal)
 
 
 def discretized(
@@ -274,10 +296,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if not isinstance(p, RobotParams):
             raise ParameterError(f"HSARobotEnv.params = {params!r} is invalid: must be a RobotParams")
         self.discretization, (self.params,) = discretized(
-            [p], "HSARobotEnv", discretization=discretization, given=params is not None,
+            [p], name, discretization=discretization, given=params is not None,
             integrator=integrator, n_elements=n_elements, dt=dt,
         )
-        self.control_dt = _positive("control_dt", control_dt, "s")
+        self.control_dt = check_steps(name, [self.params], control_dt, dt is not None)
         self.phi_max = _positive("phi_max", phi_max, "rad")
         if self.phi_max > MAX_MOTOR_ANGLE:
             raise ParameterError(
@@ -432,10 +454,11 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.target = np.array(state["target"], dtype=np.float64)
         self._last_obs = np.array(state["last_obs"], dtype=np.float32)
 
-    def _render_image(self, platforms: dict[str, Any], view: RobotParams) -> NDArray[np.uint8]:
+    def _render_image(self, platforms: dict[str, Any], view: Any) -> NDArray[np.uint8]:
         """Off-screen image of the present state: every rod of the robot (``rod0 ...``), the
         rigid bodies ``platforms`` (renderer keys ``platform``, ``platform0`` ...), drawn with
-        the rod layout of ``view``, and the target as a red sphere (radius 6 % of the platform
+        the rod layout of ``view`` (a ``RobotParams``, or a stack's
+        :class:`~hsa_elastica.io.render_data.RodsView`), and the target as a red sphere (radius 6 % of the platform
         diameter)."""
         from hsa_elastica.io.recording import RigidBodyRecorder, RodRecorder, combine
         from hsa_elastica.io.render import RobotScene

@@ -33,14 +33,13 @@ given.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.envs.hsa_robot import HSARobotEnv, discretized
+from hsa_elastica.envs.hsa_robot import HSARobotEnv, check_steps, discretized
 from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 from hsa_elastica.robots.stack import build_stack
@@ -87,12 +86,14 @@ class HSAStackEnv(HSARobotEnv):
             raise ParameterError(
                 f"HSAStackEnv.segments = {segments!r} is invalid: must be a sequence of RobotParams"
             )
+        dt_given = dt is not None
         if dt is None and (integrator or segs[0].simulation.integrator) == "implicit":
             dt = STACK_IMPLICIT_DT
         discretization, segs = discretized(
             segs, "HSAStackEnv", discretization=discretization, given=segments is not None,
             integrator=integrator, n_elements=n_elements, dt=dt,
         )
+        check_steps("HSAStackEnv", segs, control_dt, dt_given)  # every stage's step, at construction
         super().__init__(
             segs[-1], control_dt=control_dt, max_steps=max_steps, phi_max=phi_max,
             motor_torques=motor_torques, target_radius=target_radius,
@@ -124,6 +125,6 @@ class HSAStackEnv(HSARobotEnv):
         platforms = {"platform": self.robot.platforms[-1]}
         for k, body in enumerate(self.robot.platforms[:-1]):
             platforms[f"platform{k}"] = body
-        hand = tuple(h for p in self.segments for h in p.handedness)
-        view = dataclasses.replace(self.segments[-1], n_rods=len(hand), handedness=hand)
-        return self._render_image(platforms, view)
+        from hsa_elastica.io.render_data import RodsView
+
+        return self._render_image(platforms, RodsView.of_stack(self.segments))

@@ -221,8 +221,14 @@ def _failed_row(exc: BaseException, n_rods: int, shapes: bool) -> dict[str, Any]
 def solve_chunk(task: ChunkTask) -> Any:
     """Solve the poses of ``task`` in order (warm started when possible); a ``pyarrow.Table``
     with the rows sorted by sample id."""
+    import warnings
+
     import pyarrow as pa
 
+    from hsa_elastica.params import MassWithoutGravityWarning
+
+    # build_dataset warned once in the main process; the workers' stderr is the terminal's
+    warnings.simplefilter("ignore", MassWithoutGravityWarning)
     params = _params(task.params_json)
     n_rods = int(params.n_rods)
     solve, warm = _pose_solver(task.solver, task.shapes)

@@ -70,7 +70,7 @@ from hsa_elastica.experiments.dataset_store import (
     sha256_file,
     stderr_line,
 )
-from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
+from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles, warn_mass_without_gravity
 from hsa_elastica.params.files import write_atomic, write_text_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -520,6 +520,7 @@ def build_dataset(
     check_n_samples(len(angles), "len(angles)")
     check_motor_angles(angles, params.n_rods, field="angles")
     check_time_step(params.simulation.dt, params)
+    warn_mass_without_gravity(params)  # here, once: the workers do not repeat it
     size = default_chunk_size(len(angles)) if chunk_size is None else int(chunk_size)
     if size < 1:
         raise ParameterError(f"chunk_size = {chunk_size!r} is invalid: must be >= 1")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +152,16 @@ def angle_columns(path: str | Path, n_rods: int) -> list[str]:
     """The motor-angle columns of a poses CSV: ``motor_angles_rad_0 ..`` (the output schema's
     names, so a batch result file can be read back) when its header has them all, else
     ``angle_0 ..`` (the short input form; a missing column is then reported by
-    :func:`read_csv_columns` under that name)."""
+    :func:`read_csv_columns` under that name).  A header with columns of both sets is refused
+    (``ParameterError`` naming both): one of them would be ignored silently."""
+    header = csv_header(path)
+    sets = {stem: sorted(h for h in header if re.fullmatch(rf"{stem}\d+", h))
+            for stem in ("angle_", "motor_angles_rad_")}
+    if sets["angle_"] and sets["motor_angles_rad_"]:  # which one is meant cannot be told
+        raise ParameterError(
+            f"{path}: has both angle_* columns ({', '.join(sets['angle_'][:4])}) and "
+            f"motor_angles_rad_* columns ({', '.join(sets['motor_angles_rad_'][:4])}): keep one "
+            "set of motor angles (rad)"
+        )
     new = [f"motor_angles_rad_{i}" for i in range(n_rods)]
-    return new if set(new) <= csv_header(path) else [f"angle_{i}" for i in range(n_rods)]
+    return new if set(new) <= header else [f"angle_{i}" for i in range(n_rods)]

@@ -215,13 +215,33 @@ def resample(df: pd.DataFrame, times: NDArray[np.float64]) -> pd.DataFrame:
     return res
 
 
+class RodsView:
+    """What the renderer reads of a robot to draw a stack's rods all at once: the rod,
+    ``n_rods`` and ``handedness`` of every rod of every stage (bottom stage first), and the
+    top stage's ``circle_radius`` [m] and ``platform`` (the camera's fit).  Not a
+    :class:`~hsa_elastica.params.RobotParams`: the stages' rods would not fit on one circle."""
+
+    def __init__(self, rod: Any, handedness: Sequence[int], circle_radius: float,
+                 platform: Any) -> None:
+        self.rod = rod
+        self.handedness = tuple(int(h) for h in handedness)
+        self.n_rods = len(self.handedness)
+        self.circle_radius = float(circle_radius)
+        self.platform = platform
+
+    @classmethod
+    def of_stack(cls, segments: Sequence[Any]) -> RodsView:
+        """The view of the stages ``segments`` (``RobotParams``, bottom first)."""
+        top = segments[-1]
+        return cls(top.rod, [h for p in segments for h in p.handedness], top.circle_radius,
+                   top.platform)
+
+
 def stack_frame(df: pd.DataFrame, segments: Sequence[Any]) -> tuple[pd.DataFrame, Any]:
     """A multi-segment stack's diagnostics (``seg{k}/rod{i}/...``, ``seg{k}/platform/...``)
     in the renderer's robot format, and parameters describing all its rods: rods renumbered
     ``rod0 ... rod{n-1}`` (segment 0 first), the top platform as ``platform/``, the lower
     ones as ``platform{k}/``; ``segments`` are the stages' ``RobotParams``, bottom first."""
-    import dataclasses
-
     if not segments:
         raise ValueError("stack_frame: no segments")
     names = {"time": "time"}
@@ -242,9 +262,7 @@ def stack_frame(df: pd.DataFrame, segments: Sequence[Any]) -> tuple[pd.DataFrame
     if not any(c.startswith("rod0/") for c in names.values()):
         raise ValueError("diagnostics frame has no stack columns: expected 'seg0/rod0/position_x_0'")
     frame = df[list(names)].rename(columns=names)
-    hand = tuple(h for p in segments for h in p.handedness)
-    view = dataclasses.replace(segments[-1], n_rods=len(hand), handedness=hand)
-    return frame, view
+    return frame, RodsView.of_stack(segments)
 
 
 def sensor_series(df: pd.DataFrame, stem: str, n_segments: int = 0) -> NDArray[np.float64] | None:

@@ -41,9 +41,14 @@ from hsa_elastica.params.base import MAX_HALVINGS as MAX_HALVINGS
 from hsa_elastica.params.base import MAX_MODULUS as MAX_MODULUS
 from hsa_elastica.params.base import MAX_MOTOR_ANGLE as MAX_MOTOR_ANGLE
 from hsa_elastica.params.base import check_motor_angles as check_motor_angles
+from hsa_elastica.params.base import check_run_length as check_run_length
+from hsa_elastica.params.base import MAX_STEPS as MAX_STEPS
 from hsa_elastica.params.base import MAX_N_ELEMENTS as MAX_N_ELEMENTS
 from hsa_elastica.params.base import MAX_RECORD_FPS as MAX_RECORD_FPS
 from hsa_elastica.params.base import ParameterError
+from hsa_elastica.params.base import MassWithoutGravityWarning as MassWithoutGravityWarning
+from hsa_elastica.params.base import mass_without_gravity as mass_without_gravity
+from hsa_elastica.params.base import warn_mass_without_gravity as warn_mass_without_gravity
 from hsa_elastica.params.base import _ParamsBase as _ParamsBase
 from hsa_elastica.params.base import invalid_parameter as invalid_parameter
 from hsa_elastica.params.base import is_finite_number as is_finite_number

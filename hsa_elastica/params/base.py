@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import warnings
 from typing import Any, ClassVar, Mapping, TypeVar
 
 ALPHA_C: float = 27.0 / 28.0
@@ -42,6 +43,13 @@ MAX_RECORD_FPS = 1e4
 #: ``simulation.max_halvings``: a refused implicit step is retried down to ``dt / 2**20`` at
 #: most (2 ns at the envs' 2 ms step; below it round-off, not the step, limits Newton)
 MAX_HALVINGS = 20
+#: longest run of any entry point, in time steps: 600 s of simulated time at the default
+#: dt = 3e-5 s, about the 578 s a run directory's recording limit allows at 100 fps (the fused
+#: loop takes ~15 min of wall time for it on one core).  The command line's ``--duration`` /
+#: ``--max-time``, the dynamic steady states' ``max_time`` and the step API's control interval
+#: are checked against it (:func:`check_run_length`): without it ``--duration 1e9`` or
+#: ``robot.step(1e9)`` would run until killed (or allocate for 1e9 / dt steps)
+MAX_STEPS = 20_000_000
 #: default of ``simulation.max_halvings`` (and the Gymnasium envs' value): a refused step is
 #: retried down to 1/16 of ``dt``
 DEFAULT_MAX_HALVINGS = 4
@@ -76,6 +84,41 @@ class HSADeprecationWarning(DeprecationWarning):
     """The package's own deprecations (an old name still read for one release): a
     ``DeprecationWarning``, of its own class so that a test suite (this package's turns them
     into errors: ``filterwarnings`` in setup.cfg) or a user can single them out."""
+
+
+class MassWithoutGravityWarning(UserWarning):
+    """A payload or another mass set on a robot without gravity: it adds inertia to the
+    dynamics but no weight, so steady states are those without it
+    (:func:`warn_mass_without_gravity`)."""
+
+
+# one report per distinct message per process (the static solve, its dynamic fallback and
+# every pose of a batch would otherwise each repeat it)
+warnings.filterwarnings("once", category=MassWithoutGravityWarning)
+
+
+def mass_without_gravity(segments: Any, motor_mass: float = 0.0) -> str | None:
+    """The sentence of :class:`MassWithoutGravityWarning` for robot parameters ``segments``
+    (one ``RobotParams`` or a stack's list) and a stack's ``motor_mass`` [kg], or None when
+    every mass set has gravity to act on (or none is set)."""
+    items = segments if isinstance(segments, (list, tuple)) else [segments]
+    masses = [f"platform.payload_mass = {p.platform.payload_mass:g} kg" for p in items
+              if p.platform.payload_mass > 0.0 and p.simulation.gravity is None]
+    if motor_mass > 0.0 and len(items) > 1 and any(p.simulation.gravity is None for p in items[:-1]):
+        masses.append(f"motor_mass = {motor_mass:g} kg")
+    if not masses:
+        return None
+    return (f"{' and '.join(dict.fromkeys(masses))} without gravity (simulation.gravity is "
+            "None): it adds inertia but no weight, so the steady state is that without it; set "
+            "simulation.gravity, e.g. [0.0, 0.0, -9.81]")
+
+
+def warn_mass_without_gravity(segments: Any, motor_mass: float = 0.0) -> None:
+    """Warn (:class:`MassWithoutGravityWarning`, once per message) when a steady state is
+    asked of a robot with a payload or motor mass but no gravity (:func:`mass_without_gravity`)."""
+    message = mass_without_gravity(segments, motor_mass)
+    if message is not None:
+        warnings.warn(message, MassWithoutGravityWarning, stacklevel=3)
 
 
 def check_motor_angles(
@@ -115,6 +158,23 @@ def check_motor_angles(
             f"+-{MAX_MOTOR_ANGLE:.6g} rad ({MAX_MOTOR_ANGLE / math.pi:g} pi)"
         )
     return a
+
+
+def check_run_length(duration: Any, dt: float, field: str, *, minimum: float = 0.0) -> float:
+    """``duration`` [s] as a float: finite, > ``minimum`` (or >= it when ``minimum`` > 0) and
+    at most :data:`MAX_STEPS` steps of ``dt`` [s]; else ``ParameterError`` naming ``field``
+    and the range (the one cap of every run's length)."""
+    limit = MAX_STEPS * dt
+    v = _as_finite(duration)
+    low_ok = v is not None and (v >= minimum * (1.0 - 1e-9) if minimum > 0.0 else v > 0.0)
+    if v is None or not low_ok or v > limit:
+        low = f">= {minimum:g}" if minimum > 0.0 else "> 0"
+        shown = _short(duration) if v is None else f"{v:g}"
+        raise ParameterError(
+            f"{field} = {shown} is invalid: must be a finite number {low} and "
+            f"<= {limit:g} s ({MAX_STEPS:.0e} steps of simulation.dt = {dt:g} s)"
+        )
+    return v
 
 
 def invalid_parameter(owner: str, name: str, value: Any, allowed: str) -> ParameterError:

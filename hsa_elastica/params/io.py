@@ -19,6 +19,7 @@ from hsa_elastica.params.files import read_mapping_text, read_text_bounded, writ
 from hsa_elastica.params.robot import (
     RobotParams,
 )
+from hsa_elastica.params.rod import RodParams
 
 _AnyParams = TypeVar("_AnyParams", bound=_ParamsBase)
 
@@ -183,22 +184,82 @@ def _is_keyed(data: Mapping[Any, Any]) -> bool:
     return bool(data) and all(isinstance(k, int) and not isinstance(k, bool) for k in data)
 
 
-def _section(data: Mapping[str, Any], cls: type) -> Mapping[str, Any]:
-    """The part of ``data`` for ``cls``: ``data[section]`` when ``data`` groups several
-    parameter sets (e.g. ``{rod: ..., axial_law: ...}``) and ``cls`` has no field of that name."""
-    key = _SECTIONS.get(cls.__name__)
-    if key is not None and isinstance(data.get(key), Mapping):
-        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        if key not in names and not set(map(str, data)) <= names:
-            return data[key]  # type: ignore[no-any-return]
-    return data
+#: the sections of a file grouping several parameter sets: a robot dump (``rod``, ``platform``,
+#: ``joint``, ``simulation`` and the robot's own fields) or a characterization entry (``rod``,
+#: ``axial_law``)
+_GROUP_KEYS = frozenset(_SECTIONS.values())
+
+
+def _names(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+
+
+def is_rod_only(data: Mapping[Any, Any]) -> bool:
+    """A rod-only parameter set (an entry of the characterization fits): every top-level key
+    is a :class:`RodParams` field and at least one is not a :class:`RobotParams` field.  Told
+    apart from a robot's file by its keys alone, before any value is read."""
+    keys = set(data)
+    return bool(keys) and keys <= _names(RodParams) and not keys <= _names(RobotParams)
+
+
+def _unknown(where: str, keys: list[str], allowed: set[str]) -> ParameterError:
+    return ParameterError(
+        f"{where}: unknown key(s) {', '.join(_short(k) for k in keys[:10])}"
+        f"{' ...' if len(keys) > 10 else ''}; allowed keys are {', '.join(sorted(allowed))}"
+    )
+
+
+def read_params(data: Mapping[Any, Any], cls: type[_AnyParams], where: str) -> _AnyParams:
+    """``cls`` from one parameter set ``data`` (a file's mapping, or one entry of a per-key
+    file), read whole or refused: the one reading of every parameter file.
+
+    The layout is told by the keys alone, up front:
+
+    * ``cls = RobotParams``: a robot's file (its fields, sections ``rod``, ``platform``,
+      ``joint``, ``simulation``), or a rod-only set (:func:`is_rod_only`:
+      ``RobotParams(rod=...)``, every other field at its default); a characterization entry
+      with an ``axial_law`` is refused (a robot has no axial law: it would be dropped);
+    * ``cls`` a section class (``RodParams``, ``SimulationParams``, ...): its own fields, or a
+      robot's file (read whole as :class:`RobotParams`, every field validated, then its
+      section), or a characterization entry ``{rod: ..., axial_law: ...}`` (its section; the
+      other one is read by its own class).
+
+    Any other key is an error naming it.  ``ParameterError`` with one line otherwise.
+    """
+    keys = set(data)
+    section = _SECTIONS.get(cls.__name__)
+    if cls is RobotParams:
+        if is_rod_only(data):
+            return RobotParams(rod=RodParams.from_dict(data, where=where))  # type: ignore[return-value]
+        if "axial_law" in keys and keys <= _GROUP_KEYS:
+            raise ParameterError(
+                f"{where}: key 'axial_law': this entry is a characterization rod with its "
+                "compression law, which a robot does not have; read it with "
+                "load_params(..., RodParams) and AxialLawParams"
+            )
+    elif section is not None and section in keys and section not in _names(cls):
+        if keys <= _names(RobotParams):
+            return getattr(RobotParams.from_dict(data, where=where), section)  # type: ignore[no-any-return]
+        if not keys <= _GROUP_KEYS:
+            raise _unknown(where, sorted(str(k) for k in keys - _GROUP_KEYS), set(_GROUP_KEYS))
+        data = data[section]
+        where = f"{where}.{section}"
+    if issubclass(cls, _ParamsBase):
+        return cls.from_dict(data, where=where)
+    if not isinstance(data, Mapping):
+        raise ParameterError(f"{where} must be a mapping of field names to values, got {_short(data)}")
+    return cls.from_dict(data)  # type: ignore[attr-defined, no-any-return]
 
 
 def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyParams:  # type: ignore[assignment]
     """Read a YAML/TOML file written by :func:`save_params` (or by hand) into ``cls``.
 
-    Missing keys take their defaults; unknown keys, invalid values and unreadable or malformed
-    files raise :class:`ParameterError`.
+    Missing keys take their defaults; a file is read whole or refused: unknown keys (a
+    misspelt field or section), invalid values anywhere in the file and unreadable or
+    malformed files raise :class:`ParameterError` with one line naming the key
+    (:func:`read_params`, the one reading of every entry point: the command line, presets,
+    datasets, calibration).  A rod-only file (only :class:`RodParams` fields, e.g. an entry of
+    the characterization fits) read as :class:`RobotParams` gives ``RobotParams(rod=...)``.
 
     Files holding one parameter set per key (the characterization fits in ``hsa_elastica/data``,
     one rod per row count) are read one entry at a time with ``"FILE.yaml#KEY"``, e.g.
@@ -227,10 +288,7 @@ def load_params(path: str | Path, cls: type[_AnyParams] = RobotParams) -> _AnyPa
             f"one as '{path}#KEY' (e.g. '{path}#{next(iter(data))}') or read all with "
             f"load_params_per_key"
         )
-    body = _section(data, cls)
-    if issubclass(cls, _ParamsBase):
-        return cls.from_dict(body, where=f"{path}#{key}" if key else str(path))
-    return cls.from_dict(body)  # type: ignore[attr-defined, no-any-return]
+    return read_params(data, cls, f"{path}#{key}" if key else str(path))
 
 
 def load_params_per_key(path: str | Path, cls: type[_AnyParams]) -> dict[int, _AnyParams]:

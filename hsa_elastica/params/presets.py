@@ -144,8 +144,11 @@ def resolve_params(name_or_path: str | Path, cls: type[_AnyParams] = RobotParams
     """Parameters from a preset name (:data:`PRESETS`) or a file (:func:`load_params`,
     including ``FILE#KEY``).
 
-    With ``cls = RobotParams`` a file holding only rod parameters (e.g. an entry of the
-    characterization fits) gives ``RobotParams(rod=...)`` with the other defaults.
+    A file is read once, by :func:`load_params`: accepted whole or refused with one line
+    naming the key.  With ``cls = RobotParams`` a file holding only rod parameters (e.g. an
+    entry of the characterization fits, recognised by its keys:
+    :func:`~hsa_elastica.params.io.is_rod_only`) gives ``RobotParams(rod=...)`` with the other
+    defaults.
     """
     text = str(name_or_path)
     if text in PRESETS:
@@ -165,15 +168,4 @@ def resolve_params(name_or_path: str | Path, cls: type[_AnyParams] = RobotParams
         raise ParameterError(
             f"{text!r} is neither a preset ({', '.join(PRESETS)}) nor a parameter file"
         )
-    try:
-        return load_params(text, cls)
-    except ParameterError:
-        if cls is not RobotParams:
-            raise
-        try:
-            rod = load_params(text, RodParams)
-        except ParameterError:
-            pass
-        else:
-            return RobotParams(rod=rod)  # type: ignore[return-value]
-        raise
+    return load_params(text, cls)

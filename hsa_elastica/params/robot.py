@@ -15,12 +15,14 @@ from hsa_elastica.params.base import (
     MIN_DENSITY,
     MIN_JOINT_STIFFNESS,
     MIN_LENGTH,
+    ParameterError,
     _check_handedness,
     _check_int,
     _check_real,
     _check_vector,
     _fail,
     _ParamsBase,
+    _short,
 )
 from hsa_elastica.params.rod import (
     RodParams,
@@ -152,7 +154,7 @@ class SimulationParams(_ParamsBase):
     ramp_shape: str = field(default="smooth", metadata={"unit": "'linear' | 'smooth'"})
     record_fps: float = field(default=100.0, metadata={"unit": "Hz"})
     integrator: str = field(
-        default="explicit", metadata={"unit": "'explicit' | 'implicit' (compiled engines)"}
+        default="explicit", metadata={"unit": "'explicit' | 'implicit'"}
     )
     implicit_rho_inf: float = field(
         default=0.8, metadata={"unit": "-, spectral radius at infinite frequency, [0, 1]"}
@@ -217,10 +219,16 @@ class RobotParams(_ParamsBase):
         _check_int(self, "n_rods", ge=1)
         _check_real(self, "circle_radius", ge=MIN_LENGTH)
         _check_real(self, "first_rod_angle")
+        self._check_rods_apart()  # before handedness: a changed n_rods is named with its circle
         h = self.handedness
-        if isinstance(h, (str, bytes)) or not hasattr(h, "__len__") or len(h) != self.n_rods:
+        if isinstance(h, (str, bytes)) or not hasattr(h, "__len__"):
             raise _fail(
                 self, "handedness", h, f"must be a sequence of n_rods = {self.n_rods} values +-1"
+            )
+        if len(h) != self.n_rods:  # either may be the mistake: name both
+            raise ParameterError(
+                f"RobotParams.handedness = {_short(h)} is invalid: {len(h)} values but "
+                f"RobotParams.n_rods = {self.n_rods}; handedness must have one value +-1 per rod"
             )
         object.__setattr__(
             self, "handedness", tuple(_check_handedness(self, "handedness", x) for x in h)
@@ -232,6 +240,25 @@ class RobotParams(_ParamsBase):
                 self.circle_radius,
                 f"must be <= platform radius {self.platform.radius!r} so the rod tips attach "
                 "to the platform",
+            )
+
+    def min_circle_radius(self) -> float:
+        """Smallest ``circle_radius`` [m] at which neighbouring rods of outer radius
+        ``rod.outer_radius`` do not intersect: their centres ``2 r sin(pi / n_rods)`` apart
+        must be at least one outer diameter (0 for a single rod; 17.96 mm for the paper's four
+        12.7 mm rods, 25.4 mm for six)."""
+        if self.n_rods < 2:
+            return 0.0
+        return self.rod.outer_radius / math.sin(math.pi / self.n_rods)
+
+    def _check_rods_apart(self) -> None:
+        r_min = self.min_circle_radius()
+        if self.circle_radius < r_min * (1.0 - 1e-12):  # tubes that just touch are accepted
+            raise _fail(
+                self, "circle_radius", self.circle_radius,
+                f"with n_rods = {self.n_rods} rods of outer radius {self.rod.outer_radius:g} m "
+                f"neighbouring tubes intersect: circle_radius must be >= {r_min:.6g} m for "
+                f"{self.n_rods} rods (fewer rods, a larger circle or thinner rods)",
             )
 
     def rod_angle(self, i: int) -> float:

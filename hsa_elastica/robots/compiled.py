@@ -47,7 +47,7 @@ from hsa_elastica.engines.timeloop import (
     find_runaway,
     runaway_suspect,
 )
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import MAX_STEPS, ParameterError, check_run_length
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -192,6 +192,8 @@ class FastRobot(ControlMixin):
             raise ParameterError(
                 f"run(): duration = {duration!r} is invalid: must be a finite number >= 0 (s)"
             )
+        if duration > MAX_STEPS * self.dt:
+            check_run_length(duration, self.dt, "run(): duration")  # the one cap on a run's length
         if check_every is not None and (
             isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)) or check_every < 1
         ):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from hsa_elastica.engines.timeloop import SimulationDiverged
+from hsa_elastica.params import ParameterError, check_run_length, is_finite_number
 from hsa_elastica.physics.actuation import MotorAngleBC, winding_defect
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,13 +42,14 @@ __all__ = [
 ]
 
 
-def positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -> float:
-    v = float(value)
-    ok = math.isfinite(v) and (v >= 0.0 if allow_zero else v > 0.0)
+def positive(name: str, value: Any, unit: str, *, allow_zero: bool = False) -> float:
+    """``value`` as a float if it is a finite number > 0 (>= 0 with ``allow_zero``), else
+    ``ParameterError`` naming ``name`` and the range (a bool or a string is not a number)."""
+    ok = is_finite_number(value) and (float(value) >= 0.0 if allow_zero else float(value) > 0.0)
     if not ok:
         rel = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} = {value!r} is invalid: must be a finite number {rel} ({unit})")
-    return v
+        raise ParameterError(f"{name} = {value!r} is invalid: must be a finite number {rel} ({unit})")
+    return float(value)
 
 
 def append_final_sample(robot: Any, t: float) -> None:
@@ -293,11 +295,13 @@ class SettleSettings:
 def settle_settings(
     *, tol_velocity: float, tol_omega: float, tol_residual: float, max_speed: float,
     window: float, check_interval: float, ramp: Any, max_time: float | None, ramp_time: float,
+    dt: float,
 ) -> SettleSettings:
     """The options of :func:`~hsa_elastica.robots.steady_state.solve_steady_state` (same names
-    and units) checked (``ValueError`` naming the first bad one); ``ramp_time`` [s] is the
-    parameters' ramp, used when ``ramp`` is None (a callable ``ramp``: the test starts at 0);
-    ``max_time`` None: the end of the ramp + 3 s."""
+    and units) checked (``ParameterError`` naming the first bad one and its range); ``ramp_time``
+    [s] is the parameters' ramp, used when ``ramp`` is None (a callable ``ramp``: the test
+    starts at 0); ``max_time`` None: the end of the ramp + 3 s; a run is at most
+    :data:`hsa_elastica.params.MAX_STEPS` steps of ``dt`` [s] (the command line's cap)."""
     tol_v = positive("tol_velocity", tol_velocity, "m/s")
     v_max = positive("max_speed", max_speed, "m/s")
     tol_w = positive("tol_omega", tol_omega, "rad/s")
@@ -310,7 +314,7 @@ def settle_settings(
         ramp_end = 0.0
     else:
         ramp_end = positive("ramp", ramp, "s", allow_zero=True)
-    t_max = ramp_end + 3.0 if max_time is None else positive("max_time", max_time, "s")
+    t_max = check_run_length(ramp_end + 3.0 if max_time is None else max_time, dt, "max_time")
     return SettleSettings(tol_v, tol_w, tol_r, v_max, win, chk, ramp_end, t_max)
 
 

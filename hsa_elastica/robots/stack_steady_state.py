@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.io.columns import JsonObject
-from hsa_elastica.params import JointParams, ParameterError, RobotParams
+from hsa_elastica.params import JointParams, ParameterError, RobotParams, warn_mass_without_gravity
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
 from hsa_elastica.robots.settling import Relaxation, divergence_summary, settle, settle_settings
@@ -185,7 +185,7 @@ def solve_stack_steady_state(
     continuation steps and ``check_stability`` (``sim_time_s = 0``, no diagnostics).
     ``motor_mass``, ``mount``, ``drive`` as :func:`~hsa_elastica.robots.stack.build_stack`.
 
-    Raises ``ParameterError``/``ValueError`` on bad input before simulating, and
+    Raises ``ParameterError`` on bad input before simulating, and
     ``SimulationDiverged`` with the partial :class:`StackSteadyStateResult` (``diverged=True``,
     the diagnostics recorded so far) as its ``result`` attribute.
     """
@@ -201,12 +201,14 @@ def solve_stack_steady_state(
     commands = [np.array(_motor_schedules(a, p.n_rods, angles=k == 0 or drive == "angle",
                                           field=f"motor_angles[{k}]"), dtype=np.float64)
                 for k, (a, p) in enumerate(zip(motor_angles, params))]
+    warn_mass_without_gravity(params, motor_mass if isinstance(motor_mass, (int, float)) else 0.0)
     if method == "static":
         return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
     settings = settle_settings(
         tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
         max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
         max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
+        dt=params[0].simulation.dt,
     )
     if record:  # the recordings of all segments together fit in memory
         from hsa_elastica.io.recording import check_recording_size

@@ -34,7 +34,12 @@ from hsa_elastica.engines.compile import CompiledModel, compile_simulator
 from hsa_elastica.engines.statics import StaticOutcome, StaticSolver, model_residual
 from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.io.held_messages import held_warnings
-from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles
+from hsa_elastica.params import (
+    ParameterError,
+    RobotParams,
+    check_motor_angles,
+    warn_mass_without_gravity,
+)
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.robots.settling import describe_lost, lost_twist_model
 from hsa_elastica.robots.static_cache import pose_stability as pose_stability
@@ -245,6 +250,7 @@ def solve_static(
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
     angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
+    warn_mass_without_gravity(params)
     solver, straight = static_solver(params)
     warm = None
     if initial is not None:

@@ -54,7 +54,12 @@ from numpy.typing import NDArray
 
 from hsa_elastica.io.columns import JSON_KEYS as _COLUMNS_JSON_KEYS, JsonObject
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
-from hsa_elastica.params import RobotParams, check_motor_angles
+from hsa_elastica.params import (
+    ParameterError,
+    RobotParams,
+    check_motor_angles,
+    warn_mass_without_gravity,
+)
 from hsa_elastica.robots.builders import Robot, build_robot
 from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
@@ -363,20 +368,22 @@ def solve_steady_state(
 
     Raises
     ------
-    ValueError
-        for an invalid tolerance/time, ``ParameterError`` for invalid angles, a time step
+    ParameterError
+        for an invalid tolerance or time (naming the keyword and its range; ``max_time`` is
+        at most :data:`hsa_elastica.params.MAX_STEPS` steps), invalid angles, a time step
         above the stability limit or a recording that would not fit in memory (before
         simulating); ``SimulationDiverged`` if the state blows up, with the partial result
         (``diverged=True``, the diagnostics recorded so far) as its ``result`` attribute.
     """
     if not isinstance(params, RobotParams):
-        raise ValueError(f"params = {params!r} is invalid: must be a RobotParams")
+        raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
     settings = settle_settings(
         tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
         max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
-        max_time=max_time, ramp_time=params.simulation.ramp_time,
+        max_time=max_time, ramp_time=params.simulation.ramp_time, dt=params.simulation.dt,
     )
     angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
+    warn_mass_without_gravity(params)
     sp = params.simulation
     if record:
         from hsa_elastica.io.recording import check_recording_size

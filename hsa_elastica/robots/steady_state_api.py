@@ -12,8 +12,9 @@ aliases for one release.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -90,6 +91,24 @@ def _angles(motor_angles: Any) -> NDArray[np.float64]:
         ) from None
 
 
+def _call(solver: Callable[..., Any], chosen: str, options: dict[str, Any], *args: Any,
+          **fixed: Any) -> Any:
+    """``solver(*args, **fixed, **options)`` once every key of ``options`` is one of the
+    solver's keywords (else ``ParameterError`` naming it and the solver's keywords: a keyword
+    of the other method must not surface as a ``TypeError``)."""
+    parameters = inspect.signature(solver).parameters.values()
+    named = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    accepted = [name for name in named[len(args):] if name not in fixed]
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in parameters)  # a wrapper passes them on
+    unknown = [] if takes_any else [k for k in options if k not in accepted]
+    if unknown:
+        raise ParameterError(
+            f"steady_state(method={chosen!r}): keyword {unknown[0]!r} is invalid: "
+            f"{solver.__name__} takes {', '.join(accepted)}"
+        )
+    return solver(*args, **fixed, **options)
+
+
 def steady_state(
     system_or_params: Any,
     motor_angles: Any,
@@ -109,7 +128,9 @@ def steady_state(
     ``options``: keywords of the solver used (``solve_static``, ``solve_static_batch``,
     ``solve_steady_state``, ``solve_stack_steady_state``, ``solve_static_rod``; a single rod's
     dynamic relaxation: :func:`hsa_elastica.robots.rod_relaxation.relax_rod`, whose
-    ``sim_params.integrator = "implicit"`` steps the implicit integrator).
+    ``sim_params.integrator = "implicit"`` steps the implicit integrator).  A keyword the
+    solver does not take (e.g. ``max_time`` with ``method="static"``) and a value out of its
+    range raise ``ParameterError`` naming the keyword, before any work.
     """
     if method not in METHODS:
         raise ParameterError(f"method = {method!r} is invalid: must be one of {METHODS}")
@@ -125,16 +146,17 @@ def steady_state(
         if method == "dynamic":
             from hsa_elastica.robots.rod_relaxation import relax_rod
 
-            rod = relax_rod(params, angle=float(angle[0]), **options)
+            rod = _call(relax_rod, method, options, params, angle=float(angle[0]))
         else:
             from hsa_elastica.robots.rod_statics import solve_static_rod
 
-            rod = solve_static_rod(params, angle=float(angle[0]), **options)
+            rod = _call(solve_static_rod, method, options, params, angle=float(angle[0]))
         return _robot(rod)
     if isinstance(params, Sequence) and params and all(isinstance(p, RobotParams) for p in params):
         from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
 
-        stack = solve_stack_steady_state(list(params), motor_angles, method=method, **options)
+        stack = _call(solve_stack_steady_state, method, options, list(params), motor_angles,
+                      method=method)
         return _robot(stack, stack.segments, stack.relative_poses)
     raise ParameterError(
         f"system_or_params = {type(system_or_params).__name__} is invalid: must be RobotParams, "
@@ -149,14 +171,14 @@ def _robot_steady_state(
         if method == "static":
             from hsa_elastica.robots.statics_api import solve_static_batch
 
-            return [_robot(r) for r in solve_static_batch(params, angles, **options)]
+            return [_robot(r) for r in _call(solve_static_batch, method, options, params, angles)]
         from hsa_elastica.robots.steady_state import solve_steady_state
 
-        return [_robot(solve_steady_state(params, a, **options)) for a in angles]
+        return [_robot(_call(solve_steady_state, method, options, params, a)) for a in angles]
     if method == "static":
         from hsa_elastica.robots.statics_api import solve_static
 
-        return _robot(solve_static(params, angles, **options))
+        return _robot(_call(solve_static, method, options, params, angles))
     from hsa_elastica.robots.steady_state import solve_steady_state
 
-    return _robot(solve_steady_state(params, angles, **options))
+    return _robot(_call(solve_steady_state, method, options, params, angles))

@@ -57,7 +57,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -68,7 +67,7 @@ from hsa_elastica.experiments.characterization import (
 )
 from hsa_elastica.physics.compression_law import AxialLawParams
 from hsa_elastica.data import path as data_path
-from hsa_elastica.params import ParameterError, RodParams, table1_rod_params
+from hsa_elastica.params import ParameterError, RodParams, load_params_per_key, table1_rod_params
 from hsa_elastica.params.files import atomic_output, write_text_atomic
 # the fitting and scoring routines are re-exported: their names stay importable from here
 from hsa_elastica.validation.characterization_fit import (
@@ -366,33 +365,19 @@ def _save_fitted_compression(
     write_text_atomic(path, header + yaml.safe_dump(body, sort_keys=True))
 
 
-def _read_fitted(path: Path) -> dict[Any, Any]:
-    """A fitted-parameters YAML through the strict bounded reader of parameter files (no
-    aliases, no duplicate keys, bounded size and depth); ``ParameterError`` naming the file."""
-    from hsa_elastica.params.files import read_mapping_text, read_text_bounded
-
-    try:
-        raw = read_mapping_text(read_text_bounded(Path(path)), "yaml")
-    except ParameterError as exc:
-        raise ParameterError(f"fitted parameters {str(path)!r}: {exc}") from None
-    if not isinstance(raw, dict) or not raw:
-        raise ParameterError(f"fitted parameters {str(path)!r}: expected a mapping rows -> parameters")
-    return raw
-
-
 def load_fitted_compression(path: Path = FITTED_COMPRESSION) -> dict[int, tuple[RodParams, AxialLawParams]]:
-    """Read ``fitted_params_compression.yaml`` into ``{rows: (RodParams, AxialLawParams)}``."""
-    raw = _read_fitted(path)
-    return {
-        int(r): (RodParams.from_dict(d["rod"], where=f"{path}:{r}"), AxialLawParams.from_dict(d["axial_law"]))
-        for r, d in raw.items()
-    }
+    """Read ``fitted_params_compression.yaml`` into ``{rows: (RodParams, AxialLawParams)}``
+    (the one reader of parameter files, :func:`hsa_elastica.params.load_params_per_key`: each
+    entry's two sections, both validated; any other key refused)."""
+    rods = load_params_per_key(path, RodParams)
+    laws = load_params_per_key(path, AxialLawParams)  # type: ignore[type-var]
+    return {r: (rods[r], laws[r]) for r in rods}
 
 
 def load_fitted(path: Path = FITTED_PARAMS) -> dict[int, RodParams]:
-    """Read ``fitted_params.yaml`` back into ``{rows: RodParams}`` (validated)."""
-    raw = _read_fitted(path)
-    return {int(r): RodParams.from_dict(d, where=f"{path}:{r}") for r, d in raw.items()}
+    """Read ``fitted_params.yaml`` back into ``{rows: RodParams}`` (validated, by
+    :func:`hsa_elastica.params.load_params_per_key`)."""
+    return load_params_per_key(path, RodParams)
 
 
 if __name__ == "__main__":
