@@ -72,7 +72,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     s.add_argument(
         "--out", metavar="PATH",
         help="with --angles: save a run directory (diagnostics, params, summary; implies "
-        "--dynamic); with --angles-csv: the result table (.csv or .parquet) (default: none)",
+        "--dynamic); with --angles-csv: the result table (.csv or .parquet; CSV into a device "
+        "or named pipe without either extension) (default: none)",
     )
     s.add_argument(
         "--overwrite", action="store_true",
@@ -97,8 +98,10 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
 
     from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
     from hsa_elastica.io.progress import progress_bar
+    from hsa_elastica.params.files import atomic_output, is_stream
 
-    if args.out is None or Path(args.out).suffix.lower() not in TABLE_SUFFIXES:
+    if args.out is None or (Path(args.out).suffix.lower() not in TABLE_SUFFIXES
+                            and not is_stream(args.out)):  # a device or FIFO takes CSV
         raise UsageError(f"{PROG} steady-state: --angles-csv needs --out FILE.csv or FILE.parquet")
     check_table_output(args.out, args.overwrite)
     from hsa_elastica.io.csv_input import angle_columns
@@ -122,13 +125,12 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
         ) as bar:
             results = [r.detail for r in steady_state(params, angles, on_pose=lambda: bar.update(1))]
     from hsa_elastica.io.columns import flatten, write_parquet
-    from hsa_elastica.params.files import atomic_output
 
     # the JSON fields flattened by the schema's suffix rule (platform_position_m_x, ...)
     df = pd.DataFrame([flatten(r.to_json_dict()) for r in results])
     out = Path(args.out)
     with atomic_output(out, create_parents=True) as tmp:
-        if out.suffix.lower() == ".csv":
+        if out.suffix.lower() != ".parquet":
             df.to_csv(tmp, index=False)
         else:
             write_parquet(df, tmp)  # each column's unit and frame in the Arrow schema
