@@ -10,6 +10,7 @@ The device nodes are private twins made with ``mknod`` in the test's directory (
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -57,8 +58,9 @@ def _reader(fifo: Path) -> Iterator[list[bytes]]:
     try:
         yield got
     finally:
-        if thread.is_alive() and not got:  # the writer failed before opening: release the reader
-            with open(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+        thread.join(timeout=2)
+        if thread.is_alive():  # the writer never opened the pipe: release the reader
+            with contextlib.suppress(OSError), open(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK), "wb"):
                 pass
         thread.join(timeout=30)
 

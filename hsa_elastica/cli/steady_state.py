@@ -30,6 +30,7 @@ from hsa_elastica.cli.common import (
     check_params,
     check_table_output,
     check_run_dir,
+    claimed_run_dir,
     describe,
     finish_run,
     float_arg,
@@ -163,32 +164,44 @@ def run(args: argparse.Namespace) -> int:
     if args.dynamic or args.reference or args.out is not None:
         check_run_dir(args.out, args.overwrite)
         check_params(params, _duration(args, params), args.out is not None)
-        try:
-            result = solve(
-                params,
-                args.angles,
-                out=args.out,
-                quiet=args.quiet,
-                max_time=args.max_time,
-                record=args.out is not None,
-                progress=progress(args.quiet),
-                fast=not args.reference,
-            )
-        except Exception as exc:  # a diverged run still writes its (not converged) JSON
-            partial = getattr(exc, "result", None)
-            if partial is not None:
-                _write_json(args.json, partial)
-            raise
-    else:
-        from hsa_elastica.robots.steady_state_api import steady_state
+        with claimed_run_dir(args.out, args.overwrite):  # no second command into --out meanwhile
+            result = _dynamic(args, params)
+            _finish(args, result, params)
+        return 0
+    from hsa_elastica.robots.steady_state_api import steady_state
 
-        with usage_errors(f"{PROG} steady-state: --params"):  # e.g. the fallback's time step
-            result = steady_state(params, args.angles).detail
+    with usage_errors(f"{PROG} steady-state: --params"):  # e.g. the fallback's time step
+        result = steady_state(params, args.angles).detail
+    _finish(args, result, params)
+    return 0
+
+
+def _dynamic(args: argparse.Namespace, params: Any) -> Any:
+    """The dynamic steady state of ``--angles`` (a failed run still writes its JSON)."""
+    try:
+        return solve(
+            params,
+            args.angles,
+            out=args.out,
+            quiet=args.quiet,
+            max_time=args.max_time,
+            record=args.out is not None,
+            progress=progress(args.quiet),
+            fast=not args.reference,
+        )
+    except Exception as exc:  # a diverged run still writes its (not converged) JSON
+        partial = getattr(exc, "result", None)
+        if partial is not None:
+            _write_json(args.json, partial)
+        raise
+
+
+def _finish(args: argparse.Namespace, result: Any, params: Any) -> None:
+    """``--json``, the summary line and the run directory of ``result``."""
     _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
         print(describe(result) + f" [{result.method}]")
     finish_run(result, params, out=args.out, quiet=args.quiet or args.json == "-")
-    return 0
 
 
 def _write_json(path: str | None, result: Any) -> None:
