@@ -99,9 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with recorded_interrupts() as interrupts:
         try:
             args = build_parser().parse_args(argv)
-            if args.command != "params":
+            if args.command in COMPILING:  # (the others import no kernel)
                 writable_kernel_cache()
-            if args.command in COMPILING:
                 announce_compile(bool(getattr(args, "quiet", False)))
             return int(args.commands[args.command](args))
         except UsageError as exc:
