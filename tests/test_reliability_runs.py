@@ -67,6 +67,32 @@ def test_refused_implicit_step_exits_1_and_keeps_the_run(
     assert run.diagnostics["time"].iloc[-1] <= s["divergence"]["time_s"] + 1e-12
 
 
+def test_failed_force_law_takes_the_same_path(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A force law that fails during the run (the engines raise ``FloatingPointError`` for a
+    non-positive stiffness; injected here after the first 0.1 s) ends as a divergence does:
+    exit 1, one line, the run so far saved with the cause."""
+    from hsa_elastica.robots.compiled import FastRobot
+
+    real = FastRobot.run
+
+    def failing(self: FastRobot, duration: float, **kwargs: object) -> float:
+        if self.time >= 0.1:
+            raise FloatingPointError("AuxeticCoupling.stiffness of coupling 2 gave a "
+                                     f"non-positive stiffness (-1) at t = {self.time:.6g} s")
+        return real(self, duration, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FastRobot, "run", failing)
+    out = tmp_path / "run"
+    code = main(["steady-state", "--angles", "0.5", "0", "0", "0", "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "non-positive stiffness" in err, err
+    assert "simulation failed: AuxeticCoupling" in err and "saved to" in err, err
+    s = load_run(out).summary
+    assert s["converged"] is False and s["divergence"]["system"] == "force law"
+    assert s["sim_time_s"] == pytest.approx(0.1, abs=0.02)
+
+
 def test_failures_share_one_type_and_survive_pickling() -> None:
     """Divergence, a refused step and a failed force law are ``SimulationFailed`` (not
     ``ParameterError``: never exit 2); a refused step keeps its message through pickling

@@ -269,7 +269,7 @@ def relax(
         divergence = exc
         converged = False
     except FloatingPointError as exc:  # a force law that failed (a non-positive stiffness)
-        divergence = SolverFailed(t, "force law", t, str(exc), f"simulation failed: {exc}")
+        divergence = SolverFailed(t, "force law", t, str(exc), str(exc))
         converged = False
     finally:
         if bar is not None:
