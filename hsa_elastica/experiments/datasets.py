@@ -544,9 +544,7 @@ def build_dataset(
 
                 def write(chunk: int, table: Any) -> None:
                     data = encode_chunk(table, meta["fingerprint"], chunk)
-                    # a Ctrl-C between the file's rename and its record would leave a chunk
-                    # the manifest flushed on the way out does not list
-                    with deferred_interrupts() as pending:
+                    with deferred_interrupts() as pending:  # a file and its record: one step
                         write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
                         manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
                     if pending:
