@@ -67,6 +67,7 @@ _LAZY: dict[str, str] = {
         "hsa_elastica.robots.builders",
     ),
     "SimulationDiverged": "hsa_elastica.engines.timeloop",
+    "SimulationFailed": "hsa_elastica.engines.timeloop",
     "run": "hsa_elastica.engines.timeloop",
     "max_stable_dt": "hsa_elastica.engines.timeloop",
     # motion primitives

@@ -15,6 +15,7 @@ import pytest
 from hsa_elastica.engines.compile import compile_simulator
 from hsa_elastica.engines.implicit import ENV_MAX_HALVINGS, ImplicitStepFailed, generalized_alpha
 from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.timeloop import SimulationFailed
 from hsa_elastica.params import ParameterError, paper_robot_params
 from hsa_elastica.params.io import load_params, save_params
 from hsa_elastica.params.robot import SimulationParams
@@ -190,7 +191,8 @@ def test_deterministic_and_refuses_a_step_newton_cannot_take() -> None:
     # the state is the one at the start of the refused step (never a non-converged result)
     assert robot.engine.time == pytest.approx(info.value.time)
     assert np.all(np.isfinite(robot.rod_arrays.position))
-    assert isinstance(ImplicitStepFailed(0.01, 0.0, "x"), ParameterError)
+    # a runtime failure of a run that started (exit 1, data kept), not bad input (exit 2)
+    assert isinstance(info.value, SimulationFailed) and not isinstance(info.value, ParameterError)
 
 
 def test_a_refused_step_is_halved_when_allowed_and_ends_at_the_static_pose() -> None:
@@ -222,19 +224,20 @@ def test_a_refused_step_is_halved_when_allowed_and_ends_at_the_static_pose() -> 
 def test_cli_primitive_halves_refused_steps_by_the_params(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     """The CLI path (``primitive`` with ``simulation.integrator: implicit``) reads
     ``simulation.max_halvings`` from the params file: 10 ms steps of bend_north (a 20 ms ramp
-    of pi) are refused with 0 (exit 2, one line naming dt), taken in halves with 2 (exit 0); a file with
-    -1 is refused before any simulation (exit 2, one line naming the field and its range)."""
+    of pi) are refused with 0 (a runtime failure: exit 1, one line naming dt and the time),
+    taken in halves with 2 (exit 0); a file with -1 is refused before any simulation (exit 2,
+    one line naming the field and its range)."""
     from hsa_elastica.cli import main
 
     p = paper_robot_params()
     argv = ["primitive", "bend_north", "--duration", "0.1", "--quiet", "--params"]
-    for halvings, code, needle in ((0, 2, "simulation.dt = 0.01 s"), (2, 0, None)):
+    for halvings, code, needle in ((0, 1, "simulation.dt = 0.01 s"), (2, 0, None)):
         q = p.replace(simulation=p.simulation.replace(
             dt=1e-2, integrator="implicit", ramp_time=0.02, max_halvings=halvings))
         path = save_params(q, tmp_path / f"h{halvings}.yaml")
         assert main([*argv, str(path)]) == code
         err = capsys.readouterr().err
-        assert needle is None or (err.count("\n") == 1 and needle in err), err
+        assert needle is None or (err.count("\n") == 1 and needle in err and "at t = " in err), err
     path = tmp_path / "bad.yaml"
     path.write_text("simulation:\n  integrator: implicit\n  max_halvings: -1\n")
     assert main([*argv, str(path)]) == 2

@@ -10,8 +10,9 @@ scenario scripts).
 Set ``HSA_ELASTICA_DEBUG=1`` to get the traceback of an unexpected error.  ``hsa-elastica
 --version`` prints the package version.
 
-Exit codes: 0 success, 1 the simulation failed (diverged; ``--out`` still receives the run
-recorded so far, marked ``"converged": false, "diverged": true``), 2 bad input -- parameters,
+Exit codes: 0 success, 1 the simulation failed after it started (diverged, a step the
+implicit integrator refused; ``--out`` still receives the run recorded so far, marked
+``"converged": false, "diverged": true``), 2 bad input -- parameters,
 flags and output paths are all checked before simulating -- always a one-line message on
 stderr, no traceback; 130 interrupted (also during start-up).
 """
@@ -115,29 +116,83 @@ def _one_line_warnings() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
+    from hsa_elastica.io.interrupts import recorded_interrupts
+
+    printable_output()
     _one_line_warnings()
+    with recorded_interrupts() as interrupts:
+        try:
+            args = build_parser().parse_args(argv)
+            if args.command in COMPILING:  # (the others import no kernel)
+                writable_kernel_cache()
+                announce_compile(bool(getattr(args, "quiet", False)))
+            return int(args.commands[args.command](args))
+        except UsageError as exc:
+            print(one_line(str(exc)), file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:  # one line, no traceback (a failed simulation, I/O error, ...)
+            if interrupts:  # Ctrl-C inside C code: "ImportError: initialization failed", ...
+                print(f"{PROG}: interrupted", file=sys.stderr)
+                return 130
+            import os
+
+            if os.environ.get("HSA_ELASTICA_DEBUG"):
+                raise
+            return _failed(exc)
+
+
+def _failed(exc: Exception) -> int:
+    """Report ``exc``, a failure after the command started, in one line; exit code 1."""
+    # (the module is not imported here: a failure may come from importing it)
+    timeloop = sys.modules.get("hsa_elastica.engines.timeloop")
+    failed = timeloop is not None and isinstance(exc, timeloop.SimulationFailed)
+    message = f"{PROG}: {'simulation failed' if failed else type(exc).__name__}: {exc}"
+    saved = getattr(exc, "saved_to", None)
+    if saved is not None:
+        message += f"; the run so far (not converged) was saved to {saved}"
+    print(one_line(message), file=sys.stderr)
+    return 1
+
+
+def writable_kernel_cache() -> None:
+    """A numba cache that cannot be written means compiling in every run, with one warning
+    line (:func:`hsa_elastica.io.numba_cache.ensure_writable_cache`), not a traceback."""
+    from hsa_elastica.io.numba_cache import ensure_writable_cache
+
+    warning = ensure_writable_cache()
+    if warning is not None:
+        print(f"{PROG}: {warning}", file=sys.stderr)
+
+
+def printable_output() -> None:
+    """Messages that name a path print in any locale: on a stream whose encoding cannot take
+    a character, undecodable bytes of a file name (held as surrogate escapes) are written
+    back as they were and other characters as backslash escapes, instead of raising
+    ``UnicodeEncodeError`` after the work is done."""
+    import codecs
+
+    def escape(error: UnicodeError) -> tuple[str, int]:
+        if not isinstance(error, UnicodeEncodeError):
+            raise error
+        chunk = error.object[error.start:error.end]
+        name = "surrogateescape" if all("\udc80" <= c <= "\udcff" for c in chunk) else "backslashreplace"
+        return codecs.lookup_error(name)(error)  # type: ignore[return-value]
+
     try:
-        args = build_parser().parse_args(argv)
-        if args.command in COMPILING:
-            announce_compile(bool(getattr(args, "quiet", False)))
-        return int(args.commands[args.command](args))
-    except UsageError as exc:
-        print(one_line(str(exc)), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # one line, no traceback (a failed simulation, I/O error, ...)
-        import os
+        codecs.lookup_error(_ERRORS)
+    except LookupError:
+        codecs.register_error(_ERRORS, escape)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape"):
+            try:
+                reconfigure(errors=_ERRORS)
+            except (ValueError, OSError):  # a stream that cannot change (already written to)
+                pass
 
-        if os.environ.get("HSA_ELASTICA_DEBUG"):
-            raise
-        from hsa_elastica.engines.timeloop import SimulationDiverged
 
-        kind = "simulation failed" if isinstance(exc, SimulationDiverged) else type(exc).__name__
-        message = f"{PROG}: {kind}: {exc}"
-        saved = getattr(exc, "saved_to", None)
-        if saved is not None:
-            message += f"; the run so far (not converged) was saved to {saved}"
-        print(one_line(message), file=sys.stderr)
-        return 1
+#: the error handler of :func:`printable_output`
+_ERRORS = "hsa-elastica-printable"

@@ -221,6 +221,23 @@ def check_run_dir(path: str | None, overwrite: bool) -> None:
         raise UsageError(f"{PROG}: --out {path}: {problem}")
 
 
+@contextmanager
+def claimed_run_dir(path: str | None, overwrite: bool) -> Iterator[None]:
+    """Hold ``--out DIR`` while the run is simulated and saved
+    (:func:`hsa_elastica.io.rundir.claimed`): a second command into the same directory is
+    refused (exit 2) until this one ends; nothing is held for ``path`` None."""
+    if path is None:
+        yield
+        return
+    from hsa_elastica.io.rundir import RunDirBusy, claimed
+
+    try:
+        with claimed(path, overwrite=overwrite):
+            yield
+    except RunDirBusy as exc:
+        raise UsageError(f"{PROG}: --out {path}: {exc}") from None
+
+
 #: internal step [s] that ``--integrator implicit`` gives a model whose params select the
 #: explicit integrator: the recommended step of docs/performance.md, as the Gymnasium envs'
 IMPLICIT_CLI_DT = DEFAULT_IMPLICIT_DT
@@ -329,9 +346,11 @@ def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,
           extra: dict[str, Any] | None = None, solver: Any = None, **kwargs: Any) -> Any:
     """``solver(params, angles, **kwargs)`` (default :func:`dynamic_steady_state`: the dynamic
     :func:`~hsa_elastica.robots.steady_state_api.steady_state` of a robot, or of a stack with
-    ``params`` the segments); on divergence the partial run is saved to ``out`` (summary
-    ``"converged": false, "diverged": true``) before re-raising."""
-    from hsa_elastica.engines.timeloop import SimulationDiverged
+    ``params`` the segments); when the run fails after it started (a divergence, a step the
+    implicit integrator refused, a failed force law: ``SimulationFailed``, exit 1) the partial
+    run is saved to ``out`` (summary ``"converged": false, "diverged": true``) before
+    re-raising."""
+    from hsa_elastica.engines.timeloop import SimulationFailed
     from hsa_elastica.params import ParameterError
 
     if solver is None:
@@ -341,7 +360,7 @@ def solve(params: Any, angles: Any, *, out: str | None, quiet: bool,
         return solver(params, angles, **kwargs)
     except ParameterError as exc:
         raise UsageError(f"{PROG}: {exc}") from None
-    except SimulationDiverged as exc:
+    except SimulationFailed as exc:  # a blow-up, a refused implicit step, a failed force law
         result = exc.result
         if out is not None and result is not None and result.diagnostics is not None:
             save_result(out, result, params, extra)

@@ -38,15 +38,18 @@ def run(args: argparse.Namespace) -> int:
             f"{PROG} params: --preset {args.preset!r} is unknown; choose one of {', '.join(PRESETS)}"
         )
     if args.dump != "-":
-        if Path(args.dump).suffix.lower() not in (".yaml", ".yml", ".toml"):
+        from hsa_elastica.params.files import is_stream
+
+        if Path(args.dump).suffix.lower() not in (".yaml", ".yml", ".toml") and not is_stream(args.dump):
             raise UsageError(f"{PROG} params: --dump {args.dump}: use a .yaml, .yml or .toml file, "
-                             "or '-' for YAML on stdout")
+                             "or '-' for YAML on stdout (a device or FIFO takes YAML)")
         check_output_file(args.dump, "--dump")
     with usage_errors(f"{PROG} params", ParameterError, OSError):
         params = RobotParams() if args.preset is None else resolve_params(args.preset)
-        if args.dump == "-":
-            sys.stdout.write(params_text(params, "yaml"))
-            return 0
+    if args.dump == "-":
+        sys.stdout.write(params_text(params, "yaml"))
+        return 0
+    with usage_errors(f"{PROG} params", ParameterError):  # a failed write (disk full): exit 1
         path = save_params(params, args.dump)
     what = "default robot parameters" if args.preset is None else f"preset {args.preset}"
     print(f"{what} written to {path}", file=sys.stderr)

@@ -21,6 +21,7 @@ from hsa_elastica.cli.common import (
     check_params,
     check_render_path,
     check_run_dir,
+    claimed_run_dir,
     describe,
     finish_run,
     float_arg,
@@ -95,20 +96,21 @@ def run(args: argparse.Namespace) -> int:
     for p in group:
         check_params(p, duration, record)  # (a stack's segments together: by the solver, before it builds)
     extra: dict[str, Any] = {"primitive": name, "magnitude": args.magnitude}
-    info(args.quiet, _plan(args, group, duration))
-    result = solve(
-        system, angles, out=args.out, quiet=args.quiet, extra=extra, max_time=args.duration,
-        stop_when_settled=args.duration is None, record=record, progress=progress(args.quiet),
-        fast=not args.reference,
-    )
-    if segments is not None:
-        _stack_static(args, group, angles, names, result, extra)
-    elif not args.quiet:
-        print(f"{args.name} (magnitude {args.magnitude:g}): {describe(result)}")
-    finish_run(
-        result, system, out=args.out, render=args.render, still=args.still, fps=args.fps,
-        quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
-    )
+    with claimed_run_dir(args.out, args.overwrite):  # no second command into --out meanwhile
+        info(args.quiet, _plan(args, group, duration))
+        result = solve(
+            system, angles, out=args.out, quiet=args.quiet, extra=extra, max_time=args.duration,
+            stop_when_settled=args.duration is None, record=record, progress=progress(args.quiet),
+            fast=not args.reference,
+        )
+        if segments is not None:
+            _stack_static(args, group, angles, names, result, extra)
+        elif not args.quiet:
+            print(f"{args.name} (magnitude {args.magnitude:g}): {describe(result)}")
+        finish_run(
+            result, system, out=args.out, render=args.render, still=args.still, fps=args.fps,
+            quiet=args.quiet, extra=extra, size=args.size, speed=args.speed, hold=args.hold,
+        )
     return 0
 
 

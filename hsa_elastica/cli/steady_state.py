@@ -30,6 +30,7 @@ from hsa_elastica.cli.common import (
     check_params,
     check_table_output,
     check_run_dir,
+    claimed_run_dir,
     describe,
     finish_run,
     float_arg,
@@ -72,7 +73,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     s.add_argument(
         "--out", metavar="PATH",
         help="with --angles: save a run directory (diagnostics, params, summary; implies "
-        "--dynamic); with --angles-csv: the result table (.csv or .parquet) (default: none)",
+        "--dynamic); with --angles-csv: the result table (.csv or .parquet; CSV into a device "
+        "or named pipe without either extension) (default: none)",
     )
     s.add_argument(
         "--overwrite", action="store_true",
@@ -97,8 +99,10 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
 
     from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
     from hsa_elastica.io.progress import progress_bar
+    from hsa_elastica.params.files import atomic_output, is_stream
 
-    if args.out is None or Path(args.out).suffix.lower() not in TABLE_SUFFIXES:
+    if args.out is None or (Path(args.out).suffix.lower() not in TABLE_SUFFIXES
+                            and not is_stream(args.out)):  # a device or FIFO takes CSV
         raise UsageError(f"{PROG} steady-state: --angles-csv needs --out FILE.csv or FILE.parquet")
     check_table_output(args.out, args.overwrite)
     from hsa_elastica.io.csv_input import angle_columns
@@ -122,13 +126,12 @@ def _batch(args: argparse.Namespace, params: Any) -> int:
         ) as bar:
             results = [r.detail for r in steady_state(params, angles, on_pose=lambda: bar.update(1))]
     from hsa_elastica.io.columns import flatten, write_parquet
-    from hsa_elastica.params.files import atomic_output
 
     # the JSON fields flattened by the schema's suffix rule (platform_position_m_x, ...)
     df = pd.DataFrame([flatten(r.to_json_dict()) for r in results])
     out = Path(args.out)
     with atomic_output(out, create_parents=True) as tmp:
-        if out.suffix.lower() == ".csv":
+        if out.suffix.lower() != ".parquet":
             df.to_csv(tmp, index=False)
         else:
             write_parquet(df, tmp)  # each column's unit and frame in the Arrow schema
@@ -161,34 +164,46 @@ def run(args: argparse.Namespace) -> int:
     if args.dynamic or args.reference or args.out is not None:
         check_run_dir(args.out, args.overwrite)
         check_params(params, _duration(args, params), args.out is not None)
-        try:
-            result = solve(
-                params,
-                args.angles,
-                out=args.out,
-                quiet=args.quiet,
-                max_time=args.max_time,
-                record=args.out is not None,
-                progress=progress(args.quiet),
-                fast=not args.reference,
-            )
-        except Exception as exc:  # a diverged run still writes its (not converged) JSON
-            partial = getattr(exc, "result", None)
-            if partial is not None:
-                _write_json(args.json, partial)
-            raise
-    else:
-        from hsa_elastica.robots.steady_state_api import steady_state
+        with claimed_run_dir(args.out, args.overwrite):  # no second command into --out meanwhile
+            result = _dynamic(args, params)
+            _finish(args, result, params)
+        return 0
+    from hsa_elastica.robots.steady_state_api import steady_state
 
-        with usage_errors(f"{PROG} steady-state: --params"):  # e.g. the fallback's time step
-            result = steady_state(params, args.angles).detail
+    with usage_errors(f"{PROG} steady-state: --params"):  # e.g. the fallback's time step
+        result = steady_state(params, args.angles).detail
+    _finish(args, result, params)
+    return 0
+
+
+def _dynamic(args: argparse.Namespace, params: Any) -> Any:
+    """The dynamic steady state of ``--angles`` (a failed run still writes its JSON)."""
+    try:
+        return solve(
+            params,
+            args.angles,
+            out=args.out,
+            quiet=args.quiet,
+            max_time=args.max_time,
+            record=args.out is not None,
+            progress=progress(args.quiet),
+            fast=not args.reference,
+        )
+    except Exception as exc:  # a diverged run still writes its (not converged) JSON
+        partial = getattr(exc, "result", None)
+        if partial is not None:
+            _write_json(args.json, partial)
+        raise
+
+
+def _finish(args: argparse.Namespace, result: Any, params: Any) -> None:
+    """``--json``, the summary line and the run directory of ``result``."""
     _write_json(args.json, result)
     if args.json != "-" and not args.quiet:
         print(describe(result) + f" [{result.method}]")
         if getattr(result, "symmetry", None) is not None and result.symmetry.is_broken:
             print(result.symmetry.describe(result.platform_position_m))
     finish_run(result, params, out=args.out, quiet=args.quiet or args.json == "-")
-    return 0
 
 
 def _write_json(path: str | None, result: Any) -> None:

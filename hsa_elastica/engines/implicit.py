@@ -47,8 +47,9 @@ contraction rate exceeds :attr:`ImplicitEngine.slow_contraction` or predicts mor
 ~40 evaluations), when a chord step makes the residual's weighted 2-norm grow (refreshed at
 the last iterate: a Newton step, backtracked by halving if it too fails to decrease the
 norm), after :attr:`ImplicitEngine.refresh_every` steps, or when a step fails; a step that
-does not converge raises :class:`ImplicitStepFailed` (a ``ParameterError`` naming the step
-size and the time) and leaves the state at the start of the step.
+does not converge raises :class:`ImplicitStepFailed` (a runtime failure,
+:class:`~hsa_elastica.engines.timeloop.SimulationFailed`, naming the step size and the time)
+and leaves the state at the start of the step.
 
 Predictor: ``a_{n+1} = 0`` (``dq = h v_n + h^2 (1/2 - beta) a_n``): the stiff modes that the
 scheme damps (axial waves, 9 kHz) alternate the sign of their algorithmic acceleration from
@@ -77,6 +78,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -98,6 +100,7 @@ from hsa_elastica.engines.implicit_kernels import (
 )
 from hsa_elastica.engines.implicit_newton import newton_steps
 from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.timeloop import SimulationFailed
 from hsa_elastica.engines.statics_linalg import FactorPlan, PackedLU, bordered_factor, packed_lu
 from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_ROT,
@@ -133,17 +136,34 @@ DEFAULT_RHO_INF = 0.8
 THETA_START = 0.5
 
 
-class ImplicitStepFailed(ParameterError):
+class ImplicitStepFailed(SimulationFailed):
     """A step of the implicit integrator whose Newton iteration did not converge (the state is
-    left at the start of the step).  ``dt`` [s] and ``time`` [s, start of the step]."""
+    left at the start of the step): a runtime failure of a run that started
+    (:class:`~hsa_elastica.engines.timeloop.SimulationFailed`), not bad input -- whether a
+    step converges is only known by taking it.  ``dt`` [s] and ``time`` [s, start of the
+    step, the last good state]."""
 
     def __init__(self, dt: float, time: float, detail: str) -> None:
         self.dt = float(dt)
-        self.time = float(time)
+        self.detail = str(detail)
         super().__init__(
-            f"simulation.dt = {dt:g} s is invalid for the implicit integrator at t = {time:.6g} s: "
-            f"Newton did not converge ({detail}); use a smaller dt"
+            time, "implicit integrator", time,
+            f"refused a step of {dt:g} s: Newton did not converge ({detail})",
+            f"simulation.dt = {dt:g} s was refused by the implicit integrator at "
+            f"t = {float(time):.6g} s: Newton did not converge ({detail}); use a smaller dt or "
+            "more simulation.max_halvings",
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_refused_step, (self.dt, self.time, self.detail, str(self)))
+
+
+def _refused_step(dt: float, time: float, detail: str, message: str) -> ImplicitStepFailed:
+    """An :class:`ImplicitStepFailed` with its message (the unpickling of one, e.g. from a
+    Dask worker: a halved step's message names the step it came from)."""
+    exc = ImplicitStepFailed(dt, time, detail)
+    exc.args = (message,)
+    return exc
 
 
 def generalized_alpha(rho_inf: float) -> tuple[float, float, float, float]:

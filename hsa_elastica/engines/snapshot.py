@@ -59,6 +59,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.params import ParameterError
+from hsa_elastica.params.files import write_atomic
 
 __all__ = [
     "Snapshot", "SavedTable", "save", "load", "model_fields", "check_model", "copy_attributes",
@@ -359,8 +360,9 @@ def _decode_schedule(entry: dict[str, Any]) -> dict[str, Any]:
 def save(state: Snapshot, path: str | Path) -> None:
     """Write ``state`` to ``path`` (an ``.npz`` archive of arrays and one JSON entry, see the
     module doc; the exact ``path`` is used, written to a temporary file first and renamed, so
-    an interrupted save leaves the previous file).  Motor schedules must be numbers or
-    :class:`~hsa_elastica.physics.actuation.Ramp`."""
+    an interrupted save leaves the previous file; a symbolic link's target is written, a
+    device or FIFO in place: :func:`hsa_elastica.params.files.atomic_output`).  Motor
+    schedules must be numbers or :class:`~hsa_elastica.physics.actuation.Ramp`."""
     if not isinstance(state, Snapshot):
         raise ParameterError(f"state = {state!r} is invalid: must be a Snapshot (get_state())")
     arrays: dict[str, NDArray[Any]] = {f"arrays/{k}": v for k, v in state.arrays.items()}
@@ -379,15 +381,15 @@ def save(state: Snapshot, path: str | Path) -> None:
     if any(a.dtype.hasobject for a in arrays.values()):
         raise ParameterError("state is invalid for save_state: it holds an object array")
     arrays["meta.json"] = np.array(json.dumps(meta))
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
+
+    def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
-        os.replace(tmp, target)
+
+    try:
+        write_atomic(path, write)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ParameterError(f"path = {str(path)!r} is invalid: cannot write it ({exc})") from exc
+        raise ParameterError(f"path = {os.fsdecode(path)!r} is invalid: cannot write it ({exc})") from exc
 
 
 def _not_a_state_file(path: str | Path, why: str) -> ParameterError:

@@ -25,7 +25,9 @@ from hsa_elastica.params import (
 )
 
 __all__ = [
+    "SimulationFailed",
     "SimulationDiverged",
+    "SolverFailed",
     "run",
     "find_runaway",
     "runaway_suspect",
@@ -191,7 +193,47 @@ def check_time_step(
     return dt
 
 
-class SimulationDiverged(RuntimeError):
+class SimulationFailed(RuntimeError):
+    """A run that started and could not go on: a blow-up (:class:`SimulationDiverged`), a step
+    the implicit integrator refused
+    (:class:`~hsa_elastica.engines.implicit.ImplicitStepFailed`) or a solver that failed
+    (:class:`SolverFailed`).  A runtime failure, never bad input: the command line exits 1
+    and keeps what was recorded.
+
+    Attributes
+    ----------
+    time : float
+        Simulated time [s] at which the failure was found.
+    name : str
+        What failed (a system, e.g. ``"rod 2 (left-handed)"``, or ``"implicit integrator"``).
+    last_good_time : float
+        Simulated time [s] of the last state known to be good (NaN if unknown).
+    reason : str
+        What went wrong, e.g. ``"has non-finite positions or velocities"``.
+    result : Any
+        Set by callers that keep a partial outcome (e.g. ``solve_steady_state``'s result).
+    """
+
+    def __init__(self, time: float, name: str, last_good_time: float | None = None,
+                 reason: str = "failed", message: str | None = None) -> None:
+        self.time = float(time)
+        self.name = str(name)
+        self.reason = str(reason)
+        self.last_good_time = float("nan") if last_good_time is None else float(last_good_time)
+        self.result: Any = None
+        super().__init__(message if message is not None
+                         else f"{self.name} {self.reason} at t = {self.time:.6g} s")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.time, self.name, self.last_good_time, self.reason, str(self)))
+
+
+class SolverFailed(SimulationFailed, FloatingPointError):
+    """A force law or solver that failed during a run (e.g. a non-positive stiffness), with
+    the time [s] of the last good state; also a ``FloatingPointError``, as before."""
+
+
+class SimulationDiverged(SimulationFailed):
     """Raised by :func:`run` when a system's state blows up (see :func:`find_runaway`).
 
     Attributes
@@ -215,16 +257,10 @@ class SimulationDiverged(RuntimeError):
         last_good_time: float | None = None,
         reason: str = "has non-finite positions or velocities",
     ) -> None:
-        self.time = float(time)
-        self.name = str(name)
-        self.reason = str(reason)
-        self.last_good_time = float("nan") if last_good_time is None else float(last_good_time)
-        #: set by callers that keep a partial outcome (e.g. ``solve_steady_state``'s result)
-        self.result: Any = None
-        msg = f"simulation diverged: {self.name} {self.reason} at t = {self.time:.6g} s"
+        msg = f"simulation diverged: {name} {reason} at t = {float(time):.6g} s"
         if last_good_time is not None:
-            msg += f" (last good state checked at t = {self.last_good_time:.6g} s)"
-        super().__init__(msg)
+            msg += f" (last good state checked at t = {float(last_good_time):.6g} s)"
+        super().__init__(time, name, last_good_time, reason, msg)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.time, self.name, self.last_good_time, self.reason))

@@ -70,6 +70,7 @@ from hsa_elastica.experiments.dataset_store import (
     sha256_file,
     stderr_line,
 )
+from hsa_elastica.io.interrupts import deferred_interrupts
 from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles, warn_mass_without_gravity
 from hsa_elastica.params.files import write_atomic, write_text_atomic
 
@@ -404,8 +405,6 @@ def _start_client(workers: int | None, client: Any) -> tuple[Any, Any, int]:
 
     if client is not None:
         return client, None, max(1, sum(client.nthreads().values()))
-    from hsa_elastica.io.interrupts import deferred_interrupts
-
     n = workers if workers is not None else (os.cpu_count() or 1)
     # Ctrl-C while the workers start would leave them half-started (Dask's exit handler then
     # prints a traceback): held back until the cluster is up, then it closes and re-raises
@@ -549,8 +548,11 @@ def build_dataset(
 
                 def write(chunk: int, table: Any) -> None:
                     data = encode_chunk(table, meta["fingerprint"], chunk)
-                    write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
-                    manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
+                    with deferred_interrupts() as pending:  # a file and its record: one step
+                        write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
+                        manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
+                    if pending:
+                        raise KeyboardInterrupt
                     manifest.flush(force=False)
 
                 n_todo = int(sum(len(plan[c]) for c in todo))

@@ -162,11 +162,11 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("platform_twist_rad", "rad", ROBOT_BASE, "scalar", "float64",
        "rotation of the platform about +z, in (-pi, pi]"),
     _Q("n_steps", "-", "none", "scalar", "int64", "time steps taken"),
-    _Q("diverged", "-", "none", "scalar", "bool", "the run stopped on SimulationDiverged"),
+    _Q("diverged", "-", "none", "scalar", "bool", "the run stopped on SimulationFailed (a blow-up, a refused implicit step)"),
     _Q("target_position_m", "m", ROBOT_BASE, "xyz", "float64",
        "target of the platform centre in a reaching task (drawn by hsa-elastica view)"),
     _Q("divergence", "-", "none", "object", "object",
-       "{time_s, last_good_time_s, system, reason, message} of a blow-up"),
+       "{time_s, last_good_time_s, system, reason, message} of a failed run"),
     # the step API's state() and the Gymnasium envs' observations and infos
     _Q("platform_velocity_m_s", "m/s", ROBOT_BASE, "xyz", "float64",
        "platform centre-of-mass velocity"),

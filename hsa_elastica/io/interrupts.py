@@ -14,24 +14,57 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["deferred_interrupts"]
+__all__ = ["deferred_interrupts", "recorded_interrupts"]
+
+
+def _raises_interrupt(handler: object) -> bool:
+    """Python's default SIGINT handler, or :func:`recorded_interrupts`' (both raise
+    KeyboardInterrupt)."""
+    return handler is signal.default_int_handler or bool(
+        getattr(handler, "raises_keyboard_interrupt", False))
+
+
+def _installable() -> bool:
+    return (threading.current_thread() is threading.main_thread()
+            and _raises_interrupt(signal.getsignal(signal.SIGINT)))
+
+
+@contextmanager
+def recorded_interrupts() -> Iterator[list[int]]:
+    """Within the block, SIGINT raises :class:`KeyboardInterrupt` as usual and is also
+    appended to the yielded list, so that an exception a Ctrl-C caused inside C code (an
+    extension module's initialisation turns it into ``ImportError: initialization failed``)
+    can be told from a failure: the list is not empty.  The same conditions as
+    :func:`deferred_interrupts` (otherwise the list stays empty)."""
+    seen: list[int] = []
+    if not _installable():
+        yield seen
+        return
+
+    def record(signum: int, frame: object) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    record.raises_keyboard_interrupt = True  # type: ignore[attr-defined]
+    previous = signal.signal(signal.SIGINT, record)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager
 def deferred_interrupts() -> Iterator[list[int]]:
     """Within the block, SIGINT is appended to the yielded list instead of raising
     :class:`KeyboardInterrupt`; the caller checks the list after the block.  Only in the main
-    thread with Python's default SIGINT handler installed (otherwise a no-op: the list stays
-    empty and interrupts act as they would)."""
+    thread with Python's default SIGINT handler (or :func:`recorded_interrupts`') installed
+    (otherwise a no-op: the list stays empty and interrupts act as they would)."""
     pending: list[int] = []
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+    if not _installable():
         yield pending
         return
-    signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
     try:
         yield pending
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, previous)

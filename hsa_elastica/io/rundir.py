@@ -20,9 +20,13 @@ segment 0 first) with one object per segment under ``segments``.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
+import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -32,6 +36,7 @@ import pandas as pd
 
 from hsa_elastica.io.columns import read_column_metadata, upgrade_json, write_parquet
 from hsa_elastica.params import (
+    ParameterError,
     RobotParams,
     load_params,
     load_params_per_key,
@@ -40,11 +45,24 @@ from hsa_elastica.params import (
 )
 from hsa_elastica.params.files import name_length_problem, write_atomic, write_text_atomic
 
-__all__ = ["RunData", "save_run", "load_run", "run_dir_problem", "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY"]
+__all__ = ["RunData", "save_run", "load_run", "run_dir_problem", "claimed", "RunDirBusy",
+           "to_jsonable", "DIAGNOSTICS", "PARAMS", "SUMMARY", "RUN_FILES", "CLAIM"]
 
 DIAGNOSTICS = "diagnostics.parquet"
 PARAMS = "params.yaml"
 SUMMARY = "summary.json"
+#: the files of a run (what :func:`save_run` writes)
+RUN_FILES = (DIAGNOSTICS, PARAMS, SUMMARY)
+#: what ``view``, ``plot`` and ``render`` write into a run directory by default (removed by
+#: ``save_run(overwrite=True)``: they would show the older run)
+DERIVED_FILES = ("view.html", "plot.png", "plot.svg", "render.mp4", "render.png")
+#: the file a command locks while it writes a run into the directory (:func:`claimed`)
+CLAIM = ".hsa-elastica-run.lock"
+
+
+class RunDirBusy(ParameterError):
+    """A run directory another command is writing (or made meanwhile), or that changed
+    between its check and its claim (:func:`claimed`)."""
 
 
 def to_jsonable(value: Any) -> Any:
@@ -91,11 +109,39 @@ def can_create_in(directory: Path) -> bool:
         return False
 
 
+def _entries(out: Path) -> list[Path]:
+    """What ``out`` holds, its claim file (:data:`CLAIM`) left out."""
+    return [p for p in out.iterdir() if p.name != CLAIM]
+
+
+def _claimed_by_another(out: Path) -> bool:
+    """True if a command holds the claim of ``out`` (its lock on :data:`CLAIM`)."""
+    try:
+        fd = os.open(out / CLAIM, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | None:
-    """Why ``out_dir`` cannot receive a run (None if it can): its nearest existing ancestor must
-    be a writable directory (missing parents are created); an existing ``out_dir`` must be a writable directory and empty unless
-    ``overwrite`` (so one directory never mixes the files of two runs)."""
-    out = Path(out_dir)
+    """Why ``out_dir`` cannot receive a run (None if it can): its nearest existing ancestor
+    must be a writable directory (missing parents are created); an existing ``out_dir`` must be
+    a writable directory no other command is writing a run into, and empty unless
+    ``overwrite`` (so one directory never mixes the files of two runs); with ``overwrite``
+    a directory that is not empty must hold a run (one of its three files): everything else
+    in it is removed when the new run is saved."""
+    return _problem(Path(out_dir), overwrite, claims=True)
+
+
+def _problem(out: Path, overwrite: bool, *, claims: bool) -> str | None:
+    """:func:`run_dir_problem`; ``claims``: also refuse a directory claimed by a command
+    (False for the command that holds the claim itself)."""
     problem = name_length_problem(out)
     if problem is not None:
         return problem
@@ -104,8 +150,14 @@ def run_dir_problem(out_dir: str | Path, *, overwrite: bool = False) -> str | No
     if out.is_dir():
         if not can_create_in(out):
             return "directory is not writable"
-        if not overwrite and any(out.iterdir()):
+        if claims and _claimed_by_another(out):
+            return "another command is writing a run into this directory; choose another one"
+        entries = _entries(out)
+        if not overwrite and entries:
             return "directory is not empty (it may hold another run); choose a new directory or pass --overwrite"
+        if entries and not any(p.name in RUN_FILES for p in entries):
+            return (f"directory is not empty and holds no run (no {SUMMARY}, {PARAMS} or "
+                    f"{DIAGNOSTICS}); --overwrite replaces only a run directory")
         return None
     ancestor = out.parent  # missing parents are created (like ``mkdir -p``; dataset --out too)
     while not ancestor.exists() and ancestor != ancestor.parent:
@@ -128,18 +180,20 @@ def save_run(
     """Write ``diagnostics``, ``params`` and ``summary`` into ``out_dir`` (created if needed).
     ``params``: the robot's, or a stack's one per segment (bottom first; written per key).
 
-    Refuses (``FileExistsError``) a directory that is not empty unless ``overwrite``.  Each file
-    is written to a temporary name and renamed; an older ``summary.json`` is removed first and
-    the new one is written last, so the directory never holds a summary of another run next
-    to this run's data.
+    Refuses (``FileExistsError``) a directory that is not empty unless ``overwrite``, and with
+    ``overwrite`` one that holds files but no run.  Each file is written to a temporary name
+    and renamed; an older ``summary.json`` is removed first and the new one is written last,
+    so the directory never holds a summary of another run next to this run's data; then
+    the other files the directory held (an older run's ``view.html``, plot, video) are removed:
+    it holds only this run's files (and any subdirectory).
     """
     if diagnostics is None:
         raise ValueError("save_run: diagnostics is None (run with record=True to save a run)")
     out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or (not overwrite and any(out.iterdir()))):
-        raise FileExistsError(
-            f"run directory {str(out)!r}: {run_dir_problem(out, overwrite=overwrite)}"
-        )
+    if out.exists() and (not out.is_dir() or _entries(out)):
+        problem = _problem(out, overwrite, claims=False)
+        if problem is not None:
+            raise FileExistsError(f"run directory {os.fsdecode(out)!r}: {problem}")
     out.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).unlink(missing_ok=True)
     df = diagnostics.reset_index(drop=True)
@@ -147,7 +201,60 @@ def save_run(
     write_atomic(out / DIAGNOSTICS, lambda tmp: write_parquet(df, tmp))
     write_atomic(out / PARAMS, lambda tmp: _save_params(params, tmp))
     write_text_atomic(out / SUMMARY, json.dumps(to_jsonable(summary), indent=2) + "\n")
+    _remove_older_files(out)
     return out
+
+
+def _remove_older_files(out: Path) -> None:
+    """Remove the files an older run's commands wrote into ``out`` under their default names
+    (``view``'s page, ``plot``'s figure, ``render``'s video and still: :data:`DERIVED_FILES`),
+    which would otherwise show the older run beside this run's data.  Any other file (a
+    user's notes, a video rendered under a name of its own) and subdirectories stay: the
+    package does not delete what it did not name."""
+    for name in DERIVED_FILES:
+        entry = out / name
+        if entry.is_symlink() or entry.is_file():
+            entry.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def claimed(out_dir: str | Path, *, overwrite: bool = False) -> Iterator[Path]:
+    """Hold ``out_dir`` for one run from before it starts to after it is saved: a new
+    directory is made with an exclusive ``mkdir`` (a second command that finds it made
+    meanwhile is refused), and an exclusive ``flock`` on its :data:`CLAIM` file refuses a
+    second command into an existing one (:class:`RunDirBusy`, a ``ParameterError``); the
+    directory is checked again under the lock (:func:`run_dir_problem`).  On exit the claim
+    file is removed, and a directory this made is removed again if nothing was saved in it."""
+    out = Path(out_dir)
+    made = False
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(out)
+        except FileExistsError:
+            raise RunDirBusy("was made by another command meanwhile (it may be writing a run "
+                             "there); choose another directory") from None
+        made = True
+    fd = os.open(out / CLAIM, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunDirBusy("another command is writing a run into this directory; choose "
+                             "another one") from None
+        problem = None if made else _problem(out, overwrite, claims=False)
+        if problem is not None:
+            raise RunDirBusy(problem)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield out
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(out / CLAIM)  # (while still holding the lock)
+        os.close(fd)
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only if empty: a run that saved nothing leaves nothing
 
 
 def _save_params(params: RobotParams | Sequence[RobotParams], path: Path) -> None:

@@ -8,7 +8,10 @@ stills, fitted parameters) goes through :func:`atomic_output`:
   so a reader never sees a partial file and an interrupted write leaves the old file intact;
 * a symbolic link is followed: its final target is replaced atomically, the link stays;
 * a character device or a FIFO (``/dev/stdout``, ``/dev/null``, a named pipe) is written in
-  place -- it is never renamed over, so the device node or pipe survives;
+  place -- it is never renamed over, truncated into a regular file or deleted, so the device
+  node or pipe survives: the writer still gets a temporary regular file (libraries such as
+  pyarrow, numpy's ``savez`` and ffmpeg seek in, reopen or remove the path they are given),
+  whose bytes are then copied into the device or pipe, in one pass, from its start;
 * anything else that is not a regular file (a directory, a block device, a socket) is refused
   with :class:`OutputPathError` before anything is written.
 
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -37,6 +42,7 @@ __all__ = [
     "atomic_output",
     "write_atomic",
     "write_text_atomic",
+    "is_stream",
     "output_path_problem",
     "name_length_problem",
     "read_mapping_text",
@@ -83,6 +89,17 @@ def _mode(path: Path) -> int | None:
 def _is_stream(mode: int) -> bool:
     """A character device or a FIFO: written in place, never renamed over."""
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def is_stream(path: str | Path) -> bool:
+    """True if ``path`` leads (through symbolic links) to a character device or a FIFO
+    (``/dev/null``, ``/dev/stdout``, a named pipe): written in place, whatever its name, so
+    a writer that picks the format by the extension takes its default for such a path."""
+    try:
+        mode = _mode(Path(path))
+    except OSError:
+        return False
+    return mode is not None and _is_stream(mode)
 
 
 def name_length_problem(path: str | Path) -> str | None:
@@ -148,37 +165,86 @@ def output_path_problem(path: str | Path, *, create_parents: bool = False) -> st
 
 @contextlib.contextmanager
 def atomic_output(path: str | Path, *, create_parents: bool = False) -> Iterator[Path]:
-    """Yield the path a writer should write ``path``'s content to (see the module docstring).
+    """Yield the path a writer should write ``path``'s content to: the one safe write of the
+    package (see the module docstring).
 
-    For a regular file or a new name: a temporary file beside the (link-resolved) target, same
-    extension (encoders pick the format by it), renamed onto the target on normal exit and
-    removed on any exception (Ctrl-C included).  For a character device or FIFO: the path
-    itself.  ``create_parents``: create missing parent directories first."""
+    Always a temporary regular file with the target's extension (encoders pick the format by
+    it).  For a regular file or a new name it lies beside the (link-resolved) target and is
+    renamed onto it on normal exit (staged in the temporary directory if the path is not
+    valid UTF-8, which pyarrow and VTK refuse); for a character device or FIFO it lies in
+    the temporary directory and its bytes are copied into the device or pipe on normal exit
+    (opened without ``O_CREAT``: if the node has gone meanwhile, the copy fails rather than
+    create a file).
+    The temporary file is removed on any exception (Ctrl-C included).  ``create_parents``:
+    create missing parent directories first."""
     mode = _mode(Path(path))
     if mode is not None and _is_stream(mode):
-        yield Path(path)
+        with _temporary(None, Path(path)) as tmp:
+            yield tmp
+            _copy_into(tmp, Path(path))
         return
     target = Path(os.path.realpath(path))
     if mode is not None and not stat.S_ISREG(mode):
-        raise OutputPathError(f"{str(path)!r} is {_kind(mode)}: refusing to replace it with a file")
+        raise OutputPathError(f"{_shown(path)} is {_kind(mode)}: refusing to replace it with a file")
     if create_parents:
         target.parent.mkdir(parents=True, exist_ok=True)
-    # the temporary name keeps the extension and stays within NAME_MAX
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem[:60]}.",
-                                suffix=f".partial{target.suffix[:20]}")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
+    with _temporary(target.parent, target) as tmp:
+        if _utf8(tmp):
+            yield tmp
+        else:  # the libraries (pyarrow, VTK) take UTF-8 paths: stage the file elsewhere
+            with _temporary(None, target) as staged:
+                yield staged
+                shutil.copyfile(staged, tmp)
         # mkstemp creates 0600: give the file the mode a plain open() would (or the old one)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask)
         os.replace(tmp, target)
-    except BaseException:
+
+
+@contextlib.contextmanager
+def _temporary(directory: Path | None, target: Path) -> Iterator[Path]:
+    """A new empty temporary file in ``directory`` (None: the system's temporary directory)
+    named after ``target`` (its extension kept, within NAME_MAX), removed unless it was
+    renamed away."""
+    stem, suffix = (re.sub(r"[^A-Za-z0-9_.+-]", "_", part) for part in (target.stem[:60],
+                                                                      target.suffix[:20]))
+    fd, name = tempfile.mkstemp(dir=directory, prefix=f".{stem}.", suffix=f".partial{suffix}")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+    finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise
+
+
+def _utf8(path: Path) -> bool:
+    """True if ``path`` is valid UTF-8 text: not a name of undecodable bytes (held as
+    surrogate escapes) of an ASCII or non-UTF-8 locale, which C libraries cannot take."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _copy_into(source: Path, stream: Path) -> None:
+    """The bytes of ``source`` written into the character device or FIFO ``stream`` (a FIFO
+    waits for its reader, as a shell redirection does)."""
+    try:
+        fd = os.open(stream, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+        with open(fd, "wb") as out, open(source, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+    except OSError as exc:  # e.g. ENOSPC of /dev/full, EPIPE of a reader gone: name the path
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, os.fsdecode(stream)) from None
+
+
+def _shown(path: str | Path) -> str:
+    """``path`` quoted for a message, printable in any locale (undecodable bytes escaped)."""
+    return repr(os.fsdecode(path))
 
 
 def write_atomic(path: str | Path, write: Callable[[Path], object], *,

@@ -15,7 +15,7 @@ from hsa_elastica.params.base import (
     _ParamsBase,
     _short,
 )
-from hsa_elastica.params.files import read_mapping_text, read_text_bounded, write_text_atomic
+from hsa_elastica.params.files import is_stream, read_mapping_text, read_text_bounded, write_text_atomic
 from hsa_elastica.params.robot import (
     RobotParams,
 )
@@ -74,12 +74,16 @@ def _dump_toml(data: Mapping[str, Any], table: str = "") -> str:
     return "".join(out)
 
 
-def _format(path: Path) -> str:
+def _format(path: Path, *, writing: bool = False) -> str:
+    """``"yaml"`` or ``"toml"`` by the extension; a device or FIFO written to without one of
+    them (``/dev/null``, a named pipe) takes YAML."""
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):
         return "yaml"
     if suffix == ".toml":
         return "toml"
+    if writing and is_stream(path):
+        return "yaml"
     raise ParameterError(
         f"parameter file {str(path)!r}: unsupported extension {suffix!r}; use .yaml, .yml or .toml"
     )
@@ -109,7 +113,7 @@ def save_params(params: _ParamsBase, path: str | Path) -> Path:
     Returns the path.
     """
     path = Path(path)
-    text = params_text(params, _format(path))
+    text = params_text(params, _format(path, writing=True))
     write_text_atomic(path, text)
     return path
 
@@ -121,7 +125,7 @@ def save_params_per_key(
     :func:`load_params_per_key` reads and ``"FILE.yaml#KEY"`` selects, e.g. the segments of
     a multi-segment stack); ``note`` is added to the header comment.  Returns the path."""
     path = Path(path)
-    if _format(path) != "yaml":
+    if _format(path, writing=True) != "yaml":
         raise ParameterError(f"save_params_per_key: {str(path)!r} must be a .yaml/.yml file")
     if not entries or not all(
         isinstance(k, int) and not isinstance(k, bool) and isinstance(v, _ParamsBase)

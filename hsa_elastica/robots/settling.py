@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from hsa_elastica.engines.timeloop import SimulationDiverged
+from hsa_elastica.engines.timeloop import SimulationFailed, SolverFailed
 from hsa_elastica.params import ParameterError, check_run_length, is_finite_number
 from hsa_elastica.physics.actuation import MotorAngleBC, winding_defect
 
@@ -182,7 +182,7 @@ class Relaxation:
     settled_since: float | None
     converged: bool
     state: dict[str, Any]
-    divergence: SimulationDiverged | None
+    divergence: SimulationFailed | None
     lost: list[tuple[int, float]] | None = None
 
 
@@ -207,8 +207,10 @@ def relax(
     after every chunk that ends at or after ``ramp_end`` [s].  ``state_fn(robot)`` gives at
     least ``max_speed`` [m/s] (every rod node and body) and ``platform_omega`` [rad/s] (every
     body); ``dampings`` = (translational, rotational) damping rates [1/s] of the creep bound.
-    A divergence stops the run and is returned, not raised; so does a rod that lost a turn of
-    twist (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``)."""
+    A divergence, a step the implicit integrator refused or a failed force law
+    (:class:`~hsa_elastica.engines.timeloop.SimulationFailed`) stops the run and is returned,
+    not raised, as ``divergence``; so does a rod that lost a turn of twist
+    (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``)."""
     dt = robot.dt
     steps_per_check = max(1, int(round(check_interval / dt)))
     bar = None
@@ -231,7 +233,7 @@ def relax(
     # tol_residual of solve_steady_state
     creep_t = _creep_factor(dampings[0], dt)
     creep_r = _creep_factor(dampings[1], dt)
-    divergence: SimulationDiverged | None = None
+    divergence: SimulationFailed | None = None
     lost: list[tuple[int, float]] = []
     try:
         while t < t_max - 0.5 * dt:
@@ -265,8 +267,11 @@ def relax(
             else:
                 settled_since = None
                 converged = False
-    except SimulationDiverged as exc:
+    except SimulationFailed as exc:  # a blow-up, a refused implicit step
         divergence = exc
+        converged = False
+    except FloatingPointError as exc:  # a force law that failed (a non-positive stiffness)
+        divergence = SolverFailed(t, "force law", t, str(exc), str(exc))
         converged = False
     finally:
         if bar is not None:
@@ -347,7 +352,7 @@ def settle(
     return robot, relaxed, diagnostics
 
 
-def divergence_summary(divergence: SimulationDiverged | None) -> dict[str, Any] | None:
+def divergence_summary(divergence: SimulationFailed | None) -> dict[str, Any] | None:
     """The ``divergence`` entry of a steady-state result: time [s], last good time [s],
     system, reason and message of the run's divergence (None if it did not diverge)."""
     if divergence is None:

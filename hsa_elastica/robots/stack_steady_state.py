@@ -186,7 +186,8 @@ def solve_stack_steady_state(
     ``motor_mass``, ``mount``, ``drive`` as :func:`~hsa_elastica.robots.stack.build_stack`.
 
     Raises ``ParameterError`` on bad input before simulating, and
-    ``SimulationDiverged`` with the partial :class:`StackSteadyStateResult` (``diverged=True``,
+    ``SimulationFailed`` (a blow-up, a refused implicit step) with the partial
+    :class:`StackSteadyStateResult` (``diverged=True``,
     the diagnostics recorded so far) as its ``result`` attribute.
     """
     if method not in METHODS:

@@ -123,10 +123,11 @@ class SteadyStateResult:
     diagnostics : pandas.DataFrame or None
         the recorded DataFrame (None when ``record=False``).
     diverged : bool
-        the run stopped on ``SimulationDiverged`` (then ``converged`` is False and the pose is
-        the last one checked before the blow-up was found).
+        the run stopped on a ``SimulationFailed``: a blow-up (``SimulationDiverged``), a step
+        the implicit integrator refused or a failed force law (then ``converged`` is False and
+        the pose is the last one checked before the failure was found).
     divergence : dict or None
-        ``{"time_s", "last_good_time_s", "system", "reason", "message"}`` of the blow-up
+        ``{"time_s", "last_good_time_s", "system", "reason", "message"}`` of the failure
         (None unless ``diverged``).
     method : str
         ``"dynamic"`` (relaxation, this function) or ``"static"`` (Newton on the static
@@ -372,8 +373,10 @@ def solve_steady_state(
         for an invalid tolerance or time (naming the keyword and its range; ``max_time`` is
         at most :data:`hsa_elastica.params.MAX_STEPS` steps), invalid angles, a time step
         above the stability limit or a recording that would not fit in memory (before
-        simulating); ``SimulationDiverged`` if the state blows up, with the partial result
-        (``diverged=True``, the diagnostics recorded so far) as its ``result`` attribute.
+        simulating); ``SimulationFailed`` if the run cannot go on (``SimulationDiverged``: the
+        state blows up; ``ImplicitStepFailed``: a step the implicit integrator refused), with
+        the partial result (``diverged=True``, the diagnostics recorded so far) as its
+        ``result`` attribute.
     """
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")

@@ -25,6 +25,7 @@ import pandas as pd
 
 from hsa_elastica.experiments.characterization import load_characterization_data
 from hsa_elastica.params import table1_rod_params
+from hsa_elastica.params.files import write_text_atomic
 from hsa_elastica.validation.characterization import ROWS, closed_form_values, fit_rod, inside_error_bar
 
 BEGIN, END = "<!-- cross-validation: begin -->", "<!-- cross-validation: end -->"
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n?", section, text, flags=re.S)
         else:
             text = text.rstrip("\n") + "\n\n" + section
-        args.results.write_text(text)
+        write_text_atomic(args.results, text)
     return 0
 
 

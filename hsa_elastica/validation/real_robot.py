@@ -64,8 +64,9 @@ from hsa_elastica.params import (
     RodParams,
     SimulationParams,
     resolve_params,
-    save_params,
 )
+from hsa_elastica.params.files import write_atomic, write_text_atomic
+from hsa_elastica.params.io import params_text
 
 #: the shipped preset file (read by name: ``resolve_params("fpu_robot_2022")``)
 PRESET = Path(__file__).resolve().parents[1] / "presets" / "fpu_robot_2022.yaml"
@@ -221,7 +222,7 @@ def plot(runs: list[MocapRun], before: dict[str, Any], after: dict[str, Any], pa
     axes[0, 0].legend(fontsize=8, loc="best")
     fig.suptitle("Real FPU robot: marker position and platform orientation (Euler xyz)")
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=80, format="png"))
     plt.close(fig)
 
 
@@ -274,17 +275,17 @@ def main(argv: list[str] | None = None) -> int:
         print(res.report())
         old = json.loads(fit_json.read_text()) if fit_json.exists() else {}
         old["joint"] = {"n_poses": sum(len(r) for r in sub), **res.to_json_dict()}
-        fit_json.write_text(json.dumps(old, indent=1) + "\n")
+        write_text_atomic(fit_json, json.dumps(old, indent=1) + "\n")
         return 0
     if args.fit:
         start: RobotParams = resolve_params(args.start) if args.start else readme_robot_params()
         fitted, report = fit(start, args.stages, not args.quiet)
         out = args.preset_out if args.preset_out is not None else results / PRESET.name
-        save_params(fitted, out)
-        out.write_text(PRESET_HEADER + out.read_text())
+        fmt = "toml" if Path(out).suffix.lower() == ".toml" else "yaml"
+        write_text_atomic(out, PRESET_HEADER + params_text(fitted, fmt))
         old = json.loads(fit_json.read_text()) if fit_json.exists() and args.stages != "AB" else {}
         old.update(report)
-        fit_json.write_text(json.dumps(old, indent=1) + "\n")
+        write_text_atomic(fit_json, json.dumps(old, indent=1) + "\n")
         print(f"fitted robot written to {out}")
         return 0
     runs = [r.every(args.max_poses) for r in load_runs(["elongation", "twisting"])]

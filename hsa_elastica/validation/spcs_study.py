@@ -53,6 +53,7 @@ from hsa_elastica.spcs import (
     rod_element_poses,
 )
 from hsa_elastica.params import RobotParams, paper_robot_params
+from hsa_elastica.params.files import write_atomic
 from hsa_elastica.robots.primitives import primitive_angles
 from hsa_elastica.io.recording import directors, node_positions
 from hsa_elastica.engines.timeloop import SimulationDiverged
@@ -187,6 +188,11 @@ def simulate_primitive(
     )
 
 
+def _savez(path: Path, arrays: dict[str, object]) -> None:
+    with open(path, "wb") as f:  # a file object: savez would add ".npz" to a path without it
+        np.savez(f, **arrays)  # type: ignore[arg-type]
+
+
 def load_or_simulate(
     params: RobotParams,
     primitive: str,
@@ -218,8 +224,8 @@ def load_or_simulate(
             flush=True,
         )
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **dataclasses.asdict(shape))
+        write_atomic(path, lambda tmp: _savez(tmp, dataclasses.asdict(shape)),
+                     create_parents=True)
     return shape
 
 
