@@ -1,7 +1,7 @@
 """``hsa-elastica`` command-line tool: one module per subcommand.
 
 Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``view``, ``plot``,
-``params``, ``calibrate`` (``hsa-elastica COMMAND --help`` lists each one's options with their
+``params``, ``calibrate``, ``compile`` (``hsa-elastica COMMAND --help`` lists each one's options with their
 defaults and units).  Each subcommand module has
 ``NAME``, ``add_parser(subparsers)`` and ``run(args) -> exit code``; the shared argument types,
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
@@ -40,9 +40,12 @@ SUBCOMMANDS: tuple[str, ...] = (
     "hsa_elastica.cli.plot",
     "hsa_elastica.cli.params",
     "hsa_elastica.cli.calibrate",
+    "hsa_elastica.cli.compile",
 )
 
 #: subcommands that run numba kernels: they report compilation on stderr (unless ``--quiet``)
+#: and, on a cold cache, compile their kernels on every core first
+#: (:func:`hsa_elastica.engines.precompile.precompile_if_cold`, called by the builders)
 COMPILING = frozenset({"primitive", "steady-state", "dataset", "calibrate"})
 
 
@@ -95,7 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command in COMPILING:
-            announce_compile(bool(getattr(args, "quiet", False)))
+            quiet = bool(getattr(args, "quiet", False))
+            announce_compile(quiet)
+            from hsa_elastica.engines.precompile import enable
+
+            enable(args.command, quiet)
         return int(args.commands[args.command](args))
     except UsageError as exc:
         print(one_line(str(exc)), file=sys.stderr)
@@ -117,3 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             message += f"; the run so far (not converged) was saved to {saved}"
         print(one_line(message), file=sys.stderr)
         return 1
+    finally:
+        from hsa_elastica.engines.precompile import enable
+
+        enable(None)  # a later build in this process (a library call) compiles as usual
