@@ -11,7 +11,9 @@ ran (stdout and stderr are pipes, so progress bars are off and the compile notic
 ``stock`` is the yardstick: the first run of a plain PyElastica 1.0 simulation of the robot's
 size (4 rods of 25 elements, gravity, damping, 100 steps; public API only); with it among the
 chosen entry points, every cold run is also printed as a ratio to stock's cold run.
-``compile`` is ``hsa-elastica compile`` (every kernel of the table, on every core).
+``compile`` is ``hsa-elastica compile`` (every kernel of the table, on every core);
+``primitive-1proc`` is ``primitive`` with ``HSA_ELASTICA_PRECOMPILE=0``: every kernel compiled
+in the command's own process, one after the other, as before the parallel first run.
 
 The machine this project runs on is shared (2 cores, several agents): absolute wall times
 depend on the load, so the CPU times and the cold/warm ratios of one run are what to compare
@@ -84,6 +86,14 @@ STOCK = (
     "assert np.isfinite(rod.position_collection).all()\n"
 )
 
+#: a CLI command compiling in its own process only, as before the parallel first run
+SERIAL = (
+    "import os, sys\n"
+    "os.environ['HSA_ELASTICA_PRECOMPILE'] = '0'\n"
+    "from hsa_elastica.cli import main\n"
+    "sys.exit(main({args!r}))\n"
+)
+
 
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "hsa_elastica.cli", *args]
@@ -104,6 +114,8 @@ def entry_points(tmp: Path) -> dict[str, list[str]]:
         "render": _cli("render", str(tmp / "run"), "--still", str(tmp / "r.png")),
         "api": [sys.executable, "-c", API],
         "gym": [sys.executable, "-c", GYM],
+        "primitive-1proc": [sys.executable, "-c", SERIAL.format(args=[
+            "primitive", "bend_north", "--still", str(tmp / "x.png")])],
         "compile": _cli("compile"),
         "stock": [sys.executable, "-c", STOCK],
     }

@@ -53,13 +53,16 @@ _QUIET = False
 class Summary:
     """What :func:`precompile` did: kernels compiled here (``compiled``), already in the cache
     (``cached``), that failed to compile in a worker (``failed``: name -> one-line error; the
-    run compiles them itself when it calls them), workers used, wall time [s]."""
+    run compiles them itself when it calls them), workers used, wall time [s], and the time of
+    each kernel in its worker (``times``)."""
 
     compiled: int = 0
     cached: int = 0
     failed: dict[str, str] = field(default_factory=dict)
     workers: int = 0
     seconds: float = 0.0
+    #: seconds each kernel took in its worker, by ``module:name`` (summed over signatures)
+    times: dict[str, float] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------- numba types
@@ -134,16 +137,16 @@ Row = tuple[str, tuple[Any, ...], tuple[tuple[str, tuple[Any, ...]], ...]]
 def _cached_dispatchers() -> dict[str, Any]:
     """Every ``cache=True`` numba dispatcher of the package and PyElastica imported in this
     process, by ``module:name`` (only those reachable under that name)."""
-    from numba.core.caching import NullCache
     from numba.core.dispatcher import Dispatcher
+
+    from hsa_elastica.compat import numba_uses_cache
 
     found: dict[str, Any] = {}
     for modname, module in list(sys.modules.items()):
         if not modname.startswith(("hsa_elastica", "elastica")):
             continue
         for obj in list(vars(module).values()):
-            if not isinstance(obj, Dispatcher) or isinstance(getattr(obj, "_cache", None),
-                                                             (NullCache, type(None))):
+            if not isinstance(obj, Dispatcher) or not numba_uses_cache(obj):
                 continue
             name = f"{obj.py_func.__module__}:{obj.py_func.__qualname__}"
             try:
@@ -158,6 +161,8 @@ def compiled_here() -> list[Row]:
     """Every cached kernel specialisation compiled or loaded in this process: (name, encoded
     signature, the (name, signature) of the cached kernels it calls -- known for the ones
     compiled here, from the code libraries numba linked into it)."""
+    from hsa_elastica.compat import numba_linked_libraries
+
     rows: dict[tuple[str, tuple[Any, ...]], Any] = {}
     libraries: dict[int, tuple[str, tuple[Any, ...]]] = {}
     for name, dispatcher in sorted(_cached_dispatchers().items()):
@@ -167,7 +172,7 @@ def compiled_here() -> list[Row]:
             libraries[id(cres.library)] = key
     out: list[Row] = []
     for key, cres in rows.items():
-        linked = getattr(cres.library, "_linking_libraries", ())
+        linked = numba_linked_libraries(cres.library)
         callees = tuple(sorted({libraries[id(lib)] for lib in linked
                                 if id(lib) in libraries and libraries[id(lib)] != key}))
         out.append((key[0], key[1], callees))
@@ -193,17 +198,16 @@ def _signature(i: int) -> tuple[Any, ...]:
 
 
 def _cached(i: int) -> bool:
-    """True if numba's cache holds table entry ``i`` for the present source (numba's private
-    cache index; False when it cannot be read)."""
+    """True if numba's cache holds table entry ``i`` for the present source (False when that
+    cannot be read)."""
+    from hsa_elastica.compat import numba_cache_holds
     from hsa_elastica.engines.kernel_table import KERNELS
 
     try:
-        dispatcher = kernel(KERNELS[i][0])
-        cache = dispatcher._cache
-        key = cache._index_key(_signature(i), dispatcher.targetctx.codegen())
-        return key in cache._cache_file._load_index()
-    except Exception:  # noqa: BLE001 - any numba layout change or missing kernel: not cached
+        dispatcher, signature = kernel(KERNELS[i][0]), _signature(i)
+    except (ImportError, AttributeError, ValueError):  # a kernel renamed since the table
         return False
+    return numba_cache_holds(dispatcher, signature)
 
 
 def is_cold(command: str | None = None) -> bool:
@@ -218,10 +222,21 @@ def is_cold(command: str | None = None) -> bool:
 
 # ------------------------------------------------------------------------------- workers
 def _worker_init() -> None:
-    """A worker reports nothing itself (the parent reports progress)."""
+    """A worker reports nothing itself (the parent reports progress) and ends with its parent
+    (Linux: ``PR_SET_PDEATHSIG``), also when the parent is killed; numba writes cache files
+    atomically, so a worker killed mid-write leaves no broken entry."""
+    import signal
+
     from hsa_elastica.io import compile_notice
 
     compile_notice.withdraw()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
 
 
 def _compile_one(i: int) -> tuple[int, float, str]:
@@ -319,8 +334,10 @@ def _run_pool(todo: list[int], workers: int, tick: Any, summary: Summary) -> Non
                 break
             finished, running = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
-                i, _, error = future.result()
+                i, seconds, error = future.result()
                 plan.done(i)
+                name = KERNELS[i][0]
+                summary.times[name] = summary.times.get(name, 0.0) + seconds
                 if error:
                     summary.failed[KERNELS[i][0]] = error
                 else:

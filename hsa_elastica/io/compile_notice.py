@@ -210,10 +210,10 @@ def parallel_progress(total: int, workers: int, stream: TextIO | None = None,
         yield lambda name: None
         return
     started = time.monotonic()
-    what = f"{total} numba kernels in {workers} process{'es' if workers > 1 else ''}"
+    processes = f"{workers} process{'es' if workers > 1 else ''}"
     if stream is None and interactive():
-        bar = progress_bar(total=total, desc=f"compiling {what} (first run only)",
-                           unit="kernel", leave=False)
+        bar = progress_bar(total=total, desc=f"compiling numba kernels in {processes} "
+                           "(first run only)", unit="kernel", leave=False)
 
         def tick_bar(name: str) -> None:
             bar.set_postfix_str(_short(name), refresh=False)
@@ -223,7 +223,8 @@ def parallel_progress(total: int, workers: int, stream: TextIO | None = None,
             yield tick_bar
         spent = time.monotonic() - started
         with contextlib.suppress(OSError, ValueError):
-            print(f"compiled {what} in {spent:.1f} s", file=sys.stderr, flush=True)
+            print(f"compiled {bar.n} kernels in {processes} in {spent:.1f} s", file=sys.stderr,
+                  flush=True)
         return
     state: dict[str, Any] = {"done": 0, "last": ""}
     lock = threading.Lock()
@@ -245,7 +246,8 @@ def parallel_progress(total: int, workers: int, stream: TextIO | None = None,
             state["done"] += 1
             state["last"] = _short(name)
 
-    write(f"compiling {what} (first run only; cached afterwards)...\n")
+    write(f"compiling numba kernels: {total} in {processes} (first run only; cached "
+          "afterwards)...\n")
     thread = threading.Thread(target=heartbeat, daemon=True, name="hsa-elastica-compile-progress")
     thread.start()
     try:
@@ -253,4 +255,5 @@ def parallel_progress(total: int, workers: int, stream: TextIO | None = None,
     finally:
         stop.set()
         thread.join()
-        write(f"compiled {state['done']} of {what} in {time.monotonic() - started:.1f} s\n")
+        done = state["done"] if state["done"] == total else f"{state['done']} of {total}"
+        write(f"compiled {done} kernels in {processes} in {time.monotonic() - started:.1f} s\n")
