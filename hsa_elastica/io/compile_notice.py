@@ -212,8 +212,10 @@ def parallel_progress(total: int, workers: int, stream: TextIO | None = None,
     started = time.monotonic()
     processes = f"{workers} process{'es' if workers > 1 else ''}"
     if stream is None and interactive():
-        bar = progress_bar(total=total, desc=f"compiling numba kernels in {processes} "
-                           "(first run only)", unit="kernel", leave=False)
+        with contextlib.suppress(OSError, ValueError):
+            print(f"compiling numba kernels in {processes} (first run only; cached "
+                  "afterwards)...", file=sys.stderr, flush=True)
+        bar = progress_bar(total=total, desc="compiling", unit="kernel", leave=False)
 
         def tick_bar(name: str) -> None:
             bar.set_postfix_str(_short(name), refresh=False)
