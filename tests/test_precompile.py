@@ -194,3 +194,27 @@ def test_bad_arguments_are_refused_before_any_work() -> None:
                               timeout=300)
         assert proc.returncode == 2, args
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_an_empty_cache_is_cold_and_switched_off_runs_compile_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code = ("from hsa_elastica.engines import precompile\n"
+            "print(precompile.is_cold('primitive'), precompile.is_cold('steady-state'))\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "empty")}
+    proc = subprocess.run([sys.executable, "-c", code], check=False, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.stdout.split() == ["True", "True"], proc.stderr[-2000:]
+
+    def no_work(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("precompile called")
+
+    monkeypatch.setattr(precompile, "precompile", no_work)
+    monkeypatch.setattr(precompile, "is_cold", lambda command=None: True)
+    assert precompile.precompile_if_cold() is None  # not enabled (a library call)
+    precompile.enable("primitive")
+    precompile.enable(None)
+    assert precompile.precompile_if_cold() is None
+    monkeypatch.setenv("HSA_ELASTICA_PRECOMPILE", "0")
+    precompile.enable("primitive")
+    assert precompile.precompile_if_cold() is None
+    assert precompile._ENABLED is None  # once per process
