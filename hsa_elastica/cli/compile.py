@@ -54,7 +54,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if not args.quiet:
         where = os.environ.get("NUMBA_CACHE_DIR") or "next to the package's modules"
-        print(f"{summary.compiled} kernels compiled in {summary.seconds:.1f} s on "
-              f"{summary.workers} processes, {summary.cached} already cached "
-              f"(numba cache: {where})", file=sys.stderr)
+        if summary.compiled == 0:
+            print(f"all {summary.cached} kernels already cached (numba cache: {where})",
+                  file=sys.stderr)
+        else:
+            print(f"{summary.compiled} kernels compiled in {summary.seconds:.1f} s on "
+                  f"{summary.workers} processes, {summary.cached} already cached "
+                  f"(numba cache: {where})", file=sys.stderr)
     return 0
