@@ -1,8 +1,8 @@
 """``hsa-elastica`` command-line tool: one module per subcommand.
 
 Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``view``, ``plot``,
-``params``, ``calibrate``, ``compile`` (``hsa-elastica COMMAND --help`` lists each one's options with their
-defaults and units).  Each subcommand module has
+``params``, ``calibrate``, ``compile`` (``hsa-elastica COMMAND --help`` lists each one's
+options with their defaults and units).  Each subcommand module has
 ``NAME``, ``add_parser(subparsers)`` and ``run(args) -> exit code``; the shared argument types,
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
 scenario scripts).
