@@ -84,14 +84,16 @@ def _freeze(x: Any) -> Any:
 
 
 def test_a_run_compiles_nothing_outside_the_table() -> None:
-    """Every cached kernel a short primitive run compiles or loads is a row of the table's
-    primitive command (regenerate with benchmarks/make_kernel_table.py when this fails)."""
+    """Every cached kernel a short primitive run compiles or loads is a row of the table
+    (regenerate with benchmarks/make_kernel_table.py when this fails).  Any command's row: a
+    run loads the static solver's kernels when another command has cached them, and runs them
+    as Python otherwise (engines/uncompiled.py)."""
     env = {**os.environ, "HSA_ELASTICA_PRECOMPILE": "0"}
     proc = subprocess.run([sys.executable, "-c", RECORD], check=False, env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     ran = {(name, _freeze(sig)) for name, sig in json.loads(proc.stdout.splitlines()[-1])}
-    table = {(row[0], row[1]) for row in kernel_table.KERNELS if "primitive" in row[3]}
+    table = {(row[0], row[1]) for row in kernel_table.KERNELS}
     assert len(ran) > 10
     assert ran - table == set()
 
