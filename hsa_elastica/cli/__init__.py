@@ -21,12 +21,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Sequence
 
 from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line
 
-__all__ = ["main", "build_parser", "import_deferring_interrupts"]
+__all__ = ["build_parser", "import_deferring_interrupts", "main"]
 
 #: subcommand modules, in the order ``--help`` lists them (imported by :func:`build_parser`,
 #: inside :func:`main`'s error handling: the simulator's imports take a second or two, and an
