@@ -8,6 +8,13 @@ difference (what the first run costs), and the longest time the process printed 
 ran (stdout and stderr are pipes, so progress bars are off and the compile notice of
 :mod:`hsa_elastica.io.compile_notice` writes a heartbeat line every second).
 
+``stock`` is the yardstick: the first run of a plain PyElastica 1.0 simulation of the robot's
+size (4 rods of 25 elements, gravity, damping, 100 steps; public API only); with it among the
+chosen entry points, every cold run is also printed as a ratio to stock's cold run.
+``compile`` is ``hsa-elastica compile`` (every kernel of the table, on every core);
+``primitive-1proc`` is ``primitive`` with ``HSA_ELASTICA_PRECOMPILE=0``: every kernel compiled
+in the command's own process, one after the other, as before the parallel first run.
+
 The machine this project runs on is shared (2 cores, several agents): absolute wall times
 depend on the load, so the CPU times and the cold/warm ratios of one run are what to compare
 between versions.  Target: ``primitive bend_north --still x.png`` cold <= 20 s.
@@ -16,6 +23,7 @@ Usage::
 
     python benchmarks/bench_cold_start.py                      # all entry points, ~15-30 min
     python benchmarks/bench_cold_start.py --only primitive api  # a subset
+    python benchmarks/bench_cold_start.py --only stock primitive  # ratio to plain PyElastica
     python benchmarks/bench_cold_start.py --list
     python benchmarks/bench_cold_start.py --only primitive --baseline /path/to/other/checkout
     python benchmarks/bench_cold_start.py --pty                # warm, on a pseudo-terminal
@@ -55,6 +63,37 @@ GYM = (
     "env.step(env.action_space.sample())\n"
 )
 
+#: stock PyElastica 1.0, public API only: 4 rods of 25 elements, gravity, damping, 100 steps (the
+#: first run of a plain PyElastica simulation of the robot's size: what a cold ``primitive``
+#: is compared with)
+STOCK = (
+    "import numpy as np\n"
+    "import elastica as ea\n"
+    "class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):\n"
+    "    pass\n"
+    "sim, dt = Sim(), 1e-5\n"
+    "for k in range(4):\n"
+    "    rod = ea.CosseratRod.straight_rod(25, np.array([0.02 * k, 0.0, 0.0]),\n"
+    "        np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0]), 0.1, 0.005, 1200.0,\n"
+    "        youngs_modulus=1e7)\n"
+    "    sim.append(rod)\n"
+    "    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),\n"
+    "                             constrained_director_idx=(0,))\n"
+    "    sim.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=np.array([0.0, 0.0, -9.81]))\n"
+    "    sim.dampen(rod).using(ea.AnalyticalLinearDamper, damping_constant=0.1, time_step=dt)\n"
+    "sim.finalize()\n"
+    "ea.integrate(ea.PositionVerlet(), sim, final_time=100 * dt, n_steps=100, progress_bar=False)\n"
+    "assert np.isfinite(rod.position_collection).all()\n"
+)
+
+#: a CLI command compiling in its own process only, as before the parallel first run
+SERIAL = (
+    "import os, sys\n"
+    "os.environ['HSA_ELASTICA_PRECOMPILE'] = '0'\n"
+    "from hsa_elastica.cli import main\n"
+    "sys.exit(main({args!r}))\n"
+)
+
 
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "hsa_elastica.cli", *args]
@@ -75,6 +114,10 @@ def entry_points(tmp: Path) -> dict[str, list[str]]:
         "render": _cli("render", str(tmp / "run"), "--still", str(tmp / "r.png")),
         "api": [sys.executable, "-c", API],
         "gym": [sys.executable, "-c", GYM],
+        "primitive-1proc": [sys.executable, "-c", SERIAL.format(args=[
+            "primitive", "bend_north", "--still", str(tmp / "x.png")])],
+        "compile": _cli("compile"),
+        "stock": [sys.executable, "-c", STOCK],
     }
 
 
@@ -219,6 +262,7 @@ def main() -> int:
               f"{'cold CPU':>9s} {'warm CPU':>9s} {'ratio':>6s} {'1st run costs':>13s} "
               f"{'silent cold':>11s} {'compiling':>9s} {'1st line':>8s}")
         failed = 0
+        colds: dict[str, Run] = {}
         for name in chosen:
             for suffix, code in roots:
                 base_env = dict(os.environ)
@@ -244,6 +288,15 @@ def main() -> int:
                       f"{cold.max_gap:10.1f}s {cold.compile_gap:8.1f}s {cold.first_output:7.1f}s",
                       flush=True)
                 shutil.rmtree(cache, ignore_errors=True)
+                colds[name + suffix] = cold
+        if "stock" in colds:  # the first run of a plain PyElastica simulation as the yardstick
+            stock = colds["stock"]
+            print(f"\ncold run / stock PyElastica's cold run ({stock.wall:.1f} s wall, "
+                  f"{stock.cpu:.1f} s CPU):")
+            for key, cold in colds.items():
+                if key != "stock":
+                    print(f"  {key:18s} wall {cold.wall / stock.wall:5.2f}x   "
+                          f"CPU {cold.cpu / stock.cpu:5.2f}x")
         print("\nwall/CPU in s; ratio = cold / warm; '1st run costs' = cold CPU - warm CPU; "
               "'silent cold' = longest time without an output line in the cold run (off a terminal "
               "the simulation itself prints nothing), 'compiling' = the same while kernels "

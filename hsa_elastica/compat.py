@@ -23,17 +23,20 @@ from numpy.typing import NDArray
 
 __all__ = [
     "CompatError",
+    "block_offset",
+    "bound_operator",
+    "callback_instance",
     "compiled_entry",
+    "damper_coefficients",
+    "feature_group",
     "inv_rotate",
+    "memory_blocks",
+    "numba_cache_has_entry",
+    "numba_cache_holds",
+    "numba_linked_libraries",
+    "numba_uses_cache",
     "update_accelerations",
     "zeroed_out_external_forces_and_torques",
-    "feature_group",
-    "bound_operator",
-    "block_offset",
-    "damper_coefficients",
-    "memory_blocks",
-    "callback_instance",
-    "numba_cache_has_entry",
 ]
 
 #: feature groups of PyElastica 1.0's ``BaseSystemCollection``, by public role
@@ -129,6 +132,32 @@ def numba_cache_has_entry(dispatcher: Any) -> bool:
     except Exception:  # noqa: BLE001 - any numba layout change: report a cold cache
         return False
     return bool(index)
+
+
+def numba_cache_holds(dispatcher: Any, signature: tuple[Any, ...]) -> bool:
+    """True if numba's on-disk cache holds ``dispatcher`` compiled for ``signature`` (a tuple
+    of numba types) and its current source: the cache index's key (private API; numba
+    0.59-0.68); False when that cannot be read."""
+    try:
+        cache = dispatcher._cache
+        key = cache._index_key(signature, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - any numba layout change: report it not cached
+        return False
+
+
+def numba_uses_cache(dispatcher: Any) -> bool:
+    """True if ``dispatcher`` writes to numba's on-disk cache (``cache=True``)."""
+    from numba.core.caching import NullCache
+
+    cache = getattr(dispatcher, "_cache", None)
+    return cache is not None and not isinstance(cache, NullCache)
+
+
+def numba_linked_libraries(library: Any) -> tuple[Any, ...]:
+    """The code libraries numba linked into a compiled kernel's ``library`` (those of the
+    kernels it calls; private attribute, empty if absent)."""
+    return tuple(getattr(library, "_linking_libraries", ()))
 
 
 def compiled_entry(dispatcher: Any, args: tuple[Any, ...]) -> Any:

@@ -1,8 +1,8 @@
 """``hsa-elastica`` command-line tool: one module per subcommand.
 
 Subcommands: ``primitive``, ``steady-state``, ``dataset``, ``render``, ``view``, ``plot``,
-``params``, ``calibrate`` (``hsa-elastica COMMAND --help`` lists each one's options with their
-defaults and units).  Each subcommand module has
+``params``, ``calibrate``, ``compile`` (``hsa-elastica COMMAND --help`` lists each one's
+options with their defaults and units).  Each subcommand module has
 ``NAME``, ``add_parser(subparsers)`` and ``run(args) -> exit code``; the shared argument types,
 option groups and the save/render step live in :mod:`hsa_elastica.cli.common` (also used by the
 scenario scripts).
@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any
 
 from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line
 
-__all__ = ["main", "build_parser", "import_deferring_interrupts"]
+__all__ = ["build_parser", "import_deferring_interrupts", "main"]
 
 #: subcommand modules, in the order ``--help`` lists them (imported by :func:`build_parser`,
 #: inside :func:`main`'s error handling: the simulator's imports take a second or two, and an
@@ -41,9 +42,12 @@ SUBCOMMANDS: tuple[str, ...] = (
     "hsa_elastica.cli.plot",
     "hsa_elastica.cli.params",
     "hsa_elastica.cli.calibrate",
+    "hsa_elastica.cli.compile",
 )
 
 #: subcommands that run numba kernels: they report compilation on stderr (unless ``--quiet``)
+#: and, on a cold cache, compile their kernels on every core first
+#: (:func:`hsa_elastica.engines.precompile.precompile_if_cold`, called by the builders)
 COMPILING = frozenset({"primitive", "steady-state", "dataset", "calibrate"})
 
 
@@ -124,8 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser().parse_args(argv)
             if args.command in COMPILING:  # (the others import no kernel)
+                quiet = bool(getattr(args, "quiet", False))
                 writable_kernel_cache()
-                announce_compile(bool(getattr(args, "quiet", False)))
+                announce_compile(quiet)
+                from hsa_elastica.engines.precompile import enable
+
+                enable(args.command, quiet)
             return int(args.commands[args.command](args))
         except UsageError as exc:
             print(one_line(str(exc)), file=sys.stderr)
@@ -142,6 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if os.environ.get("HSA_ELASTICA_DEBUG"):
                 raise
             return _failed(exc)
+        finally:
+            precompile = sys.modules.get("hsa_elastica.engines.precompile")
+            if precompile is not None:
+                precompile.enable(None)  # a later build in this process compiles as usual
 
 
 def _failed(exc: Exception) -> int:

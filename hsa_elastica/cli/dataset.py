@@ -123,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
     # pick between mirror-image poses): the time step must be stable
     check_params(params, 0.0, record=False)
     angles, sampling = _angles(args, params)
+    if args.scheduler is None:  # local workers read this machine's cache: fill it on every core
+        from hsa_elastica.engines.precompile import precompile_if_cold
+
+        precompile_if_cold()
     client = None
     try:
         if args.scheduler is not None:  # reached before anything is written

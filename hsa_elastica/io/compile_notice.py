@@ -24,16 +24,16 @@ unconditionally.  Installing it twice is harmless.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import contextlib
 import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-__all__ = ["announce_compilation", "announce_if_cold", "suppress", "CompileNotice"]
+__all__ = ["CompileNotice", "announce_compilation", "announce_if_cold", "parallel_progress",
+           "suppress", "withdraw"]
 
 #: seconds between two heartbeat lines when stderr is not a terminal: the thread wakes every
 #: ``min(period, IDLE) / 4`` s, so lines come 1.0-1.25 s apart, under the 2 s of silence that
@@ -175,3 +175,87 @@ def announce_if_cold(
     if _INSTALLED is not None:
         return _INSTALLED
     return None if is_cached() else announce_compilation(stream)
+
+
+def withdraw() -> None:
+    """Stop the notice of :func:`announce_compilation` in this process (a worker forked from a
+    process that installed it: its parent reports)."""
+    global _INSTALLED
+    if _INSTALLED is not None:
+        from numba.core import event
+
+        with contextlib.suppress(Exception):
+            event.unregister("numba:compile", _INSTALLED.listener)
+        _INSTALLED = None
+
+
+def _short(name: str) -> str:
+    """``hsa_elastica.engines.fused:advance`` -> ``fused.advance``."""
+    module, _, func = name.partition(":")
+    return f"{module.rsplit('.', 1)[-1]}.{func}" if func else name
+
+
+@contextlib.contextmanager
+def parallel_progress(total: int, workers: int, stream: TextIO | None = None,
+                      quiet: bool = False) -> Iterator[Callable[[str], None]]:
+    """Progress of ``total`` kernels compiled by ``workers`` other processes
+    (:mod:`hsa_elastica.engines.precompile`): yields ``tick(name)``, to call as each one is
+    done.  On a terminal a progress bar (tqdm) with the count and the last kernel; elsewhere a
+    first line, a line every second (as the notice's heartbeat) and a summary; nothing if
+    ``quiet``."""
+    from hsa_elastica.io.progress import interactive, keep_alive, progress_bar
+
+    out = stream if stream is not None else sys.stderr
+    if quiet:
+        yield lambda name: None
+        return
+    started = time.monotonic()
+    processes = f"{workers} process{'es' if workers > 1 else ''}"
+    if stream is None and interactive():
+        with contextlib.suppress(OSError, ValueError):
+            print(f"compiling numba kernels in {processes} (first run only; cached "
+                  "afterwards)...", file=sys.stderr, flush=True)
+        bar = progress_bar(total=total, desc="compiling", unit="kernel", leave=False)
+
+        def tick_bar(name: str) -> None:
+            bar.set_postfix_str(_short(name), refresh=False)
+            bar.update(1)
+
+        with bar, keep_alive(bar):
+            yield tick_bar
+        spent = time.monotonic() - started
+        with contextlib.suppress(OSError, ValueError):
+            print(f"compiled {bar.n} kernels in {processes} in {spent:.1f} s", file=sys.stderr,
+                  flush=True)
+        return
+    state: dict[str, Any] = {"done": 0, "last": ""}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def write(text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            out.write(text)
+            out.flush()
+
+    def heartbeat() -> None:
+        while not stop.wait(LOG_PERIOD):
+            with lock:
+                write(f"  still compiling ({time.monotonic() - started:.0f} s, {state['done']} "
+                      f"of {total} kernels, last {state['last'] or '-'})\n")
+
+    def tick(name: str) -> None:
+        with lock:
+            state["done"] += 1
+            state["last"] = _short(name)
+
+    write(f"compiling numba kernels: {total} in {processes} (first run only; cached "
+          "afterwards)...\n")
+    thread = threading.Thread(target=heartbeat, daemon=True, name="hsa-elastica-compile-progress")
+    thread.start()
+    try:
+        yield tick
+    finally:
+        stop.set()
+        thread.join()
+        done = state["done"] if state["done"] == total else f"{state['done']} of {total}"
+        write(f"compiled {done} kernels in {processes} in {time.monotonic() - started:.1f} s\n")

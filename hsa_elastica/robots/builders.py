@@ -184,6 +184,9 @@ def build_robot(
     from hsa_elastica.io.compile_notice import announce_if_cold
 
     announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
+    from hsa_elastica.engines.precompile import precompile_if_cold
+
+    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods

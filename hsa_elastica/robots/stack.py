@@ -210,6 +210,9 @@ def build_stack(
     from hsa_elastica.io.compile_notice import announce_if_cold
 
     announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
+    from hsa_elastica.engines.precompile import precompile_if_cold
+
+    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
     params = list(segments) if not isinstance(segments, RobotParams) else [segments]
     if not params or not all(isinstance(p, RobotParams) for p in params):
         raise ParameterError(
