@@ -85,19 +85,14 @@ TOL_STATIC_RESIDUAL = 1e-3
 
 def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> bool:
     """The force balance holds at the current pose: the static residual
-    (:func:`hsa_elastica.engines.statics.model_residual`, velocities set to zero) of a
-    fused-path robot is below ``tol`` [N, N m].  Robots stepped by the reference operators are
+    (:meth:`~hsa_elastica.robots.compiled.FastRobot.static_residual`, velocities set to zero)
+    of a robot stepped by a compiled engine is below ``tol`` [N, N m].  Robots stepped by the reference operators are
     not compiled for it (True: the speed and damper-balance bounds decide)."""
     from hsa_elastica.engines.compile import CompiledModel
 
     if not isinstance(getattr(robot, "model", None), CompiledModel):
         return True
-    from hsa_elastica.engines.statics import model_residual
-
-    model = robot.model
-    t = float(robot.time)
-    angles = model.commands(t)
-    forces, couples = model_residual(model, angles)
+    forces, couples = robot.static_residual()
     return max(forces, couples) < tol  # (nan: not below)
 
 
