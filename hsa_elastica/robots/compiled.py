@@ -146,9 +146,13 @@ class FastRobot(ControlMixin):
         (velocities taken as zero) at the motors' present commands: the settling test's force
         balance.  Evaluated on a workspace made at the first call and reused
         (:class:`~hsa_elastica.engines.residual_check.ResidualCheck`); the state is only read."""
+        return self.residual_check().norms(self.model.commands(self.time))
+
+    def residual_check(self) -> ResidualCheck:
+        """The workspace of :meth:`static_residual` (made at the first call)."""
         if self._residual_check is None:
             self._residual_check = ResidualCheck(self.model)
-        return self._residual_check.norms(self.model.commands(self.time))
+        return self._residual_check
 
     # -- snapshots (engines/snapshot.py): the model's arrays, no operator state ------------------
     def _state_arrays(self) -> dict[str, NDArray[Any]]:

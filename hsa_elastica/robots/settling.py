@@ -215,6 +215,19 @@ def relax(
             delay=0.5,
             bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
         )
+    from hsa_elastica.robots.settling_watch import relax_watched, watch_plan
+
+    watch = watch_plan(robot, state_fn, steps_per_check)
+    if watch is not None:  # the implicit integrator: the checks inside its compiled loop
+        try:
+            return relax_watched(
+                robot, state_fn, watch, t_max=t_max, per_check=steps_per_check,
+                max_speed=max_speed, bar=bar, ramp_end=ramp_end, dampings=dampings,
+                tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
+                window=window, stop_when_settled=stop_when_settled)
+        finally:
+            if bar is not None:
+                bar.close()
     t = float(robot.time)
     n_steps = 0
     settled_since: float | None = None
