@@ -49,9 +49,12 @@ __all__ = [
     "CHECK_SETTLED",
     "CHECK_SUSPECT",
     "LastGood",
+    "Samples",
     "SettleWatch",
     "check_state",
+    "load_row",
     "run_checks",
+    "save_row",
     "settle_test",
     "twist_lost",
     "watched_steps",
@@ -221,11 +224,41 @@ def check_state(t: float, angles: NDArray[np.float64], rod: RodBlockArrays,
     return CHECK_SETTLED if settled else CHECK_PASSED
 
 
+class Samples(NamedTuple):
+    """The recordings of a batch: ``flags[c]`` = 1 where check ``c`` ends on a recording step;
+    ``arrays``: (flat views of) the model's state arrays, copied at those checks into the rows
+    of ``rows`` (see :func:`save_row`)."""
+
+    flags: NDArray[np.int64]
+    arrays: Any  # numba.typed.List of float64 1-D views
+    rows: NDArray[np.float64]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def save_row(arrays: Any, row: NDArray[np.float64]) -> None:
+    """The arrays, one after the other, into ``row``."""
+    k = 0
+    for a in arrays:
+        n = a.shape[0]
+        row[k:k + n] = a
+        k += n
+
+
+@njit(cache=True)  # type: ignore[misc]
+def load_row(arrays: Any, row: NDArray[np.float64]) -> None:
+    """:func:`save_row` undone: ``row`` back into the arrays."""
+    k = 0
+    for a in arrays:
+        n = a.shape[0]
+        a[:] = row[k:k + n]
+        k += n
+
+
 @njit(cache=True)  # type: ignore[misc]
 def watched_steps(
     steps: NDArray[np.int64], h: float, t0: float, angles: NDArray[np.float64],
     rates: NDArray[np.float64], engine: Any, watch: SettleWatch, check: ResidualRecord,
-    good: LastGood, out: NDArray[np.float64],
+    good: LastGood, samples: Samples, out: NDArray[np.float64],
 ) -> int:
     """Checks of ``steps[c]`` generalized-alpha steps of ``h`` [s] each from ``t0`` [s], each
     followed by the tests of the module doc.  ``angles`` / ``rates``: the motors at the table
@@ -233,8 +266,12 @@ def watched_steps(
     ``(model, terms, ga, settings, q0, buf, jw)``
     (:func:`~hsa_elastica.engines.implicit_newton.newton_steps`).
 
+    A check that ends on a recording step (``samples.flags``) first copies the model's state
+    into the next row of ``samples.rows`` (before its tests, as the recorders sample before
+    the handle's checks).
+
     Returns the outcome (``CHECK_*``) with ``out = [checks completed, time after them [s],
-    steps done in the check that stopped the call]``: for :data:`CHECK_FAILED` the check
+    steps done in the check that stopped the call, rows recorded]``: for :data:`CHECK_FAILED` the check
     ``out[0]`` stopped after ``out[2]`` of its steps, at time ``out[1] + out[2] h``; for the
     other stops the check ``out[0] - 1`` ended at ``out[1]``."""
     model, terms, ga, settings, q0, buf, jw = engine
@@ -252,6 +289,9 @@ def watched_steps(
         t = t + n * h
         row += n
         out[0], out[1], out[2] = c + 1, t, n
+        if samples.flags[c]:
+            save_row(samples.arrays, samples.rows[int(out[3])])
+            out[3] += 1
         code = check_state(t, angles[row], rod, body, joints, watch, check, good, 0)
         if code != CHECK_PASSED:
             return code
@@ -259,12 +299,13 @@ def watched_steps(
 
 
 def run_checks(engine: Any, steps: NDArray[np.int64], t: float, watch: SettleWatch,
-               check: ResidualRecord, good: LastGood) -> tuple[int, int, float]:
+               check: ResidualRecord, good: LastGood, samples: Samples,
+               out: NDArray[np.float64]) -> tuple[int, int, float]:
     """Checks of ``steps[c]`` steps each of the implicit ``engine``
     (:class:`~hsa_elastica.engines.implicit.ImplicitEngine`, no scheduled loads) from ``t``
     [s] (:func:`watched_steps`), with the motor tables and time arithmetic of one
     ``engine.run_steps(steps[c], ...)`` per check.  Returns ``(outcome, checks done, time
-    [s])``.  A refused step is taken in halves as ``run_steps`` does (:attr:`max_halvings`):
+    [s])``; ``out[3]``: rows of ``samples`` recorded.  A refused step is taken in halves as ``run_steps`` does (:attr:`max_halvings`):
     its check is then done without its tests (outcome :data:`CHECK_FAILED`: the caller tests
     it); raises :class:`~hsa_elastica.engines.implicit.ImplicitStepFailed` as ``run_steps``."""
     dt = engine.dt
@@ -281,9 +322,9 @@ def run_checks(engine: Any, steps: NDArray[np.int64], t: float, watch: SettleWat
     if not engine._started:
         engine.start(values[0], rates[0])
     engine._info[3] = engine.refresh_every
-    out = np.zeros(3)
+    out[:] = 0.0
     code = int(watched_steps(np.ascontiguousarray(steps, dtype=np.int64), dt, t, values, rates,
-                             engine.newton_records(), watch, check, good, out))
+                             engine.newton_records(), watch, check, good, samples, out))
     done = int(out[0])
     engine.time = float(out[1])
     engine.n_steps += int(np.sum(steps[:done]))

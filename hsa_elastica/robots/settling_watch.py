@@ -24,20 +24,23 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numba.typed import List
 
 from hsa_elastica import compat
 from hsa_elastica.engines.implicit import ImplicitStepFailed
 from hsa_elastica.engines.implicit_watch import (
     CHECK_FAILED,
     CHECK_LOST,
-    CHECK_PASSED,
     CHECK_SETTLED,
     CHECK_SUSPECT,
     N_LIMITS,
     LastGood,
+    Samples,
     SettleWatch,
     check_state,
+    load_row,
     run_checks,
+    save_row,
 )
 from hsa_elastica.engines.timeloop import (
     DEFAULT_MAX_STRETCH,
@@ -73,6 +76,9 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
             or getattr(robot.robot, "segments", None) or robot.model.scheduled_loads
             or robot.time != 0.0 or not hasattr(robot.robot, "platform")):
         return None
+    if not all(a.flags.c_contiguous for a in robot.model.state_arrays().values()
+               if a.dtype == np.float64):
+        return None  # (the recordings copy them as flat views)
     for target in robot.model.callbacks:
         every = getattr(target, "every", None)
         if not isinstance(every, (int, np.integer)) or every < 1 or every % steps_per_check:
@@ -140,24 +146,68 @@ def _state_at(robot: Any, good: LastGood, state_fn: Callable[[Any], dict[str, An
             np.copyto(dst, src)
 
 
-def _batch(t: float, dt: float, t_max: float, per_check: int, chunk: int,
-           next_sample: int) -> tuple[list[int], list[float]]:
-    """The checks of the next engine call: their steps (as the per-check loop sizes them) and
-    end times, up to ``chunk`` steps, ending at the check that ends on step ``next_sample``."""
+def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
+        list[int], list[float], list[int]]:
+    """The checks of the next engine call: their steps (as the per-check loop sizes them), end
+    times, and the recording step each ends on (0: none), up to ``robot.chunk`` steps."""
+    dt = robot.dt
+    recording = robot.model.callback_every > 0
     steps: list[int] = []
     ends: list[float] = []
+    samples: list[int] = []
     total = 0
     while t < t_max - 0.5 * dt:
         n = min(per_check, math.ceil((t_max - t) / dt - 1e-9))
-        if steps and total + n > chunk:
+        if steps and total + n > robot.chunk:
             break
+        sample = robot._next_callback_step(round(t / dt) + 1) if recording else -1
         steps.append(n)
         total += n
         t = t + n * dt
         ends.append(t)
-        if next_sample > 0 and round(t / dt) >= next_sample:
-            break
-    return steps, ends
+        samples.append(sample if sample > 0 and round(np.float64(t) / np.float64(dt)) == sample
+                       else 0)
+    return steps, ends, samples
+
+
+class _Recording:
+    """The model's state arrays as flat views, the rows the compiled loop copies them into at
+    recording steps, and their replay to the recorders (Python callbacks) after the call."""
+
+    def __init__(self, robot: Any) -> None:
+        self.robot = robot
+        arrays = [a for a in robot.model.state_arrays().values() if a.dtype == np.float64]
+        self.ok = all(a.flags.c_contiguous for a in arrays)
+        self.arrays = List([a.reshape(-1) for a in arrays]) if self.ok else None
+        self.size = sum(a.size for a in arrays)
+        self.live = np.empty(self.size)
+        self.rows = np.empty((0, self.size))
+
+    def samples(self, flags: list[int]) -> Samples:
+        need = sum(1 for f in flags if f)
+        if self.rows.shape[0] < need:
+            self.rows = np.empty((need, self.size))
+        return Samples(np.array([1 if f else 0 for f in flags], dtype=np.int64), self.arrays,
+                       self.rows)
+
+    def replay(self, rows: int, ends: list[float], samples: list[int], t: float) -> None:
+        """The recorders at the first ``rows`` recorded checks (end times ``ends``, recording
+        steps ``samples``), each on its copied state; the state at ``t`` [s] put back."""
+        if rows == 0:
+            return
+        robot, sim = self.robot, self.robot.robot.simulator
+        save_row(self.arrays, self.live)
+        k = 0
+        for t_k, step in zip(ends, samples):
+            if k == rows:
+                break
+            if step:
+                load_row(self.arrays, self.rows[k])
+                robot.time = t_k
+                sim.apply_callbacks(np.float64(t_k), step)
+                k += 1
+        load_row(self.arrays, self.live)
+        robot.time = t
 
 
 def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: SettleWatch, *,
@@ -172,37 +222,36 @@ def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: 
     engine, model = robot.engine, robot.model
     check = robot.residual_check().record
     good = _last_good(model)
+    recording = _Recording(robot)
+    out = np.zeros(4)
     systems, names = robot._checked_systems(None)
     sim = robot.robot.simulator
     t = float(robot.time)
     n_steps = 0
     state = state_fn(robot)
     lost: list[tuple[int, float]] = []
-    divergence: SimulationDiverged | None = None
     converged = False
     while t < t_max - 0.5 * dt:
-        step_now = round(t / dt)
-        sample = robot._next_callback_step(step_now + 1) if model.callback_every > 0 else -1
-        steps, ends = _batch(t, dt, t_max, per_check, robot.chunk, sample)
+        steps, ends, samples = _batch(robot, t, t_max, per_check)
         try:
             code, done, t_new = run_checks(engine, np.array(steps, dtype=np.int64), t, watch,
-                                           check, good)
+                                           check, good, recording.samples(samples), out)
         except ImplicitStepFailed:
             robot.time = engine.time
+            recording.replay(int(out[3]), ends, samples, engine.time)
             raise
         start = ends[done - 2] if done >= 2 else t  # the last check's start
         n_steps += sum(steps[:done])
         robot.time = t_new
-        if sample > 0 and round(np.float64(t_new) / np.float64(dt)) == sample:
-            sim.apply_callbacks(np.float64(t_new), sample)
+        recording.replay(int(out[3]), ends, samples, t_new)
+        if code == CHECK_FAILED and samples[done - 1]:  # its end is the state now
+            step = round(np.float64(t_new) / np.float64(dt))
+            if step == samples[done - 1]:
+                sim.apply_callbacks(np.float64(t_new), step)
         if bar is not None:
             bar.update(t_new - t)
         t = t_new
-        angles = None
-        if code == CHECK_FAILED:  # a step taken in halves: the check's tests from Python
-            angles = model.commands(t)
-            code = check_state(t, angles, model.rod_arrays, model.body_arrays, model.joints,
-                               watch, check, good, 0)
+        code = _resolve(robot, code, watch, check, good)
         if code == CHECK_SUSPECT:
             bad = find_runaway(systems, max_speed=v_max, max_stretch=DEFAULT_MAX_STRETCH)
             if bad is not None:
@@ -211,24 +260,32 @@ def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: 
                 state = _state_at(robot, good, state_fn)
                 return Relaxation(start, n_steps - steps[done - 1], _since(watch), False, state,
                                   divergence, None)
-            angles = model.commands(t) if angles is None else angles
-            code = check_state(t, angles, model.rod_arrays, model.body_arrays, model.joints,
-                               watch, check, good, 1)
+            code = _resolve(robot, code, watch, check, good, stage=1)
         if code == CHECK_LOST:
             lost = lost_twist(robot)
             if lost:
                 log.warning("at t = %.4g s %s: not converged", t, describe_lost(lost))
                 converged = False
                 break
-            angles = model.commands(t) if angles is None else angles
-            code = check_state(t, angles, model.rod_arrays, model.body_arrays, model.joints,
-                               watch, check, good, 2)
+            code = _resolve(robot, code, watch, check, good, stage=2)
         converged = bool(watch.state[1])
         if code == CHECK_SETTLED:
             break
-        assert code == CHECK_PASSED
     state = state_fn(robot)
-    return Relaxation(t, n_steps, _since(watch), converged, state, divergence, lost or None)
+    return Relaxation(t, n_steps, _since(watch), converged, state, None, lost or None)
+
+
+def _resolve(robot: Any, code: int, watch: SettleWatch, check: Any, good: LastGood,
+             stage: int = 0) -> int:
+    """The outcome of the check that ended the call, its tests from ``stage`` on run from
+    Python where the compiled loop left them to Python (a check after a step taken in halves:
+    all of them; after a false alarm of the divergence pre-check (``stage`` 1) or of the
+    lost-twist test (``stage`` 2): the rest)."""
+    if code == CHECK_FAILED or stage > 0:
+        m = robot.model
+        return int(check_state(robot.time, m.commands(robot.time), m.rod_arrays, m.body_arrays,
+                               m.joints, watch, check, good, stage))
+    return code
 
 
 def _since(watch: SettleWatch) -> float | None:
