@@ -14,7 +14,7 @@ import pytest
 
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.params import paper_robot_params
-from hsa_elastica.robots import settling_watch
+from hsa_elastica.robots import settling, settling_watch
 from hsa_elastica.robots.primitives import primitive_angles
 from hsa_elastica.robots.steady_state import solve_steady_state
 
@@ -36,9 +36,9 @@ def _both(monkeypatch: pytest.MonkeyPatch, dt: float, **kw):  # type: ignore[no-
         calls.append(w is not None)
         return w
 
-    monkeypatch.setattr(settling_watch, "watch_plan", spy)
+    monkeypatch.setattr(settling, "watch_plan", spy)
     watched = solve_steady_state(p, u, **kw)
-    monkeypatch.setattr(settling_watch, "watch_plan", lambda *a, **k: None)
+    monkeypatch.setattr(settling, "watch_plan", lambda *a, **k: None)
     reference = solve_steady_state(p, u, **kw)
     assert calls == [True]  # the watched loop did run
     return watched, reference
@@ -77,7 +77,7 @@ def test_watched_loop_diverges_as_the_per_check_loop(monkeypatch: pytest.MonkeyP
     u = primitive_angles("bend_east", 1.0, p)
     errors = []
     for plan in (settling_watch.watch_plan, lambda *a, **k: None):
-        monkeypatch.setattr(settling_watch, "watch_plan", plan)
+        monkeypatch.setattr(settling, "watch_plan", plan)
         with pytest.raises(SimulationDiverged) as info:
             solve_steady_state(p, u, max_time=0.5, max_speed=0.02, record=True)
         errors.append(info.value)

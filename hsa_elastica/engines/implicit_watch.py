@@ -230,12 +230,12 @@ class Samples(NamedTuple):
     of ``rows`` (see :func:`save_row`)."""
 
     flags: NDArray[np.int64]
-    arrays: Any  # numba.typed.List of float64 1-D views
+    arrays: tuple[NDArray[np.float64], ...]  # float64 1-D views
     rows: NDArray[np.float64]
 
 
 @njit(cache=True)  # type: ignore[misc]
-def save_row(arrays: Any, row: NDArray[np.float64]) -> None:
+def save_row(arrays: tuple[NDArray[np.float64], ...], row: NDArray[np.float64]) -> None:
     """The arrays, one after the other, into ``row``."""
     k = 0
     for a in arrays:
@@ -245,7 +245,7 @@ def save_row(arrays: Any, row: NDArray[np.float64]) -> None:
 
 
 @njit(cache=True)  # type: ignore[misc]
-def load_row(arrays: Any, row: NDArray[np.float64]) -> None:
+def load_row(arrays: tuple[NDArray[np.float64], ...], row: NDArray[np.float64]) -> None:
     """:func:`save_row` undone: ``row`` back into the arrays."""
     k = 0
     for a in arrays:

@@ -13,7 +13,7 @@ times -- is what :func:`relax`'s per-check loop does, bit for bit.
 
 Used by :func:`relax` when it applies (:func:`watch_plan`): a single robot (not a stack) on
 :class:`~hsa_elastica.robots.compiled.ImplicitRobot` from time 0, with the settling state of
-:func:`~hsa_elastica.robots.steady_state.settling_state`, recorders sampling at check ends.
+:func:`~hsa_elastica.robots.settling_checks.settling_state`, recorders sampling at check ends.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba.typed import List
 
 from hsa_elastica import compat
 from hsa_elastica.engines.implicit import ImplicitStepFailed
@@ -49,13 +48,14 @@ from hsa_elastica.engines.timeloop import (
     find_runaway,
 )
 from hsa_elastica.physics.actuation import MotorAngleBC
-from hsa_elastica.robots.settling import (
+from hsa_elastica.robots.settling_checks import (
     TOL_STATIC_RESIDUAL,
     TOL_WINDING,
     Relaxation,
-    _creep_factor,
+    creep_factor,
     describe_lost,
     lost_twist,
+    settling_state,
 )
 
 log = logging.getLogger("hsa_elastica.robots.settling")
@@ -67,10 +67,9 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
                steps_per_check: int) -> SettleWatch | None:
     """The :class:`SettleWatch` of ``robot`` (bounds not filled in), or None where
     :func:`relax_watched` does not apply: not an implicit single robot at time 0, another
-    settling state than :func:`~hsa_elastica.robots.steady_state.settling_state`, scheduled
+    settling state than :func:`~hsa_elastica.robots.settling_checks.settling_state`, scheduled
     loads, a callback sampling between check ends, a rod's motor not in the model."""
     from hsa_elastica.robots.compiled import ImplicitRobot
-    from hsa_elastica.robots.steady_state import settling_state
 
     if (not isinstance(robot, ImplicitRobot) or state_fn is not settling_state
             or getattr(robot.robot, "segments", None) or robot.model.scheduled_loads
@@ -117,8 +116,8 @@ def _limits(watch: SettleWatch, dt: float, s: dict[str, Any]) -> None:
     """The bounds of the settling test, computed as :func:`relax` computes them."""
     v_max = check_bound("max_speed", s["max_speed"], "m/s")
     watch.limits[:] = [
-        s["tol_velocity"], s["tol_omega"], s["tol_residual"], _creep_factor(s["dampings"][0], dt),
-        _creep_factor(s["dampings"][1], dt), s["tol_residual"] / s["tol_velocity"] * s["tol_omega"],
+        s["tol_velocity"], s["tol_omega"], s["tol_residual"], creep_factor(s["dampings"][0], dt),
+        creep_factor(s["dampings"][1], dt), s["tol_residual"] / s["tol_velocity"] * s["tol_omega"],
         s["ramp_end"] - 0.5 * dt, s["window"] - 0.5 * dt, TOL_STATIC_RESIDUAL, v_max * v_max,
         DEFAULT_MAX_STRETCH, 1.0 if s["stop_when_settled"] else 0.0, TOL_WINDING]
 
@@ -177,8 +176,7 @@ class _Recording:
     def __init__(self, robot: Any) -> None:
         self.robot = robot
         arrays = [a for a in robot.model.state_arrays().values() if a.dtype == np.float64]
-        self.ok = all(a.flags.c_contiguous for a in arrays)
-        self.arrays = List([a.reshape(-1) for a in arrays]) if self.ok else None
+        self.arrays = tuple(a.reshape(-1) for a in arrays)
         self.size = sum(a.size for a in arrays)
         self.live = np.empty(self.size)
         self.rows = np.empty((0, self.size))
