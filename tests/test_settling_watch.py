@@ -86,3 +86,35 @@ def test_watched_loop_diverges_as_the_per_check_loop(monkeypatch: pytest.MonkeyP
                                                              b.reason)
     assert 0.0 < a.time < 0.5
     _same(a.result, b.result)
+
+
+def test_watched_loop_finds_a_lost_turn_as_the_per_check_loop(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # motors ramped by 1.2 rad on top of a full turn (a plain schedule): the rods settle on the
+    # pose of 1.2 rad, one turn short of their motors (tests/test_reliability_api.py's set-up
+    # on the implicit integrator); both loops stop at the same first check
+    import math
+
+    from hsa_elastica.physics.actuation import Ramp
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import compiled_engine
+    from hsa_elastica.robots.settling import relax
+    from hsa_elastica.robots.steady_state import settling_state
+
+    p = _params(2e-3)
+    ramp = Ramp(target=1.2, duration=0.05)
+    outcomes = []
+    for plan in (settling_watch.watch_plan, lambda *a, **k: None):
+        monkeypatch.setattr(settling, "watch_plan", plan)
+        schedules = [(lambda t, s=s: s * (2 * math.pi + ramp(t))) for s in p.handedness]
+        robot = compiled_engine(build_robot(p, schedules, ramp=None, record=False))
+        outcomes.append(relax(
+            robot, settling_state, ramp_end=0.05, t_max=0.3, check_interval=0.002,
+            dampings=(p.simulation.damping, p.simulation.rotational_damping),
+            tol_velocity=1e-4, tol_omega=1e-3, tol_residual=5e-3, window=0.05,
+            stop_when_settled=True, max_speed=100.0, progress=False))
+    a, b = outcomes
+    assert a.lost is not None and len(a.lost) == p.n_rods and not a.converged
+    assert (a.t, a.n_steps, a.lost, a.converged, a.settled_since) == (
+        b.t, b.n_steps, b.lost, b.converged, b.settled_since)
+    np.testing.assert_array_equal(a.state["platform_position_m"], b.state["platform_position_m"])
