@@ -5,7 +5,9 @@ target angle (``SimulationParams.ramp_time`` / ``ramp_shape`` unless ``ramp`` is
 simulation advances in chunks of ``check_interval`` seconds with the fused loop
 (``fast.FastRobot.run``, default) or the per-rod operators (``Robot.run``, i.e.
 ``simulation.run``; ``fast=False``); both give the same trajectory to round-off and keep the
-divergence check.  After every chunk that ends at or after the end of the ramp, the
+divergence check.  On the implicit integrator the checks run inside its compiled loop
+(:mod:`hsa_elastica.robots.settling_watch`: the same steps, tests and recordings bit for bit,
+without a return to Python per check).  After every chunk that ends at or after the end of the ramp, the
 *settling test* looks at
 
 * every rod node speed ``|v|`` [m/s] and the platform speed ``|v_platform|`` [m/s]: all must be
