@@ -171,7 +171,7 @@ def _speeds(rod: RodBlockArrays, body: BodyBlockArrays, w: SettleWatch) -> tuple
     return speed, omega
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def settle_test(t: float, angles: NDArray[np.float64], rod: RodBlockArrays,
                 body: BodyBlockArrays, joints: JointTable, w: SettleWatch,
                 check: ResidualRecord) -> bool:
@@ -208,7 +208,7 @@ def _keep(rod: RodBlockArrays, body: BodyBlockArrays, good: LastGood) -> None:
     good.body_omega[:] = body.omega
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def check_state(t: float, angles: NDArray[np.float64], rod: RodBlockArrays,
                 body: BodyBlockArrays, joints: JointTable, w: SettleWatch,
                 check: ResidualRecord, good: LastGood, stage: int) -> int:

@@ -75,7 +75,7 @@ def copy_pose(rod: RodBlockArrays, body: BodyBlockArrays, joints: JointTable,
     mine.initialized[:] = joints.initialized
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def pose_residual(rod: RodBlockArrays, body: BodyBlockArrays, joints: JointTable,
                   angles: NDArray[np.float64], check: ResidualRecord) -> tuple[float, float]:
     """Max-norms (forces [N], couples [N m]) of the static residual at the pose of ``rod`` /
