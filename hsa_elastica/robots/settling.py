@@ -98,43 +98,29 @@ def relax(
     least ``max_speed`` [m/s] (every rod node and body) and ``platform_omega`` [rad/s] (every
     body); ``dampings`` = (translational, rotational) damping rates [1/s] of the creep bound.
     A divergence stops the run and is returned, not raised; so does a rod that lost a turn of
-    twist (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``)."""
+    twist (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``).
+    A robot on the implicit integrator runs the same checks in its compiled loop
+    (:func:`~hsa_elastica.robots.settling_watch.relax_watched`)."""
     dt = robot.dt
     steps_per_check = max(1, int(round(check_interval / dt)))
-    bar = None
-    if progress:
-        from hsa_elastica.io.progress import progress_bar
-
-        bar = progress_bar(
-            total=t_max,
-            desc="simulated",
-            unit="s",
-            delay=0.5,
-            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
-        )
+    bar = _progress_bar(t_max) if progress else None
     watch = watch_plan(robot, state_fn, steps_per_check)
-    if watch is not None:  # the implicit integrator: the checks inside its compiled loop
-        try:
-            return relax_watched(
-                robot, state_fn, watch, t_max=t_max, per_check=steps_per_check,
-                max_speed=max_speed, bar=bar, ramp_end=ramp_end, dampings=dampings,
-                tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
-                window=window, stop_when_settled=stop_when_settled)
-        finally:
-            if bar is not None:
-                bar.close()
     t = float(robot.time)
     n_steps = 0
     settled_since: float | None = None
     converged = False
     state = state_fn(robot)
-    # residual force per unit mass balanced by the dampers at speed 1 m/s (1 rad/s), see
-    # tol_residual of solve_steady_state
-    creep_t = creep_factor(dampings[0], dt)
-    creep_r = creep_factor(dampings[1], dt)
+    # force per unit mass the dampers balance at 1 m/s (1 rad/s): solve_steady_state's tol_residual
+    creep_t, creep_r = creep_factor(dampings[0], dt), creep_factor(dampings[1], dt)
     divergence: SimulationDiverged | None = None
     lost: list[tuple[int, float]] = []
     try:
+        if watch is not None:  # the implicit integrator: the checks inside its compiled loop
+            return relax_watched(
+                robot, state_fn, watch, t_max=t_max, per_check=steps_per_check,
+                max_speed=max_speed, bar=bar, ramp_end=ramp_end, dampings=dampings,
+                tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
+                window=window, stop_when_settled=stop_when_settled)
         while t < t_max - 0.5 * dt:
             n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
             # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
@@ -150,13 +136,7 @@ def relax(
                 converged = False
                 log.warning("at t = %.4g s %s: not converged", t, describe_lost(lost))
                 break
-            calm = (
-                state["max_speed"] < tol_velocity
-                and state["platform_omega"] < tol_omega
-                and state["max_speed"] * creep_t < tol_residual
-                and state["platform_omega"] * creep_r < tol_residual / tol_velocity * tol_omega
-                and equilibrium_residual_ok(robot)
-            )
+            calm = _calm(robot, state, tol_velocity, tol_omega, tol_residual, creep_t, creep_r)
             if t >= ramp_end - 0.5 * dt and calm:
                 if settled_since is None:
                     settled_since = t
@@ -173,6 +153,26 @@ def relax(
         if bar is not None:
             bar.close()
     return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None)
+
+
+def _calm(robot: Any, state: dict[str, Any], tol_velocity: float, tol_omega: float,
+          tol_residual: float, creep_t: float, creep_r: float) -> bool:
+    """The settling test's bounds at a check (speeds, creep, force balance; module doc)."""
+    return (
+        state["max_speed"] < tol_velocity
+        and state["platform_omega"] < tol_omega
+        and state["max_speed"] * creep_t < tol_residual
+        and state["platform_omega"] * creep_r < tol_residual / tol_velocity * tol_omega
+        and equilibrium_residual_ok(robot)
+    )
+
+
+def _progress_bar(t_max: float) -> Any:
+    """The tqdm bar of a settling run, in simulated seconds (shown after 0.5 s)."""
+    from hsa_elastica.io.progress import progress_bar
+
+    return progress_bar(total=t_max, desc="simulated", unit="s", delay=0.5,
+                        bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
 
 
 # -- the set-up shared by the dynamic steady-state solvers (robot and stack) -------------------
