@@ -118,3 +118,18 @@ def test_watched_loop_finds_a_lost_turn_as_the_per_check_loop(
     assert (a.t, a.n_steps, a.lost, a.converged, a.settled_since) == (
         b.t, b.n_steps, b.lost, b.converged, b.settled_since)
     np.testing.assert_array_equal(a.state["platform_position_m"], b.state["platform_position_m"])
+
+
+@pytest.mark.parametrize("fps, used", [(100.0, True), (1.0 / 10.5e-3, False), (40.0, False)])
+def test_watched_loop_only_where_every_recording_ends_a_check(fps: float, used: bool) -> None:
+    # at 1 ms a check is 2 steps; samples every 10 steps end checks, samples at
+    # round(k * 10.5) or every 25 steps do not (the per-check loop splits such a check there)
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import compiled_engine
+    from hsa_elastica.robots.steady_state import settling_state
+
+    p = _params(1e-3)
+    p = p.replace(simulation=p.simulation.replace(record_fps=fps))
+    robot = compiled_engine(build_robot(p, primitive_angles("bend_east", 1.0, p), record=True))
+    assert (settling_watch.watch_plan(robot, settling_state, 2) is not None) == used
+    assert settling_watch.watch_plan(robot, settling_state, 1) is not None  # every step a check

@@ -79,8 +79,15 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
                if a.dtype == np.float64):
         return None  # (the recordings copy them as flat views)
     for target in robot.model.callbacks:
-        every = getattr(target, "every", None)
-        if not isinstance(every, (int, np.integer)) or every < 1 or every % steps_per_check:
+        if steps_per_check == 1:
+            break  # every step ends a check
+        # the sampling period in steps (a recorder's may be fractional: samples at
+        # round(k * period)); every sample must end a check
+        period = getattr(target, "steps_per_sample", getattr(target, "every", None))
+        if not isinstance(period, (int, float, np.integer, np.floating)) or period < 1:
+            return None
+        whole = round(float(period))
+        if abs(float(period) - whole) > 1e-9 or whole % steps_per_check:
             return None
     model = robot.model
     handle: Any = robot.robot  # the built robot: rods, platform, motor handles
