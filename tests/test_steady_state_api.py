@@ -87,16 +87,16 @@ def test_dynamic_method_runs_the_integrator_the_params_select(monkeypatch) -> No
     with ``"implicit"`` the generalized-alpha integrator (its step is spied on) relaxes the
     robot, and the settled platform is the static solver's within 1 um (the implicit
     integrator's end-pose target; both are the same equilibrium, the relaxation stops once the force balance holds)."""
-    from hsa_elastica.robots.compiled import ImplicitRobot
+    from hsa_elastica.engines.implicit import ImplicitEngine
 
     steps: list[int] = []
-    advance = ImplicitRobot._advance
+    motor_rows = ImplicitEngine.motor_rows  # the motor table of every batch of steps
 
-    def spy(self, n, t):  # type: ignore[no-untyped-def]
-        steps.append(n)
-        return advance(self, n, t)
+    def spy(self, times):  # type: ignore[no-untyped-def]
+        steps.append(times.shape[0] - 1)
+        return motor_rows(self, times)
 
-    monkeypatch.setattr(ImplicitRobot, "_advance", spy)
+    monkeypatch.setattr(ImplicitEngine, "motor_rows", spy)
     p = _params()
     q = p.replace(simulation=p.simulation.replace(dt=2e-3, integrator="implicit", ramp_time=0.3))
     u = np.array([1.0, 0.4, 1.0, 0.4])

@@ -437,11 +437,21 @@ class ImplicitEngine:
         n = angles.shape[0] - 1
         if not self._started:
             self.start(angles[0], rates[0])
+        self._info[3] = self.refresh_every
+        done = newton_steps(n, self.dt, self.time, angles, rates, *self.newton_records())
+        return self.account(done, n)
+
+    def newton_records(self) -> tuple[Any, ...]:
+        """The records :func:`~hsa_elastica.engines.implicit_newton.newton_steps` takes after
+        the motor tables: ``(model, terms, ga, settings, q0, buf, jw)``."""
+        return (self._model_args, self._aux, self._ga, self._settings, self._q0, self._buf,
+                self._jw)
+
+    def account(self, done: int, n: int) -> float:
+        """After a call of the Newton kernel from :attr:`time` that took ``done`` of ``n``
+        steps: the time and counters; raises :class:`ImplicitStepFailed` (or
+        ``FloatingPointError``) if a step was refused.  Returns the new time [s]."""
         info = self._info
-        info[3] = self.refresh_every
-        done = newton_steps(n, self.dt, self.time, angles, rates, self._model_args, self._aux,
-                            self._ga,
-                            self._settings, self._q0, self._buf, self._jw)
         # the time of step k is t0 + k dt (as the kernel computes it)
         self.time = self.time + done * self.dt if done else self.time
         self.n_steps += done
@@ -468,33 +478,11 @@ class ImplicitEngine:
         """``n`` steps from ``t`` [s] under the motor schedules of ``model.motor_bcs`` (the
         :class:`~hsa_elastica.engines.fused.Engine` interface); returns the new time [s]."""
         model = self.model
-        m = len(model.motor_bcs)
         times = t + self.dt * np.arange(0, n + 1, dtype=np.float64)
-        values = np.empty((n + 1, m))
-        rates = np.empty((n + 1, m))
-        col_v = np.empty(n + 1)
-        col_r = np.empty(n + 1)
-        for i, (angle, rate) in enumerate(model.motor_schedules()):
-            _schedule_table(angle, rate, times, col_v, col_r)
-            values[:, i] = col_v
-            # the angular velocity imposed during step k: the secant of the angle table (the
-            # rate at mid-step to O(h^2), as the explicit stepper reads it; a schedule's own
-            # rate at the step's end is zero at the last step of a linear ramp that is still
-            # turning the motor)
-            rates[0, i] = col_r[0]
-            rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
+        values, rates = self.motor_rows(times)
         self.time = t
         if not model.scheduled_loads:
-            first = 0  # row of the tables at self.time
-            while True:
-                try:
-                    return float(self.advance(values[first:], rates[first:]))
-                except ImplicitStepFailed:
-                    if self.max_halvings <= 0:
-                        raise
-                # the state is at the refused step's start: that step in halves, then on
-                first += int(round((self.time - times[first]) / self.dt)) + 1
-                self._halve()
+            return self.run_table(times, values, rates)
         # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
         # the step's end (where the scheme evaluates the forces), one step per call; the
         # initial acceleration of a first step takes the torque at its start
@@ -509,6 +497,46 @@ class ImplicitEngine:
                 loads.torque[row] = float(op.torque(float(times[k + 1])))
             self.advance(values[k:k + 2], rates[k:k + 2])
         return float(self.time)
+
+    def motor_rows(self, times: NDArray[np.float64]
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The motor commands [rad] at ``times`` [s] (rows) under the model's schedules, and
+        the angular velocities [rad/s] imposed during the step ending at each row (row 0: the
+        schedule's rate at ``times[0]``, for the initial acceleration)."""
+        m = len(self.model.motor_bcs)
+        n1 = times.shape[0]
+        values = np.empty((n1, m))
+        rates = np.empty((n1, m))
+        col_v = np.empty(n1)
+        col_r = np.empty(n1)
+        for i, (angle, rate) in enumerate(self.model.motor_schedules()):
+            _schedule_table(angle, rate, times, col_v, col_r)
+            values[:, i] = col_v
+            # the angular velocity imposed during step k: the secant of the angle table (the
+            # rate at mid-step to O(h^2), as the explicit stepper reads it; a schedule's own
+            # rate at the step's end is zero at the last step of a linear ramp that is still
+            # turning the motor)
+            rates[0, i] = col_r[0]
+            rates[1:, i] = np.diff(col_v) / self.dt if rate is not None else 0.0
+        return values, rates
+
+    def run_table(self, times: NDArray[np.float64], values: NDArray[np.float64],
+                  rates: NDArray[np.float64], first: int = 0, *, refused: bool = False) -> float:
+        """The steps of the motor table ``values`` / ``rates`` at ``times`` from row ``first``
+        (the state at :attr:`time` = ``times[first]``); a refused step is taken in halves
+        (:attr:`max_halvings`).  ``refused``: the step from :attr:`time` was just refused (the
+        state at its start): start with its halves.  Returns the new time [s]."""
+        while True:
+            if not refused:
+                try:
+                    return float(self.advance(values[first:], rates[first:]))
+                except ImplicitStepFailed:
+                    if self.max_halvings <= 0:
+                        raise
+            refused = False
+            # the state is at the refused step's start: that step in halves, then on
+            first += int(round((self.time - times[first]) / self.dt)) + 1
+            self._halve()
 
     def _halve(self) -> None:
         """The step of :attr:`dt` from :attr:`time` that was refused (the state at its start)

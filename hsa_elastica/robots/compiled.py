@@ -38,6 +38,7 @@ from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported, com
 from hsa_elastica.engines.control import ControlMixin
 from hsa_elastica.engines.fused import Engine, FusedEngine
 from hsa_elastica.engines.implicit import DEFAULT_RHO_INF, ImplicitEngine, ImplicitStepFailed
+from hsa_elastica.engines.residual_check import ResidualCheck
 from hsa_elastica.engines.statics_kernels import KIND_BODY_POS, KIND_BODY_ROT, KIND_NODE
 from hsa_elastica.engines.timeloop import (
     DEFAULT_MAX_SPEED,
@@ -99,6 +100,7 @@ class FastRobot(ControlMixin):
         self._motor_bcs = model.motor_bcs
         self._couple_of_rod = self._twist_couple_reader(self.robot)
         self._bind_sensors()
+        self._residual_check: ResidualCheck | None = None
 
     def _make_engine(self, model: CompiledModel) -> Engine:
         """The engine that advances ``model`` (the fused explicit loop)."""
@@ -138,6 +140,19 @@ class FastRobot(ControlMixin):
         """Reciprocal twist couple [N m] of rod ``i``'s passive coupling in the last step, from
         the model's coupling table (None for the one-way law)."""
         return self._couple_of_rod(i)
+
+    def static_residual(self) -> tuple[float, float]:
+        """Max-norms (forces [N], couples [N m]) of the static residual of the present pose
+        (velocities taken as zero) at the motors' present commands: the settling test's force
+        balance.  Evaluated on a workspace made at the first call and reused
+        (:class:`~hsa_elastica.engines.residual_check.ResidualCheck`); the state is only read."""
+        return self.residual_check().norms(self.model.commands(self.time))
+
+    def residual_check(self) -> ResidualCheck:
+        """The workspace of :meth:`static_residual` (made at the first call)."""
+        if self._residual_check is None:
+            self._residual_check = ResidualCheck(self.model)
+        return self._residual_check
 
     # -- snapshots (engines/snapshot.py): the model's arrays, no operator state ------------------
     def _state_arrays(self) -> dict[str, NDArray[Any]]:

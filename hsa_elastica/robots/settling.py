@@ -13,11 +13,19 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-
 from hsa_elastica.engines.timeloop import SimulationFailed, SolverFailed
 from hsa_elastica.params import ParameterError, check_run_length, is_finite_number
-from hsa_elastica.physics.actuation import MotorAngleBC, winding_defect
+from hsa_elastica.robots.settling_checks import (  # re-exported: the tests of a check
+    TOL_STATIC_RESIDUAL,
+    TOL_WINDING,
+    Relaxation,
+    creep_factor,
+    describe_lost,
+    equilibrium_residual_ok,
+    lost_twist,
+    lost_twist_model,
+)
+from hsa_elastica.robots.settling_watch import relax_watched, watch_plan
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -70,122 +78,6 @@ def append_final_sample(robot: Any, t: float) -> None:
             rec.record(systems[key], t)
 
 
-def _creep_factor(rate: float, dt: float) -> float:
-    """``(exp(c dt) - 1) / dt`` [1/s]: the acceleration [m/s^2] per unit speed that the damper
-    ``v *= exp(-c dt)`` removes each step, i.e. the residual force per unit mass of a robot
-    creeping at that speed (``~ c`` for ``c dt << 1``)."""
-    x = rate * dt
-    return math.inf if x > 700.0 else math.expm1(x) / dt
-
-
-#: N (or N m); largest net force on a free node / couple on an element or the platform at a
-#: converged pose.  A robot within the default speed bounds (1e-4 m/s at 50 1/s) still feels
-#: damping forces m c v of ~4e-6 N per rod node and ~8e-5 N on the platform; 1e-3 N leaves a
-#: factor >10 for that and is ~1e-3 of the joint forces of an actuated pose.
-TOL_STATIC_RESIDUAL = 1e-3
-
-
-def equilibrium_residual_ok(robot: Any, tol: float = TOL_STATIC_RESIDUAL) -> bool:
-    """The force balance holds at the current pose: the static residual
-    (:func:`hsa_elastica.engines.statics.model_residual`, velocities set to zero) of a
-    fused-path robot is below ``tol`` [N, N m].  Robots stepped by the reference operators are
-    not compiled for it (True: the speed and damper-balance bounds decide)."""
-    from hsa_elastica.engines.compile import CompiledModel
-
-    if not isinstance(getattr(robot, "model", None), CompiledModel):
-        return True
-    from hsa_elastica.engines.statics import model_residual
-
-    model = robot.model
-    t = float(robot.time)
-    angles = model.commands(t)
-    forces, couples = model_residual(model, angles)
-    return max(forces, couples) < tol  # (nan: not below)
-
-
-#: rad; largest magnitude of the twist defect
-#: (:func:`~hsa_elastica.physics.actuation.winding_defect`) of an intact rod.  A rod that lost a turn has a defect of 2 pi; an intact one only the writhe of
-#: its centreline (3e-3 rad for the paper robot's bend primitive at 2 pi, 0.08 rad during the
-#: 1 s elongation ramp), so pi separates the two.
-TOL_WINDING = math.pi
-
-
-def lost_twist(robot: Any, angles: Any = None) -> list[tuple[int, float]]:
-    """``(rod index, defect [rad])`` of each rod of ``robot`` whose twist no longer matches its
-    motor (:func:`~hsa_elastica.physics.actuation.winding_defect` beyond :data:`TOL_WINDING`).
-
-    Every rod held by a :class:`MotorAngleBC` in the lab is checked (a robot's rods, a stack's
-    bottom stage; rods on motor mounts are not); ``angles`` [rad] are their motor angles
-    (default: the motors' schedules at the robot's present time).  The discrete rod stores the
-    rotation between neighbouring elements modulo a full turn, so a rod that was wrenched by
-    more than pi between two elements (a violent buckle in the dynamics, a continuation step of
-    more than pi in the statics) settles on an equilibrium of the same equations with whole
-    turns of twist missing: the platform pose of a smaller motor angle, reported as if it were
-    the commanded one.  An empty list: every checked rod is intact.
-    """
-    segments = getattr(robot, "segments", None) or [robot]
-    t = float(getattr(robot, "time", 0.0))
-    out: list[tuple[int, float]] = []
-    k = 0
-    for seg in segments:
-        for rod, ref in zip(seg.rods, seg.motors):
-            bc = getattr(ref, "instance", ref)
-            if isinstance(bc, MotorAngleBC):
-                phi = float(bc.angle(t)) if angles is None else float(angles[k])
-                d = float(winding_defect(
-                    bc.reference_director, np.ascontiguousarray(rod.director_collection), phi
-                ))
-                if not abs(d) < TOL_WINDING:
-                    out.append((k, d))
-            k += 1
-    return out
-
-
-def lost_twist_model(model: Any, angles: Any) -> list[tuple[int, float]]:
-    """:func:`lost_twist` on the arrays of a compiled model (the static solver's state):
-    ``(motor row, defect [rad])`` of each rod held by a motor in the lab
-    (``MotorTable.body == -1``) whose twist does not match its motor angle ``angles[row]``
-    [rad] (the rows of ``model.motors``, as :meth:`CompiledModel.commands`)."""
-    rod, m = model.rod_arrays, model.motors
-    ghosts = np.asarray(rod.ghost_elems_idx, dtype=np.int64).ravel()
-    n_el = rod.director.shape[2]
-    out: list[tuple[int, float]] = []
-    for i in range(len(m.element)):
-        if int(m.body[i]) >= 0:
-            continue
-        e0 = int(m.element[i])
-        later = ghosts[ghosts > e0]
-        end = int(later.min()) if later.size else n_el
-        d = float(winding_defect(
-            np.ascontiguousarray(m.reference_director[i]),
-            np.ascontiguousarray(rod.director[:, :, e0:end]), float(angles[i]),
-        ))
-        if not abs(d) < TOL_WINDING:
-            out.append((i, d))
-    return out
-
-
-def describe_lost(lost: list[tuple[int, float]]) -> str:
-    """``"rod 0 lost +1.00 turns of twist; ..."`` for the entries of :func:`lost_twist`."""
-    return "; ".join(f"rod {i} lost {d / (2 * math.pi):+.2f} turns of twist" for i, d in lost)
-
-
-@dataclass
-class Relaxation:
-    """Outcome of :func:`relax`: the stopping time [s], steps taken, the start of the final
-    settling window [s] (None if none), whether the window was completed, the last
-    ``state_fn`` state, the divergence that stopped the run (None if none) and the rods found
-    with lost turns of twist (:func:`lost_twist`; the run stops there, not converged)."""
-
-    t: float
-    n_steps: int
-    settled_since: float | None
-    converged: bool
-    state: dict[str, Any]
-    divergence: SimulationFailed | None
-    lost: list[tuple[int, float]] | None = None
-
-
 def relax(
     robot: Any,
     state_fn: Callable[[Any], dict[str, Any]],
@@ -210,32 +102,29 @@ def relax(
     A divergence, a step the implicit integrator refused or a failed force law
     (:class:`~hsa_elastica.engines.timeloop.SimulationFailed`) stops the run and is returned,
     not raised, as ``divergence``; so does a rod that lost a turn of twist
-    (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``)."""
+    (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``).
+    A robot on the implicit integrator runs the same checks in its compiled loop
+    (:func:`~hsa_elastica.robots.settling_watch.relax_watched`)."""
     dt = robot.dt
     steps_per_check = max(1, int(round(check_interval / dt)))
-    bar = None
-    if progress:
-        from hsa_elastica.io.progress import progress_bar
-
-        bar = progress_bar(
-            total=t_max,
-            desc="simulated",
-            unit="s",
-            delay=0.5,
-            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]",
-        )
+    bar = _progress_bar(t_max) if progress else None
+    watch = watch_plan(robot, state_fn, steps_per_check)
     t = float(robot.time)
     n_steps = 0
     settled_since: float | None = None
     converged = False
     state = state_fn(robot)
-    # residual force per unit mass balanced by the dampers at speed 1 m/s (1 rad/s), see
-    # tol_residual of solve_steady_state
-    creep_t = _creep_factor(dampings[0], dt)
-    creep_r = _creep_factor(dampings[1], dt)
+    # force per unit mass the dampers balance at 1 m/s (1 rad/s): solve_steady_state's tol_residual
+    creep_t, creep_r = creep_factor(dampings[0], dt), creep_factor(dampings[1], dt)
     divergence: SimulationFailed | None = None
     lost: list[tuple[int, float]] = []
     try:
+        if watch is not None:  # the implicit integrator: the checks inside its compiled loop
+            return relax_watched(
+                robot, state_fn, watch, t_max=t_max, per_check=steps_per_check,
+                max_speed=max_speed, bar=bar, ramp_end=ramp_end, dampings=dampings,
+                tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
+                window=window, stop_when_settled=stop_when_settled)
         while t < t_max - 0.5 * dt:
             n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
             # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
@@ -251,13 +140,7 @@ def relax(
                 converged = False
                 log.warning("at t = %.4g s %s: not converged", t, describe_lost(lost))
                 break
-            calm = (
-                state["max_speed"] < tol_velocity
-                and state["platform_omega"] < tol_omega
-                and state["max_speed"] * creep_t < tol_residual
-                and state["platform_omega"] * creep_r < tol_residual / tol_velocity * tol_omega
-                and equilibrium_residual_ok(robot)
-            )
+            calm = _calm(robot, state, tol_velocity, tol_omega, tol_residual, creep_t, creep_r)
             if t >= ramp_end - 0.5 * dt and calm:
                 if settled_since is None:
                     settled_since = t
@@ -270,13 +153,37 @@ def relax(
     except SimulationFailed as exc:  # a blow-up, a refused implicit step
         divergence = exc
         converged = False
+        if watch is not None:  # the compiled loop's checks raise from inside their call
+            t = float(robot.time)
     except FloatingPointError as exc:  # a force law that failed (a non-positive stiffness)
         divergence = SolverFailed(t, "force law", t, str(exc), str(exc))
         converged = False
+        if watch is not None:
+            t = float(robot.time)
     finally:
         if bar is not None:
             bar.close()
     return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None)
+
+
+def _calm(robot: Any, state: dict[str, Any], tol_velocity: float, tol_omega: float,
+          tol_residual: float, creep_t: float, creep_r: float) -> bool:
+    """The settling test's bounds at a check (speeds, creep, force balance; module doc)."""
+    return (
+        state["max_speed"] < tol_velocity
+        and state["platform_omega"] < tol_omega
+        and state["max_speed"] * creep_t < tol_residual
+        and state["platform_omega"] * creep_r < tol_residual / tol_velocity * tol_omega
+        and equilibrium_residual_ok(robot)
+    )
+
+
+def _progress_bar(t_max: float) -> Any:
+    """The tqdm bar of a settling run, in simulated seconds (shown after 0.5 s)."""
+    from hsa_elastica.io.progress import progress_bar
+
+    return progress_bar(total=t_max, desc="simulated", unit="s", delay=0.5,
+                        bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
 
 
 # -- the set-up shared by the dynamic steady-state solvers (robot and stack) -------------------
@@ -303,9 +210,9 @@ def settle_settings(
     dt: float,
 ) -> SettleSettings:
     """The options of :func:`~hsa_elastica.robots.steady_state.solve_steady_state` (same names
-    and units) checked (``ParameterError`` naming the first bad one and its range); ``ramp_time``
-    [s] is the parameters' ramp, used when ``ramp`` is None (a callable ``ramp``: the test
-    starts at 0); ``max_time`` None: the end of the ramp + 3 s; a run is at most
+    and units) checked (``ParameterError`` naming the first bad one and its range); ``ramp_time`` [s] is the
+    parameters' ramp, used when ``ramp`` is None (a callable ``ramp``: the test starts at 0);
+    ``max_time`` None: the end of the ramp + 3 s; a run is at most
     :data:`hsa_elastica.params.MAX_STEPS` steps of ``dt`` [s] (the command line's cap)."""
     tol_v = positive("tol_velocity", tol_velocity, "m/s")
     v_max = positive("max_speed", max_speed, "m/s")

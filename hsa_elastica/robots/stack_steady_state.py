@@ -226,9 +226,7 @@ def solve_stack_steady_state(
     )
     residual = (math.nan, math.nan)
     if fast and relaxed.divergence is None:
-        from hsa_elastica.engines.statics import model_residual
-
-        residual = model_residual(robot.model, robot.model.commands(float(robot.time)))
+        residual = robot.static_residual()
     result = _dynamic_result(
         relaxed, params, commands, residual, _time.perf_counter() - wall0,
         motor_mass=motor_mass, drive=drive, diagnostics=diagnostics,

@@ -5,7 +5,9 @@ target angle (``SimulationParams.ramp_time`` / ``ramp_shape`` unless ``ramp`` is
 simulation advances in chunks of ``check_interval`` seconds with the fused loop
 (``fast.FastRobot.run``, default) or the per-rod operators (``Robot.run``, i.e.
 ``simulation.run``; ``fast=False``); both give the same trajectory to round-off and keep the
-divergence check.  After every chunk that ends at or after the end of the ramp, the
+divergence check.  On the implicit integrator the checks run inside its compiled loop
+(:mod:`hsa_elastica.robots.settling_watch`: the same steps, tests and recordings bit for bit,
+without a return to Python per check).  After every chunk that ends at or after the end of the ramp, the
 *settling test* looks at
 
 * every rod node speed ``|v|`` [m/s] and the platform speed ``|v_platform|`` [m/s]: all must be
@@ -53,14 +55,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.io.columns import JSON_KEYS as _COLUMNS_JSON_KEYS, JsonObject
-from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.params import (
     ParameterError,
     RobotParams,
     check_motor_angles,
     warn_mass_without_gravity,
 )
-from hsa_elastica.robots.builders import Robot, build_robot
+from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.robots.settling_checks import settling_state as settling_state  # noqa: PLC0414 (re-exported)
 from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
     Relaxation as Relaxation,
@@ -275,27 +277,6 @@ def marker_position(
     rot = quaternion_to_matrix(np.asarray(quaternion_xyzw, dtype=np.float64))
     offset = np.array(params.platform.marker_offset, dtype=np.float64)
     return np.asarray(position, dtype=np.float64) + rot @ offset
-
-
-def settling_state(robot: Robot) -> dict[str, Any]:
-    """Current pose and speeds of ``robot``, what a settling run watches: platform position
-    [m], quaternion (xyzw, body -> lab), rod tip positions (n_rods, 3) [m], max node/platform
-    speed [m/s], platform ``|omega|``.  (Not the step API's ``state()``, which is
-    :func:`hsa_elastica.engines.control.robot_state`; this one was called ``robot_state`` too
-    until the name was given to that one alone.)"""
-    plat = robot.platform
-    q = rotation_matrix_to_quaternion(np.ascontiguousarray(plat.director_collection[:, :, 0].T))
-    speeds = [float(np.max(np.linalg.norm(r.velocity_collection, axis=0))) for r in robot.rods]
-    speeds.append(float(np.linalg.norm(plat.velocity_collection[:, 0])))
-    return {
-        "platform_position_m": np.array(plat.position_collection[:, 0], dtype=np.float64),
-        "platform_quaternion_xyzw": np.array(q, dtype=np.float64),
-        "rod_tip_positions_m": np.array(
-            [r.position_collection[:, -1] for r in robot.rods], dtype=np.float64
-        ),
-        "max_speed": max(speeds),
-        "platform_omega": float(np.linalg.norm(plat.omega_collection[:, 0])),
-    }
 
 
 def solve_steady_state(

@@ -1,0 +1,298 @@
+"""The settling loop of :func:`~hsa_elastica.robots.settling.relax` for a robot on the implicit
+integrator: many checks per engine call (:mod:`hsa_elastica.engines.implicit_watch`).
+
+At the implicit integrator's step (1-2 ms) a settling check (every 2 ms) comes every one or two
+steps, and a return to Python per check cost three times the step.  :func:`relax_watched` runs
+the checks inside the compiled loop, in batches that end where Python has work to do: at a
+recording step (the recorders are Python callbacks), after at most ``chunk`` steps (the motor
+tables are O(steps)), and at a check whose outcome needs the Python functions: a suspected
+divergence (``find_runaway`` decides and names the system), a suspected lost turn of twist
+(``lost_twist`` decides), the end of the settling window.  Everything else -- the steps and
+their time arithmetic, the tests and their order, the recordings, the reported state and
+times -- is what :func:`relax`'s per-check loop does, bit for bit.
+
+Used by :func:`relax` when it applies (:func:`watch_plan`): a single robot (not a stack) on
+:class:`~hsa_elastica.robots.compiled.ImplicitRobot` from time 0, with the settling state of
+:func:`~hsa_elastica.robots.settling_checks.settling_state`, recorders sampling at check ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from hsa_elastica import compat
+from hsa_elastica.engines.implicit import ImplicitStepFailed
+from hsa_elastica.engines.implicit_watch import (
+    CHECK_FAILED,
+    CHECK_LOST,
+    CHECK_SETTLED,
+    CHECK_SUSPECT,
+    N_LIMITS,
+    LastGood,
+    Samples,
+    SettleWatch,
+    check_state,
+    load_row,
+    run_checks,
+    save_row,
+)
+from hsa_elastica.engines.timeloop import (
+    DEFAULT_MAX_STRETCH,
+    SimulationDiverged,
+    check_bound,
+    find_runaway,
+)
+from hsa_elastica.physics.actuation import MotorAngleBC
+from hsa_elastica.robots.settling_checks import (
+    TOL_STATIC_RESIDUAL,
+    TOL_WINDING,
+    Relaxation,
+    creep_factor,
+    describe_lost,
+    lost_twist,
+    settling_state,
+)
+
+log = logging.getLogger("hsa_elastica.robots.settling")
+
+__all__ = ["relax_watched", "watch_plan"]
+
+
+def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
+               steps_per_check: int) -> SettleWatch | None:
+    """The :class:`SettleWatch` of ``robot`` (bounds not filled in), or None where
+    :func:`relax_watched` does not apply: not an implicit single robot at time 0, another
+    settling state than :func:`~hsa_elastica.robots.settling_checks.settling_state`, scheduled
+    loads, a callback sampling between check ends, a rod's motor not in the model."""
+    from hsa_elastica.robots.compiled import ImplicitRobot
+
+    if (not isinstance(robot, ImplicitRobot) or state_fn is not settling_state
+            or getattr(robot.robot, "segments", None) or robot.model.scheduled_loads
+            or robot.time != 0.0 or not hasattr(robot.robot, "platform")):
+        return None
+    if not all(a.flags.c_contiguous for a in robot.model.state_arrays().values()
+               if a.dtype == np.float64):
+        return None  # (the recordings copy them as flat views)
+    for target in robot.model.callbacks:
+        if steps_per_check == 1:
+            break  # every step ends a check
+        # the sampling period in steps (a recorder's may be fractional: samples at
+        # round(k * period)); every sample must end a check
+        period = getattr(target, "steps_per_sample", getattr(target, "every", None))
+        if not isinstance(period, (int, float, np.integer, np.floating)) or period < 1:
+            return None
+        whole = round(float(period))
+        if abs(float(period) - whole) > 1e-9 or whole % steps_per_check:
+            return None
+    model = robot.model
+    handle: Any = robot.robot  # the built robot: rods, platform, motor handles
+    rod_block, body_block = model.rod_arrays, model.body_arrays
+    nodes, elems = [], []
+    for rod in handle.rods:
+        n0 = compat.block_offset(rod.position_collection, rod_block.position)
+        e0 = compat.block_offset(rod.director_collection, rod_block.director)
+        nodes.append((n0, n0 + int(rod.n_elems) + 1))
+        elems.append((e0, e0 + int(rod.n_elems)))
+    body = [compat.block_offset(handle.platform.position_collection, body_block.position)]
+    cols, twist_elems, refs = [], [], []
+    bcs = list(model.motor_bcs)
+    for ref, span in zip(handle.motors, elems):
+        bc = getattr(ref, "instance", ref)
+        if isinstance(bc, MotorAngleBC):
+            col = next((i for i, b in enumerate(bcs) if b is bc), -1)
+            if col < 0:
+                return None
+            cols.append(col)
+            twist_elems.append(span)
+            refs.append(np.array(bc.reference_director, dtype=np.float64))
+    i64 = np.int64
+    return SettleWatch(
+        np.array(nodes, dtype=i64).reshape(-1, 2), np.array(elems, dtype=i64).reshape(-1, 2),
+        np.array(body, dtype=i64), np.array(cols, dtype=i64),
+        np.array(twist_elems, dtype=i64).reshape(-1, 2),
+        np.array(refs, dtype=np.float64).reshape(-1, 3, 3), np.zeros(N_LIMITS),
+        np.array([np.nan, 0.0]))
+
+
+def _limits(watch: SettleWatch, dt: float, s: dict[str, Any]) -> None:
+    """The bounds of the settling test, computed as :func:`relax` computes them."""
+    v_max = check_bound("max_speed", s["max_speed"], "m/s")
+    watch.limits[:] = [
+        s["tol_velocity"], s["tol_omega"], s["tol_residual"], creep_factor(s["dampings"][0], dt),
+        creep_factor(s["dampings"][1], dt), s["tol_residual"] / s["tol_velocity"] * s["tol_omega"],
+        s["ramp_end"] - 0.5 * dt, s["window"] - 0.5 * dt, TOL_STATIC_RESIDUAL, v_max * v_max,
+        DEFAULT_MAX_STRETCH, 1.0 if s["stop_when_settled"] else 0.0, TOL_WINDING]
+
+
+def _last_good(model: Any) -> LastGood:
+    r, b = model.rod_arrays, model.body_arrays
+    return LastGood(*(np.array(a, copy=True) for a in (
+        r.position, r.velocity, r.director, r.omega, b.position, b.velocity, b.director, b.omega)))
+
+
+def _state_at(robot: Any, good: LastGood, state_fn: Callable[[Any], dict[str, Any]]
+              ) -> dict[str, Any]:
+    """``state_fn`` of the state kept in ``good`` (the last check that passed); the robot's
+    own state is put back."""
+    r, b = robot.model.rod_arrays, robot.model.body_arrays
+    live = (r.position, r.velocity, r.director, r.omega, b.position, b.velocity, b.director,
+            b.omega)
+    saved = [a.copy() for a in live]
+    for dst, src in zip(live, good):
+        np.copyto(dst, src)
+    try:
+        return state_fn(robot)
+    finally:
+        for dst, src in zip(live, saved):
+            np.copyto(dst, src)
+
+
+def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
+        list[int], list[float], list[int]]:
+    """The checks of the next engine call: their steps (as the per-check loop sizes them), end
+    times, and the recording step each ends on (0: none), up to ``robot.chunk`` steps."""
+    dt = robot.dt
+    recording = robot.model.callback_every > 0
+    steps: list[int] = []
+    ends: list[float] = []
+    samples: list[int] = []
+    total = 0
+    while t < t_max - 0.5 * dt:
+        n = min(per_check, math.ceil((t_max - t) / dt - 1e-9))
+        if steps and total + n > robot.chunk:
+            break
+        sample = robot._next_callback_step(round(t / dt) + 1) if recording else -1
+        steps.append(n)
+        total += n
+        t = t + n * dt
+        ends.append(t)
+        samples.append(sample if sample > 0 and round(np.float64(t) / np.float64(dt)) == sample
+                       else 0)
+    return steps, ends, samples
+
+
+class _Recording:
+    """The model's state arrays as flat views, the rows the compiled loop copies them into at
+    recording steps, and their replay to the recorders (Python callbacks) after the call."""
+
+    def __init__(self, robot: Any) -> None:
+        self.robot = robot
+        arrays = [a for a in robot.model.state_arrays().values() if a.dtype == np.float64]
+        self.arrays = tuple(a.reshape(-1) for a in arrays)
+        self.size = sum(a.size for a in arrays)
+        self.live = np.empty(self.size)
+        self.rows = np.empty((0, self.size))
+
+    def samples(self, flags: list[int]) -> Samples:
+        need = sum(1 for f in flags if f)
+        if self.rows.shape[0] < need:
+            self.rows = np.empty((need, self.size))
+        return Samples(np.array([1 if f else 0 for f in flags], dtype=np.int64), self.arrays,
+                       self.rows)
+
+    def replay(self, rows: int, ends: list[float], samples: list[int], t: float) -> None:
+        """The recorders at the first ``rows`` recorded checks (end times ``ends``, recording
+        steps ``samples``), each on its copied state; the state at ``t`` [s] put back."""
+        if rows == 0:
+            return
+        robot, sim = self.robot, self.robot.robot.simulator
+        save_row(self.arrays, self.live)
+        k = 0
+        for t_k, step in zip(ends, samples):
+            if k == rows:
+                break
+            if step:
+                load_row(self.arrays, self.rows[k])
+                robot.time = t_k
+                sim.apply_callbacks(np.float64(t_k), step)
+                k += 1
+        load_row(self.arrays, self.live)
+        robot.time = t
+
+
+def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: SettleWatch, *,
+                  t_max: float, per_check: int, max_speed: float, bar: Any,
+                  **settings: Any) -> Relaxation:
+    """:func:`~hsa_elastica.robots.settling.relax` of ``robot`` with the checks in the
+    compiled loop (see the module doc); ``settings``: relax's ``ramp_end``, ``dampings``,
+    ``tol_velocity``, ``tol_omega``, ``tol_residual``, ``window``, ``stop_when_settled``."""
+    dt = robot.dt
+    _limits(watch, dt, dict(settings, max_speed=max_speed))
+    v_max = check_bound("max_speed", max_speed, "m/s")
+    engine, model = robot.engine, robot.model
+    check = robot.residual_check().record
+    good = _last_good(model)
+    recording = _Recording(robot)
+    out = np.zeros(4)
+    systems, names = robot._checked_systems(None)
+    sim = robot.robot.simulator
+    t = float(robot.time)
+    n_steps = 0
+    state = state_fn(robot)
+    lost: list[tuple[int, float]] = []
+    converged = False
+    while t < t_max - 0.5 * dt:
+        steps, ends, samples = _batch(robot, t, t_max, per_check)
+        try:
+            code, done, t_new = run_checks(engine, np.array(steps, dtype=np.int64), t, watch,
+                                           check, good, recording.samples(samples), out)
+        except ImplicitStepFailed:
+            robot.time = engine.time
+            recording.replay(int(out[3]), ends, samples, engine.time)
+            raise
+        start = ends[done - 2] if done >= 2 else t  # the last check's start
+        n_steps += sum(steps[:done])
+        robot.time = t_new
+        recording.replay(int(out[3]), ends, samples, t_new)
+        if code == CHECK_FAILED and samples[done - 1]:  # its end is the state now
+            step = round(np.float64(t_new) / np.float64(dt))
+            if step == samples[done - 1]:
+                sim.apply_callbacks(np.float64(t_new), step)
+        if bar is not None:
+            bar.update(t_new - t)
+        t = t_new
+        code = _resolve(robot, code, watch, check, good)
+        if code == CHECK_SUSPECT:
+            bad = find_runaway(systems, max_speed=v_max, max_stretch=DEFAULT_MAX_STRETCH)
+            if bad is not None:
+                name = names[bad[0]] if bad[0] < len(names) else f"system {bad[0]}"
+                divergence = SimulationDiverged(t, name, start, bad[1])
+                state = _state_at(robot, good, state_fn)
+                return Relaxation(start, n_steps - steps[done - 1], _since(watch), False, state,
+                                  divergence, None)
+            code = _resolve(robot, code, watch, check, good, stage=1)
+        if code == CHECK_LOST:
+            lost = lost_twist(robot)
+            if lost:
+                log.warning("at t = %.4g s %s: not converged", t, describe_lost(lost))
+                converged = False
+                break
+            code = _resolve(robot, code, watch, check, good, stage=2)
+        converged = bool(watch.state[1])
+        if code == CHECK_SETTLED:
+            break
+    state = state_fn(robot)
+    return Relaxation(t, n_steps, _since(watch), converged, state, None, lost or None)
+
+
+def _resolve(robot: Any, code: int, watch: SettleWatch, check: Any, good: LastGood,
+             stage: int = 0) -> int:
+    """The outcome of the check that ended the call, its tests from ``stage`` on run from
+    Python where the compiled loop left them to Python (a check after a step taken in halves:
+    all of them; after a false alarm of the divergence pre-check (``stage`` 1) or of the
+    lost-twist test (``stage`` 2): the rest)."""
+    if code == CHECK_FAILED or stage > 0:
+        m = robot.model
+        return int(check_state(robot.time, m.commands(robot.time), m.rod_arrays, m.body_arrays,
+                               m.joints, watch, check, good, stage))
+    return code
+
+
+def _since(watch: SettleWatch) -> float | None:
+    s = float(watch.state[0])
+    return None if math.isnan(s) else s

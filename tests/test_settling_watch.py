@@ -1,0 +1,135 @@
+"""The implicit integrator's settling loop with the checks in compiled code
+(robots/settling_watch.py, engines/implicit_watch.py) against the per-check Python loop of
+``relax`` (the reference: one engine call and one Python settling test per check).
+
+Both must give the same run bit for bit: recordings, stopping time, steps, settling window,
+reported state, and on a divergence the same exception and partial result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hsa_elastica.engines.timeloop import SimulationDiverged
+from hsa_elastica.params import paper_robot_params
+from hsa_elastica.robots import settling, settling_watch
+from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.robots.steady_state import solve_steady_state
+
+
+def _params(dt: float):  # type: ignore[no-untyped-def]
+    p = paper_robot_params()
+    # a short ramp: the robot settles within a fraction of a second
+    return p.replace(simulation=p.simulation.replace(integrator="implicit", dt=dt, ramp_time=0.2))
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, dt: float, **kw):  # type: ignore[no-untyped-def]
+    p = _params(dt)
+    u = primitive_angles("bend_east", 1.0, p)
+    calls = []
+    plan = settling_watch.watch_plan
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        w = plan(*a, **k)
+        calls.append(w is not None)
+        return w
+
+    monkeypatch.setattr(settling, "watch_plan", spy)
+    watched = solve_steady_state(p, u, **kw)
+    monkeypatch.setattr(settling, "watch_plan", lambda *a, **k: None)
+    reference = solve_steady_state(p, u, **kw)
+    assert calls == [True]  # the watched loop did run
+    return watched, reference
+
+
+def _same(a, b) -> None:  # type: ignore[no-untyped-def]
+    for key in ("converged", "sim_time_s", "n_steps", "settle_time_s", "max_node_speed_m_s",
+                "max_platform_omega_rad_s", "diverged"):
+        x, y = getattr(a, key), getattr(b, key)
+        assert x == y or (np.isnan(x) and np.isnan(y)), key
+    for key in ("platform_position_m", "platform_quaternion_xyzw", "rod_tip_positions_m"):
+        np.testing.assert_array_equal(getattr(a, key), getattr(b, key), err_msg=key)
+    if a.diagnostics is not None or b.diagnostics is not None:
+        pd.testing.assert_frame_equal(a.diagnostics, b.diagnostics, check_exact=True)
+
+
+@pytest.mark.parametrize("dt, stop", [(2e-3, True), (1e-3, False)])
+def test_watched_loop_is_the_per_check_loop(monkeypatch: pytest.MonkeyPatch, dt: float,
+                                            stop: bool) -> None:
+    watched, reference = _both(monkeypatch, dt, max_time=1.0, stop_when_settled=stop,
+                               record=True)
+    _same(watched, reference)
+    # the run settled (the window and the residual test were exercised), and stopped there
+    # when asked to
+    assert watched.converged
+    assert 0.2 < watched.settle_time_s < 1.0
+    if stop:
+        assert watched.sim_time_s < 1.0 - 1e-9
+    else:
+        assert watched.sim_time_s == pytest.approx(1.0)
+
+
+def test_watched_loop_diverges_as_the_per_check_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a speed bound the ramp exceeds: the runaway guard stops both runs at the same check
+    p = _params(2e-3)
+    u = primitive_angles("bend_east", 1.0, p)
+    errors = []
+    for plan in (settling_watch.watch_plan, lambda *a, **k: None):
+        monkeypatch.setattr(settling, "watch_plan", plan)
+        with pytest.raises(SimulationDiverged) as info:
+            solve_steady_state(p, u, max_time=0.5, max_speed=0.02, record=True)
+        errors.append(info.value)
+    a, b = errors
+    assert (a.time, a.last_good_time, a.name, a.reason) == (b.time, b.last_good_time, b.name,
+                                                             b.reason)
+    assert 0.0 < a.time < 0.5
+    _same(a.result, b.result)
+
+
+def test_watched_loop_finds_a_lost_turn_as_the_per_check_loop(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # motors ramped by 1.2 rad on top of a full turn (a plain schedule): the rods settle on the
+    # pose of 1.2 rad, one turn short of their motors (tests/test_reliability_api.py's set-up
+    # on the implicit integrator); both loops stop at the same first check
+    import math
+
+    from hsa_elastica.physics.actuation import Ramp
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import compiled_engine
+    from hsa_elastica.robots.settling import relax
+    from hsa_elastica.robots.steady_state import settling_state
+
+    p = _params(2e-3)
+    ramp = Ramp(target=1.2, duration=0.05)
+    outcomes = []
+    for plan in (settling_watch.watch_plan, lambda *a, **k: None):
+        monkeypatch.setattr(settling, "watch_plan", plan)
+        schedules = [(lambda t, s=s: s * (2 * math.pi + ramp(t))) for s in p.handedness]
+        robot = compiled_engine(build_robot(p, schedules, ramp=None, record=False))
+        outcomes.append(relax(
+            robot, settling_state, ramp_end=0.05, t_max=0.3, check_interval=0.002,
+            dampings=(p.simulation.damping, p.simulation.rotational_damping),
+            tol_velocity=1e-4, tol_omega=1e-3, tol_residual=5e-3, window=0.05,
+            stop_when_settled=True, max_speed=100.0, progress=False))
+    a, b = outcomes
+    assert a.lost is not None and len(a.lost) == p.n_rods and not a.converged
+    assert (a.t, a.n_steps, a.lost, a.converged, a.settled_since) == (
+        b.t, b.n_steps, b.lost, b.converged, b.settled_since)
+    np.testing.assert_array_equal(a.state["platform_position_m"], b.state["platform_position_m"])
+
+
+@pytest.mark.parametrize("fps, used", [(100.0, True), (1.0 / 10.5e-3, False), (40.0, False)])
+def test_watched_loop_only_where_every_recording_ends_a_check(fps: float, used: bool) -> None:
+    # at 1 ms a check is 2 steps; samples every 10 steps end checks, samples at
+    # round(k * 10.5) or every 25 steps do not (the per-check loop splits such a check there)
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import compiled_engine
+    from hsa_elastica.robots.steady_state import settling_state
+
+    p = _params(1e-3)
+    p = p.replace(simulation=p.simulation.replace(record_fps=fps))
+    robot = compiled_engine(build_robot(p, primitive_angles("bend_east", 1.0, p), record=True))
+    assert (settling_watch.watch_plan(robot, settling_state, 2) is not None) == used
+    assert settling_watch.watch_plan(robot, settling_state, 1) is not None  # every step a check
