@@ -44,7 +44,8 @@ installed: the extra ``rl``):
   ``reset(options={"target": (x, y, z)})`` (within the observation bounds).
 * ``render_mode="rgb_array"``: an off-screen pyvista image of the robot with the target as a
   red sphere (:class:`hsa_elastica.io.render.RobotScene`; needs a working VTK/EGL, optional).
-* ``discretization``: the rods' elements and the internal step.  ``"coarse"``: 10 elements
+* ``discretization``: the rods' elements and the explicit stepper's internal step (the
+  implicit integrator takes :data:`IMPLICIT_DT`).  ``"coarse"``: 10 elements
   per rod, dt = 6e-5 s -- the default for the paper robot (``params=None``): about 3x the
   throughput of the paper's discretization (benchmarks/bench_control.py), steady poses within
   0.4 mm of the 25-element model (bend_north at full magnitude: 43.82 vs 44.17 mm sideways;
@@ -52,7 +53,7 @@ installed: the extra ``rl``):
   rods (``max_stable_dt``: 6.9e-5 s; the paper's 3e-5 s is 86 % of its 3.5e-5 s); at 6e-5 s
   the seven primitives and 25 random motor-angle sets settle over a 10 s hold
   (``benchmarks/robot_hold.py --elements 10 --dt 6e-5``), 7e-5 s diverges.  ``"full"``: the discretization of
-  ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 46 env steps/s) --
+  ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s explicit) --
   the default when ``params`` is given, so a model passed in is never coarsened silently.
   ``n_elements`` / ``dt`` override either.
 * ``integrator``: ``"implicit"`` (default; :mod:`hsa_elastica.engines.implicit`, internal
