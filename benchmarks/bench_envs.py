@@ -1,27 +1,23 @@
-"""Gymnasium envs: env steps/s with the explicit and the implicit integrator, side by side.
+"""Gymnasium envs: env steps/s of the earlier defaults (``-v0``) and the present ones (``-v1``),
+side by side in one run.
+
+* ``-v0``: the explicit fused stepper (coarse 6e-5 s, full 3e-5 s), motors unlimited;
+* ``-v1``: the implicit integrator (robot 2e-3 s, stack 1e-3 s), motors limited to
+  ``MX28_SPEED`` (5.76 rad/s, the paper robot's servos: at most 0.115 rad per 20 ms).
 
 One process, CPU time (``time.process_time``) of ``env.step`` only (reset and the first,
-compiling step excluded), 20 ms control step.  Rows: ``HSARobot-v0`` coarse (10 elements per
-rod) and full (25), ``HSAStack-v0`` coarse; policies
-
-* ``random``: uniform random actions (seeded; each motor may turn its whole range in one 20 ms
-  interval, up to 157 rad/s),
-* ``random-servo``: the same actions with the env's ``motor_speed = MX28_SPEED`` (5.76 rad/s,
-  the paper robot's servos; at most 0.115 rad per interval),
-* ``smooth``: ``a_i = 0.8 sin(2 pi k / 50 + i pi / 2)`` (1 Hz, motors up to 16 rad/s).
-
-Each row prints env steps/s of both integrators measured in the same run and their ratio, the
-implicit integrator's force evaluations per internal step (Newton iterations; Jacobian columns
-counted separately as Jacobians per env step), and the platform distance between the two
-runs after the last step [mm] (same actions; a measure of agreement, not of accuracy: the
-random policy drives the robot chaotically).  An implicit step that Newton cannot take is
-printed as refused (never counted).
+compiling step excluded), 20 ms control step, the same seeded random actions for both ids
+(``--policy smooth``: ``a_i = 0.8 sin(2 pi k / 50 + i pi / 2)``).  Rows: ``HSARobot`` and
+``HSAStack``, coarse (10 elements per rod) and full (25) discretization.  For ``-v1`` also the
+implicit integrator's force evaluations per internal step (Newton iterations) and Jacobians
+per env step.  ``--vector``: wall-clock env steps/s of ``gym.make_vec(..., num_envs=2,
+vectorization_mode="async")`` against one env in this process (``-v1`` coarse; the speed-up
+needs two idle cores).
 
 Usage::
 
-    python benchmarks/bench_envs.py              # 300 env steps per row
-    python benchmarks/bench_envs.py --steps 100  # shorter
-    python benchmarks/bench_envs.py --implicit-dt 1e-3
+    python benchmarks/bench_envs.py              # 150 env steps per run
+    python benchmarks/bench_envs.py --steps 300 --rows robot-coarse --vector
 """
 
 from __future__ import annotations
@@ -29,55 +25,56 @@ from __future__ import annotations
 import argparse
 import math
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
-
-def _action(policy: str, k: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    if policy.startswith("random"):
-        return rng.uniform(-1.0, 1.0, n).astype(np.float32)
-    return (0.8 * np.sin(2 * math.pi * k / 50 + np.arange(n) * math.pi / 2)).astype(np.float32)
+ROWS = {"robot-coarse": ("HSARobot", "coarse"), "robot-full": ("HSARobot", "full"),
+        "stack-coarse": ("HSAStack", "coarse"), "stack-full": ("HSAStack", "full")}
 
 
-def run_env(env_id: str, disc: str, policy: str, integrator: str, n_steps: int,
-            dt: float | None) -> dict[str, Any]:
-    """Env steps/s [1/s] of ``n_steps`` steps (after one warm-up step), the final platform
-    position [m], and for the implicit integrator its Newton statistics."""
+def _actions(policy: str, n_steps: int, n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    if policy == "random":
+        return [rng.uniform(-1.0, 1.0, n).astype(np.float32) for _ in range(n_steps + 1)]
+    return [(0.8 * np.sin(2 * math.pi * k / 50 + np.arange(n) * math.pi / 2)).astype(np.float32)
+            for k in range(n_steps + 1)]
+
+
+def _make(env_id: str, **kw: Any) -> Any:
     import gymnasium as gym
 
     import hsa_elastica  # noqa: F401  (registers the envs)
+
+    with warnings.catch_warnings():  # -v0 is out of date, on purpose
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return gym.make(env_id, **kw)
+
+
+def run_env(env_id: str, disc: str, policy: str, n_steps: int) -> dict[str, Any]:
+    """Env steps/s [1/s] of ``n_steps`` steps (after one warm-up step) and, for the implicit
+    integrator, its Newton statistics."""
     from hsa_elastica.engines.implicit import ImplicitStepFailed
 
-    from hsa_elastica.envs.hsa_robot import MX28_SPEED
-
-    kw: dict[str, Any] = {"discretization": disc, "integrator": integrator}
-    if policy == "random-servo":
-        kw["motor_speed"] = MX28_SPEED
-    if dt is not None:
-        kw["dt"] = dt
-    env = gym.make(env_id, **kw)
+    env = _make(env_id, discretization=disc)
     env.reset(seed=0)
-    n = env.action_space.shape[0]
-    rng = np.random.default_rng(0)
+    acts = _actions(policy, n_steps, env.action_space.shape[0])
     out: dict[str, Any] = {"dt": env.unwrapped.params.simulation.dt}
     try:
-        env.step(_action(policy, 0, n, rng))  # compile / warm up
-        robot = env.unwrapped.robot
-        eng = getattr(robot, "engine", None)
+        env.step(acts[0])  # compile / warm up
+        eng = getattr(env.unwrapped.robot, "engine", None)
         if not hasattr(eng, "evaluations"):  # the fused stepper has no Newton statistics
             eng = None
         e0 = (eng.evaluations, eng.n_jacobians, eng.n_steps) if eng is not None else None
         t0 = time.process_time()
-        for k in range(1, n_steps + 1):
-            _, _, term, trunc, info = env.step(_action(policy, k, n, rng))
+        for a in acts[1:]:
+            _, _, term, _, info = env.step(a)
             if term:
                 raise RuntimeError(f"{env_id} diverged: {info.get('diverged')}")
         out["rate"] = n_steps / (time.process_time() - t0)
-        out["position"] = np.array(robot.state()["platform_position_m"])
         if eng is not None and e0 is not None:
-            steps = eng.n_steps - e0[2]
-            out["evals"] = (eng.evaluations - e0[0]) / steps
+            out["evals"] = (eng.evaluations - e0[0]) / (eng.n_steps - e0[2])
             out["jac"] = (eng.n_jacobians - e0[1]) / n_steps
     except ImplicitStepFailed as exc:
         out["refused"] = exc.time
@@ -85,34 +82,68 @@ def run_env(env_id: str, disc: str, policy: str, integrator: str, n_steps: int,
     return out
 
 
+def run_vector(n_steps: int, num_envs: int = 2) -> tuple[float, float]:
+    """Wall-clock env steps/s of one ``HSARobot-v1`` (coarse) env and of an async vector env
+    of ``num_envs`` (all sub-envs' steps counted), after a warm-up step each."""
+    import gymnasium as gym
+
+    import hsa_elastica  # noqa: F401
+
+    env = _make("HSARobot-v1")
+    env.reset(seed=0)
+    acts = _actions("random", n_steps, 4)
+    env.step(acts[0])
+    t0 = time.perf_counter()
+    for a in acts[1:]:
+        env.step(a)
+    single = n_steps / (time.perf_counter() - t0)
+    env.close()
+    venv = gym.make_vec("HSARobot-v1", num_envs=num_envs, vectorization_mode="async")
+    try:
+        venv.reset(seed=0)
+        batch = [np.stack([a] * num_envs) for a in acts]
+        venv.step(batch[0])
+        t0 = time.perf_counter()
+        for a in batch[1:]:
+            venv.step(a)
+        vector = num_envs * n_steps / (time.perf_counter() - t0)
+    finally:
+        venv.close()
+    return single, vector
+
+
+def _cell(r: dict[str, Any]) -> str:
+    if "refused" in r:
+        return f"refused at t = {r['refused']:.3f} s ({r['dt']:g})"
+    return f"{r['rate']:.0f} ({r['dt']:g})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=300, help="env steps per row (default 300)")
-    ap.add_argument("--implicit-dt", type=float, default=None,
-                    help="internal step of the implicit rows [s] (default: the env's own, "
-                         "IMPLICIT_DT / STACK_IMPLICIT_DT)")
-    ap.add_argument("--rows", default="robot-coarse,robot-full,stack-coarse",
-                    help="comma-separated subset of robot-coarse, robot-full, stack-coarse")
+    ap.add_argument("--steps", type=int, default=150, help="env steps per run (default 150)")
+    ap.add_argument("--rows", default=",".join(ROWS),
+                    help=f"comma-separated subset of {', '.join(ROWS)} (default all)")
+    ap.add_argument("--policy", choices=("random", "smooth"), default="random",
+                    help="actions (default random)")
+    ap.add_argument("--vector", action="store_true",
+                    help="also an async vector env of 2 against one env (wall clock)")
     args = ap.parse_args()
-    rows = {"robot-coarse": ("HSARobot-v0", "coarse"), "robot-full": ("HSARobot-v0", "full"),
-            "stack-coarse": ("HSAStack-v0", "coarse")}
-    print(f"# bench_envs: 20 ms control step, {args.steps} env steps per row, CPU time of one process")
-    print("| env | discretization | policy | explicit env steps/s (dt) | implicit env steps/s (dt) "
-          "| implicit / explicit | evals / step | Jacobians / env step | end distance [mm] |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print(f"# bench_envs: 20 ms control step, {args.steps} env steps per run, {args.policy} "
+          f"actions, CPU time of one process")
+    print("| env | discretization | -v0 env steps/s (dt) | -v1 env steps/s (dt) | -v1 / -v0 "
+          "| -v1 evals / step | -v1 Jacobians / env step |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for key in args.rows.split(","):
-        env_id, disc = rows[key]
-        for policy in ("random", "random-servo", "smooth"):
-            ex = run_env(env_id, disc, policy, "explicit", args.steps, None)
-            im = run_env(env_id, disc, policy, "implicit", args.steps, args.implicit_dt)
-            if "refused" in im:
-                print(f"| {env_id} | {disc} | {policy} | {ex['rate']:.0f} ({ex['dt']:g}) | refused at "
-                      f"t = {im['refused']:.3f} s ({im['dt']:g}) | | | | |", flush=True)
-                continue
-            d = np.linalg.norm(ex["position"] - im["position"]) * 1e3
-            print(f"| {env_id} | {disc} | {policy} | {ex['rate']:.0f} ({ex['dt']:g}) | "
-                  f"{im['rate']:.0f} ({im['dt']:g}) | {im['rate'] / ex['rate']:.2f} | "
-                  f"{im['evals']:.2f} | {im['jac']:.3f} | {d:.3f} |", flush=True)
+        name, disc = ROWS[key]
+        old = run_env(f"{name}-v0", disc, args.policy, args.steps)
+        new = run_env(f"{name}-v1", disc, args.policy, args.steps)
+        ratio = f"{new['rate'] / old['rate']:.2f}" if "rate" in old and "rate" in new else ""
+        stats = (f"{new['evals']:.2f} | {new['jac']:.3f}" if "evals" in new else " | ")
+        print(f"| {name} | {disc} | {_cell(old)} | {_cell(new)} | {ratio} | {stats} |", flush=True)
+    if args.vector:
+        single, vector = run_vector(args.steps)
+        print(f"\nHSARobot-v1 coarse, wall clock: one env {single:.0f} env steps/s, async vector "
+              f"env of 2 {vector:.0f} env steps/s ({vector / single:.2f}x)")
 
 
 if __name__ == "__main__":

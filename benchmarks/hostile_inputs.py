@@ -288,7 +288,7 @@ def env_arguments_checked_at_construction(tmp: Path) -> str | None:
 
     for kwargs, word in (({"control_dt": 1e9}, "control_dt"), ({"control_dt": 1e-9}, "control_dt"),
                          ({"dt": 1.0}, "dt")):
-        if problem := _raises_parameter_error(lambda kw=kwargs: gym.make("HSARobot-v0", **kw), word):
+        if problem := _raises_parameter_error(lambda kw=kwargs: gym.make("HSARobot-v1", integrator="explicit", **kw), word):
             return f"{kwargs}: {problem}"
     return None
 

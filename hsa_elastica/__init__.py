@@ -27,7 +27,7 @@ from typing import Any
 
 from hsa_elastica import _gym
 
-_gym.install()  # gym.make("HSARobot-v0") / ("HSAStack-v0") once gymnasium is imported (extra `rl`)
+_gym.install()  # gym.make("HSARobot-v1") / ("HSAStack-v1") once gymnasium is imported (extra `rl`)
 
 # name -> module, imported on first attribute access: ``import hsa_elastica`` (and so the
 # ``hsa-elastica`` command before it parses its arguments) loads no numba/PyElastica code, so

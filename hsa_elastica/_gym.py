@@ -1,6 +1,9 @@
 """Registration of the Gymnasium environments, done by ``import hsa_elastica`` at no cost.
 
-``HSARobot-v0`` and ``HSAStack-v0`` are registered with gymnasium by entry-point strings
+``HSARobot-v1`` and ``HSAStack-v1`` (the implicit integrator, motors at the paper robot's servo
+speed) and ``HSARobot-v0`` / ``HSAStack-v0`` (the earlier defaults: the explicit stepper,
+unlimited motor speed, so that results obtained with them reproduce) are registered with
+gymnasium by entry-point strings
 (``"hsa_elastica.envs.hsa_robot:HSARobotEnv"``), so registering imports neither numba nor
 PyElastica; the environment's module is imported by ``gym.make``.  Importing gymnasium itself
 takes about 0.25 s (numpy), which the ``hsa-elastica`` command should not pay: if gymnasium is
@@ -8,9 +11,9 @@ already imported the ids are registered at once, otherwise a one-shot import hoo
 right after gymnasium's own ``import`` completes (and does nothing if gymnasium is not
 installed, the optional extra ``rl``).  So all of these work::
 
-    import hsa_elastica; import gymnasium as gym; gym.make("HSARobot-v0")
-    import gymnasium as gym; import hsa_elastica; gym.make("HSARobot-v0")
-    import gymnasium as gym; gym.make("hsa_elastica:HSARobot-v0")
+    import hsa_elastica; import gymnasium as gym; gym.make("HSARobot-v1")
+    import gymnasium as gym; import hsa_elastica; gym.make("HSARobot-v1")
+    import gymnasium as gym; gym.make("hsa_elastica:HSARobot-v1")
 """
 
 from __future__ import annotations
@@ -22,20 +25,31 @@ import sys
 from types import ModuleType
 from typing import Any, Sequence
 
-__all__ = ["ENVS", "register", "install"]
+__all__ = ["ENVS", "V0_KWARGS", "register", "install"]
 
-#: id -> (entry point, ``max_episode_steps`` of the spec: 150 control steps of 20 ms = 3 s)
-ENVS: dict[str, tuple[str, int]] = {
-    "HSARobot-v0": ("hsa_elastica.envs.hsa_robot:HSARobotEnv", 150),
-    "HSAStack-v0": ("hsa_elastica.envs.hsa_stack:HSAStackEnv", 150),
+#: the keyword arguments of the ``-v0`` ids: the classes' defaults before ``-v1`` (the
+#: integrator of the params -- the explicit stepper for the paper robot -- and no motor speed
+#: limit)
+V0_KWARGS: dict[str, Any] = {"integrator": None, "motor_speed": None}
+
+#: id -> (entry point, ``max_episode_steps`` of the spec: 150 control steps of 20 ms = 3 s,
+#: keyword arguments of the spec).  ``-v1``: the classes' defaults (implicit integrator, servo
+#: speed limit); ``-v0``: :data:`V0_KWARGS`.  Gymnasium warns (``DeprecationWarning``) that a
+#: ``-v0`` id is out of date when it is made.
+ENVS: dict[str, tuple[str, int, dict[str, Any]]] = {
+    "HSARobot-v1": ("hsa_elastica.envs.hsa_robot:HSARobotEnv", 150, {}),
+    "HSAStack-v1": ("hsa_elastica.envs.hsa_stack:HSAStackEnv", 150, {}),
+    "HSARobot-v0": ("hsa_elastica.envs.hsa_robot:HSARobotEnv", 150, V0_KWARGS),
+    "HSAStack-v0": ("hsa_elastica.envs.hsa_stack:HSAStackEnv", 150, V0_KWARGS),
 }
 
 
 def register(gym: Any) -> None:
     """Register every id of :data:`ENVS` with the gymnasium module ``gym`` (once)."""
-    for env_id, (entry_point, steps) in ENVS.items():
+    for env_id, (entry_point, steps, kwargs) in ENVS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry_point, max_episode_steps=steps)
+            gym.register(id=env_id, entry_point=entry_point, max_episode_steps=steps,
+                         kwargs=dict(kwargs))
 
 
 class _RegisteringLoader(importlib.abc.Loader):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Closed-loop control of the paper's HSA robot through the ``HSARobot-v0`` environment.
+"""Closed-loop control of the paper's HSA robot through the ``HSARobot-v1`` environment.
 
 A proportional controller in velocity form (no learning): every 20 ms control step it moves
 the platform-level commands -- elongation ``e`` and bending ``(b_x, b_y)`` of
@@ -37,16 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", type=float, nargs=3, default=None, metavar=("X", "Y", "Z"),
                     help="target platform position [m] instead of a sampled one (default: sampled)")
     ap.add_argument("--steps", type=int, default=50, help="number of control steps of 20 ms (default 50)")
-    ap.add_argument("--gain", type=float, default=0.4, help="fraction of the position error corrected per control step [-] (default 0.4)")
+    ap.add_argument("--gain", type=float, default=0.2, help="fraction of the position error corrected per control step [-] (default 0.2: the servos turn at most 0.115 rad per step, so a larger gain overshoots)")
     ap.add_argument("--reference", action="store_true", help="step with the per-rod operators instead of the fused numba loop (the default)")
     args = ap.parse_args(argv)
 
     import gymnasium as gym
 
-    import hsa_elastica  # noqa: F401  (registers HSARobot-v0)
+    import hsa_elastica  # noqa: F401  (registers HSARobot-v1)
     from hsa_elastica.robots.primitives import commands_to_angles, platform_to_commands
 
-    env = gym.make("HSARobot-v0", max_episode_steps=args.steps, fast=not args.reference)
+    # --reference: the per-rod operators, which step explicitly
+    kw = {"fast": False, "integrator": "explicit"} if args.reference else {}
+    env = gym.make("HSARobot-v1", max_episode_steps=args.steps, **kw)
     options = None if args.target is None else {"target": args.target}
     obs, info = env.reset(seed=args.seed, options=options)
     params = env.unwrapped.params

@@ -60,12 +60,15 @@ def test_episode_goes_on_after_a_refused_action(robot_env: HSARobotEnv) -> None:
         robot_env.step([math.nan] * 4)
     obs, _, terminated, _, info = robot_env.step(np.zeros(4, dtype=np.float32))
     assert not terminated and np.all(np.isfinite(obs))
-    np.testing.assert_allclose(np.abs(info["motor_angles_rad"]), math.pi / 2, atol=1e-12)
+    # half way (pi/2) is beyond one interval of the default servo limit: the MX-28's
+    # 55 rev/min for 20 ms, 0.1152 rad
+    servo_step = 55.0 * 2.0 * math.pi / 60.0 * 0.02
+    np.testing.assert_allclose(np.abs(info["motor_angles_rad"]), servo_step, atol=1e-12)
 
 
 def test_bad_action_through_gym_make_and_the_stack() -> None:
     """The same refusal through gymnasium's wrappers, and with the stack's 8 motors."""
-    env = gym.make("HSARobot-v0", n_elements=4, dt=1e-4)
+    env = gym.make("HSARobot-v1", n_elements=4, dt=1e-4)
     env.reset(seed=0)
     with pytest.raises(ParameterError, match=r"shape \(4,\)"):
         env.step(1.0)
@@ -95,7 +98,7 @@ def test_bad_constructor_arguments(kwargs: dict[str, object], field: str) -> Non
         HSARobotEnv(**kwargs)  # type: ignore[arg-type]
     assert field in _one_line(exc)
     with pytest.raises(ParameterError):
-        gym.make("HSAStack-v0", **kwargs)
+        gym.make("HSAStack-v1", **kwargs)
 
 
 @pytest.mark.parametrize("target", [(0.0, 0.0, math.nan), (0.0, 0.0, 1.0), (0.0, 0.1), "x"])
@@ -106,7 +109,7 @@ def test_bad_target_is_refused(robot_env: HSARobotEnv, target: object) -> None:
     assert "options['target']" in _one_line(exc) and "m" in str(exc.value)
 
 
-@pytest.mark.parametrize("env_id", ["HSARobot-v0", "HSAStack-v0"])
+@pytest.mark.parametrize("env_id", ["HSARobot-v1", "HSAStack-v1"])
 @pytest.mark.parametrize(
     "kwargs, needle",
     [
@@ -123,8 +126,8 @@ def test_bad_target_is_refused(robot_env: HSARobotEnv, target: object) -> None:
     ],
 )
 def test_step_sizes_checked_at_construction(env_id: str, kwargs: dict[str, object], needle: str) -> None:
-    with pytest.raises(ParameterError) as exc:
-        gym.make(env_id, **kwargs)
+    with pytest.raises(ParameterError) as exc:  # the explicit stepper's limits
+        gym.make(env_id, integrator="explicit", **kwargs)
     msg = _one_line(exc)
-    owner = "HSARobotEnv" if env_id == "HSARobot-v0" else "HSAStackEnv"
+    owner = "HSARobotEnv" if env_id == "HSARobot-v1" else "HSAStackEnv"
     assert needle in msg and msg.startswith(owner), msg

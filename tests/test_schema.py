@@ -577,7 +577,7 @@ def test_documented_env_numbers_are_the_code() -> None:
     pattern = r"(\d+)-step `TimeLimit`|TimeLimit of (\d+) steps|max_episode_steps = (\d+)"
     steps = {int("".join(groups)) for p in pages
              for groups in re.findall(pattern, p.read_text(encoding="utf-8"))}
-    assert steps == {s for _, s in ENVS.values()}
+    assert steps == {s for _, s, _ in ENVS.values()}
     coarse = {(int(n), float(dt)) for p in pages for n, dt in re.findall(
         r'"coarse"\)?[^.]*?: (\d+) elements per rod, dt = ([\d.e-]+) s', p.read_text(encoding="utf-8"))}
     assert coarse == {DISCRETIZATIONS["coarse"]}

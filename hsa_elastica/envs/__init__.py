@@ -3,17 +3,21 @@
 ``import hsa_elastica`` registers (by entry-point string, without importing these modules;
 ``hsa_elastica/_gym.py``), each with ``max_episode_steps = 150`` (3 s) in its spec:
 
-* ``HSARobot-v0`` -- :class:`~hsa_elastica.envs.hsa_robot.HSARobotEnv`, the paper's four-rod
+* ``HSARobot-v1`` -- :class:`~hsa_elastica.envs.hsa_robot.HSARobotEnv`, the paper's four-rod
   robot reaching a platform position with normalised motor commands in ``[-1, 1]``::
 
       import gymnasium as gym
       import hsa_elastica  # noqa: F401  (registers the ids)
-      env = gym.make("HSARobot-v0")  # or gym.make("hsa_elastica:HSARobot-v0") without the import
+      env = gym.make("HSARobot-v1")  # or gym.make("hsa_elastica:HSARobot-v1") without the import
       obs, info = env.reset(seed=0)
       obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
-* ``HSAStack-v0`` -- :class:`~hsa_elastica.envs.hsa_stack.HSAStackEnv`, two paper robots
+* ``HSAStack-v1`` -- :class:`~hsa_elastica.envs.hsa_stack.HSAStackEnv`, two paper robots
   stacked (the upper stage's motors on the lower platform), reaching with the top platform.
+
+``-v1``: the implicit integrator and motors limited to the paper robot's servo speed (the
+classes' defaults); ``HSARobot-v0`` / ``HSAStack-v0``: the earlier defaults (explicit stepper,
+unlimited motors), kept so that earlier results reproduce.
 """
 
 from __future__ import annotations

@@ -1,8 +1,14 @@
-"""``HSARobot-v0``: the four-rod HSA robot of the paper as a Gymnasium environment.
+"""``HSARobot-v1``: the four-rod HSA robot of the paper as a Gymnasium environment.
 
 Task: bring the platform centre to a target position (sampled at :meth:`HSARobotEnv.reset`).
-``import hsa_elastica`` registers the id (``gym.make("HSARobot-v0")``, with gymnasium
-installed: the extra ``rl``).
+``import hsa_elastica`` registers the ids (``gym.make("HSARobot-v1")``, with gymnasium
+installed: the extra ``rl``):
+
+* ``HSARobot-v1``: the class's defaults, the implicit integrator at :data:`IMPLICIT_DT` and
+  motors limited to :data:`MX28_SPEED`, the speed of the paper robot's servos;
+* ``HSARobot-v0``: the earlier defaults, ``integrator=None`` (the params' integrator: the
+  explicit stepper for the paper robot) and ``motor_speed=None`` (no limit), so that results
+  obtained with ``-v0`` reproduce.  Gymnasium warns that the id is out of date.
 
 * **action** ``(n_rods,)`` float32 in ``[-1, 1]``: one normalised motor command per rod, mapped
   affinely onto the rod's elongating range (Section II-E),
@@ -13,10 +19,12 @@ installed: the extra ``rl``).
   :meth:`HSARobotEnv.action_to_angles` / :meth:`HSARobotEnv.angles_to_action` convert.  During
   one control interval of ``control_dt`` [s] (default 20 ms) each motor turns linearly from its
   present angle to the target (:meth:`hsa_elastica.engines.control.ControlMixin.step`).
-  ``motor_speed`` [rad/s] (default None: no limit) limits each motor's speed as a servo's
-  does: the angle reached at the end of the interval is the command clipped to
-  ``+-motor_speed * control_dt`` from the present angle (e.g. :data:`MX28_SPEED`, the
-  paper robot's servos); both integrators see the same schedule.
+  ``motor_speed`` [rad/s] (default :data:`MX28_SPEED`, 5.76 rad/s, the no-load speed of the
+  paper robot's servos) limits each motor's speed as a servo's does: the angle reached at the
+  end of the interval is the command clipped to ``+-motor_speed * control_dt`` from the
+  present angle (0.115 rad per 20 ms); both integrators see the same schedule.  ``None``: no
+  limit, each motor reaches any command within the interval (up to 157 rad/s, a motion the
+  robot's servos cannot make).
 * **observation** float32, bounded (:func:`observation_bounds`): platform position (3) [m],
   quaternion ``(x, y, z, w)`` (4), velocity (3) [m/s], angular velocity in the platform frame
   (3) [rad/s], target position (3) [m], and with ``motor_torques=True`` the motor torques
@@ -36,7 +44,8 @@ installed: the extra ``rl``).
   ``reset(options={"target": (x, y, z)})`` (within the observation bounds).
 * ``render_mode="rgb_array"``: an off-screen pyvista image of the robot with the target as a
   red sphere (:class:`hsa_elastica.io.render.RobotScene`; needs a working VTK/EGL, optional).
-* ``discretization``: the rods' elements and the internal step.  ``"coarse"``: 10 elements
+* ``discretization``: the rods' elements and the explicit stepper's internal step (the
+  implicit integrator takes :data:`IMPLICIT_DT`).  ``"coarse"``: 10 elements
   per rod, dt = 6e-5 s -- the default for the paper robot (``params=None``): about 3x the
   throughput of the paper's discretization (benchmarks/bench_control.py), steady poses within
   0.4 mm of the 25-element model (bend_north at full magnitude: 43.82 vs 44.17 mm sideways;
@@ -44,14 +53,15 @@ installed: the extra ``rl``).
   rods (``max_stable_dt``: 6.9e-5 s; the paper's 3e-5 s is 86 % of its 3.5e-5 s); at 6e-5 s
   the seven primitives and 25 random motor-angle sets settle over a 10 s hold
   (``benchmarks/robot_hold.py --elements 10 --dt 6e-5``), 7e-5 s diverges.  ``"full"``: the discretization of
-  ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s, about 46 env steps/s) --
+  ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s explicit) --
   the default when ``params`` is given, so a model passed in is never coarsened silently.
   ``n_elements`` / ``dt`` override either.
-* ``integrator``: ``"explicit"`` (default, the fused Position-Verlet stepper) or ``"implicit"``
-  (:mod:`hsa_elastica.engines.implicit`, internal step :data:`IMPLICIT_DT` unless ``dt`` is
-  given); None keeps ``params.simulation.integrator``.  Which is faster depends on the
-  motor commands (docs/performance.md, "Environments"): the implicit integrator for motors
-  turning at servo speeds, the explicit stepper for unlimited random commands.  An internal
+* ``integrator``: ``"implicit"`` (default; :mod:`hsa_elastica.engines.implicit`, internal
+  step :data:`IMPLICIT_DT` unless ``dt`` is given) or ``"explicit"`` (the fused
+  Position-Verlet stepper at the discretization's step); None keeps
+  ``params.simulation.integrator``.  Which is faster depends on the motor commands
+  (docs/performance.md, "Environments"): the implicit integrator for motors turning at servo
+  speeds (the default), the explicit stepper for unlimited random commands.  An internal
   step Newton cannot take is taken again as two half steps, down to 1/16 of the step
   (``params.simulation.max_halvings``, default
   :data:`~hsa_elastica.engines.implicit.ENV_MAX_HALVINGS` = 4), so one abrupt command does not
@@ -72,9 +82,10 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from hsa_elastica.engines.control import imposed_motor_angles
+from hsa_elastica.engines.control import imposed_motor_angles, motor_torques
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
+from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.params import (
     DEFAULT_IMPLICIT_DT,
     MAX_MOTOR_ANGLE,
@@ -280,8 +291,8 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         render_mode: str | None = None,
         render_size: tuple[int, int] = (480, 360),
         max_steps: Any = None,
-        integrator: str | None = None,
-        motor_speed: float | None = None,
+        integrator: str | None = "implicit",
+        motor_speed: float | None = MX28_SPEED,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -300,6 +311,11 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             integrator=integrator, n_elements=n_elements, dt=dt,
         )
         self.control_dt = check_steps(name, [self.params], control_dt, dt is not None)
+        if not fast and self.params.simulation.integrator == "implicit":
+            raise ParameterError(
+                f"{name}.fast = False is invalid with integrator 'implicit': the per-rod "
+                f"operators step explicitly; pass integrator='explicit' (or fast=True)"
+            )
         self.phi_max = _positive("phi_max", phi_max, "rad")
         if self.phi_max > MAX_MOTOR_ANGLE:
             raise ParameterError(
@@ -328,6 +344,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.robot: Any = None
         self.target = self.rest_position.copy()
         self._last_obs: NDArray[np.float32] | None = None
+        #: the motors' imposed angles [rad] at the robot's present time (set by reset, step
+        #: and set_state: the start of the next interval's servo-limited ramp)
+        self._motor_angles = np.zeros(self.n_rods)
+        self._servo_reach = None if self.motor_speed is None else self.motor_speed * self.control_dt
 
     def _set_spaces(self, segments: Sequence[RobotParams]) -> None:
         """Action and observation spaces of the motors of ``segments`` (stage 0 first)."""
@@ -337,6 +357,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.reach = platform_reach(segments)
         low, high = observation_bounds(segments, self.phi_max, self.with_torques)
         self.observation_space: spaces.Box = spaces.Box(low, high, dtype=np.float32)
+        self._obs_low, self._obs_high = self.observation_space.low, self.observation_space.high
         #: the output schema's column name of each observation entry (docs/outputs.md)
         self.observation_names: tuple[str, ...] = observation_names(self.n_rods, self.with_torques)
 
@@ -349,14 +370,15 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             a = np.asarray(action, dtype=np.float64)
         except (TypeError, ValueError, OverflowError):
             a = None
-        if a is None or a.shape != (self.n_rods,) or not np.all(np.isfinite(a)):
+        if a is None or a.shape != (self.n_rods,) or not np.isfinite(a).all():
             got = "not numbers" if a is None else (
                 f"shape {a.shape}" if a.shape != (self.n_rods,) else "a NaN or inf entry")
             raise ParameterError(
                 f"{type(self).__name__}.step(): action has {got}: must be shape ({self.n_rods},), "
                 f"finite, each in [-1, 1] (finite values outside are clipped)"
             )
-        return self.handedness * self.phi_max * 0.5 * (np.clip(a, -1.0, 1.0) + 1.0)
+        # np.minimum / np.maximum: np.clip's dispatch costs more than the clipping of 4 numbers
+        return self.handedness * self.phi_max * 0.5 * (np.minimum(np.maximum(a, -1.0), 1.0) + 1.0)
 
     def angles_to_action(self, angles: Any) -> NDArray[np.float32]:
         """The action commanding motor angles ``angles`` [rad] (the inverse of
@@ -398,10 +420,8 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             robot = compiled_engine(
                 robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
         self.robot = robot
-        state = robot.state()
-        obs, clipped = self._observation(state)
-        self._last_obs = obs
-        return obs, self._info(state, clipped=clipped)
+        obs, _, info = self._outcome()
+        return obs, info
 
     def step(
         self, action: NDArray[np.float32]
@@ -409,23 +429,21 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if self.robot is None:
             raise RuntimeError(f"{type(self).__name__}.step() called before reset()")
         angles = self.action_to_angles(action)
-        if self.motor_speed is not None:  # a servo's speed limit over the interval
-            now = imposed_motor_angles(self.robot)
-            reach = self.motor_speed * self.control_dt
-            angles = now + np.clip(angles - now, -reach, reach)
+        reach = self._servo_reach
+        if reach is not None:  # a servo's speed limit over the interval
+            now = self._motor_angles
+            angles = now + np.minimum(np.maximum(angles - now, -reach), reach)
         self.robot.set_motor_angles(angles)
         try:
             self.robot.step(self.control_dt)
         except (SimulationDiverged, FloatingPointError) as exc:
             assert self._last_obs is not None
+            self._motor_angles = imposed_motor_angles(self.robot)
             info = self._info(clipped=False)
             info["diverged"] = str(exc)
             return self._last_obs.copy(), -1.0, True, False, info
-        state = self.robot.state()
-        obs, clipped = self._observation(state)
-        self._last_obs = obs
-        reward = -float(np.linalg.norm(state["platform_position_m"] - self.target))
-        return obs, reward, False, False, self._info(state, clipped=clipped)
+        obs, distance, info = self._outcome()
+        return obs, -distance, False, False, info
 
     def render(self) -> NDArray[np.uint8] | None:
         if self.render_mode != "rgb_array" or self.robot is None:
@@ -453,6 +471,7 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         self.robot.set_state(state["robot"])
         self.target = np.array(state["target"], dtype=np.float64)
         self._last_obs = np.array(state["last_obs"], dtype=np.float32)
+        self._motor_angles = imposed_motor_angles(self.robot)
 
     def _render_image(self, platforms: dict[str, Any], view: Any) -> NDArray[np.uint8]:
         """Off-screen image of the present state: every rod of the robot (``rod0 ...``), the
@@ -486,20 +505,45 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         """A fresh robot at rest (motors at 0), per-rod handle."""
         return build_robot(self.params, [0.0] * self.n_rods, record=False)
 
-    def _observation(self, state: dict[str, Any]) -> tuple[NDArray[np.float32], bool]:
-        """The observation inside ``observation_space`` and whether anything was clipped."""
+    def _outcome(self) -> tuple[NDArray[np.float32], float, dict[str, Any]]:
+        """After a reset or a step: the observation, the distance [m] of the platform centre to
+        the target and the info; keeps the observation and the motors' imposed angles."""
+        obs, clipped = self._observation()
+        self._last_obs = obs
+        self._motor_angles = angles = imposed_motor_angles(self.robot)
+        p = self.robot.platform.position_collection[:, 0]
+        distance = float(np.linalg.norm(p - self.target))
+        info = EnvInfo({
+            "sim_time_s": float(self.robot.time),
+            "distance_m": distance,
+            "target_position_m": self.target.copy(),
+            "motor_angles_rad": angles,
+            "observation_clipped": clipped,
+        })
+        return obs, distance, info
+
+    def _observation(self) -> tuple[NDArray[np.float32], bool]:
+        """The observation inside ``observation_space`` and whether anything was clipped: the
+        entries of ``robot.state()`` (:func:`~hsa_elastica.engines.control.robot_state`) read
+        from the platform's arrays without the rest of the state."""
+        plat = self.robot.platform
+        director = np.ascontiguousarray(plat.director_collection[:, :, 0].T)
         parts = [
-            state["platform_position_m"],
-            state["platform_quaternion_xyzw"],
-            state["platform_velocity_m_s"],
-            state["platform_omega_rad_s"],
+            plat.position_collection[:, 0],
+            rotation_matrix_to_quaternion(director),
+            plat.velocity_collection[:, 0],
+            plat.omega_collection[:, 0],
             self.target,
         ]
         if self.with_torques:
-            parts.append(state["motor_torques_nm"])
+            robot = self.robot
+            parts.append(motor_torques(
+                robot.rods, [robot.twist_couple(i) for i in range(len(robot.rods))]
+                if hasattr(robot, "twist_couple") else None,
+            ))
         obs = np.concatenate(parts).astype(np.float32)
-        low, high = self.observation_space.low, self.observation_space.high
-        clipped = bool(np.any(obs < low) or np.any(obs > high))
+        low, high = self._obs_low, self._obs_high
+        clipped = bool((obs < low).any() or (obs > high).any())
         if clipped:
             obs = np.clip(obs, low, high)
         return obs, clipped

@@ -1,19 +1,21 @@
-"""``HSAStack-v0``: a two-segment HSA stack (two paper robots, the upper one's motors on the
+"""``HSAStack-v1``: a two-segment HSA stack (two paper robots, the upper one's motors on the
 lower platform, :func:`hsa_elastica.robots.stack.build_stack`) as a Gymnasium environment.
 
-Same task and conventions as ``HSARobot-v0`` (:mod:`hsa_elastica.envs.hsa_robot`), for the
-top platform:
+Same task and conventions as ``HSARobot-v1`` (:mod:`hsa_elastica.envs.hsa_robot`), for the
+top platform; the same defaults (the implicit integrator, here at :data:`STACK_IMPLICIT_DT`,
+and motors limited to :data:`~hsa_elastica.envs.hsa_robot.MX28_SPEED`), and ``HSAStack-v0``
+registered with the earlier ones (the explicit stepper, no motor speed limit):
 
 * **action** ``(n_motors,)`` float32 in ``[-1, 1]``: the normalised commands of all stages'
-  motors, stage 0 first, each mapped onto its rod's elongating range as in ``HSARobot-v0``
+  motors, stage 0 first, each mapped onto its rod's elongating range as in ``HSARobot-v1``
   (``phi_i = h_i * phi_max * (a_i + 1) / 2`` [rad]); motors turn linearly over ``control_dt``
-  (at most ``motor_speed`` [rad/s] if given, as in ``HSARobot-v0``).
+  (at most ``motor_speed`` [rad/s], default the servos' ``MX28_SPEED``; None: no limit).
 * **observation** float32, bounded (:func:`~hsa_elastica.envs.hsa_robot.observation_bounds`
   with the reach of the whole stack): top platform position (3) [m], quaternion
   ``(x, y, z, w)`` (4), velocity (3) [m/s], angular velocity in its frame (3) [rad/s], target
   (3) [m], and with ``motor_torques=True`` the motor torques of all stages [N m].
 * **reward**: ``-|p_top - p_target|`` [m]; **episode** (``TimeLimit`` of 150 steps from the
-  spec), **divergence**: as ``HSARobot-v0``.
+  spec), **divergence**: as ``HSARobot-v1``.
 * **target**: uniform in a cylinder of radius ``target_radius`` [m] at heights
   ``target_height`` [m] above the rest pose of the top platform centre, or
   ``reset(options={"target": (x, y, z)})``.
@@ -23,9 +25,9 @@ top platform:
 ``render_mode="rgb_array"``: an off-screen pyvista image of every stage (rods and platforms)
 and the target (a red sphere).
 
-``discretization`` as in ``HSARobot-v0``: ``"coarse"`` (10 elements per rod, dt = 6e-5 s) is
-the default for the two paper robots (``segments=None``): 77 env steps/s of CPU time against
-23 with ``"full"`` (``benchmarks/bench_stack.py``) (the paper's 25 elements, dt = 3e-5 s), measured on one core of the shared
+``discretization`` as in ``HSARobot-v1``: ``"coarse"`` (10 elements per rod, dt = 6e-5 s) is
+the default for the two paper robots (``segments=None``): with the explicit stepper 77 env
+steps/s of CPU time against 23 with ``"full"`` (``benchmarks/bench_stack.py``) (the paper's 25 elements, dt = 3e-5 s), measured on one core of the shared
 machine; ``"full"`` is the default when ``segments`` are given.  With
 ``integrator="implicit"`` the internal step is :data:`STACK_IMPLICIT_DT` (1e-3 s) unless ``dt`` is
 given.
@@ -39,7 +41,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.envs.hsa_robot import HSARobotEnv, check_steps, discretized
+from hsa_elastica.envs.hsa_robot import MX28_SPEED, HSARobotEnv, check_steps, discretized
 from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 from hsa_elastica.robots.stack import build_stack
@@ -78,8 +80,8 @@ class HSAStackEnv(HSARobotEnv):
         render_size: tuple[int, int] = (480, 360),
         discretization: str | None = None,
         max_steps: Any = None,
-        integrator: str | None = None,
-        motor_speed: float | None = None,
+        integrator: str | None = "implicit",
+        motor_speed: float | None = MX28_SPEED,
     ) -> None:
         segs = [paper_robot_params()] * 2 if segments is None else list(segments)
         if not segs or not all(isinstance(p, RobotParams) for p in segs):
@@ -99,7 +101,7 @@ class HSAStackEnv(HSARobotEnv):
             motor_torques=motor_torques, target_radius=target_radius,
             target_height=target_height, fast=fast, render_mode=render_mode,
             render_size=render_size, discretization="full", dt=segs[-1].simulation.dt,
-            motor_speed=motor_speed,
+            motor_speed=motor_speed, integrator=None,  # segs carry the integrator already
         )
         self.discretization = discretization
         self.segments = segs
