@@ -75,6 +75,7 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.control import imposed_motor_angles
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
+from hsa_elastica.params import integrator as integrator_record
 from hsa_elastica.params import (
     DEFAULT_IMPLICIT_DT,
     MAX_MOTOR_ANGLE,
@@ -174,7 +175,7 @@ def discretized(
 
     if integrator is not None:  # SimulationParams validates it
         segments = [simulation(p, integrator=integrator) for p in segments]
-    if segments[0].simulation.integrator == "implicit":
+    if integrator_record(segments[0].simulation).default_dt is not None:
         default_dt = IMPLICIT_DT
     n_elements = default_elements if n_elements is None else n_elements
     dt = default_dt if dt is None else dt
