@@ -108,3 +108,15 @@ def test_each_integrator_builds_its_compiled_handle() -> None:
     assert type(handle) is ImplicitRobot
     assert handle._engine_kwargs["rho_inf"] == 0.5
     assert handle._engine_kwargs["max_halvings"] == 2
+
+
+@pytest.mark.parametrize("env", ["HSARobotEnv", "HSAStackEnv"])
+def test_an_env_refuses_an_unknown_integrator_as_the_parameters_do(env: str) -> None:
+    """The env's default step asks the registry only for a registered name; an unknown one is
+    refused by ``SimulationParams`` (naming the field and the registered names), before any build."""
+    pytest.importorskip("gymnasium")
+    import hsa_elastica.envs as envs
+
+    with pytest.raises(ParameterError, match=r"^SimulationParams\.integrator = 'verlet' is invalid: "
+                       r"must be one of \('explicit', 'implicit'\)"):
+        getattr(envs, env)(integrator="verlet")
