@@ -130,7 +130,9 @@ class SimulationParams(_ParamsBase):
     (any ``dt`` whose Newton iterations converge; recommended
     :data:`~hsa_elastica.params.DEFAULT_IMPLICIT_DT` = 2e-3 s; ``implicit_rho_inf`` its
     numerical dissipation, 1 = none, 0 = the most).  The per-rod operator path
-    (``Robot.run``) is always explicit.
+    (``Robot.run``) is always explicit.  The names are those of the registry
+    :data:`hsa_elastica.params.integrators.INTEGRATORS`; ``integrator(sim)`` gives the record
+    (stability limit, default step, compiled handle) of this one.
 
     ``max_halvings`` (implicit only, integer in [0, :data:`MAX_HALVINGS`]): a step whose Newton
     iteration does not converge is taken again as two steps of half its size, nested at most
