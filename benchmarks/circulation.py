@@ -4,7 +4,7 @@ At a static equilibrium of a conservative model the stiffness matrix ``K = -dF/d
 and couples of every free node, element and platform, with respect to positions and local
 rotations) is symmetric; its antisymmetric part is the *circulatory* stiffness, which can
 pump energy into a pair of modes (flutter).  For each case this script solves the static pose
-(:func:`hsa_elastica.solve_static`), takes the static solver's finite-difference Jacobian
+(:func:`hsa_elastica.robots.statics_api.solve_static`), takes the static solver's finite-difference Jacobian
 ``J = dF/dx`` there and prints
 
 * ``asym``: ``|J - J^T| / |J + J^T|`` (Frobenius), 0 for a conservative model, and the same

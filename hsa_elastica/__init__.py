@@ -22,7 +22,6 @@ are imported lazily on first use.  Module map: ``docs/architecture.md``.
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import Any
 
 from hsa_elastica import _gym
@@ -79,22 +78,16 @@ _LAZY: dict[str, str] = {
     "build_fast_robot": "hsa_elastica.robots.builders",
     # multi-segment robots (stages stacked platform on platform)
     **dict.fromkeys(
-        ("Stack", "StackStaticResult", "build_stack", "solve_stack_static",
-         "stack_primitive_angles"),
+        ("Stack", "StackStaticResult", "build_stack", "stack_primitive_angles"),
         "hsa_elastica.robots.stack",
     ),
     "StackSteadyStateResult": "hsa_elastica.robots.stack_steady_state",
-    "solve_stack_steady_state": "hsa_elastica.robots.stack_steady_state",
-    # steady states and run directories: steady_state is the entry point; the solve_* names
-    # below are deprecated aliases at this level (DeprecationWarning), kept for one release
+    # steady states and run directories: steady_state is the entry point (the solvers behind
+    # it are importable from their modules, see _REMOVED)
     "steady_state": "hsa_elastica.robots.steady_state_api",
     "SteadyState": "hsa_elastica.robots.steady_state_api",
     "SteadyStateResult": "hsa_elastica.robots.steady_state",
-    "solve_steady_state": "hsa_elastica.robots.steady_state",
-    "solve_static": "hsa_elastica.robots.statics_api",
-    "solve_static_batch": "hsa_elastica.robots.statics_api",
     "static_residual": "hsa_elastica.robots.statics_api",
-    "solve_static_rod": "hsa_elastica.robots.rod_statics",
     "RodSteadyState": "hsa_elastica.robots.rod_statics",
     "save_run": "hsa_elastica.io.rundir",
     "load_run": "hsa_elastica.io.rundir",
@@ -135,11 +128,16 @@ _LAZY_MODULES: dict[str, str] = {"dataset": "hsa_elastica.experiments.datasets"}
 __all__ = ["__version__", *_LAZY]
 
 
-#: old steady-state entry points: use ``steady_state(system_or_params, angles, method=...)``
-_DEPRECATED = frozenset(
-    ("solve_steady_state", "solve_static", "solve_static_batch", "solve_stack_steady_state",
-     "solve_stack_static", "solve_static_rod")
-)
+#: old top-level steady-state entry points (removed; deprecated for one release before) -> the
+#: module that still holds the solver: use ``steady_state(system_or_params, angles, method=...)``
+_REMOVED: dict[str, str] = {
+    "solve_steady_state": "hsa_elastica.robots.steady_state",
+    "solve_static": "hsa_elastica.robots.statics_api",
+    "solve_static_batch": "hsa_elastica.robots.statics_api",
+    "solve_stack_steady_state": "hsa_elastica.robots.stack_steady_state",
+    "solve_stack_static": "hsa_elastica.robots.stack",
+    "solve_static_rod": "hsa_elastica.robots.rod_statics",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -151,14 +149,12 @@ def __getattr__(name: str) -> Any:
         except PackageNotFoundError:  # a source tree on sys.path, never installed
             globals()[name] = "0+unknown"
         return globals()[name]
-    if name in _DEPRECATED:
-        from hsa_elastica.params.base import HSADeprecationWarning
-
-        warnings.warn(
-            f"hsa_elastica.{name} is deprecated and will be removed in the next release: use "
+    if name in _REMOVED:
+        raise AttributeError(
+            f"hsa_elastica.{name} was removed from the top level: use "
             f"hsa_elastica.steady_state(system_or_params, motor_angles, method='static' | "
-            f"'dynamic') (or import {name} from its module, {_LAZY[name]})",
-            HSADeprecationWarning, stacklevel=2,
+            f"'dynamic') (or import {name} from its module, {_REMOVED[name]})",
+            name=name, obj=None,
         )
     if name in _LAZY_MODULES:
         value: Any = importlib.import_module(_LAZY_MODULES[name])
@@ -169,8 +165,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'hsa_elastica' has no attribute {name!r}")
     module, _, attr = module.partition(":")
     value = getattr(importlib.import_module(module), attr or name)
-    if name not in _DEPRECATED:  # (a deprecated name warns at every access)
-        globals()[name] = value
+    globals()[name] = value
     return value
 
 

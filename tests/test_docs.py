@@ -5,7 +5,6 @@ Skipped only when Sphinx (the ``docs`` extra: ``pip install -e ".[test,docs]"``)
 
 from __future__ import annotations
 
-import contextlib
 
 import os
 import re
@@ -44,10 +43,7 @@ def test_api_reference_lists_every_public_name_and_module() -> None:
     for entry in public:  # each public-API entry (``~``) points at the object's defining module
         module, _, name = entry.rpartition(".")
         if name in hsa_elastica.__all__:
-            # a deprecated top-level alias (``hsa_elastica._DEPRECATED``) warns when read
-            with (pytest.warns(DeprecationWarning, match=f"hsa_elastica.{name} is deprecated")
-                  if name in hsa_elastica._DEPRECATED else contextlib.nullcontext()):
-                top = getattr(hsa_elastica, name)
+            top = getattr(hsa_elastica, name)
             assert getattr(__import__(module, fromlist=[name]), name) is top, entry
     missing_mods = [m for m in package_modules() if m not in listed]
     assert not missing_mods, f"modules missing from docs/api.rst: {missing_mods}"

@@ -54,15 +54,33 @@ def test_single_rod_matches_the_rod_solver() -> None:
     assert dyn.top.holding_torque_Nm == pytest.approx(ref.holding_torque_Nm, rel=1e-4)
 
 
-def test_bad_input_is_named_and_old_names_warn() -> None:
+#: the top-level names removed after their one release of deprecation -> the module keeping them
+REMOVED = {
+    "solve_steady_state": "hsa_elastica.robots.steady_state",
+    "solve_static": "hsa_elastica.robots.statics_api",
+    "solve_static_batch": "hsa_elastica.robots.statics_api",
+    "solve_stack_steady_state": "hsa_elastica.robots.stack_steady_state",
+    "solve_stack_static": "hsa_elastica.robots.stack",
+    "solve_static_rod": "hsa_elastica.robots.rod_statics",
+}
+
+
+def test_bad_input_is_named_and_removed_names_point_at_steady_state() -> None:
+    import importlib
+
     with pytest.raises(ParameterError, match="method"):
         hsa_elastica.steady_state(_params(), [0.0] * 4, method="quasi")
     with pytest.raises(ParameterError, match="system_or_params"):
         hsa_elastica.steady_state("robot", [0.0] * 4)
-    for name in ("solve_steady_state", "solve_static", "solve_static_batch",
-                 "solve_stack_steady_state", "solve_stack_static", "solve_static_rod"):
-        with pytest.warns(DeprecationWarning, match="steady_state"):
+    for name, module in REMOVED.items():
+        with pytest.raises(AttributeError, match=rf"hsa_elastica\.{name} was removed.*"
+                           rf"hsa_elastica\.steady_state\(.*{module}"):
             getattr(hsa_elastica, name)
+        assert not hasattr(hsa_elastica, name)
+        assert name not in hsa_elastica.__all__ and name not in dir(hsa_elastica)
+        with pytest.raises(ImportError, match=name):
+            exec(f"from hsa_elastica import {name}", {})
+        assert callable(getattr(importlib.import_module(module), name))  # the solver stays
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         hsa_elastica.steady_state  # noqa: B018  (the new name does not warn)
@@ -116,8 +134,10 @@ def test_the_suite_turns_the_package_deprecations_into_errors() -> None:
 
     from hsa_elastica.params import HSADeprecationWarning
 
-    with pytest.raises(HSADeprecationWarning, match="solve_static"):
-        hsa_elastica.solve_static  # noqa: B018
+    from hsa_elastica.robots import steady_state as steady_state_module
+
+    with pytest.raises(HSADeprecationWarning, match="robot_state is now settling_state"):
+        steady_state_module.robot_state  # noqa: B018
     bare = []
     for path in Path(hsa_elastica.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn
 
 from hsa_elastica.params.base import DEFAULT_IMPLICIT_DT
+from hsa_elastica.params.integrators import INTEGRATOR_NAMES, integrator
 
 PROG = "hsa-elastica"
 # a negative number, also in e-notation or with a trailing dot (-1e-3, -.5, -2., -1E+4);
@@ -246,7 +247,7 @@ IMPLICIT_CLI_DT = DEFAULT_IMPLICIT_DT
 def add_integrator_option(parser: argparse.ArgumentParser) -> None:
     """``--integrator explicit|implicit`` (default: the params' ``simulation.integrator``)."""
     parser.add_argument(
-        "--integrator", choices=("explicit", "implicit"), default=None,
+        "--integrator", choices=INTEGRATOR_NAMES, default=None,
         help="time integrator of the compiled engine (default: simulation.integrator of the "
         f"params, explicit); 'implicit' on explicit params also sets dt = {IMPLICIT_CLI_DT:g} s",
     )
@@ -258,10 +259,10 @@ def apply_integrator(args: argparse.Namespace, params: Any) -> Any:
     choice = getattr(args, "integrator", None)
     if choice is not None and choice != params.simulation.integrator:
         sim = params.simulation.replace(integrator=choice)
-        if choice == "implicit":
+        if integrator(choice).default_dt is not None:
             sim = sim.replace(dt=max(sim.dt, IMPLICIT_CLI_DT))
         params = params.replace(simulation=sim)
-    if getattr(args, "reference", False) and params.simulation.integrator == "implicit":
+    if getattr(args, "reference", False) and not integrator(params.simulation).operator_path:
         raise UsageError(f"{PROG}: --reference runs the explicit per-rod operators: it cannot "
                          "be combined with the implicit integrator (--integrator / "
                          "simulation.integrator)")

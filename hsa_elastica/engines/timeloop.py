@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.params import (
     ALPHA_C, MAX_STEPS, JointParams, ParameterError, RobotParams, RodParams, check_run_length,
+    integrator,
 )
 
 __all__ = [
@@ -176,10 +177,11 @@ def check_time_step(
 ) -> float:
     """Refuse ``dt`` [s] above :func:`max_stable_dt` with a :class:`ParameterError` naming
     ``simulation.dt``, the estimate and the allowed range; returns ``dt``.  Robot parameters
-    with ``simulation.integrator = "implicit"`` are not limited (the implicit integrator refuses
-    a step whose Newton iterations do not converge instead)."""
+    whose ``simulation.integrator`` has no stability limit (``integrator(sim).checks_stability_limit``
+    False: the implicit integrator refuses a step whose Newton iterations do not converge
+    instead) are not limited."""
     sim = getattr(params, "simulation", None)
-    if sim is not None and getattr(sim, "integrator", "explicit") == "implicit":
+    if sim is not None and not integrator(sim).checks_stability_limit:
         return dt
     limit, mode = max_stable_dt(params, joint)
     if not dt <= limit:

@@ -85,6 +85,7 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.control import imposed_motor_angles, motor_torques
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.io.columns import JsonObject, flat_columns
+from hsa_elastica.params import integrator as integrator_record
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion
 from hsa_elastica.params import (
     DEFAULT_IMPLICIT_DT,
@@ -185,7 +186,7 @@ def discretized(
 
     if integrator is not None:  # SimulationParams validates it
         segments = [simulation(p, integrator=integrator) for p in segments]
-    if segments[0].simulation.integrator == "implicit":
+    if integrator_record(segments[0].simulation).default_dt is not None:
         default_dt = IMPLICIT_DT
     n_elements = default_elements if n_elements is None else n_elements
     dt = default_dt if dt is None else dt
@@ -311,9 +312,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             integrator=integrator, n_elements=n_elements, dt=dt,
         )
         self.control_dt = check_steps(name, [self.params], control_dt, dt is not None)
-        if not fast and self.params.simulation.integrator == "implicit":
+        scheme = self.params.simulation.integrator
+        if not fast and not integrator_record(scheme).operator_path:
             raise ParameterError(
-                f"{name}.fast = False is invalid with integrator 'implicit': the per-rod "
+                f"{name}.fast = False is invalid with integrator {scheme!r}: the per-rod "
                 f"operators step explicitly; pass integrator='explicit' (or fast=True)"
             )
         self.phi_max = _positive("phi_max", phi_max, "rad")

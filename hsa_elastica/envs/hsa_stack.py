@@ -43,6 +43,8 @@ from numpy.typing import NDArray
 
 from hsa_elastica.envs.hsa_robot import MX28_SPEED, HSARobotEnv, check_steps, discretized
 from hsa_elastica.params import ParameterError, RobotParams, paper_robot_params
+from hsa_elastica.params import INTEGRATOR_NAMES
+from hsa_elastica.params import integrator as integrator_record
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 from hsa_elastica.robots.stack import build_stack
 
@@ -89,7 +91,8 @@ class HSAStackEnv(HSARobotEnv):
                 f"HSAStackEnv.segments = {segments!r} is invalid: must be a sequence of RobotParams"
             )
         dt_given = dt is not None
-        if dt is None and (integrator or segs[0].simulation.integrator) == "implicit":
+        chosen = integrator or segs[0].simulation.integrator  # an unknown name: refused below
+        if dt is None and chosen in INTEGRATOR_NAMES and integrator_record(chosen).default_dt is not None:
             dt = STACK_IMPLICIT_DT
         discretization, segs = discretized(
             segs, "HSAStackEnv", discretization=discretization, given=segments is not None,

@@ -73,7 +73,7 @@ import numpy as np
 from elastica.external_forces import NoForces
 
 from hsa_elastica.physics.compression_law import AxialLawParams
-from hsa_elastica.params import ParameterError, RodParams, SimulationParams
+from hsa_elastica.params import ParameterError, RodParams, SimulationParams, integrator
 # the data layout and the closed forms live in their own module; re-exported here
 from hsa_elastica.experiments.characterization_closed_form import (
     CHARACTERISTICS as CHARACTERISTICS,
@@ -208,7 +208,7 @@ def _twisted_free_rod(
 ) -> tuple["SingleRod", float, Any]:
     """The twisted rod (distal twist locked) settled; with ``tip_force`` also the handle of an
     adjustable axial tip force (an object with a ``force`` [N] attribute), else None."""
-    implicit = sim_params is not None and sim_params.integrator == "implicit"
+    implicit = not integrator(sim_params).operator_path  # compiled-engine only
     h, _ = _build(
         rod_params, angle, sim_params, distal="twist_locked",
         finalize=not tip_force or implicit, axial_law=axial_law, tip_load=tip_force and implicit,

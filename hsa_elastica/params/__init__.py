@@ -26,7 +26,9 @@ Modules
 ``base`` (ParameterError, field checks, ``MAX_*``/``MIN_*`` bounds), ``rod`` (RodParams), ``robot``
 (PlatformParams, JointParams, SimulationParams, RobotParams), ``io`` (save/load), ``files``
 (the atomic writer of every output file, output-path checks, the bounded YAML/TOML reader), ``presets``
-(paper and Table I presets, named presets).  Every public name is re-exported here.
+(paper and Table I presets, named presets), ``integrators`` (the registry of the compiled
+engines' time integrators: :func:`integrator` gives the record of a ``SimulationParams.integrator``
+name).  Every public name is re-exported here.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ from hsa_elastica.params.base import warn_mass_without_gravity as warn_mass_with
 from hsa_elastica.params.base import _ParamsBase as _ParamsBase
 from hsa_elastica.params.base import invalid_parameter as invalid_parameter
 from hsa_elastica.params.base import is_finite_number as is_finite_number
+from hsa_elastica.params.integrators import INTEGRATORS as INTEGRATORS
+from hsa_elastica.params.integrators import INTEGRATOR_NAMES as INTEGRATOR_NAMES
+from hsa_elastica.params.integrators import Integrator as Integrator
+from hsa_elastica.params.integrators import integrator as integrator
 from hsa_elastica.params.io import (
     load_params,
     load_params_per_key,
@@ -81,4 +87,8 @@ __all__ = [
     "save_params_per_key",
     "resolve_params",
     "PRESETS",
+    "INTEGRATORS",
+    "INTEGRATOR_NAMES",
+    "Integrator",
+    "integrator",
 ]

@@ -24,6 +24,7 @@ from hsa_elastica.params.base import (
     _ParamsBase,
     _short,
 )
+from hsa_elastica.params.integrators import DEFAULT_INTEGRATOR, INTEGRATOR_NAMES
 from hsa_elastica.params.rod import (
     RodParams,
 )
@@ -102,8 +103,6 @@ class JointParams(_ParamsBase):
 
 
 _RAMP_SHAPES = ("linear", "smooth")
-#: time integrators of the compiled engines (:func:`hsa_elastica.robots.compiled.compiled_engine`)
-_INTEGRATORS = ("explicit", "implicit")
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,9 @@ class SimulationParams(_ParamsBase):
     (any ``dt`` whose Newton iterations converge; recommended
     :data:`~hsa_elastica.params.DEFAULT_IMPLICIT_DT` = 2e-3 s; ``implicit_rho_inf`` its
     numerical dissipation, 1 = none, 0 = the most).  The per-rod operator path
-    (``Robot.run``) is always explicit.
+    (``Robot.run``) is always explicit.  The names are those of the registry
+    :data:`hsa_elastica.params.integrators.INTEGRATORS`; ``integrator(sim)`` gives the record
+    (stability limit, default step, compiled handle) of this one.
 
     ``max_halvings`` (implicit only, integer in [0, :data:`MAX_HALVINGS`]): a step whose Newton
     iteration does not converge is taken again as two steps of half its size, nested at most
@@ -154,7 +155,7 @@ class SimulationParams(_ParamsBase):
     ramp_shape: str = field(default="smooth", metadata={"unit": "'linear' | 'smooth'"})
     record_fps: float = field(default=100.0, metadata={"unit": "Hz"})
     integrator: str = field(
-        default="explicit", metadata={"unit": "'explicit' | 'implicit'"}
+        default=DEFAULT_INTEGRATOR, metadata={"unit": "'explicit' | 'implicit'"}
     )
     implicit_rho_inf: float = field(
         default=0.8, metadata={"unit": "-, spectral radius at infinite frequency, [0, 1]"}
@@ -165,8 +166,8 @@ class SimulationParams(_ParamsBase):
 
     def __post_init__(self) -> None:
         _check_real(self, "dt", gt=0.0)
-        if self.integrator not in _INTEGRATORS:
-            raise _fail(self, "integrator", self.integrator, f"must be one of {_INTEGRATORS}")
+        if self.integrator not in INTEGRATOR_NAMES:  # the registry of params/integrators.py
+            raise _fail(self, "integrator", self.integrator, f"must be one of {INTEGRATOR_NAMES}")
         _check_real(self, "implicit_rho_inf", ge=0.0, le=1.0)
         _check_int(self, "max_halvings", ge=0, le=MAX_HALVINGS)
         _check_real(self, "damping", ge=0.0, le=MAX_DAMPING)

@@ -48,7 +48,8 @@ from hsa_elastica.engines.timeloop import (
     find_runaway,
     runaway_suspect,
 )
-from hsa_elastica.params import MAX_STEPS, ParameterError, check_run_length
+from hsa_elastica.params import MAX_STEPS, ParameterError, check_run_length, integrator
+from hsa_elastica.params.integrators import register_handle
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -422,7 +423,15 @@ def compiled_engine(robot: "Robot | Stack | SingleRod", *, chunk: int = 500) -> 
     :class:`FastRobot` (``"explicit"``) or an :class:`ImplicitRobot` with
     ``simulation.implicit_rho_inf`` and ``simulation.max_halvings`` (``"implicit"``)."""
     sim = _simulation_params(robot)
-    if sim is not None and getattr(sim, "integrator", "explicit") == "implicit":
-        return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk,
-                             max_halvings=int(sim.max_halvings))
-    return FastRobot(robot, chunk=chunk)
+    handle: FastRobot = integrator(sim).build(robot, sim, chunk=chunk)
+    return handle
+
+
+def _implicit_handle(robot: "Robot | Stack | SingleRod", sim: Any, chunk: int) -> ImplicitRobot:
+    return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk,
+                         max_halvings=int(sim.max_halvings))
+
+
+# the compiled handle of each integrator of the registry (params/integrators.py)
+register_handle("explicit", lambda robot, sim, chunk: FastRobot(robot, chunk=chunk))
+register_handle("implicit", _implicit_handle)

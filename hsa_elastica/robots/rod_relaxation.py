@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.engines.timeloop import max_stable_dt
 from hsa_elastica.params import ParameterError, RodParams, SimulationParams
+from hsa_elastica.params import integrator as integrator_record
 from hsa_elastica.params.base import MAX_DAMPING
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 
@@ -128,9 +129,7 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi,
     (:mod:`hsa_elastica.engines.implicit`) at ``dt = IMPLICIT_SETTLE_STEP / omega_min`` (16
     steps through the ramp; the settle needs the slowest mode, not the element waves).
     """
-    if integrator not in ("explicit", "implicit"):
-        raise ParameterError(
-            f"integrator = {integrator!r} is invalid: must be 'explicit' or 'implicit'")
+    record = integrator_record(integrator)  # ParameterError naming the registered names
     w = _slowest_rate(rod)
     n = rod.n_elements
     l0 = rod.length / n
@@ -144,7 +143,7 @@ def settling_sim_params(rod: RodParams, *, angle: float = math.pi,
     # (and never above the builders' stability check, which covers the whole clipped twist
     # range: a quadratic law may be stiffer beyond ``angle`` than inside it)
     dt = min(0.25 * l0 / c_max, max_stable_dt(rod)[0])
-    if integrator == "implicit":
+    if not record.checks_stability_limit:  # the settle needs the slowest mode only
         dt = IMPLICIT_SETTLE_STEP / w
     gamma = min(2.0 * w, MAX_DAMPING)
     return SimulationParams(
@@ -162,7 +161,7 @@ def implicit_engine(handle: "SingleRod") -> Any:
     """The :class:`~hsa_elastica.robots.compiled.ImplicitRobot` stepping ``handle`` (made on
     first use, at time 0, and kept on the handle); None for the explicit integrator, which
     steps the handle's operators (PyElastica's Position Verlet)."""
-    if handle.sim_params.integrator != "implicit":
+    if integrator_record(handle.sim_params).operator_path:
         return None
     engine = getattr(handle, "_implicit_engine", None)
     if engine is None:

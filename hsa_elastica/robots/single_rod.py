@@ -18,6 +18,7 @@ from hsa_elastica.params import (
     ParameterError,
     RodParams,
     SimulationParams,
+    integrator,
 )
 from hsa_elastica.physics.actuation import (
     BaseTwistTorque,
@@ -103,7 +104,7 @@ def build_single_rod(
     if distal not in _DISTALS:
         raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
     dt = sim_params.dt
-    if check_dt and sim_params.integrator != "implicit":  # implicit: Newton refuses a dt
+    if check_dt and integrator(sim_params).checks_stability_limit:  # implicit: Newton refuses a dt
         check_time_step(dt, rod_params)
 
     sim = HSASimulator()

@@ -5,9 +5,8 @@ dynamically (relaxation of the dynamics from rest), returning one result type,
 
 It dispatches to the solvers of :mod:`hsa_elastica.robots` -- ``solve_static`` /
 ``solve_static_batch`` / ``solve_steady_state`` (robot), ``solve_stack_steady_state`` (stack,
-either method), ``solve_static_rod`` (single rod) -- with the options given as keywords; their
-public names at the package top level (``hsa_elastica.solve_static``, ...) are deprecated
-aliases for one release.
+either method), ``solve_static_rod`` (single rod) -- with the options given as keywords.  Those
+solvers are importable from their modules only (no longer from the package top level).
 """
 
 from __future__ import annotations
