@@ -58,7 +58,7 @@ API = (
 GYM = (
     "import gymnasium as gym\n"
     "import hsa_elastica\n"
-    "env = gym.make('HSARobot-v0')\n"
+    "env = gym.make('HSARobot-v1')\n"
     "env.reset(seed=0)\n"
     "env.step(env.action_space.sample())\n"
 )

@@ -284,7 +284,7 @@ def test_envs_and_stacks_run_on_the_implicit_integrator() -> None:
     from hsa_elastica.envs.hsa_robot import IMPLICIT_DT
     from hsa_elastica.robots.stack import build_stack
 
-    env = gym.make("HSARobot-v0", integrator="implicit")
+    env = gym.make("HSARobot-v1", integrator="implicit", motor_speed=None)
     env.reset(seed=0)
     for k in range(3):
         env.step(np.full(4, 0.2 * k, dtype=np.float32))
@@ -329,7 +329,7 @@ def test_twist_filter_follows_the_explicit_stepper() -> None:
 
 
 def test_env_commands_converge_and_end_at_the_static_pose() -> None:
-    """HSARobot-v0 (coarse, implicit at IMPLICIT_DT = 2e-3 s): 10 random commands at the
+    """HSARobot-v1 (coarse, implicit at IMPLICIT_DT = 2e-3 s): 10 random commands at the
     servo speed limit (``motor_speed = MX28_SPEED``) and 5 unlimited ones (motors up to
     157 rad/s) are taken (no refusal, so every step passed the increment test), then the last
     command is held for 1.5 s: the platform ends at the static solution of the held angles
@@ -348,7 +348,7 @@ def test_env_commands_converge_and_end_at_the_static_pose() -> None:
     envs = {}
     angles: dict[str, list[np.ndarray]] = {}
     for integ in ("explicit", "implicit"):
-        env = gym.make("HSARobot-v0", integrator=integ, motor_speed=MX28_SPEED)
+        env = gym.make("HSARobot-v1", integrator=integ, motor_speed=MX28_SPEED)
         env.reset(seed=0)
         angles[integ] = [np.zeros(4)]
         for a in actions[:4 if integ == "explicit" else 10]:
@@ -361,7 +361,7 @@ def test_env_commands_converge_and_end_at_the_static_pose() -> None:
     steps = np.abs(np.diff(np.array(angles["implicit"]), axis=0))
     assert steps.max() <= MX28_SPEED * 0.02 * (1 + 1e-12) and steps.max() > 0.1
     env = envs["implicit"]
-    unlimited = gym.make("HSARobot-v0", integrator="implicit").unwrapped
+    unlimited = gym.make("HSARobot-v1", integrator="implicit", motor_speed=None).unwrapped
     unlimited.reset(seed=0)
     unlimited.set_state(env.unwrapped.get_state())
     for a in rng.uniform(-1.0, 1.0, (5, 4)).astype(np.float32):
@@ -381,4 +381,4 @@ def test_env_motor_speed_is_validated() -> None:
 
     for bad in (0.0, -1.0, math.nan, math.inf):
         with pytest.raises(ParameterError, match="motor_speed"):
-            gym.make("HSARobot-v0", motor_speed=bad)
+            gym.make("HSARobot-v1", motor_speed=bad)

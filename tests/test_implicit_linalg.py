@@ -17,7 +17,7 @@ def engine():  # type: ignore[no-untyped-def]
 
     import hsa_elastica  # noqa: F401  (registers the envs)
 
-    env = gym.make("HSARobot-v0", discretization="coarse", integrator="implicit")
+    env = gym.make("HSARobot-v1", discretization="coarse", integrator="implicit", motor_speed=None)
     env.reset(seed=0)
     for k in range(3):  # moving: a Jacobian of the step's iterate, not of the rest pose
         env.step(np.full(4, 0.3 * (k + 1), dtype=np.float32))

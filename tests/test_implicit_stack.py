@@ -156,7 +156,7 @@ def test_stack_follows_fast_commands_on_the_implicit_integrator() -> None:
 
 
 def test_stack_env_takes_random_commands_on_the_implicit_integrator() -> None:
-    """``HSAStack-v0`` with ``integrator="implicit"`` (coarse, internal step STACK_IMPLICIT_DT)
+    """``HSAStack-v1`` with ``integrator="implicit"`` (coarse, internal step STACK_IMPLICIT_DT)
     takes unlimited random commands (every motor may turn its whole range in one 20 ms
     interval), which refused it at its first step before; the top platform stays finite and
     within the stack's reach."""
@@ -165,7 +165,7 @@ def test_stack_env_takes_random_commands_on_the_implicit_integrator() -> None:
     import hsa_elastica  # noqa: F401  (registers the envs)
     from hsa_elastica.envs.hsa_stack import STACK_IMPLICIT_DT
 
-    env = gym.make("HSAStack-v0", integrator="implicit")
+    env = gym.make("HSAStack-v1", integrator="implicit", motor_speed=None)
     env.reset(seed=0)
     robot = env.unwrapped.robot
     assert isinstance(robot, ImplicitRobot) and robot.dt == STACK_IMPLICIT_DT

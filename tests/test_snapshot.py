@@ -204,7 +204,7 @@ def test_env_rollouts_from_one_state_are_reproducible(integrator: str) -> None:
     gym = pytest.importorskip("gymnasium")
     import hsa_elastica  # noqa: F401  (registers the ids)
 
-    env = gym.make("HSARobot-v0", integrator=integrator)
+    env = gym.make("HSARobot-v1", integrator=integrator, motor_speed=None)
     env.reset(seed=0)
     env.step(env.action_space.sample())
     state = env.unwrapped.get_state()
