@@ -308,12 +308,44 @@ def payload_without_gravity_warns(tmp: Path) -> str | None:
 
 @case
 def symmetric_twist_flags_the_branch(tmp: Path) -> str | None:
-    proc = cli("steady-state", "--angles", "4.712389", "0", "4.712389", "0", "--json", "-")
+    proc = cli("steady-state", "--angles", "4.7123889", "0", "4.7123889", "0", "--json", "-")
     if proc.returncode != 0:
         return f"exit {proc.returncode}: {proc.stderr[-300:]!r}"
     result = json.loads(proc.stdout)
-    keys = [k for k in result if "mirror" in k or "branch" in k or "symmetr" in k]
-    return None if keys else f"no field flags the mirror branch among {sorted(result)}"
+    if result.get("symmetry_broken") is not True:
+        return f"symmetry_broken = {result.get('symmetry_broken')!r} on the buckled twist"
+    return None if result.get("symmetry_branch_m") else "no symmetry_branch_m"
+
+
+@case
+def static_solve_accepts_a_dt_only_stepping_refuses(tmp: Path) -> str | None:
+    text = dump(tmp)
+    path = tmp / "big_dt.yaml"
+    path.write_text("\n".join("  dt: 0.001" if line.startswith("  dt: ") else line
+                              for line in text.splitlines()) + "\n")
+    if problem := expect(cli("steady-state", *ANGLES, "--params", str(path)), 0):
+        return f"static: {problem}"
+    return expect(cli("steady-state", *ANGLES, "--dynamic", "--params", str(path)), 2, "dt")
+
+
+@case
+def dataset_messages_match_the_result(tmp: Path) -> str | None:
+    out = tmp / "grid"
+    proc = cli("dataset", "--grid", "5", "--out", str(out), "--workers", "1", timeout=1200)
+    if proc.returncode != 0:
+        return f"exit {proc.returncode}: {proc.stderr[-300:]!r}"
+    lines = [line for line in proc.stderr.splitlines() if "sample" in line]
+    if len(lines) != len(set(lines)):
+        return "a message is repeated"
+    import pandas as pd
+
+    from hsa_elastica import load_dataset
+
+    frame: pd.DataFrame = load_dataset(out)
+    if not frame["converged"].all():
+        return None  # a pose that did not converge may say so
+    wrong = [line for line in lines if "not converged" in line and "result: converged" not in line]
+    return f"says not converged of a converged pose: {wrong[0]!r}" if wrong else None
 
 
 @case
