@@ -455,8 +455,9 @@ def test_lock_is_released_when_its_holder_is_killed(tmp_path: Path) -> None:
 def test_ctrl_c_is_one_line_exit_130_and_resumes(params_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "ds"
     # one pose per chunk (as in the kill -9 test of tests/test_datasets.py): the interrupt
-    # lands between chunk files
-    cmd = [*CLI, "dataset", "--random", "24", "--seed", "5", "--params", str(params_file),
+    # lands between chunk files; 96 poses, so that the run cannot end between the first chunk
+    # file and the interrupt (24 poses of the small robot once did, on a busy machine)
+    cmd = [*CLI, "dataset", "--random", "96", "--seed", "5", "--params", str(params_file),
            "--chunk-size", "1", "--workers", "1", "--quiet", "--out", str(out)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
@@ -476,12 +477,12 @@ def test_ctrl_c_is_one_line_exit_130_and_resumes(params_file: Path, tmp_path: Pa
     leftovers = [p.name for p in out.rglob(".*")]
     assert leftovers == []  # no temporary files, no lock file
     done = {f.name: f.stat().st_mtime_ns for f in (out / "chunks").glob("*.parquet")}
-    assert 1 <= len(done) < 24, "the interrupt must land mid-run"
+    assert 1 <= len(done) < 96, "the interrupt must land mid-run"
     recorded = {r["file"].split("/")[-1] for r in json.loads((out / "dataset.json").read_text())["chunks"]}
     assert recorded == set(done)  # the manifest was flushed on the way out
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=120).returncode == 0
     assert {k: (out / "chunks" / k).stat().st_mtime_ns for k in done} == done
-    assert ds.load(out)["sample"].tolist() == list(range(24))
+    assert ds.load(out)["sample"].tolist() == list(range(96))
 
 
 def test_ctrl_c_while_the_local_cluster_starts_closes_it_then_interrupts(

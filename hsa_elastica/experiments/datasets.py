@@ -548,12 +548,14 @@ def build_dataset(
 
                 def write(chunk: int, table: Any) -> None:
                     data = encode_chunk(table, meta["fingerprint"], chunk)
-                    with deferred_interrupts() as pending:  # a file and its record: one step
+                    # a file, its record and the manifest's flush: one step for Ctrl-C (an
+                    # interrupted flush would leave its temporary file behind)
+                    with deferred_interrupts() as pending:
                         write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
                         manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
+                        manifest.flush(force=False)
                     if pending:
                         raise KeyboardInterrupt
-                    manifest.flush(force=False)
 
                 n_todo = int(sum(len(plan[c]) for c in todo))
                 t0 = time.perf_counter()

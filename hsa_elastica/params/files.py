@@ -209,14 +209,15 @@ def _temporary(directory: Path | None, target: Path) -> Iterator[Path]:
     renamed away."""
     stem, suffix = (re.sub(r"[^A-Za-z0-9_.+-]", "_", part) for part in (target.stem[:60],
                                                                       target.suffix[:20]))
-    fd, name = tempfile.mkstemp(dir=directory, prefix=f".{stem}.", suffix=f".partial{suffix}")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
+    name: str | None = None
+    try:  # (a Ctrl-C right after the file is made must not leave it behind either)
+        fd, name = tempfile.mkstemp(dir=directory, prefix=f".{stem}.", suffix=f".partial{suffix}")
+        os.close(fd)
+        yield Path(name)
     finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
 
 
 def _utf8(path: Path) -> bool:
