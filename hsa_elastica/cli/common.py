@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn
 
-from hsa_elastica.params.base import DEFAULT_IMPLICIT_DT
 from hsa_elastica.params.integrators import INTEGRATOR_NAMES, integrator
 
 PROG = "hsa-elastica"
@@ -239,17 +238,13 @@ def claimed_run_dir(path: str | None, overwrite: bool) -> Iterator[None]:
         raise UsageError(f"{PROG}: --out {path}: {exc}") from None
 
 
-#: internal step [s] that ``--integrator implicit`` gives a model whose params select the
-#: explicit integrator: the recommended step of docs/performance.md, as the Gymnasium envs'
-IMPLICIT_CLI_DT = DEFAULT_IMPLICIT_DT
-
-
 def add_integrator_option(parser: argparse.ArgumentParser) -> None:
     """``--integrator explicit|implicit`` (default: the params' ``simulation.integrator``)."""
     parser.add_argument(
         "--integrator", choices=INTEGRATOR_NAMES, default=None,
         help="time integrator of the compiled engine (default: simulation.integrator of the "
-        f"params, explicit); 'implicit' on explicit params also sets dt = {IMPLICIT_CLI_DT:g} s",
+        f"params, explicit); 'implicit' on explicit params also sets dt = "
+        f"{integrator('implicit').default_dt:g} s",
     )
 
 
@@ -259,8 +254,9 @@ def apply_integrator(args: argparse.Namespace, params: Any) -> Any:
     choice = getattr(args, "integrator", None)
     if choice is not None and choice != params.simulation.integrator:
         sim = params.simulation.replace(integrator=choice)
-        if integrator(choice).default_dt is not None:
-            sim = sim.replace(dt=max(sim.dt, IMPLICIT_CLI_DT))
+        step = integrator(choice).default_dt
+        if step is not None:
+            sim = sim.replace(dt=max(sim.dt, step))
         params = params.replace(simulation=sim)
     if getattr(args, "reference", False) and not integrator(params.simulation).operator_path:
         raise UsageError(f"{PROG}: --reference runs the explicit per-rod operators: it cannot "

@@ -186,8 +186,7 @@ def discretized(
 
     if integrator is not None:  # SimulationParams validates it
         segments = [simulation(p, integrator=integrator) for p in segments]
-    if integrator_record(segments[0].simulation).default_dt is not None:
-        default_dt = IMPLICIT_DT
+    default_dt = integrator_record(segments[0].simulation).default_dt or default_dt
     n_elements = default_elements if n_elements is None else n_elements
     dt = default_dt if dt is None else dt
     if n_elements is not None:  # RodParams validates it
