@@ -451,5 +451,6 @@ def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = 
             raise ParameterError(
                 f"motor_angles = {motor_angles!r} is invalid: must be one finite angle per motor"
             )
-    fn, tn = model_residual(model, angles)
+    check = getattr(robot_or_model, "residual_check", None)  # a compiled handle's workspace
+    fn, tn = check().norms(angles) if check is not None else model_residual(model, angles)
     return float(max(fn, tn)) if math.isfinite(fn + tn) else math.inf
