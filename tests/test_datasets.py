@@ -242,3 +242,28 @@ def test_bad_csv_columns_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     csv.write_text("angle_0,angle_1\n0.1,0.2\n")
     assert main(["dataset", "--angles-csv", str(csv), "--out", str(tmp_path / "ds")]) == 2
     assert "angle_2" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not HAVE_STATIC, reason="the static solver is not available")
+def test_rows_carry_the_symmetry_of_the_steady_state() -> None:
+    """The dataset's symmetry columns are the steady state's (one name per quantity across
+    JSON, Parquet and result objects): an equal elongation of the four rods is symmetric under
+    every symmetry of the robot and keeps them (not broken, branch zero); the rows equal the
+    static solver's own result for each command."""
+    from hsa_elastica.robots.statics_api import solve_static
+
+    p = tiny_params()
+    angles = np.array([[1.0, -1.0, 1.0, -1.0], [1.0, -0.5, 2.0, -1.5]])
+    task = ChunkTask(chunk=0, samples=np.array([0, 1]), angles=angles,
+                     params_json=json.dumps(p.to_dict()), solver="static", shapes=False)
+    rows = solve_chunk(task).to_pylist()
+    for row, a in zip(rows, angles):
+        direct = solve_static(p, a)
+        assert row["symmetry_broken"] == direct.symmetry_broken
+        branch = [row[f"symmetry_branch_m_{c}"] for c in "xyz"]
+        if direct.symmetry_branch_m is None:
+            assert all(math.isnan(b) for b in branch)
+        else:
+            assert branch == direct.symmetry_branch_m.tolist()
+    assert rows[0]["symmetry_broken"] is False
+    assert [rows[0][f"symmetry_branch_m_{c}"] for c in "xyz"] == [0.0, 0.0, 0.0]

@@ -200,7 +200,9 @@ def _row(result: Any, n_rods: int, shapes: bool, default_method: str) -> dict[st
         stable=None if stable is None else bool(stable),
         iterations=None if iterations is None else int(iterations),
         error=None,
+        symmetry_broken=getattr(result, "symmetry_broken", None),
     )
+    row.update(zip(flat_columns("symmetry_branch_m", n_rods), _vector(result, "symmetry_branch_m", 3)))
     if shapes:
         row.update(_shape_values(result, n_rods))
     return row
@@ -210,7 +212,7 @@ def _failed_row(exc: BaseException, n_rods: int, shapes: bool) -> dict[str, Any]
     row: dict[str, Any] = {c["name"]: math.nan for c in column_docs(n_rods, False)
                            if c["type"] == "float64"}
     row.update(converged=False, method="failed", stable=None, iterations=None,
-               error=" ".join(f"{type(exc).__name__}: {exc}".split()))
+               error=" ".join(f"{type(exc).__name__}: {exc}".split()), symmetry_broken=None)
     if shapes:
         for c in column_docs(n_rods, True):
             if c["type"] == "list<float64>":

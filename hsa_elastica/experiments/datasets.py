@@ -124,11 +124,12 @@ __all__ = [
 ]
 
 FORMAT = "hsa-elastica steady-state dataset"
-#: 3: columns named by the one output schema (:mod:`hsa_elastica.io.columns`; version 2 named
+#: 4: the symmetry columns of a steady state (``symmetry_broken``, ``symmetry_branch_m_*``;
+#: absent from older datasets, loaded as null / NaN); 3: columns named by the one output schema (:mod:`hsa_elastica.io.columns`; version 2 named
 #: them ``angle_i``, ``platform_x``, ``quat_w``, ``tip{i}_x``, ... and is still read, renamed,
 #: with a DeprecationWarning); 2: chunk files carry their identity, dataset.json a record per
 #: chunk (1: neither)
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: shortest interval between two rewrites of dataset.json while chunks arrive [s]
 MANIFEST_INTERVAL_S = 1.0
 
@@ -574,6 +575,14 @@ def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":
     df = df.sort_values("sample", kind="stable").reset_index(drop=True)
     df["iterations"] = df["iterations"].astype("Int64")  # nullable: null = not reported
     df["stable"] = df["stable"].astype("boolean")
+    if version < 4:  # written before the symmetry columns: not tested
+        from hsa_elastica.io.columns import flat_columns
+
+        df["symmetry_broken"] = None
+        for name in flat_columns("symmetry_branch_m", n_rods):
+            df[name] = np.nan
+        df = df[[c["name"] for c in column_docs(n_rods, bool(meta["shapes"]))]]
+    df["symmetry_broken"] = df["symmetry_broken"].astype("boolean")
     if not allow_partial and (len(df) != meta["n_samples"] or df["sample"].duplicated().any()):
         raise ValueError(f"{out}: expected {meta['n_samples']} unique samples, found {len(df)}")
     from hsa_elastica.io.columns import column_metadata

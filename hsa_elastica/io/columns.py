@@ -201,7 +201,8 @@ JSON_KEYS = ("motor_angles_rad", "platform_position_m", "platform_marker_positio
 #: dataset chunk columns (flattened, in order); the last two only with ``--shapes``
 DATASET_KEYS = ("sample", "motor_angles_rad", "platform_position_m", "platform_marker_position_m",
                 "platform_quaternion_xyzw", "rod_tip_positions_m", "converged", "method",
-                "stable", "iterations", "error", "rod_node_positions_m", "rod_curvatures_per_m")
+                "stable", "iterations", "error", "symmetry_broken", "symmetry_branch_m",
+                "rod_node_positions_m", "rod_curvatures_per_m")
 #: keys a single robot's ``summary.json`` adds to :data:`JSON_KEYS`
 SUMMARY_KEYS = ("max_node_speed_m_s", "max_platform_omega_rad_s", "settle_time_s",
                 "platform_tilt_rad", "platform_twist_rad", "n_steps", "diverged", "iterations",
