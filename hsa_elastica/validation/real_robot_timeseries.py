@@ -1,0 +1,270 @@
+"""The real FPU robot over time: its motion-capture time series against a dynamic simulation
+driven by the motor angles as the servos logged them.
+
+The two shipped runs (``hsa_elastica.data.load_timeseries``: elongation, 271 s; twisting,
+541 s; a row every ~0.11 s) are replayed on the implicit integrator through the step API: the
+robot starts at rest under gravity (``--settle`` seconds at zero command), then each logged
+interval turns every motor linearly from its reported angle to the next one
+(``set_motor_angles`` + ``step(t[k+1] - t[k])``), and the platform's marker pose is read at
+every logged time and compared with the measured one (position error in mm, orientation error
+as the angle of ``R_meas^T R_sim`` in degrees, as in the steady-state validation
+``hsa_elastica.validation.real_robot``).
+
+What it shows: where the model's error changes while the commands hold still -- the real
+robot's creep (its rest pose rising over a run), which a model without material memory cannot
+follow -- and the transients between samples.  The preset ``fpu_robot_2022`` was fitted on the
+steady-state samples of both runs (rows with ``steady_state_sample == 1``); the rows between
+them (the ramps to each setpoint and the holds) were not fitted.
+
+Usage::
+
+    python -m hsa_elastica.validation.real_robot_timeseries            # both runs, figure + table
+    python -m hsa_elastica.validation.real_robot_timeseries --runs elongation --duration 60
+
+(``python -m validation.real_robot_timeseries`` in a source checkout: the same, writing into
+``validation/``.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.params import ParameterError, RobotParams, resolve_params
+from hsa_elastica.params.files import write_atomic
+
+__all__ = ["MeasuredSeries", "SimulatedSeries", "measured_series", "simulate", "errors", "summary_row",
+           "table", "plot", "main"]
+
+RUNS = ("elongation", "twisting")
+#: default output directory (relative to the current directory)
+DEFAULT_RESULTS = Path("validation_results")
+FIGURE = "fig_real_robot_timeseries.png"
+#: internal step of the implicit integrator [s] (the envs' step: the seven primitives within
+#: 0.001 mm of the explicit stepper at this step, docs/model.md)
+DEFAULT_DT = 2.0e-3
+#: seconds at zero command before the run starts (the robot sags under gravity and settles;
+#: the slowest mode of the preset decays within ~1.5 s)
+DEFAULT_SETTLE_S = 2.0
+
+
+@dataclass(frozen=True)
+class MeasuredSeries:
+    """One run's time series in SI units, robot base frame: times ``t`` (N,) [s] since the
+    first row, the servos' reported angles ``angles`` (N, 4) [rad] (the first row, logged before
+    any reading, is 0: the angles are zeroed at the first reading), the marker's ``position``
+    (N, 3) [m] and orientation ``quaternion`` (N, 4) (x y z w), and ``fitted`` (N,) bool: the
+    row is a steady-state sample the calibration used."""
+
+    name: str
+    t: NDArray[np.float64]
+    angles: NDArray[np.float64]
+    position: NDArray[np.float64]
+    quaternion: NDArray[np.float64]
+    fitted: NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class SimulatedSeries:
+    """The simulated marker ``position`` (N, 3) [m] and platform ``rotation`` (N, 3, 3) at the
+    measured times, and the wall time of the simulation [s]."""
+
+    position: NDArray[np.float64]
+    rotation: NDArray[np.float64]
+    wall_time_s: float
+
+
+def measured_series(run: str, duration: float | None = None) -> MeasuredSeries:
+    """The rows of run ``run`` (``"elongation"`` or ``"twisting"``) up to ``duration`` [s]
+    after the first one (None: all); rows without a motion-capture pose are dropped."""
+    if run not in RUNS:
+        raise ParameterError(f"run = {run!r} is not a shipped time series; allowed: {', '.join(RUNS)}")
+    if duration is not None and not (math.isfinite(duration) and duration > 0):
+        raise ParameterError(f"duration = {duration!r} must be a finite number of seconds > 0")
+    from hsa_elastica.data import load_timeseries
+
+    df = load_timeseries(run)
+    t = df["t_experiment_s"].to_numpy(dtype=np.float64)
+    t = t - t[0]
+    angles = df[[f"motor_angle_rad_{j}" for j in range(4)]].to_numpy(dtype=np.float64)
+    angles[0] = np.where(np.isnan(angles[0]), 0.0, angles[0])  # no reading yet: zeroed there
+    pos = df[[f"platform_{c}_m" for c in "xyz"]].to_numpy(dtype=np.float64)
+    quat = df[[f"platform_q{c}" for c in "xyzw"]].to_numpy(dtype=np.float64)
+    keep = np.isfinite(pos).all(axis=1) & np.isfinite(quat).all(axis=1) & np.isfinite(angles).all(axis=1)
+    if duration is not None:
+        keep &= t <= duration
+    fitted = df["steady_state_sample"].to_numpy() == 1
+    return MeasuredSeries(run, t[keep], angles[keep], pos[keep], quat[keep], fitted[keep])
+
+
+def simulate(params: RobotParams, series: MeasuredSeries, *, dt: float = DEFAULT_DT,
+             settle: float = DEFAULT_SETTLE_S, progress: bool = False) -> SimulatedSeries:
+    """Replay ``series`` on ``params`` with the implicit integrator at step ``dt`` [s] (see the
+    module docstring); the marker is ``params.platform.marker_offset`` in the platform frame."""
+    from hsa_elastica.io.render import quaternion_to_matrix
+    from hsa_elastica.robots.builders import build_fast_robot
+
+    sim = params.simulation.replace(integrator="implicit", dt=float(dt))
+    robot = build_fast_robot(params.replace(simulation=sim), series.angles[0], ramp=0.0, record=False)
+    if settle > 0:
+        robot.set_motor_angles(series.angles[0])
+        robot.step(float(settle))
+    offset = np.asarray(params.platform.marker_offset, dtype=np.float64)
+    n = len(series.t)
+    pos, rot = np.empty((n, 3)), np.empty((n, 3, 3))
+    start = time.perf_counter()
+    last = start
+    for k in range(n):
+        if k > 0:
+            robot.set_motor_angles(series.angles[k])
+            robot.step(float(series.t[k] - series.t[k - 1]))
+        s = robot.state()
+        rot[k] = quaternion_to_matrix(np.asarray(s["platform_quaternion_xyzw"]))
+        pos[k] = np.asarray(s["platform_position_m"]) + rot[k] @ offset
+        if progress and time.perf_counter() - last > 5.0:
+            last = time.perf_counter()
+            print(f"  {series.name}: t = {series.t[k]:.0f} of {series.t[-1]:.0f} s", file=sys.stderr)
+    return SimulatedSeries(pos, rot, time.perf_counter() - start)
+
+
+def errors(series: MeasuredSeries, sim: SimulatedSeries) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Position error norms (N,) [m] and orientation error angles (N,) [rad] per row."""
+    from scipy.spatial.transform import Rotation
+
+    dp = np.linalg.norm(sim.position - series.position, axis=1)
+    dr = (Rotation.from_quat(series.quaternion).inv() * Rotation.from_matrix(sim.rotation)).magnitude()
+    return dp, np.asarray(dr, dtype=np.float64)
+
+
+def _rms(x: NDArray[np.float64]) -> float:
+    return float(np.sqrt(np.mean(x ** 2))) if len(x) else math.nan
+
+
+def summary_row(series: MeasuredSeries, sim: SimulatedSeries) -> dict[str, Any]:
+    """RMS errors over all rows, over the fitted samples and over the rows between them [mm,
+    deg]; the measured and simulated rise of the marker between the first and the last fifth of
+    the run at the rows whose command is within 0.05 rad of zero (the rest pose: creep) [mm]."""
+    dp, dr = errors(series, sim)
+    f = series.fitted
+    rest = np.abs(series.angles).max(axis=1) < 0.05
+    n = len(series.t)
+    early, late = rest & (np.arange(n) < n // 5), rest & (np.arange(n) >= n - n // 5)
+
+    def rise(z: NDArray[np.float64]) -> float:
+        return float(np.median(z[late]) - np.median(z[early])) * 1e3 if early.any() and late.any() else math.nan
+
+    return {
+        "run": series.name, "rows": n, "duration_s": float(series.t[-1]),
+        "pos_rms_mm": _rms(dp) * 1e3, "rot_rms_deg": math.degrees(_rms(dr)),
+        "pos_rms_fitted_mm": _rms(dp[f]) * 1e3, "pos_rms_between_mm": _rms(dp[~f]) * 1e3,
+        "rest_rise_measured_mm": rise(series.position[:, 2]),
+        "rest_rise_simulated_mm": rise(sim.position[:, 2]),
+        "wall_time_s": sim.wall_time_s,
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The Markdown table of :func:`summary_row` rows."""
+    head = ("| run | rows | simulated [s] | position RMS [mm] | orientation RMS [deg] | position RMS, "
+            "fitted samples [mm] | position RMS, other rows [mm] | rest-pose z drift, measured [mm] | "
+            "rest-pose z drift, simulated [mm] | wall time [s] |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(
+            f"| {r['run']} | {r['rows']} | {r['duration_s']:.0f} | {r['pos_rms_mm']:.2f} | "
+            f"{r['rot_rms_deg']:.2f} | {r['pos_rms_fitted_mm']:.2f} | {r['pos_rms_between_mm']:.2f} | "
+            f"{r['rest_rise_measured_mm']:.2f} | {r['rest_rise_simulated_mm']:.2f} | {r['wall_time_s']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(pairs: list[tuple[MeasuredSeries, SimulatedSeries]], path: Path) -> None:
+    """Marker x, y, z [mm] and platform roll, pitch, yaw [deg] against time, measured (black)
+    and simulated (red), one column per run; the fitted samples marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy.spatial.transform import Rotation
+
+    fig, axes = plt.subplots(7, len(pairs), figsize=(6.5 * len(pairs), 13), sharex="col", squeeze=False)
+    labels = ["x [mm]", "y [mm]", "z [mm]", "roll [deg]", "pitch [deg]", "yaw [deg]", "error [mm]"]
+    for c, (series, sim) in enumerate(pairs):
+        meas = np.hstack([series.position * 1e3,
+                          np.degrees(Rotation.from_quat(series.quaternion).as_euler("xyz"))])
+        model = np.hstack([sim.position * 1e3, np.degrees(Rotation.from_matrix(sim.rotation).as_euler("xyz"))])
+        for r in range(6):
+            ax = axes[r, c]
+            ax.plot(series.t, meas[:, r], "k-", lw=0.8, label="measured")
+            ax.plot(series.t, model[:, r], "-", color="C3", lw=0.8, label="simulated")
+            ax.plot(series.t[series.fitted], meas[series.fitted, r], "o", ms=2.5, mfc="none",
+                    color="C0", label="fitted samples")
+        dp, _ = errors(series, sim)
+        axes[6, c].plot(series.t, dp * 1e3, "-", color="C3", lw=0.8)
+        for r in range(7):
+            axes[r, c].grid(alpha=0.3)
+            if c == 0:
+                axes[r, c].set_ylabel(labels[r])
+        axes[0, c].set_title(f"{series.name} run")
+        axes[-1, c].set_xlabel("time [s]")
+    axes[0, 0].legend(fontsize=8, loc="best")
+    fig.suptitle("Real FPU robot over time: marker position and platform orientation (Euler xyz)")
+    fig.tight_layout()
+    write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=70, format="png"))
+    plt.close(fig)
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m hsa_elastica.validation.real_robot_timeseries",
+                                 description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
+                    help="directory of the figure (default: ./validation_results)")
+    ap.add_argument("--params", default="fpu_robot_2022",
+                    help="robot to replay: a preset name or a parameter file (default: fpu_robot_2022)")
+    ap.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
+    ap.add_argument("--duration", type=_positive, default=None,
+                    help="replay only the first DURATION seconds of each run")
+    ap.add_argument("--dt", type=_positive, default=DEFAULT_DT, help="implicit step [s] (default 2e-3)")
+    ap.add_argument("--settle", type=_non_negative, default=DEFAULT_SETTLE_S,
+                    help="seconds at zero command before the run (default 2)")
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        params: RobotParams = resolve_params(args.params)
+        pairs = [(s, simulate(params, s, dt=args.dt, settle=args.settle, progress=not args.quiet))
+                 for s in (measured_series(r, args.duration) for r in args.runs)]
+    except ParameterError as exc:
+        print(f"{ap.prog}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    plot(pairs, results / FIGURE)
+    print(table([summary_row(s, m) for s, m in pairs]))
+    print(f"figure written to {results / FIGURE}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
