@@ -40,7 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 PAPER_DT = 4e-5  # s, the paper's time step
-DEFAULT_DT = 3e-5  # s, SimulationParams.dt default (stability limit 3.96e-5 s, docs/performance.md)
+DEFAULT_DT = 3e-5  # s, SimulationParams.dt default (below max_stable_dt = 3.47e-5 s of the paper robot)
 
 
 # --------------------------------------------------------------------------------------------
