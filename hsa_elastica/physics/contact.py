@@ -11,7 +11,8 @@ are the records of :mod:`hsa_elastica.params.environment`.  Two forcings::
 ``RodContact`` acts on every node of a ``CosseratRod`` (contact radius: the node's mean
 cross-section radius).  ``BodyContact`` acts on points of a rigid ``Cylinder``: by default the
 rims of its two end discs (``n_rim`` points each).  Each instance is a sensor after every
-step: ``force`` (3, n) [N] on each point, ``gap`` [m], ``in_contact`` (gap < 0), ``sliding``
+step: ``force`` (3, n) [N] on each point, ``gap`` [m], ``in_contact`` (gap < 5 smoothing
+lengths), ``sliding``
 (in contact and tangential speed above the slip velocity), ``sticking``, ``total_force``.
 
 Friction acts at the node (the centre line), with the node's velocity: rolling of a rod on
@@ -54,11 +55,15 @@ __all__ = [
     "check_placement",
     "rim_points",
     "OVERLAP_SMOOTHING_LENGTHS",
+    "CONTACT_SMOOTHING_LENGTHS",
 ]
 
 #: a point deeper in an obstacle than its own radius plus this many smoothing lengths at the
 #: start is an overlapping placement (a rod's centre line inside the obstacle)
 OVERLAP_SMOOTHING_LENGTHS = 10.0
+
+#: a point closer to an obstacle than this many smoothing lengths is reported in contact
+CONTACT_SMOOTHING_LENGTHS = 5.0
 
 _OBSTACLES = (PlaneObstacle, SphereObstacle, CapsuleObstacle)
 
@@ -119,8 +124,10 @@ class _ContactSensor:
 
     @property
     def in_contact(self) -> NDArray[np.bool_]:
-        """Points touching the obstacle (gap < 0)."""
-        return np.asarray(self._output().gap < 0.0)
+        """Points touching the obstacle: gap below :data:`CONTACT_SMOOTHING_LENGTHS` smoothing
+        lengths (the elastic normal force there exceeds ``k l exp(-5)``)."""
+        ell = self.obstacle.contact.smoothing_length
+        return np.asarray(self._output().gap < CONTACT_SMOOTHING_LENGTHS * ell)
 
     @property
     def sliding(self) -> NDArray[np.bool_]:
