@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 from hsa_elastica.params.base import (
     ParameterError,
@@ -71,15 +71,8 @@ class ContactParams(_ParamsBase):
 def _contact(obj: Any) -> None:
     c = obj.contact
     if isinstance(c, dict):
-        known = {"stiffness", "smoothing_length", "damping_ratio", "friction_coefficient",
-                 "slip_velocity"}
-        unknown = sorted(str(k) for k in c if k not in known)
-        if unknown:
-            raise ParameterError(
-                f"{type(obj).__name__}.contact.{unknown[0]} is an unknown key: must be one of "
-                f"{', '.join(sorted(known))}"
-            )
-        object.__setattr__(obj, "contact", ContactParams(**c))
+        owner = type(obj).__name__
+        object.__setattr__(obj, "contact", ContactParams.from_dict(c, where=f"{owner}.contact"))
     elif not isinstance(c, ContactParams):
         raise ParameterError(
             f"{type(obj).__name__}.contact = {_short(c)} is invalid: must be a ContactParams "
@@ -108,6 +101,8 @@ class PlaneObstacle(_ParamsBase):
     normal: tuple[float, float, float] = field(default=(0.0, 0.0, 1.0), metadata={"unit": "-"})
     contact: ContactParams = field(default_factory=ContactParams)
 
+    _NESTED: ClassVar[dict[str, type]] = {"contact": ContactParams}
+
     def __post_init__(self) -> None:
         _check_vector(self, "point")
         _unit_vector(self, "normal")
@@ -121,6 +116,8 @@ class SphereObstacle(_ParamsBase):
     center: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0), metadata={"unit": "m"})
     radius: float = field(default=0.01, metadata={"unit": "m"})
     contact: ContactParams = field(default_factory=ContactParams)
+
+    _NESTED: ClassVar[dict[str, type]] = {"contact": ContactParams}
 
     def __post_init__(self) -> None:
         _check_vector(self, "center")
@@ -137,6 +134,8 @@ class CapsuleObstacle(_ParamsBase):
     end: tuple[float, float, float] = field(default=(0.0, 0.0, 0.1), metadata={"unit": "m"})
     radius: float = field(default=0.01, metadata={"unit": "m"})
     contact: ContactParams = field(default_factory=ContactParams)
+
+    _NESTED: ClassVar[dict[str, type]] = {"contact": ContactParams}
 
     def __post_init__(self) -> None:
         _check_vector(self, "start")
@@ -182,7 +181,8 @@ class EnvironmentParams(_ParamsBase):
                         f"EnvironmentParams.obstacles[{k}].kind = {_short(kind)} is invalid: "
                         f"must be one of {', '.join(_KINDS)}"
                     )
-                item = _KINDS[kind](**fields)
+                item = _KINDS[kind].from_dict(  # type: ignore[attr-defined]
+                    fields, where=f"EnvironmentParams.obstacles[{k}]")
             if not isinstance(item, (PlaneObstacle, SphereObstacle, CapsuleObstacle)):
                 raise ParameterError(
                     f"EnvironmentParams.obstacles[{k}] = {_short(item)} is invalid: must be a "
@@ -190,3 +190,8 @@ class EnvironmentParams(_ParamsBase):
                 )
             out.append(item)
         object.__setattr__(self, "obstacles", tuple(out))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"obstacles": [{"kind": ..., fields...}, ...]}``, readable by ``from_dict``."""
+        kinds = {cls: name for name, cls in _KINDS.items()}
+        return {"obstacles": [{"kind": kinds[type(o)], **o.to_dict()} for o in self.obstacles]}
