@@ -180,6 +180,56 @@ def test_cylinder_on_its_rim_carries_its_weight() -> None:
     assert contact.in_contact.sum() == 16  # the bottom rim only
 
 
+def test_rod_draped_over_a_capsule_bar_carries_its_weight() -> None:
+    """The curved obstacles in a run: a rod across a horizontal bar (capsule along y) hangs
+    over it; the bar carries the whole weight and pushes along the surface normals only."""
+    sim, dt = _Sim(), 5e-5
+    bar_r = 0.01
+    rod = _rod([-L / 2, 0.0, bar_r + R], [1, 0, 0], [0, 0, 1])
+    sim.append(rod)
+    sim.add_forcing_to(rod).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
+    sim.dampen(rod).using(AnalyticalLinearDamper, uniform_damping_constant=60.0, time_step=dt)
+    bar = CapsuleObstacle(start=(0.0, -0.05, 0.0), end=(0.0, 0.05, 0.0), radius=bar_r,
+                          contact=ContactParams(stiffness=1e3, smoothing_length=1e-5,
+                                                damping_ratio=0.5))
+    ref = add_contact(sim, rod, bar)
+    sim.finalize()
+    _run(sim, 0.4, dt)  # damping 60 1/s ~ critical for the halves' first mode (28 rad/s)
+    contact = ref.instance
+    weight = float(np.sum(rod.mass)) * G
+    print("bar: vertical/weight", contact.total_force[2] / weight, "touching",
+          contact.in_contact.sum())
+    assert contact.total_force[2] == pytest.approx(weight, rel=5e-3)
+    assert 0 < contact.in_contact.sum() < N_ELEM + 1  # the ends hang free
+    # frictionless: each node's force lies along the bar's normal through the node (x, z plane)
+    assert np.abs(contact.force[1]).max() < 1e-12
+
+
+def test_body_contact_on_given_points() -> None:
+    """``BodyContact(points=...)``: a cylinder on three feet under its bottom face."""
+    sim, dt = _Sim(), 5e-5
+    body = Cylinder(np.array([0.0, 0.0, 0.001]), np.array([0.0, 0.0, 1.0]),
+                    np.array([1.0, 0, 0]), 0.02, 0.04, 1000.0)
+    sim.append(body)
+    sim.add_forcing_to(body).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
+    sim.dampen(body).using(AnalyticalLinearDamper, uniform_damping_constant=20.0, time_step=dt)
+    angles = 2 * np.pi * np.arange(3) / 3
+    feet = np.stack([0.03 * np.cos(angles), 0.03 * np.sin(angles), np.full(3, -0.011)])
+    ref = add_contact(sim, body, PlaneObstacle(contact=ContactParams(
+        stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5)), points=feet)
+    sim.finalize()
+    _run(sim, 0.3, dt)
+    contact = ref.instance
+    weight = float(np.sum(body.mass)) * G
+    assert contact.force.shape == (3, 3)
+    # three symmetric feet share the weight equally (0.5 %: the settling's residual motion)
+    assert contact.force[2] == pytest.approx(np.full(3, weight / 3), rel=5e-3)
+    # the feet start on the floor (centre 11 mm up) and sink by the linear penalty's F / k
+    # (0.33 mm): F >> k l, so softplus(z) = z up to exp(-F / (k l)) = exp(-33)
+    sink = weight / 3 / 1e3
+    assert float(body.position_collection[2, 0]) == pytest.approx(0.011 - sink, abs=1e-3 * sink)
+
+
 # --------------------------------------------------------------------------------------------
 # a rod on an incline: stuck below the friction angle, sliding above it
 # --------------------------------------------------------------------------------------------
