@@ -28,6 +28,7 @@ import math
 from typing import Any
 
 import numpy as np
+from elastica import Cylinder
 from elastica.external_forces import NoForces
 from numpy.typing import NDArray
 
@@ -214,6 +215,10 @@ class BodyContact(NoForces, _ContactSensor):
 
     def _setup(self, body: Any) -> None:
         if self.local is None:
+            if not isinstance(body, Cylinder):
+                raise ParameterError(
+                    f"BodyContact.points is None on a {type(body).__name__}: the default rim "
+                    "points need a Cylinder (radius and length); give points, a (3, m) array (m)")
             self.local = rim_points(float(body.radius), float(body.length), self.n_rim)
         m = self.local.shape[1]
         self._points = ContactPoints(np.zeros((3, m)), np.zeros((3, m)), np.zeros(m),
