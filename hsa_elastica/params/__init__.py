@@ -71,6 +71,11 @@ from hsa_elastica.params.rod import RETARDATION_BEND as RETARDATION_BEND
 from hsa_elastica.params.rod import RETARDATION_FIELDS as RETARDATION_FIELDS
 from hsa_elastica.params.rod import TPU_LOSS_FACTOR as TPU_LOSS_FACTOR
 from hsa_elastica.params.rod import RodParams
+from hsa_elastica.params.environment import CapsuleObstacle as CapsuleObstacle
+from hsa_elastica.params.environment import ContactParams as ContactParams
+from hsa_elastica.params.environment import EnvironmentParams as EnvironmentParams
+from hsa_elastica.params.environment import PlaneObstacle as PlaneObstacle
+from hsa_elastica.params.environment import SphereObstacle as SphereObstacle
 
 __all__ = [
     "ParameterError",
@@ -91,4 +96,9 @@ __all__ = [
     "INTEGRATOR_NAMES",
     "Integrator",
     "integrator",
+    "ContactParams",
+    "PlaneObstacle",
+    "SphereObstacle",
+    "CapsuleObstacle",
+    "EnvironmentParams",
 ]

@@ -34,7 +34,9 @@ class HSASimulator(
     ``Contact`` lets a user add PyElastica's contact classes (e.g. ``CylinderPlaneContact``
     between the platform and a ``Plane``, ``RodPlaneContact`` for a rod) before
     ``finalize()``; they run on the per-rod operator path (``Robot.run``) only: the fused
-    stepper refuses them (``FastPathUnsupported``).
+    stepper refuses them (``FastPathUnsupported``).  The package's own frictional contact
+    with fixed obstacles (``RodContact``, ``BodyContact``: :mod:`hsa_elastica.physics.contact`,
+    docs/contact.md) is a forcing (``add_forcing_to``) and runs on the same path.
     """
 
 

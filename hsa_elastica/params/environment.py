@@ -1,0 +1,197 @@
+"""Validated parameters of the environment a rod or robot touches: fixed obstacles (planes,
+spheres, capsules), each with its contact law (docs/contact.md).
+
+:class:`ContactParams` is the law of one obstacle: a smooth penalty normal force with one
+smoothing length, optional normal damping as a damping ratio, and Coulomb friction smoothed
+over one slip velocity.  :class:`PlaneObstacle`, :class:`SphereObstacle` and
+:class:`CapsuleObstacle` place it; :class:`EnvironmentParams` is a list of them.  Every field
+is checked on construction: a bad value raises :class:`ParameterError` naming
+``Class.field`` and the allowed range with its unit, in one line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Union
+
+from hsa_elastica.params.base import (
+    ParameterError,
+    _check_real,
+    _check_vector,
+    _ParamsBase,
+    _short,
+)
+
+__all__ = [
+    "ContactParams",
+    "PlaneObstacle",
+    "SphereObstacle",
+    "CapsuleObstacle",
+    "Obstacle",
+    "EnvironmentParams",
+]
+
+#: N/m; the stiffest contact spring per contact point accepted (a typo guard: 1e9 N/m on a
+#: 1 g node needs a time step below 2 us)
+MAX_CONTACT_STIFFNESS = 1e9
+
+
+@dataclass(frozen=True)
+class ContactParams(_ParamsBase):
+    """The contact law of one obstacle (per contact point: a rod node or a body's rim point).
+
+    * ``stiffness`` [N/m]: slope of the normal force against penetration once the penetration
+      is a few ``smoothing_length`` deep;
+    * ``smoothing_length`` [m]: the one length over which the normal force switches on
+      (``f_n = k l softplus(-g / l)``, ``g`` the gap); penetrations ``<< l`` and ``>> l`` are
+      the two limits, docs/contact.md;
+    * ``damping_ratio`` [-]: normal damping as a fraction of critical damping of the point's
+      mass on ``stiffness`` (``c = 2 zeta sqrt(k m)``), active only in contact;
+    * ``friction_coefficient`` [-]: Coulomb's mu (0: frictionless);
+    * ``slip_velocity`` [m/s]: the tangential speed below which friction is smoothed
+      (``f_t = -mu f_n v_t / sqrt(|v_t|^2 + v_s^2)``): a stuck contact creeps at
+      ``v_s r / sqrt(1 - r^2)`` under a tangential load ``r mu f_n``.
+    """
+
+    stiffness: float = field(default=1e3, metadata={"unit": "N/m"})
+    smoothing_length: float = field(default=1e-4, metadata={"unit": "m"})
+    damping_ratio: float = field(default=0.0, metadata={"unit": "-"})
+    friction_coefficient: float = field(default=0.0, metadata={"unit": "-"})
+    slip_velocity: float = field(default=1e-3, metadata={"unit": "m/s"})
+
+    def __post_init__(self) -> None:
+        _check_real(self, "stiffness", gt=0.0, le=MAX_CONTACT_STIFFNESS)
+        _check_real(self, "smoothing_length", gt=0.0, le=1.0)
+        _check_real(self, "damping_ratio", ge=0.0, le=10.0)
+        _check_real(self, "friction_coefficient", ge=0.0, le=10.0)
+        _check_real(self, "slip_velocity", gt=0.0, le=10.0)
+
+
+def _contact(obj: Any) -> None:
+    c = obj.contact
+    if isinstance(c, dict):
+        owner = type(obj).__name__
+        object.__setattr__(obj, "contact", ContactParams.from_dict(c, where=f"{owner}.contact"))
+    elif not isinstance(c, ContactParams):
+        raise ParameterError(
+            f"{type(obj).__name__}.contact = {_short(c)} is invalid: must be a ContactParams "
+            "or a mapping of its fields"
+        )
+
+
+def _unit_vector(obj: Any, name: str) -> None:
+    _check_vector(obj, name)
+    v = getattr(obj, name)
+    norm = math.sqrt(sum(x * x for x in v))
+    if not norm > 1e-12:
+        raise ParameterError(
+            f"{type(obj).__name__}.{name} = {_short(v)} is invalid: must be a non-zero vector "
+            "(length > 1e-12; it is normalised)"
+        )
+    object.__setattr__(obj, name, tuple(x / norm for x in v))
+
+
+@dataclass(frozen=True)
+class PlaneObstacle(_ParamsBase):
+    """A half-space: the plane through ``point`` [m] with the unit ``normal`` pointing out of
+    the solid (into the free side; a floor: ``(0, 0, 1)``).  ``normal`` is normalised."""
+
+    point: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0), metadata={"unit": "m"})
+    normal: tuple[float, float, float] = field(default=(0.0, 0.0, 1.0), metadata={"unit": "-"})
+    contact: ContactParams = field(default_factory=ContactParams)
+
+    _NESTED: ClassVar[dict[str, type]] = {"contact": ContactParams}
+
+    def __post_init__(self) -> None:
+        _check_vector(self, "point")
+        _unit_vector(self, "normal")
+        _contact(self)
+
+
+@dataclass(frozen=True)
+class SphereObstacle(_ParamsBase):
+    """A fixed rigid sphere of ``radius`` [m] centred at ``center`` [m]."""
+
+    center: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0), metadata={"unit": "m"})
+    radius: float = field(default=0.01, metadata={"unit": "m"})
+    contact: ContactParams = field(default_factory=ContactParams)
+
+    _NESTED: ClassVar[dict[str, type]] = {"contact": ContactParams}
+
+    def __post_init__(self) -> None:
+        _check_vector(self, "center")
+        _check_real(self, "radius", gt=0.0, le=1e3)
+        _contact(self)
+
+
+@dataclass(frozen=True)
+class CapsuleObstacle(_ParamsBase):
+    """A fixed rigid capsule: the points within ``radius`` [m] of the segment ``start`` ->
+    ``end`` [m] (a cylinder with hemispherical caps; a rod-like obstacle, a post, a bar)."""
+
+    start: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0), metadata={"unit": "m"})
+    end: tuple[float, float, float] = field(default=(0.0, 0.0, 0.1), metadata={"unit": "m"})
+    radius: float = field(default=0.01, metadata={"unit": "m"})
+    contact: ContactParams = field(default_factory=ContactParams)
+
+    _NESTED: ClassVar[dict[str, type]] = {"contact": ContactParams}
+
+    def __post_init__(self) -> None:
+        _check_vector(self, "start")
+        _check_vector(self, "end")
+        _check_real(self, "radius", gt=0.0, le=1e3)
+        length = math.dist(self.start, self.end)
+        if not length > 1e-9:
+            raise ParameterError(
+                f"CapsuleObstacle.end = {_short(self.end)} is invalid: must differ from start "
+                "by more than 1e-9 (m)"
+            )
+        _contact(self)
+
+
+Obstacle = Union[PlaneObstacle, SphereObstacle, CapsuleObstacle]
+
+_KINDS: dict[str, type] = {
+    "plane": PlaneObstacle, "sphere": SphereObstacle, "capsule": CapsuleObstacle
+}
+
+
+@dataclass(frozen=True)
+class EnvironmentParams(_ParamsBase):
+    """The fixed obstacles of a scene (a tuple of plane, sphere and capsule records; a mapping
+    with ``kind: plane | sphere | capsule`` and the record's fields is accepted too)."""
+
+    obstacles: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        items = self.obstacles
+        if isinstance(items, (str, bytes, dict)) or not hasattr(items, "__iter__"):
+            raise ParameterError(
+                f"EnvironmentParams.obstacles = {_short(items)} is invalid: must be a list of "
+                "PlaneObstacle, SphereObstacle or CapsuleObstacle"
+            )
+        out = []
+        for k, item in enumerate(items):
+            if isinstance(item, dict):
+                fields = dict(item)
+                kind = fields.pop("kind", None)
+                if kind not in _KINDS:
+                    raise ParameterError(
+                        f"EnvironmentParams.obstacles[{k}].kind = {_short(kind)} is invalid: "
+                        f"must be one of {', '.join(_KINDS)}"
+                    )
+                item = _KINDS[kind].from_dict(  # type: ignore[attr-defined]
+                    fields, where=f"EnvironmentParams.obstacles[{k}]")
+            if not isinstance(item, (PlaneObstacle, SphereObstacle, CapsuleObstacle)):
+                raise ParameterError(
+                    f"EnvironmentParams.obstacles[{k}] = {_short(item)} is invalid: must be a "
+                    "PlaneObstacle, SphereObstacle or CapsuleObstacle"
+                )
+            out.append(item)
+        object.__setattr__(self, "obstacles", tuple(out))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"obstacles": [{"kind": ..., fields...}, ...]}``, readable by ``from_dict``."""
+        kinds = {cls: name for name, cls in _KINDS.items()}
+        return {"obstacles": [{"kind": kinds[type(o)], **o.to_dict()} for o in self.obstacles]}

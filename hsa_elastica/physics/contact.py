@@ -1,0 +1,297 @@
+"""Frictional contact of rods and rigid bodies with fixed obstacles, as PyElastica forcings
+(docs/contact.md).
+
+The law (smooth penalty normal force, normal damping, smoothed Coulomb friction) and its
+kernels are in :mod:`hsa_elastica.physics.contact_laws`; the obstacles and their parameters
+are the records of :mod:`hsa_elastica.params.environment`.  Two forcings::
+
+    sim.add_forcing_to(rod).using(RodContact, obstacle=PlaneObstacle(...))
+    sim.add_forcing_to(cylinder).using(BodyContact, obstacle=PlaneObstacle(...))
+
+``RodContact`` acts on every node of a ``CosseratRod`` (contact radius: the node's mean
+cross-section radius).  ``BodyContact`` acts on points of a rigid ``Cylinder``: by default the
+rims of its two end discs (``n_rim`` points each).  Each instance is a sensor after every
+step: ``force`` (3, n) [N] on each point, ``gap`` [m], ``in_contact`` (gap < 5 smoothing
+lengths), ``sliding``
+(in contact and tangential speed above the slip velocity), ``sticking``, ``total_force``.
+
+Friction acts at the node (the centre line), with the node's velocity: rolling of a rod on
+its surface is not modelled.  :func:`check_placement` refuses a system placed inside an
+obstacle (``ParameterError``); both forcings call it on their first evaluation, and
+:func:`add_contact` calls it before registering the forcing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+import numpy as np
+from elastica import Cylinder
+from elastica.external_forces import NoForces
+from numpy.typing import NDArray
+
+from hsa_elastica.params import ParameterError
+from hsa_elastica.params.environment import (
+    CapsuleObstacle,
+    PlaneObstacle,
+    SphereObstacle,
+)
+from hsa_elastica.physics.contact_laws import (
+    ContactOutput,
+    ContactPoints,
+    body_points,
+    body_wrench,
+    contact_forces,
+    geometry_record,
+    law_record,
+)
+
+__all__ = [
+    "RodContact",
+    "BodyContact",
+    "add_contact",
+    "ContactRef",
+    "check_placement",
+    "rim_points",
+    "OVERLAP_SMOOTHING_LENGTHS",
+    "CONTACT_SMOOTHING_LENGTHS",
+]
+
+#: a point deeper in an obstacle than its own radius plus this many smoothing lengths at the
+#: start is an overlapping placement (a rod's centre line inside the obstacle)
+OVERLAP_SMOOTHING_LENGTHS = 10.0
+
+#: a point closer to an obstacle than this many smoothing lengths is reported in contact
+CONTACT_SMOOTHING_LENGTHS = 5.0
+
+_OBSTACLES = (PlaneObstacle, SphereObstacle, CapsuleObstacle)
+
+
+def _check_obstacle(owner: str, obstacle: Any) -> None:
+    if not isinstance(obstacle, _OBSTACLES):
+        raise ParameterError(
+            f"{owner}.obstacle = {obstacle!r:.40} is invalid: must be a PlaneObstacle, "
+            "SphereObstacle or CapsuleObstacle"
+        )
+
+
+def rim_points(radius: float, length: float, n_rim: int) -> NDArray[np.float64]:
+    """Points (3, 2 n_rim) [m] in a cylinder's body frame (axis: local z, PyElastica's
+    ``Cylinder``): ``n_rim`` evenly spaced on the rim of each end disc."""
+    phi = 2.0 * math.pi * np.arange(n_rim) / n_rim
+    ring = np.stack([radius * np.cos(phi), radius * np.sin(phi), np.zeros(n_rim)])
+    top, bottom = ring.copy(), ring.copy()
+    top[2], bottom[2] = 0.5 * length, -0.5 * length
+    return np.ascontiguousarray(np.concatenate([bottom, top], axis=1))
+
+
+def _gaps(points: ContactPoints, obstacle: Any) -> NDArray[np.float64]:
+    out = ContactOutput(np.zeros_like(points.position), np.zeros(points.radius.size),
+                        np.zeros(points.radius.size))
+    contact_forces(points, geometry_record(obstacle), law_record(obstacle.contact), out)
+    return out.gap
+
+
+def _overlap(owner: str, points: ContactPoints, obstacle: Any) -> None:
+    gap = _gaps(points, obstacle)
+    limit = points.radius + OVERLAP_SMOOTHING_LENGTHS * obstacle.contact.smoothing_length
+    deep = np.flatnonzero(gap < -limit)
+    if deep.size:
+        p = int(deep[0])
+        raise ParameterError(
+            f"{owner}: point {p} starts {-gap[p]:.3g} m inside the {type(obstacle).__name__}: "
+            f"the initial placement must penetrate at most {limit[p]:.3g} m (the point's "
+            f"radius + {OVERLAP_SMOOTHING_LENGTHS:g} smoothing lengths)"
+        )
+
+
+class _ContactSensor:
+    """The sensor outputs shared by both forcings (valid after the first evaluation)."""
+
+    obstacle: Any
+    _out: ContactOutput | None = None
+
+    @property
+    def force(self) -> NDArray[np.float64]:
+        """Contact force on each point (3, n) [N], lab frame."""
+        return self._output().force
+
+    @property
+    def gap(self) -> NDArray[np.float64]:
+        """Gap of each point to the obstacle (n,) [m]; negative: penetration."""
+        return self._output().gap
+
+    @property
+    def in_contact(self) -> NDArray[np.bool_]:
+        """Points touching the obstacle: gap below :data:`CONTACT_SMOOTHING_LENGTHS` smoothing
+        lengths (the elastic normal force there exceeds ``k l exp(-5)``)."""
+        ell = self.obstacle.contact.smoothing_length
+        return np.asarray(self._output().gap < CONTACT_SMOOTHING_LENGTHS * ell)
+
+    @property
+    def sliding(self) -> NDArray[np.bool_]:
+        """Points in contact whose tangential speed exceeds the slip velocity."""
+        return np.asarray(self.in_contact & (self._output().slip > self.obstacle.contact.slip_velocity))
+
+    @property
+    def sticking(self) -> NDArray[np.bool_]:
+        """Points in contact at most at the slip velocity (stuck, up to the smoothing)."""
+        return np.asarray(self.in_contact & ~self.sliding)
+
+    @property
+    def total_force(self) -> NDArray[np.float64]:
+        """Sum of the contact forces (3,) [N] on the system."""
+        return np.asarray(self._output().force.sum(axis=1))
+
+    def _output(self) -> ContactOutput:
+        if self._out is None:
+            raise RuntimeError("the contact is read after the first time step only")
+        return self._out
+
+
+def _node_radii(rod: Any) -> NDArray[np.float64]:
+    r = np.asarray(rod.radius, dtype=np.float64)
+    nodes = np.empty(r.size + 1)
+    nodes[0], nodes[-1] = r[0], r[-1]
+    nodes[1:-1] = 0.5 * (r[:-1] + r[1:])
+    return nodes
+
+
+def _rod_points(rod: Any) -> ContactPoints:
+    return ContactPoints(rod.position_collection, rod.velocity_collection, _node_radii(rod),
+                         np.asarray(rod.mass, dtype=np.float64))
+
+
+class RodContact(NoForces, _ContactSensor):
+    """Contact of every node of a rod with a fixed ``obstacle`` (its ``contact`` law):
+    ``sim.add_forcing_to(rod).using(RodContact, obstacle=PlaneObstacle(...))``."""
+
+    def __init__(self, obstacle: Any) -> None:
+        super().__init__()
+        _check_obstacle("RodContact", obstacle)
+        self.obstacle = obstacle
+        self.geometry = geometry_record(obstacle)
+        self.law = law_record(obstacle.contact)
+        self._points: ContactPoints | None = None
+
+    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+        if self._points is None or self._points.position is not system.position_collection:
+            points = _rod_points(system)
+            _overlap("RodContact", points, self.obstacle)
+            n = points.radius.size
+            self._points = points
+            self._out = ContactOutput(np.zeros((3, n)), np.zeros(n), np.zeros(n))
+        assert self._out is not None
+        contact_forces(self._points, self.geometry, self.law, self._out)
+        system.external_forces += self._out.force
+
+
+class BodyContact(NoForces, _ContactSensor):
+    """Contact of points fixed on a rigid body with a fixed ``obstacle``: by default the rims
+    of a ``Cylinder``'s end discs (``n_rim`` points each), or ``points`` (3, m) [m] in the
+    body frame.  Each point carries ``mass / m`` for the normal damping.
+    ``sim.add_forcing_to(platform).using(BodyContact, obstacle=PlaneObstacle(...))``."""
+
+    def __init__(self, obstacle: Any, n_rim: int = 16, points: Any = None) -> None:
+        super().__init__()
+        _check_obstacle("BodyContact", obstacle)
+        if isinstance(n_rim, bool) or not isinstance(n_rim, (int, np.integer)) or not 3 <= n_rim <= 1000:
+            raise ParameterError(f"BodyContact.n_rim = {n_rim!r:.40} is invalid: must be an "
+                                 "integer >= 3 and <= 1000")
+        self.obstacle = obstacle
+        self.geometry = geometry_record(obstacle)
+        self.law = law_record(obstacle.contact)
+        self.n_rim = int(n_rim)
+        self.local: NDArray[np.float64] | None = None
+        if points is not None:
+            local = np.asarray(points, dtype=np.float64)
+            if local.ndim != 2 or local.shape[0] != 3 or local.shape[1] < 1 or not np.isfinite(local).all():
+                raise ParameterError("BodyContact.points is invalid: must be a (3, m) array of "
+                                     "finite numbers, m >= 1 (m, body frame)")
+            self.local = np.ascontiguousarray(local)
+        self._points: ContactPoints | None = None
+
+    def _setup(self, body: Any) -> None:
+        if self.local is None:
+            if not isinstance(body, Cylinder):
+                raise ParameterError(
+                    f"BodyContact.points is None on a {type(body).__name__}: the default rim "
+                    "points need a Cylinder (radius and length); give points, a (3, m) array (m)")
+            self.local = rim_points(float(body.radius), float(body.length), self.n_rim)
+        m = self.local.shape[1]
+        self._points = ContactPoints(np.zeros((3, m)), np.zeros((3, m)), np.zeros(m),
+                                     np.full(m, float(np.sum(body.mass)) / m))
+        self._out = ContactOutput(np.zeros((3, m)), np.zeros(m), np.zeros(m))
+        body_points(self._kinematics(body), 0, self.local, self._points)
+        _overlap("BodyContact", self._points, self.obstacle)
+
+    @staticmethod
+    def _kinematics(body: Any) -> tuple[Any, ...]:
+        return (body.position_collection, body.velocity_collection, body.omega_collection,
+                body.director_collection)
+
+    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+        if self._points is None:
+            self._setup(system)
+        assert self._points is not None and self._out is not None and self.local is not None
+        body_points(self._kinematics(system), 0, self.local, self._points)
+        contact_forces(self._points, self.geometry, self.law, self._out)
+        body_wrench((system.position_collection, system.director_collection,
+                     system.external_forces, system.external_torques), 0, self._points,
+                    self._out.force)
+
+
+def check_placement(system: Any, obstacle: Any, n_rim: int = 16) -> None:
+    """``ParameterError`` if ``system`` (a rod, or a cylinder's rim points) starts inside
+    ``obstacle`` deeper than a point's radius plus :data:`OVERLAP_SMOOTHING_LENGTHS`
+    smoothing lengths."""
+    _check_obstacle("check_placement", obstacle)
+    if hasattr(system, "rest_lengths"):  # a rod
+        _overlap("RodContact", _rod_points(system), obstacle)
+    else:
+        BodyContact(obstacle, n_rim=n_rim)._setup(system)
+
+
+class ContactRef:
+    """The contact forcing :func:`add_contact` registered: PyElastica builds it inside
+    ``finalize()``; ``instance`` is it afterwards (its sensor attributes)."""
+
+    def __init__(self) -> None:
+        self._instance: Any = None
+
+    @property
+    def instance(self) -> Any:
+        """The ``RodContact`` / ``BodyContact`` of the simulator (after ``finalize()``)."""
+        if self._instance is None:
+            raise RuntimeError("the contact is built by finalize(): call it first")
+        return self._instance
+
+    def capture(self, cls: type) -> type:
+        """A subclass of ``cls`` with its signature that records its instance here."""
+        ref = self
+
+        def __init__(obj: Any, *args: Any, **kwargs: Any) -> None:
+            cls.__init__(obj, *args, **kwargs)  # type: ignore[misc]
+            ref._instance = obj
+
+        captured = type(cls.__name__, (cls,), {"__init__": __init__, "__doc__": cls.__doc__})
+        captured.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
+        captured.__module__ = cls.__module__
+        return captured
+
+
+def add_contact(sim: Any, system: Any, obstacle: Any, **kwargs: Any) -> ContactRef:
+    """Check the placement of ``system`` against ``obstacle`` (:func:`check_placement`), then
+    register the contact forcing (``RodContact`` for a rod, ``BodyContact`` with ``kwargs``
+    for a rigid body); the returned reference gives the forcing after ``sim.finalize()``."""
+    ref = ContactRef()
+    if hasattr(system, "rest_lengths"):  # a rod
+        _check_obstacle("RodContact", obstacle)
+        _overlap("RodContact", _rod_points(system), obstacle)
+        sim.add_forcing_to(system).using(ref.capture(RodContact), obstacle=obstacle)
+    else:
+        BodyContact(obstacle, **kwargs)._setup(system)
+        sim.add_forcing_to(system).using(ref.capture(BodyContact), obstacle=obstacle, **kwargs)
+    return ref

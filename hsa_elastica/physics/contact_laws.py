@@ -1,0 +1,310 @@
+"""Frictional contact with fixed obstacles as a law: parameter records, the numba force kernel
+and its consistent tangent (docs/contact.md).
+
+A contact *point* (a rod node, a point of a rigid body's rim) at ``x`` with velocity ``v``,
+radius ``r`` (the rod's cross-section; 0 for a rim point) and mass ``m`` touches an obstacle
+whose signed distance is ``phi(x)`` with outward normal ``n = grad phi``.  With the gap
+``g = phi(x) - r``, the smoothing length ``l``, the stiffness ``k``, ``s = sigmoid(-g / l)``:
+
+* normal force ``F_n = k l softplus(-g / l) - c s (n . v)``, ``c = 2 zeta sqrt(k m)``;
+* friction ``f_t = -mu f_el v_t / sqrt(|v_t|^2 + v_s^2)`` with ``f_el = k l softplus(-g / l)``
+  and ``v_t = v - n (n . v)``;
+* force on the point ``f = F_n n + f_t``.
+
+:func:`contact_forces` evaluates ``f`` for every point; :func:`contact_tangent` the 3x3 blocks
+``d f / d x`` and ``d f / d v`` per point, from the same helpers (:func:`_normal_terms`,
+:func:`_surface`, :func:`_hessian_entry`) differentiated by the chain rule.  Both take
+records (:class:`ContactPoints`, :class:`ObstacleGeometry`, :class:`ContactLaw`) and allocate
+nothing.  :func:`body_points` / :func:`body_wrench` map a rigid body's points (body frame) to
+contact points and their forces back to the body's force and torque.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.params.environment import (
+    CapsuleObstacle,
+    ContactParams,
+    PlaneObstacle,
+    SphereObstacle,
+)
+
+__all__ = [
+    "PLANE",
+    "SPHERE",
+    "CAPSULE",
+    "ContactLaw",
+    "ObstacleGeometry",
+    "ContactPoints",
+    "ContactOutput",
+    "law_record",
+    "geometry_record",
+    "contact_forces",
+    "contact_tangent",
+    "body_points",
+    "body_wrench",
+]
+
+PLANE, SPHERE, CAPSULE = 0, 1, 2
+
+
+class ContactLaw(NamedTuple):
+    """The law's parameters (SI): ``ContactParams`` as a numba record."""
+
+    stiffness: float  # k [N/m]
+    smoothing_length: float  # l [m]
+    damping_ratio: float  # zeta [-]
+    mu: float  # Coulomb coefficient [-]
+    slip_velocity: float  # v_s [m/s]
+
+
+class ObstacleGeometry(NamedTuple):
+    """A fixed obstacle: ``kind`` (PLANE, SPHERE, CAPSULE), ``origin`` (plane point, sphere
+    centre, capsule start) [m], ``direction`` (plane normal, capsule unit axis; unused for a
+    sphere), ``radius`` [m] (0 for a plane), ``length`` [m] of a capsule's axis."""
+
+    kind: int
+    origin: NDArray[np.float64]
+    direction: NDArray[np.float64]
+    radius: float
+    length: float
+
+
+class ContactPoints(NamedTuple):
+    """The points a law acts on: positions and velocities (3, n) [m, m/s], radii (n,) [m],
+    masses (n,) [kg] (the damping's critical rate)."""
+
+    position: NDArray[np.float64]
+    velocity: NDArray[np.float64]
+    radius: NDArray[np.float64]
+    mass: NDArray[np.float64]
+
+
+class ContactOutput(NamedTuple):
+    """What :func:`contact_forces` writes per point: force (3, n) [N], gap (n,) [m] (negative:
+    penetration), tangential speed (n,) [m/s]."""
+
+    force: NDArray[np.float64]
+    gap: NDArray[np.float64]
+    slip: NDArray[np.float64]
+
+
+def law_record(p: ContactParams) -> ContactLaw:
+    """The numba record of a validated :class:`ContactParams`."""
+    return ContactLaw(float(p.stiffness), float(p.smoothing_length), float(p.damping_ratio),
+                      float(p.friction_coefficient), float(p.slip_velocity))
+
+
+def geometry_record(obstacle: Any) -> ObstacleGeometry:
+    """The numba record of a validated obstacle (plane, sphere or capsule parameters)."""
+    if isinstance(obstacle, PlaneObstacle):
+        return ObstacleGeometry(PLANE, np.array(obstacle.point), np.array(obstacle.normal), 0.0, 0.0)
+    if isinstance(obstacle, SphereObstacle):
+        return ObstacleGeometry(SPHERE, np.array(obstacle.center), np.zeros(3),
+                                float(obstacle.radius), 0.0)
+    if isinstance(obstacle, CapsuleObstacle):
+        a, b = np.array(obstacle.start), np.array(obstacle.end)
+        length = float(np.linalg.norm(b - a))
+        return ObstacleGeometry(CAPSULE, a, (b - a) / length, float(obstacle.radius), length)
+    raise TypeError(f"not an obstacle: {obstacle!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# shared helpers: the expressions the force and the tangent both differentiate
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def _surface(geom: ObstacleGeometry, x0: float, x1: float, x2: float) -> tuple[Any, ...]:
+    """``(phi, n0, n1, n2, dist, interior)``: signed distance to the surface [m], outward unit
+    normal, distance to the plane/centre/axis (curvature radius + phi; 0 for a plane) and
+    whether the closest point of a capsule is inside its axis (not on a cap)."""
+    d0, d1, d2 = x0 - geom.origin[0], x1 - geom.origin[1], x2 - geom.origin[2]
+    e = geom.direction
+    if geom.kind == PLANE:
+        return d0 * e[0] + d1 * e[1] + d2 * e[2], e[0], e[1], e[2], 0.0, False
+    interior = False
+    if geom.kind == CAPSULE:
+        t = d0 * e[0] + d1 * e[1] + d2 * e[2]
+        if t > geom.length:
+            t = geom.length
+        elif t > 0.0:
+            interior = True
+        else:
+            t = 0.0
+        d0, d1, d2 = d0 - t * e[0], d1 - t * e[1], d2 - t * e[2]
+    dist = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if dist < 1e-300:  # the point on the centre / axis: any normal is as good
+        return -geom.radius, 0.0, 0.0, 1.0, 1e-300, interior
+    return dist - geom.radius, d0 / dist, d1 / dist, d2 / dist, dist, interior
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _hessian_entry(
+    geom: ObstacleGeometry, n: tuple[float, float, float], dist: float, interior: bool,
+    i: int, j: int,
+) -> float:
+    """``d n_i / d x_j`` (the signed distance's Hessian): 0 for a plane,
+    ``(delta_ij - n_i n_j) / dist`` for a sphere or a capsule's cap, minus ``e_i e_j / dist``
+    on a capsule's cylinder."""
+    if geom.kind == PLANE:
+        return 0.0
+    h = (1.0 if i == j else 0.0) - n[i] * n[j]
+    if interior:
+        h -= geom.direction[i] * geom.direction[j]
+    return h / dist
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _normal_terms(g: float, law: ContactLaw) -> tuple[float, float, float, float]:
+    """``(f_el, s, d f_el / d g, d s / d g)``: the elastic normal force
+    ``k l softplus(-g / l)`` [N] and the contact indicator ``s = sigmoid(-g / l)``, with their
+    derivatives (overflow-free for any ``g``)."""
+    k, ell = law.stiffness, law.smoothing_length
+    z = -g / ell
+    if z > 0.0:
+        ez = math.exp(-z)
+        softplus = z + math.log1p(ez)
+        s = 1.0 / (1.0 + ez)
+    else:
+        ez = math.exp(z)
+        softplus = math.log1p(ez)
+        s = ez / (1.0 + ez)
+    return k * ell * softplus, s, -k * s, -s * (1.0 - s) / ell
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _point_state(
+    pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, p: int
+) -> tuple[Any, ...]:
+    """Everything the force and its tangent share at point ``p``:
+    ``(g, n, dist, interior, f_el, s, dfel, ds, c, vn, vt, rho)``."""
+    x, v = pts.position, pts.velocity
+    phi, n0, n1, n2, dist, interior = _surface(geom, x[0, p], x[1, p], x[2, p])
+    g = phi - pts.radius[p]
+    f_el, s, dfel, ds = _normal_terms(g, law)
+    c = 2.0 * law.damping_ratio * math.sqrt(law.stiffness * pts.mass[p])
+    vn = n0 * v[0, p] + n1 * v[1, p] + n2 * v[2, p]
+    vt = (v[0, p] - n0 * vn, v[1, p] - n1 * vn, v[2, p] - n2 * vn)
+    rho = math.sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]
+                    + law.slip_velocity * law.slip_velocity)
+    return g, (n0, n1, n2), dist, interior, f_el, s, dfel, ds, c, vn, vt, rho
+
+
+# --------------------------------------------------------------------------------------------
+# the law's kernels
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def contact_forces(
+    pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, out: ContactOutput
+) -> None:
+    """Contact force on every point (written to ``out.force``, not accumulated), its gap and
+    tangential speed: ``f = (f_el - c s v_n) n - mu f_el v_t / rho``."""
+    for p in range(pts.position.shape[1]):
+        g, n, _, _, f_el, s, _, _, c, vn, vt, rho = _point_state(pts, geom, law, p)
+        fn = f_el - c * s * vn
+        for i in range(3):
+            out.force[i, p] = fn * n[i] - law.mu * f_el * vt[i] / rho
+        out.gap[p] = g
+        out.slip[p] = math.sqrt(max(rho * rho - law.slip_velocity * law.slip_velocity, 0.0))
+
+
+@njit(cache=True)  # type: ignore[misc]
+def contact_tangent(
+    pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw,
+    d_dx: NDArray[np.float64], d_dv: NDArray[np.float64],
+) -> None:
+    """The consistent tangent of :func:`contact_forces`: ``d_dx[:, :, p] = d f_p / d x_p`` and
+    ``d_dv[:, :, p] = d f_p / d v_p`` (3x3 per point; a point's force depends on its own state
+    only), the chain rule through ``g(x)``, ``n(x)``, ``v_n`` and ``v_t``."""
+    mu = law.mu
+    for p in range(pts.position.shape[1]):
+        g, n, dist, interior, f_el, s, dfel, ds, c, vn, vt, rho = _point_state(pts, geom, law, p)
+        v = pts.velocity
+        fn = f_el - c * s * vn
+        hv = (0.0, 0.0, 0.0)
+        if geom.kind != PLANE:
+            hv = (
+                _hessian_entry(geom, n, dist, interior, 0, 0) * v[0, p]
+                + _hessian_entry(geom, n, dist, interior, 0, 1) * v[1, p]
+                + _hessian_entry(geom, n, dist, interior, 0, 2) * v[2, p],
+                _hessian_entry(geom, n, dist, interior, 1, 0) * v[0, p]
+                + _hessian_entry(geom, n, dist, interior, 1, 1) * v[1, p]
+                + _hessian_entry(geom, n, dist, interior, 1, 2) * v[2, p],
+                _hessian_entry(geom, n, dist, interior, 2, 0) * v[0, p]
+                + _hessian_entry(geom, n, dist, interior, 2, 1) * v[1, p]
+                + _hessian_entry(geom, n, dist, interior, 2, 2) * v[2, p],
+            )
+        inv_rho2 = 1.0 / (rho * rho)
+        for i in range(3):
+            for j in range(3):
+                hij = _hessian_entry(geom, n, dist, interior, i, j)
+                dfn_dx = dfel * n[j] - c * (ds * n[j] * vn + s * hv[j])
+                dfn_dv = -c * s * n[j]
+                kx = n[i] * dfn_dx + fn * hij
+                kv = n[i] * dfn_dv
+                # friction: -mu (u_i d f_el / d x_j + f_el A_ik d vt_k / d x_j), A = d u / d vt
+                ax = 0.0
+                av = 0.0
+                for k in range(3):
+                    a_ik = ((1.0 if i == k else 0.0) - vt[i] * vt[k] * inv_rho2) / rho
+                    hkj = _hessian_entry(geom, n, dist, interior, k, j)
+                    ax += a_ik * -(hkj * vn + n[k] * hv[j])
+                    av += a_ik * ((1.0 if k == j else 0.0) - n[k] * n[j])
+                d_dx[i, j, p] = kx - mu * (vt[i] / rho * dfel * n[j] + f_el * ax)
+                d_dv[i, j, p] = kv - mu * f_el * av
+
+
+# --------------------------------------------------------------------------------------------
+# rigid bodies: points fixed in the body frame
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def body_points(
+    body: tuple[Any, ...], b: int, local: NDArray[np.float64], pts: ContactPoints
+) -> None:
+    """Positions and velocities of the points ``local`` (3, m) [m] (body frame) of body ``b``
+    of ``body = (x, v, omega, Q)`` (PyElastica layout: ``Q`` maps lab -> body, ``omega`` in
+    the body frame) into ``pts``: ``x_p = x + Q^T r``, ``v_p = v + (Q^T omega) x (Q^T r)``."""
+    x, v, omega, q = body
+    Q = q[:, :, b]
+    w = (Q[0, 0] * omega[0, b] + Q[1, 0] * omega[1, b] + Q[2, 0] * omega[2, b],
+         Q[0, 1] * omega[0, b] + Q[1, 1] * omega[1, b] + Q[2, 1] * omega[2, b],
+         Q[0, 2] * omega[0, b] + Q[1, 2] * omega[1, b] + Q[2, 2] * omega[2, b])
+    for p in range(local.shape[1]):
+        r = (Q[0, 0] * local[0, p] + Q[1, 0] * local[1, p] + Q[2, 0] * local[2, p],
+             Q[0, 1] * local[0, p] + Q[1, 1] * local[1, p] + Q[2, 1] * local[2, p],
+             Q[0, 2] * local[0, p] + Q[1, 2] * local[1, p] + Q[2, 2] * local[2, p])
+        pts.position[0, p] = x[0, b] + r[0]
+        pts.position[1, p] = x[1, b] + r[1]
+        pts.position[2, p] = x[2, b] + r[2]
+        pts.velocity[0, p] = v[0, b] + w[1] * r[2] - w[2] * r[1]
+        pts.velocity[1, p] = v[1, b] + w[2] * r[0] - w[0] * r[2]
+        pts.velocity[2, p] = v[2, b] + w[0] * r[1] - w[1] * r[0]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def body_wrench(
+    body: tuple[Any, ...], b: int, pts: ContactPoints, force: NDArray[np.float64]
+) -> None:
+    """Add the points' forces ``force`` (3, m) [N] to body ``b`` of
+    ``body = (x, Q, external_forces, external_torques)``: their sum to the force, their
+    moment about the centre of mass (lab, converted to the body frame) to the torque."""
+    x, q, f, tau = body
+    Q = q[:, :, b]
+    t0 = t1 = t2 = 0.0
+    for p in range(force.shape[1]):
+        r0 = pts.position[0, p] - x[0, b]
+        r1 = pts.position[1, p] - x[1, b]
+        r2 = pts.position[2, p] - x[2, b]
+        f[0, b] += force[0, p]
+        f[1, b] += force[1, p]
+        f[2, b] += force[2, p]
+        t0 += r1 * force[2, p] - r2 * force[1, p]
+        t1 += r2 * force[0, p] - r0 * force[2, p]
+        t2 += r0 * force[1, p] - r1 * force[0, p]
+    for i in range(3):
+        tau[i, b] += Q[i, 0] * t0 + Q[i, 1] * t1 + Q[i, 2] * t2
