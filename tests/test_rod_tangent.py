@@ -1,0 +1,269 @@
+"""The consistent tangent of a rod's internal forces and couples (physics/rod_tangent.py).
+
+Oracle: central finite differences of the force kernels the engines evaluate
+(``internal_forces_inplace`` + ``internal_torques_inplace``), nodes moved by ``+-h`` and
+elements turned by ``R(+-h e_a)`` through ``statics_kernels._rotate`` (the solver's own
+increment).  Steps: 1e-6 of the mean rest length for positions and 1e-6 rad for rotations.
+The central difference's truncation error is O(h^2) relative (1e-12 here, the forces vary on
+the scale of an element) and its rounding error about eps |F| / (h |dF/du|) ~ 1e-10 relative;
+the rotation update normalises the axis by ``|w| + 1e-14``, which scales the step by
+``1 - 1e-8``.  A tolerance of 1e-6 of each column's norm is thus three orders above the
+oracle's own error and far below any missing term (those are O(1) of the column).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hsa_elastica.engines.statics_kernels import _rotate
+from hsa_elastica.physics.rod_kernels import internal_forces_inplace, internal_torques_inplace, rod_work
+from hsa_elastica.physics.rod_tangent import (
+    HALF_BANDWIDTH,
+    RodTangentState,
+    band_to_dense,
+    band_to_dgbtrf,
+    rod_tangent_band,
+    tangent_work,
+)
+from hsa_elastica.physics.tables import RodBlockArrays
+
+N_ELEMS = 14
+RTOL = 1e-6
+
+
+def _pyelastica_rod(n: int, seed: int):  # type: ignore[no-untyped-def]
+    """A PyElastica ``CosseratRod`` (its own shear and bend matrices: diagonal, shear
+    coefficient 27/28 on the shear rows) of ``n`` elements, length 0.1 m, radius 5 mm,
+    E = 1 MPa, G = E/3."""
+    from elastica.rod.cosserat_rod import CosseratRod
+
+    rng = np.random.default_rng(seed)
+    normal = rng.normal(size=3)
+    normal = normal - normal[2] * np.array([0.0, 0.0, 1.0])
+    normal /= np.linalg.norm(normal)
+    return CosseratRod.straight_rod(
+        n, np.zeros(3), np.array([0.0, 0.0, 1.0]), normal, 0.1, 5e-3, 1000.0,
+        youngs_modulus=1e6, shear_modulus=1e6 / 3.0,
+    )
+
+
+def _block(rod) -> RodBlockArrays:  # type: ignore[no-untyped-def]
+    """A single-rod :class:`RodBlockArrays` (no ghosts) sharing the rod's arrays."""
+    nn = rod.n_elems + 1
+    fields = {
+        "position": rod.position_collection, "velocity": np.zeros((3, nn)),
+        "omega": np.zeros((3, rod.n_elems)), "director": rod.director_collection,
+        "v_w": np.zeros((2, 3, nn)), "dvdt_dwdt": np.zeros((2, 3, nn)),
+        "acceleration": np.zeros((3, nn)), "alpha": np.zeros((3, rod.n_elems)),
+        "ghost_elems_idx": np.zeros(0, dtype=np.int64),
+        "ghost_voronoi_idx": np.zeros(0, dtype=np.int64),
+    }
+    for name in RodBlockArrays._fields:
+        if name not in fields:
+            fields[name] = getattr(rod, name)
+    return RodBlockArrays(**fields)
+
+
+def _state(b: RodBlockArrays) -> RodTangentState:
+    return RodTangentState(b.position, b.director, b.rest_lengths, b.rest_voronoi_lengths,
+                           b.rest_sigma, b.rest_kappa, b.shear_matrix, b.bend_matrix)
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _expm_skew(v: np.ndarray) -> np.ndarray:
+    th = np.linalg.norm(v)
+    k = _skew(v / th) if th > 0 else np.zeros((3, 3))
+    return np.eye(3) + np.sin(th) * k + (1.0 - np.cos(th)) * k @ k
+
+
+def _deform(b: RodBlockArrays, seed: int) -> None:
+    """Bend, twist, stretch and shear the rod: random node displacements (10 % of an element)
+    and random element rotations up to 0.4 rad, random rest strains and curvatures."""
+    rng = np.random.default_rng(seed)
+    n = b.rest_lengths.shape[0]
+    l0 = float(np.mean(b.rest_lengths))
+    b.position[:] += 0.1 * l0 * rng.normal(size=b.position.shape)
+    b.position[2] *= 1.05  # stretched
+    for k in range(n):
+        turn = _expm_skew(0.4 * rng.uniform(-1, 1, 3) + np.array([0.0, 0.0, 0.1 * k]))
+        b.director[:, :, k] = b.director[:, :, k] @ turn.T
+    b.rest_sigma[:] = 0.02 * rng.normal(size=b.rest_sigma.shape)
+    b.rest_kappa[:] = 5.0 * rng.normal(size=b.rest_kappa.shape)
+
+
+def _residual(b: RodBlockArrays) -> np.ndarray:
+    """Internal forces and couples in the solver's order (node 0, element 0, node 1, ...)."""
+    work = rod_work(b.lengths.shape[0], 1)
+    internal_forces_inplace(b, work)
+    internal_torques_inplace(b, work)
+    n = b.lengths.shape[0]
+    out = np.zeros(6 * n + 3)
+    for i in range(n + 1):
+        out[6 * i : 6 * i + 3] = b.internal_forces[:, i]
+    for k in range(n):
+        out[6 * k + 3 : 6 * k + 6] = b.internal_torques[:, k]
+    return out
+
+
+def _fd_jacobian(b: RodBlockArrays) -> np.ndarray:
+    n = b.lengths.shape[0]
+    hx = 1e-6 * float(np.mean(b.rest_lengths))
+    hw = 1e-6
+    scratch = np.empty((3, 3, 1))
+    jac = np.zeros((6 * n + 3, 6 * n + 3))
+    for j in range(6 * n + 3):
+        idx, a = divmod(j, 6)
+        cols = []
+        for sign in (1.0, -1.0):
+            if a < 3:
+                saved = b.position.copy()
+                b.position[a, idx] += sign * hx
+            else:
+                saved = b.director.copy()
+                w = np.zeros(3)
+                w[a - 3] = sign * hw
+                _rotate(b.director, idx, w[0], w[1], w[2], scratch)
+            cols.append(_residual(b))
+            (b.position if a < 3 else b.director)[:] = saved
+        jac[:, j] = (cols[0] - cols[1]) / (2.0 * (hx if a < 3 else hw))
+    return jac
+
+
+def _tangent(b: RodBlockArrays) -> np.ndarray:
+    n = b.lengths.shape[0]
+    band = np.full((6 * n + 3, 2 * HALF_BANDWIDTH + 1), np.nan)
+    rod_tangent_band(_state(b), tangent_work(n), band)
+    dense = np.empty((6 * n + 3, 6 * n + 3))
+    band_to_dense(band, dense)
+    return dense
+
+
+def _assert_columns_close(tangent: np.ndarray, fd: np.ndarray) -> float:
+    scale = np.linalg.norm(fd, axis=0)
+    assert np.all(scale > 0.0)
+    err = float(np.max(np.abs(tangent - fd) / scale[None, :]))
+    assert err <= RTOL, f"largest entry error {err:.3g} of its column's norm"
+    return err
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tangent_matches_central_differences_on_a_deformed_rod(seed: int) -> None:
+    rod = _pyelastica_rod(N_ELEMS, seed)
+    b = _block(rod)
+    _deform(b, seed)
+    # full (not diagonal) stiffness matrices as well: random SPD on half the elements
+    rng = np.random.default_rng(100 + seed)
+    for k in range(0, N_ELEMS, 2):
+        m = rng.normal(size=(3, 3))
+        b.shear_matrix[:, :, k] = float(np.trace(b.shear_matrix[:, :, k])) / 3.0 * (m @ m.T / 3.0)
+    for k in range(0, N_ELEMS - 1, 2):
+        m = rng.normal(size=(3, 3))
+        b.bend_matrix[:, :, k] = float(np.trace(b.bend_matrix[:, :, k])) / 3.0 * (m @ m.T / 3.0)
+    fd = _fd_jacobian(b)
+    # the deformation reaches every term: large forces and couples, curvature past 0.3 rad
+    assert np.max(np.abs(b.kappa * b.rest_voronoi_lengths)) > 0.3
+    _assert_columns_close(_tangent(b), fd)
+
+
+def test_tangent_matches_central_differences_on_a_straight_rod() -> None:
+    """A straight, untwisted, stretched rod: every rotation log at its small-angle branch."""
+    rod = _pyelastica_rod(N_ELEMS, 3)
+    b = _block(rod)
+    b.position[2] *= 1.03
+    b.rest_sigma[:] = 0.0
+    b.rest_kappa[:] = 0.5
+    fd = _fd_jacobian(b)
+    assert np.max(np.abs(b.kappa)) < 1e-10
+    _assert_columns_close(_tangent(b), fd)
+
+
+def _rest_state_rod(seed: int) -> RodBlockArrays:
+    """A deformed rod made its own rest state (rest lengths, strains, curvatures): unloaded."""
+    rod = _pyelastica_rod(N_ELEMS, seed)
+    b = _block(rod)
+    _deform(b, seed)
+    _residual(b)
+    b.rest_lengths[:] = b.lengths
+    b.rest_voronoi_lengths[:] = 0.5 * (b.lengths[1:] + b.lengths[:-1])
+    _residual(b)
+    b.rest_sigma[:] = b.sigma
+    b.rest_kappa[:] = b.kappa
+    return b
+
+
+def test_tangent_annihilates_rigid_body_modes_of_an_unloaded_rod() -> None:
+    """Moving or turning a free, unloaded rod as a whole changes no internal force: the
+    tangent maps the 3 translations (``dx_i = u``) and 3 rotations (``dx_i = phi x x_i``,
+    ``w_k = Q_k phi``) to zero; the residual itself stays zero to rounding."""
+    b = _rest_state_rod(7)
+    res = _residual(b)
+    jac = _tangent(b)
+    n = N_ELEMS
+    scale = float(np.max(np.abs(jac)))
+    assert np.max(np.abs(res)) < 1e-9 * scale * float(np.mean(b.rest_lengths))
+    for a in range(6):
+        mode = np.zeros(6 * n + 3)
+        e = np.zeros(3)
+        e[a % 3] = 1.0
+        for i in range(n + 1):
+            mode[6 * i : 6 * i + 3] = e if a < 3 else np.cross(e, b.position[:, i])
+        if a >= 3:
+            for k in range(n):
+                mode[6 * k + 3 : 6 * k + 6] = b.director[:, :, k] @ e
+        # a non-rigid mode of the same size is resisted at the tangent's scale
+        out = jac @ mode
+        assert np.max(np.abs(out)) < 1e-9 * scale * np.max(np.abs(mode)), a
+    stretch = np.zeros(6 * n + 3)
+    for i in range(n + 1):
+        stretch[6 * i : 6 * i + 3] = b.position[:, i] - b.position[:, 0]
+    assert np.max(np.abs(jac @ stretch)) > 1e-3 * scale * np.max(np.abs(stretch))
+
+
+def test_axial_block_of_a_straight_unloaded_rod_is_ea_over_l0_times_the_laplacian() -> None:
+    """Straight rod along z, directors aligned, no load: the axial (z) force rows against the
+    nodes' z positions are ``EA/l0`` times the free-free discrete Laplacian, and the lateral
+    ones the same with the shear stiffness ``S_xx`` (PyElastica's ``27/28 G A``, Timoshenko's
+    coefficient of a circular section; the values are the factory's inputs, not read back)."""
+    rod = _pyelastica_rod(N_ELEMS, 4)
+    b = _block(rod)
+    n = N_ELEMS
+    jac = _tangent(b)
+    area = np.pi * 5e-3**2
+    l0 = 0.1 / n
+    lap = np.zeros((n + 1, n + 1))
+    for k in range(n):
+        lap[k : k + 2, k : k + 2] += np.array([[-1.0, 1.0], [1.0, -1.0]])
+    nodes = 6 * np.arange(n + 1)
+    shear = 27.0 / 28.0 * 1e6 / 3.0 * area
+    for comp, stiff in ((2, 1e6 * area), (0, shear), (1, shear)):
+        block = jac[np.ix_(nodes + comp, nodes + comp)]
+        # relative 1e-12: the rest lengths are 0.1/n to rounding, the stiffness is PyElastica's
+        np.testing.assert_allclose(block, stiff / l0 * lap, rtol=1e-12, atol=1e-12 * stiff / l0)
+
+
+def test_band_writer_places_entries_in_dgbtrf_storage() -> None:
+    """``band_to_dgbtrf`` puts ``A[i, j]`` at ``abt[offset + j, kl + ku + i - j]``."""
+    rod = _pyelastica_rod(6, 5)
+    b = _block(rod)
+    _deform(b, 5)
+    n = 6
+    m = 6 * n + 3
+    band = np.zeros((m, 2 * HALF_BANDWIDTH + 1))
+    rod_tangent_band(_state(b), tangent_work(n), band)
+    dense = np.empty((m, m))
+    band_to_dense(band, dense)
+    kl = ku = 14
+    abt = np.zeros((m + 2, 2 * kl + ku + 1))
+    band_to_dgbtrf(band, kl, ku, 2, abt)
+    back = np.zeros((m, m))
+    for i in range(m):
+        for j in range(max(0, i - kl), min(m, i + ku + 1)):
+            back[i, j] = abt[2 + j, kl + ku + i - j]
+    np.testing.assert_array_equal(back, dense)
+    # nothing outside the half bandwidth 11 the module states
+    rows, cols = np.nonzero(dense)
+    assert np.max(np.abs(rows - cols)) == HALF_BANDWIDTH
