@@ -94,14 +94,14 @@ class TangentWork(NamedTuple):
 
     length: NDArray[np.float64]  # (N,)
     tangent: NDArray[np.float64]  # (3, N)
-    mat: NDArray[np.float64]  # (8, 3, 3)
+    mat: NDArray[np.float64]  # (12, 3, 3)
     vec: NDArray[np.float64]  # (8, 3)
 
 
 @njit(cache=True)  # type: ignore[misc]
 def tangent_work(n_elems: int) -> TangentWork:
     """:class:`TangentWork` for a rod of ``n_elems`` elements."""
-    return TangentWork(np.empty(n_elems), np.empty((3, n_elems)), np.empty((8, 3, 3)),
+    return TangentWork(np.empty(n_elems), np.empty((3, n_elems)), np.empty((12, 3, 3)),
                        np.empty((8, 3)))
 
 
@@ -176,13 +176,18 @@ def _element_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
     hn = mat[5]
     hs = mat[6]
     hp = mat[7]
+    q = mat[8]
+    S = mat[9]
+    shs = mat[10]
     n_vec = vec[0]
     s_vec = vec[1]
     f_vec = vec[2]
     p_vec = vec[3]
     for k in range(rod.rest_lengths.shape[0]):
-        q = rod.director[:, :, k]
-        S = rod.shear_matrix[:, :, k]
+        for i in range(3):  # contiguous copies of the element's director and stiffness
+            for j in range(3):
+                q[i, j] = rod.director[i, j, k]
+                S[i, j] = rod.shear_matrix[i, j, k]
         l0 = rod.rest_lengths[k]
         d0 = x[0, k + 1] - x[0, k]
         d1 = x[1, k + 1] - x[1, k]
@@ -217,10 +222,10 @@ def _element_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
         _add_block(band, node + 6, node, fd, 1.0)
         _hat(n_vec, hn)
         _hat(s_vec, hs)
-        _mm(S, hs, tmp)
+        _mm(S, hs, shs)
         for i in range(3):
             for j in range(3):
-                tmp[i, j] = (tmp[i, j] - hn[i, j]) / e
+                tmp[i, j] = (shs[i, j] - hn[i, j]) / e
         _mtm(q, tmp, tmp2)  # Eq. (6), w
         _add_block(band, node, elem, tmp2, 1.0)
         _add_block(band, node + 6, elem, tmp2, -1.0)
@@ -234,8 +239,7 @@ def _element_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
                 fd[i, j] = tmp[i, j] - (tmp2[i, j] - pq) / e
         _add_block(band, elem, node + 6, fd, 1.0)
         _add_block(band, elem, node, fd, -1.0)
-        _mm(S, hs, tmp)
-        _mm(hp, tmp, tmp2)  # [p] S [s]
+        _mm(hp, shs, tmp2)  # [p] S [s]
         _mm(hn, hp, tmp)  # [n] [p]
         for i in range(3):
             for j in range(3):
@@ -258,6 +262,7 @@ def _voronoi_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
     blk = mat[5]
     tmp = mat[6]
     hk = mat[7]
+    B = mat[8]
     th = vec[0]
     kap = vec[1]
     cpl = vec[2]
@@ -265,7 +270,9 @@ def _voronoi_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
     a_v = vec[4]
     b_v = vec[5]
     for k in range(rod.rest_voronoi_lengths.shape[0]):
-        B = rod.bend_matrix[:, :, k]
+        for i in range(3):
+            for j in range(3):
+                B[i, j] = rod.bend_matrix[i, j, k]
         rv = rod.rest_voronoi_lengths[k]
         for i in range(3):
             for j in range(3):
