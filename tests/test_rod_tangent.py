@@ -264,6 +264,91 @@ def test_band_writer_places_entries_in_dgbtrf_storage() -> None:
         for j in range(max(0, i - kl), min(m, i + ku + 1)):
             back[i, j] = abt[2 + j, kl + ku + i - j]
     np.testing.assert_array_equal(back, dense)
-    # nothing outside the half bandwidth 11 the module states
+    # the rod alone reaches 11 places off the diagonal (node k+2 from element k), as stated
     rows, cols = np.nonzero(dense)
-    assert np.max(np.abs(rows - cols)) == HALF_BANDWIDTH
+    assert np.max(np.abs(rows - cols)) == 11 < HALF_BANDWIDTH
+
+
+# --------------------------------------------------------------------------------------------
+# the one-way auxetic law's chain rule (physics/auxetic_tangent.py)
+# --------------------------------------------------------------------------------------------
+def _coupling(b: RodBlockArrays, quadratic: bool):  # type: ignore[no-untyped-def]
+    """A one-row coupling table on the rod's printed geometry: rest strain C_eps = 0.01 m/rad
+    (and C_eps2 = 2e-4 m^2/rad^2), rounded clip to [-0.3, 0.32] over 0.05, stiffness slopes
+    that change S and B by tens of per cent over the rod's twist strains (|k| up to ~80 rad/m),
+    the stiffness law clipped to [-40, 40] rad/m (some elements are outside)."""
+    from hsa_elastica.physics.tables import CouplingTable
+
+    one = np.ones(1)
+    area = np.pi * 5e-3**2
+    return CouplingTable(**{f: np.zeros(1) for f in CouplingTable._fields})._replace(
+        handedness=-1.0 * one, C_eps=0.01 * one, C_eps2=(2e-4 if quadratic else 0.0) * one,
+        eps_min=-0.3 * one, eps_max=0.32 * one, kappa_min=-40.0 * one, kappa_max=40.0 * one,
+        area=area * one, E_slope=1e4 * one, G_slope=5e3 * one, bend_slope=5e-6 * one,
+        twist_slope=4e-6 * one, E_quad=(100.0 if quadratic else 0.0) * one,
+        twist_quad=(1e-7 if quadratic else 0.0) * one, clip_width=0.05 * one,
+        printed_lengths=b.rest_lengths.copy()[None], printed_voronoi=b.rest_voronoi_lengths.copy()[None],
+        printed_shear=b.shear_matrix.copy()[None], printed_bend=b.bend_matrix.copy()[None],
+        **{f: np.zeros((1, b.rest_voronoi_lengths.shape[0])) for f in
+           ("kappa_vor_raw", "kappa_vor", "kappa_vor_clipped", "couple")},
+        **{f: np.zeros((1, b.rest_lengths.shape[0])) for f in
+           ("kappa_elem", "kappa_elem_clipped", "eps")},
+    )
+
+
+def _coupled_residual(b: RodBlockArrays, table) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The static residual's order of evaluation: auxetic update (filter off), then the rod."""
+    from hsa_elastica.physics.auxetic_law import auxetic_update
+    from hsa_elastica.physics.rod_kernels import rotation_log_inplace
+
+    vor = np.empty((3, b.rest_voronoi_lengths.shape[0]))
+    rotation_log_inplace(b.director, vor)
+    auxetic_update(vor, table, 0, -1.0, b.rest_lengths, b.rest_voronoi_lengths, b.shear_matrix,
+                   b.bend_matrix)
+    return _residual(b)
+
+
+@pytest.mark.parametrize("quadratic", [False, True])
+def test_auxetic_chain_rule_matches_central_differences(quadratic: bool) -> None:
+    """Rod tangent + auxetic chain rule = derivative of (auxetic update, internal forces) on a
+    bent, twisted, stretched rod; same steps and tolerance as the rod alone.  Without the
+    chain rule the rod tangent alone misses it by far more than the tolerance."""
+    from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
+
+    rod = _pyelastica_rod(N_ELEMS, 11)
+    b = _block(rod)
+    _deform(b, 11)
+    table = _coupling(b, quadratic)
+    fd = np.zeros((6 * N_ELEMS + 3, 6 * N_ELEMS + 3))
+    # central differences of the coupled residual (same perturbation as _fd_jacobian)
+    hx = 1e-6 * float(np.mean(table.printed_lengths))
+    scratch = np.empty((3, 3, 1))
+    for j in range(6 * N_ELEMS + 3):
+        idx, a = divmod(j, 6)
+        cols = []
+        for sign in (1.0, -1.0):
+            keep = (b.position.copy(), b.director.copy())
+            if a < 3:
+                b.position[a, idx] += sign * hx
+            else:
+                w = np.zeros(3)
+                w[a - 3] = sign * 1e-6
+                _rotate(b.director, idx, w[0], w[1], w[2], scratch)
+            cols.append(_coupled_residual(b, table))
+            b.position[:], b.director[:] = keep
+        fd[:, j] = (cols[0] - cols[1]) / (2.0 * (hx if a < 3 else 1e-6))
+    _coupled_residual(b, table)  # the rest configuration of the present directors
+    kv = table.kappa_vor[0]
+    assert np.any(np.abs(kv) > 40.0) and np.any(np.abs(kv) < 40.0)  # both sides of the clip
+    eps = table.eps[0]  # rest strains on the line, in the rounded corner and clipped
+    assert np.any(eps < 0.27) and np.any((eps > 0.27) & (eps < 0.32)) and np.any(eps == 0.32)
+    band = np.zeros((6 * N_ELEMS + 3, 2 * HALF_BANDWIDTH + 1))
+    rod_tangent_band(_state(b), tangent_work(N_ELEMS), band)
+    alone = np.empty_like(fd)
+    band_to_dense(band, alone)
+    auxetic_tangent_band(_state(b), table, 0, auxetic_tangent_work(N_ELEMS), band)
+    coupled = np.empty_like(fd)
+    band_to_dense(band, coupled)
+    scale = np.linalg.norm(fd, axis=0)
+    assert np.max(np.abs(alone - fd) / scale) > 1e-3
+    _assert_columns_close(coupled, fd)

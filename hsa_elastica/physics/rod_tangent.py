@@ -42,9 +42,12 @@ Variations (``p = Q t``, ``P = I - t t^T``):
 Layout: the unknowns ordered along the rod, node 0, element 0, node 1, ..., element N-1, node N
 (``6 N + 3`` of them; node ``i`` at ``6 i``, element ``k`` at ``6 k + 3``), the residual rows in
 the same order (forces on nodes, couples on elements).  A row couples to the unknowns at most
-:data:`HALF_BANDWIDTH` = 11 places away (a couple through the Voronoi dilatation of its
-neighbours: node ``k+2`` from element ``k``), so the tangent is written into a band
-``band[r, c - r + 11]`` of shape ``(6 N + 3, 23)`` by :func:`rod_tangent_band`; :func:`band_to_dense`
+11 places away (a couple through the Voronoi dilatation of its neighbours: node ``k+2`` from
+element ``k``); the band has :data:`HALF_BANDWIDTH` = 14, the reach of the auxetic law's
+chain rule (:mod:`hsa_elastica.physics.auxetic_tangent`: a Voronoi twist moves the rest lengths
+of two elements and so the rest Voronoi lengths of three) and the static solver's band, so
+that both add into one band ``band[r, c - r + 14]`` of shape ``(6 N + 3, 29)``, written by
+:func:`rod_tangent_band`; :func:`band_to_dense`
 and :func:`band_to_dgbtrf` copy it to a dense matrix (tests) or LAPACK's ``dgbtrf`` band
 storage (transposed, as :mod:`hsa_elastica.engines.statics_linalg` factors it).
 """
@@ -70,7 +73,7 @@ __all__ = [
     "band_to_dgbtrf",
 ]
 
-HALF_BANDWIDTH = 11
+HALF_BANDWIDTH = 14
 
 
 class RodTangentState(NamedTuple):
