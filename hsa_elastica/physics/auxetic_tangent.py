@@ -59,6 +59,7 @@ class AuxeticTangentWork(NamedTuple):
     ve: NDArray[np.float64]  # (15, N) response of the rows to ke_e (window 6e-3 .. 6e+11)
     y: NDArray[np.float64]  # (21,)
     mat: NDArray[np.float64]  # (3, 3, 3)
+    vec: NDArray[np.float64]  # (3, 3)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -66,7 +67,8 @@ def auxetic_tangent_work(n_elems: int) -> AuxeticTangentWork:
     """:class:`AuxeticTangentWork` for a rod of ``n_elems`` elements."""
     nv = n_elems - 1
     return AuxeticTangentWork(np.empty((6, nv)), np.empty((6, nv)), np.empty((6, nv)),
-                              np.empty((15, n_elems)), np.empty(21), np.empty((3, 3, 3)))
+                              np.empty((15, n_elems)), np.empty(21), np.empty((3, 3, 3)),
+                              np.empty((3, 3)))
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -98,8 +100,8 @@ def _voronoi_sensitivities(
         B = rod.bend_matrix
         big_e = 0.5 * (_len(rod.position, j) + _len(rod.position, j + 1)) / rv
         ic = 1.0 / big_e**3
-        cb = [B[r, 0, j] * qv[0] + B[r, 1, j] * qv[1] + B[r, 2, j] * qv[2] for r in range(3)]
-        bk = [B[r, 0, j] * kap[0] + B[r, 1, j] * kap[1] + B[r, 2, j] * kap[2] for r in range(3)]
+        cb = _mv(B, j, qv)
+        bk = _mv(B, j, kap)
         # dB_aa/dkv (Eq. 12, clipped) and dB_zz/drv
         inside = 1.0 if kmin < c.kappa_vor[i][j] < kmax else 0.0
         kvc = min(max(c.kappa_vor[i][j], kmin), kmax)
@@ -130,6 +132,16 @@ def _voronoi_sensitivities(
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
+def _mv(
+    m: NDArray[np.float64], k: int, v: tuple[float, float, float]
+) -> tuple[float, float, float]:
+    """``m[:, :, k] v`` as a tuple (no allocation)."""
+    return (m[0, 0, k] * v[0] + m[0, 1, k] * v[1] + m[0, 2, k] * v[2],
+            m[1, 0, k] * v[0] + m[1, 1, k] * v[1] + m[1, 2, k] * v[2],
+            m[2, 0, k] * v[0] + m[2, 1, k] * v[1] + m[2, 2, k] * v[2])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _len(x: NDArray[np.float64], k: int) -> float:
     d0 = x[0, k + 1] - x[0, k]
     d1 = x[1, k + 1] - x[1, k]
@@ -156,7 +168,8 @@ def _element_responses(
         l0 = rod.rest_lengths[e]
         d = (x[0, e + 1] - x[0, e], x[1, e + 1] - x[1, e], x[2, e + 1] - x[2, e])
         length = _len(x, e)
-        s = [(q[r, 0, e] * d[0] + q[r, 1, e] * d[1] + q[r, 2, e] * d[2]) / l0 for r in range(3)]
+        qd = _mv(q, e, d)
+        s = (qd[0] / l0, qd[1] / l0, qd[2] / l0)
         rr = (s[0] - rod.rest_sigma[0, e], s[1] - rod.rest_sigma[1, e],
               s[2] - 1.0 - rod.rest_sigma[2, e])
         ke = c.kappa_elem[i][e]
@@ -167,14 +180,15 @@ def _element_responses(
               inside * (c.E_slope[i] + 2.0 * c.E_quad[i] * kc) * area)
         dil = length / l0
         # stress-space response g = (n - S s) dl0 / l + dS r / e  (force: Q^T g)
-        g = [0.0, 0.0, 0.0]
-        h = [0.0, 0.0, 0.0]  # l0-weighted for the shear couple: p x ((n - S s) dl0 + l0 dS r)
+        g = work.vec[0]
+        h = work.vec[1]  # for the shear couple: p x ((n - S s) dl0 + l0 dS r)
+        p = work.vec[2]  # Q t
+        n_v = _mv(S, e, rr)
+        ss_v = _mv(S, e, s)
         for r in range(3):
-            n_r = S[r, 0, e] * rr[0] + S[r, 1, e] * rr[1] + S[r, 2, e] * rr[2]
-            ss_r = S[r, 0, e] * s[0] + S[r, 1, e] * s[1] + S[r, 2, e] * s[2]
-            g[r] = (n_r - ss_r) * dl0 / length + ds[r] * rr[r] / dil
-            h[r] = (n_r - ss_r) * dl0 + l0 * ds[r] * rr[r]
-        p = [s[r] / dil for r in range(3)]  # Q t
+            g[r] = (n_v[r] - ss_v[r]) * dl0 / length + ds[r] * rr[r] / dil
+            h[r] = (n_v[r] - ss_v[r]) * dl0 + l0 * ds[r] * rr[r]
+            p[r] = s[r] / dil
         for r in range(15):
             ve[r, e] = 0.0
         for r in range(3):
