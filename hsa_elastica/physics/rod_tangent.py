@@ -171,21 +171,9 @@ def _element_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
     x = rod.position
     mat = work.mat
     vec = work.vec
-    q_t = mat[0]
-    sq = mat[1]
-    fd = mat[2]
-    tmp = mat[3]
-    tmp2 = mat[4]
-    hn = mat[5]
-    hs = mat[6]
-    hp = mat[7]
-    q = mat[8]
-    S = mat[9]
-    shs = mat[10]
-    n_vec = vec[0]
-    s_vec = vec[1]
-    f_vec = vec[2]
-    p_vec = vec[3]
+    q_t, sq, fd, tmp, tmp2, hn = mat[0], mat[1], mat[2], mat[3], mat[4], mat[5]
+    hs, hp, q, S, shs = mat[6], mat[7], mat[8], mat[9], mat[10]  # S[s]: the product S [s]
+    n_vec, s_vec, f_vec, p_vec = vec[0], vec[1], vec[2], vec[3]
     for k in range(rod.rest_lengths.shape[0]):
         for i in range(3):  # contiguous copies of the element's director and stiffness
             for j in range(3):
