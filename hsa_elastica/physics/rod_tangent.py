@@ -47,9 +47,10 @@ element ``k``); the band has :data:`HALF_BANDWIDTH` = 14, the reach of the auxet
 chain rule (:mod:`hsa_elastica.physics.auxetic_tangent`: a Voronoi twist moves the rest lengths
 of two elements and so the rest Voronoi lengths of three) and the static solver's band, so
 that both add into one band ``band[r, c - r + 14]`` of shape ``(6 N + 3, 29)``, written by
-:func:`rod_tangent_band`; :func:`band_to_dense`
-and :func:`band_to_dgbtrf` copy it to a dense matrix (tests) or LAPACK's ``dgbtrf`` band
-storage (transposed, as :mod:`hsa_elastica.engines.statics_linalg` factors it).
+:func:`rod_tangent_band`; :func:`band_to_dense` and :func:`band_to_dgbtrf` copy it to a dense
+matrix (tests) or LAPACK's ``dgbtrf`` band storage (transposed, as
+:mod:`hsa_elastica.engines.statics_linalg` factors it).  Held ends (a motor's node and element)
+are the caller's: their rows and columns are dropped when the band is scattered.
 """
 
 from __future__ import annotations
