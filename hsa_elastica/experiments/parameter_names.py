@@ -94,6 +94,8 @@ def get_value(params: RobotParams, name: str) -> float:
     obj: Any = params
     for part in path:
         obj = getattr(obj, part)
+    if comp is not None and not obj:  # a per-rod imperfection left at []: 0 for every rod
+        return 0.0
     return float(obj[comp] if comp is not None else obj)
 
 
