@@ -180,3 +180,19 @@ def test_onset_is_where_the_tilt_stays_above_the_threshold() -> None:
     tilt[2] = 2.0  # a pose at -150 deg below the threshold: the onset is beyond it
     assert onset(delta, tilt, threshold=5.0)[0] == pytest.approx(-160.0)
     assert onset(delta, np.zeros_like(delta)) == (None, None)
+
+
+def test_calibrate_cli_fits_a_rod_and_refuses_a_rod_that_is_not_there(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from hsa_elastica.cli import main
+
+    out = tmp_path / "fitted.yaml"
+    base = ["calibrate", "--data", "twisting", "--params", "fpu_robot_2022", "--max-poses", "6",
+            "--mirror-branch", "gravity", "--quiet", "--out", str(out)]
+    assert main(base + ["--free", "motor_offset.4"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "motor_offset.4" in err and "0..3" in err and not out.exists()
+    assert main(base + ["--free", "rod_bend_deviation.1", "--bounds", "rod_bend_deviation.1",
+                        "-0.4", "0.4", "--max-evaluations", "2"]) == 0
+    fitted = load_params(out)
+    assert fitted.rod_bend_deviation[1] != 0.0 and fitted.rod_bend_deviation[0::2] == (0.0, 0.0)
+    assert -0.4 <= fitted.rod_bend_deviation[1] <= 0.4
