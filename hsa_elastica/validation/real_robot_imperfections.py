@@ -211,9 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.results)
     out.mkdir(parents=True, exist_ok=True)
     for cand in args.candidates:
-        for split in (["all"] if cand == "none" else args.splits):
-            row = study_one(preset, runs, cand, "blocks" if split == "all" else split,
-                            not args.quiet)
+        for split in args.splits:
+            row = study_one(preset, runs, cand, split, not args.quiet)
             rows.append(row)
             print(table([row]).splitlines()[-1], f"({row['seconds']:.0f} s)", flush=True)
             write_text_atomic(out / "real_robot_imperfections.json",
