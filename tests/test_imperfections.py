@@ -193,7 +193,7 @@ def test_calibrate_cli_fits_a_rod_and_refuses_a_rod_that_is_not_there(tmp_path, 
     assert "\n" not in err and "motor_offset.4" in err and "0..3" in err and not out.exists()
     assert main(base + ["--free", "rod_bend_deviation.1", "--bounds", "rod_bend_deviation.1",
                         "-0.4", "0.4", "--max-evaluations", "2"]) == 0
-    fitted = load_params(out)
+    fitted: RobotParams = load_params(out)
     assert fitted.rod_bend_deviation[1] != 0.0 and fitted.rod_bend_deviation[0::2] == (0.0, 0.0)
     assert -0.4 <= fitted.rod_bend_deviation[1] <= 0.4
 
