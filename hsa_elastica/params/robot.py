@@ -208,6 +208,13 @@ class RobotParams(_ParamsBase):
     Rod ``i`` stands at angle ``first_rod_angle + 2 pi i / n_rods`` on the circle of radius
     ``circle_radius`` around the origin and has handedness ``handedness[i]`` (this overrides
     ``rod.handedness``; see :meth:`rod_params`).
+
+    Imperfections of a real robot, one value per rod or ``()`` (0 for every rod, the default:
+    the symmetric robot): ``motor_offset`` [rad, at most :data:`MAX_MOTOR_OFFSET`] turns rod
+    ``i``'s base by ``phi_i + motor_offset[i]`` from its printed, untwisted state at motor angle
+    ``phi_i`` (built into the rod's initial twist, so every executor sees it);
+    ``rod_C_eps_deviation`` / ``rod_bend_deviation`` [-, at most :data:`MAX_ROD_DEVIATION`]
+    scale rod ``i``'s ``C_eps`` / bending rigidity by ``1 + value`` (:meth:`rod_params`).
     """
 
     _NESTED: ClassVar[dict[str, type]] = {}  # filled in below (classes defined above)
