@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from hsa_elastica.experiments.mocap import CalibrationError
 from hsa_elastica.params import RobotParams
+from hsa_elastica.params.robot import PER_ROD_IMPERFECTIONS
 
 __all__ = ["MOCAP_NAMES", "fittable_names", "get_value", "with_values", "check_names"]
 
@@ -30,10 +31,21 @@ def _resolve(params: RobotParams, name: str) -> tuple[list[str], int | None]:
             continue
         if isinstance(obj, tuple) and part in _COMPONENTS and i == len(parts) - 1:
             return path, _COMPONENTS[part]
+        if path and path[-1] in PER_ROD_IMPERFECTIONS and len(path) == 1 and i == len(parts) - 1:
+            if part.isdigit() and int(part) < params.n_rods:
+                return path, int(part)
+            raise CalibrationError(
+                f"unknown parameter {name!r}: {path[-1]} takes a rod index 0..{params.n_rods - 1} "
+                f"(e.g. {path[-1]}.0)"
+            )
         raise CalibrationError(
             f"unknown parameter {name!r}: {'.'.join(path) or 'RobotParams'} has no field "
             f"{part!r} (use dotted names like rod.C_eps, rod.twist_rigidity, "
-            f"platform.marker_offset.z, or mocap.yaw)"
+            f"platform.marker_offset.z, motor_offset.2, or mocap.yaw)"
+        )
+    if len(path) == 1 and path[0] in PER_ROD_IMPERFECTIONS:
+        raise CalibrationError(
+            f"parameter {name!r} is one value per rod: name a rod, e.g. {name}.0"
         )
     if isinstance(obj, bool) or not isinstance(obj, (int, float)):
         raise CalibrationError(f"parameter {name!r} = {obj!r} is not a number and cannot be fitted")
@@ -51,13 +63,16 @@ def fittable_names(params: RobotParams) -> list[str]:
     (not the integer counts ``n_elements``, ``n_rods``, ``handedness``, nor the time step,
     damping, ramp and recording of ``simulation``, which do not define the statics);
     ``platform.marker_offset`` and a set ``simulation.gravity`` per component (``.x``, ``.y``,
-    ``.z``)."""
+    ``.z``); the per-rod imperfections (``motor_offset``, ``rod_C_eps_deviation``,
+    ``rod_bend_deviation``) per rod (``.0`` ... ``.n_rods-1``)."""
     out: list[str] = []
 
     def walk(obj: Any, prefix: str) -> None:
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
-            if dataclasses.is_dataclass(value):
+            if not prefix and f.name in PER_ROD_IMPERFECTIONS:
+                out.extend(f"{f.name}.{i}" for i in range(params.n_rods))
+            elif dataclasses.is_dataclass(value):
                 if f.name != "simulation":
                     walk(value, f"{prefix}{f.name}.")
             elif isinstance(value, float):
@@ -79,6 +94,8 @@ def get_value(params: RobotParams, name: str) -> float:
     obj: Any = params
     for part in path:
         obj = getattr(obj, part)
+    if comp is not None and not obj:  # a per-rod imperfection left at []: 0 for every rod
+        return 0.0
     return float(obj[comp] if comp is not None else obj)
 
 
@@ -99,7 +116,8 @@ def _set(obj: Any, path: list[str], comp: int | None, value: float) -> Any:
         if comp is None:  # (a float field: _resolve refuses the integer ones)
             new: Any = value
         else:
-            t = list(getattr(obj, head))
+            # a per-rod imperfection left at [] is 0 for every rod
+            t = list(getattr(obj, head)) or [0.0] * obj.n_rods
             t[comp] = value
             new = tuple(t)
     else:

@@ -21,6 +21,7 @@ from hsa_elastica.params.base import (
     _check_real,
     _check_vector,
     _fail,
+    _is_real,
     _ParamsBase,
     _short,
 )
@@ -103,6 +104,17 @@ class JointParams(_ParamsBase):
 
 
 _RAMP_SHAPES = ("linear", "smooth")
+
+#: largest motor zero offset [rad] (15 deg: an assembly error, not a command)
+MAX_MOTOR_OFFSET = math.pi / 12
+#: largest relative deviation of one rod's C_eps or bending rigidity from ``rod``'s
+MAX_ROD_DEVIATION = 0.5
+#: the per-rod imperfection fields of :class:`RobotParams` and the bound of their values
+PER_ROD_IMPERFECTIONS = {
+    "motor_offset": MAX_MOTOR_OFFSET,
+    "rod_C_eps_deviation": MAX_ROD_DEVIATION,
+    "rod_bend_deviation": MAX_ROD_DEVIATION,
+}
 
 
 @dataclass(frozen=True)
@@ -196,6 +208,13 @@ class RobotParams(_ParamsBase):
     Rod ``i`` stands at angle ``first_rod_angle + 2 pi i / n_rods`` on the circle of radius
     ``circle_radius`` around the origin and has handedness ``handedness[i]`` (this overrides
     ``rod.handedness``; see :meth:`rod_params`).
+
+    Imperfections of a real robot, one value per rod or ``()`` (0 for every rod, the default:
+    the symmetric robot): ``motor_offset`` [rad, at most :data:`MAX_MOTOR_OFFSET`] turns rod
+    ``i``'s base by ``phi_i + motor_offset[i]`` from its printed, untwisted state at motor angle
+    ``phi_i`` (built into the rod's initial twist, so every executor sees it);
+    ``rod_C_eps_deviation`` / ``rod_bend_deviation`` [-, at most :data:`MAX_ROD_DEVIATION`]
+    scale rod ``i``'s ``C_eps`` / bending rigidity by ``1 + value`` (:meth:`rod_params`).
     """
 
     _NESTED: ClassVar[dict[str, type]] = {}  # filled in below (classes defined above)
@@ -211,6 +230,15 @@ class RobotParams(_ParamsBase):
     joint: JointParams = field(default_factory=JointParams, metadata={"unit": "see JointParams"})
     simulation: SimulationParams = field(
         default_factory=SimulationParams, metadata={"unit": "see SimulationParams"}
+    )
+    motor_offset: tuple[float, ...] = field(
+        default=(), metadata={"unit": "rad, per rod: motor zero offset; [] = 0 for every rod"}
+    )
+    rod_C_eps_deviation: tuple[float, ...] = field(
+        default=(), metadata={"unit": "-, per rod: C_eps times (1 + value); [] = 0 for every rod"}
+    )
+    rod_bend_deviation: tuple[float, ...] = field(
+        default=(), metadata={"unit": "-, per rod: B_xy times (1 + value); [] = 0 for every rod"}
     )
 
     def __post_init__(self) -> None:
@@ -234,6 +262,7 @@ class RobotParams(_ParamsBase):
         object.__setattr__(
             self, "handedness", tuple(_check_handedness(self, "handedness", x) for x in h)
         )
+        self._check_imperfections()
         if self.circle_radius > self.platform.radius:
             raise _fail(
                 self,
@@ -242,6 +271,34 @@ class RobotParams(_ParamsBase):
                 f"must be <= platform radius {self.platform.radius!r} so the rod tips attach "
                 "to the platform",
             )
+
+    def _check_imperfections(self) -> None:
+        """The per-rod imperfections: [] (0 for every rod) or one finite value per rod within
+        its range, stored as a tuple of floats."""
+        for name, bound in PER_ROD_IMPERFECTIONS.items():
+            v = getattr(self, name)
+            requirement = (
+                f"must be [] or n_rods = {self.n_rods} finite numbers, each in "
+                f"[-{bound:g}, {bound:g}]"
+            )
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
+                raise _fail(self, name, v, requirement)
+            if len(v) not in (0, self.n_rods) or not all(
+                _is_real(x) and math.isfinite(float(x)) and abs(float(x)) <= bound for x in v
+            ):
+                raise _fail(self, name, v, requirement)
+            object.__setattr__(self, name, tuple(float(x) for x in v))
+
+    def is_symmetric(self) -> bool:
+        """True when no per-rod imperfection is set (every rod is ``rod`` with its handedness,
+        every motor's zero is the printed rod's untwisted state)."""
+        return not any(
+            any(x != 0.0 for x in getattr(self, name)) for name in PER_ROD_IMPERFECTIONS
+        )
+
+    def rod_motor_offset(self, i: int) -> float:
+        """Motor zero offset of rod ``i`` [rad] (``motor_offset[i]``, 0 when unset)."""
+        return self.motor_offset[i] if self.motor_offset else 0.0
 
     def min_circle_radius(self) -> float:
         """Smallest ``circle_radius`` [m] at which neighbouring rods of outer radius
@@ -278,8 +335,17 @@ class RobotParams(_ParamsBase):
         return (x, y, self.rod.cap_length_base)
 
     def rod_params(self, i: int) -> RodParams:
-        """Rod parameters of rod ``i`` with its handedness from ``handedness[i]``."""
-        return self.rod.with_handedness(self.handedness[i])
+        """Rod parameters of rod ``i``: its handedness from ``handedness[i]``, ``C_eps`` and the
+        bending rigidity scaled by ``1 + rod_C_eps_deviation[i]`` / ``1 + rod_bend_deviation[i]``
+        (exactly ``rod`` when they are 0)."""
+        p = self.rod.with_handedness(self.handedness[i])
+        dc = self.rod_C_eps_deviation[i] if self.rod_C_eps_deviation else 0.0
+        db = self.rod_bend_deviation[i] if self.rod_bend_deviation else 0.0
+        if dc != 0.0:
+            p = p.replace(C_eps=p.C_eps * (1.0 + dc))
+        if db != 0.0:
+            p = p.replace(bend_rigidity=p.B_xy * (1.0 + db))
+        return p
 
 
 RobotParams._NESTED = {

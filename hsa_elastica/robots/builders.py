@@ -89,7 +89,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from hsa_elastica.robots.compiled import FastRobot
 
-from hsa_elastica.robots.hsa_rod import _motor_schedules, _scaled, coupling_kwargs, make_hsa_rod
+from hsa_elastica.robots.hsa_rod import (
+    _motor_schedules,
+    _scaled,
+    coupling_kwargs,
+    make_hsa_rod,
+    pretwist,
+)
 from hsa_elastica.robots.single_rod import build_single_rod  # noqa: F401  (re-exported)
 
 __all__ = [
@@ -319,6 +325,7 @@ def _place_rods(
             direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
             normal=_placed(frame, radial, vector=True),
         )
+        pretwist(rod, robot_params.rod_motor_offset(i))  # before the motor reads its reference
         sim.append(rod)
         rods.append(rod)
         # rigid top cap: part of the platform, the joint holds the flexible tip below it

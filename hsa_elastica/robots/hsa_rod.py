@@ -20,6 +20,7 @@ from hsa_elastica.params import (
 )
 from hsa_elastica.physics.actuation import (
     Ramp,
+    rotate_about_own_axis,
 )
 from hsa_elastica.physics.auxetic_coupling import (
     ALPHA_C,
@@ -27,7 +28,7 @@ from hsa_elastica.physics.auxetic_coupling import (
     TwistStiffnessLaw,
 )
 
-__all__ = ["make_hsa_rod", "stiffness_law", "coupling_kwargs", "Schedule"]
+__all__ = ["make_hsa_rod", "stiffness_law", "coupling_kwargs", "Schedule", "pretwist"]
 
 Schedule = Union[float, Callable[[float], float]]
 
@@ -121,6 +122,28 @@ def make_hsa_rod(
         rod.inv_mass_second_moment_of_inertia[axis, axis, :] = 1.0 / (rho_l * moment)
     rod.hsa_params = p  # type: ignore[attr-defined]
     return rod
+
+
+def pretwist(rod: CosseratRod, offset: float) -> None:
+    """Give a rod built by :func:`make_hsa_rod` a motor zero offset of ``offset`` [rad].
+
+    Element ``k`` of the ``n`` is turned about its own axis by ``offset (1 - k / (n - 1))``
+    (the base element by ``offset``, the tip element not at all): a uniform twist of the
+    printed rod, whose rest state stays the untwisted one (``rest_kappa`` is 0).  Done before
+    the motor's boundary condition is attached, the motor holds the base element turned by
+    ``offset`` at motor angle 0 (its reference director is the initial base director), so
+    every executor that reads the built model (operators, compiled, implicit, static) sees the
+    offset.  ``offset = 0`` leaves the rod untouched.
+    """
+    if offset == 0.0:
+        return
+    directors = rod.director_collection
+    n = directors.shape[2]
+    out = np.empty((3, 3))
+    for k in range(n):
+        share = 1.0 - k / (n - 1) if n > 1 else 1.0
+        rotate_about_own_axis(np.ascontiguousarray(directors[..., k]), offset * share, out)
+        directors[..., k] = out
 
 
 def stiffness_law(rod_params: RodParams) -> TwistStiffnessLaw | None:

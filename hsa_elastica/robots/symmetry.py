@@ -162,9 +162,24 @@ def robot_symmetries(params: RobotParams) -> list[Symmetry]:
         if np.any(dist[np.arange(n), perm] > 1e-9 * scale) or len(set(perm.tolist())) != n:
             continue
         sym = Symmetry(name, s, tuple(int(j) for j in perm))
-        if np.all(h[perm] == sym.det * h) and np.allclose(s @ gravity, gravity, rtol=0.0, atol=1e-12):
+        if (np.all(h[perm] == sym.det * h) and np.allclose(s @ gravity, gravity, rtol=0.0, atol=1e-12)
+                and _imperfections_kept(params, sym)):
             out.append(sym)
     return out
+
+
+def _imperfections_kept(params: RobotParams, sym: Symmetry) -> bool:
+    """The per-rod imperfections map onto themselves: rod ``j = perm[i]`` has rod ``i``'s
+    stiffness and ``C_eps`` deviations and its motor offset turned by ``det(S)``."""
+    perm = list(sym.perm)
+    for name in ("motor_offset", "rod_C_eps_deviation", "rod_bend_deviation"):
+        v = np.asarray(getattr(params, name), dtype=np.float64)
+        if v.size == 0:
+            continue
+        sign = sym.det if name == "motor_offset" else 1.0
+        if not np.array_equal(v[perm], sign * v):
+            return False
+    return True
 
 
 def command_symmetries(params: RobotParams, angles: Sequence[float] | NDArray[np.float64]
