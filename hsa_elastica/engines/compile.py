@@ -60,80 +60,69 @@ from hsa_elastica.physics.tables import (
     ROD_FIELDS,
     BodyBlockArrays,
     BodyDamperTable,
-    CompressionTable,
-    CouplingTable,
-    EndTable,
-    GravityTable,
     LoadTable,
-    JointTable,
-    MaterialDampingTable,
     ModelTables,
-    MotorTable,
     RodBlockArrays,
-    RodDamperTable,
 )
 
-__all__ = ["CompiledModel", "FastPathUnsupported", "compile_simulator"]
+__all__ = ["CompiledModel", "FastPathUnsupported", "Inputs", "compile_simulator"]
 
 
 @dataclass
-class CompiledModel:
-    """State views, law tables and operator programs of one finalized simulator.
+class Inputs:
+    """What drives a compiled model from outside: live Python objects, read by the engines and
+    the handle at every call, never part of the model's tables or of its state.
 
     ``motor_bcs`` holds the command holders of the ``motors`` rows (row ``i``: a
     :class:`MotorAngleBC` or a rigid :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC`,
     or for a ``TwistMountBC`` its ``MountReaction``, whose schedule is its ``torque``), then the
     compliant :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the
     joint rows whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is
-    its ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
-    reassigned after compilation is followed.  ``callbacks`` are the callback objects (the
-    recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their ``every``
-    attributes in steps (0: none; 1 if one has none).  ``ends``, ``loads`` and
-    ``compression`` are the rod-end constraints, point loads and compression law of the
-    single-rod experiments (empty for a robot).  A model without rigid bodies (a single rod)
-    has empty body arrays.
+    its ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the
+    engine, so a schedule reassigned after compilation is followed.  ``scheduled_loads``: (row
+    of ``loads``, BaseTwistTorque) whose torque is a schedule ``t -> tau`` (the table holds
+    ``tau(0)``; a driver that advances time refreshes the row).  ``callbacks`` are the callback
+    objects (the recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their
+    ``every`` attributes in steps (0: none; 1 if one has none).
+    """
+
+    motor_bcs: list[Any]
+    scheduled_loads: list[tuple[int, Any]]
+    callbacks: list[Any]
+    callback_every: int
+
+
+@dataclass
+class CompiledModel:
+    """One finalized simulator, compiled: its state views (``rod_arrays`` / ``body_arrays``,
+    the memory blocks), its :class:`ModelTables` ``tables`` (one table per law and the operator
+    programs, held once; ``model.joints`` reads ``model.tables.joints``) and its
+    :class:`Inputs`.  ``ends``, ``loads`` and ``compression`` are the rod-end constraints,
+    point loads and compression law of the single-rod experiments (empty for a robot).  A model
+    without rigid bodies (a single rod) has empty body arrays.
     """
 
     rod_arrays: RodBlockArrays
     body_arrays: BodyBlockArrays
-    couplings: CouplingTable
-    joints: JointTable
-    motors: MotorTable
-    motor_bcs: list[Any]
-    rod_dampers: RodDamperTable
-    body_dampers: BodyDamperTable
-    rod_gravity: GravityTable
-    body_gravity: GravityTable
-    material: MaterialDampingTable
-    sync_program: NDArray[np.int64]
-    values_program: NDArray[np.int64]
-    rates_program: NDArray[np.int64]
-    callback_every: int
-    callbacks: list[Any]
-    ends: EndTable
-    loads: LoadTable
-    compression: CompressionTable
-    #: (row of ``loads``, BaseTwistTorque) whose torque is a schedule ``t -> tau``: the table
-    #: holds ``tau(0)``; a driver that advances time must refresh the row
-    scheduled_loads: list[tuple[int, Any]]
+    tables: ModelTables
+    inputs: Inputs
+
+    def __getattr__(self, name: str) -> Any:
+        """A law table or program of :attr:`tables` by its field name (``model.joints``)."""
+        if name in ModelTables._fields and "tables" in self.__dict__:
+            return getattr(self.__dict__["tables"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
-    def tables(self) -> ModelTables:
-        """The law tables and programs as the one record the kernels take."""
-        return ModelTables(
-            couplings=self.couplings, joints=self.joints, motors=self.motors,
-            rod_dampers=self.rod_dampers, body_dampers=self.body_dampers,
-            rod_gravity=self.rod_gravity, body_gravity=self.body_gravity,
-            material=self.material, ends=self.ends, loads=self.loads,
-            compression=self.compression, sync_program=self.sync_program,
-            values_program=self.values_program, rates_program=self.rates_program,
-        )
+    def motor_bcs(self) -> list[Any]:
+        """The motors' command holders (:attr:`Inputs.motor_bcs`)."""
+        return self.inputs.motor_bcs
 
     def commands(self, t: float) -> NDArray[np.float64]:
         """Each motor's command at time ``t`` [s], in the order of :attr:`motor_bcs`: the motor
         angle [rad] (``MotorAngleBC``, ``MotorMount``) or torque [N m] (``TwistMount``)."""
         return np.array(
-            [float((bc.angle if hasattr(bc, "angle") else bc.torque)(t)) for bc in self.motor_bcs],
+            [float((bc.angle if hasattr(bc, "angle") else bc.torque)(t)) for bc in self.inputs.motor_bcs],
             dtype=np.float64,
         )
 
@@ -143,7 +132,7 @@ class CompiledModel:
         torque-driven mount its ``torque`` ``t -> [N m]`` and None.  Sets the motor table's
         ``has_rate`` of the BC rows to match (the mounts after them use no rate)."""
         out: list[tuple[Any, Any]] = []
-        for i, bc in enumerate(self.motor_bcs):
+        for i, bc in enumerate(self.inputs.motor_bcs):
             angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
             if i < self.motors.has_rate.shape[0]:
                 self.motors.has_rate[i] = rate is not None
@@ -232,26 +221,21 @@ class _Compiler(TableBuilder):
                 raise FastPathUnsupported("memory-block arrays must be float64")
         self._compile(sim)
         self.model = CompiledModel(
-            rod_arrays=self.rod_arrays,
-            body_arrays=self.body_arrays,
-            couplings=self.couplings,
-            joints=self.joints,
-            motors=self.motors,
-            motor_bcs=self._motor_bcs,
-            rod_dampers=self.rod_dampers,
-            body_dampers=self.body_dampers,
-            rod_gravity=self.rod_gravity,
-            body_gravity=self.body_gravity,
-            material=self.material,
-            sync_program=self.sync_program,
-            values_program=self.values_program,
-            rates_program=self.rates_program,
-            callback_every=self._callback_period(sim),
-            callbacks=[compat.callback_instance(op) for op in compat.feature_group(sim, "callback")],
-            ends=self.ends,
-            loads=self.loads,
-            compression=self.compression,
-            scheduled_loads=self.scheduled_loads,
+            rod_arrays=self.rod_arrays, body_arrays=self.body_arrays,
+            tables=ModelTables(
+                couplings=self.couplings, joints=self.joints, motors=self.motors,
+                rod_dampers=self.rod_dampers, body_dampers=self.body_dampers,
+                rod_gravity=self.rod_gravity, body_gravity=self.body_gravity,
+                material=self.material, ends=self.ends, loads=self.loads,
+                compression=self.compression, sync_program=self.sync_program,
+                values_program=self.values_program, rates_program=self.rates_program,
+            ),
+            inputs=Inputs(
+                motor_bcs=self._motor_bcs, scheduled_loads=self.scheduled_loads,
+                callbacks=[compat.callback_instance(op)
+                           for op in compat.feature_group(sim, "callback")],
+                callback_every=self._callback_period(sim),
+            ),
         )
 
     # -- compilation ---------------------------------------------------------------------

@@ -475,13 +475,13 @@ class ImplicitEngine:
         return float(self.time)
 
     def run_steps(self, n: int, t: float) -> float:
-        """``n`` steps from ``t`` [s] under the motor schedules of ``model.motor_bcs`` (the
+        """``n`` steps from ``t`` [s] under the motor schedules of ``model.inputs.motor_bcs`` (the
         :class:`~hsa_elastica.engines.fused.Engine` interface); returns the new time [s]."""
         model = self.model
         times = t + self.dt * np.arange(0, n + 1, dtype=np.float64)
         values, rates = self.motor_rows(times)
         self.time = t
-        if not model.scheduled_loads:
+        if not model.inputs.scheduled_loads:
             return self.run_table(times, values, rates)
         # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
         # the step's end (where the scheme evaluates the forces), one step per call; the
@@ -489,11 +489,11 @@ class ImplicitEngine:
         loads = model.loads
         for k in range(n):
             first = k == 0 and not self._started
-            for row, op in model.scheduled_loads:
+            for row, op in model.inputs.scheduled_loads:
                 loads.torque[row] = float(op.torque(float(times[k])))
             if first:
                 self.start(values[0], rates[0])
-            for row, op in model.scheduled_loads:
+            for row, op in model.inputs.scheduled_loads:
                 loads.torque[row] = float(op.torque(float(times[k + 1])))
             self.advance(values[k:k + 2], rates[k:k + 2])
         return float(self.time)
@@ -503,7 +503,7 @@ class ImplicitEngine:
         """The motor commands [rad] at ``times`` [s] (rows) under the model's schedules, and
         the angular velocities [rad/s] imposed during the step ending at each row (row 0: the
         schedule's rate at ``times[0]``, for the initial acceleration)."""
-        m = len(self.model.motor_bcs)
+        m = len(self.model.inputs.motor_bcs)
         n1 = times.shape[0]
         values = np.empty((n1, m))
         rates = np.empty((n1, m))

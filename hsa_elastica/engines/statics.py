@@ -187,7 +187,7 @@ class StaticSolver:
         for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
             arr[:] = 0.0
         # motor angles: the MotorAngleBC rows, then the motor mounts (joint rows)
-        self.n_motors = len(model.motor_bcs)
+        self.n_motors = len(model.inputs.motor_bcs)
         self._layout()
         self.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
         self.status = np.zeros(4)
@@ -648,12 +648,11 @@ def copy_model(model: CompiledModel) -> CompiledModel:
     def dup(t: Any) -> Any:
         return type(t)(*[np.array(a, copy=True) for a in t])
 
+    laws = ("couplings", "joints", "motors", "rod_dampers", "body_dampers", "rod_gravity",
+            "body_gravity", "ends", "loads", "compression")
     return dataclasses.replace(
         model, rod_arrays=dup(model.rod_arrays), body_arrays=dup(model.body_arrays),
-        couplings=dup(model.couplings), joints=dup(model.joints), motors=dup(model.motors),
-        rod_dampers=dup(model.rod_dampers), body_dampers=dup(model.body_dampers),
-        rod_gravity=dup(model.rod_gravity), body_gravity=dup(model.body_gravity),
-        ends=dup(model.ends), loads=dup(model.loads), compression=dup(model.compression),
+        tables=model.tables._replace(**{k: dup(getattr(model.tables, k)) for k in laws}),
     )
 
 

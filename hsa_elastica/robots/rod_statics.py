@@ -132,7 +132,7 @@ class RodStaticSolver:
         self.reference = np.ascontiguousarray(self.model.rod_arrays.director[:, :, 0].copy())
         loads = self.model.loads
         self._tip_row = int(np.nonzero(loads.node >= 0)[0][-1])
-        rows = [k for k, _ in self.model.scheduled_loads]
+        rows = [k for k, _ in self.model.inputs.scheduled_loads]
         self._torque_row = rows[0] if rows else -1
         self._law_row = 0 if with_law else -1
 

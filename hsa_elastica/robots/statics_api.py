@@ -447,7 +447,7 @@ def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = 
         angles = model.commands(t)
     else:
         angles = np.asarray(motor_angles, dtype=np.float64)
-        if angles.shape != (len(model.motor_bcs),) or not np.all(np.isfinite(angles)):
+        if angles.shape != (len(model.inputs.motor_bcs),) or not np.all(np.isfinite(angles)):
             raise ParameterError(
                 f"motor_angles = {motor_angles!r} is invalid: must be one finite angle per motor"
             )
