@@ -57,12 +57,14 @@ from hsa_elastica.physics.tables import (
     OP_COUPLING_TORQUE,
     OP_MOTOR,
     OP_MOUNT_REACTION,
+    LAW_MEMORY,
     ROD_FIELDS,
     BodyBlockArrays,
     BodyDamperTable,
     LoadTable,
     ModelTables,
     RodBlockArrays,
+    State,
 )
 
 __all__ = ["CompiledModel", "FastPathUnsupported", "Inputs", "compile_simulator"]
@@ -94,24 +96,28 @@ class Inputs:
 
 @dataclass
 class CompiledModel:
-    """One finalized simulator, compiled: its state views (``rod_arrays`` / ``body_arrays``,
-    the memory blocks), its :class:`ModelTables` ``tables`` (one table per law and the operator
-    programs, held once; ``model.joints`` reads ``model.tables.joints``) and its
-    :class:`Inputs`.  ``ends``, ``loads`` and ``compression`` are the rod-end constraints,
-    point loads and compression law of the single-rod experiments (empty for a robot).  A model
-    without rigid bodies (a single rod) has empty body arrays.
-    """
+    """One compiled simulator: the memory-block views ``rod_arrays`` / ``body_arrays`` (empty
+    body arrays without rigid bodies), the law tables and programs ``tables`` (held once;
+    ``model.joints`` reads ``model.tables.joints``) and the :class:`Inputs`."""
 
     rod_arrays: RodBlockArrays
     body_arrays: BodyBlockArrays
     tables: ModelTables
     inputs: Inputs
 
-    def __getattr__(self, name: str) -> Any:
-        """A law table or program of :attr:`tables` by its field name (``model.joints``)."""
-        if name in ModelTables._fields and "tables" in self.__dict__:
-            return getattr(self.__dict__["tables"], name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    # the law tables most read outside the engines, by name (the field is ``tables``)
+    couplings = property(lambda self: self.tables.couplings)
+    joints = property(lambda self: self.tables.joints)
+    motors = property(lambda self: self.tables.motors)
+    loads = property(lambda self: self.tables.loads)
+
+    @property
+    def state(self) -> State:
+        """The model's own :class:`State`: views of the memory blocks and of the laws' memory
+        arrays in :attr:`tables` (``state.copy()`` for one that stepping does not touch)."""
+        return State(self.rod_arrays, self.body_arrays, {
+            law: {f: getattr(getattr(self.tables, law), f) for f in fields}
+            for law, fields in LAW_MEMORY.items()})
 
     @property
     def motor_bcs(self) -> list[Any]:
@@ -167,7 +173,7 @@ class CompiledModel:
     def reciprocal_coupling_row(self, director: NDArray[np.float64]) -> int:
         """The row of :attr:`couplings` of the rod whose director array is ``director`` if its
         coupling applies the reciprocal twist couple (the passive law), else -1."""
-        reciprocal = {int(i) for code, i in self.sync_program if code == OP_COUPLING_TORQUE}
+        reciprocal = {int(i) for code, i in self.tables.sync_program if code == OP_COUPLING_TORQUE}
         e0 = compat.block_offset(director, self.rod_arrays.director)
         match = np.flatnonzero(self.couplings.elem_start == e0)
         return int(match[0]) if match.size == 1 and int(match[0]) in reciprocal else -1
@@ -219,27 +225,10 @@ class _Compiler(TableBuilder):
         for arr in (*self.rod_arrays, *self.body_arrays):
             if arr.dtype.kind == "f" and arr.dtype != np.float64:
                 raise FastPathUnsupported("memory-block arrays must be float64")
-        self._compile(sim)
-        self.model = CompiledModel(
-            rod_arrays=self.rod_arrays, body_arrays=self.body_arrays,
-            tables=ModelTables(
-                couplings=self.couplings, joints=self.joints, motors=self.motors,
-                rod_dampers=self.rod_dampers, body_dampers=self.body_dampers,
-                rod_gravity=self.rod_gravity, body_gravity=self.body_gravity,
-                material=self.material, ends=self.ends, loads=self.loads,
-                compression=self.compression, sync_program=self.sync_program,
-                values_program=self.values_program, rates_program=self.rates_program,
-            ),
-            inputs=Inputs(
-                motor_bcs=self._motor_bcs, scheduled_loads=self.scheduled_loads,
-                callbacks=[compat.callback_instance(op)
-                           for op in compat.feature_group(sim, "callback")],
-                callback_every=self._callback_period(sim),
-            ),
-        )
+        self.model = CompiledModel(self.rod_arrays, self.body_arrays, *self._compile(sim))
 
     # -- compilation ---------------------------------------------------------------------
-    def _compile(self, sim: Any) -> None:
+    def _compile(self, sim: Any) -> tuple[ModelTables, Inputs]:
         """Walk the operators in PyElastica's call order (synchronize, constrain_values,
         constrain_rates, damping) into row lists and programs, then write the tables."""
         self._couplings: list[tuple[AuxeticCoupling, Any]] = []
@@ -259,10 +248,12 @@ class _Compiler(TableBuilder):
         values, motor_of, ends_of = self._value_rows(sim)
         sync = self._resolve_reactions(sync, self._reactions, self._motors)
         rates = self._rate_rows(sim, motor_of, ends_of)
-        self._write_tables()
-        self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
-        self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
-        self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
+        tables, inputs = self._write_tables(sim)
+        def program(rows: list[tuple[int, int]]) -> NDArray[np.int64]:
+            return np.array(rows, dtype=np.int64).reshape(-1, 2)
+
+        return tables._replace(sync_program=program(sync), values_program=program(values),
+                               rates_program=program(rates)), inputs
 
     def _synchronize_rows(self, sim: Any) -> list[tuple[int, int]]:
         """The sync program (forcings and connections, FIFO order); fills the row lists of the
@@ -413,38 +404,47 @@ class _Compiler(TableBuilder):
                 raise FastPathUnsupported("damper on an unsupported system")
         return rates
 
-    def _write_tables(self) -> None:
-        """The law tables of the collected rows (and the motors' command holders)."""
-        motors, joints, loads = self._motors, self._joints, self._loads
-        self.couplings = self._coupling_table(self._couplings)
-        self.joints = self._joint_table(joints, len(motors))
-        self.motors = self._motor_table(motors)
+    def _write_tables(self, sim: Any) -> tuple[ModelTables, Inputs]:
+        """The law tables of the collected rows (programs empty) and the inputs: the motors'
+        command holders, the scheduled loads and the callbacks."""
+        motors, joints, loads, body_dampers = self._motors, self._joints, self._loads, self._body_dampers
         # the command of a torque-driven mount is its reaction's torque schedule
         torque_of = {id(rod): r for r, rod, _ in self._reactions if r.free_twist}
-        self._motor_bcs: list[Any] = [
+        motor_bcs: list[Any] = [
             torque_of[id(rod)] if getattr(bc, "free_twist", False) else bc for bc, rod in motors
-        ]
-        self._motor_bcs += [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
-        self.rod_dampers = self._rod_damper_table(self._rod_dampers)
-        body_dampers = self._body_dampers
-        self.body_dampers = BodyDamperTable(
-            body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
-            translational=np.array([c for _, c, _ in body_dampers], dtype=np.float64),
-            rotational=np.array([c for _, _, c in body_dampers], dtype=np.float64),
+        ] + [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
+        no_program = np.zeros((0, 2), dtype=np.int64)
+        tables = ModelTables(
+            couplings=self._coupling_table(self._couplings),
+            joints=self._joint_table(joints, len(motors)),
+            motors=self._motor_table(motors),
+            rod_dampers=self._rod_damper_table(self._rod_dampers),
+            body_dampers=BodyDamperTable(
+                body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
+                translational=np.array([c for _, c, _ in body_dampers], dtype=np.float64),
+                rotational=np.array([c for _, _, c in body_dampers], dtype=np.float64),
+            ),
+            rod_gravity=gravity_table(self._rod_gravity),
+            body_gravity=gravity_table(self._body_gravity),
+            material=self._material_table(self._material),
+            ends=end_table(self._ends),
+            loads=LoadTable(
+                node=np.array([r[0] for r in loads], dtype=np.int64),
+                force=np.array([r[1] for r in loads], dtype=np.float64).reshape(-1, 3),
+                element=np.array([r[2] for r in loads], dtype=np.int64),
+                torque=np.array([r[3] for r in loads], dtype=np.float64),
+                ramp=np.array([r[4] for r in loads], dtype=np.float64),
+            ),
+            compression=self._compression_table(self._compression),
+            sync_program=no_program, values_program=no_program, rates_program=no_program,
         )
-        self.rod_gravity = gravity_table(self._rod_gravity)
-        self.body_gravity = gravity_table(self._body_gravity)
-        self.material = self._material_table(self._material)
-        self.ends = end_table(self._ends)
-        self.loads = LoadTable(
-            node=np.array([r[0] for r in loads], dtype=np.int64),
-            force=np.array([r[1] for r in loads], dtype=np.float64).reshape(-1, 3),
-            element=np.array([r[2] for r in loads], dtype=np.int64),
-            torque=np.array([r[3] for r in loads], dtype=np.float64),
-            ramp=np.array([r[4] for r in loads], dtype=np.float64),
+        inputs = Inputs(
+            motor_bcs=motor_bcs,
+            scheduled_loads=[(k, r[5]) for k, r in enumerate(loads) if r[5] is not None],
+            callbacks=[compat.callback_instance(op) for op in compat.feature_group(sim, "callback")],
+            callback_every=self._callback_period(sim),
         )
-        self.scheduled_loads = [(k, r[5]) for k, r in enumerate(loads) if r[5] is not None]
-        self.compression = self._compression_table(self._compression)
+        return tables, inputs
 
     def _resolve_reactions(
         self, sync: list[tuple[int, int]], reactions: list[tuple[MountReaction, Any, Any]],

@@ -235,7 +235,7 @@ class ImplicitEngine:
         self.solver = StaticSolver(model)  # layout, colouring, band LU; zeroes the velocities
         s = self.solver
         self.n = s.n
-        prog = model.rates_program
+        prog = model.tables.rates_program
         keep_bc = np.isin(prog[:, 0], (OP_MOTOR, OP_END)) if prog.size else np.zeros(0, bool)
         keep_d = np.isin(prog[:, 0], (OP_DAMP_ROD, OP_DAMP_BODY, OP_MATERIAL_DAMPING)) \
             if prog.size else np.zeros(0, bool)

@@ -97,7 +97,7 @@ class FastRobot(ControlMixin):
         self.joints = model.joints
         # the motor table; ``self.motors`` stays the wrapped robot's operator handles
         self.motor_table = model.motors
-        self.sync_program = model.sync_program
+        self.sync_program = model.tables.sync_program
         self._motor_bcs = model.inputs.motor_bcs
         self._couple_of_rod = self._twist_couple_reader(self.robot)
         self._bind_sensors()
