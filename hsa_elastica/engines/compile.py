@@ -72,20 +72,16 @@ __all__ = ["CompiledModel", "FastPathUnsupported", "Inputs", "compile_simulator"
 
 @dataclass
 class Inputs:
-    """What drives a compiled model from outside: live Python objects, read by the engines and
-    the handle at every call, never part of the model's tables or of its state.
+    """What drives a compiled model from outside (live objects, never in its tables or state).
 
-    ``motor_bcs`` holds the command holders of the ``motors`` rows (row ``i``: a
-    :class:`MotorAngleBC` or a rigid :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC`,
-    or for a ``TwistMountBC`` its ``MountReaction``, whose schedule is its ``torque``), then the
-    compliant :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the
-    joint rows whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is
-    its ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the
-    engine, so a schedule reassigned after compilation is followed.  ``scheduled_loads``: (row
-    of ``loads``, BaseTwistTorque) whose torque is a schedule ``t -> tau`` (the table holds
-    ``tau(0)``; a driver that advances time refreshes the row).  ``callbacks`` are the callback
-    objects (the recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their
-    ``every`` attributes in steps (0: none; 1 if one has none).
+    ``motor_bcs``: the command holders of the ``motors`` rows (a :class:`MotorAngleBC`, a rigid
+    ``MotorMountBC``, or a ``TwistMountBC``'s ``MountReaction``), then the compliant
+    ``MotorMount`` / ``TwistMount`` (the joint rows whose ``angle_col`` is their index here); their
+    ``angle`` / ``angle_rate`` (``torque`` for torque-driven mounts) are read at every engine
+    call, so a schedule reassigned after compilation is followed.  ``scheduled_loads``: (row of
+    ``loads``, BaseTwistTorque) whose torque ``t -> tau`` a driver writes into the row.
+    ``callbacks``: the recorders; ``callback_every``: the gcd of their ``every`` in steps (0:
+    none; 1 if one has none).
     """
 
     motor_bcs: list[Any]

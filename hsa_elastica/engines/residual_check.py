@@ -108,6 +108,8 @@ class ResidualCheck:
         """Max-norms (forces [N], couples [N m]) of the static residual of the running model's
         present pose at motor ``angles`` [rad]
         (:func:`~hsa_elastica.engines.statics.model_residual`'s numbers, without its copy)."""
-        s, m = self.solver, self.model
-        s._kernel(copy_pose)(m.rod_arrays, m.body_arrays, m.joints, self.record.model)
+        s, live = self.solver, self.model.state
+        s.state.set_pose(live.pose)  # (copy_pose's copies, in Python: no kernel to compile)
+        for name in ("rest_orientation", "initialized"):
+            np.copyto(s.state.memory["joints"][name], live.memory["joints"][name])
         return s.norms(s.evaluate(np.asarray(angles, dtype=np.float64)))
