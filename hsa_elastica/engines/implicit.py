@@ -287,7 +287,7 @@ class ImplicitEngine:
         self._vsave = np.zeros(n)
         self._rscratch = np.empty((3, 3, 1))
         self._counts = np.zeros(1, dtype=np.int64)
-        self._q0 = Pose(*(np.empty_like(a) for a in self._pose()))
+        self._q0 = Pose(*(np.empty_like(a) for a in self.model.state.pose))
         self._rot_rows = np.isin(s.kind, (1, 4, 5, KIND_BODY_ROT))
         self._inv_scale = np.where(self._rot_rows, 1.0 / self.tol_rotation, 1.0 / self.tol_position)
         # first unknown of each unknown's element / body (rotation components are consecutive)
@@ -332,11 +332,6 @@ class ImplicitEngine:
         return DynamicTerms(self._unknowns, self.bc_program, self.damp_program, self.dt_table,
                             self._filter_saved, self._filter_t0,
                             *damping_rates(t.rod_dampers, t.body_dampers, self.dt_table))
-
-    def _pose(self) -> tuple[NDArray[np.float64], ...]:
-        m = self.model
-        return (m.rod_arrays.position, m.rod_arrays.director, m.body_arrays.position,
-                m.body_arrays.director)
 
     def extra_state(self) -> dict[str, np.ndarray]:
         """The integrator's own state beyond the model's arrays (copies): velocities, true,
