@@ -145,17 +145,11 @@ class CompiledModel:
         """The state an engine advances, by name: the memory blocks (``rod``, ``body``) and
         every writable array of the tables (twist-filter memory, joint rest orientations,
         damper workspaces, ...)."""
-        out: dict[str, NDArray[Any]] = {}
-        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays}
-        named.update(self.tables._asdict())
-        for prefix, record in named.items():
-            if isinstance(record, np.ndarray):
-                out[prefix] = record
-                continue
-            for name, value in record._asdict().items():
-                if isinstance(value, np.ndarray) and value.flags.writeable:
-                    out[f"{prefix}.{name}"] = value
-        return out
+        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays, **self.tables._asdict()}
+        return {key: a for prefix, record in named.items()  # (the programs are arrays)
+                for key, a in ([(prefix, record)] if isinstance(record, np.ndarray) else
+                               [(f"{prefix}.{n}", v) for n, v in record._asdict().items()
+                                if isinstance(v, np.ndarray) and v.flags.writeable])}
 
     def tip_joint_row(self, director: NDArray[np.float64]) -> int:
         """The row of :attr:`joints` at the tip element of the rod whose director array is

@@ -132,12 +132,10 @@ def _smallest_last(conflict: sp.csr_matrix) -> NDArray[np.int64]:
 class StaticSolver:
     """Newton solver for the static equilibrium of a :class:`CompiledModel` (see module doc).
 
-    The solver works on ``state`` (default: the model's own, ``model.state``), which must be
-    fresh (built, finalized, never stepped): construction captures the joints' rest orientation
-    at the assembly pose, as the first dynamic step does, and zeroes the velocities.  The
-    solver then owns that state; a trial step is undone by copying a saved :class:`Pose` back
-    (:meth:`pose`, :meth:`set_pose`).  On a state of its own (``state=model.state.copy()``)
-    the solver also has its own workspaces and leaves the model's arrays alone.
+    It owns ``state`` (default ``model.state``; ``model.state.copy()``: the model is left alone,
+    own workspaces too), which must be fresh (never stepped): construction captures the joints'
+    rest orientation at the assembly pose, as the first dynamic step does, and zeroes the
+    velocities.  A trial step is undone by copying a saved :meth:`pose` back (:meth:`set_pose`).
 
     ``tol_force`` [N] / ``tol_torque`` [N m]: max-norm convergence bounds (defaults 1e-8 N and
     1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
