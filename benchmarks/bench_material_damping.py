@@ -86,15 +86,15 @@ def time_kernel(steps: int, repeat: int) -> float:
     rod = m.rod_arrays
     v0 = rod.velocity.copy()
     w0 = rod.omega.copy()
-    loop(1, m.material, rod, v0, w0)
-    copy_only(1, m.material, rod, v0, w0)
+    loop(1, m.tables.material, rod, v0, w0)
+    copy_only(1, m.tables.material, rod, v0, w0)
     best = math.inf
     for _ in range(repeat):
         w = time.process_time()
-        loop(steps, m.material, rod, v0, w0)
+        loop(steps, m.tables.material, rod, v0, w0)
         t1 = time.process_time() - w
         w = time.process_time()
-        copy_only(steps, m.material, rod, v0, w0)
+        copy_only(steps, m.tables.material, rod, v0, w0)
         t2 = time.process_time() - w
         best = min(best, (t1 - t2) / steps * 1e6)
     return best

@@ -31,11 +31,13 @@ import numpy as np
 
 
 def _tables(prefix: str, model: Any, out: dict[str, np.ndarray]) -> None:
-    """Every array field of every NamedTuple table of a compiled model."""
-    for name in dir(model):
-        if name.startswith("_"):
-            continue
-        value = getattr(model, name, None)
+    """Every array field of every NamedTuple table of a compiled model (the law tables held
+    in ``model.tables`` under their own names, as when they were fields of the model)."""
+    records = {name: getattr(model, name, None) for name in dir(model) if not name.startswith("_")}
+    tables = records.get("tables")
+    if isinstance(tables, tuple) and hasattr(tables, "_fields"):
+        records.update(tables._asdict())
+    for name, value in records.items():
         if isinstance(value, tuple) and hasattr(value, "_fields"):
             for field in value._fields:
                 arr = getattr(value, field)

@@ -171,8 +171,8 @@ def main() -> None:
     )
     robot = build_fast_robot(p, [1.0, -1.0, 1.0, -1.0], record=False)
     robot.run(0.05)  # mid-ramp: moving rods, initialised operators
-    m = robot.model
-    rod, body = m.rod_arrays, m.body_arrays
+    m = robot.model.tables  # the law tables and programs
+    rod, body = robot.model.rod_arrays, robot.model.body_arrays
     work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
     angles = np.array([0.3, -0.3, 0.3, -0.3])
     rates = np.zeros(4)

@@ -120,7 +120,7 @@ def test_one_step_static_continuation_keeps_every_turn():
     ref = solve_static(p, a, fallback=False)
     assert ref.converged
     solver, straight = static_solver(p)
-    solver.restore_state(straight)
+    solver.set_pose(straight)
     out = solver.solve(a, start=np.zeros(4), steps=1, check_stability=False)
     assert out.converged
     z = float(solver.model.body_arrays.position[2, 0])
@@ -136,7 +136,7 @@ def test_static_solution_with_a_lost_turn_is_not_converged(monkeypatch):
     h = np.array(p.handedness, dtype=np.float64)
     solver, straight = static_solver(p)
     monkeypatch.setattr(solver, "max_angle_step", math.inf)
-    solver.restore_state(straight)
+    solver.set_pose(straight)
     near = solver.solve(1.0 * h, start=np.zeros(4), steps=CONTINUATION_STEPS,
                         check_stability=False)
     assert near.converged

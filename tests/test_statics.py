@@ -218,18 +218,18 @@ def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
     solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
     a = np.full(solver.n_motors, 0.3)
     dx = np.where(solver.is_torque, 1e-2, 1e-4) * np.random.default_rng(1).standard_normal(solver.n)
-    start = solver.save_state()
+    start = solver.pose()
     results = []
     for jit in (False, True):
         monkeypatch.setattr(uncompiled, "ready", lambda kernel: False)  # neither compiled nor cached
         monkeypatch.setattr(solver, "jit", jit)
-        solver.restore_state(start)
+        solver.set_pose(start)
         solver.move(dx, 0.5)
-        moved = solver.save_state()
+        moved = solver.pose()
         f = solver.evaluate(a).copy()  # (sets the motor-held elements: compare after it)
-        evaluated = solver.save_state()
+        evaluated = solver.pose()
         jac = solver.jacobian(a, f).toarray()
-        after = solver.save_state()
+        after = solver.pose()
         results.append((moved, f, jac))
         assert all(np.array_equal(x, y) for x, y in zip(after, evaluated))
     (m0, f0, j0), (m1, f1, j1) = results
@@ -248,12 +248,12 @@ def test_check_only_stability_uses_superlu_to_round_off(monkeypatch: pytest.Monk
 
     solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
     a = np.zeros(solver.n_motors)
-    start = solver.save_state()
+    start = solver.pose()
     lams = []
     ready = uncompiled.ready
     for cold in (True, False):
         monkeypatch.setattr(uncompiled, "ready", (lambda kernel: False) if cold else ready)
-        solver.restore_state(start)
+        solver.set_pose(start)
         solver._lu = None
         if cold:
             assert isinstance(solver.factorize(solver.jacobian(a, solver.evaluate(a).copy())),

@@ -121,9 +121,9 @@ def test_buckled_symmetric_command_is_flagged_with_its_branch() -> None:
     symmetric = solve_static(P, BUCKLING, check_stability=False, fallback=False)
     assert symmetric.converged and symmetric.symmetry_broken is False
     solver, _ = static_solver(P)
-    solver.restore_state(symmetric.state[1])
+    solver.set_pose(symmetric.state[1])
     lam_sym, _ = solver.stability(np.array(BUCKLING), solver.stability_modes, vectors=False)
-    solver.restore_state(static.top.state[1])
+    solver.set_pose(static.top.state[1])
     lam_branch, _ = solver.stability(np.array(BUCKLING), solver.stability_modes, vectors=False)
     assert lam_sym < 0.0 < lam_branch
 

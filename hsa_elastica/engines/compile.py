@@ -57,83 +57,74 @@ from hsa_elastica.physics.tables import (
     OP_COUPLING_TORQUE,
     OP_MOTOR,
     OP_MOUNT_REACTION,
+    LAW_MEMORY,
     ROD_FIELDS,
     BodyBlockArrays,
     BodyDamperTable,
-    CompressionTable,
-    CouplingTable,
-    EndTable,
-    GravityTable,
     LoadTable,
-    JointTable,
-    MaterialDampingTable,
     ModelTables,
-    MotorTable,
     RodBlockArrays,
-    RodDamperTable,
+    State,
 )
 
-__all__ = ["CompiledModel", "FastPathUnsupported", "compile_simulator"]
+__all__ = ["CompiledModel", "FastPathUnsupported", "Inputs", "compile_simulator"]
+
+
+@dataclass
+class Inputs:
+    """What drives a compiled model from outside (live objects, never in its tables or state).
+
+    ``motor_bcs``: the command holders of the ``motors`` rows (a :class:`MotorAngleBC`, a rigid
+    ``MotorMountBC``, or a ``TwistMountBC``'s ``MountReaction``), then the compliant
+    ``MotorMount`` / ``TwistMount`` (the joint rows whose ``angle_col`` is their index here); their
+    ``angle`` / ``angle_rate`` (``torque`` for torque-driven mounts) are read at every engine
+    call, so a schedule reassigned after compilation is followed.  ``scheduled_loads``: (row of
+    ``loads``, BaseTwistTorque) whose torque ``t -> tau`` a driver writes into the row.
+    ``callbacks``: the recorders; ``callback_every``: the gcd of their ``every`` in steps (0:
+    none; 1 if one has none).
+    """
+
+    motor_bcs: list[Any]
+    scheduled_loads: list[tuple[int, Any]]
+    callbacks: list[Any]
+    callback_every: int
 
 
 @dataclass
 class CompiledModel:
-    """State views, law tables and operator programs of one finalized simulator.
-
-    ``motor_bcs`` holds the command holders of the ``motors`` rows (row ``i``: a
-    :class:`MotorAngleBC` or a rigid :class:`~hsa_elastica.physics.rigid_mounts.MotorMountBC`,
-    or for a ``TwistMountBC`` its ``MountReaction``, whose schedule is its ``torque``), then the
-    compliant :class:`~hsa_elastica.physics.mounts.MotorMount` / ``TwistMount`` instances (the
-    joint rows whose ``angle_col`` is their index in this list; a ``TwistMount``'s schedule is
-    its ``torque``): their ``angle`` / ``angle_rate`` schedules are read at every call of the engine, so a schedule
-    reassigned after compilation is followed.  ``callbacks`` are the callback objects (the
-    recorders behind PyElastica's wrappers); ``callback_every`` is the gcd of their ``every``
-    attributes in steps (0: none; 1 if one has none).  ``ends``, ``loads`` and
-    ``compression`` are the rod-end constraints, point loads and compression law of the
-    single-rod experiments (empty for a robot).  A model without rigid bodies (a single rod)
-    has empty body arrays.
-    """
+    """One compiled simulator: the memory-block views ``rod_arrays`` / ``body_arrays`` (empty
+    body arrays without rigid bodies), the law tables and programs ``tables`` (held once;
+    ``model.joints`` reads ``model.tables.joints``) and the :class:`Inputs`."""
 
     rod_arrays: RodBlockArrays
     body_arrays: BodyBlockArrays
-    couplings: CouplingTable
-    joints: JointTable
-    motors: MotorTable
-    motor_bcs: list[Any]
-    rod_dampers: RodDamperTable
-    body_dampers: BodyDamperTable
-    rod_gravity: GravityTable
-    body_gravity: GravityTable
-    material: MaterialDampingTable
-    sync_program: NDArray[np.int64]
-    values_program: NDArray[np.int64]
-    rates_program: NDArray[np.int64]
-    callback_every: int
-    callbacks: list[Any]
-    ends: EndTable
-    loads: LoadTable
-    compression: CompressionTable
-    #: (row of ``loads``, BaseTwistTorque) whose torque is a schedule ``t -> tau``: the table
-    #: holds ``tau(0)``; a driver that advances time must refresh the row
-    scheduled_loads: list[tuple[int, Any]]
+    tables: ModelTables
+    inputs: Inputs
+
+    # the law tables most read outside the engines, by name (the field is ``tables``)
+    couplings = property(lambda self: self.tables.couplings)
+    joints = property(lambda self: self.tables.joints)
+    motors = property(lambda self: self.tables.motors)
+    loads = property(lambda self: self.tables.loads)
 
     @property
-    def tables(self) -> ModelTables:
-        """The law tables and programs as the one record the kernels take."""
-        return ModelTables(
-            couplings=self.couplings, joints=self.joints, motors=self.motors,
-            rod_dampers=self.rod_dampers, body_dampers=self.body_dampers,
-            rod_gravity=self.rod_gravity, body_gravity=self.body_gravity,
-            material=self.material, ends=self.ends, loads=self.loads,
-            compression=self.compression, sync_program=self.sync_program,
-            values_program=self.values_program, rates_program=self.rates_program,
-        )
+    def state(self) -> State:
+        """The model's own :class:`State`: views of the memory blocks and of the laws' memory
+        arrays in :attr:`tables` (``state.copy()`` for one that stepping does not touch)."""
+        return State(self.rod_arrays, self.body_arrays, {
+            law: {f: getattr(getattr(self.tables, law), f) for f in fields}
+            for law, fields in LAW_MEMORY.items()})
+
+    @property
+    def motor_bcs(self) -> list[Any]:
+        """The motors' command holders (:attr:`Inputs.motor_bcs`)."""
+        return self.inputs.motor_bcs
 
     def commands(self, t: float) -> NDArray[np.float64]:
         """Each motor's command at time ``t`` [s], in the order of :attr:`motor_bcs`: the motor
         angle [rad] (``MotorAngleBC``, ``MotorMount``) or torque [N m] (``TwistMount``)."""
         return np.array(
-            [float((bc.angle if hasattr(bc, "angle") else bc.torque)(t)) for bc in self.motor_bcs],
+            [float((bc.angle if hasattr(bc, "angle") else bc.torque)(t)) for bc in self.inputs.motor_bcs],
             dtype=np.float64,
         )
 
@@ -143,7 +134,7 @@ class CompiledModel:
         torque-driven mount its ``torque`` ``t -> [N m]`` and None.  Sets the motor table's
         ``has_rate`` of the BC rows to match (the mounts after them use no rate)."""
         out: list[tuple[Any, Any]] = []
-        for i, bc in enumerate(self.motor_bcs):
+        for i, bc in enumerate(self.inputs.motor_bcs):
             angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
             if i < self.motors.has_rate.shape[0]:
                 self.motors.has_rate[i] = rate is not None
@@ -154,17 +145,11 @@ class CompiledModel:
         """The state an engine advances, by name: the memory blocks (``rod``, ``body``) and
         every writable array of the tables (twist-filter memory, joint rest orientations,
         damper workspaces, ...)."""
-        out: dict[str, NDArray[Any]] = {}
-        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays}
-        named.update(self.tables._asdict())
-        for prefix, record in named.items():
-            if isinstance(record, np.ndarray):
-                out[prefix] = record
-                continue
-            for name, value in record._asdict().items():
-                if isinstance(value, np.ndarray) and value.flags.writeable:
-                    out[f"{prefix}.{name}"] = value
-        return out
+        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays, **self.tables._asdict()}
+        return {key: a for prefix, record in named.items()  # (the programs are arrays)
+                for key, a in ([(prefix, record)] if isinstance(record, np.ndarray) else
+                               [(f"{prefix}.{n}", v) for n, v in record._asdict().items()
+                                if isinstance(v, np.ndarray) and v.flags.writeable])}
 
     def tip_joint_row(self, director: NDArray[np.float64]) -> int:
         """The row of :attr:`joints` at the tip element of the rod whose director array is
@@ -178,7 +163,7 @@ class CompiledModel:
     def reciprocal_coupling_row(self, director: NDArray[np.float64]) -> int:
         """The row of :attr:`couplings` of the rod whose director array is ``director`` if its
         coupling applies the reciprocal twist couple (the passive law), else -1."""
-        reciprocal = {int(i) for code, i in self.sync_program if code == OP_COUPLING_TORQUE}
+        reciprocal = {int(i) for code, i in self.tables.sync_program if code == OP_COUPLING_TORQUE}
         e0 = compat.block_offset(director, self.rod_arrays.director)
         match = np.flatnonzero(self.couplings.elem_start == e0)
         return int(match[0]) if match.size == 1 and int(match[0]) in reciprocal else -1
@@ -230,32 +215,10 @@ class _Compiler(TableBuilder):
         for arr in (*self.rod_arrays, *self.body_arrays):
             if arr.dtype.kind == "f" and arr.dtype != np.float64:
                 raise FastPathUnsupported("memory-block arrays must be float64")
-        self._compile(sim)
-        self.model = CompiledModel(
-            rod_arrays=self.rod_arrays,
-            body_arrays=self.body_arrays,
-            couplings=self.couplings,
-            joints=self.joints,
-            motors=self.motors,
-            motor_bcs=self._motor_bcs,
-            rod_dampers=self.rod_dampers,
-            body_dampers=self.body_dampers,
-            rod_gravity=self.rod_gravity,
-            body_gravity=self.body_gravity,
-            material=self.material,
-            sync_program=self.sync_program,
-            values_program=self.values_program,
-            rates_program=self.rates_program,
-            callback_every=self._callback_period(sim),
-            callbacks=[compat.callback_instance(op) for op in compat.feature_group(sim, "callback")],
-            ends=self.ends,
-            loads=self.loads,
-            compression=self.compression,
-            scheduled_loads=self.scheduled_loads,
-        )
+        self.model = CompiledModel(self.rod_arrays, self.body_arrays, *self._compile(sim))
 
     # -- compilation ---------------------------------------------------------------------
-    def _compile(self, sim: Any) -> None:
+    def _compile(self, sim: Any) -> tuple[ModelTables, Inputs]:
         """Walk the operators in PyElastica's call order (synchronize, constrain_values,
         constrain_rates, damping) into row lists and programs, then write the tables."""
         self._couplings: list[tuple[AuxeticCoupling, Any]] = []
@@ -275,10 +238,12 @@ class _Compiler(TableBuilder):
         values, motor_of, ends_of = self._value_rows(sim)
         sync = self._resolve_reactions(sync, self._reactions, self._motors)
         rates = self._rate_rows(sim, motor_of, ends_of)
-        self._write_tables()
-        self.sync_program = np.array(sync, dtype=np.int64).reshape(-1, 2)
-        self.values_program = np.array(values, dtype=np.int64).reshape(-1, 2)
-        self.rates_program = np.array(rates, dtype=np.int64).reshape(-1, 2)
+        tables, inputs = self._write_tables(sim)
+        def program(rows: list[tuple[int, int]]) -> NDArray[np.int64]:
+            return np.array(rows, dtype=np.int64).reshape(-1, 2)
+
+        return tables._replace(sync_program=program(sync), values_program=program(values),
+                               rates_program=program(rates)), inputs
 
     def _synchronize_rows(self, sim: Any) -> list[tuple[int, int]]:
         """The sync program (forcings and connections, FIFO order); fills the row lists of the
@@ -429,38 +394,47 @@ class _Compiler(TableBuilder):
                 raise FastPathUnsupported("damper on an unsupported system")
         return rates
 
-    def _write_tables(self) -> None:
-        """The law tables of the collected rows (and the motors' command holders)."""
-        motors, joints, loads = self._motors, self._joints, self._loads
-        self.couplings = self._coupling_table(self._couplings)
-        self.joints = self._joint_table(joints, len(motors))
-        self.motors = self._motor_table(motors)
+    def _write_tables(self, sim: Any) -> tuple[ModelTables, Inputs]:
+        """The law tables of the collected rows (programs empty) and the inputs: the motors'
+        command holders, the scheduled loads and the callbacks."""
+        motors, joints, loads, body_dampers = self._motors, self._joints, self._loads, self._body_dampers
         # the command of a torque-driven mount is its reaction's torque schedule
         torque_of = {id(rod): r for r, rod, _ in self._reactions if r.free_twist}
-        self._motor_bcs: list[Any] = [
+        motor_bcs: list[Any] = [
             torque_of[id(rod)] if getattr(bc, "free_twist", False) else bc for bc, rod in motors
-        ]
-        self._motor_bcs += [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
-        self.rod_dampers = self._rod_damper_table(self._rod_dampers)
-        body_dampers = self._body_dampers
-        self.body_dampers = BodyDamperTable(
-            body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
-            translational=np.array([c for _, c, _ in body_dampers], dtype=np.float64),
-            rotational=np.array([c for _, _, c in body_dampers], dtype=np.float64),
+        ] + [j for j, *_ in joints if isinstance(j, (MotorMount, TwistMount))]
+        no_program = np.zeros((0, 2), dtype=np.int64)
+        tables = ModelTables(
+            couplings=self._coupling_table(self._couplings),
+            joints=self._joint_table(joints, len(motors)),
+            motors=self._motor_table(motors),
+            rod_dampers=self._rod_damper_table(self._rod_dampers),
+            body_dampers=BodyDamperTable(
+                body=np.array([self._body_index(s) for s, _, _ in body_dampers], dtype=np.int64),
+                translational=np.array([c for _, c, _ in body_dampers], dtype=np.float64),
+                rotational=np.array([c for _, _, c in body_dampers], dtype=np.float64),
+            ),
+            rod_gravity=gravity_table(self._rod_gravity),
+            body_gravity=gravity_table(self._body_gravity),
+            material=self._material_table(self._material),
+            ends=end_table(self._ends),
+            loads=LoadTable(
+                node=np.array([r[0] for r in loads], dtype=np.int64),
+                force=np.array([r[1] for r in loads], dtype=np.float64).reshape(-1, 3),
+                element=np.array([r[2] for r in loads], dtype=np.int64),
+                torque=np.array([r[3] for r in loads], dtype=np.float64),
+                ramp=np.array([r[4] for r in loads], dtype=np.float64),
+            ),
+            compression=self._compression_table(self._compression),
+            sync_program=no_program, values_program=no_program, rates_program=no_program,
         )
-        self.rod_gravity = gravity_table(self._rod_gravity)
-        self.body_gravity = gravity_table(self._body_gravity)
-        self.material = self._material_table(self._material)
-        self.ends = end_table(self._ends)
-        self.loads = LoadTable(
-            node=np.array([r[0] for r in loads], dtype=np.int64),
-            force=np.array([r[1] for r in loads], dtype=np.float64).reshape(-1, 3),
-            element=np.array([r[2] for r in loads], dtype=np.int64),
-            torque=np.array([r[3] for r in loads], dtype=np.float64),
-            ramp=np.array([r[4] for r in loads], dtype=np.float64),
+        inputs = Inputs(
+            motor_bcs=motor_bcs,
+            scheduled_loads=[(k, r[5]) for k, r in enumerate(loads) if r[5] is not None],
+            callbacks=[compat.callback_instance(op) for op in compat.feature_group(sim, "callback")],
+            callback_every=self._callback_period(sim),
         )
-        self.scheduled_loads = [(k, r[5]) for k, r in enumerate(loads) if r[5] is not None]
-        self.compression = self._compression_table(self._compression)
+        return tables, inputs
 
     def _resolve_reactions(
         self, sync: list[tuple[int, int]], reactions: list[tuple[MountReaction, Any, Any]],

@@ -43,7 +43,7 @@ checks around it is :class:`hsa_elastica.robots.compiled.FastRobot`::
 
 Only the operators listed above are supported; anything else in the simulator raises
 :class:`FastPathUnsupported` at compilation (use ``Robot.run``).
-Motor schedules are read from the model's command holders (``model.motor_bcs``: the
+Motor schedules are read from the model's command holders (``model.inputs.motor_bcs``: the
 ``MotorAngleBC`` instances, ...) at every :meth:`FusedEngine.run_steps` (so
 ``robot.motors[i].instance.angle = ...`` between runs is followed) and tabulated at the
 exact mid-step and end-of-step times of every step of the call (:func:`motor_schedule`):
@@ -281,7 +281,7 @@ class Engine(Protocol):
     of an engine: advance the state of its :class:`CompiledModel` by whole steps of ``dt``.
 
     ``run_steps(n, t)``: ``n`` steps from time ``t`` [s] under the motor schedules held by
-    ``model.motor_bcs`` (read at every call, so a schedule reassigned between calls is
+    ``model.inputs.motor_bcs`` (read at every call, so a schedule reassigned between calls is
     followed); returns the new time [s].  An engine with state beyond the model's arrays adds
     ``extra_state()`` / ``set_extra_state(d)`` (see :mod:`hsa_elastica.engines.snapshot`).
     """
@@ -294,9 +294,9 @@ class Engine(Protocol):
 
 def motor_schedule(model: CompiledModel, dt: float, n: int, t: float) -> MotorSchedule:
     """The motor commands of ``model`` at the mid-step and end-of-step times of ``n`` steps of
-    ``dt`` [s] from ``t`` [s] (the schedules are read from ``model.motor_bcs`` now; the motor
+    ``dt`` [s] from ``t`` [s] (the schedules are read from ``model.inputs.motor_bcs`` now; the motor
     table's ``has_rate`` follows them)."""
-    m = len(model.motor_bcs)
+    m = len(model.inputs.motor_bcs)
     t_half = np.empty(n)
     t_full = np.empty(n)
     step_times(t, dt, t_half, t_full)
@@ -329,7 +329,7 @@ class FusedEngine:
         FloatingPointError when a stiffness law gives a non-positive stiffness."""
         schedule = motor_schedule(self.model, self.dt, n, t)
         self._status[:] = 0.0
-        if self.model.scheduled_loads:
+        if self.model.inputs.scheduled_loads:
             # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque
             # at the mid-step, where the operator path reads it; one step per call
             t_half = np.empty(n)
@@ -338,7 +338,7 @@ class FusedEngine:
             loads = self.model.loads
             t_new = t
             for k in range(n):
-                for row, op in self.model.scheduled_loads:
+                for row, op in self.model.inputs.scheduled_loads:
                     loads.torque[row] = float(op.torque(float(t_half[k])))
                 t_new = advance(
                     1, self.dt, t_new,

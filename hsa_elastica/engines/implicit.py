@@ -235,7 +235,7 @@ class ImplicitEngine:
         self.solver = StaticSolver(model)  # layout, colouring, band LU; zeroes the velocities
         s = self.solver
         self.n = s.n
-        prog = model.rates_program
+        prog = model.tables.rates_program
         keep_bc = np.isin(prog[:, 0], (OP_MOTOR, OP_END)) if prog.size else np.zeros(0, bool)
         keep_d = np.isin(prog[:, 0], (OP_DAMP_ROD, OP_DAMP_BODY, OP_MATERIAL_DAMPING)) \
             if prog.size else np.zeros(0, bool)
@@ -287,7 +287,7 @@ class ImplicitEngine:
         self._vsave = np.zeros(n)
         self._rscratch = np.empty((3, 3, 1))
         self._counts = np.zeros(1, dtype=np.int64)
-        self._q0 = Pose(*(np.empty_like(a) for a in self._pose()))
+        self._q0 = Pose(*(np.empty_like(a) for a in self.model.state.pose))
         self._rot_rows = np.isin(s.kind, (1, 4, 5, KIND_BODY_ROT))
         self._inv_scale = np.where(self._rot_rows, 1.0 / self.tol_rotation, 1.0 / self.tol_position)
         # first unknown of each unknown's element / body (rotation components are consecutive)
@@ -332,11 +332,6 @@ class ImplicitEngine:
         return DynamicTerms(self._unknowns, self.bc_program, self.damp_program, self.dt_table,
                             self._filter_saved, self._filter_t0,
                             *damping_rates(t.rod_dampers, t.body_dampers, self.dt_table))
-
-    def _pose(self) -> tuple[NDArray[np.float64], ...]:
-        m = self.model
-        return (m.rod_arrays.position, m.rod_arrays.director, m.body_arrays.position,
-                m.body_arrays.director)
 
     def extra_state(self) -> dict[str, np.ndarray]:
         """The integrator's own state beyond the model's arrays (copies): velocities, true,
@@ -475,13 +470,13 @@ class ImplicitEngine:
         return float(self.time)
 
     def run_steps(self, n: int, t: float) -> float:
-        """``n`` steps from ``t`` [s] under the motor schedules of ``model.motor_bcs`` (the
+        """``n`` steps from ``t`` [s] under the motor schedules of ``model.inputs.motor_bcs`` (the
         :class:`~hsa_elastica.engines.fused.Engine` interface); returns the new time [s]."""
         model = self.model
         times = t + self.dt * np.arange(0, n + 1, dtype=np.float64)
         values, rates = self.motor_rows(times)
         self.time = t
-        if not model.scheduled_loads:
+        if not model.inputs.scheduled_loads:
             return self.run_table(times, values, rates)
         # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
         # the step's end (where the scheme evaluates the forces), one step per call; the
@@ -489,11 +484,11 @@ class ImplicitEngine:
         loads = model.loads
         for k in range(n):
             first = k == 0 and not self._started
-            for row, op in model.scheduled_loads:
+            for row, op in model.inputs.scheduled_loads:
                 loads.torque[row] = float(op.torque(float(times[k])))
             if first:
                 self.start(values[0], rates[0])
-            for row, op in model.scheduled_loads:
+            for row, op in model.inputs.scheduled_loads:
                 loads.torque[row] = float(op.torque(float(times[k + 1])))
             self.advance(values[k:k + 2], rates[k:k + 2])
         return float(self.time)
@@ -503,7 +498,7 @@ class ImplicitEngine:
         """The motor commands [rad] at ``times`` [s] (rows) under the model's schedules, and
         the angular velocities [rad/s] imposed during the step ending at each row (row 0: the
         schedule's rate at ``times[0]``, for the initial acceleration)."""
-        m = len(self.model.motor_bcs)
+        m = len(self.model.inputs.motor_bcs)
         n1 = times.shape[0]
         values = np.empty((n1, m))
         rates = np.empty((n1, m))

@@ -66,6 +66,7 @@ from hsa_elastica.physics.tables import (
     BodyDamperTable,
     ForcingTables,
     MaterialDampingTable,
+    Pose,
     RodBlockArrays,
     RodDamperTable,
 )
@@ -110,15 +111,6 @@ class DynamicTerms(NamedTuple):
     filter_time0: NDArray[np.float64]
     rod_damping: RodDamperTable
     body_damping: BodyDamperTable
-
-
-class Pose(NamedTuple):
-    """A pose of the model: rod node positions [m], directors, body positions [m], directors."""
-
-    rod_position: NDArray[np.float64]
-    rod_director: NDArray[np.float64]
-    body_position: NDArray[np.float64]
-    body_director: NDArray[np.float64]
 
 
 class PoseBuffers(NamedTuple):

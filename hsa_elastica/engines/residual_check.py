@@ -5,12 +5,12 @@ balance holds at the present pose: the static residual (velocities taken as zero
 :class:`~hsa_elastica.engines.statics.StaticSolver` below a tolerance.  The model being stepped
 must not be touched by that evaluation (it writes rest lengths, stiffnesses, forces and the
 coupling's filter memory), so the check evaluates on a workspace of its own:
-:class:`ResidualCheck` is made once per run from one copy of the model (its tables, the
-joints' rest orientations and the couplings' printed geometry, and a static solver's layout of
-the unknowns), and each check copies only what the residual reads of the running model's state
--- the positions and directors of the rods and bodies, the joints' rest orientations -- into
-it.  The result is the one :func:`~hsa_elastica.engines.statics.model_residual` gives on a
-fresh copy of the whole model, bit for bit (``tests/test_residual_check.py``).
+:class:`ResidualCheck` is made once per run: a static solver on one copy of the model's
+:class:`~hsa_elastica.physics.tables.State` (with workspaces of its own), and each check copies
+only what the residual reads of the running model's state -- the positions and directors of
+the rods and bodies, the joints' rest orientations -- into it.  The result is the one
+:func:`~hsa_elastica.engines.statics.model_residual` gives on a fresh copy of the state, bit
+for bit (``tests/test_residual_check.py``).
 
 The same evaluation is a numba kernel, :func:`pose_residual`, for a loop that checks inside
 compiled code (:mod:`hsa_elastica.engines.implicit_watch`); its record is
@@ -27,7 +27,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.compile import CompiledModel
-from hsa_elastica.engines.statics import StaticSolver, copy_model
+from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.engines.statics_kernels import ForceModel, Unknowns, residual
 from hsa_elastica.physics.tables import BodyBlockArrays, JointTable, RodBlockArrays
 
@@ -90,7 +90,7 @@ def pose_residual(rod: RodBlockArrays, body: BodyBlockArrays, joints: JointTable
 
 class ResidualCheck:
     """The static residual of ``model``'s present pose, on a workspace made once (one copy of
-    ``model`` and a static solver's layout of it), evaluated as often as asked.
+    ``model``'s state and a static solver's layout of it), evaluated as often as asked.
 
     :meth:`norms` evaluates in Python (the residual kernel compiled or, on a cold start, as
     plain Python, as :class:`StaticSolver` does); :attr:`record` is the argument of the
@@ -99,26 +99,17 @@ class ResidualCheck:
 
     def __init__(self, model: CompiledModel) -> None:
         self.model = model
-        self.solver = StaticSolver(copy_model(model), check_only=True)
+        self.solver = StaticSolver(model, state=model.state.copy(), check_only=True)
         s = self.solver
         force_model, unknowns = s._args()
         self.record = ResidualRecord(force_model, unknowns, s.f, np.ascontiguousarray(s.is_torque))
-
-    def sync(self) -> None:
-        """Copy the running model's pose (and joints' rest orientations) into the workspace."""
-        mine, m = self.solver.model, self.model
-        for dst, src in ((mine.rod_arrays.position, m.rod_arrays.position),
-                         (mine.rod_arrays.director, m.rod_arrays.director),
-                         (mine.body_arrays.position, m.body_arrays.position),
-                         (mine.body_arrays.director, m.body_arrays.director),
-                         (mine.joints.rest_orientation, m.joints.rest_orientation),
-                         (mine.joints.initialized, m.joints.initialized)):
-            np.copyto(dst, src)
 
     def norms(self, angles: NDArray[np.float64]) -> tuple[float, float]:
         """Max-norms (forces [N], couples [N m]) of the static residual of the running model's
         present pose at motor ``angles`` [rad]
         (:func:`~hsa_elastica.engines.statics.model_residual`'s numbers, without its copy)."""
-        self.sync()
-        s = self.solver
+        s, live = self.solver, self.model.state
+        s.state.set_pose(live.pose)  # (copy_pose's copies, in Python: no kernel to compile)
+        for name in ("rest_orientation", "initialized"):
+            np.copyto(s.state.memory["joints"][name], live.memory["joints"][name])
         return s.norms(s.evaluate(np.asarray(angles, dtype=np.float64)))

@@ -68,9 +68,9 @@ from hsa_elastica.engines.statics_kernels import (
 )
 from hsa_elastica.engines.statics_linalg import BorderedBandSolver, bordered_factor, bordered_solve
 from hsa_elastica.physics.rod_kernels import rod_work
-from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK
+from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK, Pose, State, bind
 
-__all__ = ["StaticSolver", "StaticOutcome", "copy_model", "model_residual"]
+__all__ = ["StaticSolver", "StaticOutcome", "model_residual"]
 
 # --------------------------------------------------------------------------------------------
 # solver
@@ -132,9 +132,10 @@ def _smallest_last(conflict: sp.csr_matrix) -> NDArray[np.int64]:
 class StaticSolver:
     """Newton solver for the static equilibrium of a :class:`CompiledModel` (see module doc).
 
-    The model must be fresh (built, finalized, never stepped): construction captures the joints'
+    It owns ``state`` (default ``model.state``; ``model.state.copy()``: the model is left alone,
+    own workspaces too), which must be fresh (never stepped): construction captures the joints'
     rest orientation at the assembly pose, as the first dynamic step does, and zeroes the
-    velocities.  The solver then owns the model's state arrays.
+    velocities.  A trial step is undone by copying a saved :meth:`pose` back (:meth:`set_pose`).
 
     ``tol_force`` [N] / ``tol_torque`` [N m]: max-norm convergence bounds (defaults 1e-8 N and
     1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
@@ -170,24 +171,26 @@ class StaticSolver:
     #: the same results bit for bit, the factorisation to round-off)
     jit = False
 
-    def __init__(self, model: CompiledModel, *, tol_force: float = 1e-8,
+    def __init__(self, model: CompiledModel, *, state: State | None = None, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False) -> None:
-        fresh = not bool(model.joints.initialized.any())
+        self.model = model
+        self.state = model.state if state is None else state
+        fresh = not bool(self.state.memory["joints"]["initialized"].any())
         if not fresh and not check_only:
             raise FastPathUnsupported("StaticSolver needs a fresh compiled model (never evaluated)")
-        self.model = model
         self.tol_force = float(tol_force)
         self.tol_torque = float(tol_torque)
-        self.couplings = model.couplings._replace(
+        self.tables = bind(model.tables, self.state, own_workspace=state is not None)
+        self.couplings = self.tables.couplings._replace(
             filter_time=np.zeros_like(model.couplings.filter_time)
         )
         # the loads at their full value (a ramp is a dynamic device)
         self.loads = model.loads._replace(ramp=np.zeros_like(model.loads.ramp))
-        rod, body = model.rod_arrays, model.body_arrays
+        rod, body = self.state.rod, self.state.body
         for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
             arr[:] = 0.0
         # motor angles: the MotorAngleBC rows, then the motor mounts (joint rows)
-        self.n_motors = len(model.motor_bcs)
+        self.n_motors = len(model.inputs.motor_bcs)
         self._layout()
         self.work = rod_work(rod.lengths.shape[0], body.mass.shape[0])
         self.status = np.zeros(4)
@@ -204,10 +207,10 @@ class StaticSolver:
 
     # -- layout ------------------------------------------------------------------------------
     def _layout(self) -> None:
-        rod, body, m = self.model.rod_arrays, self.model.body_arrays, self.model.motors
+        rod, body, m = self.state.rod, self.state.body, self.model.motors
         ghost_e = np.asarray(rod.ghost_elems_idx, dtype=np.int64)
         ghost_n = ghost_e[::2] + 1
-        e = self.model.ends
+        e = self.model.tables.ends
         held_n = e.node[(e.node >= 0) & (e.kind != END_TWIST_LOCK)]
         held_e = e.element[(e.element >= 0) & (e.kind == END_FIXED)]
         nodes = np.setdiff1d(np.arange(rod.position.shape[1]),
@@ -265,9 +268,8 @@ class StaticSolver:
         cached = getattr(self, "_args_cache", None)
         if cached is not None and cached[0].tables.couplings is self.couplings:
             return cached  # type: ignore[no-any-return]
-        m = self.model
-        tables = m.tables._replace(couplings=self.couplings, loads=self.loads)
-        self._args_cache = (ForceModel(m.rod_arrays, m.body_arrays, tables, self.work,
+        tables = self.tables._replace(couplings=self.couplings, loads=self.loads)
+        self._args_cache = (ForceModel(self.state.rod, self.state.body, tables, self.work,
                                        self.status), Unknowns(self.kind, self.index, self.comp))
         return self._args_cache
 
@@ -304,28 +306,22 @@ class StaticSolver:
                         self.data)
         return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
 
-    def save_state(self) -> tuple[NDArray[np.float64], ...]:
-        m = self.model
-        return (m.rod_arrays.position.copy(), m.rod_arrays.director.copy(),
-                m.body_arrays.position.copy(), m.body_arrays.director.copy())
+    def pose(self) -> Pose:
+        """A copy of the present pose of the solver's state (the static unknowns)."""
+        return self.state.pose.copy()
 
-    def restore_state(self, s: tuple[NDArray[np.float64], ...]) -> None:
-        m = self.model
-        if not (np.array_equal(m.rod_arrays.position, s[0])
-                and np.array_equal(m.rod_arrays.director, s[1])
-                and np.array_equal(m.body_arrays.position, s[2])
-                and np.array_equal(m.body_arrays.director, s[3])):
-            self._lu = None  # the last factorisation belongs to another state
-        m.rod_arrays.position[:] = s[0]
-        m.rod_arrays.director[:] = s[1]
-        m.body_arrays.position[:] = s[2]
-        m.body_arrays.director[:] = s[3]
+    def set_pose(self, pose: Pose | tuple[NDArray[np.float64], ...]) -> None:
+        """Copy a saved ``pose`` (of :meth:`pose`, or a static result's ``state[1]``) back."""
+        if not all(np.array_equal(a, b) for a, b in zip(self.state.pose, pose)):
+            self._lu = None  # the last factorisation belongs to another pose
+        self.state.set_pose(pose)
+
+    restore_state = set_pose  # the name callers outside the engines still use
 
     def move(self, dx: NDArray[np.float64], scale: float = 1.0) -> None:
         """Move the state by ``scale * dx`` (layout of the unknowns)."""
-        m = self.model
         self._kernel(apply_increment)(np.asarray(dx, dtype=np.float64), float(scale),
-                                      m.rod_arrays, m.body_arrays,
+                                      self.state.rod, self.state.body,
                                       Unknowns(self.kind, self.index, self.comp), self.scratch)
 
     def _kernel(self, kernel: Any) -> Any:
@@ -340,7 +336,7 @@ class StaticSolver:
         then a greedy colouring of the columns (two columns share a colour if no row needs
         both)."""
         n = self.n
-        saved_state = self.save_state()
+        saved_state = self.pose()
         unclipped = self.couplings._replace(
             eps_min=np.full_like(self.couplings.eps_min, -np.inf),
             eps_max=np.full_like(self.couplings.eps_max, np.inf),
@@ -357,7 +353,7 @@ class StaticSolver:
         pattern = np.zeros((n, n), dtype=bool)
         try:
             for _ in range(2):
-                self.restore_state(saved_state)
+                self.set_pose(saved_state)
                 dx = np.where(self.is_torque, 1e-2, 1e-4) * rng.standard_normal(n)
                 self.move(dx)
                 f0 = self.evaluate(np.full(self.n_motors, 0.3)).copy()
@@ -365,7 +361,7 @@ class StaticSolver:
                 pattern |= self.data.reshape(n, n).T != 0.0
         finally:
             self.couplings = keep
-            self.restore_state(saved_state)
+            self.set_pose(saved_state)
         pattern |= np.eye(n, dtype=bool)
         csc = sp.csc_matrix(pattern)
         csc.sort_indices()
@@ -451,14 +447,14 @@ class StaticSolver:
                       float(np.abs(dx[~self.is_torque]).max(initial=0.0)) / self.max_displacement_step,
                       1.0)
             alpha = 1.0 / big
-            state = self.save_state()
+            state = self.pose()
             while True:
                 self.move(dx, alpha)
                 f_new = self.evaluate(a)
                 m_new = self._merit(f_new)
                 if m_new < (1.0 - 1e-4 * alpha) * merit or (sigma > 0.0 and math.isfinite(m_new)):
                     break
-                self.restore_state(state)
+                self.set_pose(state)
                 alpha *= 0.5
                 if alpha < 1e-4:
                     return False, it
@@ -487,12 +483,12 @@ class StaticSolver:
                       1.0)
             if big > 1.0 or not np.all(np.isfinite(dx)):
                 break
-            state = self.save_state()
+            state = self.pose()
             self.move(dx)
             f_new = self.evaluate(a)
             m_new = self._merit(f_new)
             if not m_new < 0.25 * merit:
-                self.restore_state(state)
+                self.set_pose(state)
                 self._lu = lu
                 break
             f, merit = f_new.copy(), m_new
@@ -586,7 +582,7 @@ class StaticSolver:
         halvings = 0
         while s_done < 1.0 - 1e-12:
             s_next = min(1.0, s_done + ds)
-            state = self.save_state()
+            state = self.pose()
             self.predict(a0 + s_done * (target - a0), a0 + s_next * (target - a0))
             ok, it = self.newton(a0 + s_next * (target - a0))
             total_it += it
@@ -594,7 +590,7 @@ class StaticSolver:
                 s_done = s_next
                 self.angles = a0 + s_done * (target - a0)
                 continue
-            self.restore_state(state)
+            self.set_pose(state)
             halvings += 1
             if halvings > max_halvings:
                 fn, tn = self.norms(self.evaluate(target))
@@ -614,7 +610,7 @@ class StaticSolver:
         if out.stable:
             return
         lam, vec = self.stability(out.angles, self.stability_modes)
-        base = self.save_state()
+        base = self.pose()
         candidates: list[tuple[tuple[NDArray[np.float64], ...], float]] = []
         rot = np.abs(vec[self.is_torque]).max(initial=0.0)
         for kick in self.branch_kicks:
@@ -622,7 +618,7 @@ class StaticSolver:
                 break
             amp = kick / max(rot, 1e-300)  # of the largest rotation along the mode
             for sign in (1.0, -1.0):
-                self.restore_state(base)
+                self.set_pose(base)
                 self.move(vec, sign * amp)
                 ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
                 out.iterations += it
@@ -630,36 +626,21 @@ class StaticSolver:
                     continue
                 lam2, _ = self.stability(out.angles, self.stability_modes, vectors=False)
                 if lam2 > 0.0:
-                    candidates.append((self.save_state(), lam2))
+                    candidates.append((self.pose(), lam2))
         if not candidates:
-            self.restore_state(base)
+            self.set_pose(base)
             out.message = "unstable equilibrium; no stable branch found"
             return
         pick = 0 if branch_rule is None else int(branch_rule(self, [c[0] for c in candidates]))
-        self.restore_state(candidates[pick][0])
+        self.set_pose(candidates[pick][0])
         out.min_eigenvalue, out.stable, out.branch_switched = candidates[pick][1], True, True
         out.residual_force_N, out.residual_torque_Nm = self.norms(self.evaluate(out.angles))
 
 
-def copy_model(model: CompiledModel) -> CompiledModel:
-    """A deep copy of a compiled model's arrays and tables (the state included)."""
-    import dataclasses
-
-    def dup(t: Any) -> Any:
-        return type(t)(*[np.array(a, copy=True) for a in t])
-
-    return dataclasses.replace(
-        model, rod_arrays=dup(model.rod_arrays), body_arrays=dup(model.body_arrays),
-        couplings=dup(model.couplings), joints=dup(model.joints), motors=dup(model.motors),
-        rod_dampers=dup(model.rod_dampers), body_dampers=dup(model.body_dampers),
-        rod_gravity=dup(model.rod_gravity), body_gravity=dup(model.body_gravity),
-        ends=dup(model.ends), loads=dup(model.loads), compression=dup(model.compression),
-    )
-
-
 def model_residual(model: CompiledModel, angles: NDArray[np.float64]) -> tuple[float, float]:
     """Max-norms of the static residual (forces [N], couples [N m]) of ``model``'s current
-    pose at motor ``angles`` [rad], velocities taken as zero.  Works on a copy: the model is
-    not modified.  A model never evaluated gets its joints' rest orientation from this pose."""
-    solver = StaticSolver(copy_model(model), check_only=True)
+    pose at motor ``angles`` [rad], velocities taken as zero.  Evaluated on a copy of the
+    model's state: the model is only read.  A state never evaluated gets its joints' rest
+    orientation from this pose."""
+    solver = StaticSolver(model, state=model.state.copy(), check_only=True)
     return solver.norms(solver.evaluate(np.asarray(angles, dtype=np.float64)))

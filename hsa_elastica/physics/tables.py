@@ -31,6 +31,11 @@ __all__ = [
     "ForcingTables",
     "ModelTables",
     "MotorSchedule",
+    "LAW_MEMORY",
+    "WORKSPACE",
+    "Pose",
+    "State",
+    "bind",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -326,3 +331,67 @@ class MotorSchedule(NamedTuple):
     angle_half: NDArray[np.float64]
     angle_full: NDArray[np.float64]
     rate_half: NDArray[np.float64]
+
+
+# --------------------------------------------------------------------------------------------
+# state: what the executors advance, apart from the parameter tables
+# --------------------------------------------------------------------------------------------
+#: the arrays of a law table that change while stepping: the law's memory (part of a State)
+LAW_MEMORY: dict[str, tuple[str, ...]] = {
+    "couplings": ("kappa_vor_raw", "kappa_vor", "kappa_vor_clipped", "kappa_elem",
+                  "kappa_elem_clipped", "eps", "last_time", "initialized", "couple"),
+    "joints": ("rest_orientation", "initialized", "base_orientation"),
+}
+#: the scratch arrays of the law tables: written before they are read, never part of a State
+WORKSPACE: dict[str, tuple[str, ...]] = {
+    "couplings": ("work",), "motors": ("work", "mount_work"), "material": ("work",),
+    "ends": ("work",), "compression": ("work",),
+}
+
+
+class Pose(NamedTuple):
+    """Positions [m] and directors of the rods and bodies: the unknowns of a static solve
+    (velocities zero) and the saved state of a static result."""
+
+    rod_position: NDArray[np.float64]
+    rod_director: NDArray[np.float64]
+    body_position: NDArray[np.float64]
+    body_director: NDArray[np.float64]
+
+    def copy(self) -> "Pose":
+        return Pose(*[a.copy() for a in self])
+
+
+class State(NamedTuple):
+    """What an executor advances: the rod and body arrays (of a compiled model's own state:
+    views of PyElastica's memory blocks) and the laws' memories (``memory[law][field]``, the
+    :data:`LAW_MEMORY` arrays).  Executors take the model's tables bound to it (:func:`bind`)."""
+
+    rod: RodBlockArrays
+    body: BodyBlockArrays
+    memory: dict[str, dict[str, NDArray[Any]]]
+
+    def copy(self) -> "State":
+        """A complete copy owning all its arrays."""
+        return State(RodBlockArrays(*[a.copy() for a in self.rod]),
+                     BodyBlockArrays(*[a.copy() for a in self.body]),
+                     {law: {f: a.copy() for f, a in m.items()} for law, m in self.memory.items()})
+
+    @property
+    def pose(self) -> Pose:
+        return Pose(self.rod.position, self.rod.director, self.body.position, self.body.director)
+
+    def set_pose(self, pose: Pose | tuple[NDArray[np.float64], ...]) -> None:
+        for dst, src in zip(self.pose, pose):
+            dst[:] = src
+
+
+def bind(tables: ModelTables, state: State, *, own_workspace: bool = False) -> ModelTables:
+    """``tables`` with ``state``'s memory arrays (and, with ``own_workspace``, new scratch
+    arrays): the record the kernels take to advance ``state``."""
+    laws = {}
+    for law in set(LAW_MEMORY) | set(WORKSPACE):
+        table, own = getattr(tables, law), WORKSPACE.get(law, ()) if own_workspace else ()
+        laws[law] = table._replace(**state.memory.get(law, {}),
+                                   **{f: np.zeros_like(getattr(table, f)) for f in own})
+    return tables._replace(**laws)

@@ -97,8 +97,8 @@ class FastRobot(ControlMixin):
         self.joints = model.joints
         # the motor table; ``self.motors`` stays the wrapped robot's operator handles
         self.motor_table = model.motors
-        self.sync_program = model.sync_program
-        self._motor_bcs = model.motor_bcs
+        self.sync_program = model.tables.sync_program
+        self._motor_bcs = model.inputs.motor_bcs
         self._couple_of_rod = self._twist_couple_reader(self.robot)
         self._bind_sensors()
         self._residual_check: ResidualCheck | None = None
@@ -245,7 +245,7 @@ class FastRobot(ControlMixin):
         t = self.time
         last_good = t
         done = 0
-        cb = self.model.callback_every
+        cb = self.model.inputs.callback_every
         sim = self.robot.simulator
         while done < n_steps:
             n = min(limit, n_steps - done)
@@ -283,7 +283,7 @@ class FastRobot(ControlMixin):
         """First step ``>= step`` at which a callback samples (recorders tell their own
         sampling steps; other callbacks sample every ``every`` steps, or every step)."""
         best = -1
-        for target in self.model.callbacks:
+        for target in self.model.inputs.callbacks:
             if hasattr(target, "next_sample_step"):
                 s = int(target.next_sample_step(step))
             else:

@@ -128,11 +128,11 @@ class RodStaticSolver:
         h.simulator.finalize()
         self.model = compile_simulator(h.simulator)
         self.solver = StaticSolver(self.model)
-        self.straight = self.solver.save_state()
+        self.straight = self.solver.pose()
         self.reference = np.ascontiguousarray(self.model.rod_arrays.director[:, :, 0].copy())
         loads = self.model.loads
         self._tip_row = int(np.nonzero(loads.node >= 0)[0][-1])
-        rows = [k for k, _ in self.model.scheduled_loads]
+        rows = [k for k, _ in self.model.inputs.scheduled_loads]
         self._torque_row = rows[0] if rows else -1
         self._law_row = 0 if with_law else -1
 
@@ -165,16 +165,16 @@ class RodStaticSolver:
             if initial is not None:
                 if initial.state is None or initial.state[2] is not self:
                     raise ParameterError("initial is invalid: must be a static result of this solver")
-                s.restore_state(initial.state[1])
+                s.set_pose(initial.state[1])
                 out = s.solve(angles, start=np.array([initial.state[0]]), steps=1,
                               max_halvings=2, check_stability=check_stability)
             if out is None or not out.converged:
-                s.restore_state(self.straight)
+                s.set_pose(self.straight)
                 steps = max(1, math.ceil(abs(float(angle)) / MAX_ANGLE_STEP))
                 out = s.solve(angles, start=np.zeros(1), steps=steps,
                               check_stability=check_stability)
         else:
-            s.restore_state(self.straight)
+            s.set_pose(self.straight)
             out = self._torque_continuation(float(torque), f, check_stability)
             angles = np.zeros(0)
         if out.converged and out.stable is not False:
@@ -200,14 +200,14 @@ class RodStaticSolver:
         done, ds, total, halvings = 0.0, 1.0 / TORQUE_STEPS, 0, 0
         while done < 1.0 - 1e-12:
             nxt = min(1.0, done + ds)
-            state = s.save_state()
+            state = s.pose()
             self._set_loads(nxt * torque, f)
             ok, it = s.newton(none)
             total += it
             if ok:
                 done = nxt
                 continue
-            s.restore_state(state)
+            s.set_pose(state)
             halvings += 1
             if halvings > 6:
                 fn, tn = s.norms(s.evaluate(none))
@@ -227,7 +227,7 @@ class RodStaticSolver:
         n_lab = rod.director[:, :, ne - 1].T @ rod.internal_stress[:, ne - 1]
         factor = 1.0
         if self._law_row >= 0:
-            factor = float(self.model.compression.work[self._law_row, 4, ne - 1])
+            factor = float(self.model.tables.compression.work[self._law_row, 4, ne - 1])
         return RodSteadyState(
             converged=bool(out.converged),
             method="static",
@@ -244,7 +244,7 @@ class RodStaticSolver:
             positions_m=rod.position[:, : ne + 1].copy(),
             directors=rod.director[:, :, :ne].copy(),
             message=out.message,
-            state=(float(angles[0]) if angles.size else 0.0, self.solver.save_state(), self),
+            state=(float(angles[0]) if angles.size else 0.0, self.solver.pose(), self),
         )
 
 

@@ -72,13 +72,13 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
     from hsa_elastica.robots.compiled import ImplicitRobot
 
     if (not isinstance(robot, ImplicitRobot) or state_fn is not settling_state
-            or getattr(robot.robot, "segments", None) or robot.model.scheduled_loads
+            or getattr(robot.robot, "segments", None) or robot.model.inputs.scheduled_loads
             or robot.time != 0.0 or not hasattr(robot.robot, "platform")):
         return None
     if not all(a.flags.c_contiguous for a in robot.model.state_arrays().values()
                if a.dtype == np.float64):
         return None  # (the recordings copy them as flat views)
-    for target in robot.model.callbacks:
+    for target in robot.model.inputs.callbacks:
         if steps_per_check == 1:
             break  # every step ends a check
         # the sampling period in steps (a recorder's may be fractional: samples at
@@ -100,7 +100,7 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
         elems.append((e0, e0 + int(rod.n_elems)))
     body = [compat.block_offset(handle.platform.position_collection, body_block.position)]
     cols, twist_elems, refs = [], [], []
-    bcs = list(model.motor_bcs)
+    bcs = list(model.inputs.motor_bcs)
     for ref, span in zip(handle.motors, elems):
         bc = getattr(ref, "instance", ref)
         if isinstance(bc, MotorAngleBC):
@@ -157,7 +157,7 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
     """The checks of the next engine call: their steps (as the per-check loop sizes them), end
     times, and the recording step each ends on (0: none), up to ``robot.chunk`` steps."""
     dt = robot.dt
-    recording = robot.model.callback_every > 0
+    recording = robot.model.inputs.callback_every > 0
     steps: list[int] = []
     ends: list[float] = []
     samples: list[int] = []

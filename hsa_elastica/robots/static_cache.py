@@ -13,17 +13,16 @@ from numpy.typing import NDArray
 from hsa_elastica.engines.compile import CompiledModel, compile_simulator
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.params import ParameterError, RobotParams
+from hsa_elastica.physics.tables import Pose
 from hsa_elastica.robots.builders import build_robot
 
 __all__ = ["static_solver", "pose_stability"]
 
-_CACHE: "OrderedDict[RobotParams, tuple[StaticSolver, tuple[NDArray[np.float64], ...]]]" = (
-    OrderedDict()
-)
+_CACHE: "OrderedDict[RobotParams, tuple[StaticSolver, Pose]]" = OrderedDict()
 
 
-def static_solver(params: RobotParams) -> tuple[StaticSolver, tuple[NDArray[np.float64], ...]]:
-    """A :class:`StaticSolver` of the robot ``params`` and its straight (assembly) state,
+def static_solver(params: RobotParams) -> tuple[StaticSolver, Pose]:
+    """A :class:`StaticSolver` of the robot ``params`` and its straight (assembly) pose,
     cached (the last four parameter sets)."""
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
@@ -36,7 +35,7 @@ def static_solver(params: RobotParams) -> tuple[StaticSolver, tuple[NDArray[np.f
     robot = build_robot(params, [0.0] * params.n_rods, ramp=0.0, record=False, finalize=True,
                         check_dt=False)
     solver = StaticSolver(compile_simulator(robot.simulator))
-    entry = (solver, solver.save_state())
+    entry = (solver, solver.pose())
     _CACHE[params] = entry
     while len(_CACHE) > 4:
         _CACHE.popitem(last=False)
@@ -51,15 +50,13 @@ def pose_stability(params: RobotParams, model: CompiledModel,
     cached solver of ``params``, whose own state is put back afterwards).  Negative: the pose
     is an unstable equilibrium (a buckling mode grows from any disturbance)."""
     solver, _ = static_solver(params)
-    own = solver.save_state()
-    rod, body = model.rod_arrays, model.body_arrays
-    state = (rod.position, rod.director, body.position, body.director)
-    if [a.shape for a in state] != [a.shape for a in own]:
+    own, pose = solver.pose(), model.state.pose
+    if [a.shape for a in pose] != [a.shape for a in own]:
         raise ParameterError("model is invalid: it is not a robot of params")
     try:
-        solver.restore_state(tuple(np.array(a) for a in state))
+        solver.set_pose(pose)
         lam, _ = solver.stability(np.asarray(angles, dtype=np.float64), solver.stability_modes,
                                   vectors=False)
     finally:
-        solver.restore_state(own)
+        solver.set_pose(own)
     return lam

@@ -136,7 +136,7 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
         method="static",
         iterations=int(out.iterations),
         stable=out.stable,
-        state=(angles.copy(), solver.save_state()),
+        state=(angles.copy(), solver.pose()),
         cpu_time_s=float(cpu),
     )
     result.check_symmetry()
@@ -166,11 +166,11 @@ def _solve_one(solver: StaticSolver, straight: tuple[NDArray[np.float64], ...],
     if warm is not None and not (check_stability and _mirror_symmetric(params, angles)):
         # (a symmetric command is solved from the straight pose: continuing from a tilted
         # neighbour could land on either mirror branch without any instability to detect)
-        solver.restore_state(warm[1])
+        solver.set_pose(warm[1])
         out = _checked(solver, solver.solve(angles, start=warm[0], steps=1, max_halvings=3,
                                             check_stability=check_stability, branch_rule=rule))
     if out is None or not out.converged:
-        solver.restore_state(straight)
+        solver.set_pose(straight)
         out = _checked(solver, solver.solve(angles, start=np.zeros_like(angles),
                                             steps=CONTINUATION_STEPS,
                                             check_stability=check_stability, branch_rule=rule))
@@ -323,7 +323,7 @@ def linearize(params: RobotParams, result: SteadyStateResult) -> Any:
     state = _initial_states(solver, [result], 1)[0]
     if state is None:
         raise ParameterError("result is invalid: must be a converged static result")
-    solver.restore_state(state[1])
+    solver.set_pose(state[1])
     a = np.asarray(state[0], dtype=np.float64)
     return solver.factorize(solver.jacobian(a, solver.evaluate(a).copy()))
 
@@ -362,7 +362,7 @@ def solve_static_near(
         if state is None:
             out.append(None)
             continue
-        solver.restore_state(state[1])
+        solver.set_pose(state[1])
         a = np.asarray(state[0], dtype=np.float64)
         f = solver.evaluate(a)
         it = 0
@@ -387,7 +387,7 @@ def _initial_states(solver: StaticSolver, initial: Any, n: int) -> list[Any]:
         return [None] * n
     if len(initial) != n:
         raise ParameterError(f"initial has {len(initial)} entries: must be one per pose ({n})")
-    shapes = [a.shape for a in solver.save_state()]
+    shapes = [a.shape for a in solver.pose()]
     out: list[Any] = []
     for k, res in enumerate(initial):
         state = getattr(res, "state", None) if res is not None else None
@@ -447,7 +447,7 @@ def static_residual(robot_or_model: Any, motor_angles: Sequence[float] | None = 
         angles = model.commands(t)
     else:
         angles = np.asarray(motor_angles, dtype=np.float64)
-        if angles.shape != (len(model.motor_bcs),) or not np.all(np.isfinite(angles)):
+        if angles.shape != (len(model.inputs.motor_bcs),) or not np.all(np.isfinite(angles)):
             raise ParameterError(
                 f"motor_angles = {motor_angles!r} is invalid: must be one finite angle per motor"
             )
