@@ -247,7 +247,7 @@ def test_cli_primitive_halves_refused_steps_by_the_params(tmp_path, capsys) -> N
 
 def _model_arrays(robot):  # type: ignore[no-untyped-def]
     m = robot.model
-    tables = (m.rod_arrays, m.body_arrays, m.couplings, m.joints, m.motors, m.tables.material)
+    tables = (m.rod_arrays, m.body_arrays, m.tables.couplings, m.tables.joints, m.tables.motors, m.tables.material)
     return [a for t in tables for a in t if isinstance(a, np.ndarray)]
 
 

@@ -45,7 +45,7 @@ def test_reused_workspace_matches_a_fresh_copy_bit_for_bit(kind: str, interval: 
         if check is None:
             check = ResidualCheck(m)
         assert check.norms(angles) == expected
-        compiled = pose_residual(m.rod_arrays, m.body_arrays, m.joints, angles, check.record)
+        compiled = pose_residual(m.rod_arrays, m.body_arrays, m.tables.joints, angles, check.record)
         assert tuple(compiled) == expected
         assert robot.static_residual() == expected
         # a pose mid-ramp is far from equilibrium: the check is not trivially zero

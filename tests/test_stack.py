@@ -404,12 +404,12 @@ def test_torque_drive_matches_the_angle_drive(compliant: bool) -> None:
     solver = StaticSolver(compile_simulator(stack.simulator))
     order = {id(ref.instance): j for j, ref in enumerate(stack.motors)}
     flat = np.concatenate([U1, taus])
-    target = np.array([flat[order[id(bc)]] for bc in solver.model.motor_bcs])
+    target = np.array([flat[order[id(bc)]] for bc in solver.model.inputs.motor_bcs])
     assert solver.solve(target, steps=4, check_stability=False).converged
     rod_block, body_block = solver.model.rod_arrays, solver.model.body_arrays
     psi = []
     if compliant:
-        j = solver.model.joints
+        j = solver.model.tables.joints
         for row in np.flatnonzero(j.free_twist):
             psi.append(free_twist_rest_orientation(
                 j.base_orientation[row], body_block.director, j.body[row], rod_block.director,
@@ -417,7 +417,7 @@ def test_torque_drive_matches_the_angle_drive(compliant: bool) -> None:
             ))
         phi = np.array(psi) + taus / p.joint.k_tau
     else:
-        m = solver.model.motors
+        m = solver.model.tables.motors
         for row in np.flatnonzero(m.free_twist):
             reference = m.reference_director[row] @ body_block.director[:, :, m.body[row]]
             psi.append(twist_about_axis(reference, np.ascontiguousarray(

@@ -94,18 +94,12 @@ class Inputs:
 class CompiledModel:
     """One compiled simulator: the memory-block views ``rod_arrays`` / ``body_arrays`` (empty
     body arrays without rigid bodies), the law tables and programs ``tables`` (held once;
-    ``model.joints`` reads ``model.tables.joints``) and the :class:`Inputs`."""
+    e.g. ``model.tables.joints``) and the :class:`Inputs`."""
 
     rod_arrays: RodBlockArrays
     body_arrays: BodyBlockArrays
     tables: ModelTables
     inputs: Inputs
-
-    # the law tables most read outside the engines, by name (the field is ``tables``)
-    couplings = property(lambda self: self.tables.couplings)
-    joints = property(lambda self: self.tables.joints)
-    motors = property(lambda self: self.tables.motors)
-    loads = property(lambda self: self.tables.loads)
 
     @property
     def state(self) -> State:
@@ -115,13 +109,8 @@ class CompiledModel:
             law: {f: getattr(getattr(self.tables, law), f) for f in fields}
             for law, fields in LAW_MEMORY.items()})
 
-    @property
-    def motor_bcs(self) -> list[Any]:
-        """The motors' command holders (:attr:`Inputs.motor_bcs`)."""
-        return self.inputs.motor_bcs
-
     def commands(self, t: float) -> NDArray[np.float64]:
-        """Each motor's command at time ``t`` [s], in the order of :attr:`motor_bcs`: the motor
+        """Each motor's command at time ``t`` [s], in the order of ``inputs.motor_bcs``: the motor
         angle [rad] (``MotorAngleBC``, ``MotorMount``) or torque [N m] (``TwistMount``)."""
         return np.array(
             [float((bc.angle if hasattr(bc, "angle") else bc.torque)(t)) for bc in self.inputs.motor_bcs],
@@ -129,15 +118,15 @@ class CompiledModel:
         )
 
     def motor_schedules(self) -> list[tuple[Any, Any]]:
-        """``(schedule, rate)`` of each command holder of :attr:`motor_bcs`, read now: its
+        """``(schedule, rate)`` of each command holder of ``inputs.motor_bcs``, read now: its
         ``angle`` ``t -> [rad]`` and ``angle_rate`` ``t -> [rad/s]`` (or None), or for a
         torque-driven mount its ``torque`` ``t -> [N m]`` and None.  Sets the motor table's
         ``has_rate`` of the BC rows to match (the mounts after them use no rate)."""
         out: list[tuple[Any, Any]] = []
         for i, bc in enumerate(self.inputs.motor_bcs):
             angle, rate = (bc.angle, bc.angle_rate) if hasattr(bc, "angle") else (bc.torque, None)
-            if i < self.motors.has_rate.shape[0]:
-                self.motors.has_rate[i] = rate is not None
+            if i < self.tables.motors.has_rate.shape[0]:
+                self.tables.motors.has_rate[i] = rate is not None
             out.append((angle, rate))
         return out
 
@@ -155,7 +144,7 @@ class CompiledModel:
         """The row of :attr:`joints` at the tip element of the rod whose director array is
         ``director`` (a view into the rod block); FastPathUnsupported unless exactly one."""
         tip = compat.block_offset(director, self.rod_arrays.director) + director.shape[2] - 1
-        match = np.flatnonzero(self.joints.element == tip)
+        match = np.flatnonzero(self.tables.joints.element == tip)
         if match.size != 1:
             raise FastPathUnsupported("sensor recorder: a rod has no single tip joint")
         return int(match[0])
@@ -165,7 +154,7 @@ class CompiledModel:
         coupling applies the reciprocal twist couple (the passive law), else -1."""
         reciprocal = {int(i) for code, i in self.tables.sync_program if code == OP_COUPLING_TORQUE}
         e0 = compat.block_offset(director, self.rod_arrays.director)
-        match = np.flatnonzero(self.couplings.elem_start == e0)
+        match = np.flatnonzero(self.tables.couplings.elem_start == e0)
         return int(match[0]) if match.size == 1 and int(match[0]) in reciprocal else -1
 
 

@@ -335,7 +335,7 @@ class FusedEngine:
             t_half = np.empty(n)
             t_full = np.empty(n)
             step_times(t, self.dt, t_half, t_full)
-            loads = self.model.loads
+            loads = self.model.tables.loads
             t_new = t
             for k in range(n):
                 for row, op in self.model.inputs.scheduled_loads:

@@ -244,7 +244,7 @@ class ImplicitEngine:
         # the colouring evaluated perturbed poses: one evaluation at the start pose (filter
         # off) puts the coupling's twist-filter memory back to the present strain
         s.evaluate(np.zeros(s.n_motors))
-        c = model.couplings
+        c = model.tables.couplings
         c.last_time[:] = 0.0
         self.filtered = bool(c.filter_time.shape[0] and np.any(c.filter_time > 0.0))
         self._filter_saved = c.kappa_vor.copy() if self.filtered else np.zeros((0, 0))
@@ -481,7 +481,7 @@ class ImplicitEngine:
         # a BaseTwistTorque schedule (single-rod set-ups): its load row holds the torque at
         # the step's end (where the scheme evaluates the forces), one step per call; the
         # initial acceleration of a first step takes the torque at its start
-        loads = model.loads
+        loads = model.tables.loads
         for k in range(n):
             first = k == 0 and not self._started
             for row, op in model.inputs.scheduled_loads:

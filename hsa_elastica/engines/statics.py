@@ -182,10 +182,10 @@ class StaticSolver:
         self.tol_torque = float(tol_torque)
         self.tables = bind(model.tables, self.state, own_workspace=state is not None)
         self.couplings = self.tables.couplings._replace(
-            filter_time=np.zeros_like(model.couplings.filter_time)
+            filter_time=np.zeros_like(model.tables.couplings.filter_time)
         )
         # the loads at their full value (a ramp is a dynamic device)
-        self.loads = model.loads._replace(ramp=np.zeros_like(model.loads.ramp))
+        self.loads = model.tables.loads._replace(ramp=np.zeros_like(model.tables.loads.ramp))
         rod, body = self.state.rod, self.state.body
         for arr in (rod.velocity, rod.omega, body.velocity, body.omega):
             arr[:] = 0.0
@@ -207,7 +207,7 @@ class StaticSolver:
 
     # -- layout ------------------------------------------------------------------------------
     def _layout(self) -> None:
-        rod, body, m = self.state.rod, self.state.body, self.model.motors
+        rod, body, m = self.state.rod, self.state.body, self.model.tables.motors
         ghost_e = np.asarray(rod.ghost_elems_idx, dtype=np.int64)
         ghost_n = ghost_e[::2] + 1
         e = self.model.tables.ends
@@ -316,7 +316,6 @@ class StaticSolver:
             self._lu = None  # the last factorisation belongs to another pose
         self.state.set_pose(pose)
 
-    restore_state = set_pose  # the name callers outside the engines still use
 
     def move(self, dx: NDArray[np.float64], scale: float = 1.0) -> None:
         """Move the state by ``scale * dx`` (layout of the unknowns)."""

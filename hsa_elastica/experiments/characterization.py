@@ -185,7 +185,7 @@ class _TableTipForce:
     settles, as :class:`_AdjustableTipForce`'s."""
 
     def __init__(self, engine: Any) -> None:
-        loads = engine.model.loads
+        loads = engine.model.tables.loads
         self._force = loads.force
         self._row = int(np.nonzero(loads.node >= 0)[0][-1])
 

@@ -143,15 +143,15 @@ def _static_shape_values(result: Any, n_rods: int) -> dict[str, list[float]]:
     from hsa_elastica.robots.statics_api import static_solver
 
     solver, _ = static_solver(result.params)
-    solver.restore_state(result.state[1])
+    solver.set_pose(result.state[1])
     solver.evaluate(np.asarray(result.motor_angles_rad, dtype=np.float64))
     model = solver.model
     n_el = int(result.params.rod.n_elements)
     out: dict[str, list[float]] = {}
     for i in range(n_rods):
-        tip = int(model.joints.node[i])
+        tip = int(model.tables.joints.node[i])
         pos = model.rod_arrays.position[:, tip - n_el:tip + 1]
-        v0 = int(model.couplings.vor_start[i])
+        v0 = int(model.tables.couplings.vor_start[i])
         kappa = model.rod_arrays.kappa[:, v0:v0 + n_el - 1]
         for k, c in enumerate("xyz"):
             out[f"rod_node_positions_m_{i}_{c}"] = [float(v) for v in pos[k]]

@@ -93,10 +93,10 @@ class FastRobot(ControlMixin):
         self.engine: Any = self._make_engine(model)
         self.rod_arrays = model.rod_arrays
         self.body_arrays = model.body_arrays
-        self.couplings = model.couplings
-        self.joints = model.joints
+        self.couplings = model.tables.couplings
+        self.joints = model.tables.joints
         # the motor table; ``self.motors`` stays the wrapped robot's operator handles
-        self.motor_table = model.motors
+        self.motor_table = model.tables.motors
         self.sync_program = model.tables.sync_program
         self._motor_bcs = model.inputs.motor_bcs
         self._couple_of_rod = self._twist_couple_reader(self.robot)

@@ -130,7 +130,7 @@ class RodStaticSolver:
         self.solver = StaticSolver(self.model)
         self.straight = self.solver.pose()
         self.reference = np.ascontiguousarray(self.model.rod_arrays.director[:, :, 0].copy())
-        loads = self.model.loads
+        loads = self.model.tables.loads
         self._tip_row = int(np.nonzero(loads.node >= 0)[0][-1])
         rows = [k for k, _ in self.model.inputs.scheduled_loads]
         self._torque_row = rows[0] if rows else -1
@@ -138,7 +138,7 @@ class RodStaticSolver:
 
     # -- loads -----------------------------------------------------------------------------
     def _set_loads(self, torque: float, tip_force: NDArray[np.float64]) -> None:
-        loads = self.model.loads
+        loads = self.model.tables.loads
         loads.force[self._tip_row] = tip_force
         if self._torque_row >= 0:
             loads.torque[self._torque_row] = torque
@@ -223,7 +223,7 @@ class RodStaticSolver:
                 f: NDArray[np.float64], wall: float) -> RodSteadyState:
         self.solver.evaluate(angles)  # the arrays of the solution (not of a Jacobian probe)
         rod = self.model.rod_arrays
-        ne = self.model.couplings.printed_lengths.shape[1]
+        ne = self.model.tables.couplings.printed_lengths.shape[1]
         n_lab = rod.director[:, :, ne - 1].T @ rod.internal_stress[:, ne - 1]
         factor = 1.0
         if self._law_row >= 0:

@@ -97,8 +97,8 @@ def lost_twist_model(model: Any, angles: Any) -> list[tuple[int, float]]:
     """:func:`lost_twist` on the arrays of a compiled model (the static solver's state):
     ``(motor row, defect [rad])`` of each rod held by a motor in the lab
     (``MotorTable.body == -1``) whose twist does not match its motor angle ``angles[row]``
-    [rad] (the rows of ``model.motors``, as :meth:`CompiledModel.commands`)."""
-    rod, m = model.rod_arrays, model.motors
+    [rad] (the rows of ``model.tables.motors``, as :meth:`CompiledModel.commands`)."""
+    rod, m = model.rod_arrays, model.tables.motors
     ghosts = np.asarray(rod.ghost_elems_idx, dtype=np.int64).ravel()
     n_el = rod.director.shape[2]
     out: list[tuple[int, float]] = []

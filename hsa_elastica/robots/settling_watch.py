@@ -289,7 +289,7 @@ def _resolve(robot: Any, code: int, watch: SettleWatch, check: Any, good: LastGo
     if code == CHECK_FAILED or stage > 0:
         m = robot.model
         return int(check_state(robot.time, m.commands(robot.time), m.rod_arrays, m.body_arrays,
-                               m.joints, watch, check, good, stage))
+                               m.tables.joints, watch, check, good, stage))
     return code
 
 

@@ -401,6 +401,6 @@ def _solve_static_stack(
     solver.branch_kicks = (0.02, 0.1, 0.2)  # a stage's buckling mode moves the stages above it
     flat = np.concatenate(per_segment)
     order = {id(ref.instance): j for j, ref in enumerate(stack.motors)}
-    target = np.array([flat[order[id(bc)]] for bc in solver.model.motor_bcs])
+    target = np.array([flat[order[id(bc)]] for bc in solver.model.inputs.motor_bcs])
     out = solver.solve(target, steps=steps, check_stability=check_stability)
     return stack, out, per_segment

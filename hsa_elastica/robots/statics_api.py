@@ -119,7 +119,7 @@ def _result(solver: StaticSolver, params: RobotParams, angles: NDArray[np.float6
     body = solver.model.body_arrays
     rod = solver.model.rod_arrays
     q = rotation_matrix_to_quaternion(np.ascontiguousarray(body.director[:, :, 0].T))
-    tips = rod.position[:, np.asarray(solver.model.joints.node)].T.copy()
+    tips = rod.position[:, np.asarray(solver.model.tables.joints.node)].T.copy()
     result = SteadyStateResult(
         converged=bool(out.converged),
         sim_time_s=0.0,

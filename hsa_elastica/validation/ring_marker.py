@@ -78,8 +78,8 @@ def rod_frames(
     ``(N, n_rods)`` [rad]."""
     results = solve_static_batch(params, angles, mirror_branch=MIRROR_BRANCH)
     model = static_solver(params)[0].model
-    n0, n1 = int(model.motors.node[rod]), int(model.joints.node[rod])
-    e0, e1 = int(model.motors.element[rod]), int(model.joints.element[rod])
+    n0, n1 = int(model.tables.motors.node[rod]), int(model.tables.joints.node[rod])
+    e0, e1 = int(model.tables.motors.element[rod]), int(model.tables.joints.element[rod])
     x = np.array([r.state[1][0][:, n0:n1 + 1] for r in results])
     q = np.array([r.state[1][1][:, :, e0:e1 + 1] for r in results])
     return x, q
