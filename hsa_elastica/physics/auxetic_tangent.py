@@ -43,7 +43,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.auxetic_law import ALPHA_C, rest_law, rest_strain_slope
-from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH, RodTangentState
+from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH, RodTangentState, voronoi_curvature
 from hsa_elastica.physics.tables import CouplingTable
 from hsa_elastica.physics.variational_rod import log_map_jacobian
 
@@ -80,21 +80,14 @@ def _voronoi_sensitivities(
     q = rod.director
     rot = work.mat[0]
     m_log = work.mat[1]
+    theta = work.vec[1]
     kmin = c.kappa_min[i]
     kmax = c.kappa_max[i]
     h = c.handedness[i]
     for j in range(rod.rest_voronoi_lengths.shape[0]):
-        for r in range(3):
-            for s in range(3):
-                rot[r, s] = q[r, 0, j + 1] * q[s, 0, j] + q[r, 1, j + 1] * q[s, 1, j] + q[r, 2, j + 1] * q[s, 2, j]
-        trace = min(max(rot[0, 0] + rot[1, 1] + rot[2, 2], -1.0), 3.0)
-        angle = math.acos(0.5 * trace - 0.5) + 1e-14
-        mag = -0.5 * angle / math.sin(angle)
-        t0 = (rot[2, 1] - rot[1, 2]) * mag
-        t1 = (rot[0, 2] - rot[2, 0]) * mag
-        t2 = (rot[1, 0] - rot[0, 1]) * mag
         rv = rod.rest_voronoi_lengths[j]
-        kap = (t0 / rv, t1 / rv, t2 / rv)
+        voronoi_curvature(q, j, rv, rot, theta)
+        kap = (theta[0] / rv, theta[1] / rv, theta[2] / rv)
         qv = (kap[0] - rod.rest_kappa[0, j], kap[1] - rod.rest_kappa[1, j],
               kap[2] - rod.rest_kappa[2, j])
         B = rod.bend_matrix
@@ -123,7 +116,7 @@ def _voronoi_sensitivities(
             work.rv_a[3 + r, j] = (3.0 * b_r / rv - ic * (kap[r1] * bk[r2] - kap[r2] * bk[r1])
                                    + rv * ic * (kap[r1] * gz[r2] - kap[r2] * gz[r1]))
             work.kv_a[3 + r, j] = rv * ic * (kap[r1] * gk[r2] - kap[r2] * gk[r1])
-        log_map_jacobian(t0, t1, t2, m_log)
+        log_map_jacobian(theta[0], theta[1], theta[2], m_log)
         f = -h / c.printed_voronoi[i][j]
         for s in range(3):
             mr = m_log[2, 0] * rot[0, s] + m_log[2, 1] * rot[1, s] + m_log[2, 2] * rot[2, s]

@@ -23,7 +23,6 @@ obstacle (``ParameterError``); both forcings call it on their first evaluation, 
 
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any
 
@@ -38,6 +37,7 @@ from hsa_elastica.params.environment import (
     PlaneObstacle,
     SphereObstacle,
 )
+from hsa_elastica.physics.operator_ref import OperatorRef
 from hsa_elastica.physics.contact_laws import (
     ContactOutput,
     ContactPoints,
@@ -254,32 +254,9 @@ def check_placement(system: Any, obstacle: Any, n_rim: int = 16) -> None:
         BodyContact(obstacle, n_rim=n_rim)._setup(system)
 
 
-class ContactRef:
+class ContactRef(OperatorRef[Any]):
     """The contact forcing :func:`add_contact` registered: PyElastica builds it inside
     ``finalize()``; ``instance`` is it afterwards (its sensor attributes)."""
-
-    def __init__(self) -> None:
-        self._instance: Any = None
-
-    @property
-    def instance(self) -> Any:
-        """The ``RodContact`` / ``BodyContact`` of the simulator (after ``finalize()``)."""
-        if self._instance is None:
-            raise RuntimeError("the contact is built by finalize(): call it first")
-        return self._instance
-
-    def capture(self, cls: type) -> type:
-        """A subclass of ``cls`` with its signature that records its instance here."""
-        ref = self
-
-        def __init__(obj: Any, *args: Any, **kwargs: Any) -> None:
-            cls.__init__(obj, *args, **kwargs)  # type: ignore[misc]
-            ref._instance = obj
-
-        captured = type(cls.__name__, (cls,), {"__init__": __init__, "__doc__": cls.__doc__})
-        captured.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
-        captured.__module__ = cls.__module__
-        return captured
 
 
 def add_contact(sim: Any, system: Any, obstacle: Any, **kwargs: Any) -> ContactRef:

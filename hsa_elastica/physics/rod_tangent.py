@@ -239,6 +239,23 @@ def _element_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
         _add_block(band, elem, elem, fd, 1.0)
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def voronoi_curvature(q: NDArray[np.float64], k: int, rv: float, rot: NDArray[np.float64],
+                      theta: NDArray[np.float64]) -> None:
+    """``rot`` = ``Q_{k+1} Q_k^T`` and ``theta`` = its rotation vector (PyElastica's
+    ``_inv_rotate``, the ``1e-14`` of its angle included) [rad] at Voronoi region ``k``; the
+    curvature is ``theta / rv`` (Eq. 3 of the module docstring)."""
+    for i in range(3):
+        for j in range(3):
+            rot[i, j] = q[i, 0, k + 1] * q[j, 0, k] + q[i, 1, k + 1] * q[j, 1, k] + q[i, 2, k + 1] * q[j, 2, k]
+    trace = min(max(rot[0, 0] + rot[1, 1] + rot[2, 2], -1.0), 3.0)
+    angle = math.acos(0.5 * trace - 0.5) + 1e-14
+    mag = -0.5 * angle / math.sin(angle)
+    theta[0] = (rot[2, 1] - rot[1, 2]) * mag
+    theta[1] = (rot[0, 2] - rot[2, 0]) * mag
+    theta[2] = (rot[1, 0] - rot[0, 1]) * mag
+
+
 @njit(cache=True)  # type: ignore[misc]
 def _voronoi_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.float64]) -> None:
     """Eq. (3), (4), (8), (9): the bend/twist couples' rows (after :func:`_element_blocks`,
@@ -266,15 +283,7 @@ def _voronoi_blocks(rod: RodTangentState, work: TangentWork, band: NDArray[np.fl
             for j in range(3):
                 B[i, j] = rod.bend_matrix[i, j, k]
         rv = rod.rest_voronoi_lengths[k]
-        for i in range(3):
-            for j in range(3):
-                rot[i, j] = q[i, 0, k + 1] * q[j, 0, k] + q[i, 1, k + 1] * q[j, 1, k] + q[i, 2, k + 1] * q[j, 2, k]
-        trace = min(max(rot[0, 0] + rot[1, 1] + rot[2, 2], -1.0), 3.0)
-        angle = math.acos(0.5 * trace - 0.5) + 1e-14
-        mag = -0.5 * angle / math.sin(angle)
-        th[0] = (rot[2, 1] - rot[1, 2]) * mag
-        th[1] = (rot[0, 2] - rot[2, 0]) * mag
-        th[2] = (rot[1, 0] - rot[0, 1]) * mag
+        voronoi_curvature(q, k, rv, rot, th)
         for i in range(3):
             kap[i] = th[i] / rv
         r0 = kap[0] - rod.rest_kappa[0, k]

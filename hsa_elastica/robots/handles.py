@@ -6,10 +6,9 @@ step API of :class:`~hsa_elastica.engines.control.ControlMixin`), and running th
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,57 +23,13 @@ from hsa_elastica.params import RobotParams, RodParams, SimulationParams
 from hsa_elastica.physics.actuation import BaseTwistTorque
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.joints import PlatformJoint
+from hsa_elastica.physics.operator_ref import OperatorRef
 from hsa_elastica.robots.environment import HSASimulator
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["OperatorRef", "SingleRod", "Robot"]
-
-T = TypeVar("T")
-
-
-# --------------------------------------------------------------------------------------------
-# operator references
-# --------------------------------------------------------------------------------------------
-class OperatorRef(Generic[T]):
-    """Handle to an operator that PyElastica instantiates at ``finalize()``.
-
-    PyElastica 1.0's ``.using(cls, ...)`` stores the class and builds the instance inside
-    ``finalize()`` without returning it.  :meth:`capture` returns a thin subclass of ``cls``
-    (same signature) whose constructor records the new instance here, so builders can hand out
-    the coupling, boundary conditions, joints and recorders after ``finalize()``.
-    """
-
-    def __init__(self) -> None:
-        self._instance: T | None = None
-
-    @property
-    def instance(self) -> T:
-        """The operator instance (raises before ``finalize()``)."""
-        if self._instance is None:
-            raise RuntimeError("operator not instantiated yet: call simulator.finalize() first")
-        return self._instance
-
-    @property
-    def ready(self) -> bool:
-        """True once PyElastica instantiated the operator."""
-        return self._instance is not None
-
-    def capture(self, cls: type[T]) -> type[T]:
-        ref = self
-
-        def __init__(obj: Any, *args: Any, **kwargs: Any) -> None:
-            cls.__init__(obj, *args, **kwargs)  # type: ignore[misc]
-            ref._instance = obj
-
-        captured = type(cls.__name__, (cls,), {"__init__": __init__, "__doc__": cls.__doc__})
-        # keep PyElastica's signature check (inspect.signature(cls).bind(...)) meaningful
-        captured.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
-        captured.__module__ = cls.__module__
-        captured.__qualname__ = cls.__qualname__
-        return captured
-
 
 def _run(handle: Any, duration: float, names: dict[Any, str], **kwargs: Any) -> float:
     """Advance ``handle`` by ``duration`` [s] from ``handle.time``; returns the new time.

@@ -108,7 +108,7 @@ def tilt_deg(rot: np.ndarray) -> np.ndarray:
 def onset(delta: np.ndarray, tilt: np.ndarray, threshold: float = ONSET_TILT_DEG
           ) -> tuple[float | None, float | None]:
     """Buckling onset on the negative and the positive side of the sweep [deg of Delta]:
-    the |Delta|-smallest pose, going outward from the middle, from which on the tilt stays
+    the pose of smallest abs(Delta), going outward from the middle, from which on the tilt stays
     above ``threshold`` (None if it never does)."""
     out: list[float | None] = []
     for side in (-1.0, 1.0):
