@@ -76,6 +76,7 @@ STRUCTURES: dict[str, SharedStructure] = {
     for s in (
         SharedStructure("shared_power_strain", "power", "strain"),
         SharedStructure("shared_power_row", "power", "row"),
+        SharedStructure("shared_series_strain", "series", "strain"),
         SharedStructure("shared_series_row", "series", "row"),
         SharedStructure("shared_power_row_compression", "power", "row", compression=True),
         SharedStructure("shared_series_row_compression", "series", "row", compression=True),
