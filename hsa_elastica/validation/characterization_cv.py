@@ -22,8 +22,8 @@ Usage::
 
 prints the tables, puts them into the results file (created if missing) and writes the
 per-set totals to ``cv_scores.csv`` beside it (the report's "best" set is chosen from it).
-All sets take about 15 minutes on one core (the per-row quadratic + compression fit is most
-of it); the shared fits about 1 minute each.
+All sets take 15-30 minutes (most of it the per-row quadratic + compression fit); a shared
+structure 20-80 s.
 """
 
 from __future__ import annotations

@@ -103,7 +103,8 @@ def shared_rods(
 ) -> dict[int, tuple[RodParams, AxialLawParams | None]]:
     """The rod (and compression law) of each row count for the shared parameters ``x`` (SI,
     :attr:`SharedStructure.fields` order).  Geometry, density and element count are Table I's
-    (the printed rods); ``checked = False`` skips the validation (fit iterates)."""
+    (the printed rods), the shear modulus ``E0 / 3`` as in Table I's rods (no characteristic
+    depends on it); ``checked = False`` skips the validation (fit iterates)."""
     c_eps, k_ref, s_k, beta_e, t_ref, s_t, beta_b = (float(v) for v in x[:7])
     out: dict[int, tuple[RodParams, AxialLawParams | None]] = {}
     for n in rows:
