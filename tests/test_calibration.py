@@ -255,7 +255,7 @@ def test_shipped_runs_load_and_fitted_files_resolve() -> None:
     assert len(run) == 100 and run.motor_angles.shape == (100, 4)
     assert 0.11 < run.position[0, 2] < 0.13  # README: rest marker height 119.6 mm
     fitted = sorted(Path(data.path("good2022_closed_fpu50.csv")).parent.glob("fitted_params*.yaml"))
-    assert len(fitted) == 4  # shipped as package data
+    assert len(fitted) == 5  # shipped as package data (linear, compression, nonlinear x2, shared)
     for f in fitted:
         rod = load_params(f"{f}#10", RodParams)
         assert rod.length == pytest.approx(0.112)  # Table I: 10 rows, 112 mm

@@ -237,7 +237,7 @@ def test_characterization_fit_writes_only_into_out(
 
     monkeypatch.setattr(module, "simulate_all", closed_forms_as_simulated)
     shipped = sorted(Path(package_data.__file__).parent.glob("fitted_params*.yaml"))
-    assert len(shipped) == 4
+    assert len(shipped) == 5  # linear, compression, nonlinear, nonlinear + compression, shared
     before = _digest(shipped)
     cwd = tmp_path / "cwd"
     cwd.mkdir()

@@ -6,7 +6,9 @@ the package command's ``characterization_points.csv``, ``scores.csv`` and ``fitt
 * ``<results>/results.md`` -- scores per parameter set and characteristic, parameters and the
   notes (the paper's half twist strain, the consistency check, the optional laws);
 * ``<results>/fig3_characterization.png`` -- one panel per characteristic: measured (solid,
-  error bars) vs the best fitted parameter set (dashed) and Table I (dotted);
+  error bars) vs the best fitted parameter set (dashed; chosen by the cross-validated score of
+  ``<results>/cv_scores.csv`` when ``python -m validation.characterization_cv`` wrote it, else
+  in-sample) and Table I (dotted);
   ``<results>/fig3_characterization_other_sets.png`` -- the other fitted sets (``--fit``, ``--law``).
 
 Without an output option (``--out``, ``--results``, ``--fitted-dir``) it writes into this folder
@@ -63,19 +65,21 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if resolve_outputs(ap, args):
         return 2
+    cv_path = args.results / "cv_scores.csv"  # written by python -m validation.characterization_cv
+    cv = pd.read_csv(cv_path) if cv_path.is_file() else None
     if args.replot is not None:
         args.results.mkdir(parents=True, exist_ok=True)
-        figures = plot_fig3(pd.read_csv(args.replot), args.results / "fig3_characterization.png")
+        figures = plot_fig3(pd.read_csv(args.replot), args.results / "fig3_characterization.png", cv)
         print("wrote " + ", ".join(str(f) for f in figures))
         return 0
     run = run_validation(args)
     written = write_tables(run, args.out, args.results)
-    written += plot_fig3(run.points, args.results / "fig3_characterization.png")
+    written += plot_fig3(run.points, args.results / "fig3_characterization.png", cv)
     note, _ = _paper_law_note(run.data, run.rods)
     if run.laws or any(p.startswith("fitted_nonlinear") for p in run.rods):
         note += "\n" + _compression_note(run.scores, run.rods, run.laws)
     write_report(run.points, run.scores, score(run.points, column="closed_form"), run.rods, note,
-                 args.results / "results.md", run.wall, run.laws, args.method)
+                 args.results / "results.md", run.wall, run.laws, args.method, cv)
     written.append(args.results / "results.md")
     print(note)
     print_summary(run, args.jobs, written)

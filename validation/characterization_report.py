@@ -18,6 +18,8 @@ from hsa_elastica.params.files import atomic_output, write_text_atomic
 from hsa_elastica.experiments.characterization import CHARACTERISTICS
 from hsa_elastica.physics.compression_law import AxialLawParams
 from hsa_elastica.params import RodParams
+from hsa_elastica.validation.characterization_cv import BEGIN, END
+from hsa_elastica.validation.characterization_shared import CHOSEN, STRUCTURES
 from hsa_elastica.validation.characterization_fit import (
     N_FITTED,
     _closed_form_points,
@@ -43,6 +45,7 @@ _SET_LABELS = {
     "fitted_compression": "fitted + compression law",
     "fitted_nonlinear": "fitted quadratic twist laws",
     "fitted_nonlinear_compression": "fitted quadratic + compression",
+    "fitted_shared": "fit shared across row counts",
 }
 #: line style of a model curve: the best parameter set and Table I in the main figure
 _MODEL_STYLE = {"best": ("--", "x"), "table1": (":", "^")}
@@ -84,11 +87,12 @@ def _legend_handles(colors: dict[int, Any], models: dict[str, tuple[Any, str]]) 
     return handles
 
 
-def plot_fig3(points: pd.DataFrame, path: Path) -> list[Path]:
+def plot_fig3(points: pd.DataFrame, path: Path, cv: pd.DataFrame | None = None) -> list[Path]:
     """Fig. 3 of the paper from the simulated points (PNG), and the other parameter sets.
 
     ``path``: one panel per characteristic, measured (Good et al. 2022, error bars) vs the best
-    fitted parameter set and Table I; each panel title gives the points inside the error bars.
+    fitted parameter set (:func:`best_parameter_set`: by the cross-validated totals ``cv`` if
+    given) and Table I; each panel title gives the points inside the error bars.
     ``<path stem>_other_sets.png``: the remaining fitted sets, one column per set.
     Returns the paths written.
     """
@@ -100,7 +104,7 @@ def plot_fig3(points: pd.DataFrame, path: Path) -> list[Path]:
     rows_all = [int(r) for r in sorted(points["rows"].unique())]
     cmap = plt.get_cmap("plasma")
     colors = {r: cmap(0.85 * i / max(1, len(rows_all) - 1)) for i, r in enumerate(rows_all)}
-    best = best_parameter_set(score(points))
+    best = best_parameter_set(score(points), cv)
     psets = list(dict.fromkeys(points["parameter_set"]))
     models = {p: st for p, st in (("table1", _MODEL_STYLE["table1"]), (best, _MODEL_STYLE["best"])) if p in psets}
     models = dict(reversed(list(models.items())))  # best first in the legend
@@ -166,10 +170,22 @@ def write_report(
     wall: float,
     laws: dict[str, dict[int, AxialLawParams]] | None = None,
     method: str = "static",
+    cv: pd.DataFrame | None = None,
 ) -> None:
+    """``results.md``: scores, parameters and ``extra`` notes; the cross-validation section of
+    an existing ``path`` (written by ``python -m validation.characterization_cv``) is kept."""
+    old = path.read_text() if path.is_file() else ""
+    cv_section = old[old.index(BEGIN):old.index(END) + len(END)] + "\n" if BEGIN in old and END in old else ""
+    best = best_parameter_set(scores, cv)
+    best_line = (f"Best fitted set by the cross-validated score (leave one twist angle out; `cv_scores.csv`, "
+                 f"`python -m validation.characterization_cv`): `{best}`." if cv is not None else
+                 f"Best fitted set by the in-sample score (no `cv_scores.csv`: run `python -m "
+                 f"validation.characterization_cv` first to choose by the cross-validated score): `{best}`.")
     overall = scores[scores["characteristic"] == "all"][["parameter_set", "n_points", "n_inside", "fraction_inside"]].copy()
-    overall["fitted parameters per row count"] = [N_FITTED.get(p, 0) for p in overall["parameter_set"]]
-    overall["points per row count"] = "16-28"
+    n_rows = points["rows"].nunique()
+    overall["fitted parameters (all row counts)"] = [
+        STRUCTURES[CHOSEN].n_parameters if p == "fitted_shared" else N_FITTED.get(p, 0) * n_rows
+        for p in overall["parameter_set"]]
     bf = scores[(scores["characteristic"] == "blocked_force") & (scores["rows"] == "all")].set_index("parameter_set")["rmse"]
     overall["blocked-force RMSE [N]"] = [float(bf.get(p, float("nan"))) for p in overall["parameter_set"]]
     per_ch = scores[(scores["rows"] == "all") & (scores["characteristic"] != "all")]
@@ -201,6 +217,7 @@ outer radius 19 mm, wall 2 mm; steady states by {"dynamic relaxation, each run s
 ## Overall (simulator)
 Blocked-force RMSE of the paper's model (Table I, this simulator): {float(bf.get("table1", float("nan"))):.3g} N.
 Each row count has 16 (4 rows) to 28 (10, 12 rows) measured points (4 characteristics x 4-7 angles).
+{best_line}
 {_md_table(overall)}
 
 ## Per characteristic (simulator; RMSE and mean error = simulated - measured, data unit)
@@ -218,7 +235,7 @@ Largest relative difference simulator vs closed form over all points: {agree:.2e
 ## Per characteristic and row count (simulator)
 {_md_table(detail)}
 """
-    write_text_atomic(path, text)
+    write_text_atomic(path, text + ("\n" + cv_section if cv_section else ""))
 
 
 def _paper_law_note(data: pd.DataFrame, rods: dict[str, dict[int, RodParams]]) -> tuple[str, pd.DataFrame]:

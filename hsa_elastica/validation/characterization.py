@@ -9,7 +9,10 @@ rods and, with ``--fit``, with parameters fitted per row count, and writes
 * ``<results>/scores.csv`` -- per parameter set, characteristic and row count: RMSE in the
   data unit and the fraction of points inside the error bars (printed);
 * with ``--fit``: ``fitted_params*.yaml`` (the fitted rods, SI units) in ``--fitted-dir``
-  (default ``<results>``; the shipped copies are ``hsa_elastica/data/fitted_params*.yaml``).
+  (default ``<results>``; the shipped copies are ``hsa_elastica/data/fitted_params*.yaml``),
+  among them ``fitted_params_shared.yaml``: the fit shared across row counts (parameter set
+  ``fitted_shared``, 7 parameters for all row counts,
+  :mod:`hsa_elastica.validation.characterization_shared`), evaluated with every ``--law``.
 
 ``<results>`` is ``--results``, else ``--out`` if given, else ``./validation_results``: a run
 writes only into the directories it is given (the package's own data files only with an
@@ -86,6 +89,7 @@ from hsa_elastica.validation.characterization_fit import (
     law_from_ends as law_from_ends,
     score,
 )
+from hsa_elastica.validation.characterization_shared import CHOSEN, STRUCTURES, fit_shared, save_shared
 
 #: the shipped fitted rods (package data, ``hsa_elastica/data``; rewritten by ``--fit`` with
 #: ``--fitted-dir hsa_elastica/data`` from a source checkout)
@@ -93,6 +97,8 @@ FITTED_PARAMS = data_path("fitted_params.yaml")
 FITTED_COMPRESSION = data_path("fitted_params_compression.yaml")
 FITTED_NONLINEAR = data_path("fitted_params_nonlinear.yaml")
 FITTED_NONLINEAR_COMPRESSION = data_path("fitted_params_nonlinear_compression.yaml")
+#: the fit shared across row counts (:mod:`hsa_elastica.validation.characterization_shared`)
+FITTED_SHARED = data_path("fitted_params_shared.yaml")
 #: default output directory (relative to the current directory)
 DEFAULT_RESULTS = Path("validation_results")
 #: --law choices: which parameter sets are fitted / simulated besides table1 and fitted
@@ -177,8 +183,10 @@ def _fit_line(rows: int, label: str, rod: RodParams, fields: tuple[str, ...], ex
 
 
 def fit_parameter_sets(data: pd.DataFrame, rows: list[int], law: str, fitted_dir: Path) -> tuple[Rods, Laws]:
-    """Table I and the sets fitted per row count (``fitted``, and those of ``--law``
-    :data:`LAW_SETS`), each written to ``fitted_dir`` as ``fitted_params*.yaml``."""
+    """Table I, the sets fitted per row count (``fitted``, and those of ``--law``
+    :data:`LAW_SETS`) and the fit shared across row counts (``fitted_shared``, structure
+    :data:`~hsa_elastica.validation.characterization_shared.CHOSEN`), each written to
+    ``fitted_dir`` as ``fitted_params*.yaml``."""
     rods: Rods = {"table1": {r: table1_rod_params(r) for r in rows}}
     laws: Laws = {}
     by_rows = {r: data[data["rows"] == r] for r in rows}
@@ -189,6 +197,11 @@ def fit_parameter_sets(data: pd.DataFrame, rows: list[int], law: str, fitted_dir
     rods["fitted"] = fitted
     fitted_dir.mkdir(parents=True, exist_ok=True)
     _save_fitted(fitted, fitted_dir / FITTED_PARAMS.name)
+    structure = STRUCTURES[CHOSEN]
+    x, info = fit_shared(structure, data)
+    print(f"fit shared ({CHOSEN}): " + ", ".join(f"{f}={v:.5g}" for f, v in zip(structure.fields, x)) + f"  {info}")
+    save_shared(structure, x, rows, fitted_dir / FITTED_SHARED.name)
+    _add_shared(rods, laws, fitted_dir / FITTED_SHARED.name, rows)
     sets = LAW_SETS[law]
     if "fitted_compression" in sets:
         rods["fitted_compression"], laws["fitted_compression"] = {}, {}
@@ -219,16 +232,30 @@ def fit_parameter_sets(data: pd.DataFrame, rows: list[int], law: str, fitted_dir
     return rods, laws
 
 
+def _add_shared(rods: Rods, laws: Laws, path: Path, rows: list[int]) -> None:
+    """Read the shared fit's file (with its compression law if the chosen structure has one)
+    into ``rods["fitted_shared"]`` (and ``laws``), the row counts of ``rows`` only."""
+    if STRUCTURES[CHOSEN].compression:
+        both = load_fitted_compression(path)
+        rods["fitted_shared"] = {r: v[0] for r, v in both.items() if r in rows}
+        laws["fitted_shared"] = {r: v[1] for r, v in both.items() if r in rows}
+    else:
+        rods["fitted_shared"] = {r: rod for r, rod in load_fitted(path).items() if r in rows}
+
+
 def shipped_parameter_sets(rows: list[int], law: str, fitted: Path | None,
                            fitted_dir: Path | None) -> tuple[Rods, Laws]:
     """Table I, the rods of ``fitted`` (a fitted_params YAML) if given, and the sets of ``--law``
-    read from ``fitted``'s folder, else ``fitted_dir``, else the shipped files."""
+    and ``fitted_shared`` (if its file is there) read from ``fitted``'s folder, else
+    ``fitted_dir``, else the shipped files."""
     rods: Rods = {"table1": {r: table1_rod_params(r) for r in rows}}
     laws: Laws = {}
     if fitted is not None:
         rods["fitted"] = {r: rod for r, rod in load_fitted(fitted).items() if r in rows}
     folder = (fitted.parent if fitted is not None else
               fitted_dir if fitted_dir is not None else FITTED_PARAMS.parent)
+    if (folder / FITTED_SHARED.name).is_file():
+        _add_shared(rods, laws, folder / FITTED_SHARED.name, rows)
     names = {"fitted_compression": FITTED_COMPRESSION, "fitted_nonlinear": FITTED_NONLINEAR,
              "fitted_nonlinear_compression": FITTED_NONLINEAR_COMPRESSION}
     for pset in LAW_SETS[law]:

@@ -359,11 +359,27 @@ def _score_row(pset: str, ch: str, rows: str, g: pd.DataFrame) -> dict[str, Any]
     }
 
 
-def best_parameter_set(scores: pd.DataFrame) -> str:
-    """The fitted parameter set with the largest fraction of points inside the error bars."""
+def best_parameter_set(scores: pd.DataFrame, cv: pd.DataFrame | None = None) -> str:
+    """The fitted parameter set of ``scores`` that predicts best.
+
+    With ``cv`` (the per-set totals of :mod:`hsa_elastica.validation.characterization_cv`,
+    ``cv_scores.csv``): the most points inside the error bars when one twist angle is left out
+    (``inside_loao``; ties: ``inside_loro``, then fewer parameters); the chosen shared
+    structure's row stands for ``fitted_shared``.  Without: the largest in-sample fraction
+    (what the fits reproduce, not what they predict)."""
+    from hsa_elastica.validation.characterization_shared import CHOSEN
+
     fitted = scores[scores["parameter_set"] != "table1"]
     if fitted.empty:
         return "table1"
+    present = set(fitted["parameter_set"])
+    if cv is not None:
+        c = cv.assign(parameter_set=cv["parameter_set"].replace({CHOSEN: "fitted_shared"}))
+        c = c[c["parameter_set"].isin(present)]
+        if not c.empty:
+            c = c.assign(neg=-c["n_parameters"])
+            c = c.sort_values(["inside_loao", "inside_loro", "neg"], ascending=False, kind="stable")
+            return str(c["parameter_set"].iloc[0])
     totals = fitted.groupby("parameter_set")[["n_inside", "n_points"]].sum()
     return str((totals["n_inside"] / totals["n_points"]).idxmax())
 
