@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not (math.isfinite(args.dt) and 0.0 < args.dt <= 0.05):
             raise ParameterError(f"dt = {args.dt!r} must be in (0, 0.05] s")
-        params = resolve_params(args.params)
+        params: RobotParams = resolve_params(args.params)
         fit_series = measured_series(args.fit_run)
         other = measured_series([r for r in RUNS if r != args.fit_run][0])
     except ParameterError as exc:
