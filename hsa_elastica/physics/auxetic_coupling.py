@@ -564,5 +564,5 @@ def coupling_table(
         clip_width=col(lambda c: c.clip_width),
         work=z(3, ne),
         eps_creep=z(ne),
-        creep_last=np.full(n, np.nan),
+        creep_last=np.full(n, -np.inf),
     )

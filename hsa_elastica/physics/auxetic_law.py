@@ -336,7 +336,7 @@ def creep_blend(c: CouplingTable, i: int) -> float:
 
     ``dt = c.last_time[i] - c.creep_last[i]`` [s] (>= 0): the time of this evaluation (the
     caller stores it in ``last_time`` first, as for the twist filter) since the creep's last
-    update; ``creep_last`` is NaN before the first one (``dt = 0`` then).  Evaluations at one
+    update; ``creep_last`` is -inf before the first one (``dt = 0`` then).  Evaluations at one
     time advance the creep once: the implicit integrator's Newton evaluations of a step after
     its first one, and the static solver (``creep_time = 0``: the creep strain is a given,
     frozen state) leave it unchanged.  Exact discretisation of ``tau_c eps_c' = cf eps -
@@ -346,7 +346,7 @@ def creep_blend(c: CouplingTable, i: int) -> float:
     previous = c.creep_last[i]
     c.creep_last[i] = now
     tau = c.creep_time[i]
-    if not tau > 0.0 or not previous == previous:
+    if not tau > 0.0 or previous == -math.inf:
         return 0.0
     return 1.0 - math.exp(-max(now - previous, 0.0) / tau)
 

@@ -180,7 +180,7 @@ class CouplingTable(NamedTuple):
     clip_width: NDArray[np.float64]  # blend width of the rounded clip (0 = the paper's clip)
     work: NDArray[np.float64]  # (n, 3, ne) scratch of the passive model
     eps_creep: NDArray[np.float64]  # (n, ne) state: creep part of the rest strain [-]
-    creep_last: NDArray[np.float64]  # (n,) state: time [s] of its last update (NaN: none yet)
+    creep_last: NDArray[np.float64]  # (n,) state: time [s] of its last update (-inf: none yet)
 
 
 class JointTable(NamedTuple):
