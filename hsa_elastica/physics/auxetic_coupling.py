@@ -277,24 +277,7 @@ class AuxeticCoupling(NoForces):
             isinstance(area, bool) or not _finite(area) or float(area) <= 0.0
         ):
             raise _invalid(owner, "area", area, "None or a finite number > 0 (m^2)")
-        if (
-            isinstance(twist_filter_time, bool)
-            or not _finite(twist_filter_time)
-            or float(twist_filter_time) < 0.0
-        ):
-            raise _invalid(
-                owner, "twist_filter_time", twist_filter_time, "a finite number >= 0 (s)"
-            )
-        _check_creep(owner, creep_fraction, creep_time)
-
-        if not isinstance(reciprocal, (bool, np.bool_)):
-            raise _invalid(owner, "reciprocal", reciprocal, "True or False")
-        if reciprocal and float(twist_filter_time) > 0.0:
-            raise _invalid(
-                owner, "reciprocal", reciprocal,
-                "False when twist_filter_time > 0 (a lagged rest length makes the reciprocal "
-                "couple non-conservative; it diverges, docs/stability.md)",
-            )
+        _check_memory(owner, twist_filter_time, reciprocal, creep_fraction, creep_time)
 
         self.handedness = int(handedness)
         self.reciprocal = bool(reciprocal)
@@ -494,8 +477,24 @@ class AuxeticCoupling(NoForces):
             )
 
 
-def _check_creep(owner: str, creep_fraction: Any, creep_time: Any) -> None:
-    """The creep parameters' ranges (one line naming the field)."""
+def _check_memory(owner: str, twist_filter_time: Any, reciprocal: Any, creep_fraction: Any,
+                  creep_time: Any) -> None:
+    """The twist filter's, the passive model's and the creep's parameters (one line naming the
+    field)."""
+    if (
+        isinstance(twist_filter_time, bool)
+        or not _finite(twist_filter_time)
+        or float(twist_filter_time) < 0.0
+    ):
+        raise _invalid(owner, "twist_filter_time", twist_filter_time, "a finite number >= 0 (s)")
+    if not isinstance(reciprocal, (bool, np.bool_)):
+        raise _invalid(owner, "reciprocal", reciprocal, "True or False")
+    if reciprocal and float(twist_filter_time) > 0.0:
+        raise _invalid(
+            owner, "reciprocal", reciprocal,
+            "False when twist_filter_time > 0 (a lagged rest length makes the reciprocal "
+            "couple non-conservative; it diverges, docs/stability.md)",
+        )
     for name, value, upper, unit in (("creep_fraction", creep_fraction, 1.0, "-"),
                                      ("creep_time", creep_time, 1e5, "s")):
         if isinstance(value, bool) or not _finite(value) or not 0.0 <= float(value) <= upper:
