@@ -66,10 +66,30 @@ def test_bad_input_is_named(run: str, duration: float | None, field: str) -> Non
 
 
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["--runs", "walking"], ["--duration", "0"], ["--dt", "inf"], ["--params", "nope"]):
+    for argv in (["--runs", "walking"], ["--duration", "0"], ["--dt", "inf"], ["--params", "nope"],
+                 ["--creep", "1.5", "100"], ["--creep", "0.1", "0"], ["--creep", "-0.1", "100"]):
         with pytest.raises(SystemExit) as e:
             code = ts.main(argv)
             raise SystemExit(code)
         assert e.value.code == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert err and len(err[-1]) > 0
+
+
+def test_creep_fit_refuses_bad_arguments_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """``real_robot_creep``: exit 2 and one line naming the option before any replay."""
+    from hsa_elastica.validation import real_robot_creep as rc
+
+    for argv, name in ((["--dt", "0.5"], "dt"), (["--params", "nope"], "nope")):
+        assert rc.main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and name in err[0], err
+
+
+def test_with_creep_validates_the_law() -> None:
+    from hsa_elastica.validation.real_robot_creep import with_creep
+
+    p = with_creep(resolve_params("fpu_robot_2022"), 0.2, 1000.0)
+    assert (p.rod.creep_fraction, p.rod.creep_time) == (0.2, 1000.0)
+    with pytest.raises(ParameterError, match="creep_time"):
+        with_creep(p, 0.2, 0.0)

@@ -17,9 +17,13 @@ from hsa_elastica.params import ParameterError, paper_robot_params
 
 def _params(law: str = "filtered") -> Any:
     p = paper_robot_params()
-    # coarse rods keep it short; the twist filter (state of its own in the coupling), or the
-    # passive law (the reciprocal couple kept by the operator between its two calls)
-    extra = {"twist_filter_time": 0.005} if law == "filtered" else {"coupling_law": "passive"}
+    # coarse rods keep it short; the twist filter (state of its own in the coupling), the
+    # passive law (the reciprocal couple kept by the operator between its two calls), or the
+    # creep of the rest strain (its strain and clock in the coupling table)
+    extra: dict[str, Any] = {
+        "filtered": {"twist_filter_time": 0.005}, "passive": {"coupling_law": "passive"},
+        "creep": {"creep_fraction": 0.3, "creep_time": 0.01},
+    }[law]
     rod = dataclasses.replace(p.rod, n_elements=8, **extra)
     return dataclasses.replace(p, rod=rod)
 
@@ -46,7 +50,8 @@ def _roll(robot: Any, commands: list[list[float]], h: float) -> list[np.ndarray]
 
 
 @pytest.mark.parametrize("engine, law", [("fused", "filtered"), ("operators", "filtered"),
-                                         ("fused", "passive"), ("operators", "passive")])
+                                         ("fused", "passive"), ("operators", "passive"),
+                                         ("fused", "creep"), ("operators", "creep")])
 def test_restore_and_step_is_bitwise_the_uninterrupted_run(engine: str, law: str,
                                                            tmp_path: Path) -> None:
     h = 0.002 if engine == "fused" else 0.0006
@@ -216,7 +221,8 @@ def test_env_rollouts_from_one_state_are_reproducible(integrator: str) -> None:
         assert np.array_equal(a, b)
 
 
-def test_implicit_integrator_restores_bitwise(tmp_path: Path) -> None:
+@pytest.mark.parametrize("law", ["filtered", "creep"])
+def test_implicit_integrator_restores_bitwise(law: str, tmp_path: Path) -> None:
     """The implicit integrator (ImplicitRobot, 1 ms steps): its velocities, accelerations and
     chord Jacobian travel in the snapshot (``extra_state``; a restore factorises the saved
     Jacobian again), so restoring and stepping, in memory or from disk into a fresh robot,
@@ -224,7 +230,7 @@ def test_implicit_integrator_restores_bitwise(tmp_path: Path) -> None:
     from hsa_elastica.robots.compiled import ImplicitRobot
     from hsa_elastica.robots.builders import build_fast_robot
 
-    p = _params()
+    p = _params(law)
     p = p.replace(simulation=p.simulation.replace(dt=1e-3, integrator="implicit"))
 
     def build() -> Any:

@@ -182,7 +182,8 @@ class StaticSolver:
         self.tol_torque = float(tol_torque)
         self.tables = bind(model.tables, self.state, own_workspace=state is not None)
         self.couplings = self.tables.couplings._replace(
-            filter_time=np.zeros_like(model.tables.couplings.filter_time)
+            filter_time=np.zeros_like(model.tables.couplings.filter_time),
+            creep_time=np.zeros_like(model.tables.couplings.creep_time),
         )
         # the loads at their full value (a ramp is a dynamic device)
         self.loads = model.tables.loads._replace(ramp=np.zeros_like(model.tables.loads.ramp))

@@ -90,6 +90,13 @@ class RodParams(_ParamsBase):
     It is a delayed feedback and does not make the model passive; the default is 0 (off): the
     Kelvin-Voigt material damping below keeps the robot stable (docs/stability.md).
 
+    ``creep_fraction`` [-] in [0, 1] and ``creep_time`` [s] in (0, 1e5] (both 0: off, the
+    default) are not part of the paper's model: the viscoelastic memory of the lattice.  The
+    rest strain of Eq. 2-3 gains a creep part ``eps_c`` with ``creep_time * d eps_c/dt =
+    creep_fraction * eps - eps_c``: after a long hold at the rest strain ``eps`` the rod is
+    longer by ``creep_fraction * eps * length``, and recovers with ``creep_time`` after release
+    (docs/model.md).  The static solver takes the creep strain as a given state.
+
     ``retardation_time_axial`` / ``_shear`` / ``_bend`` / ``_twist`` [s] are the Kelvin-Voigt
     retardation times of the TPU (viscous stress = retardation time x stiffness x strain rate;
     :mod:`hsa_elastica.physics.material_damping`): a mode of angular frequency ``omega`` that
@@ -125,6 +132,11 @@ class RodParams(_ParamsBase):
     twist_filter_time: float = field(
         default=0.0, metadata={"unit": "s, low pass of the coupling's twist strain, 0 = off"}
     )
+    # optional creep of the auxetic rest strain (not in the paper; 0 = off)
+    creep_fraction: float = field(
+        default=0.0, metadata={"unit": "-, extra rest strain after a long hold / instantaneous"}
+    )
+    creep_time: float = field(default=0.0, metadata={"unit": "s, creep time constant"})
     # optional nonlinear twist laws (0 = the paper's linear model)
     C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
     E_quad: float = field(default=0.0, metadata={"unit": "Pa m^2/rad^2"})
@@ -175,6 +187,13 @@ class RodParams(_ParamsBase):
         for name in ("E_slope", "G_slope", "bend_rigidity_slope", "twist_rigidity_slope"):
             _check_real(self, name)
         _check_real(self, "twist_filter_time", ge=0.0)
+        _check_real(self, "creep_fraction", ge=0.0, le=1.0)
+        _check_real(self, "creep_time", ge=0.0, le=1e5)
+        if (self.creep_fraction > 0.0) != (self.creep_time > 0.0):
+            raise _fail(
+                self, "creep_time", self.creep_time,
+                "must be > 0 (s) when creep_fraction > 0 and 0 when creep_fraction = 0",
+            )
         if self.coupling_law not in COUPLING_LAWS:
             raise _fail(
                 self, "coupling_law", self.coupling_law, f"must be one of {COUPLING_LAWS}"

@@ -178,6 +178,11 @@ class AuxeticCoupling(NoForces):
         the rest-length and stiffness laws, which removes the high-frequency feedback path
         twist -> rest length -> axial force (see docs/stability.md).  Steady states are
         unchanged.
+    creep_fraction, creep_time : float
+        Optional creep of the rest strain (not in the paper), default 0 and 0 (off):
+        ``creep_fraction`` [-] in [0, 1], ``creep_time`` [s] in (0, 1e5] (both > 0 or both 0).
+        The rest strain is ``eps + eps_c`` with ``creep_time * d eps_c/dt = creep_fraction *
+        eps - eps_c`` per element (:func:`~hsa_elastica.physics.auxetic_law.creep_blend`).
     reciprocal : bool
         Default False (the paper's one-way model on PyElastica's rod).  True: the passive model
         (``RodParams.coupling_law = "passive"``): the reciprocal twist couple
@@ -215,6 +220,8 @@ class AuxeticCoupling(NoForces):
             area=rod_params.area,
             twist_filter_time=rod_params.twist_filter_time,
             C_eps2=rod_params.C_eps2,
+            creep_fraction=rod_params.creep_fraction,
+            creep_time=rod_params.creep_time,
             reciprocal=rod_params.coupling_law == "passive",
         )
 
@@ -238,6 +245,8 @@ class AuxeticCoupling(NoForces):
         twist_filter_time: float = 0.0,
         reciprocal: bool = False,
         C_eps2: float = 0.0,
+        creep_fraction: float = 0.0,
+        creep_time: float = 0.0,
     ) -> None:
         super().__init__()
         owner = "AuxeticCoupling"
@@ -268,23 +277,7 @@ class AuxeticCoupling(NoForces):
             isinstance(area, bool) or not _finite(area) or float(area) <= 0.0
         ):
             raise _invalid(owner, "area", area, "None or a finite number > 0 (m^2)")
-        if (
-            isinstance(twist_filter_time, bool)
-            or not _finite(twist_filter_time)
-            or float(twist_filter_time) < 0.0
-        ):
-            raise _invalid(
-                owner, "twist_filter_time", twist_filter_time, "a finite number >= 0 (s)"
-            )
-
-        if not isinstance(reciprocal, (bool, np.bool_)):
-            raise _invalid(owner, "reciprocal", reciprocal, "True or False")
-        if reciprocal and float(twist_filter_time) > 0.0:
-            raise _invalid(
-                owner, "reciprocal", reciprocal,
-                "False when twist_filter_time > 0 (a lagged rest length makes the reciprocal "
-                "couple non-conservative; it diverges, docs/stability.md)",
-            )
+        _check_memory(owner, twist_filter_time, reciprocal, creep_fraction, creep_time)
 
         self.handedness = int(handedness)
         self.reciprocal = bool(reciprocal)
@@ -297,6 +290,8 @@ class AuxeticCoupling(NoForces):
         self.stiffness = stiffness if stiffness is not None else TwistStiffnessLaw()
         self.area = None if area is None else float(area)
         self.twist_filter_time = float(twist_filter_time)
+        self.creep_fraction = float(creep_fraction)
+        self.creep_time = float(creep_time)
 
         # Range of kappa_h seen by the stiffness law: the one the rest-length law is clipped to.
         if self.C_eps > 0.0:
@@ -440,6 +435,7 @@ class AuxeticCoupling(NoForces):
         else:
             blend = -1.0  # no filter
         self._last_time = t
+        self._table.last_time[0] = t  # the creep's clock (auxetic_law.creep_blend)
         law = self.stiffness
         args = (inv_rotate(system.director_collection), self._table, 0, blend,
                 system.rest_lengths, system.rest_voronoi_lengths, system.shear_matrix,
@@ -479,6 +475,33 @@ class AuxeticCoupling(NoForces):
                 elastic_state(system), self._couple, system.external_forces, system.external_torques,
                 self._work,
             )
+
+
+def _check_memory(owner: str, twist_filter_time: Any, reciprocal: Any, creep_fraction: Any,
+                  creep_time: Any) -> None:
+    """The twist filter's, the passive model's and the creep's parameters (one line naming the
+    field)."""
+    if (
+        isinstance(twist_filter_time, bool)
+        or not _finite(twist_filter_time)
+        or float(twist_filter_time) < 0.0
+    ):
+        raise _invalid(owner, "twist_filter_time", twist_filter_time, "a finite number >= 0 (s)")
+    if not isinstance(reciprocal, (bool, np.bool_)):
+        raise _invalid(owner, "reciprocal", reciprocal, "True or False")
+    if reciprocal and float(twist_filter_time) > 0.0:
+        raise _invalid(
+            owner, "reciprocal", reciprocal,
+            "False when twist_filter_time > 0 (a lagged rest length makes the reciprocal "
+            "couple non-conservative; it diverges, docs/stability.md)",
+        )
+    for name, value, upper, unit in (("creep_fraction", creep_fraction, 1.0, "-"),
+                                     ("creep_time", creep_time, 1e5, "s")):
+        if isinstance(value, bool) or not _finite(value) or not 0.0 <= float(value) <= upper:
+            raise _invalid(owner, name, value, f"a finite number in [0, {upper:g}] ({unit})")
+    if (float(creep_fraction) > 0.0) != (float(creep_time) > 0.0):
+        raise _invalid(owner, "creep_time", creep_time,
+                       "> 0 (s) when creep_fraction > 0, and 0 when creep_fraction = 0")
 
 
 def coupling_table(
@@ -521,6 +544,8 @@ def coupling_table(
         E_quad=col(lambda c: c.stiffness.E_quad),
         twist_quad=col(lambda c: c.stiffness.twist_rigidity_quad),
         filter_time=col(lambda c: float(getattr(c, "twist_filter_time", 0.0))),
+        creep_fraction=col(lambda c: float(getattr(c, "creep_fraction", 0.0))),
+        creep_time=col(lambda c: float(getattr(c, "creep_time", 0.0))),
         printed_lengths=np.array([np.array(r.rest_lengths) for _, r in items]).reshape(n, ne),
         printed_voronoi=np.array([np.array(r.rest_voronoi_lengths) for _, r in items]).reshape(n, nv),
         printed_shear=np.array([np.array(r.shear_matrix) for _, r in items]).reshape(n, 3, 3, ne),
@@ -537,4 +562,6 @@ def coupling_table(
         node_start=np.array([o[0] for o in offsets], dtype=np.int64),
         clip_width=col(lambda c: c.clip_width),
         work=z(3, ne),
+        eps_creep=z(ne),
+        creep_last=np.full(n, -np.inf),
     )

@@ -15,6 +15,9 @@ one-row table):
   (:func:`auxetic_rest_lengths`);
 * Eq. 5 -- stiffnesses linear (optionally quadratic) in the clipped twist strain, and the twist
   rigidity scaled by ``rest_voronoi / printed_voronoi`` (:func:`twist_dependent_stiffness`);
+* optional creep of the rest strain (not in the paper): ``eps_rest = eps + eps_c`` with
+  ``tau_c d eps_c/dt = c eps - eps_c`` (``creep_fraction`` ``c``, ``creep_time`` ``tau_c``),
+  advanced exactly for an input held over the step (:func:`creep_blend`);
 * the reciprocal (Maxwell-Betti) twist couple of the rest-length law
   (:func:`reciprocal_twist_couple`) of the passive model (``coupling_law="passive"``).
 
@@ -48,6 +51,7 @@ __all__ = [
     "PASSIVE_CLIP_WIDTH",
     "twist_dependent_stiffness",
     "low_pass",
+    "creep_blend",
     "reciprocal_twist_couple",
 ]
 
@@ -223,15 +227,29 @@ def auxetic_rest_lengths(
     ``rest_lengths = (1 + eps) * c.printed_lengths[i]`` [m],
     ``rest_voronoi_lengths = 0.5 * (rest_lengths[1:] + rest_lengths[:-1])`` [m].
     ``kappa_h_elements`` [rad/m] are the element averages of Eq. 4.
+
+    With the row's ``creep_fraction`` ``cf != 0`` the creep strain ``c.eps_creep[i]`` [-] is
+    first advanced towards ``cf * eps`` (:func:`creep_blend`) and the rest length is
+    ``(1 + eps + eps_creep) * printed``; ``c.eps[i]`` stays the instantaneous strain.
     """
     eps = c.eps[i]
     printed_lengths = c.printed_lengths[i]
     law = rest_law(c, i)
     n = eps.shape[0]
-    for k in range(n):
-        e = rest_strain(kappa_h_elements[k], *law)
-        eps[k] = e
-        rest_lengths[k] = (1.0 + e) * printed_lengths[k]
+    fraction = c.creep_fraction[i]
+    if fraction == 0.0:
+        for k in range(n):
+            e = rest_strain(kappa_h_elements[k], *law)
+            eps[k] = e
+            rest_lengths[k] = (1.0 + e) * printed_lengths[k]
+    else:
+        blend = creep_blend(c, i)
+        eps_creep = c.eps_creep[i]
+        for k in range(n):
+            e = rest_strain(kappa_h_elements[k], *law)
+            eps[k] = e
+            eps_creep[k] += blend * (fraction * e - eps_creep[k])
+            rest_lengths[k] = (1.0 + e + eps_creep[k]) * printed_lengths[k]
     for k in range(n - 1):
         rest_voronoi_lengths[k] = 0.5 * (rest_lengths[k + 1] + rest_lengths[k])
 
@@ -309,6 +327,28 @@ def low_pass(
     """
     for k in range(signal.shape[0]):
         filtered[k] += blend * (signal[k] - filtered[k])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def creep_blend(c: CouplingTable, i: int) -> float:
+    """Blend ``1 - exp(-dt / creep_time)`` of the creep strain of row ``i`` of ``c`` for this
+    evaluation, and the row's creep clock advanced.
+
+    ``dt = c.last_time[i] - c.creep_last[i]`` [s] (>= 0): the time of this evaluation (the
+    caller stores it in ``last_time`` first, as for the twist filter) since the creep's last
+    update; ``creep_last`` is -inf before the first one (``dt = 0`` then).  Evaluations at one
+    time advance the creep once: the implicit integrator's Newton evaluations of a step after
+    its first one, and the static solver (``creep_time = 0``: the creep strain is a given,
+    frozen state) leave it unchanged.  Exact discretisation of ``tau_c eps_c' = cf eps -
+    eps_c`` for ``eps`` held over ``dt``.
+    """
+    now = c.last_time[i]
+    previous = c.creep_last[i]
+    c.creep_last[i] = now
+    tau = c.creep_time[i]
+    if not tau > 0.0 or previous == -math.inf:
+        return 0.0
+    return 1.0 - math.exp(-max(now - previous, 0.0) / tau)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]

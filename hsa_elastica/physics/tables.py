@@ -161,6 +161,8 @@ class CouplingTable(NamedTuple):
     E_quad: NDArray[np.float64]  # Pa m^2/rad^2, optional quadratic terms (0 = paper's Eq. 5)
     twist_quad: NDArray[np.float64]  # N m^2 m^2/rad^2
     filter_time: NDArray[np.float64]  # s, 0 = off
+    creep_fraction: NDArray[np.float64]  # -, creep of the rest strain after a long hold (0 = off)
+    creep_time: NDArray[np.float64]  # s, its time constant (0 = frozen: the static solver)
     printed_lengths: NDArray[np.float64]  # (n, ne)
     printed_voronoi: NDArray[np.float64]  # (n, nv)
     printed_shear: NDArray[np.float64]  # (n, 3, 3, ne)
@@ -177,6 +179,8 @@ class CouplingTable(NamedTuple):
     node_start: NDArray[np.int64]  # first node of the rod in the block
     clip_width: NDArray[np.float64]  # blend width of the rounded clip (0 = the paper's clip)
     work: NDArray[np.float64]  # (n, 3, ne) scratch of the passive model
+    eps_creep: NDArray[np.float64]  # (n, ne) state: creep part of the rest strain [-]
+    creep_last: NDArray[np.float64]  # (n,) state: time [s] of its last update (-inf: none yet)
 
 
 class JointTable(NamedTuple):
@@ -339,7 +343,8 @@ class MotorSchedule(NamedTuple):
 #: the arrays of a law table that change while stepping: the law's memory (part of a State)
 LAW_MEMORY: dict[str, tuple[str, ...]] = {
     "couplings": ("kappa_vor_raw", "kappa_vor", "kappa_vor_clipped", "kappa_elem",
-                  "kappa_elem_clipped", "eps", "last_time", "initialized", "couple"),
+                  "kappa_elem_clipped", "eps", "last_time", "initialized", "couple",
+                  "eps_creep", "creep_last"),
     "joints": ("rest_orientation", "initialized", "base_orientation"),
 }
 #: the scratch arrays of the law tables: written before they are read, never part of a State

@@ -186,9 +186,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def plot(pairs: list[tuple[MeasuredSeries, SimulatedSeries]], path: Path) -> None:
+def plot(pairs: list[tuple[MeasuredSeries, SimulatedSeries]], path: Path,
+         second: list[SimulatedSeries] | None = None, second_label: str = "with creep") -> None:
     """Marker x, y, z [mm] and platform roll, pitch, yaw [deg] against time, measured (black)
-    and simulated (red), one column per run; the fitted samples marked."""
+    and simulated (red), one column per run; the fitted samples marked.  ``second``: a second
+    model's replay of each run (blue, ``second_label``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -201,14 +203,20 @@ def plot(pairs: list[tuple[MeasuredSeries, SimulatedSeries]], path: Path) -> Non
         meas = np.hstack([series.position * 1e3,
                           np.degrees(Rotation.from_quat(series.quaternion).as_euler("xyz"))])
         model = np.hstack([sim.position * 1e3, np.degrees(Rotation.from_matrix(sim.rotation).as_euler("xyz"))])
+        other = None if second is None else np.hstack(
+            [second[c].position * 1e3, np.degrees(Rotation.from_matrix(second[c].rotation).as_euler("xyz"))])
         for r in range(6):
             ax = axes[r, c]
             ax.plot(series.t, meas[:, r], "k-", lw=0.8, label="measured")
             ax.plot(series.t, model[:, r], "-", color="C3", lw=0.8, label="simulated")
+            if other is not None:
+                ax.plot(series.t, other[:, r], "-", color="C0", lw=0.8, label=f"simulated, {second_label}")
             ax.plot(series.t[series.fitted], meas[series.fitted, r], "o", ms=2.5, mfc="none",
-                    color="C0", label="fitted samples")
+                    color="C2", label="fitted samples")
         dp, _ = errors(series, sim)
         axes[6, c].plot(series.t, dp * 1e3, "-", color="C3", lw=0.8)
+        if second is not None:
+            axes[6, c].plot(series.t, errors(series, second[c])[0] * 1e3, "-", color="C0", lw=0.8)
         for r in range(7):
             axes[r, c].grid(alpha=0.3)
             if c == 0:
@@ -249,19 +257,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dt", type=_positive, default=DEFAULT_DT, help="implicit step [s] (default 2e-3)")
     ap.add_argument("--settle", type=_non_negative, default=DEFAULT_SETTLE_S,
                     help="seconds at zero command before the run (default 2)")
+    ap.add_argument("--creep", nargs=2, type=_non_negative, default=None,
+                    metavar=("FRACTION", "TIME"),
+                    help="also replay with the rods' creep_fraction [-] and creep_time [s] "
+                         "(a second model line and table rows)")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     try:
         params: RobotParams = resolve_params(args.params)
-        pairs = [(s, simulate(params, s, dt=args.dt, settle=args.settle, progress=not args.quiet))
-                 for s in (measured_series(r, args.duration) for r in args.runs)]
+        crept = None if args.creep is None else params.replace(rod=params.rod.replace(
+            creep_fraction=args.creep[0], creep_time=args.creep[1]))
+        runs = [measured_series(r, args.duration) for r in args.runs]
     except ParameterError as exc:
         print(f"{ap.prog}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
+    pairs = [(s, simulate(params, s, dt=args.dt, settle=args.settle, progress=not args.quiet))
+             for s in runs]
+    second = None if crept is None else [
+        simulate(crept, s, dt=args.dt, settle=args.settle, progress=not args.quiet) for s in runs]
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
-    plot(pairs, results / FIGURE)
-    print(table([summary_row(s, m) for s, m in pairs]))
+    plot(pairs, results / FIGURE, second)
+    rows = [summary_row(s, m) for s, m in pairs]
+    if second is not None:
+        rows += [{**summary_row(s, m), "run": f"{s.name}, with creep"} for s, m in zip(runs, second)]
+    print(table(rows))
     print(f"figure written to {results / FIGURE}")
     return 0
 
