@@ -47,6 +47,7 @@ from hsa_elastica.physics.contact_laws import (
     geometry_record,
     law_record,
 )
+from hsa_elastica.physics.tables import ContactTable
 
 __all__ = [
     "RodContact",
@@ -54,6 +55,7 @@ __all__ = [
     "add_contact",
     "ContactRef",
     "check_placement",
+    "contact_table",
     "rim_points",
     "OVERLAP_SMOOTHING_LENGTHS",
     "CONTACT_SMOOTHING_LENGTHS",
@@ -252,6 +254,66 @@ def check_placement(system: Any, obstacle: Any, n_rim: int = 16) -> None:
         _overlap("RodContact", _rod_points(system), obstacle)
     else:
         BodyContact(obstacle, n_rim=n_rim)._setup(system)
+
+
+def _compiled_points(op: Any, system: Any) -> ContactPoints:
+    """The points of a contact operator (set up as on its first evaluation, placement check
+    included), for its row of a :class:`ContactTable`."""
+    if isinstance(op, RodContact):
+        if op._points is None or op._points.position is not system.position_collection:
+            points = _rod_points(system)
+            _overlap("RodContact", points, op.obstacle)
+            op._points = points
+        return op._points
+    if op._points is None:
+        op._setup(system)
+    assert op._points is not None
+    return op._points
+
+
+def contact_table(items: list[tuple[Any, Any, int]]) -> ContactTable:
+    """The :class:`ContactTable` of contact operators ``(RodContact or BodyContact, system,
+    start)`` (``start``: the rod's first node or the body's index in its memory block), for
+    the compiled engines.  Each operator's sensor arrays (``force``, ``gap``, ``slip`` and
+    what derives from them) become views of its row, so that they read what the compiled force
+    evaluation wrote last."""
+    n = len(items)
+    points = [_compiled_points(op, system) for op, system, _ in items]
+    width = max([p.radius.size for p in points], default=1)
+    geoms = [op.geometry for op, _, _ in items]
+    local = np.zeros((n, 3, width))
+    for k, (op, _, _) in enumerate(items):
+        if isinstance(op, BodyContact) and op.local is not None:
+            local[k, :, : op.local.shape[1]] = op.local
+    table = ContactTable(
+        system=np.array([start for *_, start in items], dtype=np.int64),
+        is_body=np.array([isinstance(op, BodyContact) for op, _, _ in items], dtype=np.int64),
+        n_points=np.array([p.radius.size for p in points], dtype=np.int64),
+        kind=np.array([g.kind for g in geoms], dtype=np.int64),
+        origin=np.array([g.origin for g in geoms], dtype=np.float64).reshape(n, 3),
+        direction=np.array([g.direction for g in geoms], dtype=np.float64).reshape(n, 3),
+        radius=np.array([g.radius for g in geoms], dtype=np.float64),
+        length=np.array([g.length for g in geoms], dtype=np.float64),
+        law=np.array([tuple(op.law) for op, _, _ in items], dtype=np.float64).reshape(n, 5),
+        local=local,
+        point_radius=np.zeros((n, width)),
+        point_mass=np.zeros((n, width)),
+        position=np.zeros((n, 3, width)),
+        velocity=np.zeros((n, 3, width)),
+        force=np.zeros((n, 3, width)),
+        gap=np.zeros((n, width)),
+        slip=np.zeros((n, width)),
+    )
+    for k, ((op, _, _), p) in enumerate(zip(items, points)):
+        m = p.radius.size
+        table.point_radius[k, :m] = p.radius
+        table.point_mass[k, :m] = p.mass
+        if op._out is not None:  # evaluated on the operator path already: keep its outputs
+            table.force[k, :, :m] = op._out.force
+            table.gap[k, :m] = op._out.gap
+            table.slip[k, :m] = op._out.slip
+        op._out = ContactOutput(table.force[k, :, :m], table.gap[k, :m], table.slip[k, :m])
+    return table
 
 
 class ContactRef(OperatorRef[Any]):

@@ -27,6 +27,7 @@ __all__ = [
     "EndTable",
     "LoadTable",
     "CompressionTable",
+    "ContactTable",
     "ROD_FIELDS",
     "ForcingTables",
     "ModelTables",
@@ -56,6 +57,7 @@ OP_LOAD = 11  # point force / axial torque on a rod (LoadTable row)
 OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
 OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
 OP_MOUNT_REACTION = 14  # load of a body-mounted rod base handed to the body (MotorTable row)
+OP_CONTACT = 15  # contact of a rod's nodes or a body's points with an obstacle (ContactTable row)
 
 #: kinds of rod-end constraints (``EndTable.kind``)
 END_FIXED = 0  # node and element held (PyElastica's FixedConstraint)
@@ -263,15 +265,47 @@ class EndTable(NamedTuple):
     work: NDArray[np.float64]  # (3, 3)
 
 
+class ContactTable(NamedTuple):
+    """Contacts with fixed obstacles (physics/contact.py, docs/contact.md), one row per
+    ``RodContact`` (every node of a rod) or ``BodyContact`` (points fixed on a rigid body).
+
+    A row holds its obstacle (the fields of ``contact_laws.ObstacleGeometry``), its law
+    (``contact_laws.ContactLaw`` in ``law``: k, l, zeta, mu, v_s), its points (a rod's
+    ``n_points`` nodes from node ``system`` of the block, or body ``system``'s points
+    ``local`` in the body frame) and, per point, what the force kernel writes: ``force``,
+    ``gap``, ``slip`` (the operator's sensor arrays are views of them)."""
+
+    system: NDArray[np.int64]  # first node of the rod in the block, or the body index
+    is_body: NDArray[np.int64]  # 0: rod nodes, 1: points of a rigid body
+    n_points: NDArray[np.int64]
+    kind: NDArray[np.int64]  # contact_laws.PLANE / SPHERE / CAPSULE
+    origin: NDArray[np.float64]  # (n, 3) m
+    direction: NDArray[np.float64]  # (n, 3) plane normal / capsule unit axis
+    radius: NDArray[np.float64]  # (n,) m, the obstacle's
+    length: NDArray[np.float64]  # (n,) m, a capsule's axis
+    law: NDArray[np.float64]  # (n, 5) k [N/m], l [m], zeta, mu, v_s [m/s]
+    local: NDArray[np.float64]  # (n, 3, m) body points in the body frame [m]
+    point_radius: NDArray[np.float64]  # (n, m) m, contact radius of each point
+    point_mass: NDArray[np.float64]  # (n, m) kg
+    position: NDArray[np.float64]  # (n, 3, m) body points in the lab (work)
+    velocity: NDArray[np.float64]  # (n, 3, m) (work)
+    force: NDArray[np.float64]  # (n, 3, m) N, output of the last evaluation
+    gap: NDArray[np.float64]  # (n, m) m, output
+    slip: NDArray[np.float64]  # (n, m) m/s, output
+
+
 class LoadTable(NamedTuple):
     """Point forces [N, lab frame] on rod nodes and torques [N m, local z] on rod elements,
-    scaled by ``min(1, t / ramp)`` (``ramp`` = 0: constant), one row per load."""
+    scaled by ``min(1, t / ramp)`` (``ramp`` = 0: constant), one row per load; and the
+    contacts with obstacles (``contacts``: the external loads the state sets, carried in this
+    record so that every executor's force evaluation receives them)."""
 
     node: NDArray[np.int64]  # node index in the block (-1: no force)
     force: NDArray[np.float64]  # (n, 3) N
     element: NDArray[np.int64]  # element index in the block (-1: no torque)
     torque: NDArray[np.float64]  # (n,) N m about the element's d3
     ramp: NDArray[np.float64]  # (n,) s
+    contacts: ContactTable
 
 
 class CompressionTable(NamedTuple):
