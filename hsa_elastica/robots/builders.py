@@ -286,6 +286,7 @@ def _assemble_robot(
             first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
         ).using(MountReaction if r_ref is None else r_ref.capture(MountReaction), torque=torque)
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
+    contacts = _add_obstacles(sim, robot_params, rods, platform)
     if record:
         from hsa_elastica.io.sensors import RobotSensorRecorder
 
@@ -295,11 +296,25 @@ def _assemble_robot(
         simulator=sim, params=robot_params, motor_angles=angles, rods=rods, platform=platform,
         timestepper=PositionVerlet(), dt=sp.dt, rod_bases=bases, attachment_points=attachments,
         couplings=couplings, motors=motors, joints=joints,
-        recorders=recorders if record else {}, base=body, mounts=mount_bcs,
+        recorders=recorders if record else {}, base=body, mounts=mount_bcs, contacts=contacts,
     )
     if record:
         recorders["sensors"].bind(robot)
     return robot
+
+
+def _add_obstacles(
+    sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod], platform: Any
+) -> list[OperatorRef[Any]]:
+    """A ``RodContact`` on every rod and a ``BodyContact`` on the platform (its end discs'
+    rims) for each obstacle of ``robot_params.environment``; each placement is checked first
+    (``ParameterError`` if a system starts inside an obstacle)."""
+    from hsa_elastica.physics.contact import add_contact
+
+    refs: list[OperatorRef[Any]] = []
+    for obstacle in robot_params.environment.obstacles:
+        refs += [add_contact(sim, system, obstacle) for system in (*rods, platform)]
+    return refs
 
 
 def _place_rods(
