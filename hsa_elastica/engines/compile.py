@@ -324,7 +324,7 @@ class _Compiler(TableBuilder):
     def _contact_row(self, inst: Any, system: Any) -> int:
         """Row of a contact forcing: a rod's nodes (from its first node) or a body's points."""
         if isinstance(inst, RodContact) and self._is_rod(system):
-            start = self._rod_offsets(system)[0]
+            start = self._rod_offsets(system)[0] + inst.node_range(system)[0]
         elif isinstance(inst, BodyContact) and self._is_body(system):
             start = self._body_index(system)
         else:

@@ -186,13 +186,6 @@ def build_robot(
     from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
     platform when ``sim.gravity`` is set.
     """
-    from hsa_elastica.engines.fused import kernels_cached
-    from hsa_elastica.io.compile_notice import announce_if_cold
-
-    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
-    from hsa_elastica.engines.precompile import precompile_if_cold
-
-    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods
@@ -212,6 +205,14 @@ def build_robot(
     if body is not None and not any(s is body for s in sim):
         sim.append(body)
     robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount, drive)
+    # after the systems are placed (an obstacle's placement is refused before this line)
+    from hsa_elastica.engines.fused import kernels_cached
+    from hsa_elastica.io.compile_notice import announce_if_cold
+
+    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
+    from hsa_elastica.engines.precompile import precompile_if_cold
+
+    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
     if finalize:
         sim.finalize()
     return robot
@@ -308,12 +309,16 @@ def _add_obstacles(
 ) -> list[OperatorRef[Any]]:
     """A ``RodContact`` on every rod and a ``BodyContact`` on the platform (its end discs'
     rims) for each obstacle of ``robot_params.environment``; each placement is checked first
-    (``ParameterError`` if a system starts inside an obstacle)."""
+    (``ParameterError`` if a system starts inside an obstacle).  A rod's end nodes are left
+    out: the base node sits in the motor's hub (held by it) and the tip node in the platform,
+    whose own points touch for it (a node's contact sphere, of the tube's radius, would reach
+    above the platform's top face)."""
     from hsa_elastica.physics.contact import add_contact
 
     refs: list[OperatorRef[Any]] = []
     for obstacle in robot_params.environment.obstacles:
-        refs += [add_contact(sim, system, obstacle) for system in (*rods, platform)]
+        refs += [add_contact(sim, rod, obstacle, nodes=(1, -1)) for rod in rods]
+        refs.append(add_contact(sim, platform, obstacle))
     return refs
 
 
