@@ -312,39 +312,22 @@ def contact_table(items: list[tuple[Any, Any, int]]) -> ContactTable:
     n = len(items)
     points = [_compiled_points(op, system) for op, system, _ in items]
     width = max([p.radius.size for p in points], default=1)
-    geoms = [op.geometry for op, _, _ in items]
-    local = np.zeros((n, 3, width))
-    for k, (op, _, _) in enumerate(items):
+    table = ContactTable(index=np.zeros((n, 4), dtype=np.int64), params=np.zeros((n, 13)),
+                         points=np.zeros((n, 11, width)), output=np.zeros((n, 5, width)))
+    for k, ((op, _, start), p) in enumerate(zip(items, points)):
+        m, g = p.radius.size, op.geometry
+        table.index[k] = (start, isinstance(op, BodyContact), m, g.kind)
+        table.params[k] = (*g.origin, *g.direction, g.radius, g.length, *op.law)
         if isinstance(op, BodyContact) and op.local is not None:
-            local[k, :, : op.local.shape[1]] = op.local
-    table = ContactTable(
-        system=np.array([start for *_, start in items], dtype=np.int64),
-        is_body=np.array([isinstance(op, BodyContact) for op, _, _ in items], dtype=np.int64),
-        n_points=np.array([p.radius.size for p in points], dtype=np.int64),
-        kind=np.array([g.kind for g in geoms], dtype=np.int64),
-        origin=np.array([g.origin for g in geoms], dtype=np.float64).reshape(n, 3),
-        direction=np.array([g.direction for g in geoms], dtype=np.float64).reshape(n, 3),
-        radius=np.array([g.radius for g in geoms], dtype=np.float64),
-        length=np.array([g.length for g in geoms], dtype=np.float64),
-        law=np.array([tuple(op.law) for op, _, _ in items], dtype=np.float64).reshape(n, 5),
-        local=local,
-        point_radius=np.zeros((n, width)),
-        point_mass=np.zeros((n, width)),
-        position=np.zeros((n, 3, width)),
-        velocity=np.zeros((n, 3, width)),
-        force=np.zeros((n, 3, width)),
-        gap=np.zeros((n, width)),
-        slip=np.zeros((n, width)),
-    )
-    for k, ((op, _, _), p) in enumerate(zip(items, points)):
-        m = p.radius.size
-        table.point_radius[k, :m] = p.radius
-        table.point_mass[k, :m] = p.mass
+            table.points[k, 0:3, :m] = op.local
+        table.points[k, 9, :m] = p.radius
+        table.points[k, 10, :m] = p.mass
+        out = ContactOutput(table.output[k, 0:3, :m], table.output[k, 3, :m],
+                            table.output[k, 4, :m])
         if op._out is not None:  # evaluated on the operator path already: keep its outputs
-            table.force[k, :, :m] = op._out.force
-            table.gap[k, :m] = op._out.gap
-            table.slip[k, :m] = op._out.slip
-        op._out = ContactOutput(table.force[k, :, :m], table.gap[k, :m], table.slip[k, :m])
+            for dst, src in zip(out, op._out):
+                dst[...] = src
+        op._out = out
     return table
 
 

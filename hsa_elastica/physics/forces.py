@@ -280,24 +280,23 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
     to the body's force and torque (:func:`~hsa_elastica.physics.contact_laws.body_wrench`).
     ``rod`` / ``body``: views of the blocks (:func:`block_view`; the whole block records
     passed to a kernel cost ~4 us per call in argument passing)."""
-    m = c.n_points[i]
-    s = c.system[i]
-    law = c.law[i]
-    geom = ObstacleGeometry(c.kind[i], c.origin[i], c.direction[i], c.radius[i], c.length[i])
-    rule = ContactLaw(law[0], law[1], law[2], law[3], law[4])
-    out = ContactOutput(c.force[i, :, :m], c.gap[i, :m], c.slip[i, :m])
-    if c.is_body[i] == 0:
+    index, par, pts, output = c
+    s, m = index[i, 0], index[i, 2]
+    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+    rule = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+    out = ContactOutput(output[i, 0:3, :m], output[i, 3, :m], output[i, 4, :m])
+    if index[i, 1] == 0:
         nodes = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
-                              c.point_radius[i, :m], c.point_mass[i, :m])
+                              pts[i, 9, :m], pts[i, 10, :m])
         contact_forces(nodes, geom, rule, out)
+        f = rod.external_forces
         for a in range(3):
             for p in range(m):
-                rod.external_forces[a, s + p] += out.force[a, p]
+                f[a, s + p] += out.force[a, p]
         return
-    points = ContactPoints(c.position[i, :, :m], c.velocity[i, :, :m], c.point_radius[i, :m],
-                           c.point_mass[i, :m])
-    body_points((body.position, body.velocity, body.omega, body.director), s,
-                c.local[i, :, :m], points)
+    points = ContactPoints(pts[i, 3:6, :m], pts[i, 6:9, :m], pts[i, 9, :m], pts[i, 10, :m])
+    body_points((body.position, body.velocity, body.omega, body.director), s, pts[i, 0:3, :m],
+                points)
     contact_forces(points, geom, rule, out)
     body_wrench((body.position, body.director, body.external_forces, body.external_torques), s,
                 points, out.force)

@@ -267,31 +267,24 @@ class EndTable(NamedTuple):
 
 class ContactTable(NamedTuple):
     """Contacts with fixed obstacles (physics/contact.py, docs/contact.md), one row per
-    ``RodContact`` (every node of a rod) or ``BodyContact`` (points fixed on a rigid body).
+    ``RodContact`` (nodes of a rod) or ``BodyContact`` (points fixed on a rigid body).
 
-    A row holds its obstacle (the fields of ``contact_laws.ObstacleGeometry``), its law
-    (``contact_laws.ContactLaw`` in ``law``: k, l, zeta, mu, v_s), its points (a rod's
-    ``n_points`` nodes from node ``system`` of the block, or body ``system``'s points
-    ``local`` in the body frame) and, per point, what the force kernel writes: ``force``,
-    ``gap``, ``slip`` (the operator's sensor arrays are views of them)."""
+    Four arrays (each array of a record costs a reference count where a kernel takes it, so
+    the row's fields are columns): ``index`` (system: the rod's first contact node in the
+    block or the body's index; is_body; the number of points m; the obstacle's kind),
+    ``params`` (the obstacle's origin, direction, radius and length as in
+    ``contact_laws.ObstacleGeometry``, then the law ``contact_laws.ContactLaw``: k, l, zeta,
+    mu, v_s), ``points`` (per point: a body point in the body frame, its lab position and
+    velocity (work), the contact radius, the mass) and ``output`` (per point what the force
+    kernel wrote last: force, gap, tangential speed; the operator's sensor arrays are views
+    of it)."""
 
-    system: NDArray[np.int64]  # first node of the rod in the block, or the body index
-    is_body: NDArray[np.int64]  # 0: rod nodes, 1: points of a rigid body
-    n_points: NDArray[np.int64]
-    kind: NDArray[np.int64]  # contact_laws.PLANE / SPHERE / CAPSULE
-    origin: NDArray[np.float64]  # (n, 3) m
-    direction: NDArray[np.float64]  # (n, 3) plane normal / capsule unit axis
-    radius: NDArray[np.float64]  # (n,) m, the obstacle's
-    length: NDArray[np.float64]  # (n,) m, a capsule's axis
-    law: NDArray[np.float64]  # (n, 5) k [N/m], l [m], zeta, mu, v_s [m/s]
-    local: NDArray[np.float64]  # (n, 3, m) body points in the body frame [m]
-    point_radius: NDArray[np.float64]  # (n, m) m, contact radius of each point
-    point_mass: NDArray[np.float64]  # (n, m) kg
-    position: NDArray[np.float64]  # (n, 3, m) body points in the lab (work)
-    velocity: NDArray[np.float64]  # (n, 3, m) (work)
-    force: NDArray[np.float64]  # (n, 3, m) N, output of the last evaluation
-    gap: NDArray[np.float64]  # (n, m) m, output
-    slip: NDArray[np.float64]  # (n, m) m/s, output
+    index: NDArray[np.int64]  # (n, 4): system, is_body, m, kind (CONTACT_* columns)
+    params: NDArray[np.float64]  # (n, 13): origin (3) [m], direction (3), radius [m],
+    # length [m], k [N/m], l [m], zeta, mu, v_s [m/s]
+    points: NDArray[np.float64]  # (n, 11, width): local (3) [m], position (3) [m],
+    # velocity (3) [m/s], radius [m], mass [kg]
+    output: NDArray[np.float64]  # (n, 5, width): force (3) [N], gap [m], slip [m/s]
 
 
 class LoadTable(NamedTuple):
