@@ -312,11 +312,11 @@ def contact_table(items: list[tuple[Any, Any, int]]) -> ContactTable:
     n = len(items)
     points = [_compiled_points(op, system) for op, system, _ in items]
     width = max([p.radius.size for p in points], default=1)
-    table = ContactTable(index=np.zeros((n, 4), dtype=np.int64), params=np.zeros((n, 13)),
+    table = ContactTable(ids=np.zeros((n, 4), dtype=np.int64), params=np.zeros((n, 13)),
                          points=np.zeros((n, 11, width)), output=np.zeros((n, 5, width)))
     for k, ((op, _, start), p) in enumerate(zip(items, points)):
         m, g = p.radius.size, op.geometry
-        table.index[k] = (start, isinstance(op, BodyContact), m, g.kind)
+        table.ids[k] = (start, isinstance(op, BodyContact), m, g.kind)
         table.params[k] = (*g.origin, *g.direction, g.radius, g.length, *op.law)
         if isinstance(op, BodyContact) and op.local is not None:
             table.points[k, 0:3, :m] = op.local

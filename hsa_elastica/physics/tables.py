@@ -270,7 +270,7 @@ class ContactTable(NamedTuple):
     ``RodContact`` (nodes of a rod) or ``BodyContact`` (points fixed on a rigid body).
 
     Four arrays (each array of a record costs a reference count where a kernel takes it, so
-    the row's fields are columns): ``index`` (system: the rod's first contact node in the
+    the row's fields are columns): ``ids`` (system: the rod's first contact node in the
     block or the body's index; is_body; the number of points m; the obstacle's kind),
     ``params`` (the obstacle's origin, direction, radius and length as in
     ``contact_laws.ObstacleGeometry``, then the law ``contact_laws.ContactLaw``: k, l, zeta,
@@ -279,7 +279,7 @@ class ContactTable(NamedTuple):
     kernel wrote last: force, gap, tangential speed; the operator's sensor arrays are views
     of it)."""
 
-    index: NDArray[np.int64]  # (n, 4): system, is_body, m, kind (CONTACT_* columns)
+    ids: NDArray[np.int64]  # (n, 4): system, is_body, m, kind
     params: NDArray[np.float64]  # (n, 13): origin (3) [m], direction (3), radius [m],
     # length [m], k [N/m], l [m], zeta, mu, v_s [m/s]
     points: NDArray[np.float64]  # (n, 11, width): local (3) [m], position (3) [m],
