@@ -4,7 +4,9 @@
 ``HSASimulator`` has PyElastica's ``Contact`` module: a ``Plane`` appended to the simulator and
 ``CylinderPlaneContact`` between it and the platform stop a fully elongating robot at a ceiling
 5 mm above the platform (free, the same command raises it by ~30 mm: docs/primitives.md).  The
-fused stepper refuses the contact operator instead of ignoring it.
+fused stepper refuses that contact operator instead of ignoring it.  The package's contact law
+(``RodContact`` / ``BodyContact``, an ``environment`` in the robot's parameters) compiles: the
+platform pressed on a plate on the fused path and in the static solver.
 """
 
 from __future__ import annotations
@@ -74,19 +76,140 @@ def test_the_fused_stepper_refuses_contact() -> None:
         FastRobot(robot)
 
 
-def test_the_fused_stepper_refuses_the_contact_law() -> None:
-    """``BodyContact`` (physics/contact.py) runs on the operator path only, as PyElastica's."""
-    from hsa_elastica.params import ContactParams, PlaneObstacle
-    from hsa_elastica.physics.contact import add_contact
+PRESS = [0.5, -0.5, 0.5, -0.5]  # rad: free, the platform rises by 4.96 mm (measured)
+PLATE_GAP = 0.002  # m, plate above the platform's top face at rest
+
+
+def _pressing_params():  # type: ignore[no-untyped-def]
+    """The robot of :func:`_params` under a plate 2 mm above its platform (the plate's normal
+    points down, to the robot): stiff enough (2e5 N/m per rim point, 16 on the top rim) that
+    the ~200 N the rods press with sink the platform by ~60 um, about the smoothing length."""
+    from hsa_elastica.params import ContactParams, EnvironmentParams, PlaneObstacle
 
     p = _params()
-    robot = build_robot(p, FULL, record=False, finalize=False)
-    top = float(robot.platform.position_collection[2, 0]) + 0.5 * p.platform.thickness
-    add_contact(robot.simulator, robot.platform, PlaneObstacle(
-        point=(0.0, 0.0, top + GAP), normal=(0.0, 0.0, -1.0), contact=ContactParams()))
-    robot.finalize()
-    with pytest.raises(FastPathUnsupported, match="BodyContact"):
-        FastRobot(robot)
+    top = _rest_top(p)
+    plate = PlaneObstacle(point=(0.0, 0.0, top + PLATE_GAP), normal=(0.0, 0.0, -1.0),
+                          contact=ContactParams(stiffness=2e5, smoothing_length=1e-4,
+                                                damping_ratio=0.3))
+    return p.replace(environment=EnvironmentParams(obstacles=(plate,))), top + PLATE_GAP
+
+
+def _rest_top(p) -> float:  # type: ignore[no-untyped-def]
+    robot = build_robot(p, [0.0] * 4, record=False, finalize=False)
+    return float(robot.platform.position_collection[2, 0]) + 0.5 * p.platform.thickness
+
+
+def _check_pressed(robot, plate: float) -> None:  # type: ignore[no-untyped-def]
+    top = float(robot.platform.position_collection[2, 0]) + 0.5 * _params().platform.thickness
+    force = robot.contacts[-1].instance.total_force  # the plate on the platform
+    print("pressed: top - plate", top - plate, "plate force", force)
+    # the plate pushes down (free, the platform would rise 3 mm beyond it) ...
+    assert force[2] < -1.0 and abs(force[0]) + abs(force[1]) < 1e-6 * abs(force[2])
+    # ... and the top face rests within two smoothing lengths (2e-4 m) of the plate
+    assert abs(top - plate) < 2e-4
+    # the rods' own contact spheres stay clear of it (their tip nodes are left out)
+    assert all(abs(c.instance.total_force[2]) < 1e-9 for c in robot.contacts[:-1])
+
+
+def test_the_fused_robot_presses_its_platform_on_a_plate() -> None:
+    """The environment's plate on the fused path (the operators compiled into a contact
+    table)."""
+    q, plate = _pressing_params()
+    robot = build_robot(q, PRESS, record=False)
+    assert len(robot.contacts) == 5  # four rods and the platform
+    FastRobot(robot).run(0.2)
+    _check_pressed(robot, plate)
+
+
+def test_the_static_robot_presses_its_platform_on_a_plate() -> None:
+    from hsa_elastica.engines.compile import compile_simulator
+    from hsa_elastica.engines.statics import StaticSolver
+
+    q, plate = _pressing_params()
+    robot = build_robot(q, [0.0] * 4, ramp=0.0, record=False)
+    solver = StaticSolver(compile_simulator(robot.simulator))
+    outcome = solver.solve(np.array(PRESS))
+    assert outcome.converged
+    force = robot.contacts[-1].instance.total_force.copy()  # the solver's last evaluation
+    solver.evaluate(np.array(PRESS))  # at the equilibrium: the sensors read its forces
+    print("static: last evaluation", force, "at the equilibrium", robot.contacts[-1].instance.total_force)
+    _check_pressed(robot, plate)
+
+
+def _plate_file(tmp_path, obstacle=None):  # type: ignore[no-untyped-def]
+    """The pressing robot's parameters as a file (``obstacle``: another obstacle mapping)."""
+    from hsa_elastica.params.io import save_params
+
+    q, plate = _pressing_params()
+    path = tmp_path / "plate.yaml"
+    save_params(q, path)
+    if obstacle is not None:
+        import yaml
+
+        data = yaml.safe_load(path.read_text())
+        data["environment"]["obstacles"] = [obstacle]
+        path.write_text(yaml.safe_dump(data))
+    return path, plate
+
+
+@pytest.mark.parametrize("command", ["steady-state", "primitive"])
+def test_the_cli_presses_the_platform_on_the_plate_of_the_parameter_file(
+    command: str, tmp_path, capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
+) -> None:
+    """``steady-state`` (static solver) and ``primitive`` (fused) with an ``environment``: the
+    platform's top face stops at the plate (free, it would be 2.96 mm beyond it)."""
+    import json
+    import math
+
+    from hsa_elastica.cli import main
+
+    path, plate = _plate_file(tmp_path)
+    if command == "steady-state":
+        args = ["steady-state", "--angles", *map(str, PRESS), "--json", "-", "--quiet"]
+    else:  # elongation: every rod at magnitude * pi rad, signed by its handedness
+        args = ["primitive", "elongation", "--magnitude", repr(0.5 / math.pi),
+                "--duration", "0.2"]
+    assert main([*args, "--params", str(path)]) == 0
+    out = capsys.readouterr().out
+    if command == "steady-state":
+        z = json.loads(out)["platform_position_m"][2]
+    else:  # "... platform at (x, y, z) mm, ..."
+        z = float(out.split("platform at (")[1].split(")")[0].split(",")[2]) * 1e-3
+    top = z + 0.5 * _params().platform.thickness
+    print(command, "top - plate", top - plate)
+    # within two smoothing lengths (2e-4 m); the printed 0.01 mm adds 5e-6 m
+    assert abs(top - plate) < 2e-4
+
+
+@pytest.mark.parametrize("obstacle, field", [
+    ({"kind": "plane", "normal": [0, 0, 0]}, "normal"),
+    ({"kind": "wall"}, "kind"),
+    ({"kind": "sphere", "radius": -1.0}, "radius"),
+    ({"kind": "plane", "contact": {"friction_coefficient": -0.5}}, "friction_coefficient"),
+    ({"kind": "plane", "height": 1.0}, "height"),
+])
+def test_bad_environment_input_exits_2_with_one_line_naming_the_field(
+    obstacle, field, tmp_path, capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
+) -> None:
+    from hsa_elastica.cli import main
+
+    path, _ = _plate_file(tmp_path, obstacle)
+    assert main(["steady-state", "--angles", *map(str, PRESS), "--params", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and field in err and "obstacles[0]" in err
+
+
+def test_a_plate_through_the_platform_exits_2_before_any_step(
+    tmp_path, capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
+) -> None:
+    from hsa_elastica.cli import main
+
+    path, plate = _plate_file(tmp_path, {"kind": "plane", "point": [0, 0, _rest_top(_params()) - 0.002],
+                                         "normal": [0, 0, -1]})
+    assert main(["primitive", "elongation", "--duration", "0.2", "--quiet", "--params",
+                 str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "BodyContact" in err and "inside the PlaneObstacle" in err
 
 
 def test_blocked_force_scenario_presses_the_platform_on_the_plate(

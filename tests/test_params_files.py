@@ -112,7 +112,10 @@ def mutated_dumps(draw: Any) -> tuple[dict[str, Any], str]:
     """A full dump with one mistake, and the text its refusal must contain."""
     dump = full_dump()
     sections = [k for k, v in dump.items() if isinstance(v, dict)]
-    kind = draw(st.sampled_from(["key", "section", "type", "range", "nesting", "not_a_section"]))
+    kind = draw(st.sampled_from(["key", "section", "type", "range", "nesting", "not_a_section",
+                                 "environment"]))
+    if kind == "environment":
+        return _environment_mistake(draw, dump)
     if kind == "section":
         name = draw(st.sampled_from(sections))
         new = _misspell(draw, name, set(dump))
@@ -144,6 +147,46 @@ def mutated_dumps(draw: Any) -> tuple[dict[str, Any], str]:
         value = draw(st.sampled_from(WRONG_TYPES))
     target[field] = value
     return dump, f"{CLASSES[section]}.{field}"
+
+
+#: contact-law values out of their documented range (docs/contact.md, "Parameters")
+CONTACT_OUT_OF_RANGE = {"stiffness": [0.0, 1e10], "smoothing_length": [0.0, 2.0],
+                        "damping_ratio": [-0.1, 11.0], "friction_coefficient": [-0.1, 11.0],
+                        "slip_velocity": [0.0, 11.0]}
+
+
+def _environment_mistake(draw: Any, dump: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The dump with an ``environment`` of one plate holding one mistake, and the text its
+    refusal must contain."""
+    contact = {"stiffness": 1e5, "smoothing_length": 1e-4, "damping_ratio": 0.3,
+               "friction_coefficient": 0.5, "slip_velocity": 1e-3}
+    obstacle: dict[str, Any] = {"kind": "plane", "point": [0.0, 0.0, 0.2],
+                                "normal": [0.0, 0.0, -1.0], "contact": contact}
+    dump["environment"] = {"obstacles": [obstacle]}
+    mistake = draw(st.sampled_from(["key", "contact_key", "kind", "range", "not_a_list",
+                                    "not_a_section"]))
+    if mistake == "key":
+        field = draw(st.sampled_from(["point", "normal", "contact"]))
+        new = _misspell(draw, field, set(obstacle))
+        obstacle[new] = obstacle.pop(field)
+        return dump, new
+    if mistake == "contact_key":
+        field = draw(st.sampled_from(sorted(contact)))
+        new = _misspell(draw, field, set(contact))
+        contact[new] = contact.pop(field)
+        return dump, new
+    if mistake == "kind":
+        obstacle["kind"] = draw(st.sampled_from(["wall", "Plane", 1.0]))
+        return dump, "obstacles[0].kind"
+    if mistake == "range":
+        field = draw(st.sampled_from(sorted(CONTACT_OUT_OF_RANGE)))
+        contact[field] = draw(st.sampled_from(CONTACT_OUT_OF_RANGE[field]))
+        return dump, f"ContactParams.{field}"
+    if mistake == "not_a_list":
+        dump["environment"]["obstacles"] = draw(st.sampled_from([1.0, "abc"]))
+        return dump, "EnvironmentParams.obstacles"
+    dump["environment"] = draw(st.sampled_from([1.0, "abc", [1, 2]]))
+    return dump, "environment"
 
 
 FAST = settings(max_examples=200, deadline=None, database=None,
@@ -220,6 +263,21 @@ def test_a_complete_dump_is_read_whole(tmp_path: Path, suffix: str) -> None:
     path = save_params(p, tmp_path / f"p{suffix}")
     assert load_params(path) == p and resolve_params(str(path)) == p
     assert load_params(path, RodParams) == p.rod
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".toml"])
+def test_a_dump_with_obstacles_is_read_whole_and_one_without_has_no_environment_section(
+        tmp_path: Path, suffix: str) -> None:
+    from hsa_elastica.params import ContactParams, EnvironmentParams, PlaneObstacle, SphereObstacle
+
+    assert "environment" not in RobotParams().to_dict()  # files written before it: unchanged
+    env = EnvironmentParams(obstacles=(
+        PlaneObstacle(point=(0.0, 0.0, 0.2), normal=(0.0, 0.0, -1.0)),
+        SphereObstacle(center=(0.1, 0.0, 0.05), radius=0.02,
+                       contact=ContactParams(friction_coefficient=0.4))))
+    p = RobotParams(environment=env)
+    path = save_params(p, tmp_path / f"p{suffix}")
+    assert load_params(path) == p and resolve_params(str(path)) == p
 
 
 def test_rod_only_file_is_recognised_by_its_keys(tmp_path: Path) -> None:

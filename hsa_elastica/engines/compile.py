@@ -6,7 +6,8 @@ couplings, joints, motors, dampers, gravity) and the *programs* that list the op
 PyElastica's call order.  The operator instances are read through their public attributes;
 where PyElastica keeps things private (feature groups, memory-block layout, damper factors) the
 access goes through :mod:`hsa_elastica.compat`.  Only the package's own operators and
-PyElastica's ``GravityForces`` / ``AnalyticalLinearDamper`` are supported; anything else raises
+PyElastica's ``GravityForces`` / ``AnalyticalLinearDamper`` are supported (the contact law's
+``RodContact`` / ``BodyContact`` included; PyElastica's own contact classes are not); anything else raises
 :class:`FastPathUnsupported` naming it.  This module walks the operators and writes the
 programs; the per-law tables are built by :mod:`hsa_elastica.engines.compile_tables`.
 """
@@ -38,12 +39,14 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
+from hsa_elastica.physics.contact import BodyContact, RodContact, contact_table
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.material_damping import KelvinVoigtDamping
 from hsa_elastica.physics.rigid_mounts import MountReaction, _BodyMountBC
 from hsa_elastica.physics.tables import (
     OP_COMPRESSION,
+    OP_CONTACT,
     OP_COUPLING,
     OP_DAMP_BODY,
     OP_END,
@@ -218,6 +221,7 @@ class _Compiler(TableBuilder):
         self._material: list[tuple[KelvinVoigtDamping, Any]] = []
         self._loads: list[tuple[int, NDArray[np.float64], int, float, float, Any]] = []
         self._compression: list[tuple[AxialCompressionLaw, Any]] = []
+        self._contacts: list[tuple[Any, Any, int]] = []  # (operator, system, block start)
         self._reactions: list[tuple[MountReaction, Any, Any]] = []
         self._motors: list[tuple[Any, Any]] = []
         self._ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
@@ -269,7 +273,7 @@ class _Compiler(TableBuilder):
             elif method != "apply_torques" or isinstance(inst, BaseTwistTorque):
                 sync += self._forcing_rows(inst, method, kw)
             elif not isinstance(inst, (MountReaction, EndpointForces, AxialCompressionLaw,
-                                       GravityForces)):
+                                       GravityForces, RodContact, BodyContact)):
                 raise FastPathUnsupported(
                     f"forcing/connection {type(inst).__name__} is not supported by the fast path"
                 )
@@ -299,6 +303,8 @@ class _Compiler(TableBuilder):
                 raise FastPathUnsupported("AxialCompressionLaw on a system outside the rod block")
             self._compression.append((inst, kw["system"]))
             return [(OP_COMPRESSION, len(self._compression) - 1)]
+        if isinstance(inst, (RodContact, BodyContact)):
+            return [(OP_CONTACT, self._contact_row(inst, kw["system"]))]
         if isinstance(inst, GravityForces):
             system = kw["system"]
             g = np.array(inst.acc_gravity, dtype=np.float64).reshape(3)
@@ -314,6 +320,17 @@ class _Compiler(TableBuilder):
         raise FastPathUnsupported(
             f"forcing/connection {type(inst).__name__} is not supported by the fast path"
         )
+
+    def _contact_row(self, inst: Any, system: Any) -> int:
+        """Row of a contact forcing: a rod's nodes (from its first node) or a body's points."""
+        if isinstance(inst, RodContact) and self._is_rod(system):
+            start = self._rod_offsets(system)[0] + inst.node_range(system)[0]
+        elif isinstance(inst, BodyContact) and self._is_body(system):
+            start = self._body_index(system)
+        else:
+            raise FastPathUnsupported(f"{type(inst).__name__} on a system outside its memory block")
+        self._contacts.append((inst, system, start))
+        return len(self._contacts) - 1
 
     def _value_rows(
         self, sim: Any
@@ -413,6 +430,7 @@ class _Compiler(TableBuilder):
                 element=np.array([r[2] for r in loads], dtype=np.int64),
                 torque=np.array([r[3] for r in loads], dtype=np.float64),
                 ramp=np.array([r[4] for r in loads], dtype=np.float64),
+                contacts=contact_table(self._contacts),
             ),
             compression=self._compression_table(self._compression),
             sync_program=no_program, values_program=no_program, rates_program=no_program,

@@ -181,8 +181,12 @@ class EnvironmentParams(_ParamsBase):
                         f"EnvironmentParams.obstacles[{k}].kind = {_short(kind)} is invalid: "
                         f"must be one of {', '.join(_KINDS)}"
                     )
-                item = _KINDS[kind].from_dict(  # type: ignore[attr-defined]
-                    fields, where=f"EnvironmentParams.obstacles[{k}]")
+                where = f"EnvironmentParams.obstacles[{k}]"
+                try:
+                    item = _KINDS[kind].from_dict(fields, where=where)  # type: ignore[attr-defined]
+                except ParameterError as e:  # name the entry of the list (one line)
+                    text = str(e)
+                    raise ParameterError(text if text.startswith(where) else f"{where}: {text}") from None
             if not isinstance(item, (PlaneObstacle, SphereObstacle, CapsuleObstacle)):
                 raise ParameterError(
                     f"EnvironmentParams.obstacles[{k}] = {_short(item)} is invalid: must be a "

@@ -16,6 +16,7 @@ from hsa_elastica.params.base import (
     _short,
 )
 from hsa_elastica.params.files import is_stream, read_mapping_text, read_text_bounded, write_text_atomic
+from hsa_elastica.params.environment import EnvironmentParams
 from hsa_elastica.params.robot import (
     RobotParams,
 )
@@ -35,7 +36,11 @@ def _header(params: _ParamsBase) -> str:
     def walk(obj: _ParamsBase, prefix: str) -> None:
         for f in dataclasses.fields(obj):  # type: ignore[arg-type]
             value = getattr(obj, f.name)
-            if isinstance(value, _ParamsBase):
+            if isinstance(value, EnvironmentParams):
+                if value.obstacles:  # written only with obstacles (RobotParams.to_dict)
+                    lines.append(f"  {prefix}{f.name}.obstacles [list of mappings: kind plane | "
+                                 "sphere | capsule and the obstacle's fields, docs/contact.md]")
+            elif isinstance(value, _ParamsBase):
                 walk(value, f"{prefix}{f.name}.")
             else:
                 lines.append(f"  {prefix}{f.name} [{f.metadata.get('unit', '-')}]")
@@ -57,6 +62,8 @@ def _toml_value(value: Any, key: str) -> str:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v, key) for v in value) + "]"
+    if isinstance(value, Mapping):  # an inline table (an obstacle of the environment)
+        return "{" + ", ".join(f"{k} = {_toml_value(v, f'{key}.{k}')}" for k, v in value.items()) + "}"
     raise ParameterError(f"cannot write {key} = {value!r} to TOML")
 
 
@@ -145,6 +152,7 @@ _SECTIONS = {
     "PlatformParams": "platform",
     "JointParams": "joint",
     "SimulationParams": "simulation",
+    "EnvironmentParams": "environment",
     "AxialLawParams": "axial_law",
 }
 

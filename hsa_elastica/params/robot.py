@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from hsa_elastica.params.base import (
     DEFAULT_MAX_HALVINGS,
@@ -25,6 +25,7 @@ from hsa_elastica.params.base import (
     _ParamsBase,
     _short,
 )
+from hsa_elastica.params.environment import EnvironmentParams
 from hsa_elastica.params.integrators import DEFAULT_INTEGRATOR, INTEGRATOR_NAMES
 from hsa_elastica.params.rod import (
     RodParams,
@@ -215,6 +216,10 @@ class RobotParams(_ParamsBase):
     ``phi_i`` (built into the rod's initial twist, so every executor sees it);
     ``rod_C_eps_deviation`` / ``rod_bend_deviation`` [-, at most :data:`MAX_ROD_DEVIATION`]
     scale rod ``i``'s ``C_eps`` / bending rigidity by ``1 + value`` (:meth:`rod_params`).
+
+    ``environment``: fixed obstacles the rods and the platform touch (docs/contact.md); none
+    by default, and then the section is left out of :meth:`to_dict` (a robot without
+    obstacles writes the same file as before the section existed).
     """
 
     _NESTED: ClassVar[dict[str, type]] = {}  # filled in below (classes defined above)
@@ -239,6 +244,9 @@ class RobotParams(_ParamsBase):
     )
     rod_bend_deviation: tuple[float, ...] = field(
         default=(), metadata={"unit": "-, per rod: B_xy times (1 + value); [] = 0 for every rod"}
+    )
+    environment: EnvironmentParams = field(
+        default_factory=EnvironmentParams, metadata={"unit": "see EnvironmentParams"}
     )
 
     def __post_init__(self) -> None:
@@ -288,6 +296,13 @@ class RobotParams(_ParamsBase):
             ):
                 raise _fail(self, name, v, requirement)
             object.__setattr__(self, name, tuple(float(x) for x in v))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested plain dictionary; the ``environment`` section only when it has obstacles."""
+        out = super().to_dict()
+        if not self.environment.obstacles:
+            del out["environment"]
+        return out
 
     def is_symmetric(self) -> bool:
         """True when no per-rod imperfection is set (every rod is ``rod`` with its handedness,
@@ -353,5 +368,6 @@ RobotParams._NESTED = {
     "platform": PlatformParams,
     "joint": JointParams,
     "simulation": SimulationParams,
+    "environment": EnvironmentParams,
 }
 

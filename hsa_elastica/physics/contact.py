@@ -47,6 +47,7 @@ from hsa_elastica.physics.contact_laws import (
     geometry_record,
     law_record,
 )
+from hsa_elastica.physics.tables import ContactTable
 
 __all__ = [
     "RodContact",
@@ -54,6 +55,7 @@ __all__ = [
     "add_contact",
     "ContactRef",
     "check_placement",
+    "contact_table",
     "rim_points",
     "OVERLAP_SMOOTHING_LENGTHS",
     "CONTACT_SMOOTHING_LENGTHS",
@@ -159,33 +161,69 @@ def _node_radii(rod: Any) -> NDArray[np.float64]:
     return nodes
 
 
-def _rod_points(rod: Any) -> ContactPoints:
-    return ContactPoints(rod.position_collection, rod.velocity_collection, _node_radii(rod),
-                         np.asarray(rod.mass, dtype=np.float64))
+def _check_nodes(nodes: Any) -> tuple[int, int] | None:
+    if nodes is None:
+        return None
+    if (not isinstance(nodes, (tuple, list)) or len(nodes) != 2 or any(
+            isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in nodes)):
+        raise ParameterError(f"RodContact.nodes = {nodes!r:.40} is invalid: must be None (every "
+                             "node) or a pair of integers (start, stop), as a Python slice")
+    return int(nodes[0]), int(nodes[1])
+
+
+def _node_range(rod: Any, nodes: tuple[int, int] | None) -> tuple[int, int]:
+    n = rod.position_collection.shape[1]
+    a, b, _ = slice(*(nodes or (0, n))).indices(n)
+    if b <= a:
+        raise ParameterError(f"RodContact.nodes = {nodes!r} is invalid: selects no node of a rod "
+                             f"with {n} nodes (start < stop, as a Python slice)")
+    return a, b
+
+
+def _rod_points(rod: Any, nodes: tuple[int, int] | None = None) -> ContactPoints:
+    a, b = _node_range(rod, nodes)
+    return ContactPoints(rod.position_collection[:, a:b], rod.velocity_collection[:, a:b],
+                         _node_radii(rod)[a:b], np.asarray(rod.mass, dtype=np.float64)[a:b])
 
 
 class RodContact(NoForces, _ContactSensor):
-    """Contact of every node of a rod with a fixed ``obstacle`` (its ``contact`` law):
+    """Contact of the nodes of a rod with a fixed ``obstacle`` (its ``contact`` law): every
+    node, or ``nodes = (start, stop)`` (a Python slice of the node indices; the sensor arrays
+    then hold those nodes):
     ``sim.add_forcing_to(rod).using(RodContact, obstacle=PlaneObstacle(...))``."""
 
-    def __init__(self, obstacle: Any) -> None:
+    def __init__(self, obstacle: Any, nodes: Any = None) -> None:
         super().__init__()
         _check_obstacle("RodContact", obstacle)
         self.obstacle = obstacle
+        self.nodes = _check_nodes(nodes)
         self.geometry = geometry_record(obstacle)
         self.law = law_record(obstacle.contact)
         self._points: ContactPoints | None = None
+        self._source: Any = None  # the rod's position array the points are views of
 
-    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
-        if self._points is None or self._points.position is not system.position_collection:
-            points = _rod_points(system)
+    def node_range(self, rod: Any) -> tuple[int, int]:
+        """First node and one past the last of ``rod`` that touch the obstacle."""
+        return _node_range(rod, self.nodes)
+
+    def _setup(self, system: Any) -> None:
+        if self._points is None or self._source is not system.position_collection:
+            points = _rod_points(system, self.nodes)
             _overlap("RodContact", points, self.obstacle)
             n = points.radius.size
-            self._points = points
+            self._points, self._source = points, system.position_collection
             self._out = ContactOutput(np.zeros((3, n)), np.zeros(n), np.zeros(n))
-        assert self._out is not None
+
+    def apply_forces(self, system: Any, time: np.float64 = np.float64(0.0)) -> None:
+        self._setup(system)
+        assert self._out is not None and self._points is not None
         contact_forces(self._points, self.geometry, self.law, self._out)
-        system.external_forces += self._out.force
+        a = self._points.radius.size
+        if a == system.external_forces.shape[1]:
+            system.external_forces += self._out.force
+        else:
+            start = self.node_range(system)[0]
+            system.external_forces[:, start : start + a] += self._out.force
 
 
 class BodyContact(NoForces, _ContactSensor):
@@ -243,15 +281,54 @@ class BodyContact(NoForces, _ContactSensor):
                     self._out.force)
 
 
-def check_placement(system: Any, obstacle: Any, n_rim: int = 16) -> None:
-    """``ParameterError`` if ``system`` (a rod, or a cylinder's rim points) starts inside
-    ``obstacle`` deeper than a point's radius plus :data:`OVERLAP_SMOOTHING_LENGTHS`
-    smoothing lengths."""
+def check_placement(system: Any, obstacle: Any, n_rim: int = 16, nodes: Any = None) -> None:
+    """``ParameterError`` if ``system`` (a rod's nodes, all or ``nodes``, or a cylinder's rim
+    points) starts inside ``obstacle`` deeper than a point's radius plus
+    :data:`OVERLAP_SMOOTHING_LENGTHS` smoothing lengths."""
     _check_obstacle("check_placement", obstacle)
     if hasattr(system, "rest_lengths"):  # a rod
-        _overlap("RodContact", _rod_points(system), obstacle)
+        _overlap("RodContact", _rod_points(system, _check_nodes(nodes)), obstacle)
     else:
         BodyContact(obstacle, n_rim=n_rim)._setup(system)
+
+
+def _compiled_points(op: Any, system: Any) -> ContactPoints:
+    """The points of a contact operator (set up as on its first evaluation, placement check
+    included), for its row of a :class:`ContactTable`."""
+    if isinstance(op, RodContact):
+        op._setup(system)
+    elif op._points is None:
+        op._setup(system)
+    assert op._points is not None
+    return op._points
+
+
+def contact_table(items: list[tuple[Any, Any, int]]) -> ContactTable:
+    """The :class:`ContactTable` of contact operators ``(RodContact or BodyContact, system,
+    start)`` (``start``: the rod's first node or the body's index in its memory block), for
+    the compiled engines.  Each operator's sensor arrays (``force``, ``gap``, ``slip`` and
+    what derives from them) become views of its row, so that they read what the compiled force
+    evaluation wrote last."""
+    n = len(items)
+    points = [_compiled_points(op, system) for op, system, _ in items]
+    width = max([p.radius.size for p in points], default=1)
+    table = ContactTable(ids=np.zeros((n, 4), dtype=np.int64), params=np.zeros((n, 13)),
+                         points=np.zeros((n, 11, width)), output=np.zeros((n, 5, width)))
+    for k, ((op, _, start), p) in enumerate(zip(items, points)):
+        m, g = p.radius.size, op.geometry
+        table.ids[k] = (start, isinstance(op, BodyContact), m, g.kind)
+        table.params[k] = (*g.origin, *g.direction, g.radius, g.length, *op.law)
+        if isinstance(op, BodyContact) and op.local is not None:
+            table.points[k, 0:3, :m] = op.local
+        table.points[k, 9, :m] = p.radius
+        table.points[k, 10, :m] = p.mass
+        out = ContactOutput(table.output[k, 0:3, :m], table.output[k, 3, :m],
+                            table.output[k, 4, :m])
+        if op._out is not None:  # evaluated on the operator path already: keep its outputs
+            for dst, src in zip(out, op._out):
+                dst[...] = src
+        op._out = out
+    return table
 
 
 class ContactRef(OperatorRef[Any]):
@@ -261,13 +338,13 @@ class ContactRef(OperatorRef[Any]):
 
 def add_contact(sim: Any, system: Any, obstacle: Any, **kwargs: Any) -> ContactRef:
     """Check the placement of ``system`` against ``obstacle`` (:func:`check_placement`), then
-    register the contact forcing (``RodContact`` for a rod, ``BodyContact`` with ``kwargs``
-    for a rigid body); the returned reference gives the forcing after ``sim.finalize()``."""
+    register the contact forcing (``RodContact`` with ``kwargs`` (``nodes``) for a rod,
+    ``BodyContact`` with ``kwargs`` for a rigid body); the returned reference gives the forcing
+    after ``sim.finalize()``."""
     ref = ContactRef()
     if hasattr(system, "rest_lengths"):  # a rod
-        _check_obstacle("RodContact", obstacle)
-        _overlap("RodContact", _rod_points(system), obstacle)
-        sim.add_forcing_to(system).using(ref.capture(RodContact), obstacle=obstacle)
+        RodContact(obstacle, **kwargs)._setup(system)
+        sim.add_forcing_to(system).using(ref.capture(RodContact), obstacle=obstacle, **kwargs)
     else:
         BodyContact(obstacle, **kwargs)._setup(system)
         sim.add_forcing_to(system).using(ref.capture(BodyContact), obstacle=obstacle, **kwargs)

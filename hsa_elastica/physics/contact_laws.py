@@ -49,9 +49,15 @@ __all__ = [
     "contact_tangent",
     "body_points",
     "body_wrench",
+    "FAR_SMOOTHING_LENGTHS",
 ]
 
 PLANE, SPHERE, CAPSULE = 0, 1, 2
+
+#: a point farther from the obstacle than this many smoothing lengths feels no force (the law
+#: gives below ``k l 4.3e-18`` there: zero to double precision against any force of a touching
+#: point) and its tangent is zero; the kernels skip the law's transcendental functions for it
+FAR_SMOOTHING_LENGTHS = 40.0
 
 
 class ContactLaw(NamedTuple):
@@ -119,43 +125,54 @@ def geometry_record(obstacle: Any) -> ObstacleGeometry:
 # shared helpers: the expressions the force and the tangent both differentiate
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)  # type: ignore[misc]
-def _surface(geom: ObstacleGeometry, x0: float, x1: float, x2: float) -> tuple[Any, ...]:
-    """``(phi, n0, n1, n2, dist, interior)``: signed distance to the surface [m], outward unit
-    normal, distance to the plane/centre/axis (curvature radius + phi; 0 for a plane) and
-    whether the closest point of a capsule is inside its axis (not on a cap)."""
-    d0, d1, d2 = x0 - geom.origin[0], x1 - geom.origin[1], x2 - geom.origin[2]
-    e = geom.direction
-    if geom.kind == PLANE:
-        return d0 * e[0] + d1 * e[1] + d2 * e[2], e[0], e[1], e[2], 0.0, False
+def _scalars(geom: ObstacleGeometry) -> tuple[Any, ...]:
+    """The obstacle as a tuple of scalars ``(kind, origin (3), direction (3), radius,
+    length)``: read once per kernel call (an array taken out of a record is reference-counted
+    at every access, which cost more than the law itself per point)."""
+    o, e = geom.origin, geom.direction
+    return (geom.kind, o[0], o[1], o[2], e[0], e[1], e[2], geom.radius, geom.length)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _surface(geom: tuple[Any, ...], x0: float, x1: float, x2: float) -> tuple[Any, ...]:
+    """``(phi, n0, n1, n2, dist, interior)`` of the obstacle ``geom`` (:func:`_scalars`):
+    signed distance to the surface [m], outward unit normal, distance to the
+    plane/centre/axis (curvature radius + phi; 0 for a plane) and whether the closest point of
+    a capsule is inside its axis (not on a cap)."""
+    kind, g0, g1, g2, e0, e1, e2, radius, length = geom
+    d0, d1, d2 = x0 - g0, x1 - g1, x2 - g2
+    if kind == PLANE:
+        return d0 * e0 + d1 * e1 + d2 * e2, e0, e1, e2, 0.0, False
     interior = False
-    if geom.kind == CAPSULE:
-        t = d0 * e[0] + d1 * e[1] + d2 * e[2]
-        if t > geom.length:
-            t = geom.length
+    if kind == CAPSULE:
+        t = d0 * e0 + d1 * e1 + d2 * e2
+        if t > length:
+            t = length
         elif t > 0.0:
             interior = True
         else:
             t = 0.0
-        d0, d1, d2 = d0 - t * e[0], d1 - t * e[1], d2 - t * e[2]
+        d0, d1, d2 = d0 - t * e0, d1 - t * e1, d2 - t * e2
     dist = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     if dist < 1e-300:  # the point on the centre / axis: any normal is as good
-        return -geom.radius, 0.0, 0.0, 1.0, 1e-300, interior
-    return dist - geom.radius, d0 / dist, d1 / dist, d2 / dist, dist, interior
+        return -radius, 0.0, 0.0, 1.0, 1e-300, interior
+    return dist - radius, d0 / dist, d1 / dist, d2 / dist, dist, interior
 
 
 @njit(cache=True)  # type: ignore[misc]
 def _hessian_entry(
-    geom: ObstacleGeometry, n: tuple[float, float, float], dist: float, interior: bool,
+    geom: tuple[Any, ...], n: tuple[float, float, float], dist: float, interior: bool,
     i: int, j: int,
 ) -> float:
     """``d n_i / d x_j`` (the signed distance's Hessian): 0 for a plane,
     ``(delta_ij - n_i n_j) / dist`` for a sphere or a capsule's cap, minus ``e_i e_j / dist``
     on a capsule's cylinder."""
-    if geom.kind == PLANE:
+    if geom[0] == PLANE:
         return 0.0
     h = (1.0 if i == j else 0.0) - n[i] * n[j]
     if interior:
-        h -= geom.direction[i] * geom.direction[j]
+        e = (geom[4], geom[5], geom[6])
+        h -= e[i] * e[j]
     return h / dist
 
 
@@ -179,15 +196,16 @@ def _normal_terms(g: float, law: ContactLaw) -> tuple[float, float, float, float
 
 @njit(cache=True)  # type: ignore[misc]
 def _point_state(
-    pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, p: int
+    x: NDArray[np.float64], v: NDArray[np.float64], radius: float, mass: float,
+    geom: tuple[Any, ...], law: ContactLaw, p: int,
 ) -> tuple[Any, ...]:
-    """Everything the force and its tangent share at point ``p``:
+    """Everything the force and its tangent share at point ``p`` (position ``x[:, p]``,
+    velocity ``v[:, p]``, ``radius``, ``mass``):
     ``(g, n, dist, interior, f_el, s, dfel, ds, c, vn, vt, rho)``."""
-    x, v = pts.position, pts.velocity
     phi, n0, n1, n2, dist, interior = _surface(geom, x[0, p], x[1, p], x[2, p])
-    g = phi - pts.radius[p]
+    g = phi - radius
     f_el, s, dfel, ds = _normal_terms(g, law)
-    c = 2.0 * law.damping_ratio * math.sqrt(law.stiffness * pts.mass[p])
+    c = 2.0 * law.damping_ratio * math.sqrt(law.stiffness * mass)
     vn = n0 * v[0, p] + n1 * v[1, p] + n2 * v[2, p]
     vt = (v[0, p] - n0 * vn, v[1, p] - n1 * vn, v[2, p] - n2 * vn)
     rho = math.sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]
@@ -203,14 +221,28 @@ def contact_forces(
     pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, out: ContactOutput
 ) -> None:
     """Contact force on every point (written to ``out.force``, not accumulated), its gap and
-    tangential speed: ``f = (f_el - c s v_n) n - mu f_el v_t / rho``."""
-    for p in range(pts.position.shape[1]):
-        g, n, _, _, f_el, s, _, _, c, vn, vt, rho = _point_state(pts, geom, law, p)
+    tangential speed: ``f = (f_el - c s v_n) n - mu f_el v_t / rho`` (0 beyond
+    :data:`FAR_SMOOTHING_LENGTHS` smoothing lengths)."""
+    far = FAR_SMOOTHING_LENGTHS * law.smoothing_length
+    gs = _scalars(geom)
+    x, v, radius, mass = pts
+    force, gap, slip = out
+    for p in range(x.shape[1]):
+        phi, n0, n1, n2, _, _ = _surface(gs, x[0, p], x[1, p], x[2, p])
+        if phi - radius[p] > far:
+            vn = n0 * v[0, p] + n1 * v[1, p] + n2 * v[2, p]
+            t0, t1, t2 = v[0, p] - n0 * vn, v[1, p] - n1 * vn, v[2, p] - n2 * vn
+            for i in range(3):
+                force[i, p] = 0.0
+            gap[p] = phi - radius[p]
+            slip[p] = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+            continue
+        g, n, _, _, f_el, s, _, _, c, vn, vt, rho = _point_state(x, v, radius[p], mass[p], gs, law, p)
         fn = f_el - c * s * vn
         for i in range(3):
-            out.force[i, p] = fn * n[i] - law.mu * f_el * vt[i] / rho
-        out.gap[p] = g
-        out.slip[p] = math.sqrt(max(rho * rho - law.slip_velocity * law.slip_velocity, 0.0))
+            force[i, p] = fn * n[i] - law.mu * f_el * vt[i] / rho
+        gap[p] = g
+        slip[p] = math.sqrt(max(rho * rho - law.slip_velocity * law.slip_velocity, 0.0))
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -222,27 +254,36 @@ def contact_tangent(
     ``d_dv[:, :, p] = d f_p / d v_p`` (3x3 per point; a point's force depends on its own state
     only), the chain rule through ``g(x)``, ``n(x)``, ``v_n`` and ``v_t``."""
     mu = law.mu
-    for p in range(pts.position.shape[1]):
-        g, n, dist, interior, f_el, s, dfel, ds, c, vn, vt, rho = _point_state(pts, geom, law, p)
-        v = pts.velocity
+    far = FAR_SMOOTHING_LENGTHS * law.smoothing_length
+    gs = _scalars(geom)
+    x, v, radius, mass = pts
+    for p in range(x.shape[1]):
+        g, n, dist, interior, f_el, s, dfel, ds, c, vn, vt, rho = _point_state(
+            x, v, radius[p], mass[p], gs, law, p)
+        if g > far:  # no force (contact_forces): no tangent
+            for i in range(3):
+                for j in range(3):
+                    d_dx[i, j, p] = 0.0
+                    d_dv[i, j, p] = 0.0
+            continue
         fn = f_el - c * s * vn
         hv = (0.0, 0.0, 0.0)
-        if geom.kind != PLANE:
+        if gs[0] != PLANE:
             hv = (
-                _hessian_entry(geom, n, dist, interior, 0, 0) * v[0, p]
-                + _hessian_entry(geom, n, dist, interior, 0, 1) * v[1, p]
-                + _hessian_entry(geom, n, dist, interior, 0, 2) * v[2, p],
-                _hessian_entry(geom, n, dist, interior, 1, 0) * v[0, p]
-                + _hessian_entry(geom, n, dist, interior, 1, 1) * v[1, p]
-                + _hessian_entry(geom, n, dist, interior, 1, 2) * v[2, p],
-                _hessian_entry(geom, n, dist, interior, 2, 0) * v[0, p]
-                + _hessian_entry(geom, n, dist, interior, 2, 1) * v[1, p]
-                + _hessian_entry(geom, n, dist, interior, 2, 2) * v[2, p],
+                _hessian_entry(gs, n, dist, interior, 0, 0) * v[0, p]
+                + _hessian_entry(gs, n, dist, interior, 0, 1) * v[1, p]
+                + _hessian_entry(gs, n, dist, interior, 0, 2) * v[2, p],
+                _hessian_entry(gs, n, dist, interior, 1, 0) * v[0, p]
+                + _hessian_entry(gs, n, dist, interior, 1, 1) * v[1, p]
+                + _hessian_entry(gs, n, dist, interior, 1, 2) * v[2, p],
+                _hessian_entry(gs, n, dist, interior, 2, 0) * v[0, p]
+                + _hessian_entry(gs, n, dist, interior, 2, 1) * v[1, p]
+                + _hessian_entry(gs, n, dist, interior, 2, 2) * v[2, p],
             )
         inv_rho2 = 1.0 / (rho * rho)
         for i in range(3):
             for j in range(3):
-                hij = _hessian_entry(geom, n, dist, interior, i, j)
+                hij = _hessian_entry(gs, n, dist, interior, i, j)
                 dfn_dx = dfel * n[j] - c * (ds * n[j] * vn + s * hv[j])
                 dfn_dv = -c * s * n[j]
                 kx = n[i] * dfn_dx + fn * hij
@@ -252,7 +293,7 @@ def contact_tangent(
                 av = 0.0
                 for k in range(3):
                     a_ik = ((1.0 if i == k else 0.0) - vt[i] * vt[k] * inv_rho2) / rho
-                    hkj = _hessian_entry(geom, n, dist, interior, k, j)
+                    hkj = _hessian_entry(gs, n, dist, interior, k, j)
                     ax += a_ik * -(hkj * vn + n[k] * hv[j])
                     av += a_ik * ((1.0 if k == j else 0.0) - n[k] * n[j])
                 d_dx[i, j, p] = kx - mu * (vt[i] / rho * dfel * n[j] + f_el * ax)
@@ -274,16 +315,17 @@ def body_points(
     w = (Q[0, 0] * omega[0, b] + Q[1, 0] * omega[1, b] + Q[2, 0] * omega[2, b],
          Q[0, 1] * omega[0, b] + Q[1, 1] * omega[1, b] + Q[2, 1] * omega[2, b],
          Q[0, 2] * omega[0, b] + Q[1, 2] * omega[1, b] + Q[2, 2] * omega[2, b])
+    position, velocity = pts.position, pts.velocity
     for p in range(local.shape[1]):
         r = (Q[0, 0] * local[0, p] + Q[1, 0] * local[1, p] + Q[2, 0] * local[2, p],
              Q[0, 1] * local[0, p] + Q[1, 1] * local[1, p] + Q[2, 1] * local[2, p],
              Q[0, 2] * local[0, p] + Q[1, 2] * local[1, p] + Q[2, 2] * local[2, p])
-        pts.position[0, p] = x[0, b] + r[0]
-        pts.position[1, p] = x[1, b] + r[1]
-        pts.position[2, p] = x[2, b] + r[2]
-        pts.velocity[0, p] = v[0, b] + w[1] * r[2] - w[2] * r[1]
-        pts.velocity[1, p] = v[1, b] + w[2] * r[0] - w[0] * r[2]
-        pts.velocity[2, p] = v[2, b] + w[0] * r[1] - w[1] * r[0]
+        position[0, p] = x[0, b] + r[0]
+        position[1, p] = x[1, b] + r[1]
+        position[2, p] = x[2, b] + r[2]
+        velocity[0, p] = v[0, b] + w[1] * r[2] - w[2] * r[1]
+        velocity[1, p] = v[1, b] + w[2] * r[0] - w[0] * r[2]
+        velocity[2, p] = v[2, b] + w[0] * r[1] - w[1] * r[0]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -296,10 +338,11 @@ def body_wrench(
     x, q, f, tau = body
     Q = q[:, :, b]
     t0 = t1 = t2 = 0.0
+    position = pts.position
     for p in range(force.shape[1]):
-        r0 = pts.position[0, p] - x[0, b]
-        r1 = pts.position[1, p] - x[1, b]
-        r2 = pts.position[2, p] - x[2, b]
+        r0 = position[0, p] - x[0, b]
+        r1 = position[1, p] - x[1, b]
+        r2 = position[2, p] - x[2, b]
         f[0, b] += force[0, p]
         f[1, b] += force[1, p]
         f[2, b] += force[2, p]

@@ -14,8 +14,10 @@ calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
 3. the rods' internal forces and torques (:mod:`hsa_elastica.physics.rod_kernels`);
 4. the forcings and connections in FIFO order: platform joints (Eq. 6-7, kernels of
    :mod:`hsa_elastica.physics.joints`), gravity (PyElastica's kernel), point forces and base
-   torques (:func:`apply_load`) and the compression-softening axial law
-   (:func:`apply_compression`).
+   torques (:func:`apply_load`), the compression-softening axial law
+   (:func:`apply_compression`) and the contacts with fixed obstacles (:func:`apply_contact`,
+   kernels :func:`~hsa_elastica.physics.contact_laws.contact_forces` and
+   :func:`~hsa_elastica.physics.contact_laws.body_wrench`).
 
 External forces and torques are *added* (the caller zeroes them, as PyElastica does at the end
 of a step).  :func:`constrain_rates` is the velocity half of the boundary conditions and the
@@ -41,6 +43,15 @@ from hsa_elastica.physics.auxetic_law import (
     reciprocal_twist_couple,
 )
 from hsa_elastica.physics.compression_law import CompressionRow, compression_law_forces
+from hsa_elastica.physics.contact_laws import (
+    ContactLaw,
+    ContactOutput,
+    ContactPoints,
+    ObstacleGeometry,
+    body_points,
+    body_wrench,
+    contact_forces,
+)
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import (
     SystemView,
@@ -59,12 +70,13 @@ from hsa_elastica.physics.rod_kernels import (
     rotation_log_inplace,
 )
 from hsa_elastica.physics.tables import (
-    END_FIXED, END_TWIST_LOCK, OP_COMPRESSION, OP_COUPLING, OP_COUPLING_TORQUE, OP_DAMP_BODY,
+    END_FIXED, END_TWIST_LOCK, OP_COMPRESSION, OP_CONTACT, OP_COUPLING, OP_COUPLING_TORQUE, OP_DAMP_BODY,
     OP_DAMP_ROD, OP_END, OP_GRAVITY_BODY, OP_GRAVITY_ROD, OP_JOINT_FORCE, OP_JOINT_TORQUE,
     OP_LOAD, OP_MATERIAL_DAMPING, OP_MOTOR, OP_MOUNT_REACTION, STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
     CompressionTable,
+    ContactTable,
     CouplingTable,
     EndTable,
     ForcingTables,
@@ -88,6 +100,7 @@ __all__ = [
     "constrain_end",
     "apply_load",
     "apply_compression",
+    "apply_contact",
     "apply_gravity",
 ]
 
@@ -257,6 +270,36 @@ def apply_compression(c: CompressionTable, i: int, rod: RodBlockArrays) -> None:
                        c.kappa_max[i], c.ratio[i], c.slope[i]),
         c.work[i],
     )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) -> None:
+    """``RodContact.apply_forces`` / ``BodyContact.apply_forces`` of row ``i``: the contact
+    forces of the row's points (kernel :func:`~hsa_elastica.physics.contact_laws.contact_forces`,
+    written to the row's ``force`` / ``gap`` / ``slip``) added to the rod's nodes, or reduced
+    to the body's force and torque (:func:`~hsa_elastica.physics.contact_laws.body_wrench`).
+    ``rod`` / ``body``: views of the blocks (:func:`block_view`; the whole block records
+    passed to a kernel cost ~4 us per call in argument passing)."""
+    index, par, pts, output = c
+    s, m = index[i, 0], index[i, 2]
+    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+    rule = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+    out = ContactOutput(output[i, 0:3, :m], output[i, 3, :m], output[i, 4, :m])
+    if index[i, 1] == 0:
+        nodes = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
+                              pts[i, 9, :m], pts[i, 10, :m])
+        contact_forces(nodes, geom, rule, out)
+        f = rod.external_forces
+        for a in range(3):
+            for p in range(m):
+                f[a, s + p] += out.force[a, p]
+        return
+    points = ContactPoints(pts[i, 3:6, :m], pts[i, 6:9, :m], pts[i, 9, :m], pts[i, 10, :m])
+    body_points((body.position, body.velocity, body.omega, body.director), s, pts[i, 0:3, :m],
+                points)
+    contact_forces(points, geom, rule, out)
+    body_wrench((body.position, body.director, body.external_forces, body.external_torques), s,
+                points, out.force)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -507,4 +550,6 @@ def evaluate_forces(
             apply_compression(forcings.compression, i, rod)
         elif code == OP_GRAVITY_BODY:
             apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
+        elif code == OP_CONTACT:
+            apply_contact(forcings.loads.contacts, i, rod_view, body_view)
     return True

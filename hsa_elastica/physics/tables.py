@@ -27,6 +27,7 @@ __all__ = [
     "EndTable",
     "LoadTable",
     "CompressionTable",
+    "ContactTable",
     "ROD_FIELDS",
     "ForcingTables",
     "ModelTables",
@@ -56,6 +57,7 @@ OP_LOAD = 11  # point force / axial torque on a rod (LoadTable row)
 OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
 OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
 OP_MOUNT_REACTION = 14  # load of a body-mounted rod base handed to the body (MotorTable row)
+OP_CONTACT = 15  # contact of a rod's nodes or a body's points with an obstacle (ContactTable row)
 
 #: kinds of rod-end constraints (``EndTable.kind``)
 END_FIXED = 0  # node and element held (PyElastica's FixedConstraint)
@@ -267,15 +269,40 @@ class EndTable(NamedTuple):
     work: NDArray[np.float64]  # (3, 3)
 
 
+class ContactTable(NamedTuple):
+    """Contacts with fixed obstacles (physics/contact.py, docs/contact.md), one row per
+    ``RodContact`` (nodes of a rod) or ``BodyContact`` (points fixed on a rigid body).
+
+    Four arrays (each array of a record costs a reference count where a kernel takes it, so
+    the row's fields are columns): ``ids`` (system: the rod's first contact node in the
+    block or the body's index; is_body; the number of points m; the obstacle's kind),
+    ``params`` (the obstacle's origin, direction, radius and length as in
+    ``contact_laws.ObstacleGeometry``, then the law ``contact_laws.ContactLaw``: k, l, zeta,
+    mu, v_s), ``points`` (per point: a body point in the body frame, its lab position and
+    velocity (work), the contact radius, the mass) and ``output`` (per point what the force
+    kernel wrote last: force, gap, tangential speed; the operator's sensor arrays are views
+    of it)."""
+
+    ids: NDArray[np.int64]  # (n, 4): system, is_body, m, kind
+    params: NDArray[np.float64]  # (n, 13): origin (3) [m], direction (3), radius [m],
+    # length [m], k [N/m], l [m], zeta, mu, v_s [m/s]
+    points: NDArray[np.float64]  # (n, 11, width): local (3) [m], position (3) [m],
+    # velocity (3) [m/s], radius [m], mass [kg]
+    output: NDArray[np.float64]  # (n, 5, width): force (3) [N], gap [m], slip [m/s]
+
+
 class LoadTable(NamedTuple):
     """Point forces [N, lab frame] on rod nodes and torques [N m, local z] on rod elements,
-    scaled by ``min(1, t / ramp)`` (``ramp`` = 0: constant), one row per load."""
+    scaled by ``min(1, t / ramp)`` (``ramp`` = 0: constant), one row per load; and the
+    contacts with obstacles (``contacts``: the external loads the state sets, carried in this
+    record so that every executor's force evaluation receives them)."""
 
     node: NDArray[np.int64]  # node index in the block (-1: no force)
     force: NDArray[np.float64]  # (n, 3) N
     element: NDArray[np.int64]  # element index in the block (-1: no torque)
     torque: NDArray[np.float64]  # (n,) N m about the element's d3
     ramp: NDArray[np.float64]  # (n,) s
+    contacts: ContactTable
 
 
 class CompressionTable(NamedTuple):

@@ -186,13 +186,6 @@ def build_robot(
     from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
     platform when ``sim.gravity`` is set.
     """
-    from hsa_elastica.engines.fused import kernels_cached
-    from hsa_elastica.io.compile_notice import announce_if_cold
-
-    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
-    from hsa_elastica.engines.precompile import precompile_if_cold
-
-    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
     n = robot_params.n_rods
@@ -212,6 +205,14 @@ def build_robot(
     if body is not None and not any(s is body for s in sim):
         sim.append(body)
     robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount, drive)
+    # after the systems are placed (an obstacle's placement is refused before this line)
+    from hsa_elastica.engines.fused import kernels_cached
+    from hsa_elastica.io.compile_notice import announce_if_cold
+
+    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
+    from hsa_elastica.engines.precompile import precompile_if_cold
+
+    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
     if finalize:
         sim.finalize()
     return robot
@@ -286,6 +287,7 @@ def _assemble_robot(
             first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
         ).using(MountReaction if r_ref is None else r_ref.capture(MountReaction), torque=torque)
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
+    contacts = _add_obstacles(sim, robot_params, rods, platform)
     if record:
         from hsa_elastica.io.sensors import RobotSensorRecorder
 
@@ -295,11 +297,29 @@ def _assemble_robot(
         simulator=sim, params=robot_params, motor_angles=angles, rods=rods, platform=platform,
         timestepper=PositionVerlet(), dt=sp.dt, rod_bases=bases, attachment_points=attachments,
         couplings=couplings, motors=motors, joints=joints,
-        recorders=recorders if record else {}, base=body, mounts=mount_bcs,
+        recorders=recorders if record else {}, base=body, mounts=mount_bcs, contacts=contacts,
     )
     if record:
         recorders["sensors"].bind(robot)
     return robot
+
+
+def _add_obstacles(
+    sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod], platform: Any
+) -> list[OperatorRef[Any]]:
+    """A ``RodContact`` on every rod and a ``BodyContact`` on the platform (its end discs'
+    rims) for each obstacle of ``robot_params.environment``; each placement is checked first
+    (``ParameterError`` if a system starts inside an obstacle).  A rod's end nodes are left
+    out: the base node sits in the motor's hub (held by it) and the tip node in the platform,
+    whose own points touch for it (a node's contact sphere, of the tube's radius, would reach
+    above the platform's top face)."""
+    from hsa_elastica.physics.contact import add_contact
+
+    refs: list[OperatorRef[Any]] = []
+    for obstacle in robot_params.environment.obstacles:
+        refs += [add_contact(sim, rod, obstacle, nodes=(1, -1)) for rod in rods]
+        refs.append(add_contact(sim, platform, obstacle))
+    return refs
 
 
 def _place_rods(

@@ -115,7 +115,9 @@ class Robot(ControlMixin):
     (the rigid mounts' constraints, empty otherwise), ``joints``; ``recorders`` maps ``"rod{i}"`` /
     ``"platform"`` / ``"sensors"`` to the recorders (``recording.RodRecorder``,
     ``recording.RigidBodyRecorder``, ``sensors.RobotSensorRecorder``; empty with
-    ``record=False``).  ``time`` [s] is the simulated time reached by :meth:`run`.
+    ``record=False``); ``contacts`` (the ``RodContact`` / ``BodyContact`` of the obstacles
+    of ``params.environment``: per obstacle the rods' in rod order, then the platform's).
+    ``time`` [s] is the simulated time reached by :meth:`run`.
 
     ``motor_angles`` [rad]: the target angle of each rod given as a number, and for a rod
     given a schedule (a callable ``t -> phi``) that schedule evaluated at :attr:`time`.
@@ -138,6 +140,8 @@ class Robot(ControlMixin):
     base: Any = None  # the rigid body carrying the motors (None: fixed in the lab)
     #: the rigid mounts' constraints (MotorMountBC / TwistMountBC) on ``base``; empty otherwise
     mounts: list[OperatorRef[Any]] = field(default_factory=list)
+    #: the contact forcings of the environment's obstacles (docs/contact.md)
+    contacts: list[OperatorRef[Any]] = field(default_factory=list)
 
     def finalize(self) -> None:
         """``simulator.finalize()`` (done by the builder unless ``finalize=False``)."""
