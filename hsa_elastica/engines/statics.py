@@ -15,9 +15,11 @@ unsteady-dilatation terms vanish, so the unknowns are
 and the residual rows are the net force on each free node (``internal_forces +
 external_forces``, N), the net couple on each free element (``internal_torques +
 external_torques``, local frame, N m) and the external force [N] / torque [N m, body frame] on
-each body.  The Jacobian ``J = dF/dx`` is assembled by forward differences with column
-colouring (the sparsity pattern is found once per model by perturbing each unknown alone at a
-randomly perturbed pose); Newton steps are solved by the bordered band LU of
+each body.  The Jacobian ``J = dF/dx`` is the rods' consistent tangents plus coloured forward
+differences of the joints and of the rest (:mod:`hsa_elastica.engines.statics_hybrid`,
+``jacobian="tangent"``), or forward differences of the whole residual with column colouring
+(``"fd"``); the sparsity pattern is found once per model by perturbing each unknown alone at
+randomly perturbed poses.  Newton steps are solved by the bordered band LU of
 :mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
 eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
 singular or the rods couple directly.
@@ -271,7 +273,9 @@ class StaticSolver:
         return float(af[~self.is_torque].max(initial=0.0)), float(af[self.is_torque].max(initial=0.0))
 
     def jacobian(self, angles: NDArray[np.float64], f0: NDArray[np.float64]) -> sp.csc_matrix:
-        """Forward-difference ``dF/dx`` (CSC) at the current state, ``f0`` its residual."""
+        """``dF/dx`` (CSC) at the current state, ``f0`` its residual: the hybrid Jacobian
+        (:attr:`hybrid`), or forward differences (``jacobian="fd"``, and while :attr:`jit` is
+        False and the hybrid kernel not compiled: a one-off Jacobian)."""
         a = np.asarray(angles, dtype=np.float64)
         pattern = JacobianPattern(self.steps, self.color_ptr, self.color_cols, self.indptr,
                                   self.indices)

@@ -11,13 +11,14 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   auxetic coupling), scattered into the Jacobian's values through a precomputed map
   (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
   free rotation components), and
-* the platform joints (Eq. 6-7, ``PlatformJoint`` rows) by coloured forward differences of
-  :func:`joint_residual`, the joint kernels alone (microseconds an evaluation: the bodies'
+* the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
+  (``MotorMount``) by coloured forward differences of :func:`joint_residual`, the joint
+  kernels alone (microseconds an evaluation: the bodies'
   rows couple to every joint, so these need as many colours as the whole Jacobian, 30 on the
   robot, but of this cheap evaluation), and
-* the rest (motor mounts, gravity, loads, compression law, mount reactions) by coloured
-  forward differences of :func:`residual_external`: the force evaluation without the plain
-  joints (their operations dropped from a copy of the synchronize program) and with the rods'
+* the rest (torque-driven mounts, gravity, loads, compression law, mount reactions) by
+  coloured forward differences of :func:`residual_external`: the force evaluation without
+  those joints (their operations dropped from a copy of the synchronize program) and with the rods'
   internal forces and couples left out of the rod rows (gathered from ``external_*`` only; a
   motor mount's reaction, which reads the rod's internal forces, stays in this part).  Its
   base evaluation also writes the auxetic rest configuration the tangents read.  On the robot
@@ -54,6 +55,7 @@ from hsa_elastica.engines.statics_kernels import (
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import block_view
+from hsa_elastica.physics.mounts import mount_rest_orientation
 from hsa_elastica.physics.tables import OP_COUPLING_TORQUE, OP_JOINT_FORCE, OP_JOINT_TORQUE
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
 from hsa_elastica.physics.rod_tangent import (
@@ -74,7 +76,7 @@ class HybridPlan(NamedTuple):
     alike) with ``n_elems[r]`` elements and auxetic coupling row ``coupling[r]`` (-1: none);
     its tangent band's flat entries ``src[ptr[r]:ptr[r+1]]`` add into the Jacobian's CSC values
     at ``dst``; the remainder's CSC values go to ``ext_map`` of the full pattern, the joints'
-    to ``joint_map``; ``joint_ops`` the synchronize program's plain-joint operations."""
+    to ``joint_map``; ``joint_ops`` the synchronize program's joint operations it differences."""
 
     start: NDArray[np.int64]
     n_elems: NDArray[np.int64]
@@ -108,10 +110,12 @@ def residual_external(
 
 @njit(cache=True)  # type: ignore[misc]
 def joint_residual(
-    model: ForceModel, unknowns: Unknowns, ops: NDArray[np.int64], out: NDArray[np.float64]
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns, ops: NDArray[np.int64],
+    out: NDArray[np.float64],
 ) -> None:
-    """Force [N] / couple [N m] of the plain platform joints ``ops`` (rows of the synchronize
-    program) alone on each unknown (external forces of an evaluation of only these)."""
+    """Force [N] / couple [N m] of the platform joints and compliant motor mounts ``ops`` (rows
+    of the synchronize program) alone on each unknown (external forces of an evaluation of
+    only these; a mount's rest orientation turned by its motor angle in ``angles`` [rad])."""
     rod, body = model.rod, model.body
     joints = model.tables.joints
     zero_external(rod, body)
@@ -123,6 +127,9 @@ def joint_residual(
             joint_force_kernel(rod_view, joints.node[i], body_view, joints.body[i],
                                joints.attachment[i], joints.k_F[i], joints.nu_F[i])
         else:
+            if joints.angle_col[i] >= 0:
+                mount_rest_orientation(joints.base_orientation[i], angles[joints.angle_col[i]],
+                                       joints.rest_orientation[i])
             joint_torque_kernel(rod_view, joints.element[i], body_view, joints.body[i],
                                 joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i])
     kind, index, comp = unknowns
@@ -147,13 +154,13 @@ def _fd_part(
     :func:`residual_external` into ``buffers.data`` (the CSC pattern of ``pattern``), its
     value at the state first computed into ``buffers.f0``."""
     if joints:
-        joint_residual(model, unknowns, ops, buffers.f0)
+        joint_residual(angles, model, unknowns, ops, buffers.f0)
     else:
         residual_external(angles, model, unknowns, buffers.f0)
     for c in range(pattern.color_ptr.shape[0] - 1):
         perturb_colour(model.rod, model.body, unknowns, pattern, c, buffers.saved, buffers.scratch)
         if joints:
-            joint_residual(model, unknowns, ops, buffers.f1)
+            joint_residual(angles, model, unknowns, ops, buffers.f1)
         else:
             residual_external(angles, model, unknowns, buffers.f1)
         restore_colour(model.rod, model.body, unknowns, pattern, c, buffers.saved, buffers.f0,
@@ -193,7 +200,7 @@ def hybrid_jacobian(
     plan: HybridPlan, data: NDArray[np.float64],
 ) -> None:
     """The hybrid Jacobian (module docstring) into the full pattern's CSC values ``data``;
-    ``model`` carries the synchronize program without the plain joints, ``ext`` / ``joint``
+    ``model`` carries the synchronize program without the differenced joints, ``ext`` / ``joint``
     the remainder's and the joints' colourings, CSC patterns and buffers."""
     data[:] = 0.0
     if ext[0].color_ptr.shape[0] > 1:
@@ -323,8 +330,7 @@ def _tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list
 
 def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
     """Sparsity of :func:`joint_residual`: each joint couples the unknowns of its rod node or
-    element and of its body, all with all, less the entries not in the full pattern (e.g. a
-    body's force against its own rotation)."""
+    element and of its body, all with all."""
     joints = solver.tables.joints
     kind, index = solver.kind, solver.index
     rows, cols = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
@@ -339,10 +345,14 @@ def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
         rows.append(np.repeat(u, u.shape[0]))
         cols.append(np.tile(u, u.shape[0]))
     r, c = np.concatenate(rows), np.concatenate(cols)
-    joint = sp.csc_matrix((np.ones(r.shape[0]), (r, c)), shape=(solver.n, solver.n))
-    full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
-                         shape=(solver.n, solver.n))
-    csc = sp.csc_matrix(joint.multiply(full) != 0, dtype=np.float64)  # known zeros dropped
+    return sp.csc_matrix((np.ones(r.shape[0]), (r, c)), shape=(solver.n, solver.n))
+
+
+def _within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
+    """``part``'s entries inside the full pattern (sorted CSC): an entry outside it is zero in
+    the whole Jacobian, e.g. a body's force against its own rotation, or parts that cancel
+    (a motor mount's and a joint's couple on the lower platform against its position)."""
+    csc = sp.csc_matrix(part.multiply(full) != 0, dtype=np.float64)
     csc.sort_indices()
     return csc
 
@@ -416,19 +426,23 @@ def make_hybrid(solver: Any) -> tuple[HybridPlan, Any, Any] | None:
     :class:`~hsa_elastica.engines.statics.StaticSolver` whose full pattern is set; the numbers
     of colours in ``solver.n_colors_external`` / ``solver.n_colors_joints``.  None (differences
     of the whole residual) with a passive coupling (``OP_COUPLING_TORQUE``: its reciprocal
-    couple and exact-gradient forces have no tangent here) or a part outside the full
-    pattern."""
+    couple and exact-gradient forces have no tangent here), with a rod end held on a body (a
+    rigid motor mount) or a part outside the full pattern."""
     program = solver.tables.sync_program
     joints = solver.tables.joints
     if program.shape[0] and np.any(program[:, 0] == OP_COUPLING_TORQUE):
         return None
-    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.angle_col[i] < 0
+    if np.any(solver.tables.motors.body >= 0):
+        return None  # a rod end held on a body moves with it: outside the rods' tangents
+    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
                       for c, i in program], dtype=bool).reshape(-1)
     ops = np.ascontiguousarray(program[plain])
     rest = np.ascontiguousarray(program[~plain])
     pos = _csc_positions(solver)
-    ext_csc = _external_pattern(solver, rest)
-    joint_csc = _joint_pattern(solver, ops)
+    full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
+                         shape=(solver.n, solver.n))
+    ext_csc = _within(_external_pattern(solver, rest), full)
+    joint_csc = _within(_joint_pattern(solver, ops), full)
     ext_map, joint_map = _part_map(pos, ext_csc), _part_map(pos, joint_csc)
     if ext_map is None or joint_map is None:
         return None
