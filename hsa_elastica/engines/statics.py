@@ -138,7 +138,7 @@ class StaticSolver:
     #: steps are taken for larger changes): a motor element turned by more than pi against its
     #: neighbour before Newton starts is, to the rotation log of the rod, a turn of twist less
     max_angle_step = 0.5 * math.pi
-    #: compile the solver's kernels (:func:`residual`, :func:`fd_jacobian`,
+    #: compile the solver's kernels (:func:`residual`, its Jacobian's,
     #: :func:`apply_increment`) on first use.  False until a Newton solve or a prediction
     #: starts: the one-off evaluations of a solver that only checks a pose (the residual and
     #: stability tests of a settled dynamic run, the sparsity pattern) run a kernel that is

@@ -13,21 +13,21 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   free rotation components), and
 * the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
   (``MotorMount``) by coloured forward differences of :func:`joint_residual`, the joint
-  kernels alone (microseconds an evaluation: the bodies'
-  rows couple to every joint, so these need as many colours as the whole Jacobian, 30 on the
-  robot, but of this cheap evaluation), and
-* the rest (torque-driven mounts, gravity, loads, compression law, mount reactions) by
-  coloured forward differences of :func:`residual_external`: the force evaluation without
-  those joints (their operations dropped from a copy of the synchronize program) and with the rods'
-  internal forces and couples left out of the rod rows (gathered from ``external_*`` only; a
-  motor mount's reaction, which reads the rod's internal forces, stays in this part).  Its
-  base evaluation also writes the auxetic rest configuration the tangents read.  On the robot
-  it has no state dependence at all (gravity only): no colour.
+  kernels alone (microseconds an evaluation: the bodies' rows couple to every joint, so these
+  need as many colours as the whole Jacobian, 30 on the robot, but of this cheap evaluation),
+  and
+* the rest (torque-driven mounts, gravity) by coloured forward differences of
+  :func:`residual_external`: the force evaluation without those joints (their operations
+  dropped from a copy of the synchronize program) and with the rods' internal forces and
+  couples left out of the rod rows (gathered from ``external_*`` only).  Its base evaluation
+  also writes the auxetic rest configuration the tangents read.  On the robot and on a stack
+  on compliant mounts it has no state dependence at all (gravity only): no colour.
 
 The rounded clip of the rest strain enters through its slope; a hard clip (``clip_width = 0``)
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
-forward-difference Jacobian of the whole residual (:func:`build_plan` returns None).
+forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
+loads, the compression law and rigid motor mounts.
 """
 
 from __future__ import annotations
@@ -56,7 +56,13 @@ from hsa_elastica.engines.statics_kernels import (
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.mounts import mount_rest_orientation
-from hsa_elastica.physics.tables import OP_COUPLING_TORQUE, OP_JOINT_FORCE, OP_JOINT_TORQUE
+from hsa_elastica.physics.tables import (
+    OP_COUPLING,
+    OP_GRAVITY_BODY,
+    OP_GRAVITY_ROD,
+    OP_JOINT_FORCE,
+    OP_JOINT_TORQUE,
+)
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
 from hsa_elastica.physics.rod_tangent import (
     HALF_BANDWIDTH,
@@ -425,15 +431,19 @@ def make_hybrid(solver: Any) -> tuple[HybridPlan, Any, Any] | None:
     the joints', each ``(JacobianPattern, JacobianBuffers)``) for a
     :class:`~hsa_elastica.engines.statics.StaticSolver` whose full pattern is set; the numbers
     of colours in ``solver.n_colors_external`` / ``solver.n_colors_joints``.  None (differences
-    of the whole residual) with a passive coupling (``OP_COUPLING_TORQUE``: its reciprocal
-    couple and exact-gradient forces have no tangent here), with a rod end held on a body (a
-    rigid motor mount) or a part outside the full pattern."""
+    of the whole residual) for a model with other operations than the auxetic coupling, the
+    joints and mounts and gravity: the passive coupling (its reciprocal couple and
+    exact-gradient forces have no tangent here), loads and the compression law (their
+    sparsity, found at random poses with the loads and strains of the construction, may lack
+    entries the rod's band hides in the whole Jacobian), a rod end held on a body (a rigid
+    motor mount: it moves with the body, which the rods' tangents do not see); or a part
+    outside the full pattern."""
     program = solver.tables.sync_program
     joints = solver.tables.joints
-    if program.shape[0] and np.any(program[:, 0] == OP_COUPLING_TORQUE):
+    covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
+                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY))
+    if not covered.all() or np.any(solver.tables.motors.body >= 0):
         return None
-    if np.any(solver.tables.motors.body >= 0):
-        return None  # a rod end held on a body moves with it: outside the rods' tangents
     plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
                       for c, i in program], dtype=bool).reshape(-1)
     ops = np.ascontiguousarray(program[plain])
