@@ -215,7 +215,8 @@ def test_one_off_evaluations_are_the_compiled_kernels_bit_for_bit(
     test_static_equals_dynamic_* check against the dynamics)."""
     from hsa_elastica.engines import uncompiled
 
-    solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
+    solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator),
+                          jacobian="fd")  # the one-off path differences the whole residual
     a = np.full(solver.n_motors, 0.3)
     dx = np.where(solver.is_torque, 1e-2, 1e-4) * np.random.default_rng(1).standard_normal(solver.n)
     start = solver.pose()
@@ -246,7 +247,8 @@ def test_check_only_stability_uses_superlu_to_round_off(monkeypatch: pytest.Monk
     from the same start vector, so the two runs differ only by the solves' round-off)."""
     from hsa_elastica.engines import uncompiled
 
-    solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator))
+    solver = StaticSolver(compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator),
+                          jacobian="fd")  # one Jacobian both ways: only the LU differs
     a = np.zeros(solver.n_motors)
     start = solver.pose()
     lams = []

@@ -232,7 +232,8 @@ class ImplicitEngine:
             raise FastPathUnsupported("ImplicitEngine: a rigid body with a non-diagonal inertia")
         vel0 = [np.array(a, copy=True) for a in (model.rod_arrays.velocity, model.rod_arrays.omega,
                                                  body.velocity, body.omega)]
-        self.solver = StaticSolver(model)  # layout, colouring, band LU; zeroes the velocities
+        # layout, colouring, band LU; zeroes the velocities (its own Jacobian: differences)
+        self.solver = StaticSolver(model, jacobian="fd")
         s = self.solver
         self.n = s.n
         prog = model.tables.rates_program

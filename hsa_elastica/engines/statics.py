@@ -15,9 +15,11 @@ unsteady-dilatation terms vanish, so the unknowns are
 and the residual rows are the net force on each free node (``internal_forces +
 external_forces``, N), the net couple on each free element (``internal_torques +
 external_torques``, local frame, N m) and the external force [N] / torque [N m, body frame] on
-each body.  The Jacobian ``J = dF/dx`` is assembled by forward differences with column
-colouring (the sparsity pattern is found once per model by perturbing each unknown alone at a
-randomly perturbed pose); Newton steps are solved by the bordered band LU of
+each body.  The Jacobian ``J = dF/dx`` is the rods' consistent tangents plus coloured forward
+differences of the joints and of the rest (:mod:`hsa_elastica.engines.statics_hybrid`,
+``jacobian="tangent"``), or forward differences of the whole residual with column colouring
+(``"fd"``); the sparsity pattern is found once per model by perturbing each unknown alone at
+randomly perturbed poses.  Newton steps are solved by the bordered band LU of
 :mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
 eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
 singular or the rods couple directly.
@@ -66,7 +68,14 @@ from hsa_elastica.engines.statics_kernels import (
     residual,
     restore_colour,
 )
+from hsa_elastica.engines.statics_hybrid import (
+    HybridPlan,
+    colour_columns,
+    hybrid_jacobian,
+    make_hybrid,
+)
 from hsa_elastica.engines.statics_linalg import BorderedBandSolver, bordered_factor, bordered_solve
+from hsa_elastica.params.base import ParameterError
 from hsa_elastica.physics.rod_kernels import rod_work
 from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK, Pose, State, bind
 
@@ -96,39 +105,6 @@ class StaticOutcome:
     angles: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
 
-def _greedy_colors(conflict: sp.csr_matrix, order: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Greedy colouring of the columns in ``order``: each takes the smallest colour none of
-    its neighbours in ``conflict`` (two columns sharing a row) has."""
-    n = conflict.shape[0]
-    colors = -np.ones(n, dtype=np.int64)
-    for j in order:
-        nb = conflict.indices[conflict.indptr[j] : conflict.indptr[j + 1]]
-        used = set(colors[nb].tolist())
-        c = 0
-        while c in used:
-            c += 1
-        colors[j] = c
-    return colors
-
-
-def _smallest_last(conflict: sp.csr_matrix) -> NDArray[np.int64]:
-    """Smallest-last order of the columns (Matula & Beck 1983): repeatedly remove the column
-    with the fewest neighbours left (the lowest index among equals); colour in the reverse
-    order of removal."""
-    n = conflict.shape[0]
-    degree = np.diff(conflict.indptr).astype(np.int64) - 1  # the diagonal is not a neighbour
-    left = np.ones(n, dtype=bool)
-    removed = np.empty(n, dtype=np.int64)
-    big = np.iinfo(np.int64).max
-    for k in range(n):
-        j = int(np.argmin(np.where(left, degree, big)))
-        removed[k] = j
-        left[j] = False
-        nb = conflict.indices[conflict.indptr[j] : conflict.indptr[j + 1]]
-        degree[nb] -= 1
-    return removed[::-1].copy()
-
-
 class StaticSolver:
     """Newton solver for the static equilibrium of a :class:`CompiledModel` (see module doc).
 
@@ -139,6 +115,9 @@ class StaticSolver:
 
     ``tol_force`` [N] / ``tol_torque`` [N m]: max-norm convergence bounds (defaults 1e-8 N and
     1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
+    ``jacobian``: ``"tangent"`` (the rods' consistent tangents plus coloured differences of the
+    rest, :mod:`~hsa_elastica.engines.statics_hybrid`; the whole residual's differences for a
+    passive coupling) or ``"fd"`` (coloured forward differences of the whole residual).
     """
 
     #: trust region of a Newton step: largest rotation [rad] / displacement [m] of one unknown
@@ -159,7 +138,7 @@ class StaticSolver:
     #: steps are taken for larger changes): a motor element turned by more than pi against its
     #: neighbour before Newton starts is, to the rotation log of the rod, a turn of twist less
     max_angle_step = 0.5 * math.pi
-    #: compile the solver's kernels (:func:`residual`, :func:`fd_jacobian`,
+    #: compile the solver's kernels (:func:`residual`, its Jacobian's,
     #: :func:`apply_increment`) on first use.  False until a Newton solve or a prediction
     #: starts: the one-off evaluations of a solver that only checks a pose (the residual and
     #: stability tests of a settled dynamic run, the sparsity pattern) run a kernel that is
@@ -170,9 +149,15 @@ class StaticSolver:
     #: ~20 s their compilation costs on a cold start (the same IEEE operations, so
     #: the same results bit for bit, the factorisation to round-off)
     jit = False
+    #: the hybrid Jacobian's plan, the remainder's colouring and buffers (None: differences)
+    hybrid: tuple[HybridPlan, Any, Any] | None = None
 
     def __init__(self, model: CompiledModel, *, state: State | None = None, tol_force: float = 1e-8,
-                 tol_torque: float = 1e-9, check_only: bool = False) -> None:
+                 tol_torque: float = 1e-9, check_only: bool = False, jacobian: str = "tangent"
+                 ) -> None:
+        if jacobian not in ("tangent", "fd"):
+            raise ParameterError(f"jacobian: {jacobian!r} not one of 'tangent', 'fd'")
+        self.jacobian_mode = jacobian
         self.model = model
         self.state = model.state if state is None else state
         fresh = not bool(self.state.memory["joints"]["initialized"].any())
@@ -289,12 +274,19 @@ class StaticSolver:
         return float(af[~self.is_torque].max(initial=0.0)), float(af[self.is_torque].max(initial=0.0))
 
     def jacobian(self, angles: NDArray[np.float64], f0: NDArray[np.float64]) -> sp.csc_matrix:
-        """Forward-difference ``dF/dx`` (CSC) at the current state, ``f0`` its residual."""
+        """``dF/dx`` (CSC) at the current state, ``f0`` its residual: the hybrid Jacobian
+        (:attr:`hybrid`), or forward differences (``jacobian="fd"``, and while :attr:`jit` is
+        False and the hybrid kernel not compiled: a one-off Jacobian)."""
         a = np.asarray(angles, dtype=np.float64)
         pattern = JacobianPattern(self.steps, self.color_ptr, self.color_cols, self.indptr,
                                   self.indices)
         buffers = JacobianBuffers(f0, self.f1, self.saved, self.data, self.scratch)
-        if self.jit or uncompiled.ready(fd_jacobian):
+        if self.hybrid is not None and (self.jit or uncompiled.ready(hybrid_jacobian)):
+            plan, ext, joint = self.hybrid
+            model, unknowns = self._args()
+            model = model._replace(tables=model.tables._replace(sync_program=plan.program))
+            hybrid_jacobian(a, model, unknowns, ext, joint, plan, self.data)
+        elif self.jit or uncompiled.ready(fd_jacobian):
             fd_jacobian(a, *self._args(), pattern, buffers)  # type: ignore[call-arg]
         else:  # fd_jacobian's loop, each kernel compiled or as Python (see ``jit``)
             model, unknowns = self._args()
@@ -351,6 +343,7 @@ class StaticSolver:
         self.saved = np.zeros((n, 3, 3))
         rng = np.random.default_rng(12345)
         pattern = np.zeros((n, n), dtype=bool)
+        self.hybrid = None
         try:
             for _ in range(2):
                 self.set_pose(saved_state)
@@ -368,19 +361,10 @@ class StaticSolver:
         self.indptr = csc.indptr.astype(np.int64)
         self.indices = csc.indices.astype(np.int64)
         self.data = np.zeros(self.indices.shape[0])
-        conflict = (csc.T @ csc).tocsr()
-        colors = _greedy_colors(conflict, np.arange(n))
-        # smallest-last order (Matula & Beck 1983): the greedy colouring reaches the lower
-        # bound (the most columns any one row needs) on the robot, 30 colours against 39 in
-        # the unknowns' order; kept only when it needs fewer colours
-        better = _greedy_colors(conflict, _smallest_last(conflict))
-        if better.max() < colors.max():
-            colors = better
-        order = np.argsort(colors, kind="stable")
-        counts = np.bincount(colors)
-        self.color_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self.color_cols = order.astype(np.int64)
-        self.n_colors = int(counts.shape[0])
+        self.color_ptr, self.color_cols = colour_columns(csc)
+        self.n_colors = int(self.color_ptr.shape[0] - 1)
+        if self.jacobian_mode == "tangent":
+            self.hybrid = make_hybrid(self)
         self.saved = np.zeros((n, 3, 3))
         border = (self.kind == KIND_BODY_POS) | (self.kind == KIND_BODY_ROT)
         try:

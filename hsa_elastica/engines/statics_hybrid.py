@@ -1,0 +1,467 @@
+"""Hybrid Newton Jacobian of the static residual: the rods' consistent tangents plus a
+finite-difference remainder (:mod:`hsa_elastica.engines.statics`, ``jacobian="tangent"``).
+
+The static residual of a free rod unknown is its internal force / couple (the rod's elastic
+law, with the one-way auxetic law's rest configuration) plus its external force / couple
+(joints to the bodies, gravity, loads, compression law).  The hybrid Jacobian takes
+
+* the internal part from the exact tangent of each rod
+  (:func:`~hsa_elastica.physics.rod_tangent.rod_tangent_band`, plus
+  :func:`~hsa_elastica.physics.auxetic_tangent.auxetic_tangent_band` for a rod with a one-way
+  auxetic coupling), scattered into the Jacobian's values through a precomputed map
+  (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
+  free rotation components), and
+* the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
+  (``MotorMount``) by coloured forward differences of :func:`joint_residual`, the joint
+  kernels alone (microseconds an evaluation: the bodies' rows couple to every joint, so these
+  need as many colours as the whole Jacobian, 30 on the robot, but of this cheap evaluation),
+  and
+* the rest (torque-driven mounts, gravity) by coloured forward differences of
+  :func:`residual_external`: the force evaluation without those joints (their operations
+  dropped from a copy of the synchronize program) and with the rods' internal forces and
+  couples left out of the rod rows (gathered from ``external_*`` only).  Its base evaluation
+  also writes the auxetic rest configuration the tangents read.  On the robot and on a stack
+  on compliant mounts it has no state dependence at all (gravity only): no colour.
+
+The rounded clip of the rest strain enters through its slope; a hard clip (``clip_width = 0``)
+enters through its one-sided slope at the kink (the finite differences would take the
+forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
+forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
+loads, the compression law and rigid motor mounts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.statics_kernels import (
+    KIND_BODY_POS,
+    KIND_BODY_ROT,
+    KIND_NODE,
+    ROTATION_KINDS,
+    ForceModel,
+    JacobianBuffers,
+    JacobianPattern,
+    Unknowns,
+    perturb_colour,
+    residual,
+    restore_colour,
+    zero_external,
+)
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import block_view
+from hsa_elastica.physics.mounts import mount_rest_orientation
+from hsa_elastica.physics.tables import (
+    OP_COUPLING,
+    OP_GRAVITY_BODY,
+    OP_GRAVITY_ROD,
+    OP_JOINT_FORCE,
+    OP_JOINT_TORQUE,
+)
+from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
+from hsa_elastica.physics.rod_tangent import (
+    HALF_BANDWIDTH,
+    RodTangentState,
+    rod_tangent_band,
+    tangent_work,
+)
+
+__all__ = ["HybridPlan", "residual_external", "hybrid_jacobian", "greedy_colors",
+           "smallest_last", "colour_columns", "make_hybrid"]
+
+WIDTH = 2 * HALF_BANDWIDTH + 1
+
+
+class HybridPlan(NamedTuple):
+    """Rod ``r`` spans block indices ``start[r] ..`` (nodes, elements and Voronoi regions
+    alike) with ``n_elems[r]`` elements and auxetic coupling row ``coupling[r]`` (-1: none);
+    its tangent band's flat entries ``src[ptr[r]:ptr[r+1]]`` add into the Jacobian's CSC values
+    at ``dst``; the remainder's CSC values go to ``ext_map`` of the full pattern, the joints'
+    to ``joint_map``; ``joint_ops`` the synchronize program's joint operations it differences."""
+
+    start: NDArray[np.int64]
+    n_elems: NDArray[np.int64]
+    coupling: NDArray[np.int64]
+    ptr: NDArray[np.int64]
+    src: NDArray[np.int64]
+    dst: NDArray[np.int64]
+    ext_map: NDArray[np.int64]
+    joint_map: NDArray[np.int64]
+    joint_ops: NDArray[np.int64]
+    program: NDArray[np.int64]  # the synchronize program without them
+
+
+@njit(cache=True)  # type: ignore[misc]
+def residual_external(
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns, out: NDArray[np.float64]
+) -> bool:
+    """:func:`~hsa_elastica.engines.statics_kernels.residual` without the rods' internal
+    forces and couples: the rod rows gather ``external_forces`` / ``external_torques`` only."""
+    ok = residual(angles, model, unknowns, out)
+    rod = model.rod
+    kind, index, comp = unknowns
+    for j in range(kind.shape[0]):
+        k = kind[j]
+        if k == KIND_NODE:
+            out[j] = rod.external_forces[comp[j], index[j]]
+        elif k != KIND_BODY_POS and k != KIND_BODY_ROT:
+            out[j] = rod.external_torques[comp[j], index[j]]
+    return ok  # type: ignore[no-any-return]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def joint_residual(
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns, ops: NDArray[np.int64],
+    out: NDArray[np.float64],
+) -> None:
+    """Force [N] / couple [N m] of the platform joints and compliant motor mounts ``ops`` (rows
+    of the synchronize program) alone on each unknown (external forces of an evaluation of
+    only these; a mount's rest orientation turned by its motor angle in ``angles`` [rad])."""
+    rod, body = model.rod, model.body
+    joints = model.tables.joints
+    zero_external(rod, body)
+    rod_view = block_view(rod)
+    body_view = block_view(body)
+    for p in range(ops.shape[0]):
+        i = ops[p, 1]
+        if ops[p, 0] == OP_JOINT_FORCE:
+            joint_force_kernel(rod_view, joints.node[i], body_view, joints.body[i],
+                               joints.attachment[i], joints.k_F[i], joints.nu_F[i])
+        else:
+            if joints.angle_col[i] >= 0:
+                mount_rest_orientation(joints.base_orientation[i], angles[joints.angle_col[i]],
+                                       joints.rest_orientation[i])
+            joint_torque_kernel(rod_view, joints.element[i], body_view, joints.body[i],
+                                joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i])
+    kind, index, comp = unknowns
+    for j in range(kind.shape[0]):
+        k = kind[j]
+        if k == KIND_NODE:
+            out[j] = rod.external_forces[comp[j], index[j]]
+        elif k == KIND_BODY_POS:
+            out[j] = body.external_forces[comp[j], index[j]]
+        elif k == KIND_BODY_ROT:
+            out[j] = body.external_torques[comp[j], index[j]]
+        else:
+            out[j] = rod.external_torques[comp[j], index[j]]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _fd_part(
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
+    pattern: JacobianPattern, buffers: JacobianBuffers, ops: NDArray[np.int64], joints: bool,
+) -> None:
+    """Coloured forward differences of :func:`joint_residual` (``joints``) or
+    :func:`residual_external` into ``buffers.data`` (the CSC pattern of ``pattern``), its
+    value at the state first computed into ``buffers.f0``."""
+    if joints:
+        joint_residual(angles, model, unknowns, ops, buffers.f0)
+    else:
+        residual_external(angles, model, unknowns, buffers.f0)
+    for c in range(pattern.color_ptr.shape[0] - 1):
+        perturb_colour(model.rod, model.body, unknowns, pattern, c, buffers.saved, buffers.scratch)
+        if joints:
+            joint_residual(angles, model, unknowns, ops, buffers.f1)
+        else:
+            residual_external(angles, model, unknowns, buffers.f1)
+        restore_colour(model.rod, model.body, unknowns, pattern, c, buffers.saved, buffers.f0,
+                       buffers.f1, buffers.data)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _rod_tangents(model: ForceModel, plan: HybridPlan, data: NDArray[np.float64]) -> None:
+    """Each rod's consistent tangent (plus the auxetic chain rule) added into ``data``."""
+    rod = model.rod
+    ne_max = plan.n_elems.max()
+    band = np.empty((6 * ne_max + 3, WIDTH))
+    work = tangent_work(ne_max)
+    aux = auxetic_tangent_work(ne_max)
+    for r in range(plan.start.shape[0]):
+        s = plan.start[r]
+        ne = plan.n_elems[r]
+        rows = band[: 6 * ne + 3]
+        state = RodTangentState(
+            rod.position[:, s : s + ne + 1], rod.director[:, :, s : s + ne],
+            rod.rest_lengths[s : s + ne], rod.rest_voronoi_lengths[s : s + ne - 1],
+            rod.rest_sigma[:, s : s + ne], rod.rest_kappa[:, s : s + ne - 1],
+            rod.shear_matrix[:, :, s : s + ne], rod.bend_matrix[:, :, s : s + ne - 1],
+        )
+        rod_tangent_band(state, work, rows)
+        if plan.coupling[r] >= 0:
+            auxetic_tangent_band(state, model.tables.couplings, plan.coupling[r], aux, rows)
+        flat = rows.ravel()
+        for p in range(plan.ptr[r], plan.ptr[r + 1]):
+            data[plan.dst[p]] += flat[plan.src[p]]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def hybrid_jacobian(
+    angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
+    ext: tuple[JacobianPattern, JacobianBuffers], joint: tuple[JacobianPattern, JacobianBuffers],
+    plan: HybridPlan, data: NDArray[np.float64],
+) -> None:
+    """The hybrid Jacobian (module docstring) into the full pattern's CSC values ``data``;
+    ``model`` carries the synchronize program without the differenced joints, ``ext`` / ``joint``
+    the remainder's and the joints' colourings, CSC patterns and buffers."""
+    data[:] = 0.0
+    if ext[0].color_ptr.shape[0] > 1:
+        _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False)
+        for q in range(plan.ext_map.shape[0]):
+            data[plan.ext_map[q]] += ext[1].data[q]
+    else:  # nothing to difference: one evaluation for the rest configuration
+        residual_external(angles, model, unknowns, ext[1].f0)
+    _rod_tangents(model, plan, data)
+    _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True)
+    for q in range(plan.joint_map.shape[0]):
+        data[plan.joint_map[q]] += joint[1].data[q]
+
+
+# --------------------------------------------------------------------------------------------
+# set-up (Python)
+# --------------------------------------------------------------------------------------------
+def greedy_colors(conflict: sp.csr_matrix, order: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Greedy colouring of the columns in ``order``: each takes the smallest colour none of
+    its neighbours in ``conflict`` (two columns sharing a row) has."""
+    n = conflict.shape[0]
+    colors = -np.ones(n, dtype=np.int64)
+    for j in order:
+        nb = conflict.indices[conflict.indptr[j] : conflict.indptr[j + 1]]
+        used = set(colors[nb].tolist())
+        c = 0
+        while c in used:
+            c += 1
+        colors[j] = c
+    return colors
+
+
+def smallest_last(conflict: sp.csr_matrix) -> NDArray[np.int64]:
+    """Smallest-last order of the columns (Matula & Beck 1983): repeatedly remove the column
+    with the fewest neighbours left (the lowest index among equals); colour in the reverse
+    order of removal."""
+    n = conflict.shape[0]
+    degree = np.diff(conflict.indptr).astype(np.int64) - 1  # the diagonal is not a neighbour
+    left = np.ones(n, dtype=bool)
+    removed = np.empty(n, dtype=np.int64)
+    big = np.iinfo(np.int64).max
+    for k in range(n):
+        j = int(np.argmin(np.where(left, degree, big)))
+        removed[k] = j
+        left[j] = False
+        nb = conflict.indices[conflict.indptr[j] : conflict.indptr[j + 1]]
+        degree[nb] -= 1
+    return removed[::-1].copy()
+
+
+def colour_columns(csc: sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``(color_ptr, color_cols)`` of a greedy colouring of ``csc``'s columns (columns of one
+    colour share no row): in the columns' order or smallest-last (Matula & Beck 1983),
+    whichever needs fewer colours (30 against 39 on the robot's full Jacobian)."""
+    conflict = (csc.T @ csc).tocsr()
+    colors = greedy_colors(conflict, np.arange(csc.shape[1]))
+    better = greedy_colors(conflict, smallest_last(conflict))
+    if better.max() < colors.max():
+        colors = better
+    order = np.argsort(colors, kind="stable")
+    counts = np.bincount(colors)
+    return (np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            order.astype(np.int64))
+
+
+def _rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple[int, int]]:
+    """``(start, n_elems)`` of each rod of the block (runs of non-ghost elements; a rod's
+    nodes, elements and Voronoi regions start at the same block index)."""
+    real = np.ones(n_elems_block, dtype=bool)
+    real[ghost_elems] = False
+    out, k = [], 0
+    while k < n_elems_block:
+        if not real[k]:
+            k += 1
+            continue
+        s = k
+        while k < n_elems_block and real[k]:
+            k += 1
+        out.append((s, k - s))
+    return out
+
+
+def _csc_positions(solver: Any) -> dict[tuple[int, int], int]:
+    """``(row, column) -> position`` in the solver's full CSC pattern."""
+    pos = {}
+    for j in range(solver.n):
+        for q in range(solver.indptr[j], solver.indptr[j + 1]):
+            pos[(int(solver.indices[q]), j)] = q
+    return pos
+
+
+def _part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np.int64] | None:
+    """Positions in the full pattern of a part's sorted CSC entries (None if one is not in
+    it)."""
+    coo = csc.tocoo()  # a sorted CSC's value order
+    out = [pos.get((int(r), int(c))) for r, c in zip(coo.row, coo.col)]
+    return None if any(q is None for q in out) else np.array(out, dtype=np.int64)
+
+
+def _tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list[Any], ...]:
+    """Per rod: start, elements, coupling row, and the (band flat index, CSC position) pairs
+    of its free rows and columns."""
+    rod = solver.state.rod
+    ranges = _rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64), rod.director.shape[2])
+    start, n_elems, coupling, ptr, src, dst = [], [], [], [0], [], []
+    for s, ne in ranges:
+        local = -np.ones(6 * ne + 3, dtype=np.int64)
+        for j in range(solver.n):
+            k, i, a = int(solver.kind[j]), int(solver.index[j]), int(solver.comp[j])
+            if k == KIND_NODE and s <= i <= s + ne:
+                local[6 * (i - s) + a] = j
+            elif k in ROTATION_KINDS and s <= i < s + ne:
+                local[6 * (i - s) + 3 + a] = j
+        for lr in np.nonzero(local >= 0)[0].tolist():
+            for lc in range(max(0, lr - HALF_BANDWIDTH), min(6 * ne + 3, lr + HALF_BANDWIDTH + 1)):
+                q = pos.get((int(local[lr]), int(local[lc]))) if local[lc] >= 0 else None
+                if q is not None:
+                    src.append(lr * WIDTH + lc - lr + HALF_BANDWIDTH)
+                    dst.append(q)
+        rows = np.nonzero(solver.couplings.elem_start == s)[0]
+        start.append(s)
+        n_elems.append(ne)
+        coupling.append(int(rows[0]) if rows.shape[0] else -1)
+        ptr.append(len(src))
+    return start, n_elems, coupling, ptr, src, dst
+
+
+def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
+    """Sparsity of :func:`joint_residual`: each joint couples the unknowns of its rod node or
+    element and of its body, all with all."""
+    joints = solver.tables.joints
+    kind, index = solver.kind, solver.index
+    rows, cols = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for code, i in ops:
+        body = np.nonzero(((kind == KIND_BODY_POS) | (kind == KIND_BODY_ROT))
+                          & (index == joints.body[i]))[0]
+        if code == OP_JOINT_FORCE:
+            rod = np.nonzero((kind == KIND_NODE) & (index == joints.node[i]))[0]
+        else:
+            rod = np.nonzero(np.isin(kind, ROTATION_KINDS) & (index == joints.element[i]))[0]
+        u = np.concatenate([rod, body])
+        rows.append(np.repeat(u, u.shape[0]))
+        cols.append(np.tile(u, u.shape[0]))
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    return sp.csc_matrix((np.ones(r.shape[0]), (r, c)), shape=(solver.n, solver.n))
+
+
+def _within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
+    """``part``'s entries inside the full pattern (sorted CSC): an entry outside it is zero in
+    the whole Jacobian, e.g. a body's force against its own rotation, or parts that cancel
+    (a motor mount's and a joint's couple on the lower platform against its position)."""
+    csc = sp.csc_matrix(part.multiply(full) != 0, dtype=np.float64)
+    csc.sort_indices()
+    return csc
+
+
+def _external_pattern(solver: Any, program: NDArray[np.int64]) -> sp.csc_matrix:
+    """Sparsity of :func:`residual_external` (synchronize ``program``) from dense forward
+    differences at two randomly perturbed poses, the coupling's strain clip lifted (as the
+    solver finds its full pattern)."""
+    n = solver.n
+    keep, base = solver.couplings, solver.pose()
+    solver.couplings = keep._replace(eps_min=np.full_like(keep.eps_min, -np.inf),
+                                     eps_max=np.full_like(keep.eps_max, np.inf))
+    dense = JacobianPattern(solver.steps, np.arange(n + 1, dtype=np.int64),
+                            np.arange(n, dtype=np.int64), np.arange(0, n * n + 1, n, dtype=np.int64),
+                            np.tile(np.arange(n, dtype=np.int64), n))
+    data, f0, f1 = np.zeros(n * n), np.zeros(n), np.zeros(n)
+    saved = np.zeros((n, 3, 3))
+    res, perturb, restore = (solver._kernel(residual_external), solver._kernel(perturb_colour),
+                             solver._kernel(restore_colour))
+    angles = np.full(solver.n_motors, 0.3)
+    pattern = np.zeros((n, n), dtype=bool)
+    rng = np.random.default_rng(12345)
+    try:
+        for _ in range(2):
+            solver.set_pose(base)
+            solver.move(np.where(solver.is_torque, 1e-2, 1e-4) * rng.standard_normal(n))
+            model, unknowns = solver._args()
+            model = model._replace(tables=model.tables._replace(sync_program=program))
+            res(angles, model, unknowns, f0)
+            for c in range(n):
+                perturb(model.rod, model.body, unknowns, dense, c, saved, solver.scratch)
+                res(angles, model, unknowns, f1)
+                restore(model.rod, model.body, unknowns, dense, c, saved, f0, f1, data)
+            pattern |= data.reshape(n, n).T != 0.0
+    finally:
+        solver.couplings = keep
+        solver.set_pose(base)
+    csc = sp.csc_matrix(pattern.astype(np.float64))
+    csc.sort_indices()
+    return csc
+
+
+def _fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, JacobianBuffers]:
+    """Colouring, CSC pattern and work buffers of one finite-difference part: its nonempty
+    columns only, and no two rotation components of one element or body in a colour (each
+    colour saves and restores the director it turns once)."""
+    n = solver.n
+    rot = np.isin(solver.kind, ROTATION_KINDS) | (solver.kind == KIND_BODY_ROT)
+    group = np.where(solver.kind == KIND_BODY_ROT, -1 - solver.index, solver.index)
+    _, entity = np.unique(group[rot], return_inverse=True)
+    siblings = sp.csc_matrix((np.ones(int(rot.sum())), (entity, np.nonzero(rot)[0])),
+                             shape=(int(entity.max(initial=-1)) + 1, n))
+    used = np.diff(csc.indptr) > 0
+    color_ptr, color_cols = np.zeros(1, np.int64), np.zeros(0, np.int64)
+    if used.any():
+        ptr, cols = colour_columns(sp.vstack([csc, siblings]).tocsc())
+        colour = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+        keep = used[cols]
+        counts = np.bincount(colour[keep])
+        color_ptr = np.concatenate([[0], np.cumsum(counts[counts > 0])]).astype(np.int64)
+        color_cols = cols[keep].astype(np.int64)
+    return (JacobianPattern(solver.steps, color_ptr, color_cols, csc.indptr.astype(np.int64),
+                            csc.indices.astype(np.int64)),
+            JacobianBuffers(np.zeros(n), np.zeros(n), np.zeros((n, 3, 3)), np.zeros(csc.nnz),
+                            np.empty((3, 3, 1))))
+
+
+def make_hybrid(solver: Any) -> tuple[HybridPlan, Any, Any] | None:
+    """The hybrid Jacobian's plan and its two finite-difference parts (the remainder's and
+    the joints', each ``(JacobianPattern, JacobianBuffers)``) for a
+    :class:`~hsa_elastica.engines.statics.StaticSolver` whose full pattern is set; the numbers
+    of colours in ``solver.n_colors_external`` / ``solver.n_colors_joints``.  None (differences
+    of the whole residual) for a model with other operations than the auxetic coupling, the
+    joints and mounts and gravity: the passive coupling (its reciprocal couple and
+    exact-gradient forces have no tangent here), loads and the compression law (their
+    sparsity, found at random poses with the loads and strains of the construction, may lack
+    entries the rod's band hides in the whole Jacobian), a rod end held on a body (a rigid
+    motor mount: it moves with the body, which the rods' tangents do not see); or a part
+    outside the full pattern."""
+    program = solver.tables.sync_program
+    joints = solver.tables.joints
+    covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
+                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY))
+    if not covered.all() or np.any(solver.tables.motors.body >= 0):
+        return None
+    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
+                      for c, i in program], dtype=bool).reshape(-1)
+    ops = np.ascontiguousarray(program[plain])
+    rest = np.ascontiguousarray(program[~plain])
+    pos = _csc_positions(solver)
+    full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
+                         shape=(solver.n, solver.n))
+    ext_csc = _within(_external_pattern(solver, rest), full)
+    joint_csc = _within(_joint_pattern(solver, ops), full)
+    ext_map, joint_map = _part_map(pos, ext_csc), _part_map(pos, joint_csc)
+    if ext_map is None or joint_map is None:
+        return None
+    ext, joint = _fd_buffers(solver, ext_csc), _fd_buffers(solver, joint_csc)
+    solver.n_colors_external = int(ext[0].color_ptr.shape[0] - 1)
+    solver.n_colors_joints = int(joint[0].color_ptr.shape[0] - 1)
+    start, n_elems, coupling, ptr, src, dst = _tangent_entries(solver, pos)
+    i64 = np.int64
+    plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
+                      np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
+                      joint_map, ops, rest)
+    return plan, ext, joint

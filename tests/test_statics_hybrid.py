@@ -1,0 +1,135 @@
+"""The static solver's hybrid Jacobian (``StaticSolver(jacobian="tangent")``: the rods'
+consistent tangents plus differences of the joints and of the rest of the residual) against
+central differences of the whole residual, against the forward-difference Jacobian, and the
+equilibria Newton reaches with either."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hsa_elastica.engines.compile import compile_simulator
+from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.params import ParameterError, paper_robot_params
+from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.robots.stack import build_stack
+
+
+def _solver(jacobian: str = "tangent", **rod_changes: object) -> StaticSolver:
+    p = paper_robot_params()
+    if rod_changes:
+        p = p.replace(rod=p.rod.replace(**rod_changes))
+    solver = StaticSolver(compile_simulator(build_robot(p, [0.0] * 4).simulator), jacobian=jacobian)
+    solver.jit = True
+    return solver
+
+
+def _deformed(solver: StaticSolver, seed: int) -> None:
+    """A random pose: 5e-4 m of node displacement, 0.05 rad of element rotation (scale)."""
+    rng = np.random.default_rng(seed)
+    solver.move(np.where(solver.is_torque, 5e-2, 5e-4) * rng.standard_normal(solver.n))
+
+
+def _central(solver: StaticSolver, a: np.ndarray) -> np.ndarray:
+    """Dense central differences of the whole residual (steps 1e-6 m, 1e-5 rad: truncation
+    ~1e-10 and round-off ~1e-10 of a column's norm)."""
+    pose = solver.pose()
+    jac = np.zeros((solver.n, solver.n))
+    e = np.zeros(solver.n)
+    for j in range(solver.n):
+        h = 1e-5 if solver.is_torque[j] else 1e-6
+        e[:] = 0.0
+        e[j] = h
+        solver.move(e)
+        fp = solver.evaluate(a).copy()
+        solver.set_pose(pose)
+        solver.move(e, -1.0)
+        fm = solver.evaluate(a).copy()
+        solver.set_pose(pose)
+        jac[:, j] = (fp - fm) / (2.0 * h)
+    return jac
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_hybrid_jacobian_matches_central_and_forward_differences(seed: int) -> None:
+    """At a random deformed pose of the paper robot (motor angles on both sides of zero) every
+    entry of the hybrid Jacobian is within 1e-6 of its column's norm of central differences
+    of the residual (measured 1.2e-7: the joints' forward differences, steps 1e-8 m / 1e-7
+    rad, are the inexact part), and within 5e-5 of the forward-difference Jacobian (that
+    one's own truncation error, measured 1.0e-5 against central differences).  The state is
+    left as it was."""
+    solver = _solver()
+    assert solver.hybrid is not None
+    _deformed(solver, seed)
+    a = np.array([0.4, -0.3, 0.6, 0.2])
+    f0 = solver.evaluate(a).copy()
+    pose = solver.pose()
+    hybrid = solver.jacobian(a, f0).toarray()
+    assert all(np.array_equal(x, y) for x, y in zip(solver.pose(), pose))
+    central = _central(solver, a)
+    norm = np.linalg.norm(central, axis=0)
+    assert np.all(norm > 0.0)
+    assert np.max(np.abs(hybrid - central) / norm) < 1e-6
+    keep, solver.hybrid = solver.hybrid, None  # the forward-difference Jacobian
+    fd = solver.jacobian(a, solver.evaluate(a).copy()).toarray()
+    solver.hybrid = keep
+    assert np.max(np.abs(hybrid - fd) / norm) < 5e-5
+
+
+def test_hybrid_jacobian_of_a_stack_on_compliant_mounts() -> None:
+    """A two-stage stack on compliant motor mounts (the upper rods' bases sprung to the lower
+    platform, turned by their motor angles): the mounts are differenced with the joints, the
+    remainder has no colour, and the Jacobian is within 1e-6 of each column's norm of central
+    differences (measured 1.3e-7).  On rigid mounts (rod ends held on a body) the whole
+    residual is differenced."""
+    p = paper_robot_params()
+    rigid = build_stack([p, p], [[0.0] * 4, [0.0] * 4], ramp=0.0, record=False, check_dt=False)
+    assert StaticSolver(compile_simulator(rigid.simulator)).hybrid is None
+    stack = build_stack([p, p], [[0.0] * 4, [0.0] * 4], ramp=0.0, record=False, check_dt=False,
+                        mount=p.joint)
+    solver = StaticSolver(compile_simulator(stack.simulator))
+    solver.jit = True
+    assert solver.hybrid is not None and solver.n_colors_external == 0
+    _deformed(solver, 5)
+    a = 0.3 * np.random.default_rng(0).standard_normal(solver.n_motors)
+    hybrid = solver.jacobian(a, solver.evaluate(a).copy()).toarray()
+    central = _central(solver, a)
+    assert np.max(np.abs(hybrid - central) / np.linalg.norm(central, axis=0)) < 1e-6
+
+
+def test_hybrid_remainder_needs_no_colour_on_the_robot() -> None:
+    """On the paper robot everything but the rods' elasticity and the platform joints is
+    gravity (constant): the remainder has no colour; the joints need the 30 of the bodies'
+    rows (4 joints x (3 node + 3 rotation unknowns) + 6 of the platform)."""
+    solver = _solver()
+    assert solver.n_colors_external == 0
+    assert solver.n_colors_joints == 30
+
+
+def test_newton_with_either_jacobian_reaches_the_same_equilibrium() -> None:
+    """The Jacobian is only Newton's iteration matrix: both solvers converge to the force /
+    couple tolerance (1e-8 N, 1e-9 N m), so their equilibria agree to ~1e-9 m / rad (a
+    residual of 1e-8 N over a stiffness of ~10 N/m)."""
+    p = paper_robot_params()
+    poses = []
+    for kind in ("tangent", "fd"):
+        solver = _solver(kind)
+        out = solver.solve(np.asarray(primitive_angles("bend_east", 1.0, p), dtype=np.float64))
+        assert out.converged and out.stable
+        poses.append(solver.pose())
+    for x, y in zip(*poses):
+        assert np.max(np.abs(x - y)) < 1e-9
+
+
+def test_passive_coupling_keeps_the_difference_jacobian() -> None:
+    """The passive law's reciprocal couple has no tangent here: the whole residual is
+    differenced."""
+    assert _solver(coupling_law="passive").hybrid is None
+    assert _solver("fd").hybrid is None
+
+
+def test_unknown_jacobian_kind_is_a_parameter_error() -> None:
+    model = compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator)
+    with pytest.raises(ParameterError, match="jacobian"):
+        StaticSolver(model, jacobian="exact")
