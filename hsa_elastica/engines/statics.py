@@ -586,6 +586,9 @@ class StaticSolver:
         out = StaticOutcome(True, total_it, fn, tn, angles=target)
         if check_stability:
             self._stabilize(out, branch_rule)
+            # the stability test's last evaluation is a perturbed pose: evaluate at the solution
+            # again, so that every law's outputs (contact forces, sensors) are the equilibrium's
+            self.evaluate(out.angles)
         return out
 
     def _stabilize(self, out: StaticOutcome, branch_rule: Any) -> None:
