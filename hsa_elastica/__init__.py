@@ -55,7 +55,7 @@ _LAZY: dict[str, str] = {
     "TwistMountBC": "hsa_elastica.physics.rigid_mounts",
     "MountReaction": "hsa_elastica.physics.rigid_mounts",
     "TwistMount": "hsa_elastica.physics.mounts",
-    "KelvinVoigtDamping": "hsa_elastica.physics.material_damping",
+    "KelvinVoigtDamping": "hsa_elastica.physics.kelvin_voigt_damper",
     **dict.fromkeys(
         ("RigidBodyRecorder", "RodRecorder", "combine", "directors", "node_positions"),
         "hsa_elastica.io.recording",

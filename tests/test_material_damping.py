@@ -13,7 +13,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from hsa_elastica.params import RodParams
-from hsa_elastica.physics.material_damping import KelvinVoigtDamping
+from hsa_elastica.physics.kelvin_voigt_damper import KelvinVoigtDamping
 from hsa_elastica.robots.builders import make_hsa_rod
 
 
@@ -98,9 +98,8 @@ def test_a_rod_at_rest_stays_at_rest_and_nothing_compiles() -> None:
     have zero viscous stresses, so the damper leaves the rod alone without compiling its
     per-rod kernel (a shorter cold start).  The kernel itself, run on the same rod, gives the
     same zero rates (the reference for the shortcut)."""
-    from hsa_elastica.physics.material_damping import (
-        DampedRod, kelvin_voigt_damp, material_damping_table,
-    )
+    from hsa_elastica.physics.kelvin_voigt_damper import material_damping_table
+    from hsa_elastica.physics.material_damping import DampedRod, kelvin_voigt_damp
 
     rod = _bent_moving_rod(1)
     rod.velocity_collection[:] = 0.0

@@ -42,7 +42,7 @@ from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.contact import BodyContact, RodContact, contact_table
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
-from hsa_elastica.physics.material_damping import KelvinVoigtDamping
+from hsa_elastica.physics.kelvin_voigt_damper import KelvinVoigtDamping
 from hsa_elastica.physics.rigid_mounts import MountReaction, _BodyMountBC
 from hsa_elastica.physics.tables import (
     OP_COMPRESSION,

@@ -23,7 +23,7 @@ from hsa_elastica.physics.actuation import DistalTwistLockBC
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling, coupling_table
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.joints import PlatformJoint, resolve_joint_indices
-from hsa_elastica.physics.material_damping import KelvinVoigtDamping, material_damping_table
+from hsa_elastica.physics.kelvin_voigt_damper import KelvinVoigtDamping, material_damping_table
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.rigid_mounts import _BodyMountBC
 from hsa_elastica.physics.tables import (

@@ -21,7 +21,7 @@ from elastica.modules import (
     Forcing,
 )
 
-from hsa_elastica.physics.material_damping import KelvinVoigtDamping
+from hsa_elastica.physics.kelvin_voigt_damper import KelvinVoigtDamping
 from hsa_elastica.params import RodParams, SimulationParams
 
 __all__ = ["HSASimulator", "material_damping_kwargs"]
