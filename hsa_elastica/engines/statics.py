@@ -46,7 +46,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
-from hsa_elastica.engines import uncompiled
+from hsa_elastica.engines import statics_stability, uncompiled
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
 from hsa_elastica.engines.statics_kernels import (
     FD_STEP_POSITION,
@@ -513,37 +513,8 @@ class StaticSolver:
     # -- stability ---------------------------------------------------------------------------
     def stability(self, angles: NDArray[np.float64], k: int = 3, *, vectors: bool = True
                   ) -> tuple[float, NDArray[np.float64]]:
-        """Smallest real part [1/s^2] among the ``k`` eigenvalues of ``M^-1 K`` nearest zero
-        (shift-invert Arnoldi on the similar matrix ``M^-1/2 K M^-1/2`` with the last Newton
-        factorisation when there is one) and its eigenvector (unknowns' layout, real part;
-        empty with ``vectors=False``), at the current state."""
-        a = np.asarray(angles, dtype=np.float64)
-        lu = getattr(self, "_lu", None)
-        if lu is None:
-            f = self.evaluate(a).copy()
-            lu = self.factorize(self.jacobian(a, f))
-            self._lu = lu
-        s = 1.0 / np.sqrt(self.inertia)
-        n = self.n
-        # A = S K S with K = -J:  A^-1 v = -S^-1 J^-1 S^-1 v
-        op_inv = spla.LinearOperator((n, n), matvec=lambda v: -lu.solve(np.ravel(v) / s) / s,
-                                     dtype=np.float64)
-        # A itself is only needed by ARPACK's interface in shift-invert mode (never applied)
-        dummy = spla.LinearOperator((n, n), matvec=lambda v: np.zeros(n), dtype=np.float64)
-        rng = np.random.default_rng(0)
-        try:
-            res = spla.eigs(dummy, k=k, sigma=0.0, which="LM", OPinv=op_inv,
-                            return_eigenvectors=vectors, v0=rng.standard_normal(n), tol=1e-6,
-                            ncv=min(n - 1, 2 * k + 6))
-        except (RuntimeError, ValueError, spla.ArpackNoConvergence):
-            jac = self.jacobian(a, self.evaluate(a).copy())
-            dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()
-            vals, vecs = np.linalg.eig(dense)
-            res = (vals, vecs) if vectors else vals
-        vals = res[0] if vectors else res
-        i = int(np.argmin(np.real(vals)))
-        vec = np.asarray(res[1][:, i].real * s) if vectors else np.zeros(0)
-        return float(np.real(vals[i])), vec
+        """:func:`hsa_elastica.engines.statics_stability.stability` of this solver's state."""
+        return statics_stability.stability(self, angles, k, vectors=vectors)
 
     # -- continuation --------------------------------------------------------------------------
     def solve(self, target: NDArray[np.float64], *, start: NDArray[np.float64] | None = None,
@@ -585,43 +556,11 @@ class StaticSolver:
         fn, tn = self.norms(self.evaluate(target))
         out = StaticOutcome(True, total_it, fn, tn, angles=target)
         if check_stability:
-            self._stabilize(out, branch_rule)
+            statics_stability.stabilize(self, out, branch_rule)
             # the stability test's last evaluation is a perturbed pose: evaluate at the solution
             # again, so that every law's outputs (contact forces, sensors) are the equilibrium's
             self.evaluate(out.angles)
         return out
-
-    def _stabilize(self, out: StaticOutcome, branch_rule: Any) -> None:
-        lam, _ = self.stability(out.angles, self.stability_modes, vectors=False)
-        out.min_eigenvalue, out.stable = lam, lam > 0.0
-        if out.stable:
-            return
-        lam, vec = self.stability(out.angles, self.stability_modes)
-        base = self.pose()
-        candidates: list[tuple[tuple[NDArray[np.float64], ...], float]] = []
-        rot = np.abs(vec[self.is_torque]).max(initial=0.0)
-        for kick in self.branch_kicks:
-            if candidates:
-                break
-            amp = kick / max(rot, 1e-300)  # of the largest rotation along the mode
-            for sign in (1.0, -1.0):
-                self.set_pose(base)
-                self.move(vec, sign * amp)
-                ok, it = self.newton(out.angles, max_iter=80, shift=2.0 * abs(lam))
-                out.iterations += it
-                if not ok:
-                    continue
-                lam2, _ = self.stability(out.angles, self.stability_modes, vectors=False)
-                if lam2 > 0.0:
-                    candidates.append((self.pose(), lam2))
-        if not candidates:
-            self.set_pose(base)
-            out.message = "unstable equilibrium; no stable branch found"
-            return
-        pick = 0 if branch_rule is None else int(branch_rule(self, [c[0] for c in candidates]))
-        self.set_pose(candidates[pick][0])
-        out.min_eigenvalue, out.stable, out.branch_switched = candidates[pick][1], True, True
-        out.residual_force_N, out.residual_torque_Nm = self.norms(self.evaluate(out.angles))
 
 
 def model_residual(model: CompiledModel, angles: NDArray[np.float64]) -> tuple[float, float]:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.engines import statics_stability
 from hsa_elastica.engines.compile import compile_simulator
 from hsa_elastica.engines.statics import StaticOutcome, StaticSolver
 from hsa_elastica.params import ParameterError, RodParams, SimulationParams, check_motor_angles
@@ -216,7 +217,7 @@ class RodStaticSolver:
         fn, tn = s.norms(s.evaluate(none))
         out = StaticOutcome(True, total, fn, tn, angles=none)
         if check_stability:
-            s._stabilize(out, None)
+            statics_stability.stabilize(s, out, None)
         return out
 
     def _result(self, out: StaticOutcome, angles: NDArray[np.float64], torque: float,
