@@ -430,9 +430,9 @@ class _Compiler(TableBuilder):
                 element=np.array([r[2] for r in loads], dtype=np.int64),
                 torque=np.array([r[3] for r in loads], dtype=np.float64),
                 ramp=np.array([r[4] for r in loads], dtype=np.float64),
-                contacts=contact_table(self._contacts),
             ),
             compression=self._compression_table(self._compression),
+            contacts=contact_table(self._contacts),
             sync_program=no_program, values_program=no_program, rates_program=no_program,
         )
         inputs = Inputs(

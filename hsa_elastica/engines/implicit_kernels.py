@@ -284,7 +284,7 @@ def dynamic_forces(
     rod, body, tables, work, status = model
     # unpacked once (an array taken out of a record is reference-counted at every use)
     (couplings, joints, motors, dr, db, rod_gravity, body_gravity, material, ends, loads,
-     compression, sync_program, values_program, _rates_program) = tables
+     compression, contacts, sync_program, values_program, _rates_program) = tables
     (unknowns, bc_program, damp_program, _dt_table, filter_saved, filter_time0, dr_rates,
      db_rates) = terms
     kind, index, comp = unknowns
@@ -303,7 +303,7 @@ def dynamic_forces(
     zero_external(rod, body)
     ok = evaluate_forces(
         t, angles, rod, body, couplings, joints, motors, ends,
-        ForcingTables(rod_gravity, body_gravity, loads, compression),
+        ForcingTables(rod_gravity, body_gravity, loads, compression, contacts),
         (sync_program, values_program), work, status,
     )
     if not ok:

@@ -166,7 +166,8 @@ def residual(
     zero_external(rod, body)
     ok = evaluate_forces(
         0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors, tables.ends,
-        ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression),
+        ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression,
+                      tables.contacts),
         (tables.sync_program, tables.values_program), work, status,
     )
     gather_forces(rod, body, unknowns, out)

@@ -551,5 +551,5 @@ def evaluate_forces(
         elif code == OP_GRAVITY_BODY:
             apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
         elif code == OP_CONTACT:
-            apply_contact(forcings.loads.contacts, i, rod_view, body_view)
+            apply_contact(forcings.contacts, i, rod_view, body_view)
     return True

@@ -293,16 +293,13 @@ class ContactTable(NamedTuple):
 
 class LoadTable(NamedTuple):
     """Point forces [N, lab frame] on rod nodes and torques [N m, local z] on rod elements,
-    scaled by ``min(1, t / ramp)`` (``ramp`` = 0: constant), one row per load; and the
-    contacts with obstacles (``contacts``: the external loads the state sets, carried in this
-    record so that every executor's force evaluation receives them)."""
+    scaled by ``min(1, t / ramp)`` (``ramp`` = 0: constant), one row per load."""
 
     node: NDArray[np.int64]  # node index in the block (-1: no force)
     force: NDArray[np.float64]  # (n, 3) N
     element: NDArray[np.int64]  # element index in the block (-1: no torque)
     torque: NDArray[np.float64]  # (n,) N m about the element's d3
     ramp: NDArray[np.float64]  # (n,) s
-    contacts: ContactTable
 
 
 class CompressionTable(NamedTuple):
@@ -323,13 +320,14 @@ class CompressionTable(NamedTuple):
 
 class ForcingTables(NamedTuple):
     """The forcings of the synchronize program other than the joints and couplings: gravity on
-    the rods and on the bodies, point loads and the compression law (one argument of
-    :func:`~hsa_elastica.physics.forces.evaluate_forces`)."""
+    the rods and on the bodies, point loads, the compression law and the contacts with
+    obstacles (one argument of :func:`~hsa_elastica.physics.forces.evaluate_forces`)."""
 
     rod_gravity: GravityTable
     body_gravity: GravityTable
     loads: LoadTable
     compression: CompressionTable
+    contacts: ContactTable
 
 
 class ModelTables(NamedTuple):
@@ -348,6 +346,7 @@ class ModelTables(NamedTuple):
     ends: EndTable
     loads: LoadTable
     compression: CompressionTable
+    contacts: ContactTable
     sync_program: NDArray[np.int64]
     values_program: NDArray[np.int64]
     rates_program: NDArray[np.int64]
