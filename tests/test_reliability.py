@@ -427,6 +427,38 @@ def test_interrupt_inside_an_import_is_deferred_to_its_end(tmp_path: Path, monke
     del sys.modules["interrupted_during_import"]
 
 
+def test_interrupt_dropped_by_a_ctypes_callback_is_delivered_again() -> None:
+    """A Ctrl-C that lands inside a ctypes callback (llvmlite calls one while numba compiles)
+    raises KeyboardInterrupt there, and ctypes only prints "Exception ignored" and goes on:
+    the command would finish and exit 0.  Within :func:`recorded_interrupts` it is delivered
+    again, once the callback has returned, and nothing is printed."""
+    import ctypes
+
+    from hsa_elastica.io.interrupts import recorded_interrupts
+
+    hook = sys.unraisablehook
+    dropped: list[object] = []
+
+    def callback() -> None:
+        signal.raise_signal(signal.SIGINT)  # the handler runs at the next bytecode, here
+        for _ in range(1000):
+            pass
+
+    c_callback = ctypes.CFUNCTYPE(None)(callback)
+    with recorded_interrupts() as interrupts:
+        sys_hook_inside = sys.unraisablehook
+        with pytest.raises(KeyboardInterrupt):
+            c_callback()  # the KeyboardInterrupt raised inside is dropped by ctypes ...
+            dropped.append("callback returned")
+            deadline = time.monotonic() + 5.0  # ... and comes again in ordinary code
+            while time.monotonic() < deadline:
+                time.sleep(0.001)
+    assert dropped == ["callback returned"]  # it was dropped once, then delivered again
+    assert interrupts == [signal.SIGINT, signal.SIGINT]  # the first delivery and the second
+    assert sys_hook_inside is not hook and sys.unraisablehook is hook
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 @pytest.mark.parametrize("delay", [0.8, 1.5])
 def test_sigint_during_start_up(delay: float) -> None:
     # the simulator's imports (numba, PyElastica) take ~1-2 s after the interpreter's own
