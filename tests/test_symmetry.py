@@ -70,6 +70,21 @@ def test_command_symmetry_needs_equal_angles_to_round_off() -> None:
     assert command_symmetries(P, [1.0, 0.0, 1.0 + 1e-6, 0.0]) == []
 
 
+def test_static_solver_treats_a_command_as_buckling_only_under_a_kept_rotation() -> None:
+    """The static entry point solves a command that a rotation keeps from the straight pose
+    (it may buckle onto either of two mirror branches); a motor offset on one rod breaks the
+    half turn, and the command is then an ordinary one (a warm start is fine)."""
+    from hsa_elastica.robots.statics_api import _mirror_symmetric
+
+    angles = np.array(BUCKLING)
+    assert _mirror_symmetric(P, angles)
+    assert not _mirror_symmetric(P, np.array(primitive_angles("bend_north", 0.7, P)))  # a mirror
+    offset = P.replace(motor_offset=(0.05, 0.0, 0.0, 0.0))
+    assert not _mirror_symmetric(offset, angles)
+    paired = P.replace(motor_offset=(0.05, 0.0, 0.05, 0.0))  # rods 0 and 2 alike: kept
+    assert _mirror_symmetric(paired, angles)
+
+
 def _pose(xy_mm: tuple[float, float], tilt_about_x: float = 0.0):  # type: ignore[no-untyped-def]
     """A pose made by hand: platform at (x, y, 110) mm turned about x, tips at the bases
     raised to 100 mm and moved with the platform's xy."""

@@ -64,14 +64,13 @@ UNDECIDED = ("the dynamic relaxation asked to choose between two mirror-image br
              "on the unstable symmetric pose, so round-off chose the branch")
 
 def _mirror_symmetric(params: RobotParams, angles: NDArray[np.float64]) -> bool:
-    """The command maps to itself under the half-turn of the rod layout (rod ``i`` -> rod
-    ``i + n/2``, same handedness): the pose may buckle onto one of two mirror branches."""
-    n = params.n_rods
-    if n % 2:
-        return False
-    h = np.asarray(params.handedness)
-    j = (np.arange(n) + n // 2) % n
-    return bool(np.all(h == h[j]) and np.all(angles == angles[j]))
+    """The command maps to itself under a rotation of the robot about its axis (the half turn
+    of the paper robot: rod ``i`` -> rod ``i + n/2``, same handedness) that its rods'
+    imperfections keep too (:func:`~hsa_elastica.robots.symmetry.command_symmetries`): the
+    pose may buckle onto one of two mirror branches."""
+    from hsa_elastica.robots.symmetry import command_symmetries
+
+    return any(s.det == 1 for s in command_symmetries(params, angles))
 
 
 def _branch_rule(params: RobotParams, angles: NDArray[np.float64], mirror_branch: str,
