@@ -279,7 +279,8 @@ def calibrate_timeseries(
     if verbose:
         rows = sum(len(_rows(s, every)) for s in series)
         print(f"  fitting {', '.join(names)} to {rows} rows of {len(series)} time series "
-              f"(implicit step {dt:g} s, at most {max_nfev} replays)", flush=True)
+              f"(implicit step {dt:g} s; at most {max_nfev} evaluations, and {len(names)} more "
+              "per Jacobian)", flush=True)
     wall0 = _time.perf_counter()
     lo = 1.0 + (np.array([b[0] for b in bnds]) - x0) / scale
     hi = 1.0 + (np.array([b[1] for b in bnds]) - x0) / scale
