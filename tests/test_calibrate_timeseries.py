@@ -219,3 +219,51 @@ def test_validation_replays_through_the_package() -> None:
     from hsa_elastica.validation import real_robot_timeseries as v
 
     assert v.simulate is timeseries.simulate and v.measured_series is timeseries.measured_series
+
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "calibration.md"
+RECORD = ROOT / "validation" / "real_robot_timeseries_fit.json"
+
+
+def _documented_command() -> list[str]:
+    import re
+    import shlex
+
+    for block in re.findall(r"```bash\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.DOTALL):
+        if block.lstrip().startswith("hsa-elastica calibrate --timeseries"):
+            return shlex.split(block)
+    raise AssertionError("docs/calibration.md has no ```bash block with 'hsa-elastica calibrate --timeseries'")
+
+
+def test_documented_command_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's command as written, on the first 20 s of the run and one evaluation (the
+    whole run takes minutes: its output on the page is the recorded fit, next test)."""
+    argv = _documented_command()
+    monkeypatch.chdir(tmp_path)
+    code = main([*argv[1:], "--duration", "20", "--max-evaluations", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    out = argv[argv.index("--out") + 1]
+    assert load_params(tmp_path / out, RobotParams).rod.creep_time == 1000.0
+    assert json.loads((tmp_path / argv[argv.index("--json") + 1]).read_text())["n_evaluations"] >= 1
+
+
+def test_page_output_is_the_recorded_fit() -> None:
+    """The output printed on the page is the recorded run of the documented command
+    (``validation/real_robot_timeseries_fit.json``, ``fit_rate``), to its printed digits."""
+    import re
+
+    rec = json.loads(RECORD.read_text(encoding="utf-8"))["fit_rate"]["calibration"]
+    assert rec["success"]
+    page = PAGE.read_text(encoding="utf-8")
+    entry = rec["parameters"]["rod.creep_fraction"]
+    row = re.search(r"^rod\.creep_fraction\s+(\S+)\s+(\S+)\s+(\S+)\s*$", page, flags=re.MULTILINE)
+    assert row is not None
+    assert float(row.group(2)) == pytest.approx(entry["value"], rel=1e-5)
+    line = re.search(r"^elongation\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", page, flags=re.MULTILINE)
+    assert line is not None
+    shown = [float(v) for v in line.groups()]
+    assert shown == pytest.approx([*rec["rms_start_mm_deg"]["elongation"], *rec["rms_mm_deg"]["elongation"]],
+                                  abs=0.006)
