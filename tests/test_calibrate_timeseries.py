@@ -84,6 +84,23 @@ def test_synthetic_creep_is_recovered(synthetic: MeasuredSeries) -> None:
     assert res.rms_mm_deg["synthetic"][0] < 0.01
 
 
+def test_yaw_turns_the_replay_into_the_measured_frame(synthetic: MeasuredSeries) -> None:
+    """``mocap.yaw`` rotates the simulated poses about +z into the motion-capture frame, as in
+    the steady-state calibration: the synthetic data turned by 0.1 rad about +z have zero
+    residuals at ``yaw = 0.1`` (the replay is deterministic: 1e-6 of a mm or degree) and a
+    0.1 rad = 5.7 deg orientation error at ``yaw = 0``."""
+    from scipy.spatial.transform import Rotation
+
+    rz = Rotation.from_euler("z", 0.1)
+    turned = MeasuredSeries("turned", synthetic.t, synthetic.angles, rz.apply(synthetic.position),
+                            (rz * Rotation.from_quat(synthetic.quaternion)).as_quat(), synthetic.fitted)
+    truth = _with_creep(_robot(), TRUE_C, TRUE_TAU)
+    r = ct.timeseries_residuals(truth, [turned], settle=SETTLE, yaw=0.1).reshape(-1, 6)
+    assert np.abs(r).max() < 1e-6
+    r0 = ct.timeseries_residuals(truth, [turned], settle=SETTLE, yaw=0.0).reshape(-1, 6)
+    assert np.linalg.norm(r0[:, 3:], axis=1) == pytest.approx(np.degrees(0.1), rel=1e-6)
+
+
 def test_cli_writes_the_fitted_file_and_report(synthetic: MeasuredSeries, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """One free parameter (the creep time held at its true value through ``--start``), the

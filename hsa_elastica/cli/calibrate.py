@@ -27,8 +27,10 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         description="Nonlinear least squares (scipy) of the --free parameters against measured "
         "steady states: measured motor angles in, platform marker position and orientation out "
         "(residual weights 1 mm and 1 deg).  Prints per-run RMS before/after and 1-sigma "
-        "uncertainties from the Jacobian; writes the fitted parameters to --out.  A worked "
-        "example on the shipped data: docs/calibration.md.",
+        "uncertainties from the Jacobian; writes the fitted parameters to --out.  With "
+        "--timeseries: the same residuals at every logged row of time series replayed on the "
+        "implicit integrator (the only way to fit a time constant such as rod.creep_time).  "
+        "Worked examples on the shipped data: docs/calibration.md.",
     )
     source = c.add_mutually_exclusive_group(required=True)
     source.add_argument(
@@ -57,12 +59,14 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     c.add_argument(
         "--bounds", nargs=3, action="append", default=[], metavar=("NAME", "LO", "HI"),
         help="bounds of a free parameter in SI units, repeatable (default: [start/10, 10 start], "
-        "unbounded for a start of 0, [-pi, pi] rad for mocap.yaw)",
+        "unbounded for a start of 0, [-pi, pi] rad for mocap.yaw; rod.creep_fraction [0, 1], "
+        "rod.creep_time [start/10, min(10 start, 1e5)] s)",
     )
     c.add_argument(
         "--start", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-        help="start value of a free parameter in SI units, repeatable (default: its value in "
-        "--params; e.g. --start rod.creep_fraction 0.05 --start rod.creep_time 100)",
+        help="start value of a parameter in SI units, repeatable: a free one starts there, "
+        "another stays there (default: its value in --params; e.g. --start "
+        "rod.creep_fraction 0.05 --start rod.creep_time 100)",
     )
     ts = c.add_argument_group("time series (--timeseries only)")
     ts.add_argument("--dt", type=float, default=None, metavar="S",
