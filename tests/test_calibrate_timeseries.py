@@ -140,6 +140,7 @@ _ROW = "{t},0,0,0,0,0,0,{z},0,0,0,1\n"
     (_GOOD + _ROW.format(t=0, z=0.12) + _ROW.format(t=0.2, z="nan"), "line 3, column platform_z_m"),
     (_GOOD + _ROW.format(t=0, z=0.12) + _ROW.format(t=0.2, z=""), "missing or non-finite"),
     (_GOOD + _ROW.format(t=0, z=120.0) + _ROW.format(t=0.2, z=120.0), "a position in mm"),
+    (_GOOD + _ROW.format(t=0, z=0.12) + _ROW.format(t=110000, z=0.12), "times in ms?"),
     (_GOOD + "0,90,0,0,0,0,0,0.12,0,0,0,1\n" + _ROW.format(t=0.2, z=0.12), "line 2"),
     (_GOOD + "0,0,0,0,0,0,0,0.12,0,0,0,0\n" + _ROW.format(t=0.2, z=0.12), "quaternion norm"),
     (_GOOD + _ROW.format(t=0, z=0.12) + _ROW.format(t=0.005, z=0.12), "less than the integrator step"),

@@ -33,7 +33,7 @@ from hsa_elastica.experiments.mocap import MEASURED_COLUMNS, QUATERNION_NORM_RAN
 from hsa_elastica.params import ParameterError, RobotParams
 
 __all__ = ["MeasuredSeries", "SimulatedSeries", "RUNS", "TIME_COLUMN", "MAX_POSITION_M",
-           "DEFAULT_DT", "DEFAULT_SETTLE_S", "measured_series", "read_series", "load_series",
+           "MAX_DURATION_S", "DEFAULT_DT", "DEFAULT_SETTLE_S", "measured_series", "read_series", "load_series",
            "check_replay_step", "simulate", "errors"]
 
 #: the shipped runs, by short name (``hsa_elastica.data.load_timeseries``)
@@ -43,6 +43,8 @@ TIME_COLUMN = "t_experiment_s"
 #: largest accepted marker coordinate [m]: the robot is ~0.15 m tall, so a coordinate beyond
 #: this is a position in mm (or another unit), not metres
 MAX_POSITION_M = 2.0
+#: longest accepted run [s] (27 hours): a 10-minute run logged in ms would read as 6e5 s
+MAX_DURATION_S = 1e5
 #: internal step of the implicit integrator [s] (the envs' step: the seven primitives within
 #: 0.001 mm of the explicit stepper at this step, docs/model.md)
 DEFAULT_DT = 2.0e-3
@@ -116,7 +118,8 @@ def read_series(path: str | Path, n_rods: int = 4, *, duration: float | None = N
     optional ``steady_state_sample`` flag is not read).  Raises
     :class:`~hsa_elastica.experiments.mocap.CalibrationError` in one line naming the file, the
     line and the column for: a missing column, a value that is not a finite number (a NaN, an
-    empty field), times that do not increase strictly, a motor angle beyond the motor range
+    empty field), times that do not increase strictly or span more than
+    :data:`MAX_DURATION_S` (ms instead of s), a motor angle beyond the motor range
     (degrees instead of radians), a marker coordinate beyond :data:`MAX_POSITION_M` (mm instead
     of m), a quaternion whose norm is not in ``[0.5, 2]``.  Times are shifted to start at 0."""
     from hsa_elastica.io.csv_input import check_angle_rows, read_csv_columns
@@ -138,6 +141,11 @@ def read_series(path: str | Path, n_rods: int = 4, *, duration: float | None = N
         raise CalibrationError(
             f"{label}: line {int(lines[i])}, column {TIME_COLUMN}: time {t[i]:g} s does not "
             f"follow {t[i - 1]:g} s on line {int(lines[i - 1])}: times must increase strictly"
+        )
+    if t[-1] - t[0] > MAX_DURATION_S:
+        raise CalibrationError(
+            f"{label}: line {int(lines[-1])}, column {TIME_COLUMN}: the run lasts "
+            f"{t[-1] - t[0]:g} s, more than {MAX_DURATION_S:g} s (times in ms?)"
         )
     pos = values[:, 1 + n_rods:4 + n_rods]
     far = np.flatnonzero(np.abs(pos).max(axis=1) > MAX_POSITION_M)
