@@ -68,17 +68,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         "another stays there (default: its value in --params; e.g. --start "
         "rod.creep_fraction 0.05 --start rod.creep_time 100)",
     )
-    ts = c.add_argument_group("time series (--timeseries only)")
-    ts.add_argument("--dt", type=float, default=None, metavar="S",
-                    help="implicit integrator step [s], in (0, 0.05] (default 0.02)")
-    ts.add_argument("--settle", type=float, default=None, metavar="S",
-                    help="seconds at the first row's angles before each replay, in [0, 60] "
-                    "(default 2)")
-    ts.add_argument("--every", type=int, default=None, metavar="K",
-                    help="objective on every K-th logged row (the replay still follows every "
-                    "row's angles; default 1: all rows)")
-    ts.add_argument("--duration", type=float, default=None, metavar="S",
-                    help="use only the first S seconds of each run (default: all)")
+    _add_timeseries_options(c)
     c.add_argument(
         "--max-poses", type=int, metavar="N",
         help="use at most N poses per run, evenly spread (default: all)",
@@ -103,6 +93,21 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     c.add_argument("--json", metavar="PATH",
                    help="write the report as JSON to PATH ('-' = stdout; default: none)")
     c.add_argument("--quiet", action="store_true", help="no per-evaluation progress")
+
+
+def _add_timeseries_options(c: argparse.ArgumentParser) -> None:
+    """The options of ``--timeseries`` (refused with ``--data``)."""
+    ts = c.add_argument_group("time series (--timeseries only)")
+    ts.add_argument("--dt", type=float, default=None, metavar="S",
+                    help="implicit integrator step [s], in (0, 0.05] (default 0.02)")
+    ts.add_argument("--settle", type=float, default=None, metavar="S",
+                    help="seconds at the first row's angles before each replay, in [0, 60] "
+                    "(default 2)")
+    ts.add_argument("--every", type=int, default=None, metavar="K",
+                    help="objective on every K-th logged row (the replay still follows every "
+                    "row's angles; default 1: all rows)")
+    ts.add_argument("--duration", type=float, default=None, metavar="S",
+                    help="use only the first S seconds of each run (default: all)")
 
 
 def _timeseries_names() -> tuple[str, ...]:
