@@ -1,4 +1,6 @@
-"""``hsa-elastica calibrate``: fit robot parameters to measured steady states (motion capture)."""
+"""``hsa-elastica calibrate``: fit robot parameters to measured steady states (motion capture),
+or with ``--timeseries`` to the logged time series of runs (replays on the implicit
+integrator)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from hsa_elastica.cli.common import (
     PROG, UsageError, check_output_file, float_arg, load_robot_params, usage_errors,
@@ -24,13 +27,23 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         description="Nonlinear least squares (scipy) of the --free parameters against measured "
         "steady states: measured motor angles in, platform marker position and orientation out "
         "(residual weights 1 mm and 1 deg).  Prints per-run RMS before/after and 1-sigma "
-        "uncertainties from the Jacobian; writes the fitted parameters to --out.  A worked "
-        "example on the shipped data: docs/calibration.md.",
+        "uncertainties from the Jacobian; writes the fitted parameters to --out.  With "
+        "--timeseries: the same residuals at every logged row of time series replayed on the "
+        "implicit integrator (the only way to fit a time constant such as rod.creep_time).  "
+        "Worked examples on the shipped data: docs/calibration.md.",
     )
-    c.add_argument(
-        "--data", nargs="+", required=True, metavar="FILE.csv",
+    source = c.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--data", nargs="+", metavar="FILE.csv",
         help="run CSVs with motor_angle_rad_j, platform_{x,y,z}_m, platform_q{x,y,z,w} "
         "(or a shipped run name: elongation, twisting)",
+    )
+    source.add_argument(
+        "--timeseries", nargs="+", metavar="RUN",
+        help="fit to time series instead of steady states: time-series CSVs with "
+        "t_experiment_s, motor_angle_rad_j, platform_{x,y,z}_m, platform_q{x,y,z,w} (or a "
+        "shipped run name: elongation, twisting), each replayed on the implicit integrator; "
+        "free parameters from: " + ", ".join(_timeseries_names()),
     )
     c.add_argument(
         "--params", required=True, metavar="START",
@@ -46,18 +59,28 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     c.add_argument(
         "--bounds", nargs=3, action="append", default=[], metavar=("NAME", "LO", "HI"),
         help="bounds of a free parameter in SI units, repeatable (default: [start/10, 10 start], "
-        "unbounded for a start of 0, [-pi, pi] rad for mocap.yaw)",
+        "unbounded for a start of 0, [-pi, pi] rad for mocap.yaw; rod.creep_fraction [0, 1], "
+        "rod.creep_time [start/10, min(10 start, 1e5)] s)",
     )
+    c.add_argument(
+        "--start", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+        help="start value of a parameter in SI units, repeatable: a free one starts there, "
+        "another stays there (default: its value in --params; e.g. --start "
+        "rod.creep_fraction 0.05 --start rod.creep_time 100)",
+    )
+    _add_timeseries_options(c)
     c.add_argument(
         "--max-poses", type=int, metavar="N",
         help="use at most N poses per run, evenly spread (default: all)",
     )
     c.add_argument(
         "--max-evaluations", type=int, default=30, metavar="N",
-        help="at most N model evaluations of all poses (default 30)",
+        help="at most N model evaluations of all poses (default 30; with --timeseries: "
+        "N evaluations of the replays besides those of the Jacobian, one replay of each run "
+        "per free parameter and iteration)",
     )
     c.add_argument(
-        "--mirror-branch", default="dynamic", metavar="RULE", type=_mirror_branch,
+        "--mirror-branch", default=None, metavar="RULE", type=_mirror_branch,
         help="which of two mirror-image poses a buckled pose takes: past a critical twist the "
         "straight pose of a symmetric twisting command (twist_cw, twist_ccw) is unstable and "
         "the robot tilts to one of two mirror-image buckled poses, which round-off decides in "
@@ -70,6 +93,27 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     c.add_argument("--json", metavar="PATH",
                    help="write the report as JSON to PATH ('-' = stdout; default: none)")
     c.add_argument("--quiet", action="store_true", help="no per-evaluation progress")
+
+
+def _add_timeseries_options(c: argparse.ArgumentParser) -> None:
+    """The options of ``--timeseries`` (refused with ``--data``)."""
+    ts = c.add_argument_group("time series (--timeseries only)")
+    ts.add_argument("--dt", type=float, default=None, metavar="S",
+                    help="implicit integrator step [s], in (0, 0.05] (default 0.02)")
+    ts.add_argument("--settle", type=float, default=None, metavar="S",
+                    help="seconds at the first row's angles before each replay, in [0, 60] "
+                    "(default 2)")
+    ts.add_argument("--every", type=int, default=None, metavar="K",
+                    help="objective on every K-th logged row (the replay still follows every "
+                    "row's angles; default 1: all rows)")
+    ts.add_argument("--duration", type=float, default=None, metavar="S",
+                    help="use only the first S seconds of each run (default: all)")
+
+
+def _timeseries_names() -> tuple[str, ...]:
+    from hsa_elastica.experiments.calibration_timeseries import TIMESERIES_NAMES
+
+    return TIMESERIES_NAMES
 
 
 def _mirror_branch(text: str) -> str:
@@ -90,11 +134,36 @@ def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _values(args: argparse.Namespace) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, value in args.start:
+        with usage_errors(f"{PROG} calibrate: --start {name}", argparse.ArgumentTypeError):
+            out[name] = float_arg(value)
+    return out
+
+
+_TIMESERIES_ONLY = ("dt", "settle", "every", "duration")
+
+
+def _check_mode(args: argparse.Namespace) -> None:
+    """Options of the other mode are refused, not ignored."""
+    if args.timeseries is None:
+        given = [o for o in _TIMESERIES_ONLY if getattr(args, o) is not None]
+        if given:
+            raise UsageError(f"{PROG} calibrate: --{given[0]} is an option of --timeseries (not of --data)")
+    else:
+        for opt in ("max_poses", "mirror_branch"):
+            if getattr(args, opt) is not None:
+                flag = "--" + opt.replace("_", "-")
+                raise UsageError(f"{PROG} calibrate: {flag} is an option of --data (not of --timeseries)")
+
+
 def run(args: argparse.Namespace) -> int:
-    from hsa_elastica.experiments.calibration import CalibrationError, calibrate, check_names, load_runs
+    from hsa_elastica.experiments.calibration import CalibrationError
     from hsa_elastica.params import ParameterError, save_params
 
     params = load_robot_params(args.params)
+    _check_mode(args)
     if args.max_poses is not None and args.max_poses < 1:
         raise UsageError(f"{PROG} calibrate: --max-poses = {args.max_poses} is invalid: must be >= 1")
     if args.max_evaluations < 1:
@@ -107,12 +176,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
     check_output_file(args.json, "--json")
     with usage_errors(f"{PROG} calibrate", CalibrationError, ParameterError):
-        check_names(params, args.free)
-        runs = [r.every(args.max_poses) for r in load_runs(args.data, params.n_rods)]
-        result = calibrate(
-            params, runs, args.free, bounds=_bounds(args), max_nfev=args.max_evaluations,
-            verbose=not args.quiet, mirror_branch=args.mirror_branch,
-        )
+        result = _fit_timeseries(params, args) if args.timeseries else _fit_steady(params, args)
     with usage_errors(f"{PROG} calibrate: --out", ParameterError, OSError):
         save_params(result.params, args.out)
     print(result.report())
@@ -128,3 +192,47 @@ def run(args: argparse.Namespace) -> int:
             write_text_atomic(args.json, text)
     print(f"fitted parameters written to {args.out}", file=sys.stderr)
     return 0
+
+
+def _fit_steady(params: Any, args: argparse.Namespace) -> Any:
+    from hsa_elastica.experiments.calibration import calibrate, check_names, load_runs
+
+    check_names(params, args.free)
+    start = _values(args)
+    runs = [r.every(args.max_poses) for r in load_runs(args.data, params.n_rods)]
+    return calibrate(
+        params, runs, args.free, bounds=_bounds(args), start=start or None,
+        max_nfev=args.max_evaluations, verbose=not args.quiet,
+        mirror_branch=args.mirror_branch or "dynamic",
+    )
+
+
+def _fit_timeseries(params: Any, args: argparse.Namespace) -> Any:
+    from hsa_elastica.experiments import calibration_timeseries as ct
+    from hsa_elastica.experiments.timeseries import load_series
+
+    settings = {
+        "dt": ct.DEFAULT_TIMESERIES_DT if args.dt is None else args.dt,
+        "settle": ct.DEFAULT_SETTLE_S if args.settle is None else args.settle,
+        "every": 1 if args.every is None else args.every,
+    }
+    for flag, value, ok, allowed in (
+        ("--dt", settings["dt"], 0.0 < settings["dt"] <= 0.05, "(0, 0.05] s"),
+        ("--settle", settings["settle"], 0.0 <= settings["settle"] <= 60.0, "[0, 60] s"),
+        ("--every", settings["every"], settings["every"] >= 1, "an integer >= 1"),
+        ("--duration", args.duration, args.duration is None or 0.0 < args.duration <= 1e5,
+         "(0, 100000] s"),
+    ):
+        if not ok:  # (NaN fails every comparison)
+            raise UsageError(f"{PROG} calibrate: {flag} = {value} is invalid: must be in {allowed}")
+    bounds, start = _bounds(args), _values(args)
+    # names, start values and bounds before the data files, and all of them before a replay
+    p0, _, creep = ct.start_values(params, args.free, start)
+    ct.check_timeseries_names(p0, args.free, creep["rod.creep_time"])
+    ct.timeseries_bounds(p0, args.free, bounds, creep)
+    series = load_series(args.timeseries, params.n_rods, duration=args.duration)
+    return ct.calibrate_timeseries(
+        params, series, args.free, bounds=bounds, start=start or None,
+        max_nfev=args.max_evaluations, verbose=not args.quiet, dt=float(settings["dt"]),
+        settle=float(settings["settle"]), every=int(settings["every"]),
+    )

@@ -2,7 +2,8 @@
 driven by the motor angles as the servos logged them.
 
 The two shipped runs (``hsa_elastica.data.load_timeseries``: elongation, 271 s; twisting,
-541 s; a row every ~0.11 s) are replayed on the implicit integrator through the step API: the
+541 s; a row every ~0.11 s) are replayed on the implicit integrator through the step API
+(:mod:`hsa_elastica.experiments.timeseries`, shared with the time-series calibration): the
 robot starts at rest under gravity (``--settle`` seconds at zero command), then each logged
 interval turns every motor linearly from its reported angle to the next one
 (``set_motor_angles`` + ``step(t[k+1] - t[k])``), and the platform's marker pose is read at
@@ -30,118 +31,31 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica.experiments.timeseries import (  # noqa: F401  (re-exported)
+    DEFAULT_DT,
+    DEFAULT_SETTLE_S,
+    RUNS,
+    MeasuredSeries,
+    SimulatedSeries,
+    errors,
+    measured_series,
+    simulate,
+)
 from hsa_elastica.params import ParameterError, RobotParams, resolve_params
 from hsa_elastica.params.files import write_atomic
 
 __all__ = ["MeasuredSeries", "SimulatedSeries", "measured_series", "simulate", "errors", "summary_row",
            "table", "plot", "main"]
 
-RUNS = ("elongation", "twisting")
 #: default output directory (relative to the current directory)
 DEFAULT_RESULTS = Path("validation_results")
 FIGURE = "fig_real_robot_timeseries.png"
-#: internal step of the implicit integrator [s] (the envs' step: the seven primitives within
-#: 0.001 mm of the explicit stepper at this step, docs/model.md)
-DEFAULT_DT = 2.0e-3
-#: seconds at zero command before the run starts (the robot sags under gravity and settles;
-#: the slowest mode of the preset decays within ~1.5 s)
-DEFAULT_SETTLE_S = 2.0
-
-
-@dataclass(frozen=True)
-class MeasuredSeries:
-    """One run's time series in SI units, robot base frame: times ``t`` (N,) [s] since the
-    first row, the servos' reported angles ``angles`` (N, 4) [rad] (the first row, logged before
-    any reading, is 0: the angles are zeroed at the first reading), the marker's ``position``
-    (N, 3) [m] and orientation ``quaternion`` (N, 4) (x y z w), and ``fitted`` (N,) bool: the
-    row is a steady-state sample the calibration used."""
-
-    name: str
-    t: NDArray[np.float64]
-    angles: NDArray[np.float64]
-    position: NDArray[np.float64]
-    quaternion: NDArray[np.float64]
-    fitted: NDArray[np.bool_]
-
-
-@dataclass(frozen=True)
-class SimulatedSeries:
-    """The simulated marker ``position`` (N, 3) [m] and platform ``rotation`` (N, 3, 3) at the
-    measured times, and the wall time of the simulation [s]."""
-
-    position: NDArray[np.float64]
-    rotation: NDArray[np.float64]
-    wall_time_s: float
-
-
-def measured_series(run: str, duration: float | None = None) -> MeasuredSeries:
-    """The rows of run ``run`` (``"elongation"`` or ``"twisting"``) up to ``duration`` [s]
-    after the first one (None: all); rows without a motion-capture pose are dropped."""
-    if run not in RUNS:
-        raise ParameterError(f"run = {run!r} is not a shipped time series; allowed: {', '.join(RUNS)}")
-    if duration is not None and not (math.isfinite(duration) and duration > 0):
-        raise ParameterError(f"duration = {duration!r} must be a finite number of seconds > 0")
-    from hsa_elastica.data import load_timeseries
-
-    df = load_timeseries(run)
-    t = df["t_experiment_s"].to_numpy(dtype=np.float64)
-    t = t - t[0]
-    angles = df[[f"motor_angle_rad_{j}" for j in range(4)]].to_numpy(dtype=np.float64)
-    angles[0] = np.where(np.isnan(angles[0]), 0.0, angles[0])  # no reading yet: zeroed there
-    pos = df[[f"platform_{c}_m" for c in "xyz"]].to_numpy(dtype=np.float64)
-    quat = df[[f"platform_q{c}" for c in "xyzw"]].to_numpy(dtype=np.float64)
-    keep = np.isfinite(pos).all(axis=1) & np.isfinite(quat).all(axis=1) & np.isfinite(angles).all(axis=1)
-    if duration is not None:
-        keep &= t <= duration
-    fitted = df["steady_state_sample"].to_numpy() == 1
-    return MeasuredSeries(run, t[keep], angles[keep], pos[keep], quat[keep], fitted[keep])
-
-
-def simulate(params: RobotParams, series: MeasuredSeries, *, dt: float = DEFAULT_DT,
-             settle: float = DEFAULT_SETTLE_S, progress: bool = False) -> SimulatedSeries:
-    """Replay ``series`` on ``params`` with the implicit integrator at step ``dt`` [s] (see the
-    module docstring); the marker is ``params.platform.marker_offset`` in the platform frame."""
-    from hsa_elastica.io.render import quaternion_to_matrix
-    from hsa_elastica.robots.builders import build_fast_robot
-
-    sim = params.simulation.replace(integrator="implicit", dt=float(dt))
-    robot = build_fast_robot(params.replace(simulation=sim), series.angles[0], ramp=0.0, record=False)
-    if settle > 0:
-        robot.set_motor_angles(series.angles[0])
-        robot.step(float(settle))
-    offset = np.asarray(params.platform.marker_offset, dtype=np.float64)
-    n = len(series.t)
-    pos, rot = np.empty((n, 3)), np.empty((n, 3, 3))
-    start = time.perf_counter()
-    last = start
-    for k in range(n):
-        if k > 0:
-            robot.set_motor_angles(series.angles[k])
-            robot.step(float(series.t[k] - series.t[k - 1]))
-        s = robot.state()
-        rot[k] = quaternion_to_matrix(np.asarray(s["platform_quaternion_xyzw"]))
-        pos[k] = np.asarray(s["platform_position_m"]) + rot[k] @ offset
-        if progress and time.perf_counter() - last > 5.0:
-            last = time.perf_counter()
-            print(f"  {series.name}: t = {series.t[k]:.0f} of {series.t[-1]:.0f} s", file=sys.stderr)
-    return SimulatedSeries(pos, rot, time.perf_counter() - start)
-
-
-def errors(series: MeasuredSeries, sim: SimulatedSeries) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Position error norms (N,) [m] and orientation error angles (N,) [rad] per row."""
-    from scipy.spatial.transform import Rotation
-
-    dp = np.linalg.norm(sim.position - series.position, axis=1)
-    dr = (Rotation.from_quat(series.quaternion).inv() * Rotation.from_matrix(sim.rotation)).magnitude()
-    return dp, np.asarray(dr, dtype=np.float64)
 
 
 def _rms(x: NDArray[np.float64]) -> float:
