@@ -31,14 +31,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.params import ParameterError, RobotParams, resolve_params
-from hsa_elastica.validation.real_robot_timeseries import (
+from hsa_elastica.experiments.timeseries import (
     RUNS,
     MeasuredSeries,
     SimulatedSeries,
     measured_series,
     simulate,
-    summary_row,
 )
+from hsa_elastica.validation.real_robot_timeseries import summary_row
 
 __all__ = ["with_creep", "fit_creep", "main"]
 
