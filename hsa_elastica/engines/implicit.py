@@ -137,11 +137,10 @@ __all__ = [
 ENV_MAX_HALVINGS = DEFAULT_MAX_HALVINGS
 #: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
 DEFAULT_RHO_INF = 0.8
-#: the Newton matrices of :class:`ImplicitEngine` (``jacobian=``): the laws' tangents
-#: (:mod:`hsa_elastica.engines.implicit_tangent`) or forward differences of the whole residual
+#: the Newton matrices of :class:`ImplicitEngine` (``jacobian=``, the first the default): the
+#: laws' tangents (:mod:`hsa_elastica.engines.implicit_tangent`) or differences of the residual
 JACOBIANS = ("tangent", "fd")
-#: the default Newton matrix
-DEFAULT_JACOBIAN = "tangent"
+DEFAULT_JACOBIAN = JACOBIANS[0]
 #: contraction rate assumed for the first iteration of the first step
 THETA_START = 0.5
 
@@ -218,7 +217,8 @@ class ImplicitEngine:
                  rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-6,
                  tol_torque: float = 1e-8, tol_position: float = 1e-7,
                  tol_rotation: float = 1e-5, max_iter: int = 20, max_halvings: int = 0,
-                 jacobian: str = DEFAULT_JACOBIAN) -> None:
+                 jacobian: str | None = None) -> None:
+        jacobian = DEFAULT_JACOBIAN if jacobian is None else jacobian  # read at the call
         if jacobian not in JACOBIANS:
             raise ParameterError(f"jacobian = {jacobian!r} is invalid: must be one of "
                                  + ", ".join(repr(k) for k in JACOBIANS))
@@ -246,9 +246,8 @@ class ImplicitEngine:
             raise FastPathUnsupported("ImplicitEngine: a rigid body with a non-diagonal inertia")
         vel0 = [np.array(a, copy=True) for a in (model.rod_arrays.velocity, model.rod_arrays.omega,
                                                  body.velocity, body.omega)]
-        # layout, colouring, band LU; zeroes the velocities (with "tangent", the hybrid plan
-        # of the rods' tangents and the joints' colouring as well)
-        self.solver = StaticSolver(model, jacobian=jacobian)
+        # layout, colouring, band LU; zeroes the velocities (its own Jacobian is not used)
+        self.solver = StaticSolver(model, jacobian="fd")
         s = self.solver
         self.n = s.n
         prog = model.tables.rates_program
@@ -272,7 +271,7 @@ class ImplicitEngine:
         self._aux = self._make_aux()
         #: colours of the tangent Newton matrix's differences (0 with differences throughout)
         self.n_colors_rates = self.n_colors_joints = 0
-        self._tangent = make_implicit_tangent(self, s.hybrid) if jacobian == "tangent" else None
+        self._tangent = make_implicit_tangent(self) if jacobian == "tangent" else None
         #: the Newton matrix in use: "tangent" (:mod:`~hsa_elastica.engines.implicit_tangent`)
         #: or "fd" (asked for, or a model the tangents do not cover)
         self.jacobian = "fd" if self._tangent is None else "tangent"

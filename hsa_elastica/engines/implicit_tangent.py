@@ -34,8 +34,8 @@ that of the exact residual either way; these only change its contraction rate
 A model the tangents do not cover keeps the differences of the whole residual
 (:func:`make_implicit_tangent` returns None): whatever
 :func:`~hsa_elastica.engines.statics_hybrid.make_hybrid` does not cover (the passive coupling,
-loads, the compression law, rigid motor mounts), a state-dependent remainder (torque-driven
-mounts), the coupling's twist filter, and contacts with obstacles.
+loads, the compression law, rigid motor mounts), torque-driven mounts, the coupling's twist
+filter, and contacts with obstacles.
 """
 
 from __future__ import annotations
@@ -58,9 +58,11 @@ from hsa_elastica.engines.statics_hybrid import (
     HybridPlan,
     csc_positions,
     fd_buffers,
+    joint_pattern,
     joint_residual,
     part_map,
     rod_tangents,
+    tangent_entries,
     within,
 )
 from hsa_elastica.engines.statics_kernels import (
@@ -72,6 +74,13 @@ from hsa_elastica.engines.statics_kernels import (
     zero_external,
 )
 from hsa_elastica.physics.forces import constrain_rates
+from hsa_elastica.physics.tables import (
+    OP_COUPLING,
+    OP_GRAVITY_BODY,
+    OP_GRAVITY_ROD,
+    OP_JOINT_FORCE,
+    OP_JOINT_TORQUE,
+)
 
 __all__ = ["ImplicitTangent", "VELOCITY_STEP", "implicit_tangent_jacobian",
            "make_implicit_tangent", "rate_forces", "empty_tangent"]
@@ -243,21 +252,48 @@ def empty_tangent(n: int) -> ImplicitTangent:
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
 
 
-def make_implicit_tangent(engine: Any, hybrid: tuple[HybridPlan, Any, Any] | None
-                          ) -> ImplicitTangent | None:
-    """The tangent record of an :class:`~hsa_elastica.engines.implicit.ImplicitEngine` whose
-    static solver built the hybrid plan ``hybrid`` (``make_hybrid``); None where the module
-    doc says the whole residual is differenced."""
-    tables = engine.model.tables
-    if hybrid is None or engine.filtered or tables.contacts.ids.shape[0] > 0:
+def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matrix
+                 ) -> tuple[HybridPlan, tuple[JacobianPattern, JacobianBuffers]] | None:
+    """The static solver's hybrid plan (:func:`~hsa_elastica.engines.statics_hybrid.
+    make_hybrid`) for a model whose synchronize program is the one-way coupling, the plain
+    joints and mounts and gravity only: the remainder is then gravity, with no state
+    dependence, so its pattern (dense differences of the whole residual at two poses, 1 s on
+    the robot) is not needed; None otherwise."""
+    program = solver.tables.sync_program
+    joints = solver.tables.joints
+    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
+                      for c, i in program], dtype=bool).reshape(-1)
+    rest_ok = np.isin(program[:, 0], (OP_COUPLING, OP_GRAVITY_ROD, OP_GRAVITY_BODY))
+    if not (plain | rest_ok).all() or np.any(solver.tables.motors.body >= 0):
         return None
-    plan, ext, joint = hybrid
-    if ext[0].color_ptr.shape[0] > 1:  # a state-dependent remainder (not gravity alone)
+    ops = np.ascontiguousarray(program[plain])
+    joint_map = part_map(pos, within(joint_pattern(solver, ops), full))
+    if joint_map is None:
+        return None
+    joint = fd_buffers(solver, within(joint_pattern(solver, ops), full))
+    start, n_elems, coupling, ptr, src, dst = tangent_entries(solver, pos)
+    i64 = np.int64
+    plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
+                      np.array(ptr, i64), np.array(src, i64), np.array(dst, i64),
+                      np.zeros(0, i64), joint_map, ops, np.ascontiguousarray(program[~plain]))
+    return plan, joint
+
+
+def make_implicit_tangent(engine: Any) -> ImplicitTangent | None:
+    """The tangent record of an :class:`~hsa_elastica.engines.implicit.ImplicitEngine`; None
+    where the module doc says the whole residual is differenced."""
+    tables = engine.model.tables
+    if engine.filtered or tables.contacts.ids.shape[0] > 0:
         return None
     s = engine.solver
     full = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(s.n, s.n))
+    pos = csc_positions(s)
+    hybrid = _hybrid_plan(s, pos, full)
+    if hybrid is None:
+        return None
+    plan, joint = hybrid
     rate_csc = within(_rate_pattern(engine), full)
-    rate_map = part_map(csc_positions(s), rate_csc)
+    rate_map = part_map(pos, rate_csc)
     if rate_map is None:
         return None
     rate_pattern, rate_buf = fd_buffers(s, rate_csc)

@@ -473,3 +473,5 @@ csc_positions = _csc_positions
 part_map = _part_map
 within = _within
 fd_buffers = _fd_buffers
+joint_pattern = _joint_pattern
+tangent_entries = _tangent_entries
