@@ -13,7 +13,7 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
 * the platform joints and compliant motor mounts (Eq. 6-7, with their dampers ``nu_F`` /
   ``nu_tau``): coloured forward differences of the joint kernels alone
   (:func:`~hsa_elastica.engines.statics_hybrid.joint_residual`), each colour's positions moved
-  by the step and its velocities by ``cv`` times it (the static solver's joint colouring);
+  by the step and its velocities by ``cv`` times it (the static hybrid's joint pattern);
 * the velocity-proportional forces (PyElastica's linear dampers, the Kelvin-Voigt material
   damping, the body dampers and the bodies' gyroscopic couple): ``cv`` times coloured
   differences of :func:`rate_forces`, those laws alone, in the velocities only.  They are
@@ -26,10 +26,11 @@ implicit_kernels.dynamic_fd_jacobian`, ``jacobian="fd"``): the pose dependence o
 velocity-proportional forces and PyElastica's Lagrangian-transport and unsteady-dilatation
 couples (both vanish at rest and grow with the velocities), and the rotation unknowns'
 parametrisation: the tangents are with respect to a turn of the present director
-(``exp(d) exp(x) Q0``), Newton moves along ``exp(x + d) Q0`` (they differ by ``|x| / 2``
-relative, ``x`` a step's rotation increment, about 1e-2 rad at 2e-3 s).  Newton's solution is
-that of the exact residual either way; these only change its contraction rate
-(``tests/test_implicit_tangent.py`` measures both).
+(``exp(d) exp(x) Q0``), Newton moves along ``exp(x + d) Q0`` (they differ by about ``|x| /
+2`` relative, ``x`` the step's rotation increment).  Newton's solution is that of the exact
+residual either way; these only change its contraction rate (``tests/test_implicit_tangent.py``
+measures the difference of the matrices, ``benchmarks/bench_jacobian.py --implicit`` the
+evaluations per step).
 
 A model the tangents do not cover keeps the differences of the whole residual
 (:func:`make_implicit_tangent` returns None): whatever
