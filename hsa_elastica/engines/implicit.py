@@ -193,8 +193,8 @@ class ImplicitEngine:
     """Generalized-alpha integrator of a fresh :class:`CompiledModel` (see the module doc).
 
     ``dt_table`` [s]: the time step the model's damper tables were built with (their per-step
-    factors are turned into decay rates).  The engine owns the model's state arrays.
-    """
+    factors are turned into decay rates); ``jacobian``: one of :data:`JACOBIANS` (default
+    :data:`DEFAULT_JACOBIAN`).  The engine owns the model's state arrays."""
 
     #: a chord iteration contracting the scaled increment by more than this per iteration
     #: (or predicted to need more than ``max_iter`` iterations) refreshes the Jacobian
@@ -269,8 +269,7 @@ class ImplicitEngine:
                                         s.work, s.status)
         self.dt_table = float(dt_table)
         self._aux = self._make_aux()
-        #: colours of the tangent Newton matrix's differences (0 with differences throughout)
-        self.n_colors_rates = self.n_colors_joints = 0
+        self.n_colors_rates = self.n_colors_joints = 0  # the tangent matrix's colours
         self._tangent = make_implicit_tangent(self) if jacobian == "tangent" else None
         #: the Newton matrix in use: "tangent" (:mod:`~hsa_elastica.engines.implicit_tangent`)
         #: or "fd" (asked for, or a model the tangents do not cover)
