@@ -52,12 +52,12 @@ def _make(env_id: str, **kw: Any) -> Any:
         return gym.make(env_id, **kw)
 
 
-def run_env(env_id: str, disc: str, policy: str, n_steps: int) -> dict[str, Any]:
+def run_env(env_id: str, disc: str, policy: str, n_steps: int, **kw: Any) -> dict[str, Any]:
     """Env steps/s [1/s] of ``n_steps`` steps (after one warm-up step) and, for the implicit
-    integrator, its Newton statistics."""
+    integrator, its Newton statistics; ``kw`` go to ``gym.make`` (e.g. ``motor_speed``)."""
     from hsa_elastica.engines.implicit import ImplicitStepFailed
 
-    env = _make(env_id, discretization=disc)
+    env = _make(env_id, discretization=disc, **kw)
     env.reset(seed=0)
     acts = _actions(policy, n_steps, env.action_space.shape[0])
     out: dict[str, Any] = {"dt": env.unwrapped.params.simulation.dt}

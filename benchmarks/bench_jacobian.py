@@ -12,7 +12,20 @@ of one compiled robot; in alternation (``--reps`` rounds, medians) the run times
 and prints the largest difference between the two solvers' equilibria (node positions [m],
 directors, platform) and their Newton iterations.  BLAS is limited to one thread.
 
-Run: python benchmarks/bench_jacobian.py [--reps 5]
+``--implicit``: the implicit integrator's Newton matrix instead (``ImplicitEngine(jacobian=
+"tangent")`` against ``"fd"``), side by side in one run:
+
+* one Newton matrix of each kind [us] and in units of one dynamic force evaluation, on the
+  paper robot at 10 and 25 elements per rod, 20 ms into bend north at magnitude 1 (moving);
+* env steps/s of ``HSARobot-v1`` coarse and full under random actions with the servo limit
+  (random-servo, the env's default) and without it (random), with evaluations per step and
+  Newton matrices per env step (``bench_envs.run_env``; the default Newton matrix switched by
+  ``implicit.DEFAULT_JACOBIAN``);
+* ``hsa-elastica primitive bend_north --integrator implicit`` in a fresh process each (one
+  untimed run each first, then two in alternation): the real-time factor ``sim_time_s /
+  wall_time_s`` of its ``summary.json``.
+
+Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150]]
 """
 
 from __future__ import annotations
@@ -43,10 +56,116 @@ def _median_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
     return float(np.median(out))
 
 
+def _implicit_matrices(n_elements: int, reps: int) -> None:
+    """Time one Newton matrix of each kind and one force evaluation (medians)."""
+    from hsa_elastica.engines.implicit_kernels import (
+        Increment, dynamic_fd_jacobian, dynamic_forces)
+    from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
+    from hsa_elastica.physics.tables import Pose
+    from hsa_elastica.robots.compiled import ImplicitRobot
+
+    p = paper_robot_params()
+    p = p.replace(rod=p.rod.replace(n_elements=n_elements),
+                  simulation=p.simulation.replace(integrator="implicit", dt=2e-3))
+    angles = np.asarray(primitive_angles("bend_north", 1.0, p), dtype=np.float64)
+    rates = np.zeros(4)
+    robot = ImplicitRobot(build_robot(p, [0.0] * 4), jacobian="tangent")
+    robot.set_motor_angles(angles)
+    robot.step(0.02)
+    e = robot.engine
+    n, args, aux, jw = e.n, e._model_args, e._aux, e._jw
+    cv = e.gamma / (e.beta * e.dt)
+    f, mass = np.zeros(n), np.zeros(n)
+    q0 = Pose(*(np.array(a, copy=True) for a in e.model.state.pose))
+    incr = Increment(np.zeros(n), q0, jw.first)
+
+    def evaluate() -> None:
+        dynamic_forces(e.time, angles, rates, e.v.copy(), args, aux, f, mass)
+
+    def tangent() -> None:
+        implicit_tangent_jacobian(angles, rates, e.v.copy(), args, aux, cv, e._tangent,
+                                  jw.fd.data)
+
+    def fd() -> None:
+        jw.fd.f0[:] = f
+        dynamic_fd_jacobian(e.time, angles, rates, e.v.copy(), args, aux, cv, jw.pattern,
+                            jw.fd, incr)
+
+    times: dict[str, list[float]] = {"evaluation": [], "tangent": [], "fd": []}
+    for _ in range(reps * 10):
+        for k, fn in (("evaluation", evaluate), ("tangent", tangent), ("fd", fd)):
+            evaluate()  # the state the matrix is made at (the Newton loop evaluates first)
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    ev = float(np.median(times["evaluation"]))
+    print(f"{n_elements} elements, {n} unknowns: colours full {e.solver.n_colors}, joints "
+          f"{e.n_colors_joints}, dampers {e.n_colors_rates}; force evaluation {ev * 1e6:.1f} us")
+    for k in ("tangent", "fd"):
+        tj = float(np.median(times[k]))
+        print(f"  implicit Newton matrix {k:8s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} evaluations")
+
+
+def _primitive_rtf(jacobian: str) -> float:
+    """Real-time factor of ``primitive bend_north --integrator implicit`` (fresh process)."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        code = ("import sys, hsa_elastica.engines.implicit as m; m.DEFAULT_JACOBIAN = "
+                f"{jacobian!r}; from hsa_elastica.cli import main; sys.exit(main(sys.argv[1:]))")
+        subprocess.run([sys.executable, "-c", code, "primitive", "bend_north", "--integrator",
+                        "implicit", "--quiet", "--out", f"{tmp}/run"], check=True)
+        with open(f"{tmp}/run/summary.json") as fh:
+            s = json.load(fh)
+    return float(s["sim_time_s"]) / float(s["wall_time_s"])
+
+
+def implicit_main(reps: int, steps: int) -> None:
+    """The ``--implicit`` comparison (module doc)."""
+    import sys
+
+    from hsa_elastica.engines import implicit
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_envs import run_env
+
+    for ne in (10, 25):
+        _implicit_matrices(ne, reps)
+    print("HSARobot-v1: env steps/s, evaluations per step, Newton matrices per env step")
+    for disc in ("coarse", "full"):
+        for policy, kw in (("random-servo", {}), ("random", {"motor_speed": None})):
+            cells = []
+            for jac in ("tangent", "fd"):
+                implicit.DEFAULT_JACOBIAN = jac
+                r = run_env("HSARobot-v1", disc, "random", steps, **kw)
+                cells.append(f"{jac} {r.get('rate', 0):6.0f} /s {r.get('evals', 0):5.2f} "
+                             f"{r.get('jac', 0):6.2f}" + (" refused" if "refused" in r else ""))
+            print(f"  {disc:6s} {policy:12s} " + " | ".join(cells))
+    implicit.DEFAULT_JACOBIAN = implicit.JACOBIANS[0]
+    for jac in ("tangent", "fd"):
+        _primitive_rtf(jac)  # untimed: a first run may compile
+    rtf: dict[str, list[float]] = {"tangent": [], "fd": []}
+    for _ in range(2):
+        for jac in rtf:
+            rtf[jac].append(_primitive_rtf(jac))
+    for jac, v in rtf.items():
+        print(f"primitive bend_north --integrator implicit, {jac}: "
+              + ", ".join(f"{x:.2f}" for x in v) + " x real time")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--implicit", action="store_true",
+                    help="the implicit integrator's Newton matrix (module doc)")
+    ap.add_argument("--steps", type=int, default=150, help="env steps per run (--implicit)")
     args = ap.parse_args()
+    if args.implicit:
+        implicit_main(args.reps, args.steps)
+        return
     p = paper_robot_params()
     model = compile_simulator(build_robot(p, [0.0] * 4).simulator)
     solvers = {k: StaticSolver(model, state=model.state.copy(), jacobian=k)

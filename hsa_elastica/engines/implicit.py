@@ -24,9 +24,11 @@ velocity-dependent forces the explicit stepper applies as dampers
 (:mod:`hsa_elastica.engines.implicit_kernels`), all at the end of the step, i.e. implicit.
 
 Newton on ``dq`` (residual ``R = F - M vdot``): the Jacobian ``dF/dq + gamma/(beta h) dF/dv -
-(1 - alpha_m)/((1 - alpha_f) beta h^2) M`` by the static solver's coloured forward differences
-(position and velocity of each column perturbed together), factorised in the static solver's
-bordered band layout (band LU per rod, Schur complement for the platform).  The factorisation is
+(1 - alpha_m)/((1 - alpha_f) beta h^2) M`` from the laws' tangents (``jacobian="tangent"``,
+:mod:`~hsa_elastica.engines.implicit_tangent`) or by the static solver's coloured forward
+differences (``"fd"``: position and velocity of each column perturbed together), factorised
+in the static solver's bordered band layout (band LU per rod, Schur complement for the
+platform).  The factorisation is
 reused across steps (chord Newton).  The whole iteration -- predictor, chord steps, Jacobian
 refreshes and their factorisation, the retries -- is one numba kernel
 (:func:`~hsa_elastica.engines.implicit_newton.newton_steps`); :meth:`ImplicitEngine.step` and
@@ -99,6 +101,7 @@ from hsa_elastica.engines.implicit_kernels import (
     dynamic_forces,
 )
 from hsa_elastica.engines.implicit_newton import newton_steps
+from hsa_elastica.engines.implicit_tangent import empty_tangent, make_implicit_tangent
 from hsa_elastica.engines.statics import StaticSolver
 from hsa_elastica.engines.timeloop import SimulationFailed
 from hsa_elastica.engines.statics_linalg import FactorPlan, PackedLU, bordered_factor, packed_lu
@@ -118,7 +121,9 @@ from hsa_elastica.physics.tables import (
 )
 
 __all__ = [
+    "DEFAULT_JACOBIAN",
     "DEFAULT_RHO_INF",
+    "JACOBIANS",
     "ENV_MAX_HALVINGS",
     "ImplicitEngine",
     "ImplicitStepFailed",
@@ -132,6 +137,10 @@ __all__ = [
 ENV_MAX_HALVINGS = DEFAULT_MAX_HALVINGS
 #: default spectral radius at infinite frequency (numerical dissipation of the stiff modes)
 DEFAULT_RHO_INF = 0.8
+#: the Newton matrices of :class:`ImplicitEngine` (``jacobian=``, the first the default): the
+#: laws' tangents (:mod:`hsa_elastica.engines.implicit_tangent`) or differences of the residual
+JACOBIANS = ("tangent", "fd")
+DEFAULT_JACOBIAN = JACOBIANS[0]
 #: contraction rate assumed for the first iteration of the first step
 THETA_START = 0.5
 
@@ -184,8 +193,8 @@ class ImplicitEngine:
     """Generalized-alpha integrator of a fresh :class:`CompiledModel` (see the module doc).
 
     ``dt_table`` [s]: the time step the model's damper tables were built with (their per-step
-    factors are turned into decay rates).  The engine owns the model's state arrays.
-    """
+    factors are turned into decay rates); ``jacobian``: one of :data:`JACOBIANS` (default
+    :data:`DEFAULT_JACOBIAN`).  The engine owns the model's state arrays."""
 
     #: a chord iteration contracting the scaled increment by more than this per iteration
     #: (or predicted to need more than ``max_iter`` iterations) refreshes the Jacobian
@@ -207,7 +216,12 @@ class ImplicitEngine:
     def __init__(self, model: CompiledModel, dt: float, *, dt_table: float,
                  rho_inf: float = DEFAULT_RHO_INF, tol_force: float = 1e-6,
                  tol_torque: float = 1e-8, tol_position: float = 1e-7,
-                 tol_rotation: float = 1e-5, max_iter: int = 20, max_halvings: int = 0) -> None:
+                 tol_rotation: float = 1e-5, max_iter: int = 20, max_halvings: int = 0,
+                 jacobian: str | None = None) -> None:
+        jacobian = DEFAULT_JACOBIAN if jacobian is None else jacobian  # read at the call
+        if jacobian not in JACOBIANS:
+            raise ParameterError(f"jacobian = {jacobian!r} is invalid: must be one of "
+                                 + ", ".join(repr(k) for k in JACOBIANS))
         dt = float(dt)
         if not (math.isfinite(dt) and dt > 0.0):
             raise ParameterError(f"simulation.dt = {dt!r} is invalid: must be a finite number > 0 (s)")
@@ -232,7 +246,7 @@ class ImplicitEngine:
             raise FastPathUnsupported("ImplicitEngine: a rigid body with a non-diagonal inertia")
         vel0 = [np.array(a, copy=True) for a in (model.rod_arrays.velocity, model.rod_arrays.omega,
                                                  body.velocity, body.omega)]
-        # layout, colouring, band LU; zeroes the velocities (its own Jacobian: differences)
+        # layout, colouring, band LU; zeroes the velocities (its own Jacobian is not used)
         self.solver = StaticSolver(model, jacobian="fd")
         s = self.solver
         self.n = s.n
@@ -255,6 +269,11 @@ class ImplicitEngine:
                                         s.work, s.status)
         self.dt_table = float(dt_table)
         self._aux = self._make_aux()
+        self.n_colors_rates = self.n_colors_joints = 0  # the tangent matrix's colours
+        self._tangent = make_implicit_tangent(self) if jacobian == "tangent" else None
+        #: the Newton matrix in use: "tangent" (:mod:`~hsa_elastica.engines.implicit_tangent`)
+        #: or "fd" (asked for, or a model the tangents do not cover)
+        self.jacobian = "fd" if self._tangent is None else "tangent"
         n = self.n
         self.v = np.zeros(n)
         # the velocities the model held (e.g. a kicked platform) are the initial ones: back
@@ -319,7 +338,8 @@ class ImplicitEngine:
             JacobianPattern(s.steps, s.color_ptr, s.color_cols, s.indptr, s.indices),
             FDBuffers(np.zeros(n), self._f1, self._mass1, self._saved, self._vsave,
                       np.zeros_like(s.data), self._rscratch),
-            self._first, plan, np.zeros(n), np.zeros(n), self._info, self._lu)
+            self._first, plan, np.zeros(n), np.zeros(n), self._info, self._lu,
+            empty_tangent(n) if self._tangent is None else self._tangent)
 
     def _factor_plan(self) -> tuple[PackedLU, FactorPlan]:
         """The packed bordered band LU and where the Jacobian's values go in it, from the

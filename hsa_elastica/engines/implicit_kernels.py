@@ -32,7 +32,7 @@ increment (the time integrator's ``d v / d q``).  The kernels take records (Name
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -71,6 +71,9 @@ from hsa_elastica.physics.tables import (
     RodDamperTable,
 )
 
+if TYPE_CHECKING:
+    from hsa_elastica.engines.implicit_tangent import ImplicitTangent
+
 __all__ = [
     "AlphaState",
     "ChordBuffers",
@@ -83,8 +86,10 @@ __all__ = [
     "Pose",
     "PoseBuffers",
     "dynamic_fd_jacobian",
+    "damper_forces",
     "damping_rates",
     "dynamic_forces",
+    "gyroscopic_couples",
     "scatter_velocities",
     "set_pose",
 ]
@@ -199,7 +204,7 @@ def damping_rates(dr: RodDamperTable, db: BodyDamperTable, dt_table: float
 
 
 @njit(cache=True)  # type: ignore[misc]
-def _damper_forces(
+def damper_forces(
     program: NDArray[np.int64], dr: RodDamperTable, db: BodyDamperTable,
     material: MaterialDampingTable, rod: RodBlockArrays, body: BodyBlockArrays,
 ) -> None:
@@ -240,6 +245,21 @@ def _damper_forces(
                 for c3 in range(3):
                     s += body.mass_second_moment_of_inertia[a, c3, b] * body.omega[c3, b]
                 body.external_torques[a, b] -= cr * s
+
+
+@njit(cache=True)  # type: ignore[misc]
+def gyroscopic_couples(body: BodyBlockArrays) -> None:
+    """The bodies' gyroscopic couple ``(J omega) x omega`` [N m, body frame] added to their
+    ``external_torques`` (the explicit path adds it in ``rigid_body_accelerations``)."""
+    J = body.mass_second_moment_of_inertia
+    w = body.omega
+    for b in range(body.mass.shape[0]):
+        jw0 = J[0, 0, b] * w[0, b] + J[0, 1, b] * w[1, b] + J[0, 2, b] * w[2, b]
+        jw1 = J[1, 0, b] * w[0, b] + J[1, 1, b] * w[1, b] + J[1, 2, b] * w[2, b]
+        jw2 = J[2, 0, b] * w[0, b] + J[2, 1, b] * w[1, b] + J[2, 2, b] * w[2, b]
+        body.external_torques[0, b] += jw1 * w[2, b] - jw2 * w[1, b]
+        body.external_torques[1, b] += jw2 * w[0, b] - jw0 * w[2, b]
+        body.external_torques[2, b] += jw0 * w[1, b] - jw1 * w[0, b]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -308,17 +328,8 @@ def dynamic_forces(
     )
     if not ok:
         return False
-    _damper_forces(damp_program, dr_rates, db_rates, material, rod, body)
-    # gyroscopic couple of the bodies (J omega) x omega, body frame
-    J = body.mass_second_moment_of_inertia
-    w = body.omega
-    for b in range(body.mass.shape[0]):
-        jw0 = J[0, 0, b] * w[0, b] + J[0, 1, b] * w[1, b] + J[0, 2, b] * w[2, b]
-        jw1 = J[1, 0, b] * w[0, b] + J[1, 1, b] * w[1, b] + J[1, 2, b] * w[2, b]
-        jw2 = J[2, 0, b] * w[0, b] + J[2, 1, b] * w[1, b] + J[2, 2, b] * w[2, b]
-        body.external_torques[0, b] += jw1 * w[2, b] - jw2 * w[1, b]
-        body.external_torques[1, b] += jw2 * w[0, b] - jw0 * w[2, b]
-        body.external_torques[2, b] += jw0 * w[1, b] - jw1 * w[0, b]
+    damper_forces(damp_program, dr_rates, db_rates, material, rod, body)
+    gyroscopic_couples(body)
     gather_forces(rod, body, unknowns, out)
     for j in range(kind.shape[0]):
         i = index[j]
@@ -425,7 +436,9 @@ class JacobianWork(NamedTuple):
     of the factorisation (kept for snapshots), the last accepted Newton iterate ``x_acc``, and ``info`` (int64): [0] a factorisation is held, [1] its
     age [steps], [2] Jacobians made, [3] refresh after this many steps anyway, [4] status of
     the last call (0 ok, 1 not converged, 2 singular Jacobian, 3 force evaluation failed),
-    [5] iterations of the last step; ``lu`` the factorisation itself."""
+    [5] iterations of the last step; ``lu`` the factorisation itself; ``tangent`` the
+    tangents' record (:mod:`hsa_elastica.engines.implicit_tangent`; ``enabled[0]`` 0: the
+    Jacobian is :func:`dynamic_fd_jacobian`)."""
 
     pattern: JacobianPattern
     fd: FDBuffers
@@ -435,3 +448,4 @@ class JacobianWork(NamedTuple):
     x_acc: NDArray[np.float64]
     info: NDArray[np.int64]
     lu: PackedLU
+    tangent: ImplicitTangent

@@ -28,6 +28,7 @@ from hsa_elastica.engines.implicit_kernels import (
     dynamic_forces,
     set_pose,
 )
+from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
 from hsa_elastica.engines.statics_linalg import bordered_factor, bordered_solve
 from hsa_elastica.physics.forces import constrain_values
 from hsa_elastica.physics.tables import STATUS_STIFFNESS, BodyBlockArrays, RodBlockArrays
@@ -136,7 +137,7 @@ def newton_steps(
     Newton with the Jacobian reused across steps (the one Newton iteration of the implicit
     integrator; the rules are in :mod:`hsa_elastica.engines.implicit`).  ``angles``/``rates``
     rows ``k + 1``: the motors at the end of step ``k``; ``ga`` updated in place.  A fresh
-    Jacobian (:func:`dynamic_fd_jacobian`) is factorised here (:func:`bordered_factor`, into
+    Jacobian (:func:`implicit_tangent_jacobian` or :func:`dynamic_fd_jacobian`) is factorised here (:func:`bordered_factor`, into
     ``jw.lu``).  Returns the number of steps done; fewer than ``n_steps`` when a step failed
     (``jw.info[4]`` says why; the state is at that step's start, the residual of its last
     iterate in ``buf.r``)."""
@@ -198,8 +199,11 @@ def _refresh(t1: float, ang: NDArray[np.float64], rat: NDArray[np.float64], mode
     ``jw.lu``; False if the factorisation is singular."""
     info = jw.info
     jw.fd.f0[:] = buf.f
-    dynamic_fd_jacobian(t1, ang, rat, buf.v1, model, terms, cv, jw.pattern, jw.fd,
-                        Increment(buf.x, q0, jw.first))
+    if jw.tangent.enabled[0]:
+        implicit_tangent_jacobian(ang, rat, buf.v1, model, terms, cv, jw.tangent, jw.fd.data)
+    else:
+        dynamic_fd_jacobian(t1, ang, rat, buf.v1, model, terms, cv, jw.pattern, jw.fd,
+                            Increment(buf.x, q0, jw.first))
     mass = buf.mass
     for j in range(mass.shape[0]):
         jw.shift[j] = ca * mass[j]

@@ -465,3 +465,13 @@ def make_hybrid(solver: Any) -> tuple[HybridPlan, Any, Any] | None:
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
                       joint_map, ops, rest)
     return plan, ext, joint
+
+
+# shared with the implicit integrator's tangent Newton matrix (engines/implicit_tangent.py)
+rod_tangents = _rod_tangents
+csc_positions = _csc_positions
+part_map = _part_map
+within = _within
+fd_buffers = _fd_buffers
+joint_pattern = _joint_pattern
+tangent_entries = _tangent_entries

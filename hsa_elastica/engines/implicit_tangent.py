@@ -1,0 +1,304 @@
+"""The implicit integrator's Newton matrix from the laws' consistent tangents
+(:class:`~hsa_elastica.engines.implicit.ImplicitEngine` with ``jacobian="tangent"``).
+
+The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (module doc of
+:mod:`hsa_elastica.engines.implicit`; the inertia shift ``ca M`` is added at the factorisation).
+:func:`implicit_tangent_jacobian` assembles ``dF/dq + cv dF/dv`` from
+
+* the rods' elastic internal forces and couples, with the one-way auxetic law's rest
+  configuration: their exact tangents
+  (:func:`~hsa_elastica.physics.rod_tangent.rod_tangent_band`,
+  :func:`~hsa_elastica.physics.auxetic_tangent.auxetic_tangent_band`), scattered as the static
+  solver's hybrid Jacobian does (:func:`~hsa_elastica.engines.statics_hybrid.rod_tangents`);
+* the platform joints and compliant motor mounts (Eq. 6-7, with their dampers ``nu_F`` /
+  ``nu_tau``): coloured forward differences of the joint kernels alone
+  (:func:`~hsa_elastica.engines.statics_hybrid.joint_residual`), each colour's positions moved
+  by the step and its velocities by ``cv`` times it (the static hybrid's joint pattern);
+* the velocity-proportional forces (PyElastica's linear dampers, the Kelvin-Voigt material
+  damping, the body dampers and the bodies' gyroscopic couple): ``cv`` times coloured
+  differences of :func:`rate_forces`, those laws alone, in the velocities only.  They are
+  linear in the velocities at a fixed pose (the gyroscopic couple is quadratic; its
+  difference error is ``J`` times the velocity step, 1e-3 rad/s), so these differences are
+  their velocity tangents up to rounding.
+
+Left out, against the whole residual's differences (:func:`~hsa_elastica.engines.
+implicit_kernels.dynamic_fd_jacobian`, ``jacobian="fd"``): the pose dependence of the
+velocity-proportional forces and PyElastica's Lagrangian-transport and unsteady-dilatation
+couples (both vanish at rest and grow with the velocities), and the rotation unknowns'
+parametrisation: the tangents are with respect to a turn of the present director
+(``exp(d) exp(x) Q0``), Newton moves along ``exp(x + d) Q0`` (they differ by about ``|x| /
+2`` relative, ``x`` the step's rotation increment).  Newton's solution is that of the exact
+residual either way; these only change its contraction rate (``tests/test_implicit_tangent.py``
+measures the difference of the matrices, ``benchmarks/bench_jacobian.py --implicit`` the
+evaluations per step).
+
+A model the tangents do not cover keeps the differences of the whole residual
+(:func:`make_implicit_tangent` returns None): whatever
+:func:`~hsa_elastica.engines.statics_hybrid.make_hybrid` does not cover (the passive coupling,
+loads, the compression law, rigid motor mounts), torque-driven mounts, the coupling's twist
+filter, and contacts with obstacles.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.implicit_kernels import (
+    DynamicModel,
+    DynamicTerms,
+    damper_forces,
+    gyroscopic_couples,
+    scatter_velocities,
+)
+from hsa_elastica.engines.statics_hybrid import (
+    HybridPlan,
+    csc_positions,
+    fd_buffers,
+    joint_pattern,
+    joint_residual,
+    part_map,
+    rod_tangents,
+    tangent_entries,
+    within,
+)
+from hsa_elastica.engines.statics_kernels import (
+    JacobianBuffers,
+    JacobianPattern,
+    gather_forces,
+    perturb_colour,
+    restore_colour,
+    zero_external,
+)
+from hsa_elastica.physics.forces import constrain_rates
+from hsa_elastica.physics.tables import (
+    OP_COUPLING,
+    OP_GRAVITY_BODY,
+    OP_GRAVITY_ROD,
+    OP_JOINT_FORCE,
+    OP_JOINT_TORQUE,
+)
+
+__all__ = ["ImplicitTangent", "VELOCITY_STEP", "implicit_tangent_jacobian",
+           "make_implicit_tangent", "rate_forces", "empty_tangent"]
+
+#: velocity step of the rate forces' differences [m/s, rad/s]: they are linear in it (the
+#: gyroscopic couple's error is ``J`` times this)
+VELOCITY_STEP = 1e-3
+
+
+class ImplicitTangent(NamedTuple):
+    """What :func:`implicit_tangent_jacobian` needs: ``enabled`` (0: the engine differences
+    the whole residual and the rest is empty), the static solver's hybrid plan (rod tangents'
+    scatter, the joints' map and operations), the joints' colouring / buffers and a velocity
+    save per column, the rate forces' colouring / buffers and their map into the full
+    pattern."""
+
+    enabled: NDArray[np.int64]
+    plan: HybridPlan
+    joint_pattern: JacobianPattern
+    joint_buf: JacobianBuffers
+    vsave: NDArray[np.float64]
+    rate_pattern: JacobianPattern
+    rate_buf: JacobianBuffers
+    rate_map: NDArray[np.int64]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rate_forces(
+    rates: NDArray[np.float64], vel: NDArray[np.float64], model: DynamicModel,
+    terms: DynamicTerms, out: NDArray[np.float64],
+) -> None:
+    """Force [N] / couple [N m] on every unknown of the velocity-proportional laws alone (the
+    dampers of ``terms.damp_program`` and the bodies' gyroscopic couple), the unknowns moving
+    at ``vel`` and the held ends at the motors' ``rates`` [rad/s], at the present pose and the
+    strains of the last evaluation."""
+    rod, body, tables = model.rod, model.body, model.tables
+    unknowns = terms.unknowns
+    scatter_velocities(vel, rod, body, unknowns)
+    constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
+                    terms.body_damping, tables.material, rod, body, tables.ends)
+    zero_external(rod, body)
+    damper_forces(terms.damp_program, terms.rod_damping, terms.body_damping, tables.material,
+                  rod, body)
+    gyroscopic_couples(body)
+    gather_forces(rod, body, unknowns, out)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _joint_part(
+    angles: NDArray[np.float64], rates: NDArray[np.float64], vel: NDArray[np.float64],
+    model: DynamicModel, terms: DynamicTerms, cv: float, tan: ImplicitTangent,
+    data: NDArray[np.float64],
+) -> None:
+    """Coloured forward differences of the joints (positions by the steps, velocities by
+    ``cv`` times them) added into ``data``."""
+    rod, body = model.rod, model.body
+    tables = model.tables
+    unknowns = terms.unknowns
+    pattern, buf, ops = tan.joint_pattern, tan.joint_buf, tan.plan.joint_ops
+    scatter_velocities(vel, rod, body, unknowns)
+    constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
+                    terms.body_damping, tables.material, rod, body, tables.ends)
+    joint_residual(angles, model, unknowns, ops, buf.f0)
+    for c in range(pattern.color_ptr.shape[0] - 1):
+        for p in range(pattern.color_ptr[c], pattern.color_ptr[c + 1]):
+            j = pattern.color_cols[p]
+            tan.vsave[p] = vel[j]
+            vel[j] += cv * pattern.steps[j]
+        perturb_colour(rod, body, unknowns, pattern, c, buf.saved, buf.scratch)
+        scatter_velocities(vel, rod, body, unknowns)
+        constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
+                        terms.body_damping, tables.material, rod, body, tables.ends)
+        joint_residual(angles, model, unknowns, ops, buf.f1)
+        for p in range(pattern.color_ptr[c], pattern.color_ptr[c + 1]):
+            vel[pattern.color_cols[p]] = tan.vsave[p]
+        restore_colour(rod, body, unknowns, pattern, c, buf.saved, buf.f0, buf.f1, buf.data)
+    jm = tan.plan.joint_map
+    for q in range(jm.shape[0]):
+        data[jm[q]] += buf.data[q]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _rate_part(
+    rates: NDArray[np.float64], vel: NDArray[np.float64], model: DynamicModel,
+    terms: DynamicTerms, cv: float, tan: ImplicitTangent, data: NDArray[np.float64],
+) -> None:
+    """``cv`` times the coloured differences of :func:`rate_forces` in the velocities added
+    into ``data``."""
+    pattern, buf = tan.rate_pattern, tan.rate_buf
+    indptr, indices = pattern.indptr, pattern.indices
+    rate_forces(rates, vel, model, terms, buf.f0)
+    for c in range(pattern.color_ptr.shape[0] - 1):
+        c0, c1 = pattern.color_ptr[c], pattern.color_ptr[c + 1]
+        for p in range(c0, c1):
+            j = pattern.color_cols[p]
+            tan.vsave[p] = vel[j]
+            vel[j] += VELOCITY_STEP
+        rate_forces(rates, vel, model, terms, buf.f1)
+        for p in range(c0, c1):
+            j = pattern.color_cols[p]
+            vel[j] = tan.vsave[p]
+            for q in range(indptr[j], indptr[j + 1]):
+                r = indices[q]
+                buf.data[q] = (buf.f1[r] - buf.f0[r]) * (cv / VELOCITY_STEP)
+    rm = tan.rate_map
+    for q in range(rm.shape[0]):
+        data[rm[q]] += buf.data[q]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def implicit_tangent_jacobian(
+    angles: NDArray[np.float64], rates: NDArray[np.float64], vel: NDArray[np.float64],
+    model: DynamicModel, terms: DynamicTerms, cv: float, tan: ImplicitTangent,
+    data: NDArray[np.float64],
+) -> None:
+    """``dF/dq + cv dF/dv`` (module doc) into the CSC values ``data`` of the static solver's
+    pattern, at the present pose, the unknowns moving at ``vel``, motors at ``angles`` [rad]
+    turning at ``rates`` [rad/s].  The last force evaluation must have been at this state
+    (its auxetic rest configuration and strains are read); the pose is left as found, the
+    velocity arrays as :func:`rate_forces` leaves them (every evaluation sets them)."""
+    data[:] = 0.0
+    rod_tangents(model, tan.plan, data)
+    _rate_part(rates, vel, model, terms, cv, tan, data)
+    _joint_part(angles, rates, vel, model, terms, cv, tan, data)
+
+
+# --------------------------------------------------------------------------------------------
+# set-up (Python)
+# --------------------------------------------------------------------------------------------
+def _rate_pattern(engine: Any) -> sp.csc_matrix:
+    """Sparsity of :func:`rate_forces` in the velocities: dense differences at random
+    velocities of two randomly perturbed poses (the straight pose hides entries, as the
+    static solver finds its pattern); the pose and the laws' memory are put back."""
+    n, s = engine.n, engine.solver
+    rng = np.random.default_rng(2024)
+    rates = np.zeros(s.n_motors)
+    f0, f1 = np.zeros(n), np.zeros(n)
+    pattern = np.zeros((n, n), dtype=bool)
+    args = (engine._model_args, engine._aux)
+    base = s.pose()
+    try:
+        for _ in range(2):
+            s.set_pose(base)
+            s.move(np.where(s.is_torque, 1e-2, 1e-4) * rng.standard_normal(n))
+            s.evaluate(np.zeros(s.n_motors))  # the strains the damping reads
+            vel = rng.standard_normal(n)
+            rate_forces(rates, vel, *args, f0)
+            for j in range(n):
+                keep = vel[j]
+                vel[j] = keep + 1.0
+                rate_forces(rates, vel, *args, f1)
+                vel[j] = keep
+                pattern[:, j] |= f1 != f0
+    finally:
+        s.set_pose(base)
+        s.evaluate(np.zeros(s.n_motors))
+    csc = sp.csc_matrix(pattern.astype(np.float64))
+    csc.sort_indices()
+    return csc
+
+
+def empty_tangent(n: int) -> ImplicitTangent:
+    """The record of an engine without tangents (the kernel's argument types kept)."""
+    i0, f0 = np.zeros(0, np.int64), np.zeros(0)
+    pat = JacobianPattern(np.zeros(n), np.zeros(1, np.int64), i0, np.zeros(n + 1, np.int64), i0)
+    buf = JacobianBuffers(np.zeros(n), np.zeros(n), np.zeros((0, 3, 3)), f0, np.empty((3, 3, 1)))
+    i2 = np.zeros((0, 2), np.int64)
+    plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2)
+    return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
+
+
+def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matrix
+                 ) -> tuple[HybridPlan, tuple[JacobianPattern, JacobianBuffers]] | None:
+    """The static solver's hybrid plan (:func:`~hsa_elastica.engines.statics_hybrid.
+    make_hybrid`) for a model whose synchronize program is the one-way coupling, the plain
+    joints and mounts and gravity only: the remainder is then gravity, with no state
+    dependence, so its pattern (dense differences of the whole residual at two poses, 1 s on
+    the robot) is not needed; None otherwise."""
+    program = solver.tables.sync_program
+    joints = solver.tables.joints
+    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
+                      for c, i in program], dtype=bool).reshape(-1)
+    rest_ok = np.isin(program[:, 0], (OP_COUPLING, OP_GRAVITY_ROD, OP_GRAVITY_BODY))
+    if not (plain | rest_ok).all() or np.any(solver.tables.motors.body >= 0):
+        return None
+    ops = np.ascontiguousarray(program[plain])
+    joint_map = part_map(pos, within(joint_pattern(solver, ops), full))
+    if joint_map is None:
+        return None
+    joint = fd_buffers(solver, within(joint_pattern(solver, ops), full))
+    start, n_elems, coupling, ptr, src, dst = tangent_entries(solver, pos)
+    i64 = np.int64
+    plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
+                      np.array(ptr, i64), np.array(src, i64), np.array(dst, i64),
+                      np.zeros(0, i64), joint_map, ops, np.ascontiguousarray(program[~plain]))
+    return plan, joint
+
+
+def make_implicit_tangent(engine: Any) -> ImplicitTangent | None:
+    """The tangent record of an :class:`~hsa_elastica.engines.implicit.ImplicitEngine`; None
+    where the module doc says the whole residual is differenced."""
+    tables = engine.model.tables
+    if engine.filtered or tables.contacts.ids.shape[0] > 0:
+        return None
+    s = engine.solver
+    full = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(s.n, s.n))
+    pos = csc_positions(s)
+    hybrid = _hybrid_plan(s, pos, full)
+    if hybrid is None:
+        return None
+    plan, joint = hybrid
+    rate_csc = within(_rate_pattern(engine), full)
+    rate_map = part_map(pos, rate_csc)
+    if rate_map is None:
+        return None
+    rate_pattern, rate_buf = fd_buffers(s, rate_csc)
+    engine.n_colors_rates = int(rate_pattern.color_ptr.shape[0] - 1)
+    engine.n_colors_joints = int(joint[0].color_ptr.shape[0] - 1)
+    return ImplicitTangent(np.ones(1, np.int64), plan, joint[0], joint[1], np.zeros(s.n),
+                           rate_pattern, rate_buf, rate_map)
