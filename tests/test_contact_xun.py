@@ -237,3 +237,58 @@ def test_blocked_force_on_a_plate_equals_the_constrained_experiment(rows: int, a
           f"bound {1.5 * k_s * abs(gap):.2e} N")
     assert abs(gap) < 3e-6
     assert abs(force - constrained) <= 1.5 * k_s * abs(gap) + 1e-6 * constrained
+
+
+# --------------------------------------------------------------------------------------------
+# the robot pressed on a frictionless plate buckles at the Euler load of its rods
+# --------------------------------------------------------------------------------------------
+def test_the_robot_pressed_on_a_frictionless_plate_buckles_at_the_euler_load() -> None:
+    """The paper robot (10 elements per rod) under a frictionless plate touching its platform
+    at rest, static solver.  Pressed straight, the plate takes 4 x 0.954 of the single rod's
+    blocked force (67 N at 0.1 rad, stable); at 0.3 rad (200 N straight) the straight pose is
+    unstable and the solver's branch switch lands on a stable buckled pose, the platform moved
+    sideways, whose force is the Euler load of four clamped-guided columns,
+    ``4 pi^2 B / L^2`` (the plate lets the platform slide but keeps it parallel): 79.0 N.
+    3 %: the continuum column against 10 elements, the joints' compliance and the shear of the
+    rods (the buckled branch starts at 80.1 N at 0.15 rad and falls slowly; measured 78.4 N at
+    0.3 rad).  Stability is judged on 12 eigenvalues nearest zero; 0.3 rad rather than 0.15:
+    right past the onset the buckled pose's lowest eigenvalue is near zero (0.3 1/s^2 against
+    4e3 1/s^2 for the straight pose at 0.1 rad), its sign left to round-off."""
+    import dataclasses
+
+    from hsa_elastica.params import EnvironmentParams, paper_robot_params
+    from hsa_elastica.robots.builders import build_robot
+
+    base = paper_robot_params()
+    params = dataclasses.replace(base, rod=dataclasses.replace(base.rod, n_elements=10))
+    rest = build_robot(params, [0.0] * 4, record=False, finalize=False)
+    top = float(rest.platform.position_collection[2, 0]) + 0.5 * params.platform.thickness
+    plate = PlaneObstacle(point=(0.0, 0.0, top), normal=(0.0, 0.0, -1.0), contact=ContactParams(
+        stiffness=1e6, smoothing_length=1e-6, damping_ratio=0.5))
+    robot = build_robot(params.replace(environment=EnvironmentParams(obstacles=(plate,))),
+                        [0.0] * 4, ramp=0.0, record=False)
+    solver = StaticSolver(compile_simulator(robot.simulator))
+    # the buckling mode among more eigenvalues, and larger kicks along it if a small one
+    # falls back onto the straight pose
+    solver.stability_modes = 12
+    solver.branch_kicks = (0.02, 0.05, 0.1, 0.2)
+
+    def press(angle: float) -> tuple[float, float]:
+        motors = np.array([h * angle for h in params.handedness])
+        assert solver.solve(motors).converged
+        lowest = solver.stability(motors, 12, vectors=False)[0]
+        solver.evaluate(motors)
+        return -float(robot.contacts[-1].instance.total_force[2]), lowest
+
+    euler = 4.0 * math.pi**2 * params.rod.B_xy / params.rod.length**2
+    straight, lowest = press(0.1)
+    print(f"0.1 rad: {straight:.2f} N, lowest eigenvalue {lowest:.3g} 1/s^2")
+    assert lowest > 0.0 and straight < euler
+    press(0.15)  # past the onset: the branch switch, then along the buckled branch
+    buckled, lowest = press(0.3)
+    tilt = robot.platform.position_collection[:2, 0]
+    print(f"0.3 rad: {buckled:.2f} N (Euler {euler:.2f} N), lowest eigenvalue {lowest:.3g}, "
+          f"platform moved sideways {np.linalg.norm(tilt) * 1e3:.2f} mm")
+    assert lowest > 0.0
+    assert buckled == pytest.approx(euler, rel=0.03)
+    assert np.linalg.norm(tilt) > 1e-4  # it swayed (straight: 0 by symmetry)
