@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import io
 import math
 import sys
 from pathlib import Path
@@ -46,6 +47,7 @@ from hsa_elastica.params import (
     check_motor_angles,
     paper_robot_params,
 )
+from hsa_elastica.params.files import output_path_problem, write_atomic, write_text_atomic
 
 HERE = Path(__file__).resolve().parent
 STATIC_ANGLES = tuple(np.round(np.arange(0.05, 3.001, 0.05), 3))
@@ -207,24 +209,25 @@ def figure(path: Path, static: Branches, dynamic: list[tuple[float, float, float
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8, loc="center right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"), create_parents=True)
     plt.close(fig)
 
 
 def write_csv(path: Path, static: Branches, dynamic: dict[float, list[Any]],
               single: tuple[list[float], list[float]], euler: float) -> None:
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["method", "friction", "angle_rad", "force_N", "spread_N", "stable"])
-        for name, rows in static.items():
-            for a, f, ok in rows:
-                w.writerow([f"static_{name}", 0.0, a, f"{f:.4f}", "", ok])
-        for mu, runs in dynamic.items():
-            for a, f, spread in runs:
-                w.writerow(["fused", mu, a, f"{f:.4f}", f"{spread:.4f}", ""])
-        for a, f in zip(*single):
-            w.writerow(["4x_single_rod_constrained", "", a, f"{f:.4f}", "", ""])
-        w.writerow(["euler_clamped_guided_x4", "", "", f"{euler:.4f}", "", ""])
+    fh = io.StringIO()
+    w = csv.writer(fh, lineterminator="\n")
+    w.writerow(["method", "friction", "angle_rad", "force_N", "spread_N", "stable"])
+    for name, rows in static.items():
+        for a, f, ok in rows:
+            w.writerow([f"static_{name}", 0.0, a, f"{f:.4f}", "", ok])
+    for mu, runs in dynamic.items():
+        for a, f, spread in runs:
+            w.writerow(["fused", mu, a, f"{f:.4f}", f"{spread:.4f}", ""])
+    for a, f in zip(*single):
+        w.writerow(["4x_single_rod_constrained", "", a, f"{f:.4f}", "", ""])
+    w.writerow(["euler_clamped_guided_x4", "", "", f"{euler:.4f}", "", ""])
+    write_text_atomic(path, fh.getvalue(), create_parents=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
                                  "integer >= 2 and <= 100")
         dyn_angles = (check_motor_angles(args.dynamic_angles, field="--dynamic-angles", ndim=1)
                       if args.dynamic_angles else [])
+        for name in ("blocked_force.csv", "fig_blocked_force.png"):
+            problem = output_path_problem(args.results / name, create_parents=True)
+            if problem is not None:
+                raise ParameterError(f"--results = {str(args.results)!r} is invalid: {problem}")
     except ParameterError as exc:
         print(f"blocked_force.py: error: {exc}", file=sys.stderr)
         return 2
@@ -258,7 +265,6 @@ def main(argv: list[str] | None = None) -> int:
         plate_params = with_plate(params, args.gap, mu)
         dynamic[mu] = [(float(a), *dynamic_force(plate_params, float(a))) for a in dyn_angles]
 
-    args.results.mkdir(parents=True, exist_ok=True)
     write_csv(args.results / "blocked_force.csv", static, dynamic,
               (list(SINGLE_ROD_ANGLES), single), euler)
     figure(args.results / "fig_blocked_force.png", static, dynamic[0.0],
