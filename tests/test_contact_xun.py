@@ -295,3 +295,52 @@ def test_the_robot_pressed_on_a_frictionless_plate_buckles_at_the_euler_load() -
     assert lowest > 0.0
     assert buckled == pytest.approx(euler, rel=0.03)
     assert np.linalg.norm(tilt) > 1e-4  # it swayed (straight: 0 by symmetry)
+
+
+# --------------------------------------------------------------------------------------------
+# contact readings as sensor columns of a recorded run
+# --------------------------------------------------------------------------------------------
+def test_contact_forces_and_states_are_recorded_sensor_columns() -> None:
+    """The robot of the buckling test at 0.1 rad (straight and stable, 66.92 N by the static
+    solver), fused, recorded at 50 Hz for 0.2 s: the sensor columns of the platform's contact
+    (the fifth: four rods, then the platform) hold the plate's force, which reaches the static
+    solver's (0.5 %: the run has settled against the plate, 50 /s damping, 0.15 s after the
+    ramp), all 16 top-rim points in contact and sticking (frictionless: no tangential speed),
+    none of the rods' nodes; the schema gives the columns' units."""
+    import dataclasses
+
+    from hsa_elastica.io.columns import column_metadata
+    from hsa_elastica.io.sensors import sensor_columns
+    from hsa_elastica.params import EnvironmentParams, paper_robot_params
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import FastRobot
+
+    base = paper_robot_params()
+    params = dataclasses.replace(
+        base, rod=dataclasses.replace(base.rod, n_elements=10),
+        simulation=dataclasses.replace(base.simulation, dt=3e-5, ramp_time=0.05,
+                                       record_fps=50.0, damping=50.0))
+    rest = build_robot(params, [0.0] * 4, record=False, finalize=False)
+    top = float(rest.platform.position_collection[2, 0]) + 0.5 * params.platform.thickness
+    plate = PlaneObstacle(point=(0.0, 0.0, top), normal=(0.0, 0.0, -1.0), contact=ContactParams(
+        stiffness=1e6, smoothing_length=1e-6, damping_ratio=0.5))
+    robot = build_robot(params.replace(environment=EnvironmentParams(obstacles=(plate,))),
+                        [0.1 * h for h in params.handedness], record=True)
+    fast = FastRobot(robot)
+    fast.run(0.2)
+    df = fast.diagnostics()
+    cols = [c for c in df.columns if c.startswith("sensors/")]
+    assert cols == [f"sensors/{c}" for c in sensor_columns(4, 5)[1:]]
+    last = df.iloc[-1]
+    print("plate force", last["sensors/contact_force_z_4"], "points",
+          last["sensors/contact_points_4"], "sticking", last["sensors/contact_sticking_4"])
+    assert -last["sensors/contact_force_z_4"] == pytest.approx(66.92, rel=5e-3)
+    assert last["sensors/contact_points_4"] == 16 and last["sensors/contact_sticking_4"] == 16
+    assert last["sensors/contact_sliding_4"] == 0 and last["sensors/contact_min_gap_4"] < 0
+    for k in range(4):
+        assert last[f"sensors/contact_points_{k}"] == 0
+        assert last[f"sensors/contact_force_z_{k}"] == 0.0
+    meta = column_metadata(cols)
+    assert meta["sensors/contact_force_z_4"]["unit"] == "N"
+    assert meta["sensors/contact_min_gap_4"]["unit"] == "m"
+    assert meta["sensors/contact_sticking_4"]["unit"] == "-"
