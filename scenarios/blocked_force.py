@@ -4,28 +4,27 @@
 A frictionless plate (a ``PlaneObstacle`` facing down) is placed ``--gap`` above the top face
 of the platform at rest; the four rods are turned to the elongation primitive's angles (each
 rod by ``angle`` along its handedness), ramped in over ``--ramp``, and the robot runs for
-``--duration``.  The table gives, per angle, the plate's force on the platform (the
-``BodyContact`` forcing's ``total_force``, on the platform's top rim: 16 points), how far the
-platform presses into the plate and the wall time of the run.  The force is the mean over the
-last quarter of the run after the ramp, its spread (max - min) in percent of it: a spread of
-more than a few percent says the robot did not settle against the plate (below).
+``--duration`` on the fused explicit engine.  The table gives, per angle, the plate's force on
+the platform (the ``BodyContact`` forcing's ``total_force``, on the platform's top rim: 16
+points), how far the platform presses into the plate and the wall time of the run.  The force
+is the mean over the last quarter of the run after the ramp, its spread (max - min) in percent
+of it: a spread of more than a few percent says the robot did not settle against the plate.
 
-Speed: contact runs on PyElastica's per-operator loop (``Robot.run``), not on the compiled
-engines, about 2 s of wall time per pose of 0.2 s on one core with 10 elements per rod.
+Speed: about 0.5 s of wall time per pose of 0.2 s with 10 elements per rod once the kernels
+are compiled.
 
 The plate's stiffness (``--stiffness`` per rim point) makes the platform press into it by
-``force / (16 k)``; the robot itself gives way by ``force / k_robot`` (about 67 kN/m for the
-paper robot at 10 elements), so the force is the fully blocked force reduced by the fraction
-``k_robot / (k_robot + 16 k)`` (0.4 % at the default).  Read the single rod's blocked force
-with ``hsa_elastica.experiments.characterization.blocked_force``: four rods block with four
-times it as long as they stay straight (175 N per rod and rad for the paper rod at 10
-elements).  Measured with the defaults: 334 N at 0.5 rad and 666 N at 1 rad, steady, 95 % of
-four rods' blocked force (the rod-platform joints are springs in series with the rods).  The
-robot does not always settle against the plate: at 0.25 rad it holds 167 N for 0.1 s, then the platform starts to rock on
-the plate and the force wanders between 25 and 190 N; at 2 rad the compressed rods buckle and
-the force drops to tens of newtons.  PyElastica's stock rod forces are circulatory under twist
-and load (docs/stability.md); the contact itself is frictionless and damped here, so it
-cannot feed the rocking.
+``force / (16 k)``; the robot itself gives way by ``force / k_robot``, so the force is the
+fully blocked force reduced by the fraction ``k_robot / (k_robot + 16 k)`` (0.4 % at the
+default).  Pressed straight, the plate takes 0.954 times four single rods' blocked force
+(``hsa_elastica.experiments.characterization.blocked_force``; the rod-platform joints are
+springs in series with the rods): 167 N at 0.25 rad, 334 N at 0.5 rad.  But that straight
+pose is unstable above about 80 N (from 0.15 rad): on a frictionless plate the platform can
+slide, and the rods buckle sideways together at the Euler load of four clamped-guided rods,
+``4 pi^2 B / L^2`` = 79 N.  The run starts exactly symmetric, so it may stay on the unstable
+straight pose for the whole run (at 0.25 to 1 rad for 0.2 s) or leave it for the buckled one
+(at 2 rad the force drops to about 60 N).  ``validation/blocked_force.md`` has both branches
+from the static solver, their stability and the figure.
 
 Example::
 
@@ -105,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from hsa_elastica.physics.contact import add_contact
     from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import FastRobot
 
     print(f"plate {args.gap * 1e3:g} mm above the platform, {contact.stiffness:g} N/m per rim "
           f"point, {args.elements} elements per rod, {args.duration:g} s per angle")
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                               contact=contact)
         ref = add_contact(robot.simulator, robot.platform, plate)
         robot.finalize()
-        forces, pressed = _run_and_read(robot, ref, args.duration, args.ramp)
+        forces, pressed = _run_and_read(FastRobot(robot), ref, args.duration, args.ramp)
         force = float(np.mean(forces))
         spread = float(np.ptp(forces)) / max(abs(force), 1e-12)
         print(f"{angle:12.3f} {force:10.3f} {force / len(robot.rods):12.3f} "

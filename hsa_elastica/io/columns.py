@@ -417,6 +417,13 @@ _SENSOR_RULES: list[tuple[str, str, str, str]] = [
      "torque of the platform joint on the tip element of rod {i}, {c} (Eq. 7)"),
     (rf"platform_velocity_{_C}", "m/s", ROBOT_BASE, "platform centre-of-mass velocity, {c}"),
     (rf"platform_angular_velocity_{_C}", "rad/s", ROBOT_BASE, "platform angular velocity, {c}"),
+    (rf"contact_force_{_C}{_I}", "N", ROBOT_BASE,
+     "force of obstacle contact {i} on its system (sum over its points), {c}"),
+    (rf"contact_points{_I}", "-", "none", "points of obstacle contact {i} in contact"),
+    (rf"contact_sliding{_I}", "-", "none", "points of obstacle contact {i} sliding"),
+    (rf"contact_sticking{_I}", "-", "none", "points of obstacle contact {i} sticking"),
+    (rf"contact_min_gap{_I}", "m", "none",
+     "smallest gap of the points of obstacle contact {i} (negative: penetration)"),
 ]
 _TARGET_RULES: list[tuple[str, str, str, str]] = [
     (rf"position_{_C}", "m", ROBOT_BASE, "target of the platform centre, {c}"),

@@ -33,7 +33,22 @@ column                              unit    frame      meaning
 ``motor_angle_imposed_{i}``         rad     motor      the angle the motor's schedule imposes
                                                        at the sample (the ramp as the run
                                                        applied it); NaN for a torque drive
+``contact_force_{c}_{k}``           N       lab        force of obstacle contact ``k`` on its
+                                                       system (a rod's nodes or the platform's
+                                                       rim points), summed over its points
+``contact_points_{k}``              count   none       number of points in contact (gap below
+                                                       5 smoothing lengths)
+``contact_sliding_{k}``             count   none       number of those sliding (tangential
+                                                       speed above the slip velocity)
+``contact_sticking_{k}``            count   none       number of those sticking
+``contact_min_gap_{k}``             m       none       smallest gap of its points (negative:
+                                                       penetration)
 ==================================  ======  =========  ========================================
+
+Contact columns exist for a robot with obstacles (``RobotParams.environment``): ``k`` counts the
+robot's contacts (``Robot.contacts``: per obstacle, the rods' in order, then the platform's).
+They read the contact's last force evaluation (the step's, half a step before the sample on
+the fused path, as on PyElastica's loop); NaN before the first one.
 
 "motor" frame: about the rod's axis ``d3`` at its base, positive counter-clockwise seen from
 the tip.  The platform receives the opposite of the joint wrenches (the force at the attachment
@@ -66,8 +81,9 @@ JointRest = Callable[[int], "NDArray[np.float64] | None"]
 TwistCouple = Callable[[int], "NDArray[np.float64] | None"]
 
 
-def sensor_columns(n_rods: int) -> list[str]:
-    """Column names of :class:`RobotSensorRecorder` for ``n_rods`` rods (``time`` first)."""
+def sensor_columns(n_rods: int, n_contacts: int = 0) -> list[str]:
+    """Column names of :class:`RobotSensorRecorder` for ``n_rods`` rods and ``n_contacts``
+    obstacle contacts (``time`` first)."""
     cols = ["time"]
     cols += [f"motor_angle_command_{i}" for i in range(n_rods)]
     cols += [f"motor_angle_{i}" for i in range(n_rods)]
@@ -77,7 +93,26 @@ def sensor_columns(n_rods: int) -> list[str]:
     cols += _vector_columns("platform_velocity", None)
     cols += _vector_columns("platform_angular_velocity", None)
     cols += [f"motor_angle_imposed_{i}" for i in range(n_rods)]
+    if n_contacts:
+        cols += _vector_columns("contact_force", n_contacts)
+        for name in ("contact_points", "contact_sliding", "contact_sticking", "contact_min_gap"):
+            cols += [f"{name}_{k}" for k in range(n_contacts)]
     return cols
+
+
+def _contact_readings(contacts: Any, row: NDArray[np.float64], start: int) -> None:
+    """The contact columns of ``row`` from ``start`` (layout of :func:`sensor_columns`)."""
+    m = len(contacts)
+    for k, ref in enumerate(contacts):
+        try:
+            sensor = ref.instance
+            values = (*sensor.total_force, float(sensor.in_contact.sum()),
+                      float(sensor.sliding.sum()), float(sensor.sticking.sum()),
+                      float(sensor.gap.min()))
+        except RuntimeError:  # not evaluated yet
+            values = (math.nan,) * 7
+        for j, v in enumerate(values):
+            row[start + j * m + k] = v
 
 
 def _commanded(schedule: Callable[[float], float], t: float) -> float:
@@ -128,7 +163,7 @@ class RobotSensorRecorder(_Recorder):
     def _make_columns(self, platform: Any) -> list[str]:
         if self._robot is None:
             raise RuntimeError("RobotSensorRecorder: call bind(robot) before the first sample")
-        return sensor_columns(len(self._robot.rods))
+        return sensor_columns(len(self._robot.rods), len(getattr(self._robot, "contacts", ())))
 
     def _fill(self, platform: Any, row: NDArray[np.float64]) -> None:
         robot = self._robot
@@ -183,3 +218,6 @@ class RobotSensorRecorder(_Recorder):
         row[o : o + 3] = platform.velocity_collection[:, 0]
         q = platform.director_collection[:, :, 0]
         row[o + 3 : o + 6] = q.T @ platform.omega_collection[:, 0]
+        contacts = getattr(robot, "contacts", ())
+        if contacts:
+            _contact_readings(contacts, row, 1 + 10 * n + 6)
