@@ -297,6 +297,44 @@ def test_the_robot_pressed_on_a_frictionless_plate_buckles_at_the_euler_load() -
     assert np.linalg.norm(tilt) > 1e-4  # it swayed (straight: 0 by symmetry)
 
 
+def test_the_default_stability_test_finds_an_instability_far_from_zero() -> None:
+    """Far past the buckling onset (0.55 rad, 4 x 0.954 x the blocked force, about 400 N on
+    a frictionless plate) the straight pose's unstable eigenvalues of ``M^-1 K`` are larger in
+    magnitude than its smallest positive ones (-9.5e4 against +2.8e4 1/s^2), so the three
+    nearest zero are all positive: the default stability test then searches for a negative
+    one farther out.  Checked against every eigenvalue of the dense matrix (numpy)."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    from hsa_elastica.params import EnvironmentParams, paper_robot_params
+    from hsa_elastica.robots.builders import build_robot
+
+    base = paper_robot_params()
+    params = dataclasses.replace(base, rod=dataclasses.replace(base.rod, n_elements=10))
+    rest = build_robot(params, [0.0] * 4, record=False, finalize=False)
+    top = float(rest.platform.position_collection[2, 0]) + 0.5 * params.platform.thickness
+    plate = PlaneObstacle(point=(0.0, 0.0, top), normal=(0.0, 0.0, -1.0), contact=ContactParams(
+        stiffness=1e6, smoothing_length=1e-6, damping_ratio=0.5))
+    robot = build_robot(params.replace(environment=EnvironmentParams(obstacles=(plate,))),
+                        [0.0] * 4, ramp=0.0, record=False)
+    solver = StaticSolver(compile_simulator(robot.simulator))
+    motors = np.array([h * 0.55 for h in params.handedness])
+    assert solver.solve(motors, check_stability=False).converged  # the straight pose
+    lowest = solver.stability(motors, vectors=False)[0]
+    jac = solver.jacobian(motors, solver.evaluate(motors).copy())
+    s = 1.0 / np.sqrt(solver.inertia)
+    every = np.linalg.eigvals(-(sp.diags(s) @ jac @ sp.diags(s)).toarray())
+    negative = np.sort(every.real[every.real < 0.0])
+    nearest_zero = np.sort(np.abs(every))[:3]
+    print(f"lowest {lowest:.4g}; dense: negative {negative[-3:]}, three nearest zero "
+          f"{nearest_zero}")
+    assert negative.size > 0 and np.all(np.abs(negative) > nearest_zero.max())  # the case
+    assert lowest < 0.0
+    # an eigenvalue of the matrix (ARPACK's tolerance 1e-4 relative)
+    assert np.min(np.abs(every - lowest)) < 1e-3 * abs(lowest)
+
+
 # --------------------------------------------------------------------------------------------
 # contact readings as sensor columns of a recorded run
 # --------------------------------------------------------------------------------------------

@@ -15,12 +15,25 @@ from numpy.typing import NDArray
 __all__ = ["stability", "stabilize"]
 
 
+#: Arnoldi restarts the search for a negative eigenvalue far from zero may take (about 12
+#: solves each): it converges in 13-19 solves when there is one (robot on a plate past its
+#: buckling onset), and gives up after about 40 when the spectrum is positive
+NEGATIVE_SEARCH_RESTARTS = 4
+
+
 def stability(solver: Any, angles: NDArray[np.float64], k: int = 3, *, vectors: bool = True
               ) -> tuple[float, NDArray[np.float64]]:
     """Smallest real part [1/s^2] among the ``k`` eigenvalues of ``M^-1 K`` nearest zero
     (shift-invert Arnoldi on the similar matrix ``M^-1/2 K M^-1/2`` with the last Newton
     factorisation when there is one) and its eigenvector (unknowns' layout, real part;
-    empty with ``vectors=False``), at the solver's current state."""
+    empty with ``vectors=False``), at the solver's current state.
+
+    When those are all positive, a second, short search looks for a negative eigenvalue
+    farther from zero (the leftmost ``1 / lambda`` of the same operator): far past a
+    buckling onset the unstable modes' eigenvalues are larger in magnitude than the smallest
+    positive ones (a robot pressed on a frictionless plate: -9.5e4 against +2.8e4, 1/s^2), so
+    the ``k`` nearest zero were all positive and the pose was called stable.  A negative one
+    found there is returned instead."""
     a = np.asarray(angles, dtype=np.float64)
     lu = getattr(solver, "_lu", None)
     if lu is None:
@@ -42,12 +55,44 @@ def stability(solver: Any, angles: NDArray[np.float64], k: int = 3, *, vectors: 
     except (RuntimeError, ValueError, spla.ArpackNoConvergence):
         jac = solver.jacobian(a, solver.evaluate(a).copy())
         dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()
-        vals, vecs = np.linalg.eig(dense)
-        res = (vals, vecs) if vectors else vals
-    vals = res[0] if vectors else res
+        vals, vecs = np.linalg.eig(dense)  # every eigenvalue: no second search needed
+        return _lowest(vals, vecs if vectors else None, s)
+    if vectors:
+        vals, vecs = res
+    else:
+        vals, vecs = res, None
+    if np.min(np.real(vals)) > 0.0:
+        far = _negative_far_from_zero(dummy, op_inv, n, vectors)
+        if far is not None:
+            vals, vecs = far
+    return _lowest(vals, vecs, s)
+
+
+def _lowest(vals: NDArray[Any], vecs: NDArray[Any] | None, s: NDArray[np.float64]
+            ) -> tuple[float, NDArray[np.float64]]:
     i = int(np.argmin(np.real(vals)))
-    vec = np.asarray(res[1][:, i].real * s) if vectors else np.zeros(0)
+    vec = np.asarray(vecs[:, i].real * s) if vecs is not None else np.zeros(0)
     return float(np.real(vals[i])), vec
+
+
+def _negative_far_from_zero(dummy: Any, op_inv: Any, n: int, vectors: bool
+                            ) -> tuple[NDArray[Any], NDArray[Any] | None] | None:
+    """The eigenvalue with the most negative ``1 / lambda`` (a negative ``lambda``, the
+    nearest zero among the negative ones), if the short search finds one, with its vector."""
+    if n < 4:
+        return None
+    try:
+        res = spla.eigs(dummy, k=1, sigma=0.0, which="SR", OPinv=op_inv,
+                        return_eigenvectors=vectors, v0=np.random.default_rng(1).standard_normal(n),
+                        tol=1e-4, ncv=min(n - 1, 12), maxiter=NEGATIVE_SEARCH_RESTARTS)
+    except spla.ArpackNoConvergence as exc:  # a positive spectrum: no leftmost value converges
+        res = (exc.eigenvalues, exc.eigenvectors) if vectors else exc.eigenvalues
+    except (RuntimeError, ValueError):
+        return None
+    vals = np.asarray(res[0] if vectors else res)
+    if vals.size == 0 or np.min(np.real(vals)) >= 0.0:
+        return None
+    return vals, (np.asarray(res[1]) if vectors else None)
 
 
 def stabilize(solver: Any, out: Any, branch_rule: Any) -> None:
