@@ -30,14 +30,16 @@ from hsa_elastica.physics.actuation import (
     TorqueDrive,
     twist_about_axis,
 )
+from hsa_elastica.physics.joint_tangent import joint_torque_tangent
 from hsa_elastica.physics.joints import PlatformJoint
 # re-exported: the motor torque kernel is shared with the rigid mounts
-from hsa_elastica.physics.mount_kernels import motor_torque_kernel, system_arrays
+from hsa_elastica.physics.mount_kernels import SystemLike, motor_torque_kernel, system_arrays
 
 __all__ = [
     "MotorMount",
     "TwistMount",
     "mount_rest_orientation",
+    "mount_torque_tangent",
     "free_twist_rest_orientation",
     "motor_torque_kernel",
 ]
@@ -66,6 +68,22 @@ def mount_rest_orientation(
         out[i, 0] = c * a0 + s * a1
         out[i, 1] = -s * a0 + c * a1
         out[i, 2] = base_orientation[i, 2]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def mount_torque_tangent(
+    rod: SystemLike, element: int, body: SystemLike, b: int,
+    base_orientation: NDArray[np.float64], angle: float, k_tau: float, nu_tau: float,
+    rest_out: NDArray[np.float64], out: NDArray[np.float64],
+) -> None:
+    """Consistent tangent of a :class:`MotorMount`'s couple (Eq. 7 toward the rest orientation
+    ``C0 R_z(angle)``, written to ``rest_out`` by :func:`mount_rest_orientation`) added into
+    ``out`` (12, 12; rows and columns as
+    :func:`~hsa_elastica.physics.joint_tangent.joint_torque_tangent`) [N m/rad].  The motor
+    angle is an input, not an unknown; the mount's force is the joint's (Eq. 6,
+    :func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`)."""
+    mount_rest_orientation(base_orientation, angle, rest_out)
+    joint_torque_tangent(rod, element, body, b, rest_out, k_tau, nu_tau, out)
 
 
 class _BaseJoint(PlatformJoint):

@@ -1,0 +1,141 @@
+"""Consistent tangent of the rod-end <-> body joint of Eq. 6-7 (:mod:`hsa_elastica.physics.joints`).
+
+The joint's generalised forces are, in the static solver's order of one joint's twelve
+unknowns and rows (:data:`JOINT_BLOCK`):
+
+* rows: force on the rod node [N, lab], couple on the rod element [N m, element frame], force
+  on the body [N, lab], couple on the body [N m, body frame];
+* columns: the node position [m, lab], a rotation increment ``w_t`` of the element [rad, its
+  own frame], the body position [m, lab], a rotation increment ``w_p`` of the body [rad, its own
+  frame] -- the static solver's unknowns: a director turned by ``w`` becomes
+  ``Q <- exp(-[w]) Q`` (``statics_kernels.perturb_colour``, the kinematic update at dt = 1),
+  i.e. the frame turns by the lab rotation ``W = Q^T w``.
+
+Derivation (``[a]`` the cross-product matrix, the sub-expressions from
+:func:`~hsa_elastica.physics.joints.joint_force_terms` / ``joint_torque_terms``):
+
+* Eq. 6, ``F = k_F (x_b + r - x_n) + nu_F (v_b + w x r - v_n)`` with ``r = Q_p^T a``,
+  ``w = Q_p^T omega_p``: turning the body by ``W`` turns ``r`` and ``w x r`` with it, so
+  ``dF/dW = -k_F [r] - nu_F [w x r]``; ``dF/dx_n = -k_F I``, ``dF/dx_b = k_F I``.  The body's
+  couple ``T_b = Q_p t``, ``t = F x r``: ``dt = [F] dr - [r] dF`` and the frame term
+  ``dT_b/dw_p += [T_b]`` (``Q_p`` itself turns).
+* Eq. 7, ``tau_p = -k_tau theta - nu_tau (w_p - w_t)``, ``theta = log(E)``,
+  ``E = Q_p^T C0 Q_t``: turning the body gives ``E <- exp([W_p]) E``, turning the element
+  ``E <- E exp(-[W_t])``, so ``d theta/dW_p = J_l^-1(theta) = M^T`` and
+  ``d theta/dW_t = -J_r^-1(theta) = -M`` with ``M`` the log map's Jacobian
+  (:func:`~hsa_elastica.physics.variational_rod.log_map_jacobian`); the lab angular velocities
+  turn with their frames (``d w/dW = -[w]``).  The couples ``T_b = Q_p tau_p`` and
+  ``T_t = -Q_t tau_p`` add their frame terms ``[T_b]``, ``[T_t]``.
+
+The velocities are held (the tangent is ``d/dx`` at the present velocities; the static
+solver's are zero, where the damping terms drop out).  A law without this tangent (the
+free-twist mount) keeps coloured finite differences in the static solver's Jacobian.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.physics.joints import joint_force_terms, joint_torque_terms
+from hsa_elastica.physics.mount_kernels import SystemLike
+from hsa_elastica.physics.variational_rod import log_map_jacobian
+
+__all__ = ["joint_force_tangent", "joint_torque_tangent", "JOINT_BLOCK", "NODE", "ELEMENT",
+           "BODY_POS", "BODY_ROT"]
+
+#: size of one joint's tangent block and the offsets of its four groups of three
+JOINT_BLOCK = 12
+NODE, ELEMENT, BODY_POS, BODY_ROT = 0, 3, 6, 9
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _skew_add(out: NDArray[np.float64], r0: int, c0: int, s: float, a0: float, a1: float,
+              a2: float) -> None:
+    """``out[r0:r0+3, c0:c0+3] += s [a]``."""
+    out[r0, c0 + 1] -= s * a2
+    out[r0, c0 + 2] += s * a1
+    out[r0 + 1, c0] += s * a2
+    out[r0 + 1, c0 + 2] -= s * a0
+    out[r0 + 2, c0] -= s * a1
+    out[r0 + 2, c0 + 1] += s * a0
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _skew(a0: float, a1: float, a2: float) -> NDArray[np.float64]:
+    out = np.zeros((3, 3))
+    _skew_add(out, 0, 0, 1.0, a0, a1, a2)
+    return out
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _frame_block(out: NDArray[np.float64], r0: int, c0: int, A: NDArray[np.float64],
+                 G: NDArray[np.float64], B: NDArray[np.float64], s: float) -> None:
+    """``out[r0:r0+3, c0:c0+3] += s A G B^T`` (``A``, ``B`` directors ``Q``: lab -> local)."""
+    AG = A @ G
+    for i in range(3):
+        for j in range(3):
+            out[r0 + i, c0 + j] += s * (AG[i, 0] * B[j, 0] + AG[i, 1] * B[j, 1]
+                                        + AG[i, 2] * B[j, 2])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def joint_force_tangent(
+    rod: SystemLike, node: int, body: SystemLike, b: int, attachment_point: NDArray[np.float64],
+    k_F: float, nu_F: float, out: NDArray[np.float64],
+) -> None:
+    """Tangent of :func:`~hsa_elastica.physics.joints.joint_force_kernel` (Eq. 6) added into
+    ``out`` (12, 12; rows and columns :data:`JOINT_BLOCK`, module docstring): N/m, N/rad,
+    N m/m, N m/rad."""
+    r0, r1, r2, w0, w1, w2, f0, f1, f2 = joint_force_terms(rod, node, body, b, attachment_point,
+                                                           k_F, nu_F)
+    Qp = np.ascontiguousarray(body[3][:, :, b])
+    # G = dF/dW (lab rotation of the body)
+    u0, u1, u2 = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0
+    G = -k_F * _skew(r0, r1, r2) - nu_F * _skew(u0, u1, u2)
+    R = _skew(r0, r1, r2)
+    eye = np.eye(3)
+    for i in range(3):
+        out[NODE + i, NODE + i] -= k_F
+        out[NODE + i, BODY_POS + i] += k_F
+        out[BODY_POS + i, NODE + i] += k_F
+        out[BODY_POS + i, BODY_POS + i] -= k_F
+    # forces against the body's rotation: +-G Q_p^T
+    _frame_block(out, NODE, BODY_ROT, eye, G, Qp, 1.0)
+    _frame_block(out, BODY_POS, BODY_ROT, eye, G, Qp, -1.0)
+    # body couple T_b = Q_p (F x r): d t = [F] dr - [r] dF
+    _frame_block(out, BODY_ROT, NODE, Qp, R, eye, k_F)
+    _frame_block(out, BODY_ROT, BODY_POS, Qp, R, eye, -k_F)
+    dt_dW = -_skew(f0, f1, f2) @ R - R @ G
+    _frame_block(out, BODY_ROT, BODY_ROT, Qp, dt_dW, Qp, 1.0)
+    t0, t1, t2 = f1 * r2 - f2 * r1, f2 * r0 - f0 * r2, f0 * r1 - f1 * r0
+    Tb = Qp @ np.array([t0, t1, t2])
+    _skew_add(out, BODY_ROT, BODY_ROT, 1.0, Tb[0], Tb[1], Tb[2])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def joint_torque_tangent(
+    rod: SystemLike, element: int, body: SystemLike, b: int,
+    rest_relative_orientation: NDArray[np.float64], k_tau: float, nu_tau: float,
+    out: NDArray[np.float64],
+) -> None:
+    """Tangent of :func:`~hsa_elastica.physics.joints.joint_torque_kernel` (Eq. 7) added into
+    ``out`` (12, 12; :data:`JOINT_BLOCK`, module docstring): N m/rad."""
+    terms = joint_torque_terms(rod, element, body, b, rest_relative_orientation, k_tau, nu_tau)
+    Qp = np.ascontiguousarray(body[3][:, :, b])
+    Qt = np.ascontiguousarray(rod[3][:, :, element])
+    M = np.empty((3, 3))
+    log_map_jacobian(terms[0], terms[1], terms[2], M)
+    # d tau_p / dW_p and d tau_p / dW_t (lab rotations)
+    dp = -k_tau * M.T + nu_tau * _skew(terms[3], terms[4], terms[5])
+    dt = k_tau * M - nu_tau * _skew(terms[6], terms[7], terms[8])
+    tp = np.array([terms[9], terms[10], terms[11]])
+    Tb = Qp @ tp
+    Tt = -(Qt @ tp)
+    _frame_block(out, BODY_ROT, BODY_ROT, Qp, dp, Qp, 1.0)
+    _frame_block(out, BODY_ROT, ELEMENT, Qp, dt, Qt, 1.0)
+    _frame_block(out, ELEMENT, ELEMENT, Qt, dt, Qt, -1.0)
+    _frame_block(out, ELEMENT, BODY_ROT, Qt, dp, Qp, -1.0)
+    _skew_add(out, BODY_ROT, BODY_ROT, 1.0, Tb[0], Tb[1], Tb[2])
+    _skew_add(out, ELEMENT, ELEMENT, 1.0, Tt[0], Tt[1], Tt[2])
