@@ -67,6 +67,7 @@ from hsa_elastica.physics.joint_tangent import (
     NODE,
     joint_force_tangent,
     joint_torque_tangent,
+    tangent_scratch,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import block_view
@@ -185,21 +186,22 @@ def joint_tangents(
     joints = model.tables.joints
     block = np.empty((JOINT_BLOCK, JOINT_BLOCK))
     flat = block.reshape(JOINT_BLOCK * JOINT_BLOCK)
+    work = tangent_scratch()
     for p in range(ops.shape[0]):
         i = ops[p, 1]
         block[:] = 0.0
         if ops[p, 0] == OP_JOINT_FORCE:
             joint_force_tangent(rod_view, joints.node[i], body_view, joints.body[i],
-                                joints.attachment[i], joints.k_F[i], joints.nu_F[i], block)
+                                joints.attachment[i], joints.k_F[i], joints.nu_F[i], block, work)
         elif joints.angle_col[i] >= 0:
             mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
                                  joints.base_orientation[i], angles[joints.angle_col[i]],
                                  joints.k_tau[i], joints.nu_tau[i], joints.rest_orientation[i],
-                                 block)
+                                 block, work)
         else:
             joint_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
                                  joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
-                                 block)
+                                 block, work)
         for q in range(JOINT_BLOCK * JOINT_BLOCK):
             d = dst[p, q]
             if d >= 0:

@@ -29,6 +29,7 @@ from hsa_elastica.physics.joint_tangent import (
     JOINT_BLOCK,
     joint_force_tangent,
     joint_torque_tangent,
+    tangent_scratch,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mounts import (
@@ -304,10 +305,12 @@ def joint_case(rng: np.random.Generator, force: bool) -> LawCase:
     if force:
         return _pair_case(
             p, lambda r, b: joint_force_kernel(r, 1, b, 1, p.attachment, K_F, NU_F),
-            lambda out: joint_force_tangent(p.rod, 1, p.body, 1, p.attachment, K_F, NU_F, out))
+            lambda out: joint_force_tangent(p.rod, 1, p.body, 1, p.attachment, K_F, NU_F, out,
+                                            tangent_scratch()))
     return _pair_case(
         p, lambda r, b: joint_torque_kernel(r, 1, b, 1, p.rest, K_TAU, NU_TAU),
-        lambda out: joint_torque_tangent(p.rod, 1, p.body, 1, p.rest, K_TAU, NU_TAU, out))
+        lambda out: joint_torque_tangent(p.rod, 1, p.body, 1, p.rest, K_TAU, NU_TAU, out,
+                                             tangent_scratch()))
 
 
 def motor_mount_case(rng: np.random.Generator) -> LawCase:
@@ -321,7 +324,7 @@ def motor_mount_case(rng: np.random.Generator) -> LawCase:
         joint_torque_kernel(r, 1, b, 1, rest, K_TAU, NU_TAU)
 
     return _pair_case(p, apply, lambda out: mount_torque_tangent(
-        p.rod, 1, p.body, 1, p.rest, angle, K_TAU, NU_TAU, rest, out))
+        p.rod, 1, p.body, 1, p.rest, angle, K_TAU, NU_TAU, rest, out, tangent_scratch()))
 
 
 def twist_mount_case(rng: np.random.Generator) -> LawCase:

@@ -74,16 +74,17 @@ def mount_rest_orientation(
 def mount_torque_tangent(
     rod: SystemLike, element: int, body: SystemLike, b: int,
     base_orientation: NDArray[np.float64], angle: float, k_tau: float, nu_tau: float,
-    rest_out: NDArray[np.float64], out: NDArray[np.float64],
+    rest_out: NDArray[np.float64], out: NDArray[np.float64], work: NDArray[np.float64],
 ) -> None:
     """Consistent tangent of a :class:`MotorMount`'s couple (Eq. 7 toward the rest orientation
     ``C0 R_z(angle)``, written to ``rest_out`` by :func:`mount_rest_orientation`) added into
     ``out`` (12, 12; rows and columns as
     :func:`~hsa_elastica.physics.joint_tangent.joint_torque_tangent`) [N m/rad].  The motor
     angle is an input, not an unknown; the mount's force is the joint's (Eq. 6,
-    :func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`)."""
+    :func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`).  ``work``:
+    :func:`~hsa_elastica.physics.joint_tangent.tangent_scratch`."""
     mount_rest_orientation(base_orientation, angle, rest_out)
-    joint_torque_tangent(rod, element, body, b, rest_out, k_tau, nu_tau, out)
+    joint_torque_tangent(rod, element, body, b, rest_out, k_tau, nu_tau, out, work)
 
 
 class _BaseJoint(PlatformJoint):
