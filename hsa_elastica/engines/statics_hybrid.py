@@ -12,17 +12,19 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
   free rotation components), and
 * the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
-  (``MotorMount``) from their exact tangents
+  (``MotorMount``, torque-driven ``TwistMount``) from their exact tangents
   (:func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`,
   :func:`~hsa_elastica.physics.joint_tangent.joint_torque_tangent`,
-  :func:`~hsa_elastica.physics.mounts.mount_torque_tangent`; the registry of the laws'
+  :func:`~hsa_elastica.physics.mounts.mount_torque_tangent`,
+  :func:`~hsa_elastica.physics.mounts.twist_mount_torque_tangent`; the registry of the laws'
   tangents is :mod:`hsa_elastica.physics.laws`): a 12 x 12 block per joint operation scattered
-  through a precomputed map (:func:`joint_tangents`).  A joint operation without a tangent
-  (and every joint with ``make_hybrid(..., joint_tangent=False)``, the oracle) is taken by
-  coloured forward differences of :func:`joint_residual`, the joint kernels alone (the bodies'
+  through a precomputed map (:func:`joint_tangents`).  With ``make_hybrid(...,
+  joint_tangent=False)`` (the oracle, and the way back for a joint law added without a
+  tangent) the joints are taken by coloured forward differences of :func:`joint_residual`, the joint kernels alone (the bodies'
   rows couple to every joint, so these need as many colours as the whole Jacobian, 30 on the
   robot, but of this cheap evaluation), and
-* the rest (torque-driven mounts, gravity) by coloured forward differences of
+* the rest (gravity; with ``joint_tangent=False`` the torque-driven mounts too) by coloured
+  forward differences of
   :func:`residual_external`: the force evaluation without those joints (their operations
   dropped from a copy of the synchronize program) and with the rods' internal forces and
   couples left out of the rod rows (gathered from ``external_*`` only).  Its base evaluation
@@ -71,7 +73,11 @@ from hsa_elastica.physics.joint_tangent import (
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import block_view
-from hsa_elastica.physics.mounts import mount_rest_orientation, mount_torque_tangent
+from hsa_elastica.physics.mounts import (
+    mount_rest_orientation,
+    mount_torque_tangent,
+    twist_mount_torque_tangent,
+)
 from hsa_elastica.physics.tables import (
     OP_COUPLING,
     OP_GRAVITY_BODY,
@@ -179,7 +185,8 @@ def joint_tangents(
 ) -> None:
     """The exact tangents of the joint operations ``ops`` (rows of the synchronize program:
     the joint's force, its couple, a motor mount's couple toward its rest orientation turned by
-    the motor angle in ``angles`` [rad]) added into the CSC values ``data`` at ``dst`` (one row
+    the motor angle in ``angles`` [rad], a torque-driven mount's couples with its motor torque
+    in ``angles`` [N m]) added into the CSC values ``data`` at ``dst`` (one row
     of 144 positions per operation, -1: not an entry)."""
     rod_view = block_view(model.rod)
     body_view = block_view(model.body)
@@ -193,6 +200,11 @@ def joint_tangents(
         if ops[p, 0] == OP_JOINT_FORCE:
             joint_force_tangent(rod_view, joints.node[i], body_view, joints.body[i],
                                 joints.attachment[i], joints.k_F[i], joints.nu_F[i], block, work)
+        elif joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+            twist_mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                                       joints.base_orientation[i], angles[joints.angle_col[i]],
+                                       joints.k_tau[i], joints.nu_tau[i],
+                                       joints.rest_orientation[i], block, work)
         elif joints.angle_col[i] >= 0:
             mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
                                  joints.base_orientation[i], angles[joints.angle_col[i]],
@@ -535,12 +547,14 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
                                       OP_GRAVITY_ROD, OP_GRAVITY_BODY))
     if not covered.all() or np.any(solver.tables.motors.body >= 0):
         return None
-    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
-                      for c, i in program], dtype=bool).reshape(-1)
-    exact = plain & joint_tangent
-    ops = np.ascontiguousarray(program[plain & ~exact])
+    is_joint = np.isin(program[:, 0], (OP_JOINT_FORCE, OP_JOINT_TORQUE))
+    twist = np.array([bool(j) and joints.free_twist[i] != 0
+                      for j, i in zip(is_joint, program[:, 1])], dtype=bool).reshape(-1)
+    exact = is_joint & joint_tangent
+    differenced_joints = is_joint & ~twist & ~exact  # the torque-driven mounts go to the rest
+    ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(program[exact])
-    rest = np.ascontiguousarray(program[~plain])
+    rest = np.ascontiguousarray(program[~exact & ~differenced_joints])
     pos = _csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
                          shape=(solver.n, solver.n))
@@ -549,12 +563,13 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
     ext_map, joint_map = _part_map(pos, ext_csc), _part_map(pos, joint_csc)
     if ext_map is None or joint_map is None:
         return None
-    ext, joint = _fd_buffers(solver, ext_csc), _fd_buffers(solver, joint_csc)
+    ext, differenced = _fd_buffers(solver, ext_csc), _fd_buffers(solver, joint_csc)
     solver.n_colors_external = int(ext[0].color_ptr.shape[0] - 1)
-    solver.n_colors_joints = int(joint[0].color_ptr.shape[0] - 1)
+    solver.n_colors_joints = int(differenced[0].color_ptr.shape[0] - 1)
     start, n_elems, coupling, ptr, src, dst = _tangent_entries(solver, pos)
     i64 = np.int64
     plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
-                      np.ascontiguousarray(joint_map, dtype=i64), ops, rest, tangent_ops, _joint_tangent_map(solver, pos, tangent_ops))
-    return plan, ext, joint
+                      np.ascontiguousarray(joint_map, dtype=i64), ops, rest, tangent_ops,
+                      _joint_tangent_map(solver, pos, tangent_ops))
+    return plan, ext, differenced

@@ -42,8 +42,8 @@ from hsa_elastica.physics.joints import joint_force_terms, joint_torque_terms
 from hsa_elastica.physics.mount_kernels import SystemLike
 from hsa_elastica.physics.variational_rod import log_map_jacobian
 
-__all__ = ["joint_force_tangent", "joint_torque_tangent", "tangent_scratch", "JOINT_BLOCK",
-           "NODE", "ELEMENT", "BODY_POS", "BODY_ROT"]
+__all__ = ["joint_force_tangent", "joint_torque_tangent", "tangent_scratch", "skew_add",
+           "frame_block", "JOINT_BLOCK", "NODE", "ELEMENT", "BODY_POS", "BODY_ROT"]
 
 #: size of one joint's tangent block and the offsets of its four groups of three
 JOINT_BLOCK = 12
@@ -61,7 +61,7 @@ def tangent_scratch() -> NDArray[np.float64]:
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
-def _skew_add(out: NDArray[np.float64], r0: int, c0: int, s: float, a0: float, a1: float,
+def skew_add(out: NDArray[np.float64], r0: int, c0: int, s: float, a0: float, a1: float,
               a2: float) -> None:
     """``out[r0:r0+3, c0:c0+3] += s [a]``."""
     out[r0, c0 + 1] -= s * a2
@@ -76,12 +76,12 @@ def _skew_add(out: NDArray[np.float64], r0: int, c0: int, s: float, a0: float, a
 def _skew(out: NDArray[np.float64], a0: float, a1: float, a2: float) -> NDArray[np.float64]:
     """``out = [a]`` (returned)."""
     out[:] = 0.0
-    _skew_add(out, 0, 0, 1.0, a0, a1, a2)
+    skew_add(out, 0, 0, 1.0, a0, a1, a2)
     return out
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
-def _frame_block(out: NDArray[np.float64], r0: int, c0: int, A: NDArray[np.float64],
+def frame_block(out: NDArray[np.float64], r0: int, c0: int, A: NDArray[np.float64],
                  G: NDArray[np.float64], B: NDArray[np.float64], s: float,
                  AG: NDArray[np.float64]) -> None:
     """``out[r0:r0+3, c0:c0+3] += s A G B^T`` (``A``, ``B`` directors ``Q``: lab -> local;
@@ -129,19 +129,19 @@ def joint_force_tangent(
         out[BODY_POS + i, NODE + i] += k_F
         out[BODY_POS + i, BODY_POS + i] -= k_F
     # forces against the body's rotation: +-G Q_p^T
-    _frame_block(out, NODE, BODY_ROT, eye, G, Qp, 1.0, AG)
-    _frame_block(out, BODY_POS, BODY_ROT, eye, G, Qp, -1.0, AG)
+    frame_block(out, NODE, BODY_ROT, eye, G, Qp, 1.0, AG)
+    frame_block(out, BODY_POS, BODY_ROT, eye, G, Qp, -1.0, AG)
     # body couple T_b = Q_p t, t = F x r: dt = [F] dr - [r] dF, dr/dW = -[r]
-    _frame_block(out, BODY_ROT, NODE, Qp, R, eye, k_F, AG)
-    _frame_block(out, BODY_ROT, BODY_POS, Qp, R, eye, -k_F, AG)
+    frame_block(out, BODY_ROT, NODE, Qp, R, eye, k_F, AG)
+    frame_block(out, BODY_ROT, BODY_POS, Qp, R, eye, -k_F, AG)
     F = _skew(work[5], f0, f1, f2)
     for i in range(3):
         for j in range(3):
             dt[i, j] = -(F[i, 0] * R[0, j] + F[i, 1] * R[1, j] + F[i, 2] * R[2, j]) - (
                 R[i, 0] * G[0, j] + R[i, 1] * G[1, j] + R[i, 2] * G[2, j])
-    _frame_block(out, BODY_ROT, BODY_ROT, Qp, dt, Qp, 1.0, AG)
+    frame_block(out, BODY_ROT, BODY_ROT, Qp, dt, Qp, 1.0, AG)
     tb0, tb1, tb2 = _rotate_to_local(Qp, f1 * r2 - f2 * r1, f2 * r0 - f0 * r2, f0 * r1 - f1 * r0)
-    _skew_add(out, BODY_ROT, BODY_ROT, 1.0, tb0, tb1, tb2)
+    skew_add(out, BODY_ROT, BODY_ROT, 1.0, tb0, tb1, tb2)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -152,7 +152,8 @@ def joint_torque_tangent(
 ) -> None:
     """Tangent of :func:`~hsa_elastica.physics.joints.joint_torque_kernel` (Eq. 7) added into
     ``out`` (12, 12; :data:`JOINT_BLOCK`, module docstring): N m/rad.  ``work``:
-    :func:`tangent_scratch`."""
+    :func:`tangent_scratch`; it holds the log map's Jacobian ``M`` at ``theta`` in
+    ``work[0]`` on return (the free-twist mount's tangent reads it)."""
     terms = joint_torque_terms(rod, element, body, b, rest_relative_orientation, k_tau, nu_tau)
     Qp = body[3][:, :, b]
     Qt = rod[3][:, :, element]
@@ -167,9 +168,9 @@ def joint_torque_tangent(
             dt[i, j] = k_tau * M[i, j] - nu_tau * dt[i, j]
     tb0, tb1, tb2 = _rotate_to_local(Qp, terms[9], terms[10], terms[11])
     tt0, tt1, tt2 = _rotate_to_local(Qt, terms[9], terms[10], terms[11])
-    _frame_block(out, BODY_ROT, BODY_ROT, Qp, dp, Qp, 1.0, AG)
-    _frame_block(out, BODY_ROT, ELEMENT, Qp, dt, Qt, 1.0, AG)
-    _frame_block(out, ELEMENT, ELEMENT, Qt, dt, Qt, -1.0, AG)
-    _frame_block(out, ELEMENT, BODY_ROT, Qt, dp, Qp, -1.0, AG)
-    _skew_add(out, BODY_ROT, BODY_ROT, 1.0, tb0, tb1, tb2)
-    _skew_add(out, ELEMENT, ELEMENT, -1.0, tt0, tt1, tt2)  # T_t = -Q_t tau_p
+    frame_block(out, BODY_ROT, BODY_ROT, Qp, dp, Qp, 1.0, AG)
+    frame_block(out, BODY_ROT, ELEMENT, Qp, dt, Qt, 1.0, AG)
+    frame_block(out, ELEMENT, ELEMENT, Qt, dt, Qt, -1.0, AG)
+    frame_block(out, ELEMENT, BODY_ROT, Qt, dp, Qp, -1.0, AG)
+    skew_add(out, BODY_ROT, BODY_ROT, 1.0, tb0, tb1, tb2)
+    skew_add(out, ELEMENT, ELEMENT, -1.0, tt0, tt1, tt2)  # T_t = -Q_t tau_p

@@ -32,10 +32,12 @@ from hsa_elastica.physics.joint_tangent import (
     tangent_scratch,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import motor_torque_kernel
 from hsa_elastica.physics.mounts import (
     free_twist_rest_orientation,
     mount_rest_orientation,
     mount_torque_tangent,
+    twist_mount_torque_tangent,
 )
 from hsa_elastica.physics.rod_kernels import (
     internal_forces_inplace,
@@ -328,13 +330,16 @@ def motor_mount_case(rng: np.random.Generator) -> LawCase:
 
 
 def twist_mount_case(rng: np.random.Generator) -> LawCase:
-    """A torque-driven (free-twist) mount's couple: its rest orientation follows the element's
-    twist; no tangent kernel (coloured finite differences in the static Jacobian)."""
+    """A torque-driven (free-twist) mount's couples: Eq. 7 toward a rest orientation that
+    follows the element's twist, plus a motor torque of 0.3 N m and its reaction."""
     p = _pair(rng)
     rest = np.empty((3, 3))
+    torque = 0.3
 
     def apply(r: tuple[Array, ...], b: tuple[Array, ...]) -> None:
         free_twist_rest_orientation(p.rest, b[3], 1, r[3], 1, rest)
         joint_torque_kernel(r, 1, b, 1, rest, K_TAU, NU_TAU)
+        motor_torque_kernel(r, 1, b, 1, torque)
 
-    return _pair_case(p, apply, None)
+    return _pair_case(p, apply, lambda out: twist_mount_torque_tangent(
+        p.rod, 1, p.body, 1, p.rest, torque, K_TAU, NU_TAU, rest, out, tangent_scratch()))

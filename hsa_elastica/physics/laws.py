@@ -19,7 +19,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from hsa_elastica.physics.auxetic_law import auxetic_update
+from hsa_elastica.physics.auxetic_law import auxetic_update, reciprocal_twist_couple
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band
 from hsa_elastica.physics.contact_laws import contact_forces, contact_tangent
 from hsa_elastica.physics.joint_tangent import joint_force_tangent, joint_torque_tangent
@@ -34,7 +34,12 @@ from hsa_elastica.physics.law_cases import (
     turn,
     twist_mount_case,
 )
-from hsa_elastica.physics.mounts import free_twist_rest_orientation, mount_torque_tangent
+from hsa_elastica.physics.compression_law import compression_law_forces
+from hsa_elastica.physics.mounts import (
+    free_twist_rest_orientation,
+    mount_torque_tangent,
+    twist_mount_torque_tangent,
+)
 from hsa_elastica.physics.rod_kernels import internal_forces_inplace
 from hsa_elastica.physics.rod_tangent import rod_tangent_band
 
@@ -43,12 +48,13 @@ __all__ = ["LawCase", "LawTangent", "LAWS", "law", "tangent_source", "turn"]
 
 class LawTangent(NamedTuple):
     """A registered law: ``name``, its force kernel, its tangent kernel (None: finite
-    differences) and ``case(rng)`` -> :class:`LawCase`, a random valid configuration."""
+    differences) and ``case(rng)`` -> :class:`LawCase`, a random valid configuration (None
+    for a law without tangent: nothing to check)."""
 
     name: str
     force_kernel: Callable[..., Any]
     tangent_kernel: Callable[..., Any] | None
-    case: Callable[[np.random.Generator], LawCase]
+    case: Callable[[np.random.Generator], LawCase] | None
 
 
 #: every law of the static Jacobian, with the kernels that evaluate it and its tangent
@@ -61,7 +67,11 @@ LAWS: tuple[LawTangent, ...] = (
     LawTangent("joint couple", joint_torque_kernel, joint_torque_tangent,
                lambda rng: joint_case(rng, force=False)),
     LawTangent("motor mount", joint_torque_kernel, mount_torque_tangent, motor_mount_case),
-    LawTangent("twist mount", free_twist_rest_orientation, None, twist_mount_case),
+    LawTangent("twist mount", free_twist_rest_orientation, twist_mount_torque_tangent,
+               twist_mount_case),
+    # without a tangent: the static solver differences the whole residual of a model using them
+    LawTangent("passive coupling", reciprocal_twist_couple, None, None),
+    LawTangent("compression law", compression_law_forces, None, None),
 )
 
 
