@@ -141,15 +141,17 @@ def joint_torque_terms(
     th0, th1, th2 = rotation_vector_from_matrix(E)
     op = omega[:, b]
     ot = rod_omega[:, element]
-    wp = np.empty(3)
-    wt = np.empty(3)
-    tp = np.empty(3)
-    for i in range(3):
-        wp[i] = Qp[0, i] * op[0] + Qp[1, i] * op[1] + Qp[2, i] * op[2]
-        wt[i] = Qt[0, i] * ot[0] + Qt[1, i] * ot[1] + Qt[2, i] * ot[2]
-        th = th0 if i == 0 else (th1 if i == 1 else th2)
-        tp[i] = -k_tau * th - nu_tau * (wp[i] - wt[i])
-    return (th0, th1, th2, wp[0], wp[1], wp[2], wt[0], wt[1], wt[2], tp[0], tp[1], tp[2])
+    # lab angular velocities w = Q^T omega, as scalars (no allocation)
+    wp0 = Qp[0, 0] * op[0] + Qp[1, 0] * op[1] + Qp[2, 0] * op[2]
+    wp1 = Qp[0, 1] * op[0] + Qp[1, 1] * op[1] + Qp[2, 1] * op[2]
+    wp2 = Qp[0, 2] * op[0] + Qp[1, 2] * op[1] + Qp[2, 2] * op[2]
+    wt0 = Qt[0, 0] * ot[0] + Qt[1, 0] * ot[1] + Qt[2, 0] * ot[2]
+    wt1 = Qt[0, 1] * ot[0] + Qt[1, 1] * ot[1] + Qt[2, 1] * ot[2]
+    wt2 = Qt[0, 2] * ot[0] + Qt[1, 2] * ot[1] + Qt[2, 2] * ot[2]
+    tp0 = -k_tau * th0 - nu_tau * (wp0 - wt0)
+    tp1 = -k_tau * th1 - nu_tau * (wp1 - wt1)
+    tp2 = -k_tau * th2 - nu_tau * (wp2 - wt2)
+    return (th0, th1, th2, wp0, wp1, wp2, wt0, wt1, wt2, tp0, tp1, tp2)
 
 
 @njit(cache=True)  # type: ignore[misc]
