@@ -10,7 +10,10 @@ of one compiled robot; in alternation (``--reps`` rounds, medians) the run times
   assembly pose,
 
 and prints the largest difference between the two solvers' equilibria (node positions [m],
-directors, platform) and their Newton iterations.  BLAS is limited to one thread.
+directors, platform) and their Newton iterations.  Then the same rows for the hybrid Jacobian
+with the joints' exact tangents (the default) against the hybrid with the joints by coloured
+differences (``make_hybrid(solver, joint_tangent=False)``, the Jacobian before the joints had
+tangents): :func:`joint_tangent_rows`.  BLAS is limited to one thread.
 
 ``--implicit``: the implicit integrator's Newton matrix instead (``ImplicitEngine(jacobian=
 "tangent")`` against ``"fd"``), side by side in one run:
@@ -42,6 +45,7 @@ import numpy as np  # noqa: E402
 
 from hsa_elastica.engines.compile import compile_simulator  # noqa: E402
 from hsa_elastica.engines.statics import StaticSolver  # noqa: E402
+from hsa_elastica.engines.statics_hybrid import make_hybrid  # noqa: E402
 from hsa_elastica.params import paper_robot_params  # noqa: E402
 from hsa_elastica.robots.builders import build_robot  # noqa: E402
 from hsa_elastica.robots.primitives import PRIMITIVES, primitive_angles  # noqa: E402
@@ -216,6 +220,61 @@ def main() -> None:
         print(f"  static solve {k:8s} median {np.median(times[k]) * 1e3:6.1f} ms per pose, "
               f"Newton iterations {iters[k] // args.reps} over {len(angles)} poses")
     print(f"largest difference tangent - fd: positions {dpos:.2e} m, other pose arrays {drot:.2e}")
+    joint_tangent_rows(model, args.reps)
+
+
+def joint_tangent_rows(model, reps: int) -> None:  # type: ignore[no-untyped-def]
+    """The hybrid Jacobian with the joints' exact tangents ("joint tangent") against the
+    hybrid with the joints by coloured forward differences ("joint fd"), side by side:
+    us per Jacobian and in force evaluations, static solve ms per pose, Newton iterations and
+    the largest difference of the equilibria."""
+    p = paper_robot_params()
+    solvers = {k: StaticSolver(model, state=model.state.copy()) for k in ("joint tangent", "joint fd")}
+    solvers["joint fd"].hybrid = make_hybrid(solvers["joint fd"], joint_tangent=False)
+    print(f"joints: colours {solvers['joint tangent'].n_colors_joints} (tangent) vs "
+          f"{solvers['joint fd'].n_colors_joints} (differenced)")
+    rng = np.random.default_rng(3)
+    ref = solvers["joint tangent"]
+    dx = np.where(ref.is_torque, 5e-2, 5e-4) * rng.standard_normal(ref.n)
+    a = np.array([0.4, -0.3, 0.6, 0.2])
+    start = {k: s.pose() for k, s in solvers.items()}
+    for s in solvers.values():
+        s.jit = True
+        s.move(dx)
+        s.jacobian(a, s.evaluate(a).copy())  # compile
+    t_eval: list[float] = []
+    t_jac: dict[str, list[float]] = {k: [] for k in solvers}
+    for _ in range(reps):
+        for k, s in solvers.items():
+            f0 = s.evaluate(a).copy()
+            t_eval.append(_median_time(lambda s=s: s.evaluate(a), 20))
+            t_jac[k].append(_median_time(lambda s=s, f0=f0: s.jacobian(a, f0), 5))
+    ev = float(np.median(t_eval))
+    print(f"force evaluation {ev * 1e6:.1f} us")
+    for k in solvers:
+        tj = float(np.median(t_jac[k]))
+        print(f"  Jacobian {k:13s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} force evaluations")
+    angles = [primitive_angles(name, mag, p) for name in PRIMITIVES for mag in (0.5, 1.0)]
+    times: dict[str, list[float]] = {k: [] for k in solvers}
+    iters = {k: 0 for k in solvers}
+    diff = 0.0
+    for _ in range(reps):
+        for target in angles:
+            poses = {}
+            for k, s in solvers.items():
+                s.set_pose(start[k])
+                s.angles = np.zeros(s.n_motors)
+                t0 = time.perf_counter()
+                out = s.solve(np.asarray(target, dtype=np.float64))
+                times[k].append(time.perf_counter() - t0)
+                iters[k] += out.iterations
+                poses[k] = s.pose()
+            diff = max(diff, max(float(np.abs(x - y).max())
+                                 for x, y in zip(poses["joint tangent"], poses["joint fd"])))
+    for k in solvers:
+        print(f"  static solve {k:13s} median {np.median(times[k]) * 1e3:6.1f} ms per pose, "
+              f"Newton iterations {iters[k] // reps} over {len(angles)} poses")
+    print(f"largest difference of the equilibria, joint tangent - joint fd: {diff:.2e}")
 
 
 if __name__ == "__main__":

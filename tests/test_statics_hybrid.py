@@ -1,5 +1,5 @@
-"""The static solver's hybrid Jacobian (``StaticSolver(jacobian="tangent")``: the rods'
-consistent tangents plus differences of the joints and of the rest of the residual) against
+"""The static solver's hybrid Jacobian (``StaticSolver(jacobian="tangent")``: the rods' and
+the joints' consistent tangents plus differences of the rest of the residual) against
 central differences of the whole residual, against the forward-difference Jacobian, and the
 equilibria Newton reaches with either."""
 
@@ -10,6 +10,7 @@ import pytest
 
 from hsa_elastica.engines.compile import compile_simulator
 from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.statics_hybrid import make_hybrid
 from hsa_elastica.params import ParameterError, paper_robot_params
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.primitives import primitive_angles
@@ -55,8 +56,9 @@ def _central(solver: StaticSolver, a: np.ndarray) -> np.ndarray:
 def test_hybrid_jacobian_matches_central_and_forward_differences(seed: int) -> None:
     """At a random deformed pose of the paper robot (motor angles on both sides of zero) every
     entry of the hybrid Jacobian is within 1e-6 of its column's norm of central differences
-    of the residual (measured 1.2e-7: the joints' forward differences, steps 1e-8 m / 1e-7
-    rad, are the inexact part), and within 5e-5 of the forward-difference Jacobian (that
+    of the residual (measured 1.2e-7, on a rod's node-node entry: the oracle's truncation,
+    step 1e-6 m on 4 mm elements; the entries of the joints, now exact, agree to 7e-10), and
+    within 5e-5 of the forward-difference Jacobian (that
     one's own truncation error, measured 1.0e-5 against central differences).  The state is
     left as it was."""
     solver = _solver()
@@ -79,9 +81,9 @@ def test_hybrid_jacobian_matches_central_and_forward_differences(seed: int) -> N
 
 def test_hybrid_jacobian_of_a_stack_on_compliant_mounts() -> None:
     """A two-stage stack on compliant motor mounts (the upper rods' bases sprung to the lower
-    platform, turned by their motor angles): the mounts are differenced with the joints, the
-    remainder has no colour, and the Jacobian is within 1e-6 of each column's norm of central
-    differences (measured 1.3e-7).  On rigid mounts (rod ends held on a body) the whole
+    platform, turned by their motor angles): the mounts take their tangents with the joints,
+    neither they nor the remainder need a colour, and the Jacobian is within 1e-6 of each
+    column's norm of central differences (measured 1.3e-7).  On rigid mounts (rod ends held on a body) the whole
     residual is differenced."""
     p = paper_robot_params()
     rigid = build_stack([p, p], [[0.0] * 4, [0.0] * 4], ramp=0.0, record=False, check_dt=False)
@@ -91,6 +93,7 @@ def test_hybrid_jacobian_of_a_stack_on_compliant_mounts() -> None:
     solver = StaticSolver(compile_simulator(stack.simulator))
     solver.jit = True
     assert solver.hybrid is not None and solver.n_colors_external == 0
+    assert solver.n_colors_joints == 0
     _deformed(solver, 5)
     a = 0.3 * np.random.default_rng(0).standard_normal(solver.n_motors)
     hybrid = solver.jacobian(a, solver.evaluate(a).copy()).toarray()
@@ -98,13 +101,51 @@ def test_hybrid_jacobian_of_a_stack_on_compliant_mounts() -> None:
     assert np.max(np.abs(hybrid - central) / np.linalg.norm(central, axis=0)) < 1e-6
 
 
-def test_hybrid_remainder_needs_no_colour_on_the_robot() -> None:
+def test_hybrid_jacobian_of_a_stack_on_torque_driven_mounts() -> None:
+    """The upper stage's motors torque-driven (free-twist mounts: the rest orientation follows
+    the base's twist, the motor torque reacts on the lower platform): their couples take the
+    twist mount's tangent, nothing is differenced, and the Jacobian is within 1e-6 of each
+    column's norm of central differences (measured 1.7e-7); the differenced
+    mounts (``joint_tangent=False``) put them back into the remainder's colours."""
+    p = paper_robot_params()
+    stack = build_stack([p, p], [[0.0] * 4, [0.02, -0.01, 0.015, 0.0]], ramp=0.0, record=False,
+                        check_dt=False, mount=p.joint, drive="torque")
+    solver = StaticSolver(compile_simulator(stack.simulator))
+    solver.jit = True
+    assert solver.hybrid is not None
+    assert solver.n_colors_external == 0 and solver.n_colors_joints == 0
+    _deformed(solver, 9)
+    a = np.concatenate([0.3 * np.random.default_rng(1).standard_normal(4),
+                        [0.02, -0.01, 0.015, 0.0]])
+    hybrid = solver.jacobian(a, solver.evaluate(a).copy()).toarray()
+    central = _central(solver, a)
+    norm = np.linalg.norm(central, axis=0)
+    assert np.max(np.abs(hybrid - central) / norm) < 1e-6
+    make_hybrid(solver, joint_tangent=False)
+    assert solver.n_colors_external > 0
+
+
+def test_hybrid_jacobian_needs_no_colour_on_the_robot() -> None:
     """On the paper robot everything but the rods' elasticity and the platform joints is
-    gravity (constant): the remainder has no colour; the joints need the 30 of the bodies'
-    rows (4 joints x (3 node + 3 rotation unknowns) + 6 of the platform)."""
+    gravity (constant): neither the remainder nor the joints (exact tangents) need a colour.
+    Differencing the joints instead (``joint_tangent=False``, the oracle) takes the 30 colours
+    of the bodies' rows (4 joints x (3 node + 3 rotation unknowns) + 6 of the platform) and
+    gives the same Jacobian to the forward differences' error (1e-6 of a column's norm:
+    steps 1e-8 m / 1e-7 rad, measured 6.7e-8)."""
     solver = _solver()
     assert solver.n_colors_external == 0
+    assert solver.n_colors_joints == 0
+    exact = solver.hybrid
+    _deformed(solver, 7)
+    a = np.array([0.2, 0.5, -0.4, 0.1])
+    f0 = solver.evaluate(a).copy()
+    tangent = solver.jacobian(a, f0).toarray()
+    solver.hybrid = make_hybrid(solver, joint_tangent=False)
     assert solver.n_colors_joints == 30
+    differenced = solver.jacobian(a, f0).toarray()
+    solver.hybrid = exact
+    norm = np.linalg.norm(differenced, axis=0)
+    assert np.max(np.abs(tangent - differenced) / norm) < 1e-6
 
 
 def test_newton_with_either_jacobian_reaches_the_same_equilibrium() -> None:

@@ -249,7 +249,7 @@ def empty_tangent(n: int) -> ImplicitTangent:
     pat = JacobianPattern(np.zeros(n), np.zeros(1, np.int64), i0, np.zeros(n + 1, np.int64), i0)
     buf = JacobianBuffers(np.zeros(n), np.zeros(n), np.zeros((0, 3, 3)), f0, np.empty((3, 3, 1)))
     i2 = np.zeros((0, 2), np.int64)
-    plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2)
+    plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2, i2, i0)
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
 
 
@@ -276,7 +276,9 @@ def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matr
     i64 = np.int64
     plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64),
-                      np.zeros(0, i64), joint_map, ops, np.ascontiguousarray(program[~plain]))
+                      np.zeros(0, i64), joint_map, ops, np.ascontiguousarray(program[~plain]),
+                      # (the joints are differenced here: their tangents have no velocity part)
+                      np.zeros((0, 2), i64), np.zeros(0, i64))
     return plan, joint
 
 

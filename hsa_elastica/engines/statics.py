@@ -15,8 +15,8 @@ unsteady-dilatation terms vanish, so the unknowns are
 and the residual rows are the net force on each free node (``internal_forces +
 external_forces``, N), the net couple on each free element (``internal_torques +
 external_torques``, local frame, N m) and the external force [N] / torque [N m, body frame] on
-each body.  The Jacobian ``J = dF/dx`` is the rods' consistent tangents plus coloured forward
-differences of the joints and of the rest (:mod:`hsa_elastica.engines.statics_hybrid`,
+each body.  The Jacobian ``J = dF/dx`` is the consistent tangents of the rods and joints plus
+coloured forward differences of the rest (:mod:`hsa_elastica.engines.statics_hybrid`,
 ``jacobian="tangent"``), or forward differences of the whole residual with column colouring
 (``"fd"``); the sparsity pattern is found once per model by perturbing each unknown alone at
 randomly perturbed poses.  Newton steps are solved by the bordered band LU of

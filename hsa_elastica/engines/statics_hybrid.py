@@ -12,11 +12,19 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
   free rotation components), and
 * the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
-  (``MotorMount``) by coloured forward differences of :func:`joint_residual`, the joint
-  kernels alone (microseconds an evaluation: the bodies' rows couple to every joint, so these
-  need as many colours as the whole Jacobian, 30 on the robot, but of this cheap evaluation),
-  and
-* the rest (torque-driven mounts, gravity) by coloured forward differences of
+  (``MotorMount``, torque-driven ``TwistMount``) from their exact tangents
+  (:func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`,
+  :func:`~hsa_elastica.physics.joint_tangent.joint_torque_tangent`,
+  :func:`~hsa_elastica.physics.mounts.mount_torque_tangent`,
+  :func:`~hsa_elastica.physics.mounts.twist_mount_torque_tangent`; the registry of the laws'
+  tangents is :mod:`hsa_elastica.physics.laws`): a 12 x 12 block per joint operation scattered
+  through a precomputed map (:func:`joint_tangents`).  With ``make_hybrid(...,
+  joint_tangent=False)`` (the oracle, and the way back for a joint law added without a
+  tangent) the joints are taken by coloured forward differences of :func:`joint_residual`, the joint kernels alone (the bodies'
+  rows couple to every joint, so these need as many colours as the whole Jacobian, 30 on the
+  robot, but of this cheap evaluation), and
+* the rest (gravity; with ``joint_tangent=False`` the torque-driven mounts too) by coloured
+  forward differences of
   :func:`residual_external`: the force evaluation without those joints (their operations
   dropped from a copy of the synchronize program) and with the rods' internal forces and
   couples left out of the rod rows (gathered from ``external_*`` only).  Its base evaluation
@@ -53,9 +61,23 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
+from hsa_elastica.physics.joint_tangent import (
+    BODY_POS,
+    BODY_ROT,
+    ELEMENT,
+    JOINT_BLOCK,
+    NODE,
+    joint_force_tangent,
+    joint_torque_tangent,
+    tangent_scratch,
+)
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import block_view
-from hsa_elastica.physics.mounts import mount_rest_orientation
+from hsa_elastica.physics.mounts import (
+    mount_rest_orientation,
+    mount_torque_tangent,
+    twist_mount_torque_tangent,
+)
 from hsa_elastica.physics.tables import (
     OP_COUPLING,
     OP_GRAVITY_BODY,
@@ -71,7 +93,8 @@ from hsa_elastica.physics.rod_tangent import (
     tangent_work,
 )
 
-__all__ = ["HybridPlan", "residual_external", "hybrid_jacobian", "greedy_colors",
+__all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents",
+           "hybrid_jacobian", "greedy_colors",
            "smallest_last", "colour_columns", "make_hybrid"]
 
 WIDTH = 2 * HALF_BANDWIDTH + 1
@@ -81,8 +104,10 @@ class HybridPlan(NamedTuple):
     """Rod ``r`` spans block indices ``start[r] ..`` (nodes, elements and Voronoi regions
     alike) with ``n_elems[r]`` elements and auxetic coupling row ``coupling[r]`` (-1: none);
     its tangent band's flat entries ``src[ptr[r]:ptr[r+1]]`` add into the Jacobian's CSC values
-    at ``dst``; the remainder's CSC values go to ``ext_map`` of the full pattern, the joints'
-    to ``joint_map``; ``joint_ops`` the synchronize program's joint operations it differences."""
+    at ``dst``; the remainder's CSC values go to ``ext_map`` of the full pattern, the
+    differenced joints' to ``joint_map``; ``joint_ops`` the synchronize program's joint
+    operations it differences, ``tangent_ops`` those with a tangent, whose 12 x 12 blocks
+    (row-major) add into the full pattern's values at ``tangent_dst[p]`` (-1: dropped)."""
 
     start: NDArray[np.int64]
     n_elems: NDArray[np.int64]
@@ -93,7 +118,9 @@ class HybridPlan(NamedTuple):
     ext_map: NDArray[np.int64]
     joint_map: NDArray[np.int64]
     joint_ops: NDArray[np.int64]
-    program: NDArray[np.int64]  # the synchronize program without them
+    program: NDArray[np.int64]  # the synchronize program without the joint operations
+    tangent_ops: NDArray[np.int64]
+    tangent_dst: NDArray[np.int64]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -152,6 +179,48 @@ def joint_residual(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def joint_tangents(
+    angles: NDArray[np.float64], model: ForceModel, ops: NDArray[np.int64],
+    dst: NDArray[np.int64], data: NDArray[np.float64],
+) -> None:
+    """The exact tangents of the joint operations ``ops`` (rows of the synchronize program:
+    the joint's force, its couple, a motor mount's couple toward its rest orientation turned by
+    the motor angle in ``angles`` [rad], a torque-driven mount's couples with its motor torque
+    in ``angles`` [N m]) added into the CSC values ``data`` at ``dst`` (one row
+    of 144 positions per operation, -1: not an entry)."""
+    rod_view = block_view(model.rod)
+    body_view = block_view(model.body)
+    joints = model.tables.joints
+    block = np.empty((JOINT_BLOCK, JOINT_BLOCK))
+    flat = block.reshape(JOINT_BLOCK * JOINT_BLOCK)
+    work = tangent_scratch()
+    for p in range(ops.shape[0]):
+        i = ops[p, 1]
+        block[:] = 0.0
+        if ops[p, 0] == OP_JOINT_FORCE:
+            joint_force_tangent(rod_view, joints.node[i], body_view, joints.body[i],
+                                joints.attachment[i], joints.k_F[i], joints.nu_F[i], block, work)
+        elif joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+            twist_mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                                       joints.base_orientation[i], angles[joints.angle_col[i]],
+                                       joints.k_tau[i], joints.nu_tau[i],
+                                       joints.rest_orientation[i], block, work)
+        elif joints.angle_col[i] >= 0:
+            mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                                 joints.base_orientation[i], angles[joints.angle_col[i]],
+                                 joints.k_tau[i], joints.nu_tau[i], joints.rest_orientation[i],
+                                 block, work)
+        else:
+            joint_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                                 joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                                 block, work)
+        for q in range(JOINT_BLOCK * JOINT_BLOCK):
+            d = dst[p, q]
+            if d >= 0:
+                data[d] += flat[q]
+
+
+@njit(cache=True)  # type: ignore[misc]
 def _fd_part(
     angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
     pattern: JacobianPattern, buffers: JacobianBuffers, ops: NDArray[np.int64], joints: bool,
@@ -206,8 +275,8 @@ def hybrid_jacobian(
     plan: HybridPlan, data: NDArray[np.float64],
 ) -> None:
     """The hybrid Jacobian (module docstring) into the full pattern's CSC values ``data``;
-    ``model`` carries the synchronize program without the differenced joints, ``ext`` / ``joint``
-    the remainder's and the joints' colourings, CSC patterns and buffers."""
+    ``model`` carries the synchronize program without the joint operations, ``ext`` / ``joint``
+    the remainder's and the differenced joints' colourings, CSC patterns and buffers."""
     data[:] = 0.0
     if ext[0].color_ptr.shape[0] > 1:
         _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False)
@@ -216,9 +285,11 @@ def hybrid_jacobian(
     else:  # nothing to difference: one evaluation for the rest configuration
         residual_external(angles, model, unknowns, ext[1].f0)
     _rod_tangents(model, plan, data)
-    _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True)
-    for q in range(plan.joint_map.shape[0]):
-        data[plan.joint_map[q]] += joint[1].data[q]
+    joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, data)
+    if joint[0].color_ptr.shape[0] > 1:
+        _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True)
+        for q in range(plan.joint_map.shape[0]):
+            data[plan.joint_map[q]] += joint[1].data[q]
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,6 +425,35 @@ def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
     return sp.csc_matrix((np.ones(r.shape[0]), (r, c)), shape=(solver.n, solver.n))
 
 
+def _joint_tangent_map(
+    solver: Any, pos: dict[tuple[int, int], int], ops: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """``(len(ops), 144)``: the full pattern's position of each entry of each joint operation's
+    12 x 12 tangent block (row-major, groups of :mod:`~hsa_elastica.physics.joint_tangent`),
+    -1 for a held coordinate, an entry the operation does not touch, or one outside the full
+    pattern (zero in the whole Jacobian: parts that cancel, as in :func:`_within`)."""
+    joints = solver.tables.joints
+    unknown: dict[tuple[int, int, int], int] = {}
+    for j in range(solver.n):
+        k, i, a = int(solver.kind[j]), int(solver.index[j]), int(solver.comp[j])
+        group = {KIND_NODE: NODE, KIND_BODY_POS: BODY_POS, KIND_BODY_ROT: BODY_ROT}.get(
+            k, ELEMENT if k in ROTATION_KINDS else -1)
+        unknown[(group, i, a)] = j
+    dst = -np.ones((ops.shape[0], JOINT_BLOCK * JOINT_BLOCK), dtype=np.int64)
+    for p, (code, i) in enumerate(ops.tolist()):
+        body = int(joints.body[i])
+        if code == OP_JOINT_FORCE:
+            local = [(NODE, int(joints.node[i])), (BODY_POS, body), (BODY_ROT, body)]
+        else:
+            local = [(ELEMENT, int(joints.element[i])), (BODY_ROT, body)]
+        cells = [(g + a, unknown.get((g, idx, a))) for g, idx in local for a in range(3)]
+        for lr, jr in cells:
+            for lc, jc in cells:
+                if jr is not None and jc is not None:
+                    dst[p, lr * JOINT_BLOCK + lc] = pos.get((jr, jc), -1)
+    return dst
+
+
 def _within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
     """``part``'s entries inside the full pattern (sorted CSC): an entry outside it is zero in
     the whole Jacobian, e.g. a body's force against its own rotation, or parts that cancel
@@ -426,11 +526,14 @@ def _fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, Jacob
                             np.empty((3, 3, 1))))
 
 
-def make_hybrid(solver: Any) -> tuple[HybridPlan, Any, Any] | None:
+def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, Any, Any] | None:
     """The hybrid Jacobian's plan and its two finite-difference parts (the remainder's and
-    the joints', each ``(JacobianPattern, JacobianBuffers)``) for a
+    the differenced joints', each ``(JacobianPattern, JacobianBuffers)``) for a
     :class:`~hsa_elastica.engines.statics.StaticSolver` whose full pattern is set; the numbers
-    of colours in ``solver.n_colors_external`` / ``solver.n_colors_joints``.  None (differences
+    of colours in ``solver.n_colors_external`` / ``solver.n_colors_joints``.  The platform
+    joints and motor mounts take their exact tangents, or with ``joint_tangent=False``
+    coloured differences of :func:`joint_residual` (the oracle, and the Jacobian before the
+    joints had tangents).  None (differences
     of the whole residual) for a model with other operations than the auxetic coupling, the
     joints and mounts and gravity: the passive coupling (its reciprocal couple and
     exact-gradient forces have no tangent here), loads and the compression law (their
@@ -444,10 +547,14 @@ def make_hybrid(solver: Any) -> tuple[HybridPlan, Any, Any] | None:
                                       OP_GRAVITY_ROD, OP_GRAVITY_BODY))
     if not covered.all() or np.any(solver.tables.motors.body >= 0):
         return None
-    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
-                      for c, i in program], dtype=bool).reshape(-1)
-    ops = np.ascontiguousarray(program[plain])
-    rest = np.ascontiguousarray(program[~plain])
+    is_joint = np.isin(program[:, 0], (OP_JOINT_FORCE, OP_JOINT_TORQUE))
+    twist = np.array([bool(j) and joints.free_twist[i] != 0
+                      for j, i in zip(is_joint, program[:, 1])], dtype=bool).reshape(-1)
+    exact = is_joint & joint_tangent
+    differenced_joints = is_joint & ~twist & ~exact  # the torque-driven mounts go to the rest
+    ops = np.ascontiguousarray(program[differenced_joints])
+    tangent_ops = np.ascontiguousarray(program[exact])
+    rest = np.ascontiguousarray(program[~exact & ~differenced_joints])
     pos = _csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
                          shape=(solver.n, solver.n))
@@ -456,15 +563,16 @@ def make_hybrid(solver: Any) -> tuple[HybridPlan, Any, Any] | None:
     ext_map, joint_map = _part_map(pos, ext_csc), _part_map(pos, joint_csc)
     if ext_map is None or joint_map is None:
         return None
-    ext, joint = _fd_buffers(solver, ext_csc), _fd_buffers(solver, joint_csc)
+    ext, differenced = _fd_buffers(solver, ext_csc), _fd_buffers(solver, joint_csc)
     solver.n_colors_external = int(ext[0].color_ptr.shape[0] - 1)
-    solver.n_colors_joints = int(joint[0].color_ptr.shape[0] - 1)
+    solver.n_colors_joints = int(differenced[0].color_ptr.shape[0] - 1)
     start, n_elems, coupling, ptr, src, dst = _tangent_entries(solver, pos)
     i64 = np.int64
     plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
-                      joint_map, ops, rest)
-    return plan, ext, joint
+                      np.ascontiguousarray(joint_map, dtype=i64), ops, rest, tangent_ops,
+                      _joint_tangent_map(solver, pos, tangent_ops))
+    return plan, ext, differenced
 
 
 # shared with the implicit integrator's tangent Newton matrix (engines/implicit_tangent.py)

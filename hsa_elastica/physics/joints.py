@@ -44,6 +44,8 @@ __all__ = [
     "resolve_joint_indices",
     "joint_force_kernel",
     "joint_torque_kernel",
+    "joint_force_terms",
+    "joint_torque_terms",
     "lever_and_spin",
     "relative_orientation",
     "rotation_matrix_to_quaternion",
@@ -54,6 +56,28 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # joint kernels (numba); the helpers they share with the motor mounts are in mount_kernels
 # --------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def joint_force_terms(
+    rod: SystemLike, node: int, body: SystemLike, b: int, attachment_point: NDArray[np.float64],
+    k_F: float, nu_F: float,
+) -> tuple[float, float, float, float, float, float, float, float, float]:
+    """The sub-expressions of Eq. 6 shared by :func:`joint_force_kernel` and its tangent
+    (:mod:`~hsa_elastica.physics.joint_tangent`): the lab lever ``r = Q_p^T a`` [m], the lab
+    angular velocity ``w = Q_p^T omega_p`` [rad/s] and the force ``F`` [N] on the rod node,
+    as ``(r0, r1, r2, w0, w1, w2, f0, f1, f2)``."""
+    rod_x, rod_v = rod[0], rod[1]
+    x, v, omega, q = body[0], body[1], body[2], body[3]
+    r0, r1, r2, w0, w1, w2 = lever_and_spin(q, omega, b, attachment_point)
+    # attachment point velocity v_p = v_com + w x r
+    vp0 = v[0, b] + (w1 * r2 - w2 * r1)
+    vp1 = v[1, b] + (w2 * r0 - w0 * r2)
+    vp2 = v[2, b] + (w0 * r1 - w1 * r0)
+    f0 = k_F * (x[0, b] + r0 - rod_x[0, node]) + nu_F * (vp0 - rod_v[0, node])
+    f1 = k_F * (x[1, b] + r1 - rod_x[1, node]) + nu_F * (vp1 - rod_v[1, node])
+    f2 = k_F * (x[2, b] + r2 - rod_x[2, node]) + nu_F * (vp2 - rod_v[2, node])
+    return r0, r1, r2, w0, w1, w2, f0, f1, f2
+
+
 @njit(cache=True)  # type: ignore[misc]
 def joint_force_kernel(
     rod: SystemLike, node: int, body: SystemLike, b: int, attachment_point: NDArray[np.float64],
@@ -68,17 +92,11 @@ def joint_force_kernel(
     ``-F`` to the platform centre of mass and the moment ``r x (-F)`` of that force about the
     centre of mass to the platform torque, converted to the body frame (``Q_p (r x -F)``).
     """
-    rod_x, rod_v, _, _, rod_f, _ = rod  # SystemView fields, unpacked: a plain tuple works too
-    x, v, omega, q, f, tau = body
+    rod_f = rod[4]  # SystemView fields: a plain tuple works too
+    q, f, tau = body[3], body[4], body[5]
     Q = q[:, :, b]
-    r0, r1, r2, w0, w1, w2 = lever_and_spin(q, omega, b, attachment_point)
-    # attachment point velocity v_p = v_com + w x r
-    vp0 = v[0, b] + (w1 * r2 - w2 * r1)
-    vp1 = v[1, b] + (w2 * r0 - w0 * r2)
-    vp2 = v[2, b] + (w0 * r1 - w1 * r0)
-    f0 = k_F * (x[0, b] + r0 - rod_x[0, node]) + nu_F * (vp0 - rod_v[0, node])
-    f1 = k_F * (x[1, b] + r1 - rod_x[1, node]) + nu_F * (vp1 - rod_v[1, node])
-    f2 = k_F * (x[2, b] + r2 - rod_x[2, node]) + nu_F * (vp2 - rod_v[2, node])
+    r0, r1, r2, _, _, _, f0, f1, f2 = joint_force_terms(rod, node, body, b, attachment_point,
+                                                        k_F, nu_F)
     rod_f[0, node] += f0
     rod_f[1, node] += f1
     rod_f[2, node] += f2
@@ -91,6 +109,49 @@ def joint_force_kernel(
     t2 = -(r0 * f1 - r1 * f0)
     for i in range(3):
         tau[i, b] += Q[i, 0] * t0 + Q[i, 1] * t1 + Q[i, 2] * t2
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def joint_torque_terms(
+    rod: SystemLike, element: int, body: SystemLike, b: int,
+    rest_relative_orientation: NDArray[np.float64], k_tau: float, nu_tau: float,
+) -> tuple[float, ...]:
+    """The sub-expressions of Eq. 7 shared by :func:`joint_torque_kernel` and its tangent
+    (:mod:`~hsa_elastica.physics.joint_tangent`): the orientation error's rotation vector
+    ``theta = log(Q_p^T C0 Q_t)`` (lab) [rad], the lab angular velocities ``w_p`` of the body
+    and ``w_t`` of the element [rad/s] and the lab torque ``tau_p`` on the body [N m], as
+    ``(theta0..2, wp0..2, wt0..2, tp0..2)``."""
+    rod_omega, rod_q = rod[2], rod[3]
+    omega, q = body[2], body[3]
+    Qp = q[:, :, b]
+    Qt = rod_q[:, :, element]
+    # M = C0 Q_t, E = Q_p^T M
+    M = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            M[i, j] = (
+                rest_relative_orientation[i, 0] * Qt[0, j]
+                + rest_relative_orientation[i, 1] * Qt[1, j]
+                + rest_relative_orientation[i, 2] * Qt[2, j]
+            )
+    E = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            E[i, j] = Qp[0, i] * M[0, j] + Qp[1, i] * M[1, j] + Qp[2, i] * M[2, j]
+    th0, th1, th2 = rotation_vector_from_matrix(E)
+    op = omega[:, b]
+    ot = rod_omega[:, element]
+    # lab angular velocities w = Q^T omega, as scalars (no allocation)
+    wp0 = Qp[0, 0] * op[0] + Qp[1, 0] * op[1] + Qp[2, 0] * op[2]
+    wp1 = Qp[0, 1] * op[0] + Qp[1, 1] * op[1] + Qp[2, 1] * op[2]
+    wp2 = Qp[0, 2] * op[0] + Qp[1, 2] * op[1] + Qp[2, 2] * op[2]
+    wt0 = Qt[0, 0] * ot[0] + Qt[1, 0] * ot[1] + Qt[2, 0] * ot[2]
+    wt1 = Qt[0, 1] * ot[0] + Qt[1, 1] * ot[1] + Qt[2, 1] * ot[2]
+    wt2 = Qt[0, 2] * ot[0] + Qt[1, 2] * ot[1] + Qt[2, 2] * ot[2]
+    tp0 = -k_tau * th0 - nu_tau * (wp0 - wt0)
+    tp1 = -k_tau * th1 - nu_tau * (wp1 - wt1)
+    tp2 = -k_tau * th2 - nu_tau * (wp2 - wt2)
+    return (th0, th1, th2, wp0, wp1, wp2, wt0, wt1, wt2, tp0, tp1, tp2)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -114,36 +175,15 @@ def joint_torque_kernel(
     (``theta = -Q_p^T log(Q_p Q_t^T)``), written so the spring torque is the gradient of the
     potential ``k_tau |theta|^2 / 2`` and both terms oppose the error.
     """
-    _, _, rod_omega, rod_q, _, rod_tau = rod  # SystemView fields (or a plain tuple of them)
-    _, _, omega, q, _, tau = body
+    rod_q, rod_tau = rod[3], rod[5]  # SystemView fields (or a plain tuple of them)
+    q, tau = body[3], body[5]
     Qp = q[:, :, b]
     Qt = rod_q[:, :, element]
-    # M = C0 Q_t, E = Q_p^T M
-    M = np.empty((3, 3))
+    terms = joint_torque_terms(rod, element, body, b, rest_relative_orientation, k_tau, nu_tau)
+    tp0, tp1, tp2 = terms[9], terms[10], terms[11]
     for i in range(3):
-        for j in range(3):
-            M[i, j] = (
-                rest_relative_orientation[i, 0] * Qt[0, j]
-                + rest_relative_orientation[i, 1] * Qt[1, j]
-                + rest_relative_orientation[i, 2] * Qt[2, j]
-            )
-    E = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            E[i, j] = Qp[0, i] * M[0, j] + Qp[1, i] * M[1, j] + Qp[2, i] * M[2, j]
-    th0, th1, th2 = rotation_vector_from_matrix(E)
-    op = omega[:, b]
-    ot = rod_omega[:, element]
-    tp = np.empty(3)
-    for i in range(3):
-        w_rel = (Qp[0, i] * op[0] + Qp[1, i] * op[1] + Qp[2, i] * op[2]) - (
-            Qt[0, i] * ot[0] + Qt[1, i] * ot[1] + Qt[2, i] * ot[2]
-        )
-        th = th0 if i == 0 else (th1 if i == 1 else th2)
-        tp[i] = -k_tau * th - nu_tau * w_rel
-    for i in range(3):
-        tau[i, b] += Qp[i, 0] * tp[0] + Qp[i, 1] * tp[1] + Qp[i, 2] * tp[2]
-        rod_tau[i, element] -= Qt[i, 0] * tp[0] + Qt[i, 1] * tp[1] + Qt[i, 2] * tp[2]
+        tau[i, b] += Qp[i, 0] * tp0 + Qp[i, 1] * tp1 + Qp[i, 2] * tp2
+        rod_tau[i, element] -= Qt[i, 0] * tp0 + Qt[i, 1] * tp1 + Qt[i, 2] * tp2
 
 
 # --------------------------------------------------------------------------------------------

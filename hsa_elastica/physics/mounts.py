@@ -30,14 +30,24 @@ from hsa_elastica.physics.actuation import (
     TorqueDrive,
     twist_about_axis,
 )
+from hsa_elastica.physics.joint_tangent import (
+    BODY_ROT,
+    ELEMENT,
+    frame_block,
+    joint_torque_tangent,
+    skew_add,
+)
 from hsa_elastica.physics.joints import PlatformJoint
 # re-exported: the motor torque kernel is shared with the rigid mounts
-from hsa_elastica.physics.mount_kernels import motor_torque_kernel, system_arrays
+from hsa_elastica.physics.mount_kernels import SystemLike, motor_torque_kernel, system_arrays
+from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 
 __all__ = [
     "MotorMount",
     "TwistMount",
     "mount_rest_orientation",
+    "mount_torque_tangent",
+    "twist_mount_torque_tangent",
     "free_twist_rest_orientation",
     "motor_torque_kernel",
 ]
@@ -66,6 +76,23 @@ def mount_rest_orientation(
         out[i, 0] = c * a0 + s * a1
         out[i, 1] = -s * a0 + c * a1
         out[i, 2] = base_orientation[i, 2]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def mount_torque_tangent(
+    rod: SystemLike, element: int, body: SystemLike, b: int,
+    base_orientation: NDArray[np.float64], angle: float, k_tau: float, nu_tau: float,
+    rest_out: NDArray[np.float64], out: NDArray[np.float64], work: NDArray[np.float64],
+) -> None:
+    """Consistent tangent of a :class:`MotorMount`'s couple (Eq. 7 toward the rest orientation
+    ``C0 R_z(angle)``, written to ``rest_out`` by :func:`mount_rest_orientation`) added into
+    ``out`` (12, 12; rows and columns as
+    :func:`~hsa_elastica.physics.joint_tangent.joint_torque_tangent`) [N m/rad].  The motor
+    angle is an input, not an unknown; the mount's force is the joint's (Eq. 6,
+    :func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`).  ``work``:
+    :func:`~hsa_elastica.physics.joint_tangent.tangent_scratch`."""
+    mount_rest_orientation(base_orientation, angle, rest_out)
+    joint_torque_tangent(rod, element, body, b, rest_out, k_tau, nu_tau, out, work)
 
 
 class _BaseJoint(PlatformJoint):
@@ -158,6 +185,95 @@ def free_twist_rest_orientation(
     psi = twist_about_axis(reference, current)
     mount_rest_orientation(base_orientation, psi, out)
     return psi  # type: ignore[no-any-return]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _twist_gradients(
+    base_orientation: NDArray[np.float64], Qp: NDArray[np.float64], Qt: NDArray[np.float64],
+    rel: NDArray[np.float64],
+) -> tuple[float, ...]:
+    """``d psi / dW_t`` and ``d psi / dW_p`` (lab rotations of the element and the body) of the
+    free twist ``psi`` of :func:`free_twist_rest_orientation`, as six floats.
+
+    The element's frame relative to the reference ``C0^T Q_p`` is ``Rel = Q_t^T C0^T Q_p``,
+    a swing (axis normal to the reference d3 ``a``) after a twist ``psi`` about ``a``; with
+    its quaternion ``(w, v)``, ``psi = 2 atan2(v.a, w)``.  Turning the element gives
+    ``Rel <- exp([W_t]) Rel``, turning the body ``Rel <- Rel exp(-[W_p])`` and ``a <- a + W_p x a``,
+    so with ``D = w^2 + (v.a)^2``: ``d psi/dW_t = (w (w a + v x a) + (v.a) v) / D`` and
+    ``d psi/dW_p = (-w^2 a - w (v x a) - (v.a) v) / D`` (a pure twist: ``a`` and ``-a``)."""
+    for i in range(3):
+        for j in range(3):
+            s = 0.0
+            for k in range(3):
+                s += Qt[k, i] * (base_orientation[0, k] * Qp[0, j]
+                                 + base_orientation[1, k] * Qp[1, j]
+                                 + base_orientation[2, k] * Qp[2, j])
+            rel[i, j] = s
+    x, y, z, w = rotation_matrix_to_quaternion(rel)
+    a0 = base_orientation[0, 2] * Qp[0, 0] + base_orientation[1, 2] * Qp[1, 0] + base_orientation[2, 2] * Qp[2, 0]
+    a1 = base_orientation[0, 2] * Qp[0, 1] + base_orientation[1, 2] * Qp[1, 1] + base_orientation[2, 2] * Qp[2, 1]
+    a2 = base_orientation[0, 2] * Qp[0, 2] + base_orientation[1, 2] * Qp[1, 2] + base_orientation[2, 2] * Qp[2, 2]
+    va = x * a0 + y * a1 + z * a2
+    inv = 1.0 / (w * w + va * va)
+    c0, c1, c2 = y * a2 - z * a1, z * a0 - x * a2, x * a1 - y * a0  # v x a
+    return (
+        (w * (w * a0 + c0) + va * x) * inv, (w * (w * a1 + c1) + va * y) * inv,
+        (w * (w * a2 + c2) + va * z) * inv,
+        (-w * (w * a0 + c0) - va * x) * inv, (-w * (w * a1 + c1) - va * y) * inv,
+        (-w * (w * a2 + c2) - va * z) * inv,
+    )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def twist_mount_torque_tangent(
+    rod: SystemLike, element: int, body: SystemLike, b: int,
+    base_orientation: NDArray[np.float64], torque: float, k_tau: float, nu_tau: float,
+    rest_out: NDArray[np.float64], out: NDArray[np.float64], work: NDArray[np.float64],
+) -> None:
+    """Consistent tangent of a :class:`TwistMount`'s couples added into ``out`` (12, 12; as
+    :func:`~hsa_elastica.physics.joint_tangent.joint_torque_tangent`) [N m/rad]: Eq. 7 toward
+    the rest orientation ``C0 R_z(psi)`` that follows the free twist ``psi``
+    (:func:`free_twist_rest_orientation`, written to ``rest_out``), plus the motor
+    ``torque`` [N m] on the element's d3 and its reaction on the body
+    (:func:`motor_torque_kernel`).
+
+    Chain rule: the joint's tangent at the fixed rest orientation, plus
+    ``d tau_p / d psi = -k_tau M d3`` (turning ``R_z(psi)`` by ``dpsi`` turns the orientation
+    error by ``dpsi d3`` on the right, ``d3`` the element's axis in the lab) times
+    ``d psi / dw`` (:func:`_twist_gradients`); the reaction ``-torque Q_p d3`` turns with the
+    body (``[T]``) and with the element's axis (``torque Q_p [d3] Q_t^T``)."""
+    free_twist_rest_orientation(base_orientation, body[3], b, rod[3], element, rest_out)
+    joint_torque_tangent(rod, element, body, b, rest_out, k_tau, nu_tau, out, work)
+    M = work[0]  # the log map's Jacobian at the orientation error, left by the joint tangent
+    Qp = body[3][:, :, b]
+    Qt = rod[3][:, :, element]
+    g = _twist_gradients(base_orientation, Qp, Qt, work[1])
+    d0, d1, d2 = Qt[2, 0], Qt[2, 1], Qt[2, 2]
+    # columns: d psi / dw = (Q g) for the element's and the body's local increments
+    ct = np.empty(3)
+    cp = np.empty(3)
+    u = np.empty(3)
+    for i in range(3):
+        ct[i] = Qt[i, 0] * g[0] + Qt[i, 1] * g[1] + Qt[i, 2] * g[2]
+        cp[i] = Qp[i, 0] * g[3] + Qp[i, 1] * g[4] + Qp[i, 2] * g[5]
+        u[i] = -k_tau * (M[i, 0] * d0 + M[i, 1] * d1 + M[i, 2] * d2)  # d tau_p / d psi (lab)
+    for i in range(3):
+        tb = Qp[i, 0] * u[0] + Qp[i, 1] * u[1] + Qp[i, 2] * u[2]
+        tt = -(Qt[i, 0] * u[0] + Qt[i, 1] * u[1] + Qt[i, 2] * u[2])
+        for j in range(3):
+            out[BODY_ROT + i, ELEMENT + j] += tb * ct[j]
+            out[BODY_ROT + i, BODY_ROT + j] += tb * cp[j]
+            out[ELEMENT + i, ELEMENT + j] += tt * ct[j]
+            out[ELEMENT + i, BODY_ROT + j] += tt * cp[j]
+    # the motor's reaction on the body, T_m = -torque Q_p d3
+    m0 = -torque * (Qp[0, 0] * d0 + Qp[0, 1] * d1 + Qp[0, 2] * d2)
+    m1 = -torque * (Qp[1, 0] * d0 + Qp[1, 1] * d1 + Qp[1, 2] * d2)
+    m2 = -torque * (Qp[2, 0] * d0 + Qp[2, 1] * d1 + Qp[2, 2] * d2)
+    skew_add(out, BODY_ROT, BODY_ROT, 1.0, m0, m1, m2)
+    D = work[2]
+    D[:] = 0.0
+    skew_add(D, 0, 0, 1.0, d0, d1, d2)
+    frame_block(out, BODY_ROT, ELEMENT, Qp, D, Qt, torque, work[3])
 
 
 class TwistMount(TorqueDrive, _BaseJoint):

@@ -1,0 +1,345 @@
+"""Random valid configurations of the registered laws (:mod:`hsa_elastica.physics.laws`):
+each builder takes a ``numpy`` random generator and returns a :class:`LawCase` whose forces
+come from the law's force kernel and whose tangent from its tangent kernel.
+
+Scales (so that a check on them means something for the robot): rods of 0.1 m, radius 5 mm,
+E = 1 MPa, bent, twisted, stretched and sheared; contact inside the smoothing zone with
+friction; joints with the paper's gains (k_F = 5e5 N/m, k_tau = 20 N m/rad), dampers, moving
+systems, orientation errors up to ~1 rad and off-set attachment points of centimetres.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.physics.auxetic_law import auxetic_update
+from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
+from hsa_elastica.physics.contact_laws import (
+    ContactLaw,
+    ContactOutput,
+    ContactPoints,
+    ObstacleGeometry,
+    contact_forces,
+    contact_tangent,
+)
+from hsa_elastica.physics.joint_tangent import (
+    JOINT_BLOCK,
+    joint_force_tangent,
+    joint_torque_tangent,
+    tangent_scratch,
+)
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.mount_kernels import motor_torque_kernel
+from hsa_elastica.physics.mounts import (
+    free_twist_rest_orientation,
+    mount_rest_orientation,
+    mount_torque_tangent,
+    twist_mount_torque_tangent,
+)
+from hsa_elastica.physics.rod_kernels import (
+    internal_forces_inplace,
+    internal_torques_inplace,
+    kinematic_update_inplace,
+    rod_work,
+    rotation_log_inplace,
+)
+from hsa_elastica.physics.rod_tangent import (
+    HALF_BANDWIDTH,
+    RodTangentState,
+    band_to_dense,
+    rod_tangent_band,
+    tangent_work,
+)
+from hsa_elastica.physics.tables import CouplingTable, RodBlockArrays
+
+__all__ = ["LawCase", "turn", "rod_case", "auxetic_case", "contact_case", "joint_case",
+           "motor_mount_case", "twist_mount_case"]
+
+Array = NDArray[np.float64]
+
+
+class LawCase(NamedTuple):
+    """One random valid configuration of a law with ``n`` unknowns: ``forces(dx)`` its
+    generalised forces [N, N m] after moving the configuration by ``dx`` (from the
+    configuration itself, each call), ``tangent()`` ``d forces / d dx`` at ``dx = 0`` (n, n)
+    from the law's tangent kernel (None for a law without one), ``steps`` the central
+    differences' step per unknown [m or rad]."""
+
+    n: int
+    forces: Callable[[Array], Array]
+    tangent: Callable[[], Array] | None
+    steps: Array
+
+
+def turn(director: Array, k: int, w: Array) -> None:
+    """``director[:, :, k] <- exp(-[w]) director[:, :, k]``: the static solver's rotation
+    increment ``w`` [rad] (local frame), with the kinematic-update kernel at dt = 1."""
+    element = np.ascontiguousarray(director[:, :, k : k + 1])
+    kinematic_update_inplace(1.0, np.empty((3, 0)), element, np.empty((3, 0)),
+                             np.ascontiguousarray(w, dtype=np.float64).reshape(3, 1),
+                             np.empty((3, 3, 1)))
+    director[:, :, k] = element[:, :, 0]
+
+
+def _rotation(rng: np.random.Generator, size: float) -> Array:
+    """A random rotation matrix of angle up to ``size`` [rad]."""
+    d = np.eye(3)[:, :, None].copy()
+    turn(d, 0, size * rng.uniform(-1.0, 1.0, 3))
+    return np.ascontiguousarray(d[:, :, 0])
+
+
+# --------------------------------------------------------------------------------------------
+# rods: internal forces (and the one-way auxetic law's rest configuration)
+# --------------------------------------------------------------------------------------------
+def _rod_block(n: int, rng: np.random.Generator) -> RodBlockArrays:
+    """A deformed single-rod block of ``n`` elements (no ghosts): random node displacements of
+    10 % of an element, element rotations up to 0.4 rad, random rest strains and curvatures,
+    full symmetric positive definite shear and bend matrices on every other element."""
+    from elastica.rod.cosserat_rod import CosseratRod
+
+    rod = CosseratRod.straight_rod(n, np.zeros(3), np.array([0.0, 0.0, 1.0]),
+                                   np.array([1.0, 0.0, 0.0]), 0.1, 5e-3, 1000.0,
+                                   youngs_modulus=1e6, shear_modulus=1e6 / 3.0)
+    nn = n + 1
+    fields: dict[str, Any] = {
+        "position": rod.position_collection, "director": rod.director_collection,
+        "velocity": np.zeros((3, nn)), "omega": np.zeros((3, n)), "v_w": np.zeros((2, 3, nn)),
+        "dvdt_dwdt": np.zeros((2, 3, nn)), "acceleration": np.zeros((3, nn)),
+        "alpha": np.zeros((3, n)), "ghost_elems_idx": np.zeros(0, dtype=np.int64),
+        "ghost_voronoi_idx": np.zeros(0, dtype=np.int64),
+    }
+    for name in RodBlockArrays._fields:
+        if name not in fields:
+            fields[name] = getattr(rod, name)
+    b = RodBlockArrays(**fields)
+    l0 = float(np.mean(b.rest_lengths))
+    b.position[:] += 0.1 * l0 * rng.normal(size=b.position.shape)
+    b.position[2] *= 1.05
+    for k in range(n):
+        turn(b.director, k, 0.4 * rng.uniform(-1, 1, 3) + np.array([0.0, 0.0, 0.1 * k]))
+    b.rest_sigma[:] = 0.02 * rng.normal(size=b.rest_sigma.shape)
+    b.rest_kappa[:] = 5.0 * rng.normal(size=b.rest_kappa.shape)
+    for k in range(0, n, 2):
+        a = rng.normal(size=(3, 3))
+        b.shear_matrix[:, :, k] += 0.2 * np.diag(b.shear_matrix[:, :, k]).min() * (a @ a.T) / 3
+    return b
+
+
+def _rod_forces(b: RodBlockArrays, base: tuple[Array, Array], dx: Array,
+                before: Callable[[RodBlockArrays], None] | None) -> Array:
+    """Internal forces and couples (node 0, element 0, node 1, ...) at ``base`` moved by
+    ``dx``; ``before`` (the auxetic update) runs first."""
+    n = b.rest_lengths.shape[0]
+    b.position[:] = base[0]
+    b.director[:] = base[1]
+    for i in range(n + 1):
+        b.position[:, i] += dx[6 * i : 6 * i + 3]
+    for k in range(n):
+        turn(b.director, k, dx[6 * k + 3 : 6 * k + 6])
+    if before is not None:
+        before(b)
+    work = rod_work(n, 1)
+    internal_forces_inplace(b, work)
+    internal_torques_inplace(b, work)
+    out = np.zeros(6 * n + 3)
+    for i in range(n + 1):
+        out[6 * i : 6 * i + 3] = b.internal_forces[:, i]
+    for k in range(n):
+        out[6 * k + 3 : 6 * k + 6] = b.internal_torques[:, k]
+    return out
+
+
+def _rod_case(rng: np.random.Generator, table: Callable[[RodBlockArrays], Any] | None) -> LawCase:
+    n = 6
+    b = _rod_block(n, rng)
+    coupling: Any = None if table is None else table(b)
+    base = (b.position.copy(), b.director.copy())
+
+    def before(blk: RodBlockArrays) -> None:
+        vor = np.empty((3, n - 1))
+        rotation_log_inplace(blk.director, vor)
+        auxetic_update(vor, coupling, 0, -1.0, blk.rest_lengths, blk.rest_voronoi_lengths,
+                       blk.shear_matrix, blk.bend_matrix)
+
+    hook = None if coupling is None else before
+
+    def tangent() -> Array:
+        _rod_forces(b, base, np.zeros(6 * n + 3), hook)  # the rest configuration at dx = 0
+        state = RodTangentState(b.position, b.director, b.rest_lengths, b.rest_voronoi_lengths,
+                                b.rest_sigma, b.rest_kappa, b.shear_matrix, b.bend_matrix)
+        band = np.zeros((6 * n + 3, 2 * HALF_BANDWIDTH + 1))
+        rod_tangent_band(state, tangent_work(n), band)
+        if coupling is not None:
+            auxetic_tangent_band(state, coupling, 0, auxetic_tangent_work(n), band)
+        dense = np.empty((6 * n + 3, 6 * n + 3))
+        band_to_dense(band, dense)
+        return dense
+
+    l0 = float(np.mean(b.rest_lengths))
+    steps = np.tile(np.r_[np.full(3, 1e-6 * l0), np.full(3, 1e-6)], n + 1)[: 6 * n + 3]
+    return LawCase(6 * n + 3, lambda dx: _rod_forces(b, base, dx, hook), tangent, steps)
+
+
+def rod_case(rng: np.random.Generator) -> LawCase:
+    """A rod's elastic internal forces and couples (:mod:`~hsa_elastica.physics.rod_tangent`)."""
+    return _rod_case(rng, None)
+
+
+def _coupling_table(b: RodBlockArrays) -> CouplingTable:
+    """A one-row coupling on the rod's printed geometry: C_eps = 0.01 m/rad and
+    C_eps2 = 2e-4 m^2/rad^2, rounded clip to [-0.3, 0.32] over 0.05, stiffness slopes changing
+    S and B by tens of per cent, the stiffness law clipped to [-40, 40] rad/m."""
+    one = np.ones(1)
+    area = np.pi * 5e-3**2
+    nv, ne = b.rest_voronoi_lengths.shape[0], b.rest_lengths.shape[0]
+    fields: dict[str, Any] = {f: np.zeros(1) for f in CouplingTable._fields}
+    fields.update({f: np.zeros((1, nv)) for f in ("kappa_vor_raw", "kappa_vor",
+                                                  "kappa_vor_clipped", "couple")})
+    fields.update({f: np.zeros((1, ne)) for f in ("kappa_elem", "kappa_elem_clipped", "eps",
+                                                  "eps_creep")})
+    fields.update(
+        handedness=-1.0 * one, C_eps=0.01 * one, C_eps2=2e-4 * one, eps_min=-0.3 * one,
+        eps_max=0.32 * one, kappa_min=-40.0 * one, kappa_max=40.0 * one, area=area * one,
+        E_slope=1e4 * one, G_slope=5e3 * one, bend_slope=5e-6 * one, twist_slope=4e-6 * one,
+        E_quad=100.0 * one, twist_quad=1e-7 * one, clip_width=0.05 * one,
+        printed_lengths=b.rest_lengths.copy()[None],
+        printed_voronoi=b.rest_voronoi_lengths.copy()[None],
+        printed_shear=b.shear_matrix.copy()[None], printed_bend=b.bend_matrix.copy()[None],
+    )
+    return CouplingTable(**fields)
+
+
+def auxetic_case(rng: np.random.Generator) -> LawCase:
+    """The one-way auxetic law (Eq. 2-5) before the rod's internal forces: the rod's tangent
+    plus its chain rule (:mod:`~hsa_elastica.physics.auxetic_tangent`)."""
+    return _rod_case(rng, _coupling_table)
+
+
+# --------------------------------------------------------------------------------------------
+# contact with a sphere: three points in the smoothed zone, sliding and sticking
+# --------------------------------------------------------------------------------------------
+def contact_case(rng: np.random.Generator) -> LawCase:
+    """Frictional contact of three points with a sphere (radius 5 cm) within a smoothing length
+    (0.1 mm) of touching, tangential speeds about the slip velocity (1 mm/s)."""
+    law = ContactLaw(1e3, 1e-4, 0.3, 0.5, 1e-3)
+    geom = ObstacleGeometry(1, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.05, 0.0)
+    normals = rng.normal(size=(3, 3))
+    normals /= np.linalg.norm(normals, axis=0)
+    x0 = (0.055 + 1e-4 * rng.uniform(-1.0, 1.0, 3)) * normals
+    v = 1e-3 * rng.normal(size=(3, 3))
+    radius, mass = np.full(3, 0.005), np.full(3, 1e-3)
+
+    def forces(dx: Array) -> Array:
+        pts = ContactPoints(x0 + dx.reshape(3, 3, order="F"), v, radius, mass)
+        out = ContactOutput(np.zeros((3, 3)), np.zeros(3), np.zeros(3))
+        contact_forces(pts, geom, law, out)
+        return out.force.ravel(order="F")
+
+    def tangent() -> Array:
+        d_dx, d_dv = np.zeros((3, 3, 3)), np.zeros((3, 3, 3))
+        contact_tangent(ContactPoints(x0.copy(), v, radius, mass), geom, law, d_dx, d_dv)
+        out = np.zeros((9, 9))
+        for p in range(3):
+            out[3 * p : 3 * p + 3, 3 * p : 3 * p + 3] = d_dx[:, :, p]
+        return out
+
+    return LawCase(9, forces, tangent, np.full(9, 1e-4 * law.smoothing_length))
+
+
+# --------------------------------------------------------------------------------------------
+# rod end <-> body: the joint of Eq. 6-7 and the motor mounts
+# --------------------------------------------------------------------------------------------
+class _Pair(NamedTuple):
+    """A rod (3 nodes, 2 elements) and two bodies, moving; joint at node / element 1, body 1."""
+
+    rod: tuple[Array, ...]
+    body: tuple[Array, ...]
+    attachment: Array
+    rest: Array
+
+
+def _pair(rng: np.random.Generator) -> _Pair:
+    def system(n: int, m: int) -> tuple[Array, ...]:
+        d = np.stack([_rotation(rng, 2.0) for _ in range(m)], axis=2)
+        return (0.05 * rng.normal(size=(3, n)), 0.1 * rng.normal(size=(3, n)),
+                2.0 * rng.normal(size=(3, m)), np.ascontiguousarray(d), np.zeros((3, n)),
+                np.zeros((3, m)))
+
+    rod, body = system(3, 2), system(2, 2)
+    attachment = 0.03 * rng.normal(size=3)
+    # the rest orientation ~1 rad off the present relative orientation
+    rest = _rotation(rng, 0.6) @ body[3][:, :, 1] @ rod[3][:, :, 1].T
+    return _Pair(rod, body, attachment, np.ascontiguousarray(rest))
+
+
+def _pair_case(pair: _Pair, apply: Callable[[tuple[Array, ...], tuple[Array, ...]], None],
+               tangent: Callable[[Array], None] | None) -> LawCase:
+    """:class:`LawCase` of a law ``apply(rod, body)`` on the joint's twelve unknowns."""
+    def forces(dx: Array) -> Array:
+        rod = tuple(a.copy() for a in pair.rod)
+        body = tuple(a.copy() for a in pair.body)
+        rod[0][:, 1] += dx[0:3]
+        turn(rod[3], 1, dx[3:6])
+        body[0][:, 1] += dx[6:9]
+        turn(body[3], 1, dx[9:12])
+        apply(rod, body)
+        return np.concatenate([rod[4][:, 1], rod[5][:, 1], body[4][:, 1], body[5][:, 1]])
+
+    def exact() -> Array:
+        out = np.zeros((JOINT_BLOCK, JOINT_BLOCK))
+        assert tangent is not None
+        tangent(out)
+        return out
+
+    steps = np.tile(np.r_[np.full(3, 1e-8), np.full(3, 1e-6)], 2)
+    return LawCase(JOINT_BLOCK, forces, None if tangent is None else exact, steps)
+
+
+K_F, NU_F, K_TAU, NU_TAU = 5e5, 3.0, 20.0, 0.05
+
+
+def joint_case(rng: np.random.Generator, force: bool) -> LawCase:
+    """The platform joint's force (Eq. 6, ``force``) or couple (Eq. 7), dampers on."""
+    p = _pair(rng)
+    if force:
+        return _pair_case(
+            p, lambda r, b: joint_force_kernel(r, 1, b, 1, p.attachment, K_F, NU_F),
+            lambda out: joint_force_tangent(p.rod, 1, p.body, 1, p.attachment, K_F, NU_F, out,
+                                            tangent_scratch()))
+    return _pair_case(
+        p, lambda r, b: joint_torque_kernel(r, 1, b, 1, p.rest, K_TAU, NU_TAU),
+        lambda out: joint_torque_tangent(p.rod, 1, p.body, 1, p.rest, K_TAU, NU_TAU, out,
+                                             tangent_scratch()))
+
+
+def motor_mount_case(rng: np.random.Generator) -> LawCase:
+    """A motor mount's couple: Eq. 7 toward the rest orientation turned by the motor angle."""
+    p = _pair(rng)
+    angle = float(rng.uniform(-3.0, 3.0))
+    rest = np.empty((3, 3))
+
+    def apply(r: tuple[Array, ...], b: tuple[Array, ...]) -> None:
+        mount_rest_orientation(p.rest, angle, rest)
+        joint_torque_kernel(r, 1, b, 1, rest, K_TAU, NU_TAU)
+
+    return _pair_case(p, apply, lambda out: mount_torque_tangent(
+        p.rod, 1, p.body, 1, p.rest, angle, K_TAU, NU_TAU, rest, out, tangent_scratch()))
+
+
+def twist_mount_case(rng: np.random.Generator) -> LawCase:
+    """A torque-driven (free-twist) mount's couples: Eq. 7 toward a rest orientation that
+    follows the element's twist, plus a motor torque of 0.3 N m and its reaction."""
+    p = _pair(rng)
+    rest = np.empty((3, 3))
+    torque = 0.3
+
+    def apply(r: tuple[Array, ...], b: tuple[Array, ...]) -> None:
+        free_twist_rest_orientation(p.rest, b[3], 1, r[3], 1, rest)
+        joint_torque_kernel(r, 1, b, 1, rest, K_TAU, NU_TAU)
+        motor_torque_kernel(r, 1, b, 1, torque)
+
+    return _pair_case(p, apply, lambda out: twist_mount_torque_tangent(
+        p.rod, 1, p.body, 1, p.rest, torque, K_TAU, NU_TAU, rest, out, tangent_scratch()))

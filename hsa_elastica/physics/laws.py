@@ -1,0 +1,88 @@
+"""The registry of the laws' consistent tangents.
+
+Each law the static solver's Jacobian assembles has one :class:`LawTangent` in :data:`LAWS`:
+its name, its force kernel, its tangent kernel (None: the law's part of the Jacobian is taken
+by coloured finite differences, :func:`tangent_source` says ``"finite differences"``) and a
+function building a random valid configuration of it (:class:`LawCase`), on which
+``tests/test_law_tangents.py`` checks every registered tangent against central differences of
+the force kernel.  A configuration's unknowns are the static solver's: positions [m] added,
+rotations [rad] applied to a director ``Q`` as ``Q <- exp(-[w]) Q`` with the kinematic-update
+kernel at dt = 1 (:func:`turn`, what ``statics_kernels.perturb_colour`` does); its forces are
+the law's generalised forces on those unknowns (lab forces, couples in the local frame).
+
+The configurations live in :mod:`hsa_elastica.physics.law_cases`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from hsa_elastica.physics.auxetic_law import auxetic_update, reciprocal_twist_couple
+from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band
+from hsa_elastica.physics.contact_laws import contact_forces, contact_tangent
+from hsa_elastica.physics.joint_tangent import joint_force_tangent, joint_torque_tangent
+from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.law_cases import (
+    LawCase,
+    auxetic_case,
+    contact_case,
+    joint_case,
+    motor_mount_case,
+    rod_case,
+    turn,
+    twist_mount_case,
+)
+from hsa_elastica.physics.compression_law import compression_law_forces
+from hsa_elastica.physics.mounts import (
+    free_twist_rest_orientation,
+    mount_torque_tangent,
+    twist_mount_torque_tangent,
+)
+from hsa_elastica.physics.rod_kernels import internal_forces_inplace
+from hsa_elastica.physics.rod_tangent import rod_tangent_band
+
+__all__ = ["LawCase", "LawTangent", "LAWS", "law", "tangent_source", "turn"]
+
+
+class LawTangent(NamedTuple):
+    """A registered law: ``name``, its force kernel, its tangent kernel (None: finite
+    differences) and ``case(rng)`` -> :class:`LawCase`, a random valid configuration (None
+    for a law without tangent: nothing to check)."""
+
+    name: str
+    force_kernel: Callable[..., Any]
+    tangent_kernel: Callable[..., Any] | None
+    case: Callable[[np.random.Generator], LawCase] | None
+
+
+#: every law of the static Jacobian, with the kernels that evaluate it and its tangent
+LAWS: tuple[LawTangent, ...] = (
+    LawTangent("rod", internal_forces_inplace, rod_tangent_band, rod_case),
+    LawTangent("auxetic coupling", auxetic_update, auxetic_tangent_band, auxetic_case),
+    LawTangent("contact", contact_forces, contact_tangent, contact_case),
+    LawTangent("joint force", joint_force_kernel, joint_force_tangent,
+               lambda rng: joint_case(rng, force=True)),
+    LawTangent("joint couple", joint_torque_kernel, joint_torque_tangent,
+               lambda rng: joint_case(rng, force=False)),
+    LawTangent("motor mount", joint_torque_kernel, mount_torque_tangent, motor_mount_case),
+    LawTangent("twist mount", free_twist_rest_orientation, twist_mount_torque_tangent,
+               twist_mount_case),
+    # without a tangent: the static solver differences the whole residual of a model using them
+    LawTangent("passive coupling", reciprocal_twist_couple, None, None),
+    LawTangent("compression law", compression_law_forces, None, None),
+)
+
+
+def law(name: str) -> LawTangent:
+    """The registered law ``name`` (KeyError naming the registered ones otherwise)."""
+    for entry in LAWS:
+        if entry.name == name:
+            return entry
+    raise KeyError(f"no law {name!r}; registered: {', '.join(e.name for e in LAWS)}")
+
+
+def tangent_source(entry: LawTangent) -> str:
+    """``"exact"`` for a law with a tangent kernel, ``"finite differences"`` without."""
+    return "exact" if entry.tangent_kernel is not None else "finite differences"

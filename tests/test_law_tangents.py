@@ -1,0 +1,82 @@
+"""Every registered law's consistent tangent (physics/laws.py) against central differences of
+its force kernel, on a random valid configuration (physics/law_cases.py).
+
+Oracle: ``(f(+h e_j) - f(-h e_j)) / 2h`` of the law's own force kernel, positions moved by
+``h``, directors turned by ``exp(-[h e_a])`` with the kinematic-update kernel (the static
+solver's increment).  Steps: 1e-6 of an element's rest length / 1e-8 m at the joints (whose
+springs are stiff: k_F |x| ~ 5e4 N against forces of ~1e3 N) / 1e-4 of the contact's smoothing
+length, and 1e-6 rad.  The forces vary on scales of an element, a centimetre or a smoothing
+length, so the truncation error is O((h / scale)^2) ~ 1e-8 relative at worst, and the round-off
+about eps |f| / (h |df/du|) ~ 1e-9 relative; the largest errors measured on these cases are
+7e-9 to 9e-9 (5.5e-8 for the contact, whose force varies on the smoothing length).  A
+tolerance of 1e-6 of each column's norm is thus well above the oracle's own error and far
+below any missing or wrong term (those are O(1) of the column: leaving out the frame term of
+the body's couple errs by 0.26 of its column).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hsa_elastica.physics.laws import LAWS, LawCase, law, tangent_source
+
+RTOL = 1e-6
+
+
+def _central_differences(case: LawCase) -> np.ndarray:
+    fd = np.zeros((case.n, case.n))
+    for j in range(case.n):
+        dx = np.zeros(case.n)
+        dx[j] = case.steps[j]
+        fd[:, j] = (case.forces(dx) - case.forces(-dx)) / (2.0 * case.steps[j])
+    return fd
+
+
+def _column_error(exact: np.ndarray, fd: np.ndarray) -> float:
+    """Largest entry error over its column's norm (a column of zeros: over the largest)."""
+    scale = np.linalg.norm(fd, axis=0)
+    scale = np.where(scale > 0.0, scale, scale.max())
+    return float(np.max(np.abs(exact - fd) / scale[None, :]))
+
+
+@pytest.mark.parametrize("entry", LAWS, ids=[e.name for e in LAWS])
+def test_registered_tangent_equals_central_differences(entry) -> None:  # type: ignore[no-untyped-def]
+    if entry.tangent_kernel is None:
+        assert tangent_source(entry) == "finite differences"
+        pytest.skip(f"{entry.name}: finite differences")
+    assert entry.case is not None and tangent_source(entry) == "exact"
+    case = entry.case(np.random.default_rng(20261129))
+    assert case.tangent is not None
+    exact = case.tangent()
+    fd = _central_differences(case)
+    assert np.abs(fd).max() > 0.0  # the configuration loads the law
+    err = _column_error(exact, fd)
+    assert err <= RTOL, f"{entry.name}: largest entry error {err:.3g} of its column's norm"
+
+
+def test_a_wrong_tangent_fails_the_check() -> None:
+    """The check is sharp: the joint couple's tangent without the frame term ``[T_b]`` of the
+    body (its couple turning with the body) misses by far more than the tolerance."""
+    make = law("joint couple").case
+    assert make is not None
+    case = make(np.random.default_rng(3))
+    assert case.tangent is not None
+    exact = case.tangent()
+    fd = _central_differences(case)
+    tb = case.forces(np.zeros(case.n))[9:12]
+    exact[9:12, 9:12] -= np.array([[0.0, -tb[2], tb[1]], [tb[2], 0.0, -tb[0]],
+                                   [-tb[1], tb[0], 0.0]])
+    assert _column_error(exact, fd) > 1e-2
+
+
+def test_the_registry_holds_every_law_of_the_static_jacobian() -> None:
+    names = [e.name for e in LAWS]
+    assert len(set(names)) == len(names)
+    for name in ("rod", "auxetic coupling", "contact", "joint force", "joint couple",
+                 "motor mount", "twist mount"):
+        assert tangent_source(law(name)) == "exact"
+    for name in ("passive coupling", "compression law"):
+        assert tangent_source(law(name)) == "finite differences"
+    with pytest.raises(KeyError, match="registered: rod"):
+        law("no such law")
