@@ -129,7 +129,10 @@ def test_the_static_robot_presses_its_platform_on_a_plate() -> None:
     robot = build_robot(q, [0.0] * 4, ramp=0.0, record=False)
     solver = StaticSolver(compile_simulator(robot.simulator))
     outcome = solver.solve(np.array(PRESS))  # with the stability test (perturbed evaluations)
-    assert outcome.converged
+    # ~200 N is past the rods' buckling load (79 N, validation/blocked_force.md): the straight
+    # pose is an equilibrium, unstable, and the stability test says so (its branch switch finds
+    # no stable pose from these kicks); the sensors are read at that equilibrium
+    assert outcome.converged and outcome.stable is False
     force = robot.contacts[-1].instance.total_force.copy()  # as solve() leaves the sensors
     _check_pressed(robot, plate)
     # ... which are the equilibrium's: evaluating there again changes nothing, bit for bit

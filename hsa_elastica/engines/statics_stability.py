@@ -55,16 +55,14 @@ def stability(solver: Any, angles: NDArray[np.float64], k: int = 3, *, vectors: 
     except (RuntimeError, ValueError, spla.ArpackNoConvergence):
         jac = solver.jacobian(a, solver.evaluate(a).copy())
         dense = -(sp.diags(s) @ jac @ sp.diags(s)).toarray()
-        vals, vecs = np.linalg.eig(dense)  # every eigenvalue: no second search needed
-        return _lowest(vals, vecs if vectors else None, s)
-    if vectors:
-        vals, vecs = res
-    else:
-        vals, vecs = res, None
+        every, every_vec = np.linalg.eig(dense)  # every eigenvalue: no second search needed
+        return _lowest(every, every_vec if vectors else None, s)
+    vals: NDArray[Any] = res[0] if vectors else res
+    vecs: NDArray[Any] | None = res[1] if vectors else None
     if np.min(np.real(vals)) > 0.0:
         far = _negative_far_from_zero(dummy, op_inv, n, vectors)
         if far is not None:
-            vals, vecs = far
+            return _lowest(far[0], far[1], s)
     return _lowest(vals, vecs, s)
 
 
