@@ -112,9 +112,10 @@ def test_sticking_friction_dissipates_below_the_stated_step_limit_only(
 ) -> None:
     """Inside the sticking zone (rim speed 0.1 v_s) the rim is a damper ``mu f_el / v_s`` per
     point, which the explicit step multiplies the spin by ``1 - 2 dt / dt_limit`` per step:
-    at 0.9 x the stated limit ``2 v_s I / (mu F_n r^2)`` the spin energy falls at every step,
+    at 0.9 x the spin's limit ``2 v_s I / (mu F_n r^2)`` the spin energy falls at every step,
     at 1.1 x it rises at every step (the friction reverses the spin by more than it was) until
-    the rim leaves the sticking zone and chatters."""
+    the rim leaves the sticking zone and chatters.  (The cylinder's smallest friction limit is
+    that of sliding its base while rocking, test below; a pure spin does not excite it.)"""
     dt = fraction * _stick_limit()
     omega0 = 0.1 * V_S / RADIUS
     sim, cyl, _ = _spinning_cylinder(omega0)
@@ -155,6 +156,7 @@ def test_the_robot_pressed_on_a_rough_plate_settles_at_the_static_force() -> Non
     fused engine at the robot's step: with the plate's law inside both explicit limits it
     stops, and the plate carries the frictionless static solver's force."""
     from hsa_elastica.engines.statics import StaticSolver
+    from hsa_elastica.physics.contact import BodyContact, step_limits
     from hsa_elastica.robots.builders import build_robot
     from hsa_elastica.robots.compiled import FastRobot
 
@@ -166,6 +168,7 @@ def test_the_robot_pressed_on_a_rough_plate_settles_at_the_static_force() -> Non
     assert solver.solve(motors, check_stability=False).converged
     solver.evaluate(motors)
     static = -float(robot.contacts[-1].instance.total_force[2])
+    static_robot = robot
 
     # sticking: dt < M v_s / (mu F_n) (I = M r^2 / 2 about the normal, every touching point on
     # the rim): v_s 1.5 x what that needs at 1.2 x the static load (0.12 m/s)
@@ -176,6 +179,15 @@ def test_the_robot_pressed_on_a_rough_plate_settles_at_the_static_force() -> Non
     # zeta = 0.5 (the validation's plate: kicked, the platform rocks at +-5 rad/s for 0.4 s
     # even without friction), 1.64 at zeta = 0.2
     rough = _pressed_robot(angle, mu, v_s, zeta=0.2)
+    # step_limits at the static pose says the same: the validation's plate (zeta = 0.5,
+    # v_s = 1 mm/s) is outside both limits, this one inside
+    dt_n, dt_t = step_limits(BodyContact(_pressed_robot(angle, mu, 1e-3).environment
+                                         .obstacles[0]), static_robot.platform)
+    print("validation plate: limits", dt_n, dt_t, "dt", dt)
+    assert dt_n < dt and dt_t < 0.02 * dt  # measured 0.90 dt and dt / 67
+    dt_n, dt_t = step_limits(BodyContact(rough.environment.obstacles[0]), static_robot.platform)
+    print("this plate: limits", dt_n, dt_t)
+    assert dt_n > dt and dt_t > dt
     robot = build_robot(rough, [h * angle for h in rough.handedness], record=False)
     robot.platform.velocity_collection[0, 0] = 0.05
     robot.platform.omega_collection[2, 0] = 5.0
@@ -195,3 +207,34 @@ def test_the_robot_pressed_on_a_rough_plate_settles_at_the_static_force() -> Non
     # the plate's force is the rods' axial load: the twist and offset the friction holds
     # change it by ~1e-5 relative (measured); 1e-3 leaves room for the creep
     assert force == pytest.approx(static, rel=1e-3)
+
+
+def test_the_step_limits_of_a_cylinder_resting_on_its_rim() -> None:
+    """``step_limits`` of the resting cylinder against its modes worked out by hand: normal, the
+    vertical bounce (``16 k s / M``) and the rocking about a diameter (``8 k s r^2 / I_x``),
+    each with its damping ratio; friction, the largest of the spin about the axis
+    (``32 c / M``, ``c = mu (M g / 16) / v_s`` per point) and the slide of the base coupled
+    to the rocking it drives (``16 c (1 / M + (L / 2)^2 / I_x)``)."""
+    from hsa_elastica.physics.contact import step_limits
+
+    sim, cyl, ref = _spinning_cylinder(0.0)
+    normal, friction = step_limits(ref.instance, cyl)
+    mass = _mass()
+    # about a diameter PyElastica's Cylinder takes M r^2 / 4 (without the length's M L^2 / 12)
+    i_x = float(cyl.mass_second_moment_of_inertia[0, 0, 0])
+    assert i_x == pytest.approx(mass * RADIUS**2 / 4.0, rel=1e-12)
+    sink = ELL * math.log(math.expm1(mass * G / N_RIM / (K * ELL)))  # as placed, at rest
+    s = 1.0 / (1.0 + math.exp(-sink / ELL))
+    c_n = 2.0 * 0.5 * math.sqrt(K * mass / (2 * N_RIM)) * s  # zeta = 0.5, M / 32 per point
+    modes = [(16.0 * K * s / mass, 16.0 * c_n / mass),
+             (8.0 * K * s * RADIUS**2 / i_x, 8.0 * c_n * RADIUS**2 / i_x)]  # (omega^2, 2 zeta omega)
+    expected_normal = min(2.0 * (math.hypot(1.0, b / (2 * math.sqrt(w2))) - b / (2 * math.sqrt(w2)))
+                          / math.sqrt(w2) for w2, b in modes)
+    c_t = MU * mass * G / N_RIM / V_S
+    rate = max(2 * N_RIM * c_t / mass, N_RIM * c_t * (1.0 / mass + (0.5 * LENGTH) ** 2 / i_x))
+    print("normal", normal, expected_normal, "friction", friction, 2.0 / rate)
+    # exact but for round-off (the same modes, worked out two ways)
+    assert normal == pytest.approx(expected_normal, rel=1e-9)
+    assert friction == pytest.approx(2.0 / rate, rel=1e-9)
+    # the spin's own limit (the test above) is the larger: the slide-and-rock mode sets it
+    assert friction < _stick_limit()
