@@ -40,18 +40,22 @@ def _mass() -> float:
     return RHO * math.pi * RADIUS**2 * LENGTH
 
 
-def _spinning_cylinder(omega: float) -> tuple[_Sim, Cylinder, Any]:
+def _spinning_cylinder(omega: float, tilt: float = 0.0) -> tuple[_Sim, Cylinder, Any]:
     """A cylinder standing upright on a rough floor on the rim of its bottom face (16 points),
-    sunk to its resting penetration, spinning about its axis at ``omega`` [rad/s]."""
+    sunk to its resting penetration, spinning about its axis at ``omega`` [rad/s].  With
+    ``tilt`` [rad] the floor's normal (and gravity, and the axis) is tilted about y and the
+    body frame turned about the axis by 0.4 rad: the same motion in a general body frame."""
     sim = _Sim()
+    n = np.array([math.sin(tilt), 0.0, math.cos(tilt)])
+    d1 = np.array([math.cos(tilt), 0.0, -math.sin(tilt)])
+    d = math.cos(0.4 * bool(tilt)) * d1 + math.sin(0.4 * bool(tilt)) * np.cross(n, d1)
     # the rest penetration of each rim point: k l softplus(sink / l) = M g / 16 (13 um)
     sink = ELL * math.log(math.expm1(_mass() * G / N_RIM / (K * ELL)))
     # start: the centre of the base face, its rim sunk by the rest penetration
-    cyl = Cylinder(np.array([0.0, 0.0, -sink]), np.array([0.0, 0.0, 1.0]),
-                   np.array([1.0, 0.0, 0.0]), LENGTH, RADIUS, RHO)
+    cyl = Cylinder(-sink * n, n, d, LENGTH, RADIUS, RHO)
     sim.append(cyl)
-    sim.add_forcing_to(cyl).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
-    floor = PlaneObstacle(contact=ContactParams(stiffness=K, smoothing_length=ELL,
+    sim.add_forcing_to(cyl).using(GravityForces, acc_gravity=-G * n)
+    floor = PlaneObstacle(normal=tuple(n), contact=ContactParams(stiffness=K, smoothing_length=ELL,
                                                 damping_ratio=0.5, friction_coefficient=MU,
                                                 slip_velocity=V_S))
     ref = add_contact(sim, cyl, floor, n_rim=N_RIM)
@@ -71,14 +75,17 @@ def _stick_limit() -> float:
     return 2.0 * V_S * 0.5 / (MU * G)
 
 
-def test_a_cylinder_spinning_on_a_rough_floor_stops_at_the_coulomb_rate() -> None:
+@pytest.mark.parametrize("tilt", [0.0, 0.7])
+def test_a_cylinder_spinning_on_a_rough_floor_stops_at_the_coulomb_rate(tilt: float) -> None:
     """Spun at 20 rad/s (rim speed 0.4 m/s, 400 v_s): decelerates at ``2 mu g / r`` =
     490.5 rad/s^2, stops after ``omega r / (2 mu g)`` = 40.8 ms, and stays stopped; its spin
     energy falls at every step.  PyElastica's loop with ``BodyContact`` (the fused step is
-    bit-identical to it: tests/test_contact_compiled.py; it needs a rod in the model)."""
-    dt, omega0 = 2.5e-5, 20.0  # dt: 0.12 of the sticking limit (2.04e-4 s)
+    bit-identical to it: tests/test_contact_compiled.py; it needs a rod in the model).  Tilted,
+    in a general body frame, the same: the rim's slip velocity includes ``omega x r`` and the
+    friction's couple reaches the body frame through its directors."""
+    dt, omega0 = 2.5e-5, 20.0  # dt: 0.12 of the spin's sticking limit (2.04e-4 s)
     assert dt < 0.2 * _stick_limit()
-    sim, cyl, ref = _spinning_cylinder(omega0)
+    sim, cyl, ref = _spinning_cylinder(omega0, tilt)
     steps = int(round(0.08 / dt))
     omega, energy = np.empty(steps + 1), np.empty(steps + 1)
     omega[0], energy[0] = omega0, _spin_energy(cyl)
