@@ -245,3 +245,34 @@ def test_the_step_limits_of_a_cylinder_resting_on_its_rim() -> None:
     assert friction == pytest.approx(2.0 / rate, rel=1e-9)
     # the spin's own limit (the test above) is the larger: the slide-and-rock mode sets it
     assert friction < _stick_limit()
+
+
+def test_the_step_limits_of_a_rod_lying_on_a_rough_floor() -> None:
+    """``step_limits`` of a ``RodContact``: every node sunk by the rest penetration of an
+    interior node (its weight ``m g`` on ``k``); the end nodes carry half that mass, so they
+    set both limits: friction ``2 (m / 2) v_s / (mu m g) = v_s / (mu g)``, normal
+    ``2 (sqrt(1 + z^2) - z) / w`` with ``w^2 = k s / (m / 2)`` and
+    ``z = c s / (2 sqrt(k s m / 2))``, ``c = 2 zeta sqrt(k m / 2)``."""
+    from elastica import CosseratRod
+
+    from hsa_elastica.physics.contact import RodContact, step_limits
+
+    n_el, length, radius, rho, zeta = 20, 0.2, 0.005, 1000.0, 0.5
+    m = rho * math.pi * radius**2 * length / n_el  # an interior node's mass
+    sink = ELL * math.log(math.expm1(m * G / (K * ELL)))
+    rod = CosseratRod.straight_rod(n_el, np.array([0.0, 0.0, radius - sink]),
+                                   np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]),
+                                   length, radius, rho, youngs_modulus=1e6,
+                                   shear_modulus=1e6 / 3.0)
+    floor = PlaneObstacle(contact=ContactParams(stiffness=K, smoothing_length=ELL,
+                                                damping_ratio=zeta, friction_coefficient=MU,
+                                                slip_velocity=V_S))
+    normal, friction = step_limits(RodContact(floor), rod)
+    s = 1.0 / (1.0 + math.exp(-sink / ELL))
+    w = math.sqrt(K * s / (0.5 * m))
+    z = 2.0 * zeta * math.sqrt(K * 0.5 * m) * s / (2.0 * math.sqrt(K * s * 0.5 * m))
+    print("rod: normal", normal, 2.0 * (math.hypot(1.0, z) - z) / w, "friction", friction,
+          V_S / (MU * G))
+    assert float(rod.mass[0]) == pytest.approx(0.5 * m, rel=1e-12)  # PyElastica's end node
+    assert normal == pytest.approx(2.0 * (math.hypot(1.0, z) - z) / w, rel=1e-9)
+    assert friction == pytest.approx(V_S / (MU * G), rel=1e-9)
