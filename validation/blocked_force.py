@@ -8,7 +8,9 @@ handedness) and press the platform on it.  Three ways to get the plate's force:
 * the static solver, swept in angle by continuation (each pose from the last), with its
   stability test: a pose whose tangent stiffness has a negative eigenvalue is drawn hollow;
 * the fused explicit engine, 0.2 s per angle (motors ramped in over 0.05 s), plate without
-  friction and with ``mu = 0.5``: the force's mean over the last quarter of the run;
+  friction and with ``mu = 0.5``: the force's mean over the last quarter of the run (the rough
+  plate's sticking is far outside the explicit step's limit, ``physics.contact.step_limits``:
+  a limit cycle, blocked_force.md);
 * references from outside the robot model: four times the single rod's blocked force (the
   constrained virtual experiment of Good et al.'s characterization,
   ``experiments.characterization.blocked_force``, same rod and discretisation) and the Euler

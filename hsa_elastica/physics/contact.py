@@ -57,6 +57,7 @@ __all__ = [
     "check_placement",
     "contact_table",
     "rim_points",
+    "step_limits",
     "OVERLAP_SMOOTHING_LENGTHS",
     "CONTACT_SMOOTHING_LENGTHS",
 ]
@@ -279,6 +280,108 @@ class BodyContact(NoForces, _ContactSensor):
         body_wrench((system.position_collection, system.director_collection,
                      system.external_forces, system.external_torques), 0, self._points,
                     self._out.force)
+
+
+def _normals(points: ContactPoints, obstacle: Any) -> NDArray[np.float64]:
+    """Outward unit normals (3, n) of ``obstacle`` at the points (as ``contact_laws._surface``)."""
+    x = points.position
+    if isinstance(obstacle, PlaneObstacle):
+        return np.repeat(np.asarray(obstacle.normal, dtype=np.float64)[:, None], x.shape[1], 1)
+    g = geometry_record(obstacle)
+    d = x - g.origin[:, None]
+    if isinstance(obstacle, CapsuleObstacle):
+        d = d - g.direction[:, None] * np.clip(g.direction @ d, 0.0, g.length)
+    return np.asarray(d / np.maximum(np.linalg.norm(d, axis=0), 1e-300))
+
+
+def _laws(points: ContactPoints, obstacle: Any) -> tuple[NDArray[np.float64], ...]:
+    """Per point the normal stiffness ``k s`` [N/m], normal damping ``c s`` [N s/m] and the
+    friction's damping ``mu f_el / rho`` [N s/m] (its largest slope in the tangential speed)
+    at the points' present state."""
+    law = obstacle.contact
+    out = ContactOutput(np.zeros_like(points.position), np.zeros(points.radius.size),
+                        np.zeros(points.radius.size))
+    contact_forces(points, geometry_record(obstacle), law_record(law), out)
+    z = -out.gap / law.smoothing_length
+    s = np.exp(-np.logaddexp(0.0, -z))  # sigmoid(z), overflow-free
+    f_el = law.stiffness * law.smoothing_length * np.logaddexp(0.0, z)
+    c = 2.0 * law.damping_ratio * np.sqrt(law.stiffness * points.mass)
+    rho = np.hypot(out.slip, law.slip_velocity)
+    return law.stiffness * s, c * s, law.friction_coefficient * f_el / rho
+
+
+def _damped_limit(omega2: NDArray[np.float64], zeta: NDArray[np.float64]) -> float:
+    """Largest explicit step [s] over modes ``omega^2`` [1/s^2] with damping ratios ``zeta``,
+    the damping taken at the step's start velocity (Position Verlet):
+    ``dt < 2 (sqrt(1 + zeta^2) - zeta) / omega``; a pure damper ``2 zeta omega = b``:
+    ``dt < 2 / b``."""
+    limit = math.inf
+    for w2, z in zip(omega2, zeta):
+        if w2 > 0.0:
+            w = math.sqrt(w2)
+            limit = min(limit, 2.0 * (math.sqrt(1.0 + z * z) - z) / w)
+    return limit
+
+
+def _body_matrices(system: Any, points: ContactPoints) -> tuple[Any, Any]:
+    """The body's 6x6 mass matrix (lab frame: ``M I``, ``Q^T J Q``) and the points'
+    velocity maps ``J_p`` (m, 3, 6): ``v_p = v - [r_p]_x omega``."""
+    q = system.director_collection[:, :, 0]
+    mass = np.zeros((6, 6))
+    mass[:3, :3] = float(np.sum(system.mass)) * np.eye(3)
+    mass[3:, 3:] = q.T @ system.mass_second_moment_of_inertia[:, :, 0] @ q
+    r = points.position - system.position_collection[:, :1]
+    jac = np.zeros((r.shape[1], 3, 6))
+    jac[:, :, :3] = np.eye(3)
+    zero = np.zeros(r.shape[1])
+    jac[:, :, 3:] = -np.stack([np.stack([zero, -r[2], r[1]], -1),
+                               np.stack([r[2], zero, -r[0]], -1),
+                               np.stack([-r[1], r[0], zero], -1)], 1)
+    return mass, jac
+
+
+def step_limits(op: Any, system: Any) -> tuple[float, float]:
+    """The largest step [s] of an explicit (Position Verlet) integration at which the contact
+    ``op`` (a ``RodContact`` or ``BodyContact``) on ``system`` in its present state dissipates:
+    ``(normal, friction)``.  Normal: the contact's stiffness ``k s`` with its damping ``c s``
+    on each mode, ``dt < 2 (sqrt(1 + zeta^2) - zeta) / omega``; friction: the sticking
+    friction's damping ``mu f_el / rho`` (at most ``mu f_el / v_s``), ``dt < 2 / lambda`` with
+    ``lambda`` its largest rate.  A rod's nodes count with their own masses (the rod's elastic
+    forces not included: its own limit is the time-step check's); a rigid body's points through
+    its mass and inertia (6x6).  ``inf``: nothing touches."""
+    if isinstance(op, RodContact):
+        pts = _rod_points(system, op.nodes)
+    else:
+        if op._points is None:
+            op._setup(system)
+        assert op.local is not None and op._points is not None
+        pts = ContactPoints(np.zeros_like(op._points.position),
+                            np.zeros_like(op._points.position), op._points.radius,
+                            op._points.mass)
+        body_points((system.position_collection, system.velocity_collection,
+                     system.omega_collection, system.director_collection), 0, op.local, pts)
+    k_n, c_n, c_t = _laws(pts, op.obstacle)
+    if isinstance(op, RodContact):
+        m = pts.mass
+        zeta = c_n / (2.0 * np.sqrt(np.maximum(k_n, 1e-300) * m))
+        friction = float(np.min(2.0 * m / np.maximum(c_t, 1e-300)))
+        return _damped_limit(k_n / m, zeta), friction
+    n = _normals(pts, op.obstacle)
+    mass, jac = _body_matrices(system, pts)
+    normal_map = np.einsum("ip,pij->pj", n, jac)  # n_p^T J_p (m, 6)
+    tangent_map = jac - n.T[:, :, None] * normal_map[:, None, :]  # (I - n n^T) J_p
+    chol_inv = np.linalg.inv(np.linalg.cholesky(mass))
+
+    def reduced(a: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(chol_inv @ a @ chol_inv.T)
+
+    stiff = reduced(np.einsum("p,pi,pj->ij", k_n, normal_map, normal_map))
+    damp = reduced(np.einsum("p,pi,pj->ij", c_n, normal_map, normal_map))
+    omega2, modes = np.linalg.eigh(stiff)
+    zeta = np.einsum("ik,ij,jk->k", modes, damp, modes) / (2.0 * np.sqrt(np.maximum(omega2, 1e-300)))
+    rates = np.linalg.eigvalsh(reduced(np.einsum("p,pai,paj->ij", c_t, tangent_map, tangent_map)))
+    friction = 2.0 / float(rates.max()) if rates.max() > 0.0 else math.inf
+    return _damped_limit(omega2, zeta), friction
 
 
 def check_placement(system: Any, obstacle: Any, n_rim: int = 16, nodes: Any = None) -> None:
