@@ -216,6 +216,29 @@ def test_the_robot_pressed_on_a_rough_plate_settles_at_the_static_force() -> Non
     assert force == pytest.approx(static, rel=1e-3)
 
 
+def test_an_explicit_run_outside_a_contacts_step_limit_warns_once() -> None:
+    """The validation's plate (``v_s`` = 1 mm/s, ``zeta`` = 0.5) is outside both explicit
+    limits at the robot's step (the test above measures 0.90 dt and dt / 67): a fused run says
+    so in one warning naming the limit, once per robot, not at every call."""
+    import warnings
+
+    from hsa_elastica.params import ContactStepWarning
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import FastRobot
+
+    params = _pressed_robot(0.1, 0.5, 1e-3)
+    fast = FastRobot(build_robot(params, [h * 0.1 for h in params.handedness], record=False))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            fast.run(0.1)
+    steps = [w for w in caught if issubclass(w.category, ContactStepWarning)]
+    assert len(steps) == 1, [str(w.message) for w in caught]
+    text = str(steps[0].message)
+    assert "\n" not in text and f"dt = {params.simulation.dt:.3g} s" in text
+    assert "sticking friction" in text or "normal contact" in text
+
+
 def test_the_step_limits_of_a_cylinder_resting_on_its_rim() -> None:
     """``step_limits`` of the resting cylinder against its modes worked out by hand: normal, the
     vertical bounce (``16 k s / M``) and the rocking about a diameter (``8 k s r^2 / I_x``),

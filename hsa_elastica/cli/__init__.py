@@ -101,7 +101,7 @@ def _one_line_warnings() -> None:
     Python's two lines with a file name; other warnings are shown as before."""
     import warnings
 
-    from hsa_elastica.params import MassWithoutGravityWarning
+    from hsa_elastica.params import ContactStepWarning, MassWithoutGravityWarning
 
     shown = warnings.showwarning
     if getattr(shown, "one_line", False):
@@ -109,7 +109,7 @@ def _one_line_warnings() -> None:
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
              line: str | None = None) -> None:
-        if issubclass(category, MassWithoutGravityWarning):
+        if issubclass(category, (MassWithoutGravityWarning, ContactStepWarning)):
             print(one_line(f"{PROG}: warning: {message}"), file=sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)

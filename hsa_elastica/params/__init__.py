@@ -49,6 +49,7 @@ from hsa_elastica.params.base import MAX_N_ELEMENTS as MAX_N_ELEMENTS
 from hsa_elastica.params.base import MAX_RECORD_FPS as MAX_RECORD_FPS
 from hsa_elastica.params.base import ParameterError
 from hsa_elastica.params.base import MassWithoutGravityWarning as MassWithoutGravityWarning
+from hsa_elastica.params.base import ContactStepWarning as ContactStepWarning
 from hsa_elastica.params.base import mass_without_gravity as mass_without_gravity
 from hsa_elastica.params.base import warn_mass_without_gravity as warn_mass_without_gravity
 from hsa_elastica.params.base import _ParamsBase as _ParamsBase

@@ -92,6 +92,13 @@ class MassWithoutGravityWarning(UserWarning):
     (:func:`warn_mass_without_gravity`)."""
 
 
+class ContactStepWarning(UserWarning):
+    """An explicit run's step is above a contact's dissipation limit
+    (:func:`hsa_elastica.physics.contact.step_limits`): the contact chatters (sticking friction
+    reversing the motion every step, or a bouncing normal contact) instead of holding or
+    settling."""
+
+
 # one report per distinct message per process (the static solve, its dynamic fallback and
 # every pose of a batch would otherwise each repeat it)
 warnings.filterwarnings("once", category=MassWithoutGravityWarning)

@@ -37,6 +37,7 @@ from hsa_elastica.params.environment import (
     PlaneObstacle,
     SphereObstacle,
 )
+from hsa_elastica.params.base import ContactStepWarning as ContactStepWarning
 from hsa_elastica.physics.operator_ref import OperatorRef
 from hsa_elastica.physics.contact_laws import (
     ContactOutput,
@@ -54,6 +55,8 @@ __all__ = [
     "BodyContact",
     "add_contact",
     "ContactRef",
+    "ContactStepWarning",
+    "step_limit_message",
     "check_placement",
     "contact_table",
     "rim_points",
@@ -436,7 +439,29 @@ def contact_table(items: list[tuple[Any, Any, int]]) -> ContactTable:
 
 class ContactRef(OperatorRef[Any]):
     """The contact forcing :func:`add_contact` registered: PyElastica builds it inside
-    ``finalize()``; ``instance`` is it afterwards (its sensor attributes)."""
+    ``finalize()``; ``instance`` is it afterwards (its sensor attributes); ``system`` the rod or
+    body it acts on."""
+
+    system: Any = None
+
+
+def step_limit_message(refs: Any, dt: float, time: float) -> str | None:
+    """The one-line warning for the first contact in ``refs`` (:class:`ContactRef`) whose
+    :func:`step_limits` at the present state is below the explicit step ``dt`` [s]; None if
+    every contact is within its limits."""
+    for ref in refs:
+        if not ref.ready or ref.system is None:
+            continue
+        normal, friction = step_limits(ref.instance, ref.system)
+        limit, what = min((normal, "normal contact"), (friction, "sticking friction"))
+        if dt > limit:
+            body = "rod" if isinstance(ref.instance, RodContact) else "rigid body"
+            return (f"at t = {time:.6g} s the step dt = {dt:.3g} s is above the stable step "
+                    f"{limit:.3g} s of the {what} between a {body} and a "
+                    f"{type(ref.instance.obstacle).__name__}: the contact chatters instead of "
+                    "holding (raise its slip_velocity, lower its damping_ratio, shorten dt, or "
+                    "use the implicit integrator; docs/contact.md)")
+    return None
 
 
 def add_contact(sim: Any, system: Any, obstacle: Any, **kwargs: Any) -> ContactRef:
@@ -445,6 +470,7 @@ def add_contact(sim: Any, system: Any, obstacle: Any, **kwargs: Any) -> ContactR
     ``BodyContact`` with ``kwargs`` for a rigid body); the returned reference gives the forcing
     after ``sim.finalize()``."""
     ref = ContactRef()
+    ref.system = system
     if hasattr(system, "rest_lengths"):  # a rod
         RodContact(obstacle, **kwargs)._setup(system)
         sim.add_forcing_to(system).using(ref.capture(RodContact), obstacle=obstacle, **kwargs)

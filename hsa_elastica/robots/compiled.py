@@ -222,7 +222,34 @@ class FastRobot(ControlMixin):
         n_steps = int(math.ceil(duration / self.dt * (1.0 - 1e-9)))
         systems, names = self._checked_systems(systems_names)
         self._run_steps(n_steps, limit, systems, names, v_max, stretch)
+        self._check_contact_steps()
         return self.time
+
+    #: an explicit engine's contacts are checked against their stable step
+    #: (:func:`~hsa_elastica.physics.contact.step_limits`) at most every this much simulated
+    #: time [s] (about 1 ms of Python a check on the robot)
+    contact_check_interval = 0.1
+    _explicit = True
+
+    def _check_contact_steps(self) -> None:
+        """Warn once (:class:`~hsa_elastica.physics.contact.ContactStepWarning`, one line) if
+        the explicit step is above a contact's dissipation limit at the present state: friction
+        or a normal contact then chatters instead of holding (docs/contact.md)."""
+        refs = getattr(self.robot, "contacts", None)
+        if not refs or not self._explicit or getattr(self, "_contact_warned", False):
+            return
+        last = getattr(self, "_contact_checked", -math.inf)
+        if self.time - last < self.contact_check_interval:
+            return
+        self._contact_checked = self.time
+        import warnings
+
+        from hsa_elastica.physics.contact import ContactStepWarning, step_limit_message
+
+        message = step_limit_message(refs, self.dt, self.time)
+        if message is not None:
+            self._contact_warned = True
+            warnings.warn(message, ContactStepWarning, stacklevel=3)
 
     def _checked_systems(self, systems_names: Sequence[str] | None) -> tuple[list[Any], list[str]]:
         """The systems of the divergence check and their names (a stack names its own)."""
@@ -311,6 +338,7 @@ class ImplicitRobot(FastRobot):
     """
 
     engine: ImplicitEngine
+    _explicit = False  # (no explicit step limit on contacts)
 
     def __init__(self, robot: "Robot | Stack | SingleRod", *, rho_inf: float = DEFAULT_RHO_INF,
                  chunk: int = 500, dt_table: float | None = None, **kwargs: Any) -> None:
