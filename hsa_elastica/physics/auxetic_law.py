@@ -232,7 +232,7 @@ def auxetic_rest_lengths(
     ``kappa_h_elements`` [rad/m] are the element averages of Eq. 4.
 
     With the row's ``play_weight != 0`` (hysteresis, :mod:`hsa_elastica.physics.hysteresis`)
-    the play memory ``c.play[i]`` is first advanced to ``kappa_h_elements`` (once per time) and
+    the play memory ``c.play[i]`` is first advanced (:func:`advance_play`, once per time) and
     the law sees the hysteretic twist strain (:func:`hysteretic_twist`) instead of
     ``kappa_h_elements``.
 

@@ -16,11 +16,15 @@ rate-independent (a slow and a fast ramp give one loop) and has no time constant
 is the law without hysteresis exactly (``F_0[x] = x``, so ``y = x`` bit for bit).
 
 The memory ``m`` (one value per element, ``CouplingTable.play``) is a state of the law like
-the creep strain: it is advanced once per time of evaluation (the first evaluation at a new
-time ``t > play_last``: every evaluation of the explicit steppers; the first Newton
-evaluation of an implicit step), and evaluations at the same time read ``y = clip(m, x - r,
-x + r)`` from it.  The static solver freezes it (``play_frozen = 1``): a static equilibrium
-is then the one reached from the memory by a monotone change of the twist.
+the creep strain.  Every evaluation reads ``y`` from the memory of its time step,
+``F = clip(m, x - r, x + r)``, and keeps that ``F`` (``play_trial``); the first evaluation at
+a later time makes the kept ``F`` the memory (:func:`advance_play`).  The explicit steppers
+evaluate once per step, so the memory follows the play step by step; the implicit
+integrator's Newton evaluations of a step all start from the memory of the step's start and
+the last one (the converged pose) is kept, so the play's kink stays at the last converged
+twist, not at the step's predicted pose.  The static solver freezes the memory
+(``play_frozen = 1``): a static equilibrium is the one reached from the memory by a monotone
+change of the twist (the exact play for any monotone path).
 
 The slope ``dy/dx = 1 - w + w s`` with ``s = 1`` while the play slides (``m`` on or beyond
 an edge of ``[x - r, x + r]``) and ``0`` inside the play; on an edge it is the one-sided
@@ -80,18 +84,29 @@ def play_output(
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def advance_play(c: CouplingTable, i: int, x: NDArray[np.float64]) -> None:
-    """Advance the play memory of row ``i`` of ``c`` to the element inputs ``x`` [rad/m] if
-    this evaluation's time ``c.last_time[i]`` (set by the caller) is later than the last
-    advance ``c.play_last[i]`` and the row is not frozen; evaluations at one time (Newton
-    iterations of an implicit step, the static solver) leave it alone."""
-    now = c.last_time[i]
-    if c.play_frozen[i] != 0 or not now > c.play_last[i]:
+    """The play of row ``i`` of ``c`` at this evaluation, the element inputs ``x`` [rad/m].
+
+    At the first evaluation at a time ``c.last_time[i]`` (set by the caller) later than the
+    last one, ``c.play_last[i]``, the play's output at the last evaluation of the earlier
+    time (``c.play_trial[i]``) becomes its memory ``c.play[i]``; then every evaluation writes
+    its own output ``play(memory, x, width)`` into ``c.play_trial[i]``.  The explicit
+    steppers evaluate once per step (the memory follows every step); the implicit
+    integrator's Newton evaluations of one step all start from the memory of the step's
+    start, and the step's last evaluation (its converged pose, to Newton's tolerance) is
+    kept.  An evaluation at an earlier time (a step taken again in halves) keeps the memory
+    and restarts the clock there.  A frozen row (``play_frozen``, the static solver) reads
+    the memory and writes nothing."""
+    if c.play_frozen[i] != 0:
         return
-    c.play_last[i] = now
+    now = c.last_time[i]
     memory = c.play[i]
+    trial = c.play_trial[i]
+    if now > c.play_last[i]:
+        memory[:] = trial
+    c.play_last[i] = now
     width = c.play_width[i]
     for k in range(x.shape[0]):
-        memory[k] = play(memory[k], x[k], width)
+        trial[k] = play(memory[k], x[k], width)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]

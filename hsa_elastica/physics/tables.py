@@ -187,7 +187,8 @@ class CouplingTable(NamedTuple):
     play_weight: NDArray[np.float64]  # -, its weight w (0 = off)
     play_frozen: NDArray[np.int64]  # 1: the play memory is a given state (the static solver)
     play: NDArray[np.float64]  # (n, ne) state: the play's memory m [rad/m]
-    play_last: NDArray[np.float64]  # (n,) state: time [s] of its last advance (-inf: none yet)
+    play_last: NDArray[np.float64]  # (n,) state: time [s] of its last evaluation (-inf: none yet)
+    play_trial: NDArray[np.float64]  # (n, ne) state: the play's output at that evaluation [rad/m]
 
 
 class JointTable(NamedTuple):
@@ -375,7 +376,7 @@ class MotorSchedule(NamedTuple):
 LAW_MEMORY: dict[str, tuple[str, ...]] = {
     "couplings": ("kappa_vor_raw", "kappa_vor", "kappa_vor_clipped", "kappa_elem",
                   "kappa_elem_clipped", "eps", "last_time", "initialized", "couple",
-                  "eps_creep", "creep_last", "play", "play_last"),
+                  "eps_creep", "creep_last", "play", "play_last", "play_trial"),
     "joints": ("rest_orientation", "initialized", "base_orientation"),
 }
 #: the scratch arrays of the law tables: written before they are read, never part of a State
