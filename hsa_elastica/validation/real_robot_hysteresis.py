@@ -61,15 +61,15 @@ def fit_hysteresis(params: RobotParams, series: MeasuredSeries, *, dt: float,
                    weights: tuple[float, ...] = WEIGHT_GRID, log: Any = None) -> dict[str, Any]:
     """Grid over ``widths`` x ``weights``; returns the best pair (smallest position RMS over
     all rows of ``series``) and every pair's position / orientation RMS [mm, deg] (a replay
-    the implicit integrator refused is listed as failed, with infinite RMS)."""
-    scan = []
+    the implicit integrator refused is listed as failed, without RMS)."""
+    scan: list[dict[str, Any]] = []
     for r in widths:
         for w in weights:
             try:
                 row = _row(series, simulate(with_hysteresis(params, r, w), series, dt=dt))
             except ImplicitStepFailed as exc:  # reported as a failed replay, not fitted
-                scan.append({"width_rad_per_m": r, "weight": w, "pos_rms_mm": math.inf,
-                             "rot_rms_deg": math.inf, "failed": " ".join(str(exc).split())})
+                scan.append({"width_rad_per_m": r, "weight": w, "pos_rms_mm": None,
+                             "rot_rms_deg": None, "failed": " ".join(str(exc).split())})
                 if log is not None:
                     print(f"  r = {r:g} rad/m, w = {w:g}: replay failed: {exc}", file=log, flush=True)
                 continue
@@ -78,7 +78,7 @@ def fit_hysteresis(params: RobotParams, series: MeasuredSeries, *, dt: float,
             if log is not None:
                 print(f"  r = {r:g} rad/m, w = {w:g}: position RMS {row['pos_rms_mm']:.4f} mm, "
                       f"orientation {row['rot_rms_deg']:.4f} deg", file=log, flush=True)
-    best = min(scan, key=lambda s: s["pos_rms_mm"])
+    best = min(scan, key=lambda s: math.inf if s["pos_rms_mm"] is None else s["pos_rms_mm"])
     return {"width_rad_per_m": best["width_rad_per_m"], "weight": best["weight"], "scan": scan}
 
 
