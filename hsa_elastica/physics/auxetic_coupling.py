@@ -583,5 +583,5 @@ def coupling_table(
         play_frozen=np.zeros(n, dtype=np.int64),
         play=z(ne),
         play_last=np.full(n, -np.inf),
-        play_trial=z(ne),
+        play_trial=z(2 * ne),
     )

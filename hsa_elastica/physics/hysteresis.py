@@ -16,20 +16,24 @@ rate-independent (a slow and a fast ramp give one loop) and has no time constant
 is the law without hysteresis exactly (``F_0[x] = x``, so ``y = x`` bit for bit).
 
 The memory ``m`` (one value per element, ``CouplingTable.play``) is a state of the law like
-the creep strain.  Every evaluation reads ``y`` from the memory of its time step,
-``F = clip(m, x - r, x + r)``, and keeps that ``F`` (``play_trial``); the first evaluation at
-a later time makes the kept ``F`` the memory (:func:`advance_play`).  The explicit steppers
-evaluate once per step, so the memory follows the play step by step; the implicit
-integrator's Newton evaluations of a step all start from the memory of the step's start and
-the last one (the converged pose) is kept, so the play's kink stays at the last converged
-twist, not at the step's predicted pose.  The static solver freezes the memory
-(``play_frozen = 1``): a static equilibrium is the one reached from the memory by a monotone
-change of the twist (the exact play for any monotone path).
+the creep strain.  The first evaluation at a new time computes the play's output ``F =
+clip(m, x - r, x + r)`` from the memory of the previous time (:func:`advance_play`); the
+evaluations at that time read ``y = x + w (F - x)`` with that ``F``; the play's output at
+the latest evaluation of a time is the next time's memory.  The explicit steppers evaluate
+once per step: the exact play, step by step.  The implicit integrator's first evaluation of
+a step is at its predicted pose: its Newton iterations see ``F`` of the prediction and ``y``
+linear in ``x`` (slope ``1 - w``), without the play's kink, which stalled Newton (a
+real-robot replay at ``w = 1`` refused steps down to dt / 16 with the kink inside the
+step); the memory it keeps is the play at the step's last evaluation (the converged pose,
+to Newton's tolerance), so a predictor that overshoots a reversal of the twist is not
+remembered.  The static solver freezes the memory (``play_frozen = 1``) and evaluates the
+play itself: a static equilibrium is the one reached from the memory by a monotone change
+of the twist.
 
 The slope ``dy/dx = 1 - w + w s`` with ``s = 1`` while the play slides (``m`` on or beyond
 an edge of ``[x - r, x + r]``) and ``0`` inside the play; on an edge it is the one-sided
 slope of continued loading, the side a step that just slid ends on
-(:func:`play_output`, used by the rest-length law and its tangent alike).
+(:func:`play_output`, used by the static solver's rest-length law and its tangent alike).
 """
 
 from __future__ import annotations
@@ -86,36 +90,46 @@ def play_output(
 def advance_play(c: CouplingTable, i: int, x: NDArray[np.float64]) -> None:
     """The play of row ``i`` of ``c`` at this evaluation, the element inputs ``x`` [rad/m].
 
-    At the first evaluation at a time ``c.last_time[i]`` (set by the caller) later than the
-    last one, ``c.play_last[i]``, the play's output at the last evaluation of the earlier
-    time (``c.play_trial[i]``) becomes its memory ``c.play[i]``; then every evaluation writes
-    its own output ``play(memory, x, width)`` into ``c.play_trial[i]``.  The explicit
-    steppers evaluate once per step (the memory follows every step); the implicit
-    integrator's Newton evaluations of one step all start from the memory of the step's
-    start, and the step's last evaluation (its converged pose, to Newton's tolerance) is
-    kept.  An evaluation at an earlier time (a step taken again in halves) keeps the memory
-    and restarts the clock there.  A frozen row (``play_frozen``, the static solver) reads
-    the memory and writes nothing."""
+    ``c.play_trial[i]`` holds two rows of ``n`` elements: ``[:n]`` the play's output ``F``
+    of this time, ``[n:]`` its output at the latest evaluation.  At the first evaluation at a
+    time ``c.last_time[i]`` (set by the caller) later than the last one, ``c.play_last[i]``,
+    the latest output of the earlier time becomes the memory ``c.play[i]``, and ``F =
+    play(memory, x, width)``; later evaluations at the same time keep ``F``.  An evaluation
+    at an earlier time (a step taken again in halves) computes ``F`` again from the same
+    memory.  A frozen row (``play_frozen``, the static solver) reads the memory and writes
+    nothing."""
     if c.play_frozen[i] != 0:
         return
     now = c.last_time[i]
+    last = c.play_last[i]
     memory = c.play[i]
-    trial = c.play_trial[i]
-    if now > c.play_last[i]:
-        memory[:] = trial
-    c.play_last[i] = now
+    buf = c.play_trial[i]
+    n = x.shape[0]
     width = c.play_width[i]
-    for k in range(x.shape[0]):
-        trial[k] = play(memory[k], x[k], width)
+    if now != last:
+        if now > last:
+            for k in range(n):
+                memory[k] = buf[n + k]
+        c.play_last[i] = now
+        for k in range(n):
+            buf[k] = play(memory[k], x[k], width)
+    for k in range(n):
+        buf[n + k] = play(memory[k], x[k], width)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def hysteretic_twist(c: CouplingTable, i: int, e: int, x: float) -> tuple[float, float]:
     """``(y, dy/dx)`` of element ``e`` of row ``i`` of ``c`` at the input ``x`` [rad/m]: the
-    twist strain the rest-length law sees (:func:`play_output` with the row's memory, width
-    and weight).  With the law off (``play_weight = 0``) ``(x, 1)``."""
-    if c.play_weight[i] == 0.0:
+    twist strain the rest-length law sees.  A frozen row (the static solver):
+    :func:`play_output` from the memory (the play's slope, 1 - w inside, 1 sliding).  A
+    dynamic row: ``x + w (F - x)`` with the play output ``F`` of this time
+    (:func:`advance_play`; the exact play at the explicit steppers' single evaluation).
+    With the law off (``play_weight = 0``) ``(x, 1)``."""
+    weight = c.play_weight[i]
+    if weight == 0.0:
         return x, 1.0
-    return play_output(  # type: ignore[no-any-return]
-        c.play[i][e], x, c.play_width[i], c.play_weight[i]
-    )
+    if c.play_frozen[i] != 0:
+        return play_output(  # type: ignore[no-any-return]
+            c.play[i][e], x, c.play_width[i], weight
+        )
+    return x + weight * (c.play_trial[i][e] - x), 1.0 - weight
