@@ -40,14 +40,15 @@ def _one_row(width: float, weight: float, n: int = 1):  # type: ignore[no-untype
     table = CouplingTable(**{f: np.zeros(1) for f in CouplingTable._fields})
     return table._replace(play_width=np.array([width]), play_weight=np.array([weight]),
                           play_frozen=np.zeros(1, dtype=np.int64), play=np.zeros((1, n)),
-                          play_last=np.array([-np.inf]), play_trial=np.zeros((1, n)),
+                          play_last=np.array([-np.inf]), play_trial=np.zeros((1, 2 * n)),
                           last_time=np.zeros(1))
 
 
 def _drive(table, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
     """Advance the play of a one-element row through ``inputs`` (one time each); the outputs
-    ``y`` and slopes."""
-    from hsa_elastica.physics.hysteresis import advance_play, hysteretic_twist
+    ``y`` and the play's slopes (``play_output`` from the memory of each time, as the static
+    solver evaluates it: the same ``y`` bit for bit)."""
+    from hsa_elastica.physics.hysteresis import advance_play, hysteretic_twist, play_output
 
     ys, slopes = np.empty_like(inputs), np.empty_like(inputs)
     x = np.zeros(1)
@@ -55,7 +56,9 @@ def _drive(table, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # type:
         table.last_time[0] = float(k)
         x[0] = u
         advance_play(table, 0, x)
-        ys[k], slopes[k] = hysteretic_twist(table, 0, 0, u)
+        ys[k] = hysteretic_twist(table, 0, 0, u)[0]
+        y, slopes[k] = play_output(table.play[0, 0], u, table.play_width[0], table.play_weight[0])
+        assert y == ys[k]
     return ys, slopes
 
 
@@ -89,10 +92,12 @@ def test_triangle_wave_traces_the_parallelogram() -> None:
 
 
 def test_zero_width_is_the_input_exactly_and_the_memory_is_advanced_once_per_time() -> None:
-    """r = 0: ``y`` is the input bit for bit (any weight).  Evaluations at one time all read
-    the memory of that time (the implicit integrator's Newton iterations do not accumulate),
-    the last one is kept at the next time, a step taken again in halves (an earlier time)
-    starts from the same memory, and a frozen row (the static solver) never moves it."""
+    """r = 0: ``y`` is the input bit for bit (any weight).  The play's output is computed at
+    the first evaluation of a time (later ones at that time, the implicit integrator's
+    Newton iterations, keep it), the play at the latest evaluation of a time is the next
+    time's memory, a step taken again in halves (an earlier time) starts from the same
+    memory, and a frozen row (the static solver) evaluates the play itself and never moves
+    the memory."""
     u = np.random.default_rng(3).normal(size=200) * 20.0
     y, _ = _drive(_one_row(0.0, 0.7), u)
     assert np.array_equal(y, u)
@@ -106,14 +111,14 @@ def test_zero_width_is_the_input_exactly_and_the_memory_is_advanced_once_per_tim
         return float(hysteretic_twist(row, 0, 0, x)[0])
 
     assert at(1.0, 5.0) == 3.0  # from the memory 0
-    assert at(1.0, -5.0) == -3.0  # same time: from the memory 0 again, not from 3
-    assert at(2.0, 0.0) == -2.0  # the last evaluation of t = 1 (-3) is the memory
+    assert at(1.0, -5.0) == 3.0  # same time (a Newton iteration): the time's output is kept
+    assert at(2.0, 0.0) == -2.0  # memory -3: the play at the latest evaluation of t = 1
     assert at(3.0, 10.0) == 8.0  # an attempt at t = 3 ...
-    assert at(2.5, 0.0) == -2.0  # ... taken again in halves: the memory of t = 2 (-2)
-    assert at(3.0, 1.0) == -1.0  # the memory of t = 2.5 (-2), slid to 1 - 2
+    assert at(2.5, -1.0) == -2.0  # ... taken again in halves: from the memory of t = 2 (-2)
+    assert at(3.0, 4.0) == 2.0  # the memory of t = 2.5 (-2), slid to 4 - 2
     frozen = table._replace(play_frozen=np.ones(1, dtype=np.int64))
-    assert at(4.0, 10.0, frozen) == 8.0 and at(5.0, 0.0, frozen) == -2.0  # memory -2 stays
-    assert table.play[0, 0] == -2.0
+    assert at(4.0, 10.0, frozen) == 8.0 and at(5.0, -10.0, frozen) == -8.0  # memory -2 stays
+    assert table.play[0, 0] == -2.0 and list(table.play_trial[0]) == [2.0, 2.0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,10 +220,10 @@ def test_rod_rest_lengths_follow_the_closed_form(histories: dict[str, np.ndarray
 
 def test_every_executor_gives_the_same_rest_length_history(histories: dict[str, np.ndarray]) -> None:
     """Fused stepper = operators to round-off (1e-12 m; observed bit-identical).  Implicit
-    integrator (2 ms steps; each step's Newton evaluations start from the play's memory of
-    the step's start) against the explicit one: within 1 % of the element loop width
-    ``2 w r C_eps l`` = 0.5 mm (measured 0.42 %; without the play the two integrators'
-    rest lengths differ by 0.12 % of it)."""
+    integrator (2 ms steps; the play's output of each step taken at its predicted pose, the
+    memory from its last evaluation) against the explicit one: within 1 % of the element loop width ``2 w r C_eps l`` =
+    0.5 mm (measured 0.41 %; without the play the two integrators' rest lengths differ by
+    0.11 % of it)."""
     rod = RodParams(n_elements=6, hysteresis_width=R, hysteresis_weight=W)
     width = 2 * W * R * rod.C_eps * rod.length / rod.n_elements
     np.testing.assert_allclose(histories["fused"], histories["operators"], rtol=0, atol=1e-12)
@@ -286,7 +291,7 @@ def test_tangent_with_the_play_matches_central_differences() -> None:
     memory[2::3] += 20.0  # sliding (unloading side)
     table = base._replace(play_width=np.array([8.0]), play_weight=np.array([0.6]),
                           play_frozen=np.ones(1, dtype=np.int64), play=memory[None].copy(),
-                          play_last=np.zeros(1), play_trial=np.zeros((1, N_ELEMS)))
+                          play_last=np.zeros(1), play_trial=np.zeros((1, 2 * N_ELEMS)))
     n = 6 * N_ELEMS + 3
     fd = np.zeros((n, n))
     hx = 1e-6 * float(np.mean(table.printed_lengths))
