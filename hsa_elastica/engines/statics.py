@@ -169,6 +169,7 @@ class StaticSolver:
         self.couplings = self.tables.couplings._replace(
             filter_time=np.zeros_like(model.tables.couplings.filter_time),
             creep_time=np.zeros_like(model.tables.couplings.creep_time),
+            play_frozen=np.ones_like(model.tables.couplings.play_frozen),
         )
         # the loads at their full value (a ramp is a dynamic device)
         self.loads = model.tables.loads._replace(ramp=np.zeros_like(model.tables.loads.ramp))

@@ -42,6 +42,7 @@ from hsa_elastica.params.base import DEFAULT_MAX_HALVINGS as DEFAULT_MAX_HALVING
 from hsa_elastica.params.base import MAX_HALVINGS as MAX_HALVINGS
 from hsa_elastica.params.base import MAX_MODULUS as MAX_MODULUS
 from hsa_elastica.params.base import MAX_MOTOR_ANGLE as MAX_MOTOR_ANGLE
+from hsa_elastica.params.base import MAX_PLAY_WIDTH as MAX_PLAY_WIDTH
 from hsa_elastica.params.base import check_motor_angles as check_motor_angles
 from hsa_elastica.params.base import check_run_length as check_run_length
 from hsa_elastica.params.base import MAX_STEPS as MAX_STEPS

@@ -24,6 +24,10 @@ MAX_N_ELEMENTS = 1000
 MAX_MODULUS = 1e12
 #: m/rad; 1 m of rest length per rad/m of twist (the rest-length strain is clipped at eps_max)
 MAX_C_EPS = 1.0
+#: rad/m; half-width of the auxetic coupling's hysteresis play (``RodParams.hysteresis_width``):
+#: 1000 rad/m is 16 turns over 0.1 m, far beyond the twist strain any motor angle reaches
+#: (1.5 pi over 0.1 m = 47 rad/m), so a wider play would never slide.
+MAX_PLAY_WIDTH = 1e3
 #: 1/s; velocity decay time 1 ms.  Far above it the robot only creeps (overdamped with a
 #: relaxation time c / omega^2 of hours for its slow modes) and nothing settles in a run.
 MAX_DAMPING = 1e3

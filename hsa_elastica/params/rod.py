@@ -11,6 +11,7 @@ from hsa_elastica.params.base import (
     MAX_C_EPS,
     MAX_MODULUS,
     MAX_N_ELEMENTS,
+    MAX_PLAY_WIDTH,
     MIN_DENSITY,
     MIN_LENGTH,
     MIN_MODULUS,
@@ -97,6 +98,15 @@ class RodParams(_ParamsBase):
     longer by ``creep_fraction * eps * length``, and recovers with ``creep_time`` after release
     (docs/model.md).  The static solver takes the creep strain as a given state.
 
+    ``hysteresis_width`` ``r`` [rad/m] in [0, 1000] and ``hysteresis_weight`` ``w`` [-] in
+    [0, 1] (both 0: off, the default; ``w > 0`` when ``r > 0``; not with the passive model) are
+    not part of the paper's model: a rate-independent hysteresis between twisting and
+    untwisting.  The rest-length law sees the handed twist strain ``x`` through a weighted
+    play operator, ``y = x + w (F_r[x] - x)``, whose memory lags ``x`` by up to ``r``
+    (:mod:`hsa_elastica.physics.hysteresis`, docs/model.md): loading and unloading differ
+    by ``2 w r C_eps`` of rest strain.  The static solver takes the play's memory as a given
+    state.
+
     ``retardation_time_axial`` / ``_shear`` / ``_bend`` / ``_twist`` [s] are the Kelvin-Voigt
     retardation times of the TPU (viscous stress = retardation time x stiffness x strain rate;
     :mod:`hsa_elastica.physics.material_damping`): a mode of angular frequency ``omega`` that
@@ -137,6 +147,13 @@ class RodParams(_ParamsBase):
         default=0.0, metadata={"unit": "-, extra rest strain after a long hold / instantaneous"}
     )
     creep_time: float = field(default=0.0, metadata={"unit": "s, creep time constant"})
+    # optional rate-independent hysteresis of the auxetic rest strain (not in the paper; 0 = off)
+    hysteresis_width: float = field(
+        default=0.0, metadata={"unit": "rad/m, half-width of the play on the handed twist strain"}
+    )
+    hysteresis_weight: float = field(
+        default=0.0, metadata={"unit": "-, fraction of the twist strain through the play"}
+    )
     # optional nonlinear twist laws (0 = the paper's linear model)
     C_eps2: float = field(default=0.0, metadata={"unit": "m^2/rad^2"})
     E_quad: float = field(default=0.0, metadata={"unit": "Pa m^2/rad^2"})
@@ -194,6 +211,7 @@ class RodParams(_ParamsBase):
                 self, "creep_time", self.creep_time,
                 "must be > 0 (s) when creep_fraction > 0 and 0 when creep_fraction = 0",
             )
+        self._check_hysteresis()
         if self.coupling_law not in COUPLING_LAWS:
             raise _fail(
                 self, "coupling_law", self.coupling_law, f"must be one of {COUPLING_LAWS}"
@@ -216,6 +234,21 @@ class RodParams(_ParamsBase):
                 )
         self._check_stiffness_positive()
         self._check_rest_length_monotone()
+
+    def _check_hysteresis(self) -> None:
+        """The play's two parameters (docstring of the class)."""
+        _check_real(self, "hysteresis_width", ge=0.0, le=MAX_PLAY_WIDTH)
+        _check_real(self, "hysteresis_weight", ge=0.0, le=1.0)
+        if self.hysteresis_width > 0.0 and self.hysteresis_weight == 0.0:
+            raise _fail(
+                self, "hysteresis_weight", self.hysteresis_weight,
+                "must be > 0 and <= 1 (-) when hysteresis_width > 0",
+            )
+        if self.hysteresis_weight > 0.0 and self.coupling_law == "passive":
+            raise _fail(
+                self, "hysteresis_weight", self.hysteresis_weight,
+                "must be 0 when coupling_law = 'passive' (a hysteretic rest length has no energy)",
+            )
 
     @property
     def is_nonlinear(self) -> bool:

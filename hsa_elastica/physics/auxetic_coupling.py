@@ -33,6 +33,7 @@ from hsa_elastica.physics.auxetic_law import (
     handed_twist_strain,
     reciprocal_twist_couple,
 )
+from hsa_elastica.physics.hysteresis import check_hysteresis
 from hsa_elastica.physics.tables import CouplingTable
 from hsa_elastica.physics.variational_rod import elastic_state, variational_correction
 
@@ -183,6 +184,12 @@ class AuxeticCoupling(NoForces):
         ``creep_fraction`` [-] in [0, 1], ``creep_time`` [s] in (0, 1e5] (both > 0 or both 0).
         The rest strain is ``eps + eps_c`` with ``creep_time * d eps_c/dt = creep_fraction *
         eps - eps_c`` per element (:func:`~hsa_elastica.physics.auxetic_law.creep_blend`).
+    hysteresis_width, hysteresis_weight : float
+        Optional rate-independent hysteresis of the rest-length law (not in the paper),
+        default 0 and 0 (off): half-width ``r`` [rad/m] in [0, 1000] and weight ``w`` [-] in
+        [0, 1] of a play operator on the handed twist strain
+        (:mod:`hsa_elastica.physics.hysteresis`); ``w > 0`` when ``r > 0``; not with
+        ``reciprocal=True`` (a hysteretic rest length has no energy).
     reciprocal : bool
         Default False (the paper's one-way model on PyElastica's rod).  True: the passive model
         (``RodParams.coupling_law = "passive"``): the reciprocal twist couple
@@ -222,6 +229,8 @@ class AuxeticCoupling(NoForces):
             C_eps2=rod_params.C_eps2,
             creep_fraction=rod_params.creep_fraction,
             creep_time=rod_params.creep_time,
+            hysteresis_width=rod_params.hysteresis_width,
+            hysteresis_weight=rod_params.hysteresis_weight,
             reciprocal=rod_params.coupling_law == "passive",
         )
 
@@ -247,6 +256,8 @@ class AuxeticCoupling(NoForces):
         C_eps2: float = 0.0,
         creep_fraction: float = 0.0,
         creep_time: float = 0.0,
+        hysteresis_width: float = 0.0,
+        hysteresis_weight: float = 0.0,
     ) -> None:
         super().__init__()
         owner = "AuxeticCoupling"
@@ -278,6 +289,7 @@ class AuxeticCoupling(NoForces):
         ):
             raise _invalid(owner, "area", area, "None or a finite number > 0 (m^2)")
         _check_memory(owner, twist_filter_time, reciprocal, creep_fraction, creep_time)
+        check_hysteresis(owner, hysteresis_width, hysteresis_weight, reciprocal)
 
         self.handedness = int(handedness)
         self.reciprocal = bool(reciprocal)
@@ -292,6 +304,8 @@ class AuxeticCoupling(NoForces):
         self.twist_filter_time = float(twist_filter_time)
         self.creep_fraction = float(creep_fraction)
         self.creep_time = float(creep_time)
+        self.hysteresis_width = float(hysteresis_width)
+        self.hysteresis_weight = float(hysteresis_weight)
 
         # Range of kappa_h seen by the stiffness law: the one the rest-length law is clipped to.
         if self.C_eps > 0.0:
@@ -564,4 +578,10 @@ def coupling_table(
         work=z(3, ne),
         eps_creep=z(ne),
         creep_last=np.full(n, -np.inf),
+        play_width=col(lambda c: float(getattr(c, "hysteresis_width", 0.0))),
+        play_weight=col(lambda c: float(getattr(c, "hysteresis_weight", 0.0))),
+        play_frozen=np.zeros(n, dtype=np.int64),
+        play=z(ne),
+        play_last=np.full(n, -np.inf),
+        play_trial=z(2 * ne),
     )

@@ -18,6 +18,8 @@ one-row table):
 * optional creep of the rest strain (not in the paper): ``eps_rest = eps + eps_c`` with
   ``tau_c d eps_c/dt = c eps - eps_c`` (``creep_fraction`` ``c``, ``creep_time`` ``tau_c``),
   advanced exactly for an input held over the step (:func:`creep_blend`);
+* optional rate-independent hysteresis (not in the paper): the rest-length law sees the
+  twist strain through a weighted play operator (:mod:`hsa_elastica.physics.hysteresis`);
 * the reciprocal (Maxwell-Betti) twist couple of the rest-length law
   (:func:`reciprocal_twist_couple`) of the passive model (``coupling_law="passive"``).
 
@@ -34,6 +36,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.compat import inv_rotate
+from hsa_elastica.physics.hysteresis import advance_play, hysteretic_twist
 from hsa_elastica.physics.tables import CouplingTable
 
 
@@ -228,6 +231,11 @@ def auxetic_rest_lengths(
     ``rest_voronoi_lengths = 0.5 * (rest_lengths[1:] + rest_lengths[:-1])`` [m].
     ``kappa_h_elements`` [rad/m] are the element averages of Eq. 4.
 
+    With the row's ``play_weight != 0`` (hysteresis, :mod:`hsa_elastica.physics.hysteresis`)
+    the play memory ``c.play[i]`` is first advanced (:func:`advance_play`, once per time) and
+    the law sees the hysteretic twist strain (:func:`hysteretic_twist`) instead of
+    ``kappa_h_elements``.
+
     With the row's ``creep_fraction`` ``cf != 0`` the creep strain ``c.eps_creep[i]`` [-] is
     first advanced towards ``cf * eps`` (:func:`creep_blend`) and the rest length is
     ``(1 + eps + eps_creep) * printed``; ``c.eps[i]`` stays the instantaneous strain.
@@ -237,16 +245,18 @@ def auxetic_rest_lengths(
     law = rest_law(c, i)
     n = eps.shape[0]
     fraction = c.creep_fraction[i]
+    if c.play_weight[i] != 0.0:
+        advance_play(c, i, kappa_h_elements)
     if fraction == 0.0:
         for k in range(n):
-            e = rest_strain(kappa_h_elements[k], *law)
+            e = rest_strain(hysteretic_twist(c, i, k, kappa_h_elements[k])[0], *law)
             eps[k] = e
             rest_lengths[k] = (1.0 + e) * printed_lengths[k]
     else:
         blend = creep_blend(c, i)
         eps_creep = c.eps_creep[i]
         for k in range(n):
-            e = rest_strain(kappa_h_elements[k], *law)
+            e = rest_strain(hysteretic_twist(c, i, k, kappa_h_elements[k])[0], *law)
             eps[k] = e
             eps_creep[k] += blend * (fraction * e - eps_creep[k])
             rest_lengths[k] = (1.0 + e + eps_creep[k]) * printed_lengths[k]

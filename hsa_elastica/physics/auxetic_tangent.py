@@ -13,7 +13,10 @@ increments (notation of :mod:`hsa_elastica.physics.rod_tangent`, Eq. 1-9; ``h`` 
   ``ke_e = (kv_{e-1} + kv_e) / 2`` (zero padded);
 * (11) ``l0_e = (1 + eps(ke_e)) pl_e``, ``dl0_e = eps'(ke_e) pl_e dke_e``
   (:func:`~hsa_elastica.physics.auxetic_law.rest_strain_slope`, the rounded clip's slope);
-  ``rv_j = (l0_j + l0_{j+1}) / 2``;
+  ``rv_j = (l0_j + l0_{j+1}) / 2``; with hysteresis (11') the law's input is the play's
+  ``y(ke_e)`` and ``dl0_e = eps'(y) y'(ke_e) pl_e dke_e``
+  (:func:`~hsa_elastica.physics.hysteresis.hysteretic_twist`: ``y' = 1 - w`` inside the play,
+  1 while it slides, the memory held as the static solver holds it);
 * (12) ``S_xx = S_yy = S0 + alpha_c G' A kc``, ``S_zz = S0 + E' A kc + E'' A kc^2`` with
   ``kc = clip(ke, kappa_min, kappa_max)`` (slope 1 inside the range, 0 outside);
   ``B_xx = B_yy = B0 + b' kvc``, ``B_zz = (B0 + t' kvc + t'' kvc^2) rv / pv``;
@@ -43,6 +46,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.auxetic_law import ALPHA_C, rest_law, rest_strain_slope
+from hsa_elastica.physics.hysteresis import hysteretic_twist
 from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH, RodTangentState, voronoi_curvature
 from hsa_elastica.physics.tables import CouplingTable
 from hsa_elastica.physics.variational_rod import log_map_jacobian
@@ -166,7 +170,9 @@ def _element_responses(
         rr = (s[0] - rod.rest_sigma[0, e], s[1] - rod.rest_sigma[1, e],
               s[2] - 1.0 - rod.rest_sigma[2, e])
         ke = c.kappa_elem[i][e]
-        dl0 = rest_strain_slope(ke, *law) * c.printed_lengths[i][e]
+        # the rest-length law's input through the hysteresis play, and its slope (Eq. 11')
+        y, dy = hysteretic_twist(c, i, e, ke)
+        dl0 = rest_strain_slope(y, *law) * dy * c.printed_lengths[i][e]
         inside = 1.0 if kmin < ke < kmax else 0.0
         kc = min(max(ke, kmin), kmax)
         ds = (inside * ALPHA_C * c.G_slope[i] * area, inside * ALPHA_C * c.G_slope[i] * area,

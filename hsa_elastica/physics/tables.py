@@ -183,6 +183,13 @@ class CouplingTable(NamedTuple):
     work: NDArray[np.float64]  # (n, 3, ne) scratch of the passive model
     eps_creep: NDArray[np.float64]  # (n, ne) state: creep part of the rest strain [-]
     creep_last: NDArray[np.float64]  # (n,) state: time [s] of its last update (-inf: none yet)
+    play_width: NDArray[np.float64]  # rad/m, half-width r of the hysteresis play (physics/hysteresis.py)
+    play_weight: NDArray[np.float64]  # -, its weight w (0 = off)
+    play_frozen: NDArray[np.int64]  # 1: the play memory is a given state (the static solver)
+    play: NDArray[np.float64]  # (n, ne) state: the play's memory m [rad/m]
+    play_last: NDArray[np.float64]  # (n,) state: time [s] of its last evaluation (-inf: none yet)
+    play_trial: NDArray[np.float64]  # (n, 2 ne) state: the play's output of this time, then at
+    # the latest evaluation [rad/m] (physics/hysteresis.advance_play)
 
 
 class JointTable(NamedTuple):
@@ -370,7 +377,7 @@ class MotorSchedule(NamedTuple):
 LAW_MEMORY: dict[str, tuple[str, ...]] = {
     "couplings": ("kappa_vor_raw", "kappa_vor", "kappa_vor_clipped", "kappa_elem",
                   "kappa_elem_clipped", "eps", "last_time", "initialized", "couple",
-                  "eps_creep", "creep_last"),
+                  "eps_creep", "creep_last", "play", "play_last", "play_trial"),
     "joints": ("rest_orientation", "initialized", "base_orientation"),
 }
 #: the scratch arrays of the law tables: written before they are read, never part of a State

@@ -1,0 +1,135 @@
+"""Rate-independent hysteresis of the auxetic coupling: a Prandtl-Ishlinskii play operator on
+the handed twist strain that drives the rest-length law (optional, not in the paper).
+
+The rest strain of Eq. 2-3 follows the element average ``x`` of the handed twist strain
+(Eq. 4) [rad/m].  With hysteresis on, it follows instead
+
+    ``y = x + w (F_r[x] - x)``,   ``F_r[x]: m <- clip(m, x - r, x + r)``, ``F_r[x] = m``,
+
+a play (backlash) operator ``F_r`` of half-width ``r`` [rad/m] (``RodParams.hysteresis_width``)
+weighted by ``w`` in (0, 1] (``hysteresis_weight``): a fraction ``w`` of the strain lags the
+twist by up to ``r`` and waits, after every reversal of the twist, until the twist has moved
+``2 r`` back.  Driven by a triangle wave of amplitude ``A > r`` the pair ``(x, y)`` traces a
+parallelogram: loading ``y = x - w r``, unloading ``y = x + w r``, the switches flat
+(slope ``1 - w``) over ``2 r`` of twist; loop area ``4 w r (A - r)`` in (rad/m)^2.  It is
+rate-independent (a slow and a fast ramp give one loop) and has no time constant; ``r = 0``
+is the law without hysteresis exactly (``F_0[x] = x``, so ``y = x`` bit for bit).
+
+The memory ``m`` (one value per element, ``CouplingTable.play``) is a state of the law like
+the creep strain.  The first evaluation at a new time computes the play's output ``F =
+clip(m, x - r, x + r)`` from the memory of the previous time (:func:`advance_play`); the
+evaluations at that time read ``y = x + w (F - x)`` with that ``F``; the play's output at
+the latest evaluation of a time is the next time's memory.  The explicit steppers evaluate
+once per step: the exact play, step by step.  The implicit integrator's first evaluation of
+a step is at its predicted pose: its Newton iterations see ``F`` of the prediction and ``y``
+linear in ``x`` (slope ``1 - w``), without the play's kink, which stalled Newton (a
+real-robot replay at ``w = 1`` refused steps down to dt / 16 with the kink inside the
+step); the memory it keeps is the play at the step's last evaluation (the converged pose,
+to Newton's tolerance), so a predictor that overshoots a reversal of the twist is not
+remembered.  The static solver freezes the memory (``play_frozen = 1``) and evaluates the
+play itself: a static equilibrium is the one reached from the memory by a monotone change
+of the twist.
+
+The slope ``dy/dx = 1 - w + w s`` with ``s = 1`` while the play slides (``m`` on or beyond
+an edge of ``[x - r, x + r]``) and ``0`` inside the play; on an edge it is the one-sided
+slope of continued loading, the side a step that just slid ends on
+(:func:`play_output`, used by the static solver's rest-length law and its tangent alike).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.params import MAX_PLAY_WIDTH, invalid_parameter, is_finite_number
+from hsa_elastica.physics.tables import CouplingTable
+
+__all__ = ["play", "play_output", "advance_play", "hysteretic_twist", "check_hysteresis"]
+
+
+def check_hysteresis(owner: str, width: Any, weight: Any, reciprocal: Any = False) -> None:
+    """The play's parameters of ``owner`` (a class name): ``hysteresis_width`` [rad/m] in
+    ``[0, MAX_PLAY_WIDTH]``, ``hysteresis_weight`` [-] in ``[0, 1]``, ``> 0`` when the width
+    is, and 0 with the passive model (``reciprocal``: a hysteretic rest length has no
+    energy); raises ``ParameterError`` naming the field and its range in one line."""
+    for name, value, upper, unit in (("hysteresis_width", width, MAX_PLAY_WIDTH, "rad/m"),
+                                     ("hysteresis_weight", weight, 1.0, "-")):
+        if isinstance(value, bool) or not is_finite_number(value) or not 0.0 <= float(value) <= upper:
+            raise invalid_parameter(owner, name, value, f"a finite number in [0, {upper:g}] ({unit})")
+    if float(width) > 0.0 and float(weight) == 0.0:
+        raise invalid_parameter(owner, "hysteresis_weight", weight,
+                                "in (0, 1] (-) when hysteresis_width > 0")
+    if reciprocal and float(weight) > 0.0:
+        raise invalid_parameter(owner, "hysteresis_weight", weight,
+                                "0 (-) when the coupling is passive (a hysteretic rest length has no energy)")
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def play(memory: float, x: float, width: float) -> float:
+    """The play operator's new output ``clip(memory, x - width, x + width)`` for the input
+    ``x`` [rad/m] (``width`` >= 0, same unit)."""
+    return min(max(memory, x - width), x + width)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def play_output(
+    memory: float, x: float, width: float, weight: float
+) -> tuple[float, float]:
+    """``(y, dy/dx)`` of the weighted play at the input ``x`` [rad/m] from ``memory`` (module
+    docstring): ``y = x + weight (play(memory, x, width) - x)``; the slope is
+    ``1 - weight`` strictly inside the play, ``1`` on or beyond its edges (sliding)."""
+    f = play(memory, x, width)
+    inside = x - width < memory < x + width
+    return x + weight * (f - x), (1.0 - weight if inside else 1.0)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def advance_play(c: CouplingTable, i: int, x: NDArray[np.float64]) -> None:
+    """The play of row ``i`` of ``c`` at this evaluation, the element inputs ``x`` [rad/m].
+
+    ``c.play_trial[i]`` holds two rows of ``n`` elements: ``[:n]`` the play's output ``F``
+    of this time, ``[n:]`` its output at the latest evaluation.  At the first evaluation at a
+    time ``c.last_time[i]`` (set by the caller) later than the last one, ``c.play_last[i]``,
+    the latest output of the earlier time becomes the memory ``c.play[i]``, and ``F =
+    play(memory, x, width)``; later evaluations at the same time keep ``F``.  An evaluation
+    at an earlier time (a step taken again in halves) computes ``F`` again from the same
+    memory.  A frozen row (``play_frozen``, the static solver) reads the memory and writes
+    nothing."""
+    if c.play_frozen[i] != 0:
+        return
+    now = c.last_time[i]
+    last = c.play_last[i]
+    memory = c.play[i]
+    buf = c.play_trial[i]
+    n = x.shape[0]
+    width = c.play_width[i]
+    if now != last:
+        if now > last:
+            for k in range(n):
+                memory[k] = buf[n + k]
+        c.play_last[i] = now
+        for k in range(n):
+            buf[k] = play(memory[k], x[k], width)
+    for k in range(n):
+        buf[n + k] = play(memory[k], x[k], width)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def hysteretic_twist(c: CouplingTable, i: int, e: int, x: float) -> tuple[float, float]:
+    """``(y, dy/dx)`` of element ``e`` of row ``i`` of ``c`` at the input ``x`` [rad/m]: the
+    twist strain the rest-length law sees.  A frozen row (the static solver):
+    :func:`play_output` from the memory (the play's slope, 1 - w inside, 1 sliding).  A
+    dynamic row: ``x + w (F - x)`` with the play output ``F`` of this time
+    (:func:`advance_play`; the exact play at the explicit steppers' single evaluation).
+    With the law off (``play_weight = 0``) ``(x, 1)``."""
+    weight = c.play_weight[i]
+    if weight == 0.0:
+        return x, 1.0
+    if c.play_frozen[i] != 0:
+        return play_output(  # type: ignore[no-any-return]
+            c.play[i][e], x, c.play_width[i], weight
+        )
+    return x + weight * (c.play_trial[i][e] - x), 1.0 - weight
