@@ -32,7 +32,8 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
 
 Left out, against the whole residual's differences (:func:`~hsa_elastica.engines.
 implicit_kernels.dynamic_fd_jacobian`, ``jacobian="fd"``): the pose dependence of the
-velocity-proportional forces and PyElastica's Lagrangian-transport and unsteady-dilatation
+velocity-proportional forces of :func:`rate_forces` (the joints' dampers have theirs in
+``K_x``) and PyElastica's Lagrangian-transport and unsteady-dilatation
 couples (both vanish at rest and grow with the velocities), and the rotation unknowns'
 parametrisation: the tangents are with respect to a turn of the present director
 (``exp(d) exp(x) Q0``), Newton moves along ``exp(x + d) Q0`` (they differ by about ``|x| /
@@ -116,7 +117,8 @@ JOINT_TANGENT = True
 class ImplicitTangent(NamedTuple):
     """What :func:`implicit_tangent_jacobian` needs: ``enabled`` (0: the engine differences
     the whole residual and the rest is empty), the static solver's hybrid plan (rod tangents'
-    scatter, the joints' map and operations), the joints' colouring / buffers and a velocity
+    scatter, the joints' operations and where their tangents or differences go), the
+    differenced joints' colouring / buffers (empty with the joints' tangents) and a velocity
     save per column, the rate forces' colouring / buffers and their map into the full
     pattern."""
 
