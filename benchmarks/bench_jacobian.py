@@ -16,7 +16,9 @@ differences (``make_hybrid(solver, joint_tangent=False)``, the Jacobian before t
 tangents): :func:`joint_tangent_rows`.  BLAS is limited to one thread.
 
 ``--implicit``: the implicit integrator's Newton matrix instead (``ImplicitEngine(jacobian=
-"tangent")`` against ``"fd"``), side by side in one run:
+"tangent")`` against ``"fd"``, and the tangent matrix with the joints by coloured differences,
+``make_implicit_tangent(engine, joint_tangent=False)`` / ``implicit_tangent.JOINT_TANGENT``:
+"joints fd"), side by side in one run:
 
 * one Newton matrix of each kind [us] and in units of one dynamic force evaluation, on the
   paper robot at 10 and 25 elements per rod, 20 ms into bend north at magnitude 1 (moving);
@@ -26,9 +28,9 @@ tangents): :func:`joint_tangent_rows`.  BLAS is limited to one thread.
   ``implicit.DEFAULT_JACOBIAN``);
 * ``hsa-elastica primitive bend_north --integrator implicit`` in a fresh process each (one
   untimed run each first, then two in alternation): the real-time factor ``sim_time_s /
-  wall_time_s`` of its ``summary.json``.
+  wall_time_s`` of its ``summary.json`` (``--no-primitive``: skipped).
 
-Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150]]
+Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150] [--no-primitive]]
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ def _implicit_matrices(n_elements: int, reps: int) -> None:
     """Time one Newton matrix of each kind and one force evaluation (medians)."""
     from hsa_elastica.engines.implicit_kernels import (
         Increment, dynamic_fd_jacobian, dynamic_forces)
-    from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
+    from hsa_elastica.engines.implicit_tangent import (
+        implicit_tangent_jacobian, make_implicit_tangent)
     from hsa_elastica.physics.tables import Pose
     from hsa_elastica.robots.compiled import ImplicitRobot
 
@@ -86,8 +89,15 @@ def _implicit_matrices(n_elements: int, reps: int) -> None:
     def evaluate() -> None:
         dynamic_forces(e.time, angles, rates, e.v.copy(), args, aux, f, mass)
 
+    differenced = make_implicit_tangent(e, joint_tangent=False)
+    n_joint_colours = e.n_colors_joints
+
     def tangent() -> None:
         implicit_tangent_jacobian(angles, rates, e.v.copy(), args, aux, cv, e._tangent,
+                                  jw.fd.data)
+
+    def joints_fd() -> None:
+        implicit_tangent_jacobian(angles, rates, e.v.copy(), args, aux, cv, differenced,
                                   jw.fd.data)
 
     def fd() -> None:
@@ -95,19 +105,21 @@ def _implicit_matrices(n_elements: int, reps: int) -> None:
         dynamic_fd_jacobian(e.time, angles, rates, e.v.copy(), args, aux, cv, jw.pattern,
                             jw.fd, incr)
 
-    times: dict[str, list[float]] = {"evaluation": [], "tangent": [], "fd": []}
+    times: dict[str, list[float]] = {"evaluation": [], "tangent": [], "joints fd": [], "fd": []}
     for _ in range(reps * 10):
-        for k, fn in (("evaluation", evaluate), ("tangent", tangent), ("fd", fd)):
+        for k, fn in (("evaluation", evaluate), ("tangent", tangent), ("joints fd", joints_fd),
+                      ("fd", fd)):
             evaluate()  # the state the matrix is made at (the Newton loop evaluates first)
             t0 = time.perf_counter()
             fn()
             times[k].append(time.perf_counter() - t0)
     ev = float(np.median(times["evaluation"]))
     print(f"{n_elements} elements, {n} unknowns: colours full {e.solver.n_colors}, joints "
-          f"{e.n_colors_joints}, dampers {e.n_colors_rates}; force evaluation {ev * 1e6:.1f} us")
-    for k in ("tangent", "fd"):
+          f"{n_joint_colours} (joints fd), dampers {e.n_colors_rates}; force evaluation "
+          f"{ev * 1e6:.1f} us")
+    for k in ("tangent", "joints fd", "fd"):
         tj = float(np.median(times[k]))
-        print(f"  implicit Newton matrix {k:8s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} evaluations")
+        print(f"  implicit Newton matrix {k:9s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} evaluations")
 
 
 def _primitive_rtf(jacobian: str) -> float:
@@ -127,11 +139,11 @@ def _primitive_rtf(jacobian: str) -> float:
     return float(s["sim_time_s"]) / float(s["wall_time_s"])
 
 
-def implicit_main(reps: int, steps: int) -> None:
+def implicit_main(reps: int, steps: int, primitive: bool = True) -> None:
     """The ``--implicit`` comparison (module doc)."""
     import sys
 
-    from hsa_elastica.engines import implicit
+    from hsa_elastica.engines import implicit, implicit_tangent
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_envs import run_env
@@ -142,13 +154,17 @@ def implicit_main(reps: int, steps: int) -> None:
     for disc in ("coarse", "full"):
         for policy, kw in (("random-servo", {}), ("random", {"motor_speed": None})):
             cells = []
-            for jac in ("tangent", "fd"):
-                implicit.DEFAULT_JACOBIAN = jac
+            for jac in ("tangent", "joints fd", "fd"):
+                implicit.DEFAULT_JACOBIAN = "fd" if jac == "fd" else "tangent"
+                implicit_tangent.JOINT_TANGENT = jac != "joints fd"
                 r = run_env("HSARobot-v1", disc, "random", steps, **kw)
                 cells.append(f"{jac} {r.get('rate', 0):6.0f} /s {r.get('evals', 0):5.2f} "
                              f"{r.get('jac', 0):6.2f}" + (" refused" if "refused" in r else ""))
             print(f"  {disc:6s} {policy:12s} " + " | ".join(cells))
     implicit.DEFAULT_JACOBIAN = implicit.JACOBIANS[0]
+    implicit_tangent.JOINT_TANGENT = True
+    if not primitive:
+        return
     for jac in ("tangent", "fd"):
         _primitive_rtf(jac)  # untimed: a first run may compile
     rtf: dict[str, list[float]] = {"tangent": [], "fd": []}
@@ -166,9 +182,11 @@ def main() -> None:
     ap.add_argument("--implicit", action="store_true",
                     help="the implicit integrator's Newton matrix (module doc)")
     ap.add_argument("--steps", type=int, default=150, help="env steps per run (--implicit)")
+    ap.add_argument("--no-primitive", action="store_true",
+                    help="skip the primitive command's real-time factors (--implicit)")
     args = ap.parse_args()
     if args.implicit:
-        implicit_main(args.reps, args.steps)
+        implicit_main(args.reps, args.steps, not args.no_primitive)
         return
     p = paper_robot_params()
     model = compile_simulator(build_robot(p, [0.0] * 4).simulator)

@@ -11,9 +11,18 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   :func:`~hsa_elastica.physics.auxetic_tangent.auxetic_tangent_band`), scattered as the static
   solver's hybrid Jacobian does (:func:`~hsa_elastica.engines.statics_hybrid.rod_tangents`);
 * the platform joints and compliant motor mounts (Eq. 6-7, with their dampers ``nu_F`` /
-  ``nu_tau``): coloured forward differences of the joint kernels alone
+  ``nu_tau``): their exact tangents ``K_x + cv K_v``, ``K_x`` the derivative wrt the pose at
+  the present velocities (:func:`~hsa_elastica.engines.statics_hybrid.joint_tangents`, the
+  static solver's), ``K_v`` wrt the unknowns' velocities
+  (:func:`~hsa_elastica.physics.joint_tangent.joint_force_velocity_tangent`,
+  :func:`~hsa_elastica.physics.joint_tangent.joint_torque_velocity_tangent`) and ``cv =
+  gamma / (beta h)`` the derivative of a velocity wrt its position unknown in the step's
+  update (module doc of :mod:`hsa_elastica.engines.implicit`).  With ``joint_tangent=False``
+  (:func:`make_implicit_tangent`, or :data:`JOINT_TANGENT` at the engine's construction) they
+  are coloured forward differences of the joint kernels alone
   (:func:`~hsa_elastica.engines.statics_hybrid.joint_residual`), each colour's positions moved
-  by the step and its velocities by ``cv`` times it (the static hybrid's joint pattern);
+  by the step and its velocities by ``cv`` times it (30 colours on the robot): the oracle of
+  the tangents, and the Newton matrix before the joints had them;
 * the velocity-proportional forces (PyElastica's linear dampers, the Kelvin-Voigt material
   damping, the body dampers and the bodies' gyroscopic couple): ``cv`` times coloured
   differences of :func:`rate_forces`, those laws alone, in the velocities only.  They are
@@ -23,7 +32,8 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
 
 Left out, against the whole residual's differences (:func:`~hsa_elastica.engines.
 implicit_kernels.dynamic_fd_jacobian`, ``jacobian="fd"``): the pose dependence of the
-velocity-proportional forces and PyElastica's Lagrangian-transport and unsteady-dilatation
+velocity-proportional forces of :func:`rate_forces` (the joints' dampers have theirs in
+``K_x``) and PyElastica's Lagrangian-transport and unsteady-dilatation
 couples (both vanish at rest and grow with the velocities), and the rotation unknowns'
 parametrisation: the tangents are with respect to a turn of the present director
 (``exp(d) exp(x) Q0``), Newton moves along ``exp(x + d) Q0`` (they differ by about ``|x| /
@@ -61,6 +71,8 @@ from hsa_elastica.engines.statics_hybrid import (
     fd_buffers,
     joint_pattern,
     joint_residual,
+    joint_tangent_map,
+    joint_tangents,
     part_map,
     rod_tangents,
     tangent_entries,
@@ -75,6 +87,13 @@ from hsa_elastica.engines.statics_kernels import (
     zero_external,
 )
 from hsa_elastica.physics.forces import constrain_rates
+from hsa_elastica.physics.joint_tangent import (
+    JOINT_BLOCK,
+    joint_force_velocity_tangent,
+    joint_torque_velocity_tangent,
+    tangent_scratch,
+)
+from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.tables import (
     OP_COUPLING,
     OP_GRAVITY_BODY,
@@ -83,18 +102,23 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_TORQUE,
 )
 
-__all__ = ["ImplicitTangent", "VELOCITY_STEP", "implicit_tangent_jacobian",
+__all__ = ["ImplicitTangent", "VELOCITY_STEP", "JOINT_TANGENT", "implicit_tangent_jacobian",
            "make_implicit_tangent", "rate_forces", "empty_tangent"]
 
 #: velocity step of the rate forces' differences [m/s, rad/s]: they are linear in it (the
 #: gyroscopic couple's error is ``J`` times this)
 VELOCITY_STEP = 1e-3
 
+#: the joints' part of the Newton matrix by their exact tangents (True) or by coloured
+#: differences (False); read when an engine is built (:func:`make_implicit_tangent`)
+JOINT_TANGENT = True
+
 
 class ImplicitTangent(NamedTuple):
     """What :func:`implicit_tangent_jacobian` needs: ``enabled`` (0: the engine differences
     the whole residual and the rest is empty), the static solver's hybrid plan (rod tangents'
-    scatter, the joints' map and operations), the joints' colouring / buffers and a velocity
+    scatter, the joints' operations and where their tangents or differences go), the
+    differenced joints' colouring / buffers (empty with the joints' tangents) and a velocity
     save per column, the rate forces' colouring / buffers and their map into the full
     pattern."""
 
@@ -141,6 +165,8 @@ def _joint_part(
     tables = model.tables
     unknowns = terms.unknowns
     pattern, buf, ops = tan.joint_pattern, tan.joint_buf, tan.plan.joint_ops
+    if ops.shape[0] == 0:
+        return
     scatter_velocities(vel, rod, body, unknowns)
     constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
                     terms.body_damping, tables.material, rod, body, tables.ends)
@@ -161,6 +187,45 @@ def _joint_part(
     jm = tan.plan.joint_map
     for q in range(jm.shape[0]):
         data[jm[q]] += buf.data[q]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _joint_tangent_part(
+    angles: NDArray[np.float64], rates: NDArray[np.float64], vel: NDArray[np.float64],
+    model: DynamicModel, terms: DynamicTerms, cv: float, tan: ImplicitTangent,
+    data: NDArray[np.float64],
+) -> None:
+    """The joints' exact ``K_x + cv K_v`` (module doc) at the velocities ``vel`` added into
+    ``data``."""
+    plan = tan.plan
+    ops, dst = plan.tangent_ops, plan.tangent_dst
+    if ops.shape[0] == 0:
+        return
+    rod, body, tables = model.rod, model.body, model.tables
+    scatter_velocities(vel, rod, body, terms.unknowns)
+    constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
+                    terms.body_damping, tables.material, rod, body, tables.ends)
+    joint_tangents(angles, model, ops, dst, data)
+    rod_view = block_view(rod)
+    body_view = block_view(body)
+    joints = tables.joints
+    block = np.empty((JOINT_BLOCK, JOINT_BLOCK))
+    flat = block.reshape(JOINT_BLOCK * JOINT_BLOCK)
+    work = tangent_scratch()
+    for p in range(ops.shape[0]):
+        i = ops[p, 1]
+        block[:] = 0.0
+        if ops[p, 0] == OP_JOINT_FORCE:
+            joint_force_velocity_tangent(rod_view, joints.node[i], body_view, joints.body[i],
+                                         joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                                         block, work)
+        else:
+            joint_torque_velocity_tangent(rod_view, joints.element[i], body_view,
+                                          joints.body[i], joints.nu_tau[i], block, work)
+        for q in range(JOINT_BLOCK * JOINT_BLOCK):
+            d = dst[p, q]
+            if d >= 0:
+                data[d] += cv * flat[q]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -205,6 +270,7 @@ def implicit_tangent_jacobian(
     data[:] = 0.0
     rod_tangents(model, tan.plan, data)
     _rate_part(rates, vel, model, terms, cv, tan, data)
+    _joint_tangent_part(angles, rates, vel, model, terms, cv, tan, data)
     _joint_part(angles, rates, vel, model, terms, cv, tan, data)
 
 
@@ -249,17 +315,20 @@ def empty_tangent(n: int) -> ImplicitTangent:
     pat = JacobianPattern(np.zeros(n), np.zeros(1, np.int64), i0, np.zeros(n + 1, np.int64), i0)
     buf = JacobianBuffers(np.zeros(n), np.zeros(n), np.zeros((0, 3, 3)), f0, np.empty((3, 3, 1)))
     i2 = np.zeros((0, 2), np.int64)
-    plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2, i2, i0)
+    plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2, i2,
+                      np.zeros((0, JOINT_BLOCK * JOINT_BLOCK), np.int64))
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
 
 
-def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matrix
+def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matrix,
+                 joint_tangent: bool
                  ) -> tuple[HybridPlan, tuple[JacobianPattern, JacobianBuffers]] | None:
     """The static solver's hybrid plan (:func:`~hsa_elastica.engines.statics_hybrid.
     make_hybrid`) for a model whose synchronize program is the one-way coupling, the plain
     joints and mounts and gravity only: the remainder is then gravity, with no state
     dependence, so its pattern (dense differences of the whole residual at two poses, 1 s on
-    the robot) is not needed; None otherwise."""
+    the robot) is not needed; None otherwise.  The joints take their tangents
+    (``joint_tangent``) or coloured differences."""
     program = solver.tables.sync_program
     joints = solver.tables.joints
     plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
@@ -267,7 +336,8 @@ def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matr
     rest_ok = np.isin(program[:, 0], (OP_COUPLING, OP_GRAVITY_ROD, OP_GRAVITY_BODY))
     if not (plain | rest_ok).all() or np.any(solver.tables.motors.body >= 0):
         return None
-    ops = np.ascontiguousarray(program[plain])
+    exact = np.ascontiguousarray(program[plain] if joint_tangent else program[:0])
+    ops = np.ascontiguousarray(program[:0] if joint_tangent else program[plain])
     joint_map = part_map(pos, within(joint_pattern(solver, ops), full))
     if joint_map is None:
         return None
@@ -276,22 +346,26 @@ def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matr
     i64 = np.int64
     plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64),
-                      np.zeros(0, i64), joint_map, ops, np.ascontiguousarray(program[~plain]),
-                      # (the joints are differenced here: their tangents have no velocity part)
-                      np.zeros((0, 2), i64), np.zeros(0, i64))
+                      np.zeros(0, i64), np.ascontiguousarray(joint_map, dtype=i64), ops,
+                      np.ascontiguousarray(program[~plain]), exact,
+                      joint_tangent_map(solver, pos, exact))
     return plan, joint
 
 
-def make_implicit_tangent(engine: Any) -> ImplicitTangent | None:
+def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None
+                          ) -> ImplicitTangent | None:
     """The tangent record of an :class:`~hsa_elastica.engines.implicit.ImplicitEngine`; None
-    where the module doc says the whole residual is differenced."""
+    where the module doc says the whole residual is differenced.  ``joint_tangent``: the
+    joints by their exact tangents (True) or coloured differences (False); None:
+    :data:`JOINT_TANGENT`."""
+    joint_tangent = JOINT_TANGENT if joint_tangent is None else bool(joint_tangent)
     tables = engine.model.tables
     if engine.filtered or tables.contacts.ids.shape[0] > 0:
         return None
     s = engine.solver
     full = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(s.n, s.n))
     pos = csc_positions(s)
-    hybrid = _hybrid_plan(s, pos, full)
+    hybrid = _hybrid_plan(s, pos, full, joint_tangent)
     if hybrid is None:
         return None
     plan, joint = hybrid

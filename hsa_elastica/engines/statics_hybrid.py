@@ -583,3 +583,4 @@ within = _within
 fd_buffers = _fd_buffers
 joint_pattern = _joint_pattern
 tangent_entries = _tangent_entries
+joint_tangent_map = _joint_tangent_map

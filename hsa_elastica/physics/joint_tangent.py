@@ -28,8 +28,21 @@ Derivation (``[a]`` the cross-product matrix, the sub-expressions from
   ``T_t = -Q_t tau_p`` add their frame terms ``[T_b]``, ``[T_t]``.
 
 The velocities are held (the tangent is ``d/dx`` at the present velocities; the static
-solver's are zero, where the damping terms drop out).  A law without this tangent (the
-free-twist mount) keeps coloured finite differences in the static solver's Jacobian.
+solver's are zero, where the damping terms drop out).
+
+The velocity tangents (:func:`joint_force_velocity_tangent`,
+:func:`joint_torque_velocity_tangent`) are the derivatives wrt the velocities of the same
+unknowns at the present pose -- the node velocity [m/s, lab], the element's angular velocity
+[rad/s, its own frame], the body's velocity [m/s, lab] and angular velocity [rad/s, its own
+frame], in the order of :data:`JOINT_BLOCK` -- which the implicit integrator's Newton matrix
+adds times ``gamma / (beta h)`` (:mod:`hsa_elastica.engines.implicit_tangent`).  Both laws
+are linear in the velocities, through their damping terms alone:
+
+* Eq. 6: ``dF/dv_n = -nu_F I``, ``dF/dv_b = nu_F I``, ``dF/domega_p = -nu_F [r] Q_p^T``
+  (``w x r = -[r] Q_p^T omega_p``); the rows are ``+F``, ``-F`` and the body's couple
+  ``T_b = -Q_p [r] F``.
+* Eq. 7: ``d tau_p/domega_p = -nu_tau Q_p^T``, ``d tau_p/domega_t = nu_tau Q_t^T``; the rows
+  are ``T_b = Q_p tau_p`` and ``T_t = -Q_t tau_p``.
 """
 
 from __future__ import annotations
@@ -42,7 +55,8 @@ from hsa_elastica.physics.joints import joint_force_terms, joint_torque_terms
 from hsa_elastica.physics.mount_kernels import SystemLike
 from hsa_elastica.physics.variational_rod import log_map_jacobian
 
-__all__ = ["joint_force_tangent", "joint_torque_tangent", "tangent_scratch", "skew_add",
+__all__ = ["joint_force_tangent", "joint_torque_tangent", "joint_force_velocity_tangent",
+           "joint_torque_velocity_tangent", "tangent_scratch", "skew_add",
            "frame_block", "JOINT_BLOCK", "NODE", "ELEMENT", "BODY_POS", "BODY_ROT"]
 
 #: size of one joint's tangent block and the offsets of its four groups of three
@@ -174,3 +188,56 @@ def joint_torque_tangent(
     frame_block(out, ELEMENT, BODY_ROT, Qt, dp, Qp, -1.0, AG)
     skew_add(out, BODY_ROT, BODY_ROT, 1.0, tb0, tb1, tb2)
     skew_add(out, ELEMENT, ELEMENT, -1.0, tt0, tt1, tt2)  # T_t = -Q_t tau_p
+
+
+@njit(cache=True)  # type: ignore[misc]
+def joint_force_velocity_tangent(
+    rod: SystemLike, node: int, body: SystemLike, b: int, attachment_point: NDArray[np.float64],
+    k_F: float, nu_F: float, out: NDArray[np.float64], work: NDArray[np.float64],
+) -> None:
+    """Derivative of :func:`~hsa_elastica.physics.joints.joint_force_kernel` (Eq. 6) wrt the
+    velocities of the joint's unknowns (module docstring) added into ``out`` (12, 12;
+    :data:`JOINT_BLOCK`): N s/m, N s/rad, N m s/m, N m s/rad.  The lever ``r`` is the force
+    kernel's sub-expression; ``work``: :func:`tangent_scratch`."""
+    r0, r1, r2, _, _, _, _, _, _ = joint_force_terms(rod, node, body, b, attachment_point,
+                                                     k_F, nu_F)
+    Qp = body[3][:, :, b]
+    R, RR, AG, eye = _skew(work[0], r0, r1, r2), work[1], work[3], work[4]
+    for i in range(3):
+        for j in range(3):
+            RR[i, j] = R[i, 0] * R[0, j] + R[i, 1] * R[1, j] + R[i, 2] * R[2, j]
+            eye[i, j] = 1.0 if i == j else 0.0
+    for i in range(3):
+        out[NODE + i, NODE + i] -= nu_F
+        out[NODE + i, BODY_POS + i] += nu_F
+        out[BODY_POS + i, NODE + i] += nu_F
+        out[BODY_POS + i, BODY_POS + i] -= nu_F
+    # dF/domega_p = -nu_F [r] Q_p^T on +F (node) and -F (body)
+    frame_block(out, NODE, BODY_ROT, eye, R, Qp, -nu_F, AG)
+    frame_block(out, BODY_POS, BODY_ROT, eye, R, Qp, nu_F, AG)
+    # the body's couple T_b = -Q_p [r] F
+    frame_block(out, BODY_ROT, NODE, Qp, R, eye, nu_F, AG)
+    frame_block(out, BODY_ROT, BODY_POS, Qp, R, eye, -nu_F, AG)
+    frame_block(out, BODY_ROT, BODY_ROT, Qp, RR, Qp, nu_F, AG)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def joint_torque_velocity_tangent(
+    rod: SystemLike, element: int, body: SystemLike, b: int, nu_tau: float,
+    out: NDArray[np.float64], work: NDArray[np.float64],
+) -> None:
+    """Derivative of :func:`~hsa_elastica.physics.joints.joint_torque_kernel` (Eq. 7) wrt the
+    angular velocities of the element and the body (module docstring) added into ``out``
+    (12, 12; :data:`JOINT_BLOCK`) [N m s/rad].  Only the damper ``-nu_tau (w_p - w_t)`` of
+    ``tau_p`` depends on them (neither the spring nor the rest orientation: the same for the
+    motor mounts of :mod:`~hsa_elastica.physics.mounts`); ``work``: :func:`tangent_scratch`."""
+    Qp = body[3][:, :, b]
+    Qt = rod[3][:, :, element]
+    eye, AG = work[4], work[3]
+    for i in range(3):
+        for j in range(3):
+            eye[i, j] = 1.0 if i == j else 0.0
+    frame_block(out, BODY_ROT, BODY_ROT, Qp, eye, Qp, -nu_tau, AG)
+    frame_block(out, BODY_ROT, ELEMENT, Qp, eye, Qt, nu_tau, AG)
+    frame_block(out, ELEMENT, BODY_ROT, Qt, eye, Qp, nu_tau, AG)
+    frame_block(out, ELEMENT, ELEMENT, Qt, eye, Qt, -nu_tau, AG)

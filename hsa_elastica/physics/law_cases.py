@@ -28,7 +28,9 @@ from hsa_elastica.physics.contact_laws import (
 from hsa_elastica.physics.joint_tangent import (
     JOINT_BLOCK,
     joint_force_tangent,
+    joint_force_velocity_tangent,
     joint_torque_tangent,
+    joint_torque_velocity_tangent,
     tangent_scratch,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
@@ -66,12 +68,19 @@ class LawCase(NamedTuple):
     generalised forces [N, N m] after moving the configuration by ``dx`` (from the
     configuration itself, each call), ``tangent()`` ``d forces / d dx`` at ``dx = 0`` (n, n)
     from the law's tangent kernel (None for a law without one), ``steps`` the central
-    differences' step per unknown [m or rad]."""
+    differences' step per unknown [m or rad]; for a law with a velocity tangent,
+    ``velocity_forces(dv)`` its forces after changing the unknowns' velocities by ``dv``
+    [m/s or rad/s, the element's and body's angular velocities in their own frames],
+    ``velocity_tangent()`` ``d forces / d dv`` at ``dv = 0`` from its velocity tangent
+    kernel and ``velocity_steps`` the differences' steps."""
 
     n: int
     forces: Callable[[Array], Array]
     tangent: Callable[[], Array] | None
     steps: Array
+    velocity_forces: Callable[[Array], Array] | None = None
+    velocity_tangent: Callable[[], Array] | None = None
+    velocity_steps: Array | None = None
 
 
 def turn(director: Array, k: int, w: Array) -> None:
@@ -276,26 +285,37 @@ def _pair(rng: np.random.Generator) -> _Pair:
 
 
 def _pair_case(pair: _Pair, apply: Callable[[tuple[Array, ...], tuple[Array, ...]], None],
-               tangent: Callable[[Array], None] | None) -> LawCase:
-    """:class:`LawCase` of a law ``apply(rod, body)`` on the joint's twelve unknowns."""
-    def forces(dx: Array) -> Array:
+               tangent: Callable[[Array], None],
+               velocity_tangent: Callable[[Array], None]) -> LawCase:
+    """:class:`LawCase` of a law ``apply(rod, body)`` on the joint's twelve unknowns, with
+    its tangent and velocity tangent kernels (``(out)`` -> None, added into ``out``)."""
+    def forces(dx: Array, dv: Array | None = None) -> Array:
         rod = tuple(a.copy() for a in pair.rod)
         body = tuple(a.copy() for a in pair.body)
         rod[0][:, 1] += dx[0:3]
         turn(rod[3], 1, dx[3:6])
         body[0][:, 1] += dx[6:9]
         turn(body[3], 1, dx[9:12])
+        if dv is not None:  # node velocity, element omega, body velocity, body omega
+            rod[1][:, 1] += dv[0:3]
+            rod[2][:, 1] += dv[3:6]
+            body[1][:, 1] += dv[6:9]
+            body[2][:, 1] += dv[9:12]
         apply(rod, body)
         return np.concatenate([rod[4][:, 1], rod[5][:, 1], body[4][:, 1], body[5][:, 1]])
 
-    def exact() -> Array:
-        out = np.zeros((JOINT_BLOCK, JOINT_BLOCK))
-        assert tangent is not None
-        tangent(out)
-        return out
+    def block(kernel: Callable[[Array], None]) -> Callable[[], Array]:
+        def make() -> Array:
+            out = np.zeros((JOINT_BLOCK, JOINT_BLOCK))
+            kernel(out)
+            return out
+        return make
 
     steps = np.tile(np.r_[np.full(3, 1e-8), np.full(3, 1e-6)], 2)
-    return LawCase(JOINT_BLOCK, forces, None if tangent is None else exact, steps)
+    # the laws are linear in the velocities: the steps need only beat the round-off
+    vsteps = np.tile(np.r_[np.full(3, 1e-2), np.full(3, 1e-1)], 2)
+    return LawCase(JOINT_BLOCK, forces, block(tangent), steps,
+                   lambda dv: forces(np.zeros(JOINT_BLOCK), dv), block(velocity_tangent), vsteps)
 
 
 K_F, NU_F, K_TAU, NU_TAU = 5e5, 3.0, 20.0, 0.05
@@ -308,11 +328,19 @@ def joint_case(rng: np.random.Generator, force: bool) -> LawCase:
         return _pair_case(
             p, lambda r, b: joint_force_kernel(r, 1, b, 1, p.attachment, K_F, NU_F),
             lambda out: joint_force_tangent(p.rod, 1, p.body, 1, p.attachment, K_F, NU_F, out,
-                                            tangent_scratch()))
+                                            tangent_scratch()),
+            lambda out: joint_force_velocity_tangent(p.rod, 1, p.body, 1, p.attachment, K_F,
+                                                     NU_F, out, tangent_scratch()))
     return _pair_case(
         p, lambda r, b: joint_torque_kernel(r, 1, b, 1, p.rest, K_TAU, NU_TAU),
         lambda out: joint_torque_tangent(p.rod, 1, p.body, 1, p.rest, K_TAU, NU_TAU, out,
-                                             tangent_scratch()))
+                                             tangent_scratch()),
+        lambda out: _torque_velocity_tangent(p, out))
+
+
+def _torque_velocity_tangent(p: _Pair, out: Array) -> None:
+    """The joint couple's (and the mounts') velocity tangent on ``p``."""
+    joint_torque_velocity_tangent(p.rod, 1, p.body, 1, NU_TAU, out, tangent_scratch())
 
 
 def motor_mount_case(rng: np.random.Generator) -> LawCase:
@@ -326,7 +354,8 @@ def motor_mount_case(rng: np.random.Generator) -> LawCase:
         joint_torque_kernel(r, 1, b, 1, rest, K_TAU, NU_TAU)
 
     return _pair_case(p, apply, lambda out: mount_torque_tangent(
-        p.rod, 1, p.body, 1, p.rest, angle, K_TAU, NU_TAU, rest, out, tangent_scratch()))
+        p.rod, 1, p.body, 1, p.rest, angle, K_TAU, NU_TAU, rest, out, tangent_scratch()),
+        lambda out: _torque_velocity_tangent(p, out))
 
 
 def twist_mount_case(rng: np.random.Generator) -> LawCase:
@@ -342,4 +371,5 @@ def twist_mount_case(rng: np.random.Generator) -> LawCase:
         motor_torque_kernel(r, 1, b, 1, torque)
 
     return _pair_case(p, apply, lambda out: twist_mount_torque_tangent(
-        p.rod, 1, p.body, 1, p.rest, torque, K_TAU, NU_TAU, rest, out, tangent_scratch()))
+        p.rod, 1, p.body, 1, p.rest, torque, K_TAU, NU_TAU, rest, out, tangent_scratch()),
+        lambda out: _torque_velocity_tangent(p, out))

@@ -10,6 +10,13 @@ rotations [rad] applied to a director ``Q`` as ``Q <- exp(-[w]) Q`` with the kin
 kernel at dt = 1 (:func:`turn`, what ``statics_kernels.perturb_colour`` does); its forces are
 the law's generalised forces on those unknowns (lab forces, couples in the local frame).
 
+A law whose forces depend on the velocities of its unknowns through a tangent the implicit
+integrator uses (the joints' and mounts' dampers) registers its derivative wrt those
+velocities as well (``velocity_kernel``; the case's ``velocity_forces`` / ``velocity_tangent``,
+checked against central differences in the velocities); None: no such tangent (the rods'
+elastic forces do not depend on the velocities; the contact's velocity derivative is the
+contact kernel's own).
+
 The configurations live in :mod:`hsa_elastica.physics.law_cases`.
 """
 
@@ -22,7 +29,12 @@ import numpy as np
 from hsa_elastica.physics.auxetic_law import auxetic_update, reciprocal_twist_couple
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band
 from hsa_elastica.physics.contact_laws import contact_forces, contact_tangent
-from hsa_elastica.physics.joint_tangent import joint_force_tangent, joint_torque_tangent
+from hsa_elastica.physics.joint_tangent import (
+    joint_force_tangent,
+    joint_force_velocity_tangent,
+    joint_torque_tangent,
+    joint_torque_velocity_tangent,
+)
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.law_cases import (
     LawCase,
@@ -48,13 +60,15 @@ __all__ = ["LawCase", "LawTangent", "LAWS", "law", "tangent_source", "turn"]
 
 class LawTangent(NamedTuple):
     """A registered law: ``name``, its force kernel, its tangent kernel (None: finite
-    differences) and ``case(rng)`` -> :class:`LawCase`, a random valid configuration (None
-    for a law without tangent: nothing to check)."""
+    differences), ``case(rng)`` -> :class:`LawCase`, a random valid configuration (None
+    for a law without tangent: nothing to check) and its velocity tangent kernel (module
+    doc; None: none)."""
 
     name: str
     force_kernel: Callable[..., Any]
     tangent_kernel: Callable[..., Any] | None
     case: Callable[[np.random.Generator], LawCase] | None
+    velocity_kernel: Callable[..., Any] | None = None
 
 
 #: every law of the static Jacobian, with the kernels that evaluate it and its tangent
@@ -63,12 +77,14 @@ LAWS: tuple[LawTangent, ...] = (
     LawTangent("auxetic coupling", auxetic_update, auxetic_tangent_band, auxetic_case),
     LawTangent("contact", contact_forces, contact_tangent, contact_case),
     LawTangent("joint force", joint_force_kernel, joint_force_tangent,
-               lambda rng: joint_case(rng, force=True)),
+               lambda rng: joint_case(rng, force=True), joint_force_velocity_tangent),
     LawTangent("joint couple", joint_torque_kernel, joint_torque_tangent,
-               lambda rng: joint_case(rng, force=False)),
-    LawTangent("motor mount", joint_torque_kernel, mount_torque_tangent, motor_mount_case),
+               lambda rng: joint_case(rng, force=False), joint_torque_velocity_tangent),
+    # the mounts' velocity dependence is the joint couple's damper (mount_torque_tangent)
+    LawTangent("motor mount", joint_torque_kernel, mount_torque_tangent, motor_mount_case,
+               joint_torque_velocity_tangent),
     LawTangent("twist mount", free_twist_rest_orientation, twist_mount_torque_tangent,
-               twist_mount_case),
+               twist_mount_case, joint_torque_velocity_tangent),
     # without a tangent: the static solver differences the whole residual of a model using them
     LawTangent("passive coupling", reciprocal_twist_couple, None, None),
     LawTangent("compression law", compression_law_forces, None, None),

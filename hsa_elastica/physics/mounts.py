@@ -90,7 +90,10 @@ def mount_torque_tangent(
     :func:`~hsa_elastica.physics.joint_tangent.joint_torque_tangent`) [N m/rad].  The motor
     angle is an input, not an unknown; the mount's force is the joint's (Eq. 6,
     :func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`).  ``work``:
-    :func:`~hsa_elastica.physics.joint_tangent.tangent_scratch`."""
+    :func:`~hsa_elastica.physics.joint_tangent.tangent_scratch`.  The derivative wrt the
+    velocities is the joint couple's,
+    :func:`~hsa_elastica.physics.joint_tangent.joint_torque_velocity_tangent` (the rest
+    orientation holds no velocity), as is the :class:`TwistMount`'s."""
     mount_rest_orientation(base_orientation, angle, rest_out)
     joint_torque_tangent(rod, element, body, b, rest_out, k_tau, nu_tau, out, work)
 
