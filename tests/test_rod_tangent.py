@@ -292,7 +292,8 @@ def _coupling(b: RodBlockArrays, quadratic: bool):  # type: ignore[no-untyped-de
         **{f: np.zeros((1, b.rest_voronoi_lengths.shape[0])) for f in
            ("kappa_vor_raw", "kappa_vor", "kappa_vor_clipped", "couple")},
         **{f: np.zeros((1, b.rest_lengths.shape[0])) for f in
-           ("kappa_elem", "kappa_elem_clipped", "eps", "eps_creep", "play", "play_trial")},
+           ("kappa_elem", "kappa_elem_clipped", "eps", "eps_creep", "play")},
+        play_trial=np.zeros((1, 2 * b.rest_lengths.shape[0])),  # this time's and the last output
     )
 
 

@@ -208,7 +208,9 @@ def _coupling_table(b: RodBlockArrays) -> CouplingTable:
     fields.update({f: np.zeros((1, nv)) for f in ("kappa_vor_raw", "kappa_vor",
                                                   "kappa_vor_clipped", "couple")})
     fields.update({f: np.zeros((1, ne)) for f in ("kappa_elem", "kappa_elem_clipped", "eps",
-                                                  "eps_creep")})
+                                                  "eps_creep", "play")})
+    fields.update(play_frozen=np.zeros(1, dtype=np.int64), play_last=np.full(1, -np.inf),
+                  play_trial=np.zeros((1, 2 * ne)))  # (the hysteresis play off: weight 0)
     fields.update(
         handedness=-1.0 * one, C_eps=0.01 * one, C_eps2=2e-4 * one, eps_min=-0.3 * one,
         eps_max=0.32 * one, kappa_min=-40.0 * one, kappa_max=40.0 * one, area=area * one,
