@@ -9,10 +9,16 @@ by numpy fancy indexing, and a column's nonzeros read as ``f1 != f0``.  The same
 :func:`~hsa_elastica.engines.statics_kernels.residual` in the same order (so the same values
 bit for bit), without compiling the solver's own kernels on a cold start nor running their
 gather loop as Python (~1 s on the robot, two passes of 594 columns).
+
+Patterns are kept in the process by the model's structure (:func:`structure_key`: the
+unknowns, every integer table and program, and which entries of the float tables are zero),
+so that solvers built again for the same structure (the implicit engine at each env reset,
+each replay of a calibration) skip the differences.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -30,7 +36,51 @@ from hsa_elastica.engines.statics_kernels import (
 from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.tables import ForcingTables
 
-__all__ = ["dense_pattern", "specialisation"]
+__all__ = ["dense_pattern", "specialisation", "structure_key"]
+
+#: patterns found in this process: (structure key, program, internal) -> (n, n) bool
+_PATTERNS: OrderedDict[Any, NDArray[np.bool_]] = OrderedDict()
+#: number of patterns kept (each n^2 bytes: 0.35 MB on the robot)
+CACHE_SIZE = 16
+
+
+#: fields of the tables that hold state or scratch (filled by evaluations, not parameters):
+#: left out of :func:`structure_key` (their zeros change with the history)
+STATE_FIELDS = frozenset({
+    "kappa_vor", "kappa_elem", "kappa_vor_raw", "kappa_vor_clipped", "kappa_elem_clipped", "eps",
+    "last_time", "couple",
+    "work", "eps_creep", "creep_last", "mount_work", "output", "rest_orientation",
+})
+
+
+def _walk(x: Any, out: list[Any]) -> None:
+    """Append the structure of a table record: each array's dtype and shape, its bytes if of
+    integers, else the bytes of its zero mask (fields in :data:`STATE_FIELDS`: shape only)."""
+    if isinstance(x, np.ndarray):
+        body = x.tobytes() if x.dtype.kind in "iub" else (x != 0.0).tobytes()
+        out.append((x.dtype.str, x.shape, body))
+    elif isinstance(x, tuple):
+        fields = getattr(x, "_fields", ())
+        out.append(len(x))
+        for k, y in enumerate(x):
+            if k < len(fields) and fields[k] in STATE_FIELDS:
+                out.append((fields[k], getattr(y, "shape", None)))
+            else:
+                _walk(y, out)
+    else:
+        out.append(repr(x))
+
+
+def structure_key(solver: Any) -> tuple[Any, ...]:
+    """What the sparsity pattern of ``solver``'s residual depends on: its unknowns, the
+    solver's force-model tables (integer arrays and programs exactly, float arrays by their
+    zero entries: a law switched off by a zero parameter changes the key) and the block
+    sizes.  Two models with equal keys differ only in nonzero parameter values and in their
+    pose."""
+    out: list[Any] = [solver.kind.tobytes(), solver.index.tobytes(), solver.comp.tobytes(),
+                      solver.state.rod.position.shape, solver.state.body.position.shape]
+    _walk(solver._args()[0].tables, out)
+    return tuple(out)
 
 
 def specialisation(kernel: Any, args: tuple[Any, ...]) -> Any:
@@ -106,7 +156,22 @@ def dense_pattern(solver: Any, program: NDArray[np.int64] | None = None,
     instead of the model's; ``internal=False``: the rods' internal forces left out) from
     forward differences of each unknown alone at two randomly perturbed poses (seeded), the
     strain clipping of the coupling lifted so that no dependency hides behind a clip; the
-    solver's pose and couplings are put back."""
+    solver's pose and couplings are put back.  Kept in the process by :func:`structure_key`
+    (a copy is returned)."""
+    key = (structure_key(solver), None if program is None else program.tobytes(), internal)
+    if key in _PATTERNS:
+        _PATTERNS.move_to_end(key)
+        return _PATTERNS[key].copy()
+    pattern = _differences(solver, program, internal)
+    _PATTERNS[key] = pattern.copy()
+    while len(_PATTERNS) > CACHE_SIZE:
+        _PATTERNS.popitem(last=False)
+    return pattern
+
+
+def _differences(solver: Any, program: NDArray[np.int64] | None,
+                 internal: bool) -> NDArray[np.bool_]:
+    """:func:`dense_pattern`'s differences."""
     n = solver.n
     keep, base = solver.couplings, solver.pose()
     solver.couplings = keep._replace(eps_min=np.full_like(keep.eps_min, -np.inf),
