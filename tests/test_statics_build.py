@@ -86,7 +86,7 @@ def _kernel_pattern(solver: StaticSolver) -> np.ndarray:
             solver.set_pose(base)
             solver.move(np.where(solver.is_torque, 1e-2, 1e-4) * rng.standard_normal(n))
             f0 = solver.evaluate(a).copy()
-            fd_jacobian(a, *solver._args(), dense,
+            fd_jacobian(a, *solver._args(), dense,  # type: ignore[call-arg]
                         JacobianBuffers(f0, np.zeros(n), np.zeros((n, 3, 3)), data,
                                         np.empty((3, 3, 1))))
             out |= data.reshape(n, n).T != 0.0
@@ -185,7 +185,7 @@ def test_the_compiled_specialisation_is_the_dispatched_kernel() -> None:
     kernel, args, _ = solver._hybrid_call()
     assert kernel is not hybrid_jacobian  # the specialisation was found
     out = np.zeros_like(direct)
-    hybrid_jacobian(a, *args, out, False)
+    hybrid_jacobian(a, *args, out, False)  # type: ignore[call-arg]
     assert np.array_equal(direct, out)
 
 
@@ -206,5 +206,5 @@ def test_patterns_are_kept_by_the_models_structure() -> None:
     t = flat.tables
     assert np.all(t.joints.k_tau != 0.0)
     flat.tables = t._replace(joints=t.joints._replace(k_tau=0.0 * t.joints.k_tau))
-    flat._args_cache = None
+    flat._args_cache = None  # type: ignore[assignment]
     assert structure_key(flat) != structure_key(first)
