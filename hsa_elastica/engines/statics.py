@@ -18,8 +18,8 @@ external_torques``, local frame, N m) and the external force [N] / torque [N m, 
 each body.  The Jacobian ``J = dF/dx`` is the consistent tangents of the rods and joints plus
 coloured forward differences of the rest (:mod:`hsa_elastica.engines.statics_hybrid`,
 ``jacobian="tangent"``), or forward differences of the whole residual with column colouring
-(``"fd"``); the sparsity pattern is found by perturbing each unknown alone at randomly
-perturbed poses, once per model structure in a process (:mod:`~.statics_build`).  Newton steps are solved by the bordered band LU of
+(``"fd"``); the sparsity pattern is found by perturbing each unknown alone at random poses,
+once per model structure in a process (:mod:`~hsa_elastica.engines.statics_build`).  Newton steps are solved by the bordered band LU of
 :mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
 eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
 singular or the rods couple directly.
