@@ -255,8 +255,10 @@ def static_overhead_rows(model, reps: int) -> None:  # type: ignore[no-untyped-d
     def newton() -> None:
         s._jacobian_values(a, f0, rest_written=s._evaluated_here(a))
 
+    assert s.hybrid is not None
+
     def before() -> None:
-        plan, ext, joint = s.hybrid
+        plan, ext, joint = s.hybrid  # type: ignore[misc]
         m, unknowns = s._args()
         m = m._replace(tables=m.tables._replace(sync_program=plan.program))
         hybrid_jacobian(a, m, unknowns, ext, joint, plan, s.data, False)
