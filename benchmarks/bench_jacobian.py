@@ -13,7 +13,9 @@ and prints the largest difference between the two solvers' equilibria (node posi
 directors, platform) and their Newton iterations.  Then the same rows for the hybrid Jacobian
 with the joints' exact tangents (the default) against the hybrid with the joints by coloured
 differences (``make_hybrid(solver, joint_tangent=False)``, the Jacobian before the joints had
-tangents): :func:`joint_tangent_rows`.  BLAS is limited to one thread.
+tangents): :func:`joint_tangent_rows`.  Then the static solver's overheads
+(:func:`static_overhead_rows`): Newton's Jacobian against the way it was taken before, and the
+build of a solver with its sparsity pattern found or kept.  BLAS is limited to one thread.
 
 ``--implicit``: the implicit integrator's Newton matrix instead (``ImplicitEngine(jacobian=
 "tangent")`` against ``"fd"``, and the tangent matrix with the joints by coloured differences,
@@ -30,7 +32,8 @@ tangents): :func:`joint_tangent_rows`.  BLAS is limited to one thread.
   untimed run each first, then two in alternation): the real-time factor ``sim_time_s /
   wall_time_s`` of its ``summary.json`` (``--no-primitive``: skipped).
 
-Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150] [--no-primitive]]
+Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150] [--no-primitive]
+| --overheads]
 """
 
 from __future__ import annotations
@@ -184,12 +187,17 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=150, help="env steps per run (--implicit)")
     ap.add_argument("--no-primitive", action="store_true",
                     help="skip the primitive command's real-time factors (--implicit)")
+    ap.add_argument("--overheads", action="store_true",
+                    help="only the static solver's overheads (static_overhead_rows)")
     args = ap.parse_args()
     if args.implicit:
         implicit_main(args.reps, args.steps, not args.no_primitive)
         return
     p = paper_robot_params()
     model = compile_simulator(build_robot(p, [0.0] * 4).simulator)
+    if args.overheads:
+        static_overhead_rows(model, args.reps)
+        return
     solvers = {k: StaticSolver(model, state=model.state.copy(), jacobian=k)
                for k in ("tangent", "fd")}
     tan = solvers["tangent"]
@@ -239,6 +247,62 @@ def main() -> None:
               f"Newton iterations {iters[k] // args.reps} over {len(angles)} poses")
     print(f"largest difference tangent - fd: positions {dpos:.2e} m, other pose arrays {drot:.2e}")
     joint_tangent_rows(model, args.reps)
+    static_overhead_rows(model, args.reps)
+
+
+def static_overhead_rows(model, reps: int) -> None:  # type: ignore[no-untyped-def]
+    """The static solver's overheads, side by side in one run: the Jacobian as Newton takes
+    it (the hybrid kernel's compiled specialisation, the values only, no rest-configuration
+    evaluation right after the residual's) against the way it was taken before (the numba
+    dispatcher, the rest-configuration evaluation, a ``scipy.sparse`` matrix: what the public
+    :meth:`StaticSolver.jacobian` still does, minus the specialisation), in force evaluations;
+    and the time to build a solver with its sparsity pattern found (the kept patterns cleared)
+    and kept (same structure)."""
+    import scipy.sparse as sp
+
+    from hsa_elastica.engines import statics_build
+    from hsa_elastica.engines.statics_hybrid import hybrid_jacobian
+
+    s = StaticSolver(model, state=model.state.copy())
+    s.jit = True
+    rng = np.random.default_rng(3)
+    s.move(np.where(s.is_torque, 5e-2, 5e-4) * rng.standard_normal(s.n))
+    a = np.array([0.4, -0.3, 0.6, 0.2])
+    f0 = s.evaluate(a).copy()
+    _, args, _ = s._hybrid_call()
+
+    def newton() -> None:
+        s._jacobian_values(a, f0, rest_written=s._evaluated_here(a))
+
+    assert s.hybrid is not None
+
+    def before() -> None:
+        plan, ext, joint = s.hybrid  # type: ignore[misc]
+        m, unknowns = s._args()
+        m = m._replace(tables=m.tables._replace(sync_program=plan.program))
+        hybrid_jacobian(a, m, unknowns, ext, joint, plan, s.data, False)
+        sp.csc_matrix((s.data.copy(), s.indices, s.indptr), shape=(s.n, s.n))
+
+    t: dict[str, list[float]] = {"evaluation": [], "Newton's": [], "before": []}
+    for _ in range(reps):
+        t["evaluation"].append(_median_time(lambda: s.evaluate(a), 20))
+        for k, fn in (("Newton's", newton), ("before", before)):
+            t[k].append(_median_time(fn, 20))
+    ev = float(np.median(t["evaluation"]))
+    print(f"static Jacobian overheads: force evaluation {ev * 1e6:.1f} us")
+    for k in ("Newton's", "before"):
+        tj = float(np.median(t[k]))
+        print(f"  Jacobian {k:9s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} force evaluations")
+    build: dict[str, list[float]] = {"found": [], "kept": []}
+    for _ in range(reps):
+        for k in build:
+            if k == "found":
+                statics_build._PATTERNS.clear()
+            t0 = time.perf_counter()
+            StaticSolver(model, state=model.state.copy())
+            build[k].append(time.perf_counter() - t0)
+    for k, v in build.items():
+        print(f"  StaticSolver build, pattern {k:5s}: median {np.median(v) * 1e3:7.1f} ms")
 
 
 def joint_tangent_rows(model, reps: int) -> None:  # type: ignore[no-untyped-def]

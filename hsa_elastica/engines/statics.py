@@ -18,8 +18,8 @@ external_torques``, local frame, N m) and the external force [N] / torque [N m, 
 each body.  The Jacobian ``J = dF/dx`` is the consistent tangents of the rods and joints plus
 coloured forward differences of the rest (:mod:`hsa_elastica.engines.statics_hybrid`,
 ``jacobian="tangent"``), or forward differences of the whole residual with column colouring
-(``"fd"``); the sparsity pattern is found once per model by perturbing each unknown alone at
-randomly perturbed poses.  Newton steps are solved by the bordered band LU of
+(``"fd"``); the sparsity pattern is found by perturbing each unknown alone at random poses,
+once per model structure in a process (:mod:`~hsa_elastica.engines.statics_build`).  Newton steps are solved by the bordered band LU of
 :mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
 eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
 singular or the rods couple directly.
@@ -48,6 +48,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.engines import statics_stability, uncompiled
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
+from hsa_elastica.engines.statics_build import dense_pattern, specialisation
 from hsa_elastica.engines.statics_kernels import (
     FD_STEP_POSITION,
     FD_STEP_ROTATION,
@@ -151,6 +152,8 @@ class StaticSolver:
     jit = False
     #: the hybrid Jacobian's plan, the remainder's colouring and buffers (None: differences)
     hybrid: tuple[HybridPlan, Any, Any] | None = None
+    #: (angles, :meth:`_args` record) of the last :meth:`evaluate` at the present state
+    _rest_at: tuple[NDArray[np.float64], Any] | None = None
 
     def __init__(self, model: CompiledModel, *, state: State | None = None, tol_force: float = 1e-8,
                  tol_torque: float = 1e-9, check_only: bool = False, jacobian: str = "tangent"
@@ -264,7 +267,10 @@ class StaticSolver:
                  ) -> NDArray[np.float64]:
         """Residual at the current state for motor ``angles`` [rad] (forces N, couples N m)."""
         f = self.f if out is None else out
-        ok = self._kernel(residual)(np.asarray(angles, dtype=np.float64), *self._args(), f)
+        a = np.asarray(angles, dtype=np.float64)
+        args = self._args()
+        ok = self._kernel(residual)(a, *args, f)
+        self._rest_at = (a.copy(), args) if ok else None
         if not ok:
             f[:] = np.nan
         return f
@@ -278,16 +284,26 @@ class StaticSolver:
         """``dF/dx`` (CSC) at the current state, ``f0`` its residual: the hybrid Jacobian
         (:attr:`hybrid`), or forward differences (``jacobian="fd"``, and while :attr:`jit` is
         False and the hybrid kernel not compiled: a one-off Jacobian)."""
-        a = np.asarray(angles, dtype=np.float64)
+        data = self._jacobian_values(angles, f0)
+        return sp.csc_matrix((data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
+
+    def _jacobian_values(self, angles: NDArray[np.float64], f0: NDArray[np.float64],
+                         rest_written: bool = False) -> NDArray[np.float64]:
+        """:meth:`jacobian`'s CSC values into ``self.data`` (returned, overwritten by the next);
+        ``rest_written``: :meth:`_evaluated_here` (the hybrid Jacobian skips the evaluation
+        that writes the auxetic rest configuration)."""
+        a = np.ascontiguousarray(angles, dtype=np.float64)
+        if self.hybrid is not None and (self.jit or uncompiled.ready(hybrid_jacobian)):
+            call = self._hybrid_call()
+            call[0](a, *call[1], self.data, bool(rest_written))
+            if call[2]:  # colours perturbed the state: the rest configuration is not this pose's
+                self._rest_at = None
+            return self.data
+        self._rest_at = None
         pattern = JacobianPattern(self.steps, self.color_ptr, self.color_cols, self.indptr,
                                   self.indices)
         buffers = JacobianBuffers(f0, self.f1, self.saved, self.data, self.scratch)
-        if self.hybrid is not None and (self.jit or uncompiled.ready(hybrid_jacobian)):
-            plan, ext, joint = self.hybrid
-            model, unknowns = self._args()
-            model = model._replace(tables=model.tables._replace(sync_program=plan.program))
-            hybrid_jacobian(a, model, unknowns, ext, joint, plan, self.data)
-        elif self.jit or uncompiled.ready(fd_jacobian):
+        if self.jit or uncompiled.ready(fd_jacobian):
             fd_jacobian(a, *self._args(), pattern, buffers)  # type: ignore[call-arg]
         else:  # fd_jacobian's loop, each kernel compiled or as Python (see ``jit``)
             model, unknowns = self._args()
@@ -298,7 +314,35 @@ class StaticSolver:
                 res(a, model, unknowns, self.f1)
                 restore(model.rod, model.body, unknowns, pattern, c, self.saved, f0, self.f1,
                         self.data)
-        return sp.csc_matrix((self.data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
+        return self.data
+
+    def _hybrid_call(self) -> tuple[Any, tuple[Any, ...], bool]:
+        """``(kernel, its arguments between the angles and the values, whether it perturbs the
+        state)`` of the hybrid Jacobian, once per :meth:`_args` record and :attr:`hybrid`: the
+        compiled specialisation of :func:`hybrid_jacobian` (no dispatch, see
+        :func:`~hsa_elastica.engines.statics_build.specialisation`)."""
+        base = self._args()
+        cached = getattr(self, "_hybrid_cache", None)
+        if cached is not None and cached[0] is base and cached[1] is self.hybrid:
+            return cached[2]  # type: ignore[no-any-return]
+        assert self.hybrid is not None
+        plan, ext, joint = self.hybrid
+        model, unknowns = base
+        model = model._replace(tables=model.tables._replace(sync_program=plan.program))
+        args = (model, unknowns, ext, joint, plan)
+        perturbs = bool(ext[0].color_ptr.shape[0] > 1 or joint[0].color_ptr.shape[0] > 1)
+        call = (specialisation(hybrid_jacobian, (np.zeros(self.n_motors), *args, self.data,
+                                                  False)), args, perturbs)
+        self._hybrid_cache = (base, self.hybrid, call)
+        return call
+
+    def _evaluated_here(self, angles: NDArray[np.float64]) -> bool:
+        """True if the last :meth:`evaluate` was at the present state (no :meth:`move`,
+        :meth:`set_pose` or state-perturbing Jacobian since), with these ``angles`` and the
+        present force model (the rest configuration it wrote is this pose's)."""
+        at = self._rest_at
+        return (at is not None and at[1] is self._args()
+                and np.array_equal(at[0], np.asarray(angles, dtype=np.float64)))
 
     def pose(self) -> Pose:
         """A copy of the present pose of the solver's state (the static unknowns)."""
@@ -308,11 +352,12 @@ class StaticSolver:
         """Copy a saved ``pose`` (of :meth:`pose`, or a static result's ``state[1]``) back."""
         if not all(np.array_equal(a, b) for a, b in zip(self.state.pose, pose)):
             self._lu = None  # the last factorisation belongs to another pose
+        self._rest_at = None
         self.state.set_pose(pose)
-
 
     def move(self, dx: NDArray[np.float64], scale: float = 1.0) -> None:
         """Move the state by ``scale * dx`` (layout of the unknowns)."""
+        self._rest_at = None
         self._kernel(apply_increment)(np.asarray(dx, dtype=np.float64), float(scale),
                                       self.state.rod, self.state.body,
                                       Unknowns(self.kind, self.index, self.comp), self.scratch)
@@ -324,39 +369,11 @@ class StaticSolver:
 
     # -- sparsity pattern and colouring -----------------------------------------------------
     def _pattern_and_colors(self) -> None:
-        """Sparsity of ``dF/dx`` from dense differences at two randomly perturbed poses (with
-        the strain clipping of the coupling lifted, so no dependency hides behind a clip),
-        then a greedy colouring of the columns (two columns share a colour if no row needs
-        both)."""
+        """Sparsity of ``dF/dx`` (:func:`~hsa_elastica.engines.statics_build.dense_pattern`),
+        then a greedy colouring of the columns (two share a colour if no row needs both)."""
         n = self.n
-        saved_state = self.pose()
-        unclipped = self.couplings._replace(
-            eps_min=np.full_like(self.couplings.eps_min, -np.inf),
-            eps_max=np.full_like(self.couplings.eps_max, np.inf),
-        )
-        keep = self.couplings
-        self.couplings = unclipped
-        self.indptr = np.arange(0, n * n + 1, n, dtype=np.int64)
-        self.indices = np.tile(np.arange(n, dtype=np.int64), n)
-        self.data = np.zeros(n * n)
-        self.color_ptr = np.arange(n + 1, dtype=np.int64)
-        self.color_cols = np.arange(n, dtype=np.int64)
-        self.saved = np.zeros((n, 3, 3))
-        rng = np.random.default_rng(12345)
-        pattern = np.zeros((n, n), dtype=bool)
         self.hybrid = None
-        try:
-            for _ in range(2):
-                self.set_pose(saved_state)
-                dx = np.where(self.is_torque, 1e-2, 1e-4) * rng.standard_normal(n)
-                self.move(dx)
-                f0 = self.evaluate(np.full(self.n_motors, 0.3)).copy()
-                self.jacobian(np.full(self.n_motors, 0.3), f0)
-                pattern |= self.data.reshape(n, n).T != 0.0
-        finally:
-            self.couplings = keep
-            self.set_pose(saved_state)
-        pattern |= np.eye(n, dtype=bool)
+        pattern = dense_pattern(self) | np.eye(n, dtype=bool)
         csc = sp.csc_matrix(pattern)
         csc.sort_indices()
         self.indptr = csc.indptr.astype(np.int64)
@@ -380,12 +397,20 @@ class StaticSolver:
         or not applicable (or, while :attr:`jit` is False, not compiled yet: SuperLU then, the
         same factorisation to round-off without ~7 s of compilation on a cold start).  Raises
         ``RuntimeError`` when the matrix is singular."""
+        return self._factor_values(jac.data, shift, jac)
+
+    def _factor_values(self, data: NDArray[np.float64], shift: NDArray[np.float64] | None = None,
+                       jac: sp.csc_matrix | None = None) -> Any:
+        """:meth:`factorize` of the Jacobian with CSC values ``data`` (the solver's pattern;
+        the matrix ``jac`` is built only for SuperLU, when not given)."""
         if self.band is not None and (self.jit or (uncompiled.ready(bordered_factor)
                                                    and uncompiled.ready(bordered_solve))):
             try:
-                return self.band.factor(jac.data, shift)
+                return self.band.factor(data, shift)
             except RuntimeError:
                 pass
+        if jac is None:
+            jac = sp.csc_matrix((data.copy(), self.indices, self.indptr), shape=(self.n, self.n))
         if shift is not None:
             jac = jac - sp.diags(shift, format="csc")
         return spla.splu(jac, permc_spec="MMD_AT_PLUS_A")
@@ -419,9 +444,10 @@ class StaticSolver:
                 return True, it
             if not math.isfinite(merit):
                 return False, it
-            jac = self.jacobian(a, f)
+            # the values only (no matrix): the band LU copies them
+            values = self._jacobian_values(a, f, rest_written=self._evaluated_here(a))
             try:
-                lu = self.factorize(jac, sigma * self.inertia if sigma > 0.0 else None)
+                lu = self._factor_values(values, sigma * self.inertia if sigma > 0.0 else None)
                 dx = lu.solve(-f)
             except (RuntimeError, ValueError):
                 return False, it

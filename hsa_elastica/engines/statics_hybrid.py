@@ -272,17 +272,20 @@ def _rod_tangents(model: ForceModel, plan: HybridPlan, data: NDArray[np.float64]
 def hybrid_jacobian(
     angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
     ext: tuple[JacobianPattern, JacobianBuffers], joint: tuple[JacobianPattern, JacobianBuffers],
-    plan: HybridPlan, data: NDArray[np.float64],
+    plan: HybridPlan, data: NDArray[np.float64], rest_written: bool,
 ) -> None:
     """The hybrid Jacobian (module docstring) into the full pattern's CSC values ``data``;
     ``model`` carries the synchronize program without the joint operations, ``ext`` / ``joint``
-    the remainder's and the differenced joints' colourings, CSC patterns and buffers."""
+    the remainder's and the differenced joints' colourings, CSC patterns and buffers.
+    ``rest_written``: the caller's last force evaluation was at this state and these
+    ``angles`` (it wrote the auxetic rest configuration the tangents read), so a remainder
+    without colours needs no evaluation."""
     data[:] = 0.0
     if ext[0].color_ptr.shape[0] > 1:
         _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False)
         for q in range(plan.ext_map.shape[0]):
             data[plan.ext_map[q]] += ext[1].data[q]
-    else:  # nothing to difference: one evaluation for the rest configuration
+    elif not rest_written:  # nothing to difference: one evaluation for the rest configuration
         residual_external(angles, model, unknowns, ext[1].f0)
     _rod_tangents(model, plan, data)
     joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, data)
@@ -467,35 +470,9 @@ def _external_pattern(solver: Any, program: NDArray[np.int64]) -> sp.csc_matrix:
     """Sparsity of :func:`residual_external` (synchronize ``program``) from dense forward
     differences at two randomly perturbed poses, the coupling's strain clip lifted (as the
     solver finds its full pattern)."""
-    n = solver.n
-    keep, base = solver.couplings, solver.pose()
-    solver.couplings = keep._replace(eps_min=np.full_like(keep.eps_min, -np.inf),
-                                     eps_max=np.full_like(keep.eps_max, np.inf))
-    dense = JacobianPattern(solver.steps, np.arange(n + 1, dtype=np.int64),
-                            np.arange(n, dtype=np.int64), np.arange(0, n * n + 1, n, dtype=np.int64),
-                            np.tile(np.arange(n, dtype=np.int64), n))
-    data, f0, f1 = np.zeros(n * n), np.zeros(n), np.zeros(n)
-    saved = np.zeros((n, 3, 3))
-    res, perturb, restore = (solver._kernel(residual_external), solver._kernel(perturb_colour),
-                             solver._kernel(restore_colour))
-    angles = np.full(solver.n_motors, 0.3)
-    pattern = np.zeros((n, n), dtype=bool)
-    rng = np.random.default_rng(12345)
-    try:
-        for _ in range(2):
-            solver.set_pose(base)
-            solver.move(np.where(solver.is_torque, 1e-2, 1e-4) * rng.standard_normal(n))
-            model, unknowns = solver._args()
-            model = model._replace(tables=model.tables._replace(sync_program=program))
-            res(angles, model, unknowns, f0)
-            for c in range(n):
-                perturb(model.rod, model.body, unknowns, dense, c, saved, solver.scratch)
-                res(angles, model, unknowns, f1)
-                restore(model.rod, model.body, unknowns, dense, c, saved, f0, f1, data)
-            pattern |= data.reshape(n, n).T != 0.0
-    finally:
-        solver.couplings = keep
-        solver.set_pose(base)
+    from hsa_elastica.engines.statics_build import dense_pattern
+
+    pattern = dense_pattern(solver, program, internal=False)
     csc = sp.csc_matrix(pattern.astype(np.float64))
     csc.sort_indices()
     return csc

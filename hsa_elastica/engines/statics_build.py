@@ -1,0 +1,207 @@
+"""Set-up of a :class:`~hsa_elastica.engines.statics.StaticSolver`: the sparsity pattern of its
+Jacobian (dense forward differences at randomly perturbed poses) and the compiled
+specialisation of a kernel, called without the dispatcher.
+
+The dense differences perturb each unknown alone (n columns, at two poses) and evaluate the
+residual: the compiled force evaluation
+(:func:`~hsa_elastica.physics.forces.evaluate_forces`), its results gathered onto the unknowns
+by numpy fancy indexing, and a column's nonzeros read as ``f1 != f0``.  The same kernels as
+:func:`~hsa_elastica.engines.statics_kernels.residual` in the same order (so the same values
+bit for bit), without compiling the solver's own kernels on a cold start nor running their
+gather loop as Python (~1 s on the robot, two passes of 594 columns).
+
+Patterns are kept in the process by the model's structure (:func:`structure_key`: the
+unknowns, every integer table and program, and which entries of the float tables are zero),
+so that solvers built again for the same structure (the implicit engine at each env reset,
+each replay of a calibration) skip the differences.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.statics_kernels import (
+    KIND_BODY_POS,
+    KIND_BODY_ROT,
+    KIND_NODE,
+    ForceModel,
+    JacobianPattern,
+    perturb_colour,
+    restore_colour,
+)
+from hsa_elastica.physics.forces import evaluate_forces
+from hsa_elastica.physics.tables import ForcingTables
+
+__all__ = ["dense_pattern", "specialisation", "structure_key"]
+
+#: patterns found in this process: (structure key, program, internal) -> (n, n) bool, packed
+_PATTERNS: OrderedDict[Any, NDArray[np.uint8]] = OrderedDict()
+#: number of patterns kept (each n^2 / 8 bytes: 44 kB on the robot)
+CACHE_SIZE = 16
+
+
+#: fields of the tables that hold state or scratch (filled by evaluations, not parameters):
+#: left out of :func:`structure_key` (their zeros change with the history)
+STATE_FIELDS = frozenset({
+    "kappa_vor", "kappa_elem", "kappa_vor_raw", "kappa_vor_clipped", "kappa_elem_clipped", "eps",
+    "last_time", "couple",
+    "work", "eps_creep", "creep_last", "mount_work", "output", "rest_orientation",
+})
+
+
+def _walk(x: Any, out: list[Any]) -> None:
+    """Append the structure of a table record: each array's dtype and shape, its bytes if of
+    integers, else the bytes of its zero mask (fields in :data:`STATE_FIELDS`: shape only)."""
+    if isinstance(x, np.ndarray):
+        body = x.tobytes() if x.dtype.kind in "iub" else (x != 0.0).tobytes()
+        out.append((x.dtype.str, x.shape, body))
+    elif isinstance(x, tuple):
+        fields = getattr(x, "_fields", ())
+        out.append(len(x))
+        for k, y in enumerate(x):
+            if k < len(fields) and fields[k] in STATE_FIELDS:
+                out.append((fields[k], getattr(y, "shape", None)))
+            else:
+                _walk(y, out)
+    else:
+        out.append(repr(x))
+
+
+def structure_key(solver: Any) -> tuple[Any, ...]:
+    """What the sparsity pattern of ``solver``'s residual depends on: its unknowns, the
+    solver's force-model tables (integer arrays and programs exactly, float arrays by their
+    zero entries: a law switched off by a zero parameter changes the key) and the block
+    sizes.  Two models with equal keys differ only in nonzero parameter values and in their
+    pose."""
+    out: list[Any] = [solver.kind.tobytes(), solver.index.tobytes(), solver.comp.tobytes(),
+                      solver.state.rod.position.shape, solver.state.body.position.shape]
+    _walk(solver._args()[0].tables, out)
+    return tuple(out)
+
+
+def specialisation(kernel: Any, args: tuple[Any, ...]) -> Any:
+    """The compiled specialisation of the numba ``kernel`` for arguments of the types of
+    ``args`` (compiled or loaded from numba's cache if needed): a callable that takes
+    arguments of exactly those types without the dispatcher's typing of them (~35 us a call
+    on the robot's model record), or ``kernel`` itself when there is none.  The caller keeps
+    the types: the same records, C-contiguous float64 arrays where ``args`` had them."""
+    from numba import typeof
+
+    try:
+        sig = tuple(typeof(x) for x in args)
+        cres = kernel.overloads.get(sig)
+        if cres is None:
+            kernel.compile(sig)
+            cres = kernel.overloads.get(sig)
+        return kernel if cres is None else cres.entry_point
+    except Exception:  # noqa: BLE001 -- any failure: the dispatcher (types checked per call)
+        return kernel
+
+
+class _Gather:
+    """Where each unknown's residual is in the force arrays (:func:`gather_forces` as numpy
+    fancy indexing); ``internal=False`` leaves the rods' internal forces and couples out (as
+    :func:`~hsa_elastica.engines.statics_hybrid.residual_external`)."""
+
+    def __init__(self, kind: NDArray[np.int64], index: NDArray[np.int64],
+                 comp: NDArray[np.int64], internal: bool) -> None:
+        self.internal = internal
+        self.parts = []
+        for name, sel in (("node", kind == KIND_NODE), ("body_pos", kind == KIND_BODY_POS),
+                          ("body_rot", kind == KIND_BODY_ROT),
+                          ("element", (kind != KIND_NODE) & (kind != KIND_BODY_POS)
+                           & (kind != KIND_BODY_ROT))):
+            rows = np.nonzero(sel)[0]
+            self.parts.append((name, rows, comp[rows], index[rows]))
+
+    def __call__(self, model: ForceModel, out: NDArray[np.float64]) -> None:
+        rod, body = model.rod, model.body
+        for name, rows, a, i in self.parts:
+            if name == "node":
+                out[rows] = (rod.internal_forces[a, i] + rod.external_forces[a, i]
+                             if self.internal else rod.external_forces[a, i])
+            elif name == "body_pos":
+                out[rows] = body.external_forces[a, i]
+            elif name == "body_rot":
+                out[rows] = body.external_torques[a, i]
+            else:
+                out[rows] = (rod.internal_torques[a, i] + rod.external_torques[a, i]
+                             if self.internal else rod.external_torques[a, i])
+
+
+def _residual(angles: NDArray[np.float64], model: ForceModel, gather: _Gather,
+              out: NDArray[np.float64]) -> None:
+    """:func:`~hsa_elastica.engines.statics_kernels.residual` (or ``residual_external``) with
+    the compiled force evaluation and a numpy gather."""
+    rod, body, tables, work, status = model
+    for arr in (rod.external_forces, rod.external_torques, body.external_forces,
+                body.external_torques):
+        arr[:] = 0.0
+    evaluate_forces(
+        0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors, tables.ends,
+        ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression,
+                      tables.contacts),
+        (tables.sync_program, tables.values_program), work, status,
+    )
+    gather(model, out)
+
+
+def dense_pattern(solver: Any, program: NDArray[np.int64] | None = None,
+                  internal: bool = True) -> NDArray[np.bool_]:
+    """``(n, n)`` sparsity of the solver's residual (``program``: the synchronize program
+    instead of the model's; ``internal=False``: the rods' internal forces left out) from
+    forward differences of each unknown alone at two randomly perturbed poses (seeded), the
+    strain clipping of the coupling lifted so that no dependency hides behind a clip; the
+    solver's pose and couplings are put back.  Kept in the process by :func:`structure_key`
+    (bit-packed; a new array is returned)."""
+    key = (structure_key(solver), None if program is None else program.tobytes(), internal)
+    n = solver.n
+    if key in _PATTERNS:
+        _PATTERNS.move_to_end(key)
+        return np.unpackbits(_PATTERNS[key], count=n * n).reshape(n, n).astype(bool)
+    pattern = _differences(solver, program, internal)
+    _PATTERNS[key] = np.packbits(pattern)
+    while len(_PATTERNS) > CACHE_SIZE:
+        _PATTERNS.popitem(last=False)
+    return pattern
+
+
+def _differences(solver: Any, program: NDArray[np.int64] | None,
+                 internal: bool) -> NDArray[np.bool_]:
+    """:func:`dense_pattern`'s differences."""
+    n = solver.n
+    keep, base = solver.couplings, solver.pose()
+    solver.couplings = keep._replace(eps_min=np.full_like(keep.eps_min, -np.inf),
+                                     eps_max=np.full_like(keep.eps_max, np.inf))
+    # one column per colour; an empty CSC pattern: restore_colour only puts the pose back
+    single = JacobianPattern(solver.steps, np.arange(n + 1, dtype=np.int64),
+                             np.arange(n, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
+                             np.zeros(0, dtype=np.int64))
+    f0, f1, none = np.zeros(n), np.zeros(n), np.zeros(0)
+    saved = np.zeros((n, 3, 3))
+    perturb, restore = solver._kernel(perturb_colour), solver._kernel(restore_colour)
+    gather = _Gather(solver.kind, solver.index, solver.comp, internal)
+    angles = np.full(solver.n_motors, 0.3)
+    pattern = np.zeros((n, n), dtype=bool)
+    rng = np.random.default_rng(12345)
+    try:
+        for _ in range(2):
+            solver.set_pose(base)
+            solver.move(np.where(solver.is_torque, 1e-2, 1e-4) * rng.standard_normal(n))
+            model, unknowns = solver._args()
+            if program is not None:
+                model = model._replace(tables=model.tables._replace(sync_program=program))
+            _residual(angles, model, gather, f0)
+            for c in range(n):
+                perturb(model.rod, model.body, unknowns, single, c, saved, solver.scratch)
+                _residual(angles, model, gather, f1)
+                restore(model.rod, model.body, unknowns, single, c, saved, f0, f1, none)
+                pattern[:, c] |= f1 != f0
+    finally:
+        solver.couplings = keep
+        solver.set_pose(base)
+    return pattern

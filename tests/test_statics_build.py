@@ -1,0 +1,210 @@
+"""The static solver's set-up and Jacobian overheads: the sparsity pattern found by
+:func:`~hsa_elastica.engines.statics_build.dense_pattern` against the solver kernels' own
+differences and against central differences of the residual (robot, stack on compliant
+mounts, single rod with the compression law, robot pressed on a plate), and Newton's skip of
+the rest-configuration evaluation (only at the state and angles just evaluated)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hsa_elastica.engines.compile import compile_simulator
+from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.statics_build import dense_pattern
+from hsa_elastica.engines.statics_hybrid import hybrid_jacobian
+from hsa_elastica.engines.statics_kernels import (
+    JacobianBuffers,
+    JacobianPattern,
+    fd_jacobian,
+)
+from hsa_elastica.params import paper_robot_params, table1_rod_params
+from hsa_elastica.robots.builders import build_robot
+
+
+def _robot() -> StaticSolver:
+    p = paper_robot_params()
+    return StaticSolver(compile_simulator(build_robot(p, [0.0] * 4).simulator))
+
+
+def _stack() -> StaticSolver:
+    from hsa_elastica.robots.stack import build_stack
+
+    p = paper_robot_params()
+    stack = build_stack([p, p], [[0.0] * 4, [0.0] * 4], ramp=0.0, record=False, check_dt=False,
+                        mount=p.joint)
+    return StaticSolver(compile_simulator(stack.simulator))
+
+
+def _rod() -> StaticSolver:
+    from hsa_elastica.physics.compression_law import AxialLawParams
+    from hsa_elastica.robots.rod_statics import RodStaticSolver
+
+    rod = table1_rod_params(6)
+    return RodStaticSolver(rod, axial_law=AxialLawParams(compression_ratio=0.6)).solver
+
+
+def _pressed() -> StaticSolver:
+    """The robot pressing its platform on a stiff plate 2 mm above its top face (contact
+    active at the motor angles ``press``), at its equilibrium."""
+    from hsa_elastica.params import ContactParams, EnvironmentParams, PlaneObstacle
+
+    p = paper_robot_params()
+    p = p.replace(rod=p.rod.replace(n_elements=10))
+    robot = build_robot(p, [0.0] * 4, record=False, finalize=False)
+    top = float(robot.platform.position_collection[2, 0]) + 0.5 * p.platform.thickness + 0.002
+    plate = PlaneObstacle(point=(0.0, 0.0, top), normal=(0.0, 0.0, -1.0),
+                          contact=ContactParams(stiffness=2e5, smoothing_length=1e-4,
+                                                damping_ratio=0.3))
+    q = p.replace(environment=EnvironmentParams(obstacles=(plate,)))
+    robot = build_robot(q, [0.0] * 4, ramp=0.0, record=False)
+    solver = StaticSolver(compile_simulator(robot.simulator))
+    press = np.array([0.5, -0.5, 0.5, -0.5])  # rad: free, the platform would rise ~5 mm
+    assert solver.solve(press, check_stability=False).converged
+    solver.press_angles = press  # type: ignore[attr-defined]
+    return solver
+
+
+def _kernel_pattern(solver: StaticSolver) -> np.ndarray:
+    """The pattern as the solver found it before: dense differences by the compiled solver
+    kernels (:func:`fd_jacobian`, one column per colour) at the same two seeded poses."""
+    n = solver.n
+    keep, base = solver.couplings, solver.pose()
+    solver.couplings = keep._replace(eps_min=np.full_like(keep.eps_min, -np.inf),
+                                     eps_max=np.full_like(keep.eps_max, np.inf))
+    dense = JacobianPattern(solver.steps, np.arange(n + 1, dtype=np.int64),
+                            np.arange(n, dtype=np.int64),
+                            np.arange(0, n * n + 1, n, dtype=np.int64),
+                            np.tile(np.arange(n, dtype=np.int64), n))
+    data, out = np.zeros(n * n), np.zeros((n, n), dtype=bool)
+    rng = np.random.default_rng(12345)
+    a = np.full(solver.n_motors, 0.3)
+    try:
+        for _ in range(2):
+            solver.set_pose(base)
+            solver.move(np.where(solver.is_torque, 1e-2, 1e-4) * rng.standard_normal(n))
+            f0 = solver.evaluate(a).copy()
+            fd_jacobian(a, *solver._args(), dense,  # type: ignore[call-arg]
+                        JacobianBuffers(f0, np.zeros(n), np.zeros((n, 3, 3)), data,
+                                        np.empty((3, 3, 1))))
+            out |= data.reshape(n, n).T != 0.0
+    finally:
+        solver.couplings = keep
+        solver.set_pose(base)
+    return out
+
+
+def _central(solver: StaticSolver, a: np.ndarray) -> np.ndarray:
+    """Dense central differences of the residual (steps 1e-6 m, 1e-5 rad)."""
+    pose = solver.pose()
+    jac = np.zeros((solver.n, solver.n))
+    e = np.zeros(solver.n)
+    for j in range(solver.n):
+        e[:] = 0.0
+        e[j] = 1e-5 if solver.is_torque[j] else 1e-6
+        solver.move(e)
+        fp = solver.evaluate(a).copy()
+        solver.set_pose(pose)
+        solver.move(e, -1.0)
+        fm = solver.evaluate(a).copy()
+        solver.set_pose(pose)
+        jac[:, j] = (fp - fm) / (2.0 * e[j])
+    return jac
+
+
+@pytest.mark.parametrize("make", [_robot, _stack, _rod, _pressed],
+                         ids=["robot", "stack", "rod", "contact"])
+def test_pattern_holds_every_nonzero_of_the_differences(make: Any) -> None:
+    """The set-up's pattern (numpy gather around the compiled force evaluation) is the one
+    the solver kernels' own dense differences give at the same poses, entry for entry, and
+    the solver's pattern holds every entry of central differences of the residual at another
+    deformed pose above 1e-8 of its column's norm (the central differences' round-off is
+    ~1e-10 of it; a missing dependency is an entry of the size of the column)."""
+    solver = make()
+    solver.jit = True
+    assert np.array_equal(dense_pattern(solver), _kernel_pattern(solver))
+    a = getattr(solver, "press_angles", 0.2 * np.ones(solver.n_motors))
+    rng = np.random.default_rng(7)
+    solver.move(np.where(solver.is_torque, 1e-3, 1e-5) * rng.standard_normal(solver.n))
+    jac = _central(solver, a)
+    norm = np.linalg.norm(jac, axis=0)
+    big = np.abs(jac) > 1e-8 * np.maximum(norm, 1e-300)
+    full = np.zeros((solver.n, solver.n), dtype=bool)
+    for j in range(solver.n):
+        full[solver.indices[solver.indptr[j]:solver.indptr[j + 1]], j] = True
+    assert big.any()
+    missing = big & ~full
+    assert not missing.any(), np.argwhere(missing)[:5]
+
+
+def test_newton_skips_the_rest_evaluation_only_where_it_was_just_made() -> None:
+    """Right after an evaluation at the state and angles, the hybrid Jacobian without its
+    own rest-configuration evaluation equals the full one bit for bit; after a move, a pose
+    set back, or other angles the solver does not claim the evaluation; and skipping after a
+    move would be wrong (the rest configuration follows the pose through the auxetic law:
+    entries off by more than 1e-6 of the largest)."""
+    solver = _robot()
+    solver.jit = True
+    rng = np.random.default_rng(4)
+    dx = np.where(solver.is_torque, 5e-2, 5e-4) * rng.standard_normal(solver.n)
+    a = np.array([0.4, -0.3, 0.6, 0.2])
+    solver.move(dx)
+    f0 = solver.evaluate(a).copy()
+    assert solver._evaluated_here(a)
+    assert not solver._evaluated_here(a + 0.1)
+    skipped = solver._jacobian_values(a, f0, rest_written=True).copy()
+    assert solver._evaluated_here(a)  # no colour: the Jacobian left the state alone
+    full = solver._jacobian_values(a, f0).copy()
+    assert np.array_equal(skipped, full)
+    pose = solver.pose()
+    solver.set_pose(pose)
+    assert not solver._evaluated_here(a)
+    # the rest configuration of another pose: the skip would use it
+    solver.evaluate(a)
+    solver.move(0.2 * dx)
+    assert not solver._evaluated_here(a)
+    right = solver._jacobian_values(a, f0).copy()
+    solver.set_pose(pose)
+    solver.evaluate(a)
+    solver.move(0.2 * dx)
+    stale = solver._jacobian_values(a, f0, rest_written=True).copy()
+    assert np.max(np.abs(stale - right)) > 1e-6 * np.max(np.abs(right))
+
+
+def test_the_compiled_specialisation_is_the_dispatched_kernel() -> None:
+    """The Jacobian called through its compiled specialisation (no dispatch) and through the
+    numba dispatcher gives the same values bit for bit."""
+    solver = _robot()
+    solver.jit = True
+    rng = np.random.default_rng(5)
+    solver.move(np.where(solver.is_torque, 5e-2, 5e-4) * rng.standard_normal(solver.n))
+    a = np.array([0.1, 0.2, -0.3, 0.4])
+    direct = solver._jacobian_values(a, solver.evaluate(a).copy()).copy()
+    kernel, args, _ = solver._hybrid_call()
+    assert kernel is not hybrid_jacobian  # the specialisation was found
+    out = np.zeros_like(direct)
+    hybrid_jacobian(a, *args, out, False)  # type: ignore[call-arg]
+    assert np.array_equal(direct, out)
+
+
+def test_patterns_are_kept_by_the_models_structure() -> None:
+    """A robot with another payload (parameter values changed, structure the same) has the
+    key of the first and is given its kept pattern, which is what its own differences give;
+    the same robot with its joints' torsion springs zeroed (a law switched off: its entries
+    would be missing from a pattern found with it) has another key."""
+    from hsa_elastica.engines.statics_build import _differences, structure_key
+
+    p = paper_robot_params()
+    first = _robot()
+    q = p.replace(platform=p.platform.replace(payload_mass=0.2))
+    other = StaticSolver(compile_simulator(build_robot(q, [0.0] * 4).simulator))
+    assert structure_key(other) == structure_key(first)
+    assert np.array_equal(dense_pattern(other), _differences(other, None, True))
+    flat = StaticSolver(compile_simulator(build_robot(p, [0.0] * 4).simulator))
+    t = flat.tables
+    assert np.all(t.joints.k_tau != 0.0)
+    flat.tables = t._replace(joints=t.joints._replace(k_tau=0.0 * t.joints.k_tau))
+    flat._args_cache = None  # type: ignore[assignment]
+    assert structure_key(flat) != structure_key(first)
