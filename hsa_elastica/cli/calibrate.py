@@ -99,7 +99,7 @@ def _add_timeseries_options(c: argparse.ArgumentParser) -> None:
     """The options of ``--timeseries`` (refused with ``--data``)."""
     ts = c.add_argument_group("time series (--timeseries only)")
     ts.add_argument("--dt", type=float, default=None, metavar="S",
-                    help="implicit integrator step [s], in (0, 0.05] (default 0.02)")
+                    help="implicit integrator step [s], 0 < dt <= 0.05 (default 0.02)")
     ts.add_argument("--settle", type=float, default=None, metavar="S",
                     help="seconds at the first row's angles before each replay, in [0, 60] "
                     "(default 2)")

@@ -50,14 +50,18 @@ STATE_FIELDS = frozenset({
     "kappa_vor", "kappa_elem", "kappa_vor_raw", "kappa_vor_clipped", "kappa_elem_clipped", "eps",
     "last_time", "couple",
     "work", "eps_creep", "creep_last", "mount_work", "output", "rest_orientation",
+    "play", "play_last", "play_trial",
 })
 
 
 def _walk(x: Any, out: list[Any]) -> None:
-    """Append the structure of a table record: each array's dtype and shape, its bytes if of
-    integers, else the bytes of its zero mask (fields in :data:`STATE_FIELDS`: shape only)."""
+    """Append the identity of a table record: each array's dtype, shape and bytes (fields in
+    :data:`STATE_FIELDS`: shape only).  Parameter values count too: a pattern found by
+    differences at two poses can miss an entry that is zero there for one set of values and
+    not for another (a two-stage stack on mounts of other stiffness failed to converge on
+    the first one's pattern)."""
     if isinstance(x, np.ndarray):
-        body = x.tobytes() if x.dtype.kind in "iub" else (x != 0.0).tobytes()
+        body = x.tobytes()
         out.append((x.dtype.str, x.shape, body))
     elif isinstance(x, tuple):
         fields = getattr(x, "_fields", ())
@@ -72,11 +76,10 @@ def _walk(x: Any, out: list[Any]) -> None:
 
 
 def structure_key(solver: Any) -> tuple[Any, ...]:
-    """What the sparsity pattern of ``solver``'s residual depends on: its unknowns, the
-    solver's force-model tables (integer arrays and programs exactly, float arrays by their
-    zero entries: a law switched off by a zero parameter changes the key) and the block
-    sizes.  Two models with equal keys differ only in nonzero parameter values and in their
-    pose."""
+    """What the sparsity pattern of ``solver``'s residual is kept by: its unknowns, the
+    solver's force-model tables (programs and parameter values exactly, state fields by
+    shape) and the block sizes.  Two models with equal keys differ only in their pose and
+    law memories (an env reset, a rebuilt robot of the same parameters)."""
     out: list[Any] = [solver.kind.tobytes(), solver.index.tobytes(), solver.comp.tobytes(),
                       solver.state.rod.position.shape, solver.state.body.position.shape]
     _walk(solver._args()[0].tables, out)
