@@ -230,16 +230,17 @@ class FastRobot(ControlMixin):
     #: time [s] (about 1 ms of Python a check on the robot)
     contact_check_interval = 0.1
     _explicit = True
+    _contact_warned = False  # (per instance once set)
+    _contact_checked = -math.inf  # s, simulated time of the last check
 
     def _check_contact_steps(self) -> None:
         """Warn once (:class:`~hsa_elastica.physics.contact.ContactStepWarning`, one line) if
         the explicit step is above a contact's dissipation limit at the present state: friction
         or a normal contact then chatters instead of holding (docs/contact.md)."""
         refs = getattr(self.robot, "contacts", None)
-        if not refs or not self._explicit or getattr(self, "_contact_warned", False):
+        if not refs or not self._explicit or self._contact_warned:
             return
-        last = getattr(self, "_contact_checked", -math.inf)
-        if self.time - last < self.contact_check_interval:
+        if self.time - self._contact_checked < self.contact_check_interval:
             return
         self._contact_checked = self.time
         import warnings
