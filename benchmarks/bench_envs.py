@@ -12,12 +12,16 @@ compiling step excluded), 20 ms control step, the same seeded random actions for
 implicit integrator's force evaluations per internal step (Newton iterations) and Jacobians
 per env step.  ``--vector``: wall-clock env steps/s of ``gym.make_vec(..., num_envs=2,
 vectorization_mode="async")`` against one env in this process (``-v1`` coarse; the speed-up
-needs two idle cores).
+needs two idle cores).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
+matrix refreshed at a contraction rate of ``X`` instead of the default
+(:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
+rule before it; the stack's difference matrix is not affected), run just before the default.
 
 Usage::
 
     python benchmarks/bench_envs.py              # 150 env steps per run
     python benchmarks/bench_envs.py --steps 300 --rows robot-coarse --vector
+    python benchmarks/bench_envs.py --refresh 0.9     # also the earlier refresh threshold
 """
 
 from __future__ import annotations
@@ -52,13 +56,22 @@ def _make(env_id: str, **kw: Any) -> Any:
         return gym.make(env_id, **kw)
 
 
-def run_env(env_id: str, disc: str, policy: str, n_steps: int, **kw: Any) -> dict[str, Any]:
+def run_env(env_id: str, disc: str, policy: str, n_steps: int, refresh: float | None = None,
+            **kw: Any) -> dict[str, Any]:
     """Env steps/s [1/s] of ``n_steps`` steps (after one warm-up step) and, for the implicit
-    integrator, its Newton statistics; ``kw`` go to ``gym.make`` (e.g. ``motor_speed``)."""
-    from hsa_elastica.engines.implicit import ImplicitStepFailed
+    integrator, its Newton statistics; ``refresh``: the tangent matrix's refresh threshold
+    (``ImplicitEngine.slow_contraction_tangent``, default: the class's); ``kw`` go to
+    ``gym.make`` (e.g. ``motor_speed``)."""
+    from hsa_elastica.engines.implicit import ImplicitEngine, ImplicitStepFailed
 
-    env = _make(env_id, discretization=disc, **kw)
-    env.reset(seed=0)
+    default = ImplicitEngine.slow_contraction_tangent
+    if refresh is not None:  # read when reset builds the engine
+        ImplicitEngine.slow_contraction_tangent = refresh
+    try:
+        env = _make(env_id, discretization=disc, **kw)
+        env.reset(seed=0)
+    finally:
+        ImplicitEngine.slow_contraction_tangent = default
     acts = _actions(policy, n_steps, env.action_space.shape[0])
     out: dict[str, Any] = {"dt": env.unwrapped.params.simulation.dt}
     try:
@@ -118,6 +131,10 @@ def _cell(r: dict[str, Any]) -> str:
     return f"{r['rate']:.0f} ({r['dt']:g})"
 
 
+def _stats(r: dict[str, Any]) -> str:
+    return f"{r['evals']:.2f} | {r['jac']:.3f}" if "evals" in r else " | "
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=150, help="env steps per run (default 150)")
@@ -127,19 +144,30 @@ def main() -> None:
                     help="actions (default random)")
     ap.add_argument("--vector", action="store_true",
                     help="also an async vector env of 2 against one env (wall clock)")
+    ap.add_argument("--refresh", type=float, default=None,
+                    help="also each -v1 row with the tangent matrix refreshed at this "
+                         "contraction rate (0.9: the earlier rule)")
     args = ap.parse_args()
+    if args.refresh is not None and not 0.0 < args.refresh < 1.0:
+        ap.error(f"--refresh = {args.refresh!r} is invalid: must be in (0, 1)")
     print(f"# bench_envs: 20 ms control step, {args.steps} env steps per run, {args.policy} "
           f"actions, CPU time of one process")
+    cmp_head = (f" -v1 at refresh {args.refresh:g}: env steps/s | evals / step | Jacobians / env "
+                "step |" if args.refresh is not None else "")
     print("| env | discretization | -v0 env steps/s (dt) | -v1 env steps/s (dt) | -v1 / -v0 "
-          "| -v1 evals / step | -v1 Jacobians / env step |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          "| -v1 evals / step | -v1 Jacobians / env step |" + cmp_head)
+    print("|---|---|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if cmp_head else ""))
     for key in args.rows.split(","):
         name, disc = ROWS[key]
         old = run_env(f"{name}-v0", disc, args.policy, args.steps)
+        cmp = (run_env(f"{name}-v1", disc, args.policy, args.steps, refresh=args.refresh)
+               if args.refresh is not None else None)
         new = run_env(f"{name}-v1", disc, args.policy, args.steps)
         ratio = f"{new['rate'] / old['rate']:.2f}" if "rate" in old and "rate" in new else ""
-        stats = (f"{new['evals']:.2f} | {new['jac']:.3f}" if "evals" in new else " | ")
-        print(f"| {name} | {disc} | {_cell(old)} | {_cell(new)} | {ratio} | {stats} |", flush=True)
+        line = f"| {name} | {disc} | {_cell(old)} | {_cell(new)} | {ratio} | {_stats(new)} |"
+        if cmp is not None:
+            line += f" {_cell(cmp)} | {_stats(cmp)} |"
+        print(line, flush=True)
     if args.vector:
         single, vector = run_vector(args.steps)
         print(f"\nHSARobot-v1 coarse, wall clock: one env {single:.0f} env steps/s, async vector "
