@@ -17,11 +17,18 @@ matrix refreshed at a contraction rate of ``X`` instead of the default
 (:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
 rule before it; the stack's difference matrix is not affected), run just before the default.
 
+``--eval-cost``: the cost of one Newton iteration's pieces on ``HSARobot-v1`` (coarse and
+full; after 5 env steps, each piece in a compiled loop): the force evaluation
+(``dynamic_forces``) per rod element, against PyElastica's own internal-force kernels
+(``_compute_internal_forces`` + ``_compute_internal_torques``) on a stock ``CosseratRod`` of
+as many elements, and the pose update and band solve of the iteration.
+
 Usage::
 
     python benchmarks/bench_envs.py              # 150 env steps per run
     python benchmarks/bench_envs.py --steps 300 --rows robot-coarse --vector
     python benchmarks/bench_envs.py --refresh 0.9     # also the earlier refresh threshold
+    python benchmarks/bench_envs.py --eval-cost --rows robot-coarse
 """
 
 from __future__ import annotations
@@ -125,6 +132,85 @@ def run_vector(n_steps: int, num_envs: int = 2) -> tuple[float, float]:
     return single, vector
 
 
+def _loops() -> tuple[Any, Any, Any, Any]:
+    """Compiled loops of ``n`` calls: the force evaluation, the pose update, the band solve,
+    PyElastica's internal forces and torques of one rod."""
+    from elastica.rod.cosserat_rod import _compute_internal_forces, _compute_internal_torques
+    from numba import njit
+
+    from hsa_elastica.engines.implicit_kernels import dynamic_forces, set_pose
+    from hsa_elastica.engines.statics_linalg import bordered_solve
+
+    @njit  # type: ignore[misc]
+    def forces(n, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def]
+        for _ in range(n):
+            dynamic_forces(0.1, ang, rat, v, model, terms, f, m)
+
+    @njit  # type: ignore[misc]
+    def pose(n, x, q0, model, terms, buf):  # type: ignore[no-untyped-def]
+        for _ in range(n):
+            set_pose(x, q0, model.rod, model.body, terms.unknowns, buf.pose)
+
+    @njit  # type: ignore[misc]
+    def solve(n, lu, r, dx, work):  # type: ignore[no-untyped-def]
+        for _ in range(n):
+            bordered_solve(lu, r, dx, work)
+
+    @njit  # type: ignore[misc]
+    def pyelastica(n, a):  # type: ignore[no-untyped-def]
+        (p, vol, ln, tg, rad, rl, rvl, dil, vdil, d, sig, rsig, shear, st, f, ge, vel, bend, rk,
+         k, inertia, om, cpl, drate, tq, gv) = a
+        for _ in range(n):
+            _compute_internal_forces(p, vol, ln, tg, rad, rl, rvl, dil, vdil, d, sig, rsig,
+                                     shear, st, f, ge)
+            _compute_internal_torques(p, vel, tg, ln, rl, d, rvl, bend, rk, k, vdil, inertia,
+                                      om, st, cpl, dil, drate, tq, gv)
+
+    return forces, pose, solve, pyelastica
+
+
+def _per_call(fn: Any, *args: Any, n: int = 3000) -> float:
+    """CPU time [us] per call of the compiled loop ``fn`` (after a warm-up)."""
+    fn(3, *args)
+    t0 = time.process_time()
+    fn(n, *args)
+    return (time.process_time() - t0) / n * 1e6
+
+
+def eval_cost(disc: str) -> str:
+    """One line: the Newton iteration's pieces on ``HSARobot-v1`` at ``disc`` [us], the
+    force evaluation and PyElastica's rod kernels per element [ns]."""
+    from elastica.rod.cosserat_rod import CosseratRod
+
+    forces, pose, solve, pyelastica = _loops()
+    env = _make("HSARobot-v1", discretization=disc)
+    env.reset(seed=0)
+    for a in _actions("random", 5, 4):
+        env.step(a)
+    eng = env.unwrapped.robot.engine
+    model, terms, _, _, q0, buf, jw = eng.newton_records()
+    n_el = model.rod.director.shape[2]
+    zeros = np.zeros(eng.solver.n_motors)
+    t_f = _per_call(forces, zeros, zeros, eng.v.copy(), model, terms, np.zeros(eng.n),
+                    np.zeros(eng.n))
+    t_p = _per_call(pose, buf.x.copy(), q0, model, terms, buf)
+    t_s = _per_call(solve, jw.lu, buf.r.copy(), buf.dx.copy(), buf.work)
+    env.close()
+    rod = CosseratRod.straight_rod(n_el, np.zeros(3), np.array([0.0, 0.0, 1.0]),
+                                   np.array([1.0, 0.0, 0.0]), 0.1, 0.005, 1e3,
+                                   youngs_modulus=1e6, shear_modulus=3e5)
+    r = rod
+    t_e = _per_call(pyelastica, (
+        r.position_collection, r.volume, r.lengths, r.tangents, r.radius, r.rest_lengths,
+        r.rest_voronoi_lengths, r.dilatation, r.voronoi_dilatation, r.director_collection,
+        r.sigma, r.rest_sigma, r.shear_matrix, r.internal_stress, r.internal_forces,
+        r.ghost_elems_idx, r.velocity_collection, r.bend_matrix, r.rest_kappa, r.kappa,
+        r.mass_second_moment_of_inertia, r.omega_collection, r.internal_couple,
+        r.dilatation_rate, r.internal_torques, r.ghost_voronoi_idx))
+    return (f"| {disc} | {n_el} | {eng.n} | {t_f:.1f} ({t_f / n_el * 1e3:.0f}) | "
+            f"{t_e:.1f} ({t_e / n_el * 1e3:.0f}) | {t_p:.1f} | {t_s:.1f} |")
+
+
 def _cell(r: dict[str, Any]) -> str:
     if "refused" in r:
         return f"refused at t = {r['refused']:.3f} s ({r['dt']:g})"
@@ -147,7 +233,18 @@ def main() -> None:
     ap.add_argument("--refresh", type=float, default=None,
                     help="also each -v1 row with the tangent matrix refreshed at this "
                          "contraction rate (0.9: the earlier rule)")
+    ap.add_argument("--eval-cost", action="store_true",
+                    help="only the cost of a Newton iteration's pieces (HSARobot-v1, coarse "
+                         "and full) against PyElastica's internal-force kernels")
     args = ap.parse_args()
+    if args.eval_cost:
+        print("| discretization | elements of the rod block | unknowns | force evaluation [us] (per element "
+              "[ns]) | PyElastica internal forces + torques, one rod of as many elements [us] "
+              "(per element [ns]) | pose update [us] | band solve [us] |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for disc in ("coarse", "full"):
+            print(eval_cost(disc), flush=True)
+        return
     if args.refresh is not None and not 0.0 < args.refresh < 1.0:
         ap.error(f"--refresh = {args.refresh!r} is invalid: must be in (0, 1)")
     print(f"# bench_envs: 20 ms control step, {args.steps} env steps per run, {args.policy} "
