@@ -12,12 +12,23 @@ compiling step excluded), 20 ms control step, the same seeded random actions for
 implicit integrator's force evaluations per internal step (Newton iterations) and Jacobians
 per env step.  ``--vector``: wall-clock env steps/s of ``gym.make_vec(..., num_envs=2,
 vectorization_mode="async")`` against one env in this process (``-v1`` coarse; the speed-up
-needs two idle cores).
+needs two idle cores).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
+matrix refreshed at a contraction rate of ``X`` instead of the default
+(:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
+rule before it; the stack's difference matrix is not affected), run just before the default.
+
+``--eval-cost``: the cost of one Newton iteration's pieces on ``HSARobot-v1`` (coarse and
+full; after 5 env steps, each piece in a compiled loop): the force evaluation
+(``dynamic_forces``) per rod element, against PyElastica's own internal-force kernels
+(``_compute_internal_forces`` + ``_compute_internal_torques``) on a stock ``CosseratRod`` of
+as many elements, and the pose update and band solve of the iteration.
 
 Usage::
 
     python benchmarks/bench_envs.py              # 150 env steps per run
     python benchmarks/bench_envs.py --steps 300 --rows robot-coarse --vector
+    python benchmarks/bench_envs.py --refresh 0.9     # also the earlier refresh threshold
+    python benchmarks/bench_envs.py --eval-cost --rows robot-coarse
 """
 
 from __future__ import annotations
@@ -52,13 +63,22 @@ def _make(env_id: str, **kw: Any) -> Any:
         return gym.make(env_id, **kw)
 
 
-def run_env(env_id: str, disc: str, policy: str, n_steps: int, **kw: Any) -> dict[str, Any]:
+def run_env(env_id: str, disc: str, policy: str, n_steps: int, refresh: float | None = None,
+            **kw: Any) -> dict[str, Any]:
     """Env steps/s [1/s] of ``n_steps`` steps (after one warm-up step) and, for the implicit
-    integrator, its Newton statistics; ``kw`` go to ``gym.make`` (e.g. ``motor_speed``)."""
-    from hsa_elastica.engines.implicit import ImplicitStepFailed
+    integrator, its Newton statistics; ``refresh``: the tangent matrix's refresh threshold
+    (``ImplicitEngine.slow_contraction_tangent``, default: the class's); ``kw`` go to
+    ``gym.make`` (e.g. ``motor_speed``)."""
+    from hsa_elastica.engines.implicit import ImplicitEngine, ImplicitStepFailed
 
-    env = _make(env_id, discretization=disc, **kw)
-    env.reset(seed=0)
+    default = ImplicitEngine.slow_contraction_tangent
+    if refresh is not None:  # read when reset builds the engine
+        ImplicitEngine.slow_contraction_tangent = refresh
+    try:
+        env = _make(env_id, discretization=disc, **kw)
+        env.reset(seed=0)
+    finally:
+        ImplicitEngine.slow_contraction_tangent = default
     acts = _actions(policy, n_steps, env.action_space.shape[0])
     out: dict[str, Any] = {"dt": env.unwrapped.params.simulation.dt}
     try:
@@ -112,10 +132,93 @@ def run_vector(n_steps: int, num_envs: int = 2) -> tuple[float, float]:
     return single, vector
 
 
+def _loops() -> tuple[Any, Any, Any, Any]:
+    """Compiled loops of ``n`` calls: the force evaluation, the pose update, the band solve,
+    PyElastica's internal forces and torques of one rod."""
+    from elastica.rod.cosserat_rod import _compute_internal_forces, _compute_internal_torques
+    from numba import njit
+
+    from hsa_elastica.engines.implicit_kernels import dynamic_forces, set_pose
+    from hsa_elastica.engines.statics_linalg import bordered_solve
+
+    @njit  # type: ignore[misc]
+    def forces(n, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def]
+        for _ in range(n):
+            dynamic_forces(0.1, ang, rat, v, model, terms, f, m)
+
+    @njit  # type: ignore[misc]
+    def pose(n, x, q0, model, terms, buf):  # type: ignore[no-untyped-def]
+        for _ in range(n):
+            set_pose(x, q0, model.rod, model.body, terms.unknowns, buf.pose)
+
+    @njit  # type: ignore[misc]
+    def solve(n, lu, r, dx, work):  # type: ignore[no-untyped-def]
+        for _ in range(n):
+            bordered_solve(lu, r, dx, work)
+
+    @njit  # type: ignore[misc]
+    def pyelastica(n, a):  # type: ignore[no-untyped-def]
+        (p, vol, ln, tg, rad, rl, rvl, dil, vdil, d, sig, rsig, shear, st, f, ge, vel, bend, rk,
+         k, inertia, om, cpl, drate, tq, gv) = a
+        for _ in range(n):
+            _compute_internal_forces(p, vol, ln, tg, rad, rl, rvl, dil, vdil, d, sig, rsig,
+                                     shear, st, f, ge)
+            _compute_internal_torques(p, vel, tg, ln, rl, d, rvl, bend, rk, k, vdil, inertia,
+                                      om, st, cpl, dil, drate, tq, gv)
+
+    return forces, pose, solve, pyelastica
+
+
+def _per_call(fn: Any, *args: Any, n: int = 3000) -> float:
+    """CPU time [us] per call of the compiled loop ``fn`` (after a warm-up)."""
+    fn(3, *args)
+    t0 = time.process_time()
+    fn(n, *args)
+    return (time.process_time() - t0) / n * 1e6
+
+
+def eval_cost(disc: str) -> str:
+    """One line: the Newton iteration's pieces on ``HSARobot-v1`` at ``disc`` [us], the
+    force evaluation and PyElastica's rod kernels per element [ns]."""
+    from elastica.rod.cosserat_rod import CosseratRod
+
+    forces, pose, solve, pyelastica = _loops()
+    env = _make("HSARobot-v1", discretization=disc)
+    env.reset(seed=0)
+    for a in _actions("random", 5, 4):
+        env.step(a)
+    eng = env.unwrapped.robot.engine
+    model, terms, _, _, q0, buf, jw = eng.newton_records()
+    n_el = model.rod.director.shape[2]
+    zeros = np.zeros(eng.solver.n_motors)
+    t_f = _per_call(forces, zeros, zeros, eng.v.copy(), model, terms, np.zeros(eng.n),
+                    np.zeros(eng.n))
+    t_p = _per_call(pose, buf.x.copy(), q0, model, terms, buf)
+    t_s = _per_call(solve, jw.lu, buf.r.copy(), buf.dx.copy(), buf.work)
+    env.close()
+    rod = CosseratRod.straight_rod(n_el, np.zeros(3), np.array([0.0, 0.0, 1.0]),
+                                   np.array([1.0, 0.0, 0.0]), 0.1, 0.005, 1e3,
+                                   youngs_modulus=1e6, shear_modulus=3e5)
+    r = rod
+    t_e = _per_call(pyelastica, (
+        r.position_collection, r.volume, r.lengths, r.tangents, r.radius, r.rest_lengths,
+        r.rest_voronoi_lengths, r.dilatation, r.voronoi_dilatation, r.director_collection,
+        r.sigma, r.rest_sigma, r.shear_matrix, r.internal_stress, r.internal_forces,
+        r.ghost_elems_idx, r.velocity_collection, r.bend_matrix, r.rest_kappa, r.kappa,
+        r.mass_second_moment_of_inertia, r.omega_collection, r.internal_couple,
+        r.dilatation_rate, r.internal_torques, r.ghost_voronoi_idx))
+    return (f"| {disc} | {n_el} | {eng.n} | {t_f:.1f} ({t_f / n_el * 1e3:.0f}) | "
+            f"{t_e:.1f} ({t_e / n_el * 1e3:.0f}) | {t_p:.1f} | {t_s:.1f} |")
+
+
 def _cell(r: dict[str, Any]) -> str:
     if "refused" in r:
         return f"refused at t = {r['refused']:.3f} s ({r['dt']:g})"
     return f"{r['rate']:.0f} ({r['dt']:g})"
+
+
+def _stats(r: dict[str, Any]) -> str:
+    return f"{r['evals']:.2f} | {r['jac']:.3f}" if "evals" in r else " | "
 
 
 def main() -> None:
@@ -127,19 +230,41 @@ def main() -> None:
                     help="actions (default random)")
     ap.add_argument("--vector", action="store_true",
                     help="also an async vector env of 2 against one env (wall clock)")
+    ap.add_argument("--refresh", type=float, default=None,
+                    help="also each -v1 row with the tangent matrix refreshed at this "
+                         "contraction rate (0.9: the earlier rule)")
+    ap.add_argument("--eval-cost", action="store_true",
+                    help="only the cost of a Newton iteration's pieces (HSARobot-v1, coarse "
+                         "and full) against PyElastica's internal-force kernels")
     args = ap.parse_args()
+    if args.eval_cost:
+        print("| discretization | elements of the rod block | unknowns | force evaluation [us] (per element "
+              "[ns]) | PyElastica internal forces + torques, one rod of as many elements [us] "
+              "(per element [ns]) | pose update [us] | band solve [us] |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for disc in ("coarse", "full"):
+            print(eval_cost(disc), flush=True)
+        return
+    if args.refresh is not None and not 0.0 < args.refresh < 1.0:
+        ap.error(f"--refresh = {args.refresh!r} is invalid: must be in (0, 1)")
     print(f"# bench_envs: 20 ms control step, {args.steps} env steps per run, {args.policy} "
           f"actions, CPU time of one process")
+    cmp_head = (f" -v1 at refresh {args.refresh:g}: env steps/s | evals / step | Jacobians / env "
+                "step |" if args.refresh is not None else "")
     print("| env | discretization | -v0 env steps/s (dt) | -v1 env steps/s (dt) | -v1 / -v0 "
-          "| -v1 evals / step | -v1 Jacobians / env step |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          "| -v1 evals / step | -v1 Jacobians / env step |" + cmp_head)
+    print("|---|---|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if cmp_head else ""))
     for key in args.rows.split(","):
         name, disc = ROWS[key]
         old = run_env(f"{name}-v0", disc, args.policy, args.steps)
+        cmp = (run_env(f"{name}-v1", disc, args.policy, args.steps, refresh=args.refresh)
+               if args.refresh is not None else None)
         new = run_env(f"{name}-v1", disc, args.policy, args.steps)
         ratio = f"{new['rate'] / old['rate']:.2f}" if "rate" in old and "rate" in new else ""
-        stats = (f"{new['evals']:.2f} | {new['jac']:.3f}" if "evals" in new else " | ")
-        print(f"| {name} | {disc} | {_cell(old)} | {_cell(new)} | {ratio} | {stats} |", flush=True)
+        line = f"| {name} | {disc} | {_cell(old)} | {_cell(new)} | {ratio} | {_stats(new)} |"
+        if cmp is not None:
+            line += f" {_cell(cmp)} | {_stats(cmp)} |"
+        print(line, flush=True)
     if args.vector:
         single, vector = run_vector(args.steps)
         print(f"\nHSARobot-v1 coarse, wall clock: one env {single:.0f} env steps/s, async vector "

@@ -328,6 +328,36 @@ def test_twist_filter_follows_the_explicit_stepper() -> None:
     assert worst < 1e-4, worst
 
 
+def test_refreshing_the_tangent_matrix_sooner_saves_evaluations_not_accuracy(
+        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """HSARobot-v1 (tangent Newton matrix), 25 env steps of random servo-limited commands: the
+    default refresh threshold (contraction 0.4) takes fewer force evaluations than the earlier
+    0.9 (measured: 791 against 1107) and ends where it does within 25 um: each of the 250
+    steps converged to a scaled increment of 1e-7 m, 250 x 1e-7 m = 25 um at most, far inside
+    the 0.1 mm pose target (measured: 5 um)."""
+    import gymnasium as gym
+
+    import hsa_elastica  # noqa: F401
+    from hsa_elastica.engines.implicit import ImplicitEngine
+
+    assert ImplicitEngine.slow_contraction_tangent < ImplicitEngine.slow_contraction
+    runs = []
+    for threshold in (ImplicitEngine.slow_contraction_tangent, 0.9):
+        monkeypatch.setattr(ImplicitEngine, "slow_contraction_tangent", threshold)
+        env = gym.make("HSARobot-v1")
+        env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for _ in range(25):
+            env.step(rng.uniform(-1.0, 1.0, 4).astype(np.float32))
+        robot = env.unwrapped.robot
+        assert robot.engine.jacobian == "tangent" and robot.engine.n_steps == 250
+        runs.append((robot.engine.evaluations, robot.model.rod_arrays.position.copy()))
+        env.close()
+    (ev_new, pos_new), (ev_old, pos_old) = runs
+    assert ev_new < 0.85 * ev_old, (ev_new, ev_old)
+    assert np.abs(pos_new - pos_old).max() < 2.5e-5
+
+
 def test_env_commands_converge_and_end_at_the_static_pose() -> None:
     """HSARobot-v1 (coarse, implicit at IMPLICIT_DT = 2e-3 s): 10 random commands at the
     servo speed limit (``motor_speed = MX28_SPEED``) and 5 unlimited ones (motors up to

@@ -44,12 +44,12 @@ accepted when that is <= 1 -- the accepted iterate is not evaluated again.  The 
 tolerance (0.1 mm; measured: 0.0006 mm RMS from the explicit stepper on the primitives,
 docs/performance.md); a residual whose force / couple rows are below ``tol_force`` [N] /
 ``tol_torque`` [N m] is accepted as well (a state at rest).  The Jacobian is refreshed when the
-contraction rate exceeds :attr:`ImplicitEngine.slow_contraction` or predicts more than
-``max_iter`` iterations (one evaluation costs 1/40 of a Jacobian, whose coloured columns are
-~40 evaluations), when a chord step makes the residual's weighted 2-norm grow (refreshed at
-the last iterate: a Newton step, backtracked by halving if it too fails to decrease the
-norm), after :attr:`ImplicitEngine.refresh_every` steps, or when a step fails; a step that
-does not converge raises :class:`ImplicitStepFailed` (a runtime failure,
+contraction rate exceeds :attr:`ImplicitEngine.slow_contraction_tangent` (tangents: a matrix
+costs ~10 evaluations) or :attr:`ImplicitEngine.slow_contraction` (differences: 30-78) or
+predicts more than ``max_iter`` iterations, when a chord step makes the residual's weighted
+2-norm grow (refreshed at the last iterate: a Newton step, backtracked by halving if it too
+fails to decrease the norm), after :attr:`ImplicitEngine.refresh_every` steps, or when a step
+fails; a step that does not converge raises :class:`ImplicitStepFailed` (a runtime failure,
 :class:`~hsa_elastica.engines.timeloop.SimulationFailed`, naming the step size and the time)
 and leaves the state at the start of the step.
 
@@ -197,8 +197,9 @@ class ImplicitEngine:
     :data:`DEFAULT_JACOBIAN`).  The engine owns the model's state arrays."""
 
     #: a chord iteration contracting the scaled increment by more than this per iteration
-    #: (or predicted to need more than ``max_iter`` iterations) refreshes the Jacobian
-    slow_contraction = 0.9
+    #: (or predicted to need more than ``max_iter`` iterations) refreshes a Jacobian made by
+    #: differences (``"fd"``: a matrix costs 30-78 evaluations) / from the tangents (~10)
+    slow_contraction, slow_contraction_tangent = 0.9, 0.4
     #: smallest contraction rate assumed for the first iteration of a step
     theta_min = 0.05
     #: steps after which the Jacobian is refreshed anyway
@@ -323,9 +324,9 @@ class ImplicitEngine:
         self._buf = ChordBuffers(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9],
                                  self._dbuf)
         # coef[6]: the contraction rate carried from step to step (state, see extra_state)
-        self._coef = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta,
-                               self.slow_contraction, self.max_iter, THETA_START,
-                               self.theta_min], dtype=np.float64)
+        slow = self.slow_contraction if self._tangent is None else self.slow_contraction_tangent
+        self._coef = np.array([self.alpha_m, self.alpha_f, self.gamma, self.beta, slow,
+                               self.max_iter, THETA_START, self.theta_min], dtype=np.float64)
         self._tol = np.array([self.tol_force, self.tol_torque, self.tol_position,
                               self.tol_rotation])
         self._settings = NewtonSettings(self._coef, self._tol, self._rot_rows, self._counts)
