@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line
+from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line, start_clock
 
 __all__ = ["build_parser", "import_deferring_interrupts", "main"]
 
@@ -122,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
     from hsa_elastica.io.interrupts import recorded_interrupts
 
+    start_clock()
     printable_output()
     _one_line_warnings()
     with recorded_interrupts() as interrupts:
