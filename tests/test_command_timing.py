@@ -72,7 +72,7 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("integrator, dt", [("implicit", 2e-3), ("explicit", 1e-4)])
+@pytest.mark.parametrize("integrator, dt", [("implicit", 2e-3), ("explicit", 5e-5)])
 def test_the_loop_loads_no_kernel(integrator: str, dt: float) -> None:
     """Watched implicit loop and the fused explicit loop, each in a fresh process: kernels are
     dispatched for the first time before the loop (so the count can see them) and none

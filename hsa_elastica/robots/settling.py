@@ -121,9 +121,9 @@ def relax(
     creep_t, creep_r = creep_factor(dampings[0], dt), creep_factor(dampings[1], dt)
     divergence: SimulationFailed | None = None
     lost: list[tuple[int, float]] = []
-    if watch is None and hasattr(robot, "load_kernels"):
-        robot.load_kernels()  # (the settling watch loads its own)
+    if watch is None and hasattr(robot, "load_kernels"):  # (the settling watch loads its own)
         lost_twist(robot)  # (only reads the state)
+        robot.load_kernels()
     loop0 = _time.perf_counter()
     try:
         if watch is not None:  # the implicit integrator: the checks inside its compiled loop

@@ -164,11 +164,15 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
     ends: list[float] = []
     samples: list[int] = []
     total = 0
+    sample = -1  # the next recording step from ``start`` on (none from ``start`` > sample)
+    start = sample + 1
     while t < t_max - 0.5 * dt:
         n = min(per_check, math.ceil((t_max - t) / dt - 1e-9))
         if steps and total + n > robot.chunk:
             break
-        sample = robot._next_callback_step(round(t / dt) + 1) if recording else -1
+        first = round(t / dt) + 1
+        if recording and (first > sample or first < start):
+            sample, start = robot._next_callback_step(first), first
         steps.append(n)
         total += n
         t = t + n * dt
