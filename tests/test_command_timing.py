@@ -116,3 +116,21 @@ def test_static_results_have_no_loop() -> None:
     s = r.summary()
     assert s["setup_wall_time_s"] is None and s["real_time_factor"] is None
     assert s["command_wall_time_s"] is None
+
+
+def test_a_stack_reports_the_same_times(tmp_path: Path) -> None:
+    """A two-segment stack's ``primitive --out``: the same keys with the same meaning as a
+    robot's (the stack's loop, set-up and real-time factor)."""
+    from hsa_elastica.params import RobotParams, save_params
+
+    p = RobotParams()
+    path = tmp_path / "quick.yaml"
+    save_params(p.replace(simulation=p.simulation.replace(dt=2e-5, ramp_time=0.01)), path)
+    out = tmp_path / "run"
+    assert main(["primitive", "elongation", "--params", f"{path},{path}", "--duration", "0.004",
+                 "--quiet", "--out", str(out)]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["wall_time_s"] > 0.0 and s["setup_wall_time_s"] > 0.0
+    assert s["real_time_factor"] == pytest.approx(s["sim_time_s"] / s["wall_time_s"], rel=1e-12)
+    assert s["command_wall_time_s"] > s["setup_wall_time_s"] + s["wall_time_s"]
+    assert all("setup_wall_time_s" not in seg for seg in s["segments"])
