@@ -10,13 +10,13 @@ ratios, not the absolute numbers of two runs):
   (``sim_time_s / wall_time_s``, the simulation loop: the steps, the settling checks every
   2 ms, the recordings at 100 fps);
 * **solve (warm)**: the same run (``solve_steady_state``, recording) a second time in this
-  process: its ``real_time_factor``;
+  process: its ``real_time_factor``; **no rec.**: the same without recording;
 * **engine**: ``ImplicitRobot(...).run(0.03)`` until ``D`` (what
   ``benchmarks/bench_implicit.py`` measures: no recording, no settling checks, the robot
   built and the kernels loaded beforehand), wall time.
 
 Each is measured ``--repeat`` times, interleaved; the table gives the medians and the ratios
-command / engine and solve / engine.  A second table splits the command's wall time (medians,
+to the engine's.  A second table splits the command's wall time (medians,
 from the outside: spawn to exit): the interpreter's start and the CLI's imports, building the
 robot, compiling its model and setting up the engine, loading the kernels from numba's cache,
 the simulation loop (``wall_time_s``), the rest of the solve (the settling watch's set-up, the
@@ -115,10 +115,10 @@ def command_run(name: str, params: str, duration: float, out: str) -> dict[str, 
     return row
 
 
-def solve_rtf(p, u, duration: float) -> float:  # type: ignore[no-untyped-def]
+def solve_rtf(p, u, duration: float, record: bool = True) -> float:  # type: ignore[no-untyped-def]
     from hsa_elastica.robots.steady_state import solve_steady_state
 
-    res = solve_steady_state(p, u, max_time=duration, stop_when_settled=False, record=True)
+    res = solve_steady_state(p, u, max_time=duration, stop_when_settled=False, record=record)
     return float(res.real_time_factor)
 
 
@@ -159,24 +159,27 @@ def main() -> None:
             save_params(p, path)
             command_run(args.primitive, path, 0.1, os.path.join(tmp, "warm"))  # numba's cache
             solve_rtf(p, u, 0.1)
+            solve_rtf(p, u, 0.1, record=False)
             engine_rtf(p, u, 0.1)
             cmd: list[dict[str, float]] = []
-            solve, eng = [], []
+            solve, bare, eng = [], [], []
             for _ in range(args.repeat):
                 cmd.append(command_run(args.primitive, path, args.duration,
                                        os.path.join(tmp, "run")))
                 solve.append(solve_rtf(p, u, args.duration))
+                bare.append(solve_rtf(p, u, args.duration, record=False))
                 eng.append(engine_rtf(p, u, args.duration))
             med = {k: statistics.median(r[k] for r in cmd) for k in cmd[0]}
-            s, e = statistics.median(solve), statistics.median(eng)
+            s, b, e = (statistics.median(x) for x in (solve, bare, eng))
             c = med["rtf"]
-            rows.append(f"{dt:8.0e} {c:8.1f} {s:8.1f} {e:8.1f} {c / e:11.2f} {s / e:13.2f}")
+            rows.append(f"{dt:8.0e} {c:8.1f} {s:8.1f} {b:8.1f} {e:8.1f} {c / e:11.2f} "
+                        f"{s / e:13.2f} {b / e:9.2f}")
             splits.append(f"{dt:8.0e} " + " ".join(f"{med[k]:>{max(len(k), 6)}.3f}" for k in PARTS)
                           + f" {med['total']:7.3f} {med['setup']:7.3f} {med['command']:8.3f}")
     print(f"{args.primitive}, {args.duration:g} s, implicit; real-time factors (medians of "
           f"{args.repeat}), wall time")
-    print(f"{'dt [s]':>8} {'command':>8} {'solve':>8} {'engine':>8} {'cmd/engine':>11} "
-          f"{'solve/engine':>13}")
+    print(f"{'dt [s]':>8} {'command':>8} {'solve':>8} {'no rec.':>8} {'engine':>8} "
+          f"{'cmd/engine':>11} {'solve/engine':>13} {'no rec./e':>9}")
     print("\n".join(rows))
     print(f"\nthe command's wall time [s] (medians of {args.repeat}; total from spawn to exit; "
           "setup_wall_time_s and command_wall_time_s of summary.json)")
