@@ -23,7 +23,8 @@ the simulation loop (``wall_time_s``), the rest of the solve (the settling watch
 recorded frame, the stability and symmetry checks), writing the run directory, and the rest (argument and parameter checks, the
 process's exit); the command's ``setup_wall_time_s`` and ``command_wall_time_s`` from its
 summary.  The command runs under this script (``--child``), which times those parts by wrapping
-the functions that do them and otherwise runs ``hsa_elastica.cli.main`` unchanged.
+the functions that do them and otherwise runs ``hsa_elastica.cli.main`` as the console script
+does (its process ends as the console script's does).
 
 Usage::
 
@@ -34,6 +35,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import statistics
@@ -82,9 +84,12 @@ def _child(argv: list[str]) -> None:
     timed(watch, "_load_kernels", "kernels")
     timed(steady, "solve_steady_state", "solve")
     timed(rundir, "save_run", "writing")
-    code = cli.main(argv[1:])
-    parts["main"] = time.perf_counter() - t0 - parts["start+imports"] + (started - spawned)
-    print(json.dumps({"code": code, **parts}))
+    def report() -> None:  # (at exit: the console script's way to end, as a user runs it)
+        print(json.dumps(parts), flush=True)
+
+    atexit.register(report)
+    sys.argv = ["hsa-elastica", *argv[1:]]
+    sys.exit(cli.main())
 
 
 def command_run(name: str, params: str, duration: float, out: str) -> dict[str, float]:

@@ -134,3 +134,23 @@ def test_a_stack_reports_the_same_times(tmp_path: Path) -> None:
     assert s["real_time_factor"] == pytest.approx(s["sim_time_s"] / s["wall_time_s"], rel=1e-12)
     assert s["command_wall_time_s"] > s["setup_wall_time_s"] + s["wall_time_s"]
     assert all("setup_wall_time_s" not in seg for seg in s["segments"])
+
+
+def test_console_script_ends_with_its_output_written(tmp_path: Path) -> None:
+    """``python -m hsa_elastica.cli primitive ...`` (the console script's path, which ends the
+    process without the interpreter's teardown): exit code 0, everything printed arrives
+    through a pipe, the run directory is complete; bad input still exits 2 with one line."""
+    out = tmp_path / "run"
+    cli = [sys.executable, "-m", "hsa_elastica.cli"]
+    done = subprocess.run([*cli, "primitive", "bend_east", "--integrator", "implicit",
+                           "--duration", "0.02", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("bend_east (magnitude 1): NOT converged at t = 0.020 s")
+    assert done.stdout.endswith(" deg\n")  # the whole line, flushed
+    assert f"run saved to {out}" in done.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["command_wall_time_s"] > 0.0
+    bad = subprocess.run([*cli, "primitive", "bend_east", "--duration", "-1"],
+                         capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
