@@ -138,9 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _end_process(code: int) -> None:
     """End the process with ``code`` after the exit handlers (``atexit``) and with the
     standard streams flushed, without the interpreter's teardown of its modules: after a
-    simulation that teardown (numba's and llvmlite's objects) took 3-17 s of wall time at
-    load 6 on 2 cores, against 0.1-0.3 s this way.  Only with no other thread running (a
-    thread would be cut short); the files a command writes are closed before it returns."""
+    simulation that teardown (numba's and llvmlite's objects) takes seconds of wall time on a
+    loaded machine, more than the simulation loop of a short run (``benchmarks/
+    bench_commands.py``, column "rest").  Only with no other thread running (a thread would be
+    cut short); the files a command writes are closed before it returns."""
     import atexit
     import os
     import threading
