@@ -121,9 +121,8 @@ def relax(
     creep_t, creep_r = creep_factor(dampings[0], dt), creep_factor(dampings[1], dt)
     divergence: SimulationFailed | None = None
     lost: list[tuple[int, float]] = []
-    if watch is None and hasattr(robot, "load_kernels"):  # (the settling watch loads its own)
-        lost_twist(robot)  # (only reads the state)
-        robot.load_kernels()
+    if watch is None:  # (the settling watch loads its own)
+        _load_kernels(robot)
     loop0 = _time.perf_counter()
     try:
         if watch is not None:  # the implicit integrator: the checks inside its compiled loop
@@ -172,6 +171,15 @@ def relax(
             bar.close()
     return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None,
                       wall_time_s=_time.perf_counter() - loop0)
+
+
+def _load_kernels(robot: Any) -> None:
+    """Load the kernels of the per-check loop before its clock starts (a compiled handle's
+    :meth:`~hsa_elastica.robots.compiled.FastRobot.load_kernels` and the lost-twist test,
+    which only read the state; the per-rod operators have none of their own)."""
+    if hasattr(robot, "load_kernels"):
+        lost_twist(robot)
+        robot.load_kernels()
 
 
 def _calm(robot: Any, state: dict[str, Any], tol_velocity: float, tol_omega: float,
