@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line
+from hsa_elastica.cli.common import PROG, Parser, UsageError, announce_compile, one_line, start_clock
 
 __all__ = ["build_parser", "import_deferring_interrupts", "main"]
 
@@ -118,15 +118,56 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+#: commands whose process ends without the interpreter's teardown when run as the console
+#: script (:func:`_end_process`)
+QUICK_EXIT = frozenset({"primitive", "steady-state"})
+_RAN: list[str] = []  # the command :func:`main` parsed last
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hsa-elastica`` console script; returns the exit code."""
+    """Entry point of the ``hsa-elastica`` console script; returns the exit code.
+
+    Run as the console script (``argv`` None) a ``primitive`` or ``steady-state`` command
+    ends its process once its output is written (:func:`_end_process`)."""
+    code = _main(argv)
+    if argv is None and _RAN and _RAN[-1] in QUICK_EXIT:
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> None:
+    """End the process with ``code`` after the exit handlers (``atexit``) and with the
+    standard streams flushed, without the interpreter's teardown of its modules: after a
+    simulation that teardown (numba's and llvmlite's objects) takes seconds of wall time on a
+    loaded machine, more than the simulation loop of a short run (``benchmarks/
+    bench_commands.py``, column "rest").  Only with no other thread running (a thread would be
+    cut short); the files a command writes are closed before it returns."""
+    import atexit
+    import os
+    import threading
+
+    if threading.active_count() > 1:
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: what the normal exit would meet too
+            pass
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """:func:`main` up to its exit code."""
     from hsa_elastica.io.interrupts import recorded_interrupts
 
+    start_clock()
     printable_output()
     _one_line_warnings()
     with recorded_interrupts() as interrupts:
         try:
             args = build_parser().parse_args(argv)
+            _RAN[:] = [args.command]
             if args.command in COMPILING:  # (the others import no kernel)
                 quiet = bool(getattr(args, "quiet", False))
                 writable_kernel_cache()

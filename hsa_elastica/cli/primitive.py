@@ -31,6 +31,7 @@ from hsa_elastica.cli.common import (
     progress,
     solve,
     usage_errors,
+    wall_times,
 )
 
 NAME = "primitive"
@@ -156,7 +157,7 @@ def _stack_static(args: argparse.Namespace, segments: list[Any], angles: Any, na
         return
     state = "converged" if result.converged else "NOT converged"
     print(f"{args.name} (magnitude {args.magnitude:g}): {state} at t = {result.sim_time_s:.3f} s "
-          f"(wall {result.wall_time_s:.1f} s)")
+          f"({wall_times(result)})")
     for k, ((pos, rot), (s_pos, _)) in enumerate(zip(result.relative_poses, static.relative_poses)):
         frame = "robot_base" if k == 0 else f"platform {k - 1}"
         tilt = math.degrees(math.acos(max(-1.0, min(1.0, float(rot[2, 2])))))

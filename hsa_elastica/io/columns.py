@@ -133,7 +133,8 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("method", "-", "none", "scalar", "string",
        "'static' (Newton on the static equations), 'dynamic' (relaxation) or 'failed' (dataset)"),
     _Q("sim_time_s", "s", "none", "scalar", "float64", "simulated time at the stop (0 for static)"),
-    _Q("wall_time_s", "s", "none", "scalar", "float64", "wall-clock time of the solve or fit"),
+    _Q("wall_time_s", "s", "none", "scalar", "float64",
+       "wall-clock time of the solve or fit (a dynamic run: its simulation loop)"),
     _Q("stable", "-", "none", "scalar", "bool",
        "the static solution is stable (null: not tested)"),
     _Q("symmetry_broken", "-", "none", "scalar", "bool",
@@ -162,6 +163,14 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("platform_twist_rad", "rad", ROBOT_BASE, "scalar", "float64",
        "rotation of the platform about +z, in (-pi, pi]"),
     _Q("n_steps", "-", "none", "scalar", "int64", "time steps taken"),
+    _Q("setup_wall_time_s", "s", "none", "scalar", "float64",
+       "wall-clock time before a dynamic run's simulation loop: building the robot, compiling "
+       "its model, the engine's set-up, loading its kernels (null: a static solve)"),
+    _Q("real_time_factor", "-", "none", "scalar", "float64",
+       "sim_time_s / wall_time_s of a dynamic run (null: a static solve)"),
+    _Q("command_wall_time_s", "s", "none", "scalar", "float64",
+       "wall-clock time of the command that wrote the run, from its start (the interpreter's "
+       "start and imports not included) to the summary (null: saved from Python)"),
     _Q("diverged", "-", "none", "scalar", "bool", "the run stopped on SimulationFailed (a blow-up, a refused implicit step)"),
     _Q("target_position_m", "m", ROBOT_BASE, "xyz", "float64",
        "target of the platform centre in a reaching task (drawn by hsa-elastica view)"),
@@ -206,7 +215,8 @@ DATASET_KEYS = ("sample", "motor_angles_rad", "platform_position_m", "platform_m
 #: keys a single robot's ``summary.json`` adds to :data:`JSON_KEYS`
 SUMMARY_KEYS = ("max_node_speed_m_s", "max_platform_omega_rad_s", "settle_time_s",
                 "platform_tilt_rad", "platform_twist_rad", "n_steps", "diverged", "iterations",
-                "stable", "divergence")
+                "stable", "setup_wall_time_s", "real_time_factor", "command_wall_time_s",
+                "divergence")
 #: ``calibrate --json`` object
 CALIBRATION_KEYS = ("parameters", "correlation", "rms_start_mm_deg", "rms_mm_deg", "cost",
                     "n_residuals", "n_evaluations", "wall_time_s", "success", "message")

@@ -26,7 +26,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -173,12 +173,14 @@ def save_run(
     out_dir: str | Path,
     diagnostics: pd.DataFrame,
     params: RobotParams | Sequence[RobotParams],
-    summary: Mapping[str, Any],
+    summary: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
     *,
     overwrite: bool = False,
 ) -> Path:
     """Write ``diagnostics``, ``params`` and ``summary`` into ``out_dir`` (created if needed).
     ``params``: the robot's, or a stack's one per segment (bottom first; written per key).
+    ``summary`` may be a function returning it, called once the other files are written (a
+    summary that reports the time the command took, writing included).
 
     Refuses (``FileExistsError``) a directory that is not empty unless ``overwrite``, and with
     ``overwrite`` one that holds files but no run.  Each file is written to a temporary name
@@ -200,6 +202,8 @@ def save_run(
     df.columns = [str(c) for c in df.columns]
     write_atomic(out / DIAGNOSTICS, lambda tmp: write_parquet(df, tmp))
     write_atomic(out / PARAMS, lambda tmp: _save_params(params, tmp))
+    if callable(summary):
+        summary = summary()
     write_text_atomic(out / SUMMARY, json.dumps(to_jsonable(summary), indent=2) + "\n")
     _remove_older_files(out)
     return out

@@ -307,6 +307,21 @@ class FastRobot(ControlMixin):
                 raise SimulationDiverged(t, name, last_good, bad[1])
             last_good = t
 
+    def load_kernels(self) -> None:
+        """Load the kernels :meth:`run` and a settling run call from numba's cache (or compile
+        them) now, without advancing: an engine call of no steps (an implicit engine starts
+        there, at the robot's time, as its first call would), the divergence pre-check and the
+        static residual, which only read the state.  In a fresh process this is a one-time
+        cost of about a second that a timed run then does not include."""
+        self._advance(0, self.time)
+        systems, _ = self._checked_systems(None)
+        for s in systems[-1:] + systems[:1]:  # a body and a rod (one specialisation)
+            rest = getattr(s, "rest_lengths", None)
+            runaway_suspect(np.ascontiguousarray(s.position_collection),
+                            np.ascontiguousarray(s.velocity_collection),
+                            _NO_REST if rest is None else rest, 1.0, 2.0)
+        self.static_residual()
+
     def _next_callback_step(self, step: int) -> int:
         """First step ``>= step`` at which a callback samples (recorders tell their own
         sampling steps; other callbacks sample every ``every`` steps, or every step)."""

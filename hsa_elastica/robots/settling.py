@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time as _time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -104,7 +105,9 @@ def relax(
     not raised, as ``divergence``; so does a rod that lost a turn of twist
     (:func:`lost_twist`, checked after every chunk: ``converged = False``, ``lost``).
     A robot on the implicit integrator runs the same checks in its compiled loop
-    (:func:`~hsa_elastica.robots.settling_watch.relax_watched`)."""
+    (:func:`~hsa_elastica.robots.settling_watch.relax_watched`).  The result's ``wall_time_s``
+    is the wall-clock time of the loop, from after its set-up (the settling watch's, with
+    the kernels it calls loaded) to the stop."""
     dt = robot.dt
     steps_per_check = max(1, int(round(check_interval / dt)))
     bar = _progress_bar(t_max) if progress else None
@@ -118,6 +121,9 @@ def relax(
     creep_t, creep_r = creep_factor(dampings[0], dt), creep_factor(dampings[1], dt)
     divergence: SimulationFailed | None = None
     lost: list[tuple[int, float]] = []
+    if watch is None:  # (the settling watch loads its own)
+        _load_kernels(robot)
+    loop0 = _time.perf_counter()
     try:
         if watch is not None:  # the implicit integrator: the checks inside its compiled loop
             return relax_watched(
@@ -163,7 +169,17 @@ def relax(
     finally:
         if bar is not None:
             bar.close()
-    return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None)
+    return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None,
+                      wall_time_s=_time.perf_counter() - loop0)
+
+
+def _load_kernels(robot: Any) -> None:
+    """Load the kernels of the per-check loop before its clock starts (a compiled handle's
+    :meth:`~hsa_elastica.robots.compiled.FastRobot.load_kernels` and the lost-twist test,
+    which only read the state; the per-rod operators have none of their own)."""
+    if hasattr(robot, "load_kernels"):
+        lost_twist(robot)
+        robot.load_kernels()
 
 
 def _calm(robot: Any, state: dict[str, Any], tol_velocity: float, tol_omega: float,
@@ -239,7 +255,10 @@ def settle(
     ``settings``), stepped by the compiled engine its ``simulation.integrator`` selects if
     ``fast``, else by the per-rod operators.  With ``record`` the stopping state is appended to
     the recordings (unless the run diverged).  Returns the stepped handle, the relaxation and
-    the diagnostics (None without ``record``)."""
+    the diagnostics (None without ``record``).  The relaxation's ``setup_wall_time_s`` is the
+    wall-clock time from the call to the start of the simulation loop (compiling the model,
+    the engine's set-up, loading the kernels the loop calls), its ``wall_time_s`` the loop's."""
+    wall0 = _time.perf_counter()
     if fast:
         from hsa_elastica.robots.compiled import compiled_engine
 
@@ -251,6 +270,7 @@ def settle(
         tol_residual=s.tol_residual, window=s.window, stop_when_settled=stop_when_settled,
         max_speed=s.max_speed, progress=progress,
     )
+    relaxed.setup_wall_time_s = _time.perf_counter() - wall0 - relaxed.wall_time_s
     diagnostics = None
     if record:
         if relaxed.divergence is None:

@@ -126,8 +126,12 @@ def describe_lost(lost: list[tuple[int, float]]) -> str:
 class Relaxation:
     """Outcome of :func:`relax`: the stopping time [s], steps taken, the start of the final
     settling window [s] (None if none), whether the window was completed, the last
-    ``state_fn`` state, the divergence that stopped the run (None if none) and the rods found
-    with lost turns of twist (:func:`lost_twist`; the run stops there, not converged)."""
+    ``state_fn`` state, the divergence that stopped the run (None if none), the rods found
+    with lost turns of twist (:func:`lost_twist`; the run stops there, not converged), and
+    the wall-clock times [s] of the simulation loop (``wall_time_s``: the steps, checks and
+    recordings) and of what :func:`~hsa_elastica.robots.settling.settle` did before it
+    (``setup_wall_time_s``: the compiled model, the engine, loading the kernels; nan when
+    not measured)."""
 
     t: float
     n_steps: int
@@ -136,6 +140,8 @@ class Relaxation:
     state: dict[str, Any]
     divergence: SimulationFailed | None
     lost: list[tuple[int, float]] | None = None
+    wall_time_s: float = math.nan
+    setup_wall_time_s: float = math.nan
 
 
 def settling_state(robot: Any) -> dict[str, Any]:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import logging
 import math
+import time as _time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hsa_elastica import compat
 from hsa_elastica.engines.implicit import ImplicitStepFailed
@@ -162,11 +164,15 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
     ends: list[float] = []
     samples: list[int] = []
     total = 0
+    sample = -1  # the next recording step from ``start`` on (none from ``start`` > sample)
+    start = sample + 1
     while t < t_max - 0.5 * dt:
         n = min(per_check, math.ceil((t_max - t) / dt - 1e-9))
         if steps and total + n > robot.chunk:
             break
-        sample = robot._next_callback_step(round(t / dt) + 1) if recording else -1
+        first = round(t / dt) + 1
+        if recording and (first > sample or first < start):
+            sample, start = robot._next_callback_step(first), first
         steps.append(n)
         total += n
         t = t + n * dt
@@ -236,6 +242,8 @@ def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: 
     state = state_fn(robot)
     lost: list[tuple[int, float]] = []
     converged = False
+    _load_kernels(robot, watch, check, good, recording, out)
+    loop0 = _time.perf_counter()
     while t < t_max - 0.5 * dt:
         steps, ends, samples = _batch(robot, t, t_max, per_check)
         try:
@@ -264,7 +272,7 @@ def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: 
                 divergence = SimulationDiverged(t, name, start, bad[1])
                 state = _state_at(robot, good, state_fn)
                 return Relaxation(start, n_steps - steps[done - 1], _since(watch), False, state,
-                                  divergence, None)
+                                  divergence, None, wall_time_s=_time.perf_counter() - loop0)
             code = _resolve(robot, code, watch, check, good, stage=1)
         if code == CHECK_LOST:
             lost = lost_twist(robot)
@@ -277,7 +285,20 @@ def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: 
         if code == CHECK_SETTLED:
             break
     state = state_fn(robot)
-    return Relaxation(t, n_steps, _since(watch), converged, state, None, lost or None)
+    return Relaxation(t, n_steps, _since(watch), converged, state, None, lost or None,
+                      wall_time_s=_time.perf_counter() - loop0)
+
+
+def _load_kernels(robot: Any, watch: SettleWatch, check: Any, good: LastGood,
+                  recording: _Recording, out: NDArray[np.float64]) -> None:
+    """Load the kernels of the loop from numba's cache before it starts (a one-time cost of
+    about a second in a fresh process, not part of the loop's time): a call of no checks
+    (the engine started at the robot's time, as the first call would start it), and the
+    recordings' copies of the state into a row and back."""
+    run_checks(robot.engine, np.zeros(0, dtype=np.int64), float(robot.time), watch, check,
+               good, recording.samples([]), out)
+    save_row(recording.arrays, recording.live)
+    load_row(recording.arrays, recording.live)
 
 
 def _resolve(robot: Any, code: int, watch: SettleWatch, check: Any, good: LastGood,

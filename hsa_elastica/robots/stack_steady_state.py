@@ -35,7 +35,12 @@ from hsa_elastica.params import JointParams, ParameterError, RobotParams, warn_m
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
 from hsa_elastica.robots.settling import Relaxation, divergence_summary, settle, settle_settings
-from hsa_elastica.robots.steady_state import SteadyStateResult, settling_state
+from hsa_elastica.robots.steady_state import (
+    SteadyStateResult,
+    real_time_factor,
+    settling_state,
+    timing_keys,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -58,7 +63,8 @@ class StackSteadyStateResult:
     ``max_node_speed_m_s`` / ``max_platform_omega_rad_s``: over all segments at the stop;
     ``residual_force_N`` / ``residual_torque_Nm``: max-norms of the static residual of the
     whole stack at the reported pose (nan on the per-rod path, which is not compiled);
-    ``diverged`` / ``divergence`` as :class:`SteadyStateResult`.
+    ``diverged`` / ``divergence``, ``wall_time_s`` (a dynamic run: its simulation loop) and
+    ``setup_wall_time_s`` as :class:`SteadyStateResult`.
     """
 
     converged: bool
@@ -81,6 +87,12 @@ class StackSteadyStateResult:
     divergence: dict[str, Any] | None = None
     stable: bool | None = None
     message: str = ""
+    setup_wall_time_s: float = float("nan")
+
+    @property
+    def real_time_factor(self) -> float | None:
+        """``sim_time_s / wall_time_s`` of a dynamic run (None: a static solve)."""
+        return real_time_factor(self.method, self.sim_time_s, self.wall_time_s)
 
     @property
     def poses(self) -> list[Pose]:
@@ -132,6 +144,7 @@ class StackSteadyStateResult:
             "n_steps": int(self.n_steps),
             "diverged": bool(self.diverged),
             "stable": self.stable,
+            **timing_keys(self.method, self.sim_time_s, self.wall_time_s, self.setup_wall_time_s),
             "segments": per_segment,
         })
         if self.divergence is not None:
@@ -218,6 +231,7 @@ def solve_stack_steady_state(
     wall0 = _time.perf_counter()
     robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
                              mount=mount, drive=drive)
+    built = _time.perf_counter() - wall0
     dampings = (max(p.simulation.damping for p in params),
                 max(p.simulation.rotational_damping for p in params))
     robot, relaxed, diagnostics = settle(
@@ -228,7 +242,7 @@ def solve_stack_steady_state(
     if fast and relaxed.divergence is None:
         residual = robot.static_residual()
     result = _dynamic_result(
-        relaxed, params, commands, residual, _time.perf_counter() - wall0,
+        relaxed, params, commands, residual, built + relaxed.setup_wall_time_s,
         motor_mass=motor_mass, drive=drive, diagnostics=diagnostics,
     )
     if relaxed.divergence is not None:
@@ -272,17 +286,19 @@ def _result(
 
 def _dynamic_result(
     relaxed: Relaxation, params: list[RobotParams], commands: list[NDArray[np.float64]],
-    residual: tuple[float, float], wall: float, *, motor_mass: float, drive: str,
+    residual: tuple[float, float], setup: float, *, motor_mass: float, drive: str,
     diagnostics: "pd.DataFrame | None",
 ) -> StackSteadyStateResult:
-    """The :class:`StackSteadyStateResult` of a dynamic run (``wall`` [s]: its wall time)."""
+    """The :class:`StackSteadyStateResult` of a dynamic run (``setup`` [s]: the wall time
+    before its simulation loop, the loop's is the relaxation's)."""
     divergence = relaxed.divergence
     state = relaxed.state
     return _result(
         state, params, commands, _relative(state),
         speeds=(state["max_speed"], state["platform_omega"]), residual=residual,
         motor_mass=motor_mass, drive=drive, converged=bool(relaxed.converged), method="dynamic",
-        sim_time_s=float(relaxed.t) if divergence is None else divergence.time, wall_time_s=wall,
+        sim_time_s=float(relaxed.t) if divergence is None else divergence.time,
+        wall_time_s=float(relaxed.wall_time_s), setup_wall_time_s=float(setup),
         settle_time_s=math.nan if relaxed.settled_since is None else float(relaxed.settled_since),
         n_steps=relaxed.n_steps, diverged=divergence is not None,
         divergence=divergence_summary(divergence), diagnostics=diagnostics,

@@ -103,7 +103,13 @@ class SteadyStateResult:
     converged : bool
         the settling test held for the whole window before ``max_time``.
     sim_time_s, wall_time_s : float
-        simulated time at the stop [s] and wall-clock time of the run [s].
+        simulated time at the stop [s] and wall-clock time of the run [s] (a dynamic run: of
+        its simulation loop -- the steps, settling checks and recordings; a static solve: of
+        the solve).
+    setup_wall_time_s : float
+        wall-clock time before the simulation loop of a dynamic run [s]: building the robot,
+        compiling its model, the engine's set-up and loading its kernels from numba's cache
+        (nan for a static solve).  :attr:`real_time_factor` = ``sim_time_s / wall_time_s``.
     motor_angles_rad : ndarray, shape (n_rods,)
         target motor angles [rad] about each rod's +z.
     platform_position_m : ndarray, shape (3,)
@@ -176,12 +182,19 @@ class SteadyStateResult:
     cpu_time_s: float = float("nan")
     platform_marker_position_m: NDArray[np.float64] | None = None
     symmetry: Any = field(default=None, repr=False)
+    setup_wall_time_s: float = float("nan")
 
     def __post_init__(self) -> None:
         if self.platform_marker_position_m is None:
             self.platform_marker_position_m = marker_position(
                 self.params, self.platform_position_m, self.platform_quaternion_xyzw
             )
+
+    @property
+    def real_time_factor(self) -> float | None:
+        """Simulated time per wall-clock time of the simulation loop, ``sim_time_s /
+        wall_time_s`` (None: a static solve, or no time measured)."""
+        return real_time_factor(self.method, self.sim_time_s, self.wall_time_s)
 
     @property
     def platform_rotation(self) -> NDArray[np.float64]:
@@ -258,10 +271,28 @@ class SteadyStateResult:
             diverged=bool(self.diverged),
             iterations=int(self.iterations),
             stable=self.stable,
+            **timing_keys(self.method, self.sim_time_s, self.wall_time_s, self.setup_wall_time_s),
         )
         if self.divergence is not None:
             out["divergence"] = dict(self.divergence)
         return out
+
+
+def real_time_factor(method: str, sim_time_s: float, wall_time_s: float) -> float | None:
+    """``sim_time_s / wall_time_s`` of a dynamic run (None: a static solve or no wall time)."""
+    if method != "dynamic" or not wall_time_s > 0.0:
+        return None
+    return float(sim_time_s) / float(wall_time_s)
+
+
+def timing_keys(method: str, sim_time_s: float, wall_time_s: float,
+                setup_wall_time_s: float) -> dict[str, Any]:
+    """The summary's ``setup_wall_time_s``, ``real_time_factor`` and ``command_wall_time_s``
+    (null here: the command line fills it in when it writes the run)."""
+    setup = float(setup_wall_time_s)
+    return {"setup_wall_time_s": None if math.isnan(setup) else setup,
+            "real_time_factor": real_time_factor(method, sim_time_s, wall_time_s),
+            "command_wall_time_s": None}
 
 
 def marker_position(
@@ -375,16 +406,17 @@ def solve_steady_state(
         check_recording_size(params, settings.t_max)
     wall0 = _time.perf_counter()
     robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
+    built = _time.perf_counter() - wall0
     robot, relaxed, diagnostics = settle(
         robot, settling_state, settings, fast=fast, dampings=(sp.damping, sp.rotational_damping),
         record=record, stop_when_settled=stop_when_settled, progress=progress,
     )
     state, divergence = relaxed.state, relaxed.divergence
-    wall = _time.perf_counter() - wall0
     result = SteadyStateResult(
         converged=bool(relaxed.converged),
         sim_time_s=float(relaxed.t) if divergence is None else divergence.time,
-        wall_time_s=float(wall),
+        wall_time_s=float(relaxed.wall_time_s),
+        setup_wall_time_s=built + float(relaxed.setup_wall_time_s),
         motor_angles_rad=np.array(robot.motor_angles, dtype=np.float64),
         platform_position_m=state["platform_position_m"],
         platform_quaternion_xyzw=state["platform_quaternion_xyzw"],
