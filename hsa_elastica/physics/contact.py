@@ -27,7 +27,7 @@ import math
 from typing import Any
 
 import numpy as np
-from elastica import Cylinder
+from elastica import Cylinder, Sphere
 from elastica.external_forces import NoForces
 from numpy.typing import NDArray
 
@@ -48,6 +48,7 @@ from hsa_elastica.physics.contact_laws import (
     geometry_record,
     law_record,
 )
+from hsa_elastica.physics.object_contact_laws import sphere_support
 from hsa_elastica.physics.tables import ContactTable
 
 __all__ = [
@@ -119,6 +120,10 @@ class _ContactSensor:
     obstacle: Any
     _out: ContactOutput | None = None
 
+    def _law_params(self) -> Any:
+        """The law's :class:`ContactParams` (the obstacle's)."""
+        return self.obstacle.contact
+
     @property
     def force(self) -> NDArray[np.float64]:
         """Contact force on each point (3, n) [N], lab frame."""
@@ -133,13 +138,13 @@ class _ContactSensor:
     def in_contact(self) -> NDArray[np.bool_]:
         """Points touching the obstacle: gap below :data:`CONTACT_SMOOTHING_LENGTHS` smoothing
         lengths (the elastic normal force there exceeds ``k l exp(-5)``)."""
-        ell = self.obstacle.contact.smoothing_length
+        ell = self._law_params().smoothing_length
         return np.asarray(self._output().gap < CONTACT_SMOOTHING_LENGTHS * ell)
 
     @property
     def sliding(self) -> NDArray[np.bool_]:
         """Points in contact whose tangential speed exceeds the slip velocity."""
-        return np.asarray(self.in_contact & (self._output().slip > self.obstacle.contact.slip_velocity))
+        return np.asarray(self.in_contact & (self._output().slip > self._law_params().slip_velocity))
 
     @property
     def sticking(self) -> NDArray[np.bool_]:
@@ -165,12 +170,12 @@ def _node_radii(rod: Any) -> NDArray[np.float64]:
     return nodes
 
 
-def _check_nodes(nodes: Any) -> tuple[int, int] | None:
+def _check_nodes(nodes: Any, owner: str = "RodContact") -> tuple[int, int] | None:
     if nodes is None:
         return None
     if (not isinstance(nodes, (tuple, list)) or len(nodes) != 2 or any(
             isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in nodes)):
-        raise ParameterError(f"RodContact.nodes = {nodes!r:.40} is invalid: must be None (every "
+        raise ParameterError(f"{owner}.nodes = {nodes!r:.40} is invalid: must be None (every "
                              "node) or a pair of integers (start, stop), as a Python slice")
     return int(nodes[0]), int(nodes[1])
 
@@ -232,8 +237,9 @@ class RodContact(NoForces, _ContactSensor):
 
 class BodyContact(NoForces, _ContactSensor):
     """Contact of points fixed on a rigid body with a fixed ``obstacle``: by default the rims
-    of a ``Cylinder``'s end discs (``n_rim`` points each), or ``points`` (3, m) [m] in the
-    body frame.  Each point carries ``mass / m`` for the normal damping.
+    of a ``Cylinder``'s end discs (``n_rim`` points each) or a ``Sphere``'s one point closest
+    to the obstacle (found at every evaluation: it rolls without friction), or ``points``
+    (3, m) [m] in the body frame.  Each point carries ``mass / m`` for the normal damping.
     ``sim.add_forcing_to(platform).using(BodyContact, obstacle=PlaneObstacle(...))``."""
 
     def __init__(self, obstacle: Any, n_rim: int = 16, points: Any = None) -> None:
@@ -247,6 +253,7 @@ class BodyContact(NoForces, _ContactSensor):
         self.law = law_record(obstacle.contact)
         self.n_rim = int(n_rim)
         self.local: NDArray[np.float64] | None = None
+        self.sphere_radius = 0.0  # a Sphere without points: its radius [m]
         if points is not None:
             local = np.asarray(points, dtype=np.float64)
             if local.ndim != 2 or local.shape[0] != 3 or local.shape[1] < 1 or not np.isfinite(local).all():
@@ -256,18 +263,32 @@ class BodyContact(NoForces, _ContactSensor):
         self._points: ContactPoints | None = None
 
     def _setup(self, body: Any) -> None:
+        if self.local is None and isinstance(body, Sphere):
+            # the sphere's point closest to the obstacle, found again at every evaluation
+            self.sphere_radius = float(np.ravel(body.radius)[0])
+            self.local = np.zeros((3, 1))
         if self.local is None:
             if not isinstance(body, Cylinder):
                 raise ParameterError(
                     f"BodyContact.points is None on a {type(body).__name__}: the default rim "
-                    "points need a Cylinder (radius and length); give points, a (3, m) array (m)")
+                    "points need a Cylinder (radius and length) or a Sphere; give points, a "
+                    "(3, m) array (m)")
             self.local = rim_points(float(body.radius), float(body.length), self.n_rim)
         m = self.local.shape[1]
         self._points = ContactPoints(np.zeros((3, m)), np.zeros((3, m)), np.zeros(m),
                                      np.full(m, float(np.sum(body.mass)) / m))
         self._out = ContactOutput(np.zeros((3, m)), np.zeros(m), np.zeros(m))
-        body_points(self._kinematics(body), 0, self.local, self._points)
+        self._place(body)
         _overlap("BodyContact", self._points, self.obstacle)
+
+    def _place(self, body: Any) -> None:
+        """The points' positions and velocities at the body's present state (a sphere's
+        point: the closest to the obstacle, :func:`sphere_support`)."""
+        assert self.local is not None and self._points is not None
+        if self.sphere_radius > 0.0:
+            sphere_support(body.position_collection, body.director_collection, 0, self.geometry,
+                           self.sphere_radius, self.local)
+        body_points(self._kinematics(body), 0, self.local, self._points)
 
     @staticmethod
     def _kinematics(body: Any) -> tuple[Any, ...]:
@@ -278,7 +299,7 @@ class BodyContact(NoForces, _ContactSensor):
         if self._points is None:
             self._setup(system)
         assert self._points is not None and self._out is not None and self.local is not None
-        body_points(self._kinematics(system), 0, self.local, self._points)
+        self._place(system)
         contact_forces(self._points, self.geometry, self.law, self._out)
         body_wrench((system.position_collection, system.director_collection,
                      system.external_forces, system.external_torques), 0, self._points,
@@ -361,6 +382,9 @@ def step_limits(op: Any, system: Any) -> tuple[float, float]:
         pts = ContactPoints(np.zeros_like(op._points.position),
                             np.zeros_like(op._points.position), op._points.radius,
                             op._points.mass)
+        if op.sphere_radius > 0.0:
+            sphere_support(system.position_collection, system.director_collection, 0,
+                           op.geometry, op.sphere_radius, op.local)
         body_points((system.position_collection, system.velocity_collection,
                      system.omega_collection, system.director_collection), 0, op.local, pts)
     k_n, c_n, c_t = _laws(pts, op.obstacle)
