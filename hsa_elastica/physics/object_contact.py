@@ -42,6 +42,7 @@ from hsa_elastica.physics.object_contact_laws import (
     object_contact_forces,
     object_geometry,
     reduced_masses,
+    relative_velocity,
 )
 
 __all__ = ["ObjectContact", "add_object_contact", "object_shape", "body_arrays"]
@@ -141,11 +142,18 @@ class ObjectContact(NoForces, _ContactSensor):
         start = self.node_range(system)[0]
         system.external_forces[:, start : start + a] += self._out.force
 
-    def geometry(self) -> Any:
-        """The obstacle record at the body's present pose."""
+    def relative_points(self, rod: Any) -> tuple[ContactPoints, Any]:
+        """The rod's contact nodes with their velocities relative to the body's surface and the
+        reduced masses, and the obstacle's record, at the present state (for ``step_limits``)."""
+        self._setup(rod)
+        assert self._points is not None
         b = self.body
-        return object_geometry(b.position_collection, b.director_collection, 0, self.shape,
-                               np.zeros(6))
+        geometry = object_geometry(b.position_collection, b.director_collection, 0, self.shape,
+                                   np.zeros(6))
+        rel = np.zeros_like(self._points.position)
+        relative_velocity(self._points, body_arrays(b), 0, geometry, rel)
+        return ContactPoints(self._points.position, rel, self._points.radius,
+                             self._points.mass), geometry
 
 
 def add_object_contact(sim: Any, rod: Any, body: Any, contact: Any = None,
