@@ -428,3 +428,66 @@ def test_the_step_limits_of_a_rod_node_pushing_an_object() -> None:
     assert op.in_contact[-1] and op.in_contact.sum() == 1
     assert friction == pytest.approx(2.0 * m * rho / (0.5 * f_el), rel=1e-9)  # round-off
     assert 0.0 < normal < math.inf
+
+
+# --------------------------------------------------------------------------------------------
+# objects in a robot's parameters
+# --------------------------------------------------------------------------------------------
+def _robot_params(objects: Any, gravity: Any = (0.0, 0.0, -G)) -> Any:
+    import dataclasses
+
+    from hsa_elastica.params import EnvironmentParams, paper_robot_params
+
+    p = paper_robot_params()
+    return dataclasses.replace(
+        p, rod=dataclasses.replace(p.rod, n_elements=10),
+        simulation=dataclasses.replace(p.simulation, dt=5e-5, gravity=gravity),
+        environment=EnvironmentParams(objects=objects))
+
+
+def test_object_params_are_checked_and_round_trip() -> None:
+    from hsa_elastica.params import EnvironmentParams, ObjectParams, RobotParams
+
+    with pytest.raises(ParameterError, match=r"^ObjectParams.radius = -1") as e:
+        ObjectParams(radius=-1.0)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ParameterError, match=r"^ObjectParams.shape = 'cube' is invalid: must be one of sphere"):
+        ObjectParams(shape="cube")
+    with pytest.raises(ParameterError, match=r"^EnvironmentParams.objects\[0\]: unknown key"):
+        EnvironmentParams(objects=({"colour": "red"},))
+    p = _robot_params((ObjectParams(radius=0.03, mass=0.1, position=(0.2, 0.0, 0.03),
+                                    contact=ContactParams(friction_coefficient=0.4)),))
+    back = RobotParams.from_dict(p.to_dict())
+    assert back.environment == p.environment
+    assert back.environment.objects[0].contact.friction_coefficient == 0.4
+    assert "environment" not in _robot_params(()).to_dict()
+
+
+def test_a_robot_builds_its_objects_and_the_fused_engine_drops_them_under_gravity() -> None:
+    """A sphere object away from the robot, no obstacle: it falls freely, ``g t^2 / 2``."""
+    from hsa_elastica.params import ObjectParams
+    from hsa_elastica.robots.builders import build_fast_robot
+
+    p = _robot_params((ObjectParams(radius=0.02, mass=0.05, position=(0.3, 0.0, 0.05)),))
+    robot = build_fast_robot(p, [0.0] * 4, record=False)
+    contacts: Any = robot.robot.contacts  # type: ignore[union-attr]
+    objects = [r for r in contacts if isinstance(r.instance, ObjectContact)]
+    assert len(objects) == 4  # one per rod
+    sphere = objects[0].instance.body
+    assert isinstance(sphere, Sphere) and _mass(sphere) == pytest.approx(0.05, rel=1e-12)
+    robot.run(0.05)
+    # Verlet integrates a constant force exactly (round-off)
+    assert sphere.position_collection[2, 0] == pytest.approx(0.05 - 0.5 * G * 0.05**2, abs=1e-12)
+
+
+def test_a_robot_with_an_object_through_a_rod_is_refused_naming_the_node() -> None:
+    from hsa_elastica.params import ObjectParams
+    from hsa_elastica.robots.builders import build_robot
+
+    free = build_robot(_robot_params(()), [0.0] * 4, record=False, finalize=False)
+    x = free.rods[0].position_collection[:, 5]
+    inside = (float(x[0]), float(x[1]), float(x[2]))
+    with pytest.raises(ParameterError, match=r"^ObjectContact: node 5 of the rod starts 0.0175 m "
+                                             r"inside the Sphere at"):
+        build_robot(_robot_params((ObjectParams(radius=0.01, position=inside),)), [0.0] * 4,
+                    record=False)
