@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--duration = {args.duration} is invalid: must be > 0 and <= 100 s")
     params, angles = scene_params(args.magnitude)
     robot = build_fast_robot(params, angles, record=False)
-    pushes = [r for r in robot.robot.contacts if isinstance(r.instance, ObjectContact)]
+    contacts: Any = robot.robot.contacts  # type: ignore[union-attr]  # a Robot here
+    pushes = [r for r in contacts if isinstance(r.instance, ObjectContact)]
     ball = pushes[0].instance.body
     start = ball.position_collection[:, 0].copy()
     steps = max(1, int(round(args.duration / 0.1)))
