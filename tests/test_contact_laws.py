@@ -450,10 +450,10 @@ def test_an_overlapping_placement_is_refused_before_any_step() -> None:
         contact.apply_forces(rod)
     assert np.array_equal(rod.position_collection, before)
     assert not rod.external_forces.any()
-    # a rigid body without a cylinder's rim needs its contact points
+    # a sphere touches with its point closest to the obstacle: its centre on the floor, refused
     from elastica import Sphere
-    with pytest.raises(ParameterError, match="BodyContact.points"):
-        add_contact(sim, Sphere(np.array([0.0, 0.0, 0.1]), 0.05, 1000.0), PlaneObstacle())
+    with pytest.raises(ParameterError, match="^BodyContact: point 0 starts 0.05 m inside"):
+        check_placement(Sphere(np.array([0.0, 0.0, 0.0]), 0.05, 1000.0), PlaneObstacle())
     # a point resting in the smoothing zone (a few smoothing lengths deep) is accepted
     check_placement(_rod([0.0, 0.0, R - 5e-4], [1, 0, 0], [0, 0, 1]), PlaneObstacle())
 

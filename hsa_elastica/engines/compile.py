@@ -7,7 +7,7 @@ PyElastica's call order.  The operator instances are read through their public a
 where PyElastica keeps things private (feature groups, memory-block layout, damper factors) the
 access goes through :mod:`hsa_elastica.compat`.  Only the package's own operators and
 PyElastica's ``GravityForces`` / ``AnalyticalLinearDamper`` are supported (the contact law's
-``RodContact`` / ``BodyContact`` included; PyElastica's own contact classes are not); anything else raises
+``RodContact`` / ``BodyContact`` / ``ObjectContact`` included; PyElastica's own contact classes are not); anything else raises
 :class:`FastPathUnsupported` naming it.  This module walks the operators and writes the
 programs; the per-law tables are built by :mod:`hsa_elastica.engines.compile_tables`.
 """
@@ -40,6 +40,7 @@ from hsa_elastica.physics.actuation import (
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.contact import BodyContact, RodContact, contact_table
+from hsa_elastica.physics.object_contact import ObjectContact
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.kelvin_voigt_damper import KelvinVoigtDamping
@@ -221,7 +222,8 @@ class _Compiler(TableBuilder):
         self._material: list[tuple[KelvinVoigtDamping, Any]] = []
         self._loads: list[tuple[int, NDArray[np.float64], int, float, float, Any]] = []
         self._compression: list[tuple[AxialCompressionLaw, Any]] = []
-        self._contacts: list[tuple[Any, Any, int]] = []  # (operator, system, block start)
+        # (operator, system, block start, object body index or -1)
+        self._contacts: list[tuple[Any, Any, int, int]] = []
         self._reactions: list[tuple[MountReaction, Any, Any]] = []
         self._motors: list[tuple[Any, Any]] = []
         self._ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
@@ -273,7 +275,8 @@ class _Compiler(TableBuilder):
             elif method != "apply_torques" or isinstance(inst, BaseTwistTorque):
                 sync += self._forcing_rows(inst, method, kw)
             elif not isinstance(inst, (MountReaction, EndpointForces, AxialCompressionLaw,
-                                       GravityForces, RodContact, BodyContact)):
+                                       GravityForces, RodContact, BodyContact,
+                                       ObjectContact)):
                 raise FastPathUnsupported(
                     f"forcing/connection {type(inst).__name__} is not supported by the fast path"
                 )
@@ -303,7 +306,7 @@ class _Compiler(TableBuilder):
                 raise FastPathUnsupported("AxialCompressionLaw on a system outside the rod block")
             self._compression.append((inst, kw["system"]))
             return [(OP_COMPRESSION, len(self._compression) - 1)]
-        if isinstance(inst, (RodContact, BodyContact)):
+        if isinstance(inst, (RodContact, BodyContact, ObjectContact)):
             return [(OP_CONTACT, self._contact_row(inst, kw["system"]))]
         if isinstance(inst, GravityForces):
             system = kw["system"]
@@ -322,14 +325,20 @@ class _Compiler(TableBuilder):
         )
 
     def _contact_row(self, inst: Any, system: Any) -> int:
-        """Row of a contact forcing: a rod's nodes (from its first node) or a body's points."""
-        if isinstance(inst, RodContact) and self._is_rod(system):
+        """Row of a contact forcing: a rod's nodes (from its first node) or a body's points;
+        against an object, the object's index in the body block too."""
+        obj = -1
+        if isinstance(inst, ObjectContact):
+            if not self._is_body(inst.body):
+                raise FastPathUnsupported("ObjectContact.body is not a rigid body of the simulator")
+            obj = self._body_index(inst.body)
+        if isinstance(inst, (RodContact, ObjectContact)) and self._is_rod(system):
             start = self._rod_offsets(system)[0] + inst.node_range(system)[0]
         elif isinstance(inst, BodyContact) and self._is_body(system):
             start = self._body_index(system)
         else:
             raise FastPathUnsupported(f"{type(inst).__name__} on a system outside its memory block")
-        self._contacts.append((inst, system, start))
+        self._contacts.append((inst, system, start, obj))
         return len(self._contacts) - 1
 
     def _value_rows(

@@ -76,6 +76,7 @@ from hsa_elastica.params.rod import RodParams
 from hsa_elastica.params.environment import CapsuleObstacle as CapsuleObstacle
 from hsa_elastica.params.environment import ContactParams as ContactParams
 from hsa_elastica.params.environment import EnvironmentParams as EnvironmentParams
+from hsa_elastica.params.environment import ObjectParams as ObjectParams
 from hsa_elastica.params.environment import PlaneObstacle as PlaneObstacle
 from hsa_elastica.params.environment import SphereObstacle as SphereObstacle
 
@@ -103,4 +104,5 @@ __all__ = [
     "SphereObstacle",
     "CapsuleObstacle",
     "EnvironmentParams",
+    "ObjectParams",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "SphereObstacle",
     "CapsuleObstacle",
     "Obstacle",
+    "ObjectParams",
     "EnvironmentParams",
 ]
 
@@ -157,12 +158,60 @@ _KINDS: dict[str, type] = {
 }
 
 
+#: the shapes of a free object (``ObjectParams.shape``)
+OBJECT_SHAPES = ("sphere",)
+
+
+@dataclass(frozen=True)
+class ObjectParams(_ParamsBase):
+    """A free rigid object the rods can push (docs/contact.md, "Moving objects"): a
+    ``sphere`` of ``radius`` [m] and ``mass`` [kg] (uniform) centred at ``position`` [m],
+    under gravity, resting on the environment's obstacles (each with its own law); ``contact``
+    is the law between the rods' nodes and it."""
+
+    shape: str = "sphere"
+    radius: float = field(default=0.02, metadata={"unit": "m"})
+    mass: float = field(default=0.05, metadata={"unit": "kg"})
+    position: tuple[float, float, float] = field(default=(0.0, 0.0, 0.02), metadata={"unit": "m"})
+    contact: ContactParams = field(default_factory=ContactParams)
+
+    def __post_init__(self) -> None:
+        if self.shape not in OBJECT_SHAPES:
+            raise ParameterError(f"ObjectParams.shape = {_short(self.shape)} is invalid: must be "
+                                 f"one of {', '.join(OBJECT_SHAPES)}")
+        _check_real(self, "radius", gt=0.0, le=1.0)
+        _check_real(self, "mass", gt=0.0, le=1000.0)
+        _check_vector(self, "position")
+        _contact(self)
+
+
+def _objects(items: Any) -> tuple[ObjectParams, ...]:
+    if isinstance(items, (str, bytes, dict)) or not hasattr(items, "__iter__"):
+        raise ParameterError(f"EnvironmentParams.objects = {_short(items)} is invalid: must be a "
+                             "list of ObjectParams (or mappings of their fields)")
+    out = []
+    for k, item in enumerate(items):
+        where = f"EnvironmentParams.objects[{k}]"
+        if isinstance(item, dict):
+            try:
+                item = ObjectParams.from_dict(item, where=where)
+            except ParameterError as e:  # name the entry of the list (one line)
+                text = str(e)
+                raise ParameterError(text if text.startswith(where) else f"{where}: {text}") from None
+        if not isinstance(item, ObjectParams):
+            raise ParameterError(f"{where} = {_short(item)} is invalid: must be an ObjectParams")
+        out.append(item)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class EnvironmentParams(_ParamsBase):
     """The fixed obstacles of a scene (a tuple of plane, sphere and capsule records; a mapping
-    with ``kind: plane | sphere | capsule`` and the record's fields is accepted too)."""
+    with ``kind: plane | sphere | capsule`` and the record's fields is accepted too) and the
+    free objects in it (:class:`ObjectParams`, or mappings of their fields)."""
 
     obstacles: tuple[Any, ...] = ()
+    objects: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         items = self.obstacles
@@ -194,8 +243,14 @@ class EnvironmentParams(_ParamsBase):
                 )
             out.append(item)
         object.__setattr__(self, "obstacles", tuple(out))
+        object.__setattr__(self, "objects", _objects(self.objects))
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"obstacles": [{"kind": ..., fields...}, ...]}``, readable by ``from_dict``."""
+        """``{"obstacles": [{"kind": ..., fields...}, ...]}`` (and ``"objects"`` when there
+        are any), readable by ``from_dict``."""
         kinds = {cls: name for name, cls in _KINDS.items()}
-        return {"obstacles": [{"kind": kinds[type(o)], **o.to_dict()} for o in self.obstacles]}
+        out: dict[str, Any] = {
+            "obstacles": [{"kind": kinds[type(o)], **o.to_dict()} for o in self.obstacles]}
+        if self.objects:
+            out["objects"] = [o.to_dict() for o in self.objects]
+        return out

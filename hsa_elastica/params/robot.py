@@ -300,7 +300,7 @@ class RobotParams(_ParamsBase):
     def to_dict(self) -> dict[str, Any]:
         """Nested plain dictionary; the ``environment`` section only when it has obstacles."""
         out = super().to_dict()
-        if not self.environment.obstacles:
+        if not self.environment.obstacles and not self.environment.objects:
             del out["environment"]
         return out
 

@@ -27,7 +27,7 @@ import math
 from typing import Any
 
 import numpy as np
-from elastica import Cylinder
+from elastica import Cylinder, Sphere
 from elastica.external_forces import NoForces
 from numpy.typing import NDArray
 
@@ -48,6 +48,7 @@ from hsa_elastica.physics.contact_laws import (
     geometry_record,
     law_record,
 )
+from hsa_elastica.physics.object_contact_laws import sphere_support
 from hsa_elastica.physics.tables import ContactTable
 
 __all__ = [
@@ -119,6 +120,10 @@ class _ContactSensor:
     obstacle: Any
     _out: ContactOutput | None = None
 
+    def _law_params(self) -> Any:
+        """The law's :class:`ContactParams` (the obstacle's)."""
+        return self.obstacle.contact
+
     @property
     def force(self) -> NDArray[np.float64]:
         """Contact force on each point (3, n) [N], lab frame."""
@@ -133,13 +138,13 @@ class _ContactSensor:
     def in_contact(self) -> NDArray[np.bool_]:
         """Points touching the obstacle: gap below :data:`CONTACT_SMOOTHING_LENGTHS` smoothing
         lengths (the elastic normal force there exceeds ``k l exp(-5)``)."""
-        ell = self.obstacle.contact.smoothing_length
+        ell = self._law_params().smoothing_length
         return np.asarray(self._output().gap < CONTACT_SMOOTHING_LENGTHS * ell)
 
     @property
     def sliding(self) -> NDArray[np.bool_]:
         """Points in contact whose tangential speed exceeds the slip velocity."""
-        return np.asarray(self.in_contact & (self._output().slip > self.obstacle.contact.slip_velocity))
+        return np.asarray(self.in_contact & (self._output().slip > self._law_params().slip_velocity))
 
     @property
     def sticking(self) -> NDArray[np.bool_]:
@@ -165,12 +170,12 @@ def _node_radii(rod: Any) -> NDArray[np.float64]:
     return nodes
 
 
-def _check_nodes(nodes: Any) -> tuple[int, int] | None:
+def _check_nodes(nodes: Any, owner: str = "RodContact") -> tuple[int, int] | None:
     if nodes is None:
         return None
     if (not isinstance(nodes, (tuple, list)) or len(nodes) != 2 or any(
             isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in nodes)):
-        raise ParameterError(f"RodContact.nodes = {nodes!r:.40} is invalid: must be None (every "
+        raise ParameterError(f"{owner}.nodes = {nodes!r:.40} is invalid: must be None (every "
                              "node) or a pair of integers (start, stop), as a Python slice")
     return int(nodes[0]), int(nodes[1])
 
@@ -232,8 +237,9 @@ class RodContact(NoForces, _ContactSensor):
 
 class BodyContact(NoForces, _ContactSensor):
     """Contact of points fixed on a rigid body with a fixed ``obstacle``: by default the rims
-    of a ``Cylinder``'s end discs (``n_rim`` points each), or ``points`` (3, m) [m] in the
-    body frame.  Each point carries ``mass / m`` for the normal damping.
+    of a ``Cylinder``'s end discs (``n_rim`` points each) or a ``Sphere``'s one point closest
+    to the obstacle (found at every evaluation: it rolls without friction), or ``points``
+    (3, m) [m] in the body frame.  Each point carries ``mass / m`` for the normal damping.
     ``sim.add_forcing_to(platform).using(BodyContact, obstacle=PlaneObstacle(...))``."""
 
     def __init__(self, obstacle: Any, n_rim: int = 16, points: Any = None) -> None:
@@ -247,6 +253,7 @@ class BodyContact(NoForces, _ContactSensor):
         self.law = law_record(obstacle.contact)
         self.n_rim = int(n_rim)
         self.local: NDArray[np.float64] | None = None
+        self.sphere_radius = 0.0  # a Sphere without points: its radius [m]
         if points is not None:
             local = np.asarray(points, dtype=np.float64)
             if local.ndim != 2 or local.shape[0] != 3 or local.shape[1] < 1 or not np.isfinite(local).all():
@@ -256,18 +263,32 @@ class BodyContact(NoForces, _ContactSensor):
         self._points: ContactPoints | None = None
 
     def _setup(self, body: Any) -> None:
+        if self.local is None and isinstance(body, Sphere):
+            # the sphere's point closest to the obstacle, found again at every evaluation
+            self.sphere_radius = float(np.ravel(body.radius)[0])
+            self.local = np.zeros((3, 1))
         if self.local is None:
             if not isinstance(body, Cylinder):
                 raise ParameterError(
                     f"BodyContact.points is None on a {type(body).__name__}: the default rim "
-                    "points need a Cylinder (radius and length); give points, a (3, m) array (m)")
+                    "points need a Cylinder (radius and length) or a Sphere; give points, a "
+                    "(3, m) array (m)")
             self.local = rim_points(float(body.radius), float(body.length), self.n_rim)
         m = self.local.shape[1]
         self._points = ContactPoints(np.zeros((3, m)), np.zeros((3, m)), np.zeros(m),
                                      np.full(m, float(np.sum(body.mass)) / m))
         self._out = ContactOutput(np.zeros((3, m)), np.zeros(m), np.zeros(m))
-        body_points(self._kinematics(body), 0, self.local, self._points)
+        self._place(body)
         _overlap("BodyContact", self._points, self.obstacle)
+
+    def _place(self, body: Any) -> None:
+        """The points' positions and velocities at the body's present state (a sphere's
+        point: the closest to the obstacle, :func:`sphere_support`)."""
+        assert self.local is not None and self._points is not None
+        if self.sphere_radius > 0.0:
+            sphere_support(body.position_collection, body.director_collection, 0, self.geometry,
+                           self.sphere_radius, self.local)
+        body_points(self._kinematics(body), 0, self.local, self._points)
 
     @staticmethod
     def _kinematics(body: Any) -> tuple[Any, ...]:
@@ -278,7 +299,7 @@ class BodyContact(NoForces, _ContactSensor):
         if self._points is None:
             self._setup(system)
         assert self._points is not None and self._out is not None and self.local is not None
-        body_points(self._kinematics(system), 0, self.local, self._points)
+        self._place(system)
         contact_forces(self._points, self.geometry, self.law, self._out)
         body_wrench((system.position_collection, system.director_collection,
                      system.external_forces, system.external_torques), 0, self._points,
@@ -297,14 +318,14 @@ def _normals(points: ContactPoints, obstacle: Any) -> NDArray[np.float64]:
     return np.asarray(d / np.maximum(np.linalg.norm(d, axis=0), 1e-300))
 
 
-def _laws(points: ContactPoints, obstacle: Any) -> tuple[NDArray[np.float64], ...]:
+def _laws(points: ContactPoints, geometry: Any, law: Any) -> tuple[NDArray[np.float64], ...]:
     """Per point the normal stiffness ``k s`` [N/m], normal damping ``c s`` [N s/m] and the
     friction's damping ``mu f_el / rho`` [N s/m] (its largest slope in the tangential speed)
-    at the points' present state."""
-    law = obstacle.contact
+    at the points' present state (``geometry``: the obstacle's record; ``law``: its
+    ``ContactParams``)."""
     out = ContactOutput(np.zeros_like(points.position), np.zeros(points.radius.size),
                         np.zeros(points.radius.size))
-    contact_forces(points, geometry_record(obstacle), law_record(law), out)
+    contact_forces(points, geometry, law_record(law), out)
     z = -out.gap / law.smoothing_length
     s = np.exp(-np.logaddexp(0.0, -z))  # sigmoid(z), overflow-free
     f_el = law.stiffness * law.smoothing_length * np.logaddexp(0.0, z)
@@ -345,15 +366,20 @@ def _body_matrices(system: Any, points: ContactPoints) -> tuple[Any, Any]:
 
 def step_limits(op: Any, system: Any) -> tuple[float, float]:
     """The largest step [s] of an explicit (Position Verlet) integration at which the contact
-    ``op`` (a ``RodContact`` or ``BodyContact``) on ``system`` in its present state dissipates:
+    ``op`` (a ``RodContact``, ``BodyContact`` or ``ObjectContact``: a rod's nodes at their
+    velocity relative to the object, with the reduced masses) on ``system`` in its present
+    state dissipates:
     ``(normal, friction)``.  Normal: the contact's stiffness ``k s`` with its damping ``c s``
     on each mode, ``dt < 2 (sqrt(1 + zeta^2) - zeta) / omega``; friction: the sticking
     friction's damping ``mu f_el / rho`` (at most ``mu f_el / v_s``), ``dt < 2 / lambda`` with
     ``lambda`` its largest rate.  A rod's nodes count with their own masses (the rod's elastic
     forces not included: its own limit is the time-step check's); a rigid body's points through
     its mass and inertia (6x6).  ``inf``: nothing touches."""
+    geometry, law = None, op._law_params()
     if isinstance(op, RodContact):
         pts = _rod_points(system, op.nodes)
+    elif hasattr(op, "relative_points"):  # an ObjectContact: relative velocity, reduced mass
+        pts, geometry = op.relative_points(system)
     else:
         if op._points is None:
             op._setup(system)
@@ -361,10 +387,15 @@ def step_limits(op: Any, system: Any) -> tuple[float, float]:
         pts = ContactPoints(np.zeros_like(op._points.position),
                             np.zeros_like(op._points.position), op._points.radius,
                             op._points.mass)
+        if op.sphere_radius > 0.0:
+            sphere_support(system.position_collection, system.director_collection, 0,
+                           op.geometry, op.sphere_radius, op.local)
         body_points((system.position_collection, system.velocity_collection,
                      system.omega_collection, system.director_collection), 0, op.local, pts)
-    k_n, c_n, c_t = _laws(pts, op.obstacle)
-    if isinstance(op, RodContact):
+    if geometry is None:
+        geometry = geometry_record(op.obstacle)
+    k_n, c_n, c_t = _laws(pts, geometry, law)
+    if not isinstance(op, BodyContact):
         m = pts.mass
         zeta = c_n / (2.0 * np.sqrt(np.maximum(k_n, 1e-300) * m))
         friction = float(np.min(2.0 * m / np.maximum(c_t, 1e-300)))
@@ -401,31 +432,50 @@ def check_placement(system: Any, obstacle: Any, n_rim: int = 16, nodes: Any = No
 def _compiled_points(op: Any, system: Any) -> ContactPoints:
     """The points of a contact operator (set up as on its first evaluation, placement check
     included), for its row of a :class:`ContactTable`."""
-    if isinstance(op, RodContact):
-        op._setup(system)
-    elif op._points is None:
+    if isinstance(op, BodyContact):
+        if op._points is None:
+            op._setup(system)
+    else:  # a rod's nodes: RodContact, ObjectContact
         op._setup(system)
     assert op._points is not None
     return op._points
 
 
-def contact_table(items: list[tuple[Any, Any, int]]) -> ContactTable:
-    """The :class:`ContactTable` of contact operators ``(RodContact or BodyContact, system,
-    start)`` (``start``: the rod's first node or the body's index in its memory block), for
-    the compiled engines.  Each operator's sensor arrays (``force``, ``gap``, ``slip`` and
-    what derives from them) become views of its row, so that they read what the compiled force
-    evaluation wrote last."""
+def _row_kind(op: Any) -> int:
+    """The ``ContactTable.ids`` system column: 0 a rod's nodes, 1 a body's points, 2 a
+    sphere's support point."""
+    if not isinstance(op, BodyContact):
+        return 0
+    return 2 if op.sphere_radius > 0.0 else 1
+
+
+def contact_table(items: list[tuple[Any, Any, int, int]]) -> ContactTable:
+    """The :class:`ContactTable` of contact operators ``(operator, system, start, obj)``: a
+    ``RodContact``, ``BodyContact`` or ``ObjectContact`` (physics/object_contact.py); ``start``
+    the rod's first node or the body's index in its memory block; ``obj`` the index of the
+    body an ``ObjectContact`` touches, -1 for a fixed obstacle.  Each operator's sensor arrays
+    (``force``, ``gap``, ``slip`` and what derives from them) become views of its row, so that
+    they read what the compiled force evaluation wrote last."""
     n = len(items)
-    points = [_compiled_points(op, system) for op, system, _ in items]
+    points = [_compiled_points(op, system) for op, system, _, _ in items]
     width = max([p.radius.size for p in points], default=1)
-    table = ContactTable(ids=np.zeros((n, 4), dtype=np.int64), params=np.zeros((n, 13)),
+    table = ContactTable(ids=np.zeros((n, 5), dtype=np.int64), params=np.zeros((n, 14)),
                          points=np.zeros((n, 11, width)), output=np.zeros((n, 5, width)))
-    for k, ((op, _, start), p) in enumerate(zip(items, points)):
-        m, g = p.radius.size, op.geometry
-        table.ids[k] = (start, isinstance(op, BodyContact), m, g.kind)
-        table.params[k] = (*g.origin, *g.direction, g.radius, g.length, *op.law)
-        if isinstance(op, BodyContact) and op.local is not None:
-            table.points[k, 0:3, :m] = op.local
+    for k, ((op, _, start, obj), p) in enumerate(zip(items, points)):
+        m = p.radius.size
+        if obj >= 0:  # an object's obstacle: its pose is written at every evaluation
+            kind, radius, length = op.shape
+            table.params[k, 6:8] = (radius, length)
+        else:
+            g = op.geometry
+            kind = g.kind
+            table.params[k, 0:8] = (*g.origin, *g.direction, g.radius, g.length)
+        table.ids[k] = (start, _row_kind(op), m, kind, obj)
+        table.params[k, 8:13] = tuple(op.law)
+        if isinstance(op, BodyContact):
+            table.params[k, 13] = op.sphere_radius
+            if op.local is not None:
+                table.points[k, 0:3, :m] = op.local
         table.points[k, 9, :m] = p.radius
         table.points[k, 10, :m] = p.mass
         out = ContactOutput(table.output[k, 0:3, :m], table.output[k, 3, :m],
@@ -455,10 +505,11 @@ def step_limit_message(refs: Any, dt: float, time: float) -> str | None:
         normal, friction = step_limits(ref.instance, ref.system)
         limit, what = min((normal, "normal contact"), (friction, "sticking friction"))
         if dt > limit:
-            body = "rod" if isinstance(ref.instance, RodContact) else "rigid body"
+            body = "rigid body" if isinstance(ref.instance, BodyContact) else "rod"
+            other = getattr(ref.instance, "body_name", None) or type(ref.instance.obstacle).__name__
             return (f"at t = {time:.6g} s the step dt = {dt:.3g} s is above the stable step "
                     f"{limit:.3g} s of the {what} between a {body} and a "
-                    f"{type(ref.instance.obstacle).__name__}: the contact chatters instead of "
+                    f"{other}: the contact chatters instead of "
                     "holding (raise its slip_velocity, lower its damping_ratio, shorten dt, or "
                     "use the implicit integrator; docs/contact.md)")
     return None

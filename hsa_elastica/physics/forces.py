@@ -53,6 +53,7 @@ from hsa_elastica.physics.contact_laws import (
     contact_forces,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.object_contact_laws import object_contact_forces, sphere_support
 from hsa_elastica.physics.mount_kernels import (
     SystemView,
     block_view,
@@ -274,26 +275,35 @@ def apply_compression(c: CompressionTable, i: int, rod: RodBlockArrays) -> None:
 
 @njit(cache=True)  # type: ignore[misc]
 def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) -> None:
-    """``RodContact.apply_forces`` / ``BodyContact.apply_forces`` of row ``i``: the contact
-    forces of the row's points (kernel :func:`~hsa_elastica.physics.contact_laws.contact_forces`,
-    written to the row's ``force`` / ``gap`` / ``slip``) added to the rod's nodes, or reduced
-    to the body's force and torque (:func:`~hsa_elastica.physics.contact_laws.body_wrench`).
-    ``rod`` / ``body``: views of the blocks (:func:`block_view`; the whole block records
-    passed to a kernel cost ~4 us per call in argument passing)."""
+    """``RodContact.apply_forces`` / ``BodyContact.apply_forces`` /
+    ``ObjectContact.apply_forces`` of row ``i``: the contact forces of the row's points (kernel
+    :func:`~hsa_elastica.physics.contact_laws.contact_forces`, written to the row's ``force`` /
+    ``gap`` / ``slip``) added to the rod's nodes, or reduced to the body's force and torque
+    (:func:`~hsa_elastica.physics.contact_laws.body_wrench`); against an object
+    (:func:`~hsa_elastica.physics.object_contact_laws.object_contact_forces`) its reaction
+    added to the object.  ``rod`` / ``body``: views of the blocks (:func:`block_view`; the
+    whole block records passed to a kernel cost ~4 us per call in argument passing)."""
     index, par, pts, output = c
-    s, m = index[i, 0], index[i, 2]
-    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+    s, kind, m, obj = index[i, 0], index[i, 1], index[i, 2], index[i, 4]
     rule = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
     out = ContactOutput(output[i, 0:3, :m], output[i, 3, :m], output[i, 4, :m])
-    if index[i, 1] == 0:
+    if kind == 0:
         nodes = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
                               pts[i, 9, :m], pts[i, 10, :m])
-        contact_forces(nodes, geom, rule, out)
+        if obj >= 0:
+            object_contact_forces(nodes, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
+                                  par[i, 0:6], pts[i, 6:9, :m], out)
+        else:
+            geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+            contact_forces(nodes, geom, rule, out)
         f = rod.external_forces
         for a in range(3):
             for p in range(m):
                 f[a, s + p] += out.force[a, p]
         return
+    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+    if kind == 2:
+        sphere_support(body.position, body.director, s, geom, par[i, 13], pts[i, 0:3, :1])
     points = ContactPoints(pts[i, 3:6, :m], pts[i, 6:9, :m], pts[i, 9, :m], pts[i, 10, :m])
     body_points((body.position, body.velocity, body.omega, body.director), s, pts[i, 0:3, :m],
                 points)

@@ -42,6 +42,7 @@ from hsa_elastica.physics.law_cases import (
     contact_case,
     joint_case,
     motor_mount_case,
+    object_contact_case,
     rod_case,
     turn,
     twist_mount_case,
@@ -52,6 +53,7 @@ from hsa_elastica.physics.mounts import (
     mount_torque_tangent,
     twist_mount_torque_tangent,
 )
+from hsa_elastica.physics.object_contact_laws import object_contact_forces, object_contact_tangent
 from hsa_elastica.physics.rod_kernels import internal_forces_inplace
 from hsa_elastica.physics.rod_tangent import rod_tangent_band
 
@@ -76,6 +78,8 @@ LAWS: tuple[LawTangent, ...] = (
     LawTangent("rod", internal_forces_inplace, rod_tangent_band, rod_case),
     LawTangent("auxetic coupling", auxetic_update, auxetic_tangent_band, auxetic_case),
     LawTangent("contact", contact_forces, contact_tangent, contact_case),
+    LawTangent("object contact", object_contact_forces, object_contact_tangent,
+               object_contact_case),
     LawTangent("joint force", joint_force_kernel, joint_force_tangent,
                lambda rng: joint_case(rng, force=True), joint_force_velocity_tangent),
     LawTangent("joint couple", joint_torque_kernel, joint_torque_tangent,

@@ -277,22 +277,27 @@ class EndTable(NamedTuple):
 
 
 class ContactTable(NamedTuple):
-    """Contacts with fixed obstacles (physics/contact.py, docs/contact.md), one row per
-    ``RodContact`` (nodes of a rod) or ``BodyContact`` (points fixed on a rigid body).
+    """Contacts with obstacles (physics/contact.py, physics/object_contact.py,
+    docs/contact.md), one row per ``RodContact`` (nodes of a rod and a fixed obstacle),
+    ``BodyContact`` (points fixed on a rigid body, or a sphere's support point, and a fixed
+    obstacle) or ``ObjectContact`` (nodes of a rod and the obstacle a free body carries).
 
     Four arrays (each array of a record costs a reference count where a kernel takes it, so
     the row's fields are columns): ``ids`` (system: the rod's first contact node in the
-    block or the body's index; is_body; the number of points m; the obstacle's kind),
-    ``params`` (the obstacle's origin, direction, radius and length as in
-    ``contact_laws.ObstacleGeometry``, then the law ``contact_laws.ContactLaw``: k, l, zeta,
-    mu, v_s), ``points`` (per point: a body point in the body frame, its lab position and
-    velocity (work), the contact radius, the mass) and ``output`` (per point what the force
-    kernel wrote last: force, gap, tangential speed; the operator's sensor arrays are views
-    of it)."""
+    block or the body's index; the system's kind: 0 a rod's nodes, 1 a body's points, 2 a
+    sphere's support point; the number of points m; the obstacle's kind; the index of the
+    body carrying the obstacle, -1 for a fixed one), ``params`` (the obstacle's origin,
+    direction, radius and length as in ``contact_laws.ObstacleGeometry`` -- origin and
+    direction rewritten from the carrying body's pose at every evaluation --, then the law
+    ``contact_laws.ContactLaw``: k, l, zeta, mu, v_s, then a sphere's radius), ``points`` (per
+    point: a body point in the body frame, its lab position and velocity (work; a rod node's
+    velocity relative to an object), the contact radius, the mass (reduced with an object's))
+    and ``output`` (per point what the force kernel wrote last: force, gap, tangential speed;
+    the operator's sensor arrays are views of it)."""
 
-    ids: NDArray[np.int64]  # (n, 4): system, is_body, m, kind
-    params: NDArray[np.float64]  # (n, 13): origin (3) [m], direction (3), radius [m],
-    # length [m], k [N/m], l [m], zeta, mu, v_s [m/s]
+    ids: NDArray[np.int64]  # (n, 5): system, system kind, m, obstacle kind, object body
+    params: NDArray[np.float64]  # (n, 14): origin (3) [m], direction (3), radius [m],
+    # length [m], k [N/m], l [m], zeta, mu, v_s [m/s], sphere radius [m]
     points: NDArray[np.float64]  # (n, 11, width): local (3) [m], position (3) [m],
     # velocity (3) [m/s], radius [m], mass [kg]
     output: NDArray[np.float64]  # (n, 5, width): force (3) [N], gap [m], slip [m/s]

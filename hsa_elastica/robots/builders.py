@@ -83,7 +83,12 @@ from hsa_elastica.robots.placement import (
     _placed,
     _with_joint,
 )
-from hsa_elastica.robots.environment import HSASimulator, _add_environment, _add_material_damping
+from hsa_elastica.robots.environment import (
+    HSASimulator,
+    _add_environment,
+    _add_gravity,
+    _add_material_damping,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
 
@@ -312,13 +317,36 @@ def _add_obstacles(
     (``ParameterError`` if a system starts inside an obstacle).  A rod's end nodes are left
     out: the base node sits in the motor's hub (held by it) and the tip node in the platform,
     whose own points touch for it (a node's contact sphere, of the tube's radius, would reach
-    above the platform's top face)."""
+    above the platform's top face).  Then the free objects (:func:`_add_objects`)."""
     from hsa_elastica.physics.contact import add_contact
 
     refs: list[OperatorRef[Any]] = []
     for obstacle in robot_params.environment.obstacles:
         refs += [add_contact(sim, rod, obstacle, nodes=(1, -1)) for rod in rods]
         refs.append(add_contact(sim, platform, obstacle))
+    return refs + _add_objects(sim, robot_params, rods)
+
+
+def _add_objects(sim: HSASimulator, robot_params: RobotParams,
+                 rods: list[CosseratRod]) -> list[OperatorRef[Any]]:
+    """Each free object of ``robot_params.environment`` (docs/contact.md, "Moving objects"): a
+    PyElastica ``Sphere`` of its mass under the simulation's gravity (if any), resting on every
+    obstacle (``BodyContact``: its point closest to it), touched by every rod's nodes but the
+    end ones (``ObjectContact``); placements checked first.  The references: per object the
+    obstacles' contacts on it, then the rods' (``ref.instance.body``: the sphere)."""
+    from elastica import Sphere
+
+    from hsa_elastica.physics.contact import add_contact
+    from hsa_elastica.physics.object_contact import add_object_contact
+
+    refs: list[OperatorRef[Any]] = []
+    for obj in robot_params.environment.objects:
+        density = obj.mass / (4.0 / 3.0 * np.pi * obj.radius**3)
+        sphere = Sphere(np.array(obj.position, dtype=np.float64), obj.radius, density)
+        sim.append(sphere)
+        _add_gravity(sim, sphere, robot_params.simulation)
+        refs += [add_contact(sim, sphere, o) for o in robot_params.environment.obstacles]
+        refs += [add_object_contact(sim, rod, sphere, obj.contact, nodes=(1, -1)) for rod in rods]
     return refs
 
 
