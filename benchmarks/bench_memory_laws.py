@@ -9,16 +9,20 @@ the laws off; the creep law of ``validation/real_robot_creep.md`` (0.22, 1000 s)
 creep with the play (``--play r,w`` pairs [rad/m, -]).  Each row prints the CPU time of this
 process per step (time slices given to other processes on a shared machine do not count),
 the steps, force evaluations per step, Jacobians and refused steps taken again in halves,
-and the ratio of the CPU time per step to the laws-off replay.
+and the ratio of the CPU time per step to the laws-off replay.  With ``--repeat N`` the cases
+are replayed N times in alternation (so that all of them see the same machine load) and the
+median CPU time per step of each is printed.
 
 Usage::
 
     python benchmarks/bench_memory_laws.py [--duration 0] [--dt 0.01] [--play 0.5,0.5 1,1]
+        [--repeat 1]    # the whole elongation run: ~10 s per case and repeat
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from typing import Any
 
@@ -59,9 +63,10 @@ def main() -> None:
     ap.add_argument("--dt", type=float, default=0.01, help="implicit step [s]")
     ap.add_argument("--play", nargs="*", default=["0.5,0.5", "1,1"],
                     help="play half-width [rad/m], weight pairs")
+    ap.add_argument("--repeat", type=int, default=1, help="replays of each case, alternated")
     args = ap.parse_args()
     series = measured_series(args.run, args.duration if args.duration > 0 else None)
-    base = resolve_params("fpu_robot_2022")
+    base: Any = resolve_params("fpu_robot_2022")
     base = base.replace(simulation=base.simulation.replace(integrator="implicit", dt=args.dt))
     creep = base.replace(rod=base.rod.replace(creep_fraction=CREEP[0], creep_time=CREEP[1]))
     cases: list[tuple[str, Any]] = [("laws off", base), ("creep", creep)]
@@ -73,15 +78,18 @@ def main() -> None:
     print(f"{args.run}, {series.t[-1]:.0f} s, dt {args.dt:g} s")
     print(f"{'case':<28} {'ms/step':>8} {'ratio':>6} {'steps':>7} {'evals/step':>10} "
           f"{'Jacobians':>9} {'halved':>6} {'z [mm]':>9}")
+    results: dict[str, list[dict[str, float]]] = {name: [] for name, _ in cases}
+    for _ in range(max(args.repeat, 1)):
+        for name, params in cases:
+            results[name].append(replay(params, series))
     ref = None
-    for name, params in cases:
-        r = replay(params, series)
-        per_step = 1e3 * r["cpu"] / max(r["steps"], 1)
+    for name, _ in cases:
+        last = results[name][-1]
+        per_step = statistics.median(1e3 * x["cpu"] / max(x["steps"], 1) for x in results[name])
         ref = per_step if ref is None else ref
-        print(f"{name:<28} {per_step:8.3f} {per_step / ref:6.2f} {r['steps']:7.0f} "
-              f"{r['evals'] / max(r['steps'], 1):10.2f} {r['jac']:9.0f} {r['halved']:6.0f} "
-              f"{r['z_mm']:9.4f}", flush=True)
-
+        print(f"{name:<28} {per_step:8.3f} {per_step / ref:6.2f} {last['steps']:7.0f} "
+              f"{last['evals'] / max(last['steps'], 1):10.2f} {last['jac']:9.0f} "
+              f"{last['halved']:6.0f} {last['z_mm']:9.4f}", flush=True)
 
 if __name__ == "__main__":
     main()
