@@ -352,9 +352,8 @@ class ImplicitEngine:
     def _make_aux(self) -> DynamicTerms:
         t = self.model.tables
         return DynamicTerms(self._unknowns, self.bc_program, self.damp_program, self.dt_table,
-                            self._filter_saved, self._filter_t0,
-                            *damping_rates(t.rod_dampers, t.body_dampers, self.dt_table),
-                            step_memory(t.couplings))
+                            self._filter_saved, self._filter_t0, *damping_rates(
+                                t.rod_dampers, t.body_dampers, self.dt_table), step_memory(t.couplings))
 
     def extra_state(self) -> dict[str, np.ndarray]:
         """The integrator's own state beyond the model's arrays (copies): velocities, true,
