@@ -220,8 +220,8 @@ def test_rod_rest_lengths_follow_the_closed_form(histories: dict[str, np.ndarray
 
 def test_every_executor_gives_the_same_rest_length_history(histories: dict[str, np.ndarray]) -> None:
     """Fused stepper = operators to round-off (1e-12 m; observed bit-identical).  Implicit
-    integrator (2 ms steps; the play's output of each step taken at its predicted pose, the
-    memory from its last evaluation) against the explicit one: within 1 % of the element loop width ``2 w r C_eps l`` =
+    integrator (2 ms steps; the play implicit in each step: its output at the step's end pose,
+    physics/hysteresis.settle_play) against the explicit one: within 1 % of the element loop width ``2 w r C_eps l`` =
     0.5 mm (measured 0.41 %; without the play the two integrators' rest lengths differ by
     0.11 % of it)."""
     rod = RodParams(n_elements=6, hysteresis_width=R, hysteresis_weight=W)

@@ -111,6 +111,7 @@ from hsa_elastica.engines.statics_kernels import (
     Unknowns,
 )
 from hsa_elastica.params import DEFAULT_MAX_HALVINGS, MAX_HALVINGS, ParameterError
+from hsa_elastica.physics.auxetic_law import step_memory
 from hsa_elastica.physics.tables import (
     OP_DAMP_BODY,
     OP_DAMP_ROD,
@@ -352,8 +353,8 @@ class ImplicitEngine:
     def _make_aux(self) -> DynamicTerms:
         t = self.model.tables
         return DynamicTerms(self._unknowns, self.bc_program, self.damp_program, self.dt_table,
-                            self._filter_saved, self._filter_t0,
-                            *damping_rates(t.rod_dampers, t.body_dampers, self.dt_table))
+                            self._filter_saved, self._filter_t0, *damping_rates(
+                                t.rod_dampers, t.body_dampers, self.dt_table), step_memory(t.couplings))
 
     def extra_state(self) -> dict[str, np.ndarray]:
         """The integrator's own state beyond the model's arrays (copies): velocities, true,

@@ -55,6 +55,7 @@ from hsa_elastica.engines.statics_linalg import (
     FactorPlan,
     PackedLU,
 )
+from hsa_elastica.physics.auxetic_law import StepMemory
 from hsa_elastica.physics.forces import constrain_rates, constrain_values, evaluate_forces
 from hsa_elastica.physics.material_damping import kelvin_voigt_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
@@ -105,8 +106,10 @@ class DynamicTerms(NamedTuple):
     boundary conditions' rates program (motors, rod ends), the dampers' program (applied as
     forces), the step ``dt_table`` [s] the damper tables were built with, and the coupling's
     twist-filter memory (``kappa_vor`` / ``last_time``) at the step's start (empty: no filter),
-    and the rod and body dampers' tables with their per-step factors ``f`` replaced by the
-    decay rates ``-ln(f) / dt_table`` [1/s] (:func:`damping_rates`)."""
+    the rod and body dampers' tables with their per-step factors ``f`` replaced by the
+    decay rates ``-ln(f) / dt_table`` [1/s] (:func:`damping_rates`), and the coupling's creep
+    and play memory at the step's start (:class:`~hsa_elastica.physics.auxetic_law.StepMemory`,
+    empty: neither law on)."""
 
     unknowns: Unknowns
     bc_program: NDArray[np.int64]
@@ -116,6 +119,7 @@ class DynamicTerms(NamedTuple):
     filter_time0: NDArray[np.float64]
     rod_damping: RodDamperTable
     body_damping: BodyDamperTable
+    memory_saved: StepMemory  # the creep's and the play's memory at the step's start
 
 
 class PoseBuffers(NamedTuple):
@@ -306,7 +310,7 @@ def dynamic_forces(
     (couplings, joints, motors, dr, db, rod_gravity, body_gravity, material, ends, loads,
      compression, contacts, sync_program, values_program, _rates_program) = tables
     (unknowns, bc_program, damp_program, _dt_table, filter_saved, filter_time0, dr_rates,
-     db_rates) = terms
+     db_rates, _memory_saved) = terms
     kind, index, comp = unknowns
     if filter_saved.shape[0] > 0:
         couplings.kappa_vor[:] = filter_saved

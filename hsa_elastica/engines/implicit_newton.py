@@ -30,10 +30,18 @@ from hsa_elastica.engines.implicit_kernels import (
 )
 from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
 from hsa_elastica.engines.statics_linalg import bordered_factor, bordered_solve
+from hsa_elastica.physics.auxetic_law import restore_step_memory, save_step_memory
 from hsa_elastica.physics.forces import constrain_values
+from hsa_elastica.physics.hysteresis import settle_play
 from hsa_elastica.physics.tables import STATUS_STIFFNESS, BodyBlockArrays, RodBlockArrays
 
-__all__ = ["newton_steps", "too_slow"]
+__all__ = ["newton_steps", "too_slow", "MAX_PLAY_PASSES"]
+
+#: times a step converged on the hysteresis play's outputs of its predicted pose goes on with
+#: the outputs of its converged pose (:func:`~hsa_elastica.physics.hysteresis.settle_play`);
+#: a step whose outputs still moved at the last one ends with them (off the exact play by at
+#: most that last correction)
+MAX_PLAY_PASSES = 8
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
@@ -101,16 +109,17 @@ def _alpha_update(x: NDArray[np.float64], base: NDArray[np.float64], v: NDArray[
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def _restore_start(q0: Pose, rod: RodBlockArrays, body: BodyBlockArrays, couplings: Any,
-                   filtered: bool, filt_saved: NDArray[np.float64],
-                   filt_t0: NDArray[np.float64]) -> None:
-    """Pose (and the twist filter's memory) back to the step's start."""
+                   terms: DynamicTerms) -> None:
+    """Pose, the twist filter's and the creep's and play's memory back to the step's start
+    (a refused step taken again, in halves, must not advance the creep or the play twice)."""
     rod.position[:] = q0.rod_position
     rod.director[:] = q0.rod_director
     body.position[:] = q0.body_position
     body.director[:] = q0.body_director
-    if filtered:
-        couplings.kappa_vor[:] = filt_saved
-        couplings.last_time[:] = filt_t0
+    if terms.filter_saved.shape[0] > 0:
+        couplings.kappa_vor[:] = terms.filter_saved
+        couplings.last_time[:] = terms.filter_time0
+    restore_step_memory(terms.memory_saved, couplings)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
@@ -153,12 +162,13 @@ def newton_steps(
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def _begin_step(h: float, b: float, model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
                 q0: Pose, buf: ChordBuffers) -> None:
-    """Keep the step's start (pose, twist-filter memory), ``base = h v_n + h^2 (1/2 - beta)
-    a_n`` and the first predictor ``a_{n+1} = 0`` in ``buf.x``."""
+    """Keep the step's start (pose, twist-filter, creep and play memory), ``base = h v_n +
+    h^2 (1/2 - beta) a_n`` and the first predictor ``a_{n+1} = 0`` in ``buf.x``."""
     _save_pose(q0, model.rod, model.body)
     if terms.filter_saved.shape[0] > 0:
         terms.filter_saved[:] = model.tables.couplings.kappa_vor
         terms.filter_time0[:] = model.tables.couplings.last_time
+    save_step_memory(model.tables.couplings, terms.memory_saved)
     v, a = ga.v, ga.a
     base = buf.base
     for j in range(v.shape[0]):
@@ -170,9 +180,7 @@ def _begin_step(h: float, b: float, model: DynamicModel, terms: DynamicTerms, ga
 def _fail(code: int, it: int, q0: Pose, model: DynamicModel, terms: DynamicTerms,
           info: NDArray[np.int64]) -> bool:
     """A refused step: the state back to its start, ``info[4] = code``; returns False."""
-    saved = terms.filter_saved
-    _restore_start(q0, model.rod, model.body, model.tables.couplings, saved.shape[0] > 0, saved,
-                   terms.filter_time0)
+    _restore_start(q0, model.rod, model.body, model.tables.couplings, terms)
     info[4] = code
     info[5] = it
     return False
@@ -275,6 +283,7 @@ def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.
     theta_step = 0.0  # the contraction measured in this step (0: not yet)
     w_prev = np.inf
     it = 0
+    passes = 0  # corrections of the hysteresis play's outputs (MAX_PLAY_PASSES)
     while True:
         set_pose(x, q0, model.rod, model.body, terms.unknowns, buf.pose)
         _alpha_update(x, buf.base, ga.v, ga.a, ga.vdot, coef, h, buf.a1, buf.v1, buf.vd1)
@@ -282,6 +291,11 @@ def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.
         counts[0] += 1
         fmax, tmax, _ = _residual(f, buf.mass, buf.vd1, is_rot, r)
         if ok and fmax <= tol[0] and tmax <= tol[1]:
+            if passes < MAX_PLAY_PASSES and settle_play(model.tables.couplings, tol[3]):
+                # converged on play outputs that are not the converged pose's: on with these
+                passes += 1
+                have_acc, merit_acc, alpha, w_prev, theta_step = False, np.inf, 1.0, np.inf, 0.0
+                continue
             break
         if not ok and model.status[0] == STATUS_STIFFNESS:  # a law refused the state
             return _fail(3, it, q0, model, terms, info)
@@ -322,6 +336,10 @@ def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.
             theta = w / w_prev
             theta_step = theta
         if theta < 1.0 and w * theta / (1.0 - theta) <= 1.0 and np.isfinite(w):
+            if passes < MAX_PLAY_PASSES and settle_play(model.tables.couplings, tol[3]):
+                passes += 1  # as above, from the updated iterate
+                have_acc, merit_acc, alpha, w_prev, theta_step = False, np.inf, 1.0, np.inf, 0.0
+                continue
             _end_step(h, ang, model, terms, ga, coef, q0, buf)
             break
         w_prev = w

@@ -30,6 +30,7 @@ written once.  Units: SI; strains in rad/m, ``C_eps`` in m/rad.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -55,6 +56,10 @@ __all__ = [
     "twist_dependent_stiffness",
     "low_pass",
     "creep_blend",
+    "StepMemory",
+    "step_memory",
+    "save_step_memory",
+    "restore_step_memory",
     "reciprocal_twist_couple",
 ]
 
@@ -359,6 +364,53 @@ def creep_blend(c: CouplingTable, i: int) -> float:
     if not tau > 0.0 or previous == -math.inf:
         return 0.0
     return 1.0 - math.exp(-max(now - previous, 0.0) / tau)
+
+
+class StepMemory(NamedTuple):
+    """The creep's and the play's memory of a coupling table at the start of an implicit step
+    (copies; all empty when neither law is on), put back when the step is refused so that
+    the step taken again (in halves) starts from the same memory."""
+
+    eps_creep: NDArray[np.float64]
+    creep_last: NDArray[np.float64]
+    play: NDArray[np.float64]
+    play_last: NDArray[np.float64]
+    play_trial: NDArray[np.float64]
+
+
+def step_memory(c: CouplingTable) -> StepMemory:
+    """A :class:`StepMemory` for the coupling table ``c``: arrays of its shapes if a row has
+    creep or the play on, else empty ones (nothing to save)."""
+    on = bool(np.any(c.creep_fraction != 0.0) or np.any(c.play_weight != 0.0))
+    if not on:
+        return StepMemory(np.zeros((0, 0)), np.zeros(0), np.zeros((0, 0)), np.zeros(0),
+                          np.zeros((0, 0)))
+    return StepMemory(c.eps_creep.copy(), c.creep_last.copy(), c.play.copy(),
+                      c.play_last.copy(), c.play_trial.copy())
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def save_step_memory(c: CouplingTable, saved: StepMemory) -> None:
+    """The creep's and the play's memory of ``c`` into ``saved`` (nothing if it is empty)."""
+    if saved.creep_last.shape[0] == 0:
+        return
+    saved.eps_creep[:] = c.eps_creep
+    saved.creep_last[:] = c.creep_last
+    saved.play[:] = c.play
+    saved.play_last[:] = c.play_last
+    saved.play_trial[:] = c.play_trial
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def restore_step_memory(saved: StepMemory, c: CouplingTable) -> None:
+    """The memory :func:`save_step_memory` kept back into ``c`` (nothing if it is empty)."""
+    if saved.creep_last.shape[0] == 0:
+        return
+    c.eps_creep[:] = saved.eps_creep
+    c.creep_last[:] = saved.creep_last
+    c.play[:] = saved.play
+    c.play_last[:] = saved.play_last
+    c.play_trial[:] = saved.play_trial
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]

@@ -16,19 +16,23 @@ rate-independent (a slow and a fast ramp give one loop) and has no time constant
 is the law without hysteresis exactly (``F_0[x] = x``, so ``y = x`` bit for bit).
 
 The memory ``m`` (one value per element, ``CouplingTable.play``) is a state of the law like
-the creep strain.  The first evaluation at a new time computes the play's output ``F =
-clip(m, x - r, x + r)`` from the memory of the previous time (:func:`advance_play`); the
-evaluations at that time read ``y = x + w (F - x)`` with that ``F``; the play's output at
-the latest evaluation of a time is the next time's memory.  The explicit steppers evaluate
-once per step: the exact play, step by step.  The implicit integrator's first evaluation of
-a step is at its predicted pose: its Newton iterations see ``F`` of the prediction and ``y``
-linear in ``x`` (slope ``1 - w``), without the play's kink, which stalled Newton (a
-real-robot replay at ``w = 1`` refused steps down to dt / 16 with the kink inside the
-step); the memory it keeps is the play at the step's last evaluation (the converged pose,
-to Newton's tolerance), so a predictor that overshoots a reversal of the twist is not
-remembered.  The static solver freezes the memory (``play_frozen = 1``) and evaluates the
-play itself: a static equilibrium is the one reached from the memory by a monotone change
-of the twist.
+the creep strain.  The first evaluation at a new time takes the memory of the previous time
+(the play's output at that time's latest evaluation) and computes the play's output ``F`` at
+its input (:func:`advance_play`); the evaluations at that time read ``y = x + w (F - x)``
+with that ``F``.  The explicit steppers evaluate once per step: the exact play, step by
+step.  The implicit integrator's first evaluation of a step is at its predicted pose: Newton
+solves the step with ``F`` of the prediction, ``y`` linear in ``x`` (slope ``1 - w``, the
+slope its Jacobian carries, whichever side of the play's kink), then :func:`settle_play`
+replaces ``F`` by the play's output at the converged pose and Newton goes on from there,
+until ``F`` is the play's output at the step's end pose to Newton's tolerance: the play is
+implicit in the step (a fixed point on ``F``; each pass a Newton iteration or two from the
+converged pose, on the same Jacobian).  (``F`` of the prediction alone made the sliding part
+of the play an explicit, extrapolated feedback that self-excited the rods' stretch-twist
+oscillation where the twist hovered at an edge of the play: a motion-capture replay at ``r
+= w = 0.5`` refused and halved hundreds of steps after 200 s.)  The memory a step leaves is
+the play at its last evaluation.  The static solver freezes the memory (``play_frozen =
+1``) and evaluates the play itself: a static equilibrium is the one reached from the memory
+by a monotone change of the twist.
 
 The slope ``dy/dx = 1 - w + w s`` with ``s = 1`` while the play slides (``m`` on or beyond
 an edge of ``[x - r, x + r]``) and ``0`` inside the play; on an edge it is the one-sided
@@ -47,7 +51,8 @@ from numpy.typing import NDArray
 from hsa_elastica.params import MAX_PLAY_WIDTH, invalid_parameter, is_finite_number
 from hsa_elastica.physics.tables import CouplingTable
 
-__all__ = ["play", "play_output", "advance_play", "hysteretic_twist", "check_hysteresis"]
+__all__ = ["play", "play_output", "advance_play", "hysteretic_twist", "settle_play",
+           "check_hysteresis"]
 
 
 def check_hysteresis(owner: str, width: Any, weight: Any, reciprocal: Any = False) -> None:
@@ -94,10 +99,10 @@ def advance_play(c: CouplingTable, i: int, x: NDArray[np.float64]) -> None:
     of this time, ``[n:]`` its output at the latest evaluation.  At the first evaluation at a
     time ``c.last_time[i]`` (set by the caller) later than the last one, ``c.play_last[i]``,
     the latest output of the earlier time becomes the memory ``c.play[i]``, and ``F =
-    play(memory, x, width)``; later evaluations at the same time keep ``F``.  An evaluation
-    at an earlier time (a step taken again in halves) computes ``F`` again from the same
-    memory.  A frozen row (``play_frozen``, the static solver) reads the memory and writes
-    nothing."""
+    play(memory, x, width)``; later evaluations at the same time keep ``F`` (the implicit
+    integrator corrects it, :func:`settle_play`).  An evaluation at an earlier time (a step
+    taken again in halves) computes ``F`` again from the same memory.  A frozen row
+    (``play_frozen``, the static solver) reads the memory and writes nothing."""
     if c.play_frozen[i] != 0:
         return
     now = c.last_time[i]
@@ -123,8 +128,8 @@ def hysteretic_twist(c: CouplingTable, i: int, e: int, x: float) -> tuple[float,
     twist strain the rest-length law sees.  A frozen row (the static solver):
     :func:`play_output` from the memory (the play's slope, 1 - w inside, 1 sliding).  A
     dynamic row: ``x + w (F - x)`` with the play output ``F`` of this time
-    (:func:`advance_play`; the exact play at the explicit steppers' single evaluation).
-    With the law off (``play_weight = 0``) ``(x, 1)``."""
+    (:func:`advance_play`; the exact play at the explicit steppers' single evaluation),
+    slope ``1 - w``.  With the law off (``play_weight = 0``) ``(x, 1)``."""
     weight = c.play_weight[i]
     if weight == 0.0:
         return x, 1.0
@@ -133,3 +138,24 @@ def hysteretic_twist(c: CouplingTable, i: int, e: int, x: float) -> tuple[float,
             c.play[i][e], x, c.play_width[i], weight
         )
     return x + weight * (c.play_trial[i][e] - x), 1.0 - weight
+
+
+@njit(cache=True)  # type: ignore[misc]
+def settle_play(c: CouplingTable, tol_rotation: float) -> bool:
+    """After the implicit integrator converged a step on the play outputs ``F`` of its
+    dynamic rows: every element whose ``F`` misses the play's output at the latest
+    evaluation by more than ``tol_rotation`` [rad] over the element's printed length (a
+    twist strain [rad/m] below Newton's tolerance) gets that output as its ``F``.  Returns
+    True if an ``F`` changed (the step must be solved on, from the converged pose)."""
+    changed = False
+    for i in range(c.play_weight.shape[0]):
+        if c.play_weight[i] == 0.0 or c.play_frozen[i] != 0:
+            continue
+        buf = c.play_trial[i]
+        n = c.play[i].shape[0]
+        printed = c.printed_lengths[i]
+        for k in range(n):
+            if abs(buf[k] - buf[n + k]) * printed[k] > tol_rotation:
+                buf[k] = buf[n + k]
+                changed = True
+    return changed

@@ -188,8 +188,8 @@ class CouplingTable(NamedTuple):
     play_frozen: NDArray[np.int64]  # 1: the play memory is a given state (the static solver)
     play: NDArray[np.float64]  # (n, ne) state: the play's memory m [rad/m]
     play_last: NDArray[np.float64]  # (n,) state: time [s] of its last evaluation (-inf: none yet)
-    play_trial: NDArray[np.float64]  # (n, 2 ne) state: the play's output of this time, then at
-    # the latest evaluation [rad/m] (physics/hysteresis.advance_play)
+    play_trial: NDArray[np.float64]  # (n, 2 ne) state: the play's branch of this time, then its
+    # output at the latest evaluation [rad/m] (physics/hysteresis.advance_play)
 
 
 class JointTable(NamedTuple):

@@ -42,21 +42,44 @@ def static_solver(params: RobotParams) -> tuple[StaticSolver, Pose]:
     return entry
 
 
+def _memory_of(model: CompiledModel) -> dict[str, NDArray[np.float64]]:
+    """The creep strain [-] and the play's memory [rad/m] of ``model``'s present state as the
+    static solver reads them: the play's output at its latest evaluation (the memory of the
+    next time; the memory itself before any evaluation)."""
+    c = model.state.memory["couplings"]
+    n = c["play"].shape[1]
+    play = np.where(np.isfinite(c["play_last"])[:, None], c["play_trial"][:, n:], c["play"])
+    return {"eps_creep": c["eps_creep"], "play": play}
+
+
 def pose_stability(params: RobotParams, model: CompiledModel,
                    angles: NDArray[np.float64]) -> float:
     """Smallest real part [1/s^2] of the eigenvalues of ``M^-1 K`` near zero at the present
     state of ``model`` (a compiled robot of ``params``, e.g. a settled dynamic run) for motor
     ``angles`` [rad] (:meth:`~hsa_elastica.engines.statics.StaticSolver.stability` on the
-    cached solver of ``params``, whose own state is put back afterwards).  Negative: the pose
-    is an unstable equilibrium (a buckling mode grows from any disturbance)."""
+    cached solver of ``params``, whose own state is put back afterwards): the pose and the
+    memory of the material laws (the creep strain, the hysteresis play's memory) are the
+    model's.  Negative: the pose is an unstable equilibrium (a buckling mode grows from any
+    disturbance)."""
     solver, _ = static_solver(params)
     own, pose = solver.pose(), model.state.pose
     if [a.shape for a in pose] != [a.shape for a in own]:
         raise ParameterError("model is invalid: it is not a robot of params")
+    laws = solver.state.memory["couplings"]
+    memory = _memory_of(model)
+    if [laws[f].shape for f in memory] != [a.shape for a in memory.values()]:
+        raise ParameterError("model is invalid: it is not a robot of params")
+    own_memory = {f: laws[f].copy() for f in memory}
     try:
+        for f, a in memory.items():
+            laws[f][:] = a
         solver.set_pose(pose)
+        solver._lu = None  # a factorisation of the solver's own memory is not this state's
         lam, _ = solver.stability(np.asarray(angles, dtype=np.float64), solver.stability_modes,
                                   vectors=False)
     finally:
+        for f, a in own_memory.items():
+            laws[f][:] = a
         solver.set_pose(own)
+        solver._lu = None
     return lam
