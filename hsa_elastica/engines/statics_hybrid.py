@@ -346,7 +346,7 @@ def colour_columns(csc: sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray[np.in
             order.astype(np.int64))
 
 
-def _rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple[int, int]]:
+def rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple[int, int]]:
     """``(start, n_elems)`` of each rod of the block (runs of non-ghost elements; a rod's
     nodes, elements and Voronoi regions start at the same block index)."""
     real = np.ones(n_elems_block, dtype=bool)
@@ -384,7 +384,7 @@ def _tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list
     """Per rod: start, elements, coupling row, and the (band flat index, CSC position) pairs
     of its free rows and columns."""
     rod = solver.state.rod
-    ranges = _rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64), rod.director.shape[2])
+    ranges = rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64), rod.director.shape[2])
     start, n_elems, coupling, ptr, src, dst = [], [], [], [0], [], []
     for s, ne in ranges:
         local = -np.ones(6 * ne + 3, dtype=np.int64)
@@ -467,12 +467,12 @@ def _within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
 
 
 def _external_pattern(solver: Any, program: NDArray[np.int64]) -> sp.csc_matrix:
-    """Sparsity of :func:`residual_external` (synchronize ``program``) from dense forward
-    differences at two randomly perturbed poses, the coupling's strain clip lifted (as the
-    solver finds its full pattern)."""
-    from hsa_elastica.engines.statics_build import dense_pattern
+    """Sparsity of :func:`residual_external` (synchronize ``program``) from the model's
+    topology (:func:`~hsa_elastica.engines.statics_build.topology_pattern`, the rods'
+    internal forces left out)."""
+    from hsa_elastica.engines.statics_build import topology_pattern
 
-    pattern = dense_pattern(solver, program, internal=False)
+    pattern = topology_pattern(solver, program, internal=False)
     csc = sp.csc_matrix(pattern.astype(np.float64))
     csc.sort_indices()
     return csc
@@ -513,9 +513,7 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
     joints had tangents).  None (differences
     of the whole residual) for a model with other operations than the auxetic coupling, the
     joints and mounts and gravity: the passive coupling (its reciprocal couple and
-    exact-gradient forces have no tangent here), loads and the compression law (their
-    sparsity, found at random poses with the loads and strains of the construction, may lack
-    entries the rod's band hides in the whole Jacobian), a rod end held on a body (a rigid
+    exact-gradient forces have no tangent here), loads and the compression law (kept on the differences of the whole residual), a rod end held on a body (a rigid
     motor mount: it moves with the body, which the rods' tangents do not see); or a part
     outside the full pattern."""
     program = solver.tables.sync_program
