@@ -94,8 +94,9 @@ from hsa_elastica.physics.rod_tangent import (
 )
 
 __all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents",
-           "hybrid_jacobian", "greedy_colors",
-           "smallest_last", "colour_columns", "make_hybrid"]
+           "hybrid_jacobian", "greedy_colors", "smallest_last", "colour_columns", "make_hybrid",
+           "rod_ranges", "rod_tangents", "csc_positions", "part_map", "within", "fd_buffers",
+           "joint_pattern", "tangent_entries", "joint_tangent_map"]
 
 WIDTH = 2 * HALF_BANDWIDTH + 1
 
@@ -243,7 +244,7 @@ def _fd_part(
 
 
 @njit(cache=True)  # type: ignore[misc]
-def _rod_tangents(model: ForceModel, plan: HybridPlan, data: NDArray[np.float64]) -> None:
+def rod_tangents(model: ForceModel, plan: HybridPlan, data: NDArray[np.float64]) -> None:
     """Each rod's consistent tangent (plus the auxetic chain rule) added into ``data``."""
     rod = model.rod
     ne_max = plan.n_elems.max()
@@ -287,7 +288,7 @@ def hybrid_jacobian(
             data[plan.ext_map[q]] += ext[1].data[q]
     elif not rest_written:  # nothing to difference: one evaluation for the rest configuration
         residual_external(angles, model, unknowns, ext[1].f0)
-    _rod_tangents(model, plan, data)
+    rod_tangents(model, plan, data)
     joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, data)
     if joint[0].color_ptr.shape[0] > 1:
         _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True)
@@ -363,7 +364,7 @@ def rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple
     return out
 
 
-def _csc_positions(solver: Any) -> dict[tuple[int, int], int]:
+def csc_positions(solver: Any) -> dict[tuple[int, int], int]:
     """``(row, column) -> position`` in the solver's full CSC pattern."""
     pos = {}
     for j in range(solver.n):
@@ -372,7 +373,7 @@ def _csc_positions(solver: Any) -> dict[tuple[int, int], int]:
     return pos
 
 
-def _part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np.int64] | None:
+def part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np.int64] | None:
     """Positions in the full pattern of a part's sorted CSC entries (None if one is not in
     it)."""
     coo = csc.tocoo()  # a sorted CSC's value order
@@ -380,7 +381,7 @@ def _part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np
     return None if any(q is None for q in out) else np.array(out, dtype=np.int64)
 
 
-def _tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list[Any], ...]:
+def tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list[Any], ...]:
     """Per rod: start, elements, coupling row, and the (band flat index, CSC position) pairs
     of its free rows and columns."""
     rod = solver.state.rod
@@ -408,7 +409,7 @@ def _tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list
     return start, n_elems, coupling, ptr, src, dst
 
 
-def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
+def joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
     """Sparsity of :func:`joint_residual`: each joint couples the unknowns of its rod node or
     element and of its body, all with all."""
     joints = solver.tables.joints
@@ -428,13 +429,13 @@ def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
     return sp.csc_matrix((np.ones(r.shape[0]), (r, c)), shape=(solver.n, solver.n))
 
 
-def _joint_tangent_map(
+def joint_tangent_map(
     solver: Any, pos: dict[tuple[int, int], int], ops: NDArray[np.int64]
 ) -> NDArray[np.int64]:
     """``(len(ops), 144)``: the full pattern's position of each entry of each joint operation's
     12 x 12 tangent block (row-major, groups of :mod:`~hsa_elastica.physics.joint_tangent`),
     -1 for a held coordinate, an entry the operation does not touch, or one outside the full
-    pattern (zero in the whole Jacobian: parts that cancel, as in :func:`_within`)."""
+    pattern (zero in the whole Jacobian: parts that cancel, as in :func:`within`)."""
     joints = solver.tables.joints
     unknown: dict[tuple[int, int, int], int] = {}
     for j in range(solver.n):
@@ -457,7 +458,7 @@ def _joint_tangent_map(
     return dst
 
 
-def _within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
+def within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
     """``part``'s entries inside the full pattern (sorted CSC): an entry outside it is zero in
     the whole Jacobian, e.g. a body's force against its own rotation, or parts that cancel
     (a motor mount's and a joint's couple on the lower platform against its position)."""
@@ -478,7 +479,7 @@ def _external_pattern(solver: Any, program: NDArray[np.int64]) -> sp.csc_matrix:
     return csc
 
 
-def _fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, JacobianBuffers]:
+def fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, JacobianBuffers]:
     """Colouring, CSC pattern and work buffers of one finite-difference part: its nonempty
     columns only, and no two rotation components of one element or body in a colour (each
     colour saves and restores the director it turns once)."""
@@ -530,32 +531,21 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
     ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(program[exact])
     rest = np.ascontiguousarray(program[~exact & ~differenced_joints])
-    pos = _csc_positions(solver)
+    pos = csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
                          shape=(solver.n, solver.n))
-    ext_csc = _within(_external_pattern(solver, rest), full)
-    joint_csc = _within(_joint_pattern(solver, ops), full)
-    ext_map, joint_map = _part_map(pos, ext_csc), _part_map(pos, joint_csc)
+    ext_csc = within(_external_pattern(solver, rest), full)
+    joint_csc = within(joint_pattern(solver, ops), full)
+    ext_map, joint_map = part_map(pos, ext_csc), part_map(pos, joint_csc)
     if ext_map is None or joint_map is None:
         return None
-    ext, differenced = _fd_buffers(solver, ext_csc), _fd_buffers(solver, joint_csc)
+    ext, differenced = fd_buffers(solver, ext_csc), fd_buffers(solver, joint_csc)
     solver.n_colors_external = int(ext[0].color_ptr.shape[0] - 1)
     solver.n_colors_joints = int(differenced[0].color_ptr.shape[0] - 1)
-    start, n_elems, coupling, ptr, src, dst = _tangent_entries(solver, pos)
+    start, n_elems, coupling, ptr, src, dst = tangent_entries(solver, pos)
     i64 = np.int64
     plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
                       np.ascontiguousarray(joint_map, dtype=i64), ops, rest, tangent_ops,
-                      _joint_tangent_map(solver, pos, tangent_ops))
+                      joint_tangent_map(solver, pos, tangent_ops))
     return plan, ext, differenced
-
-
-# shared with the implicit integrator's tangent Newton matrix (engines/implicit_tangent.py)
-rod_tangents = _rod_tangents
-csc_positions = _csc_positions
-part_map = _part_map
-within = _within
-fd_buffers = _fd_buffers
-joint_pattern = _joint_pattern
-tangent_entries = _tangent_entries
-joint_tangent_map = _joint_tangent_map
