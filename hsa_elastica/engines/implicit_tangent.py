@@ -87,13 +87,7 @@ from hsa_elastica.engines.statics_kernels import (
     zero_external,
 )
 from hsa_elastica.physics.forces import constrain_rates
-from hsa_elastica.physics.joint_tangent import (
-    JOINT_BLOCK,
-    joint_force_velocity_tangent,
-    joint_torque_velocity_tangent,
-    tangent_scratch,
-)
-from hsa_elastica.physics.mount_kernels import block_view
+from hsa_elastica.physics.joint_tangent import JOINT_BLOCK
 from hsa_elastica.physics.tables import (
     OP_COUPLING,
     OP_GRAVITY_BODY,
@@ -205,27 +199,8 @@ def _joint_tangent_part(
     scatter_velocities(vel, rod, body, terms.unknowns)
     constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
                     terms.body_damping, tables.material, rod, body, tables.ends)
-    joint_tangents(angles, model, ops, dst, data)
-    rod_view = block_view(rod)
-    body_view = block_view(body)
-    joints = tables.joints
-    block = np.empty((JOINT_BLOCK, JOINT_BLOCK))
-    flat = block.reshape(JOINT_BLOCK * JOINT_BLOCK)
-    work = tangent_scratch()
-    for p in range(ops.shape[0]):
-        i = ops[p, 1]
-        block[:] = 0.0
-        if ops[p, 0] == OP_JOINT_FORCE:
-            joint_force_velocity_tangent(rod_view, joints.node[i], body_view, joints.body[i],
-                                         joints.attachment[i], joints.k_F[i], joints.nu_F[i],
-                                         block, work)
-        else:
-            joint_torque_velocity_tangent(rod_view, joints.element[i], body_view,
-                                          joints.body[i], joints.nu_tau[i], block, work)
-        for q in range(JOINT_BLOCK * JOINT_BLOCK):
-            d = dst[p, q]
-            if d >= 0:
-                data[d] += cv * flat[q]
+    joint_tangents(angles, model, ops, dst, False, 1.0, data)
+    joint_tangents(angles, model, ops, dst, True, cv, data)
 
 
 @njit(cache=True)  # type: ignore[misc]

@@ -68,7 +68,9 @@ from hsa_elastica.physics.joint_tangent import (
     JOINT_BLOCK,
     NODE,
     joint_force_tangent,
+    joint_force_velocity_tangent,
     joint_torque_tangent,
+    joint_torque_velocity_tangent,
     tangent_scratch,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
@@ -180,15 +182,53 @@ def joint_residual(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _joint_block(
+    angles: NDArray[np.float64], rod_view: Any, body_view: Any, joints: Any, code: int, i: int,
+    velocity: bool, block: NDArray[np.float64], work: Any,
+) -> None:
+    """The 12 x 12 tangent ``block`` of joint operation ``(code, i)``: with respect to the
+    unknowns (``velocity`` False: the joint's force, its couple, a motor mount's couple toward
+    its rest orientation turned by the motor angle in ``angles`` [rad], a torque-driven
+    mount's couples with its motor torque in ``angles`` [N m]) or to their velocities (the
+    dampers ``nu_F`` / ``nu_tau``)."""
+    if velocity:
+        if code == OP_JOINT_FORCE:
+            joint_force_velocity_tangent(rod_view, joints.node[i], body_view, joints.body[i],
+                                         joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                                         block, work)
+        else:
+            joint_torque_velocity_tangent(rod_view, joints.element[i], body_view,
+                                          joints.body[i], joints.nu_tau[i], block, work)
+    elif code == OP_JOINT_FORCE:
+        joint_force_tangent(rod_view, joints.node[i], body_view, joints.body[i],
+                            joints.attachment[i], joints.k_F[i], joints.nu_F[i], block, work)
+    elif joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+        twist_mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                                   joints.base_orientation[i], angles[joints.angle_col[i]],
+                                   joints.k_tau[i], joints.nu_tau[i],
+                                   joints.rest_orientation[i], block, work)
+    elif joints.angle_col[i] >= 0:
+        mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                             joints.base_orientation[i], angles[joints.angle_col[i]],
+                             joints.k_tau[i], joints.nu_tau[i], joints.rest_orientation[i],
+                             block, work)
+    else:
+        joint_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                             joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                             block, work)
+
+
+@njit(cache=True)  # type: ignore[misc]
 def joint_tangents(
     angles: NDArray[np.float64], model: ForceModel, ops: NDArray[np.int64],
-    dst: NDArray[np.int64], data: NDArray[np.float64],
+    dst: NDArray[np.int64], velocity: bool, scale: float, data: NDArray[np.float64],
 ) -> None:
-    """The exact tangents of the joint operations ``ops`` (rows of the synchronize program:
-    the joint's force, its couple, a motor mount's couple toward its rest orientation turned by
-    the motor angle in ``angles`` [rad], a torque-driven mount's couples with its motor torque
-    in ``angles`` [N m]) added into the CSC values ``data`` at ``dst`` (one row
-    of 144 positions per operation, -1: not an entry)."""
+    """``scale`` times the exact tangents of the joint operations ``ops`` (rows of the
+    synchronize program; :func:`_joint_block`: with respect to the unknowns, or with
+    ``velocity`` to their velocities) added into the CSC values ``data`` at ``dst`` (one row of
+    144 positions per operation, -1: not an entry).  The one scatter of the joints' blocks:
+    the static solver's Jacobian (``velocity`` False, ``scale`` 1) and the implicit
+    integrator's ``K_x + cv K_v``."""
     rod_view = block_view(model.rod)
     body_view = block_view(model.body)
     joints = model.tables.joints
@@ -196,29 +236,13 @@ def joint_tangents(
     flat = block.reshape(JOINT_BLOCK * JOINT_BLOCK)
     work = tangent_scratch()
     for p in range(ops.shape[0]):
-        i = ops[p, 1]
         block[:] = 0.0
-        if ops[p, 0] == OP_JOINT_FORCE:
-            joint_force_tangent(rod_view, joints.node[i], body_view, joints.body[i],
-                                joints.attachment[i], joints.k_F[i], joints.nu_F[i], block, work)
-        elif joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
-            twist_mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
-                                       joints.base_orientation[i], angles[joints.angle_col[i]],
-                                       joints.k_tau[i], joints.nu_tau[i],
-                                       joints.rest_orientation[i], block, work)
-        elif joints.angle_col[i] >= 0:
-            mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
-                                 joints.base_orientation[i], angles[joints.angle_col[i]],
-                                 joints.k_tau[i], joints.nu_tau[i], joints.rest_orientation[i],
-                                 block, work)
-        else:
-            joint_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
-                                 joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
-                                 block, work)
+        _joint_block(angles, rod_view, body_view, joints, ops[p, 0], ops[p, 1], velocity, block,
+                     work)
         for q in range(JOINT_BLOCK * JOINT_BLOCK):
             d = dst[p, q]
             if d >= 0:
-                data[d] += flat[q]
+                data[d] += scale * flat[q]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -289,7 +313,7 @@ def hybrid_jacobian(
     elif not rest_written:  # nothing to difference: one evaluation for the rest configuration
         residual_external(angles, model, unknowns, ext[1].f0)
     rod_tangents(model, plan, data)
-    joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, data)
+    joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, False, 1.0, data)
     if joint[0].color_ptr.shape[0] > 1:
         _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True)
         for q in range(plan.joint_map.shape[0]):
