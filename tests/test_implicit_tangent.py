@@ -184,6 +184,9 @@ def test_models_without_tangents_keep_the_differences() -> None:
     passive = p.replace(rod=p.rod.replace(coupling_law="passive"))
     assert ImplicitRobot(build_robot(passive, [0.0] * 4)).engine.jacobian == "fd"
     assert ImplicitRobot(_stack()).engine.jacobian == "fd"  # rigid motor mounts
+    torque = _stack(mount=_robot_params(4).joint, drive="torque")  # torque-driven mounts
+    assert ImplicitRobot(torque).engine.jacobian == "fd"
+    assert ImplicitRobot(_stack(mount=_robot_params(4).joint)).engine.jacobian == "tangent"
     assert ImplicitRobot(build_robot(p, [0.0] * 4), jacobian="fd").engine.jacobian == "fd"
 
 

@@ -528,7 +528,8 @@ def fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, Jacobi
                             np.empty((3, 3, 1))))
 
 
-def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, Any, Any] | None:
+def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
+                ) -> tuple[HybridPlan, Any, Any] | None:
     """The hybrid Jacobian's plan and its two finite-difference parts (the remainder's and
     the differenced joints', each ``(JacobianPattern, JacobianBuffers)``) for a
     :class:`~hsa_elastica.engines.statics.StaticSolver` whose full pattern is set; the numbers
@@ -540,7 +541,9 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
     joints and mounts and gravity: the passive coupling (its reciprocal couple and
     exact-gradient forces have no tangent here), loads and the compression law (kept on the differences of the whole residual), a rod end held on a body (a rigid
     motor mount: it moves with the body, which the rods' tangents do not see); or a part
-    outside the full pattern."""
+    outside the full pattern.  ``remainder=False``: a plan without a remainder (the implicit
+    integrator's, :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
+    depends on the state (its pattern is not empty)."""
     program = solver.tables.sync_program
     joints = solver.tables.joints
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
@@ -559,6 +562,8 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
                          shape=(solver.n, solver.n))
     ext_csc = within(_external_pattern(solver, rest), full)
+    if not remainder and ext_csc.nnz > 0:
+        return None
     joint_csc = within(joint_pattern(solver, ops), full)
     ext_map, joint_map = part_map(pos, ext_csc), part_map(pos, joint_csc)
     if ext_map is None or joint_map is None:
