@@ -237,8 +237,8 @@ def test_trajectory_unchanged_by_the_topology_pattern(monkeypatch: pytest.Monkey
     """0.2 s of bend east (motors ramped over 0.1 s) with the Newton matrix's sparsity
     pattern from the model's topology and from dense differences (the way before): the same
     colours of the dampers' differences, the same Newton matrices counted, and states within
-    1e-12 m (explicit zeros in the band LU's pattern change only its round-off; measured
-    below 1e-15 m)."""
+    1e-12 m (explicit zeros in the band LU's pattern change only its round-off, ~1e-15 m in
+    the static solve of ``tests/test_statics_build.py``)."""
     from hsa_elastica.engines import statics
     from hsa_elastica.engines.statics_build import dense_pattern
 

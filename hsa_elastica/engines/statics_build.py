@@ -4,11 +4,12 @@ Jacobian and the compiled specialisation of a kernel, called without the dispatc
 The pattern is read from the model's topology (:func:`topology_pattern`): each law couples
 known blocks of unknowns -- a rod's elastic forces (with its auxetic coupling, compression law
 and passive couple) the band of half-bandwidth
-:data:`~hsa_elastica.physics.rod_tangent.HALF_BANDWIDTH` along the rod, a joint or compliant
-mount its rod node or element with its body's position and rotation, a rigid motor mount the
-rod unknowns within the band of its held base with its body, a contact point its node or its
-body, a body its own position and rotation; gravity, loads and the dampers (zero velocities)
-couple nothing.  No evaluation: a few milliseconds, the same pattern for every parameter value.
+:data:`~hsa_elastica.physics.rod_tangent.HALF_BANDWIDTH` along the rod (the passive couple
+elements :data:`PASSIVE_REACH` apart too), a joint or compliant mount its rod node or element
+with its body's position and rotation, a rigid motor mount the rod unknowns within
+:data:`MOUNT_REACH` nodes and elements of its held base with its body, a contact point its node
+or its body; gravity, loads and the dampers (zero velocities) couple nothing.  No evaluation:
+milliseconds, and the same pattern for every parameter value.
 
 The pattern from dense differences (:func:`dense_pattern`) is the oracle of that one
 (``tests/test_statics_build.py``: every nonzero it finds is in the topology's).  The dense
@@ -68,6 +69,12 @@ CACHE_SIZE = 16
 #: elements apart whose rotations the passive coupling's reciprocal couple and exact-gradient
 #: forces couple (every component), beyond the rod's band (measured on the robot: 3)
 PASSIVE_REACH = 3
+
+#: nodes and elements on either side of a rigidly mounted base whose unknowns the load handed
+#: to the body (the base's internal force and couple) and the rows that follow the body reach:
+#: the internal force of a node reads its two elements and their nodes, the couple of an
+#: element its neighbours and the Voronoi lengths (measured on a stack: 2)
+MOUNT_REACH = 2
 
 #: fields of the tables that hold state or scratch (filled by evaluations, not parameters):
 #: left out of :func:`structure_key` (their zeros change with the history)
@@ -350,7 +357,7 @@ def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
         local = rod_of(int(motors.element[i]))
         s = next(s0 for s0, _, loc in rods if loc is local)
         k = 6 * (int(motors.element[i]) - s)  # the held node's and element's local rows
-        near = local[max(0, k - HALF_BANDWIDTH) : k + 6 + HALF_BANDWIDTH]
+        near = local[max(0, k - 6 * MOUNT_REACH) : k + 6 * (MOUNT_REACH + 1)]
         near = near[near >= 0]
         b = body(int(motors.body[i]))
         block(near, b)
