@@ -249,13 +249,14 @@ def joint_tangents(
 def _fd_part(
     angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
     pattern: JacobianPattern, buffers: JacobianBuffers, ops: NDArray[np.int64], joints: bool,
+    base: bool,
 ) -> None:
     """Coloured forward differences of :func:`joint_residual` (``joints``) or
     :func:`residual_external` into ``buffers.data`` (the CSC pattern of ``pattern``), its
-    value at the state first computed into ``buffers.f0``."""
-    if joints:
+    value at the state first computed into ``buffers.f0`` (``base``; else already there)."""
+    if base and joints:
         joint_residual(angles, model, unknowns, ops, buffers.f0)
-    else:
+    elif base:
         residual_external(angles, model, unknowns, buffers.f0)
     for c in range(pattern.color_ptr.shape[0] - 1):
         perturb_colour(model.rod, model.body, unknowns, pattern, c, buffers.saved, buffers.scratch)
@@ -304,18 +305,22 @@ def hybrid_jacobian(
     the remainder's and the differenced joints' colourings, CSC patterns and buffers.
     ``rest_written``: the caller's last force evaluation was at this state and these
     ``angles`` (it wrote the auxetic rest configuration the tangents read), so a remainder
-    without colours needs no evaluation."""
+    without colours needs no evaluation.  The tangents are taken before the remainder's
+    colours, which leave the rest configuration of their last perturbed state."""
     data[:] = 0.0
-    if ext[0].color_ptr.shape[0] > 1:
-        _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False)
-        for q in range(plan.ext_map.shape[0]):
-            data[plan.ext_map[q]] += ext[1].data[q]
-    elif not rest_written:  # nothing to difference: one evaluation for the rest configuration
+    colours = ext[0].color_ptr.shape[0] > 1
+    if colours or not rest_written:
+        # the rest configuration of the state (the tangents read it; the remainder's colours
+        # rewrite it at their perturbed states) and the remainder's base value
         residual_external(angles, model, unknowns, ext[1].f0)
     rod_tangents(model, plan, data)
     joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, False, 1.0, data)
+    if colours:
+        _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False, False)
+        for q in range(plan.ext_map.shape[0]):
+            data[plan.ext_map[q]] += ext[1].data[q]
     if joint[0].color_ptr.shape[0] > 1:
-        _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True)
+        _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True, True)
         for q in range(plan.joint_map.shape[0]):
             data[plan.joint_map[q]] += joint[1].data[q]
 
