@@ -20,10 +20,9 @@ coloured forward differences of the rest (:mod:`hsa_elastica.engines.statics_hyb
 ``jacobian="tangent"``), or forward differences of the whole residual with column colouring
 (``"fd"``); the sparsity pattern is read from the model's topology, the unknowns each law
 couples (:func:`~hsa_elastica.engines.statics_build.topology_pattern`).  Newton steps are
-solved by the bordered band LU of
-:mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
-eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
-singular or the rods couple directly.
+solved by the bordered band LU of :mod:`hsa_elastica.engines.statics_linalg` (each rod's
+block banded, the bodies' unknowns eliminated by a Schur complement), or by SuperLU
+(``scipy.sparse.linalg``) when that one is singular or the rods couple directly.
 
 Stability: the linearised dynamics about an equilibrium are ``M dx'' = J dx`` (``M`` = node
 masses, element and body second moments of inertia), so a pose is stable when every eigenvalue
