@@ -15,7 +15,8 @@ with the joints' exact tangents (the default) against the hybrid with the joints
 differences (``make_hybrid(solver, joint_tangent=False)``, the Jacobian before the joints had
 tangents): :func:`joint_tangent_rows`.  Then the static solver's overheads
 (:func:`static_overhead_rows`): Newton's Jacobian against the way it was taken before, and the
-build of a solver with its sparsity pattern found or kept.  BLAS is limited to one thread.
+build of a solver and the primitive command with the sparsity pattern from the model's topology
+against dense differences (:func:`pattern_rows`, also alone with ``--pattern``).  BLAS is limited to one thread.
 
 ``--implicit``: the implicit integrator's Newton matrix instead (``ImplicitEngine(jacobian=
 "tangent")`` against ``"fd"``, and the tangent matrix with the joints by coloured differences,
@@ -33,7 +34,7 @@ build of a solver with its sparsity pattern found or kept.  BLAS is limited to o
   wall_time_s`` of its ``summary.json`` (``--no-primitive``: skipped).
 
 Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150] [--no-primitive]
-| --overheads]
+| --overheads | --pattern]
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ import numpy as np  # noqa: E402
 
 from hsa_elastica.engines.compile import compile_simulator  # noqa: E402
 from hsa_elastica.engines.statics import StaticSolver  # noqa: E402
+from hsa_elastica.engines.statics_build import topology_pattern as _TOPOLOGY  # noqa: E402
 from hsa_elastica.engines.statics_hybrid import make_hybrid  # noqa: E402
 from hsa_elastica.params import paper_robot_params  # noqa: E402
 from hsa_elastica.robots.builders import build_robot  # noqa: E402
@@ -187,6 +189,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=150, help="env steps per run (--implicit)")
     ap.add_argument("--no-primitive", action="store_true",
                     help="skip the primitive command's real-time factors (--implicit)")
+    ap.add_argument("--pattern", action="store_true",
+                    help="only the sparsity pattern from the topology against differences "
+                         "(pattern_rows)")
     ap.add_argument("--overheads", action="store_true",
                     help="only the static solver's overheads (static_overhead_rows)")
     args = ap.parse_args()
@@ -197,6 +202,9 @@ def main() -> None:
     model = compile_simulator(build_robot(p, [0.0] * 4).simulator)
     if args.overheads:
         static_overhead_rows(model, args.reps)
+        return
+    if args.pattern:
+        pattern_rows(model, args.reps)
         return
     solvers = {k: StaticSolver(model, state=model.state.copy(), jacobian=k)
                for k in ("tangent", "fd")}
@@ -260,7 +268,6 @@ def static_overhead_rows(model, reps: int) -> None:  # type: ignore[no-untyped-d
     and kept (same structure)."""
     import scipy.sparse as sp
 
-    from hsa_elastica.engines import statics_build
     from hsa_elastica.engines.statics_hybrid import hybrid_jacobian
 
     s = StaticSolver(model, state=model.state.copy())
@@ -293,16 +300,77 @@ def static_overhead_rows(model, reps: int) -> None:  # type: ignore[no-untyped-d
     for k in ("Newton's", "before"):
         tj = float(np.median(t[k]))
         print(f"  Jacobian {k:9s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} force evaluations")
-    build: dict[str, list[float]] = {"found": [], "kept": []}
+    pattern_rows(model, reps)
+
+
+def _differenced(on: bool) -> None:
+    """Make the static solver take its sparsity patterns from dense differences (``on``, the
+    way before the topology) or from the topology."""
+    from hsa_elastica.engines import statics, statics_build
+
+    def dense(solver, program=None, internal=True):  # type: ignore[no-untyped-def]
+        return statics_build.dense_pattern(solver, program, internal)
+
+    statics.topology_pattern = dense if on else _TOPOLOGY  # type: ignore[assignment]
+    statics_build.topology_pattern = dense if on else _TOPOLOGY  # type: ignore[assignment]
+
+
+def _primitive_wall(differenced: bool) -> tuple[float, float]:
+    """(process wall time [s], ``summary.json`` wall time [s]) of ``hsa-elastica primitive
+    bend_east --integrator implicit --duration 2`` in a fresh process, the sparsity pattern
+    from the topology or (``differenced``) from dense differences."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    code = ("import sys; sys.path.insert(0, %r); import bench_jacobian as b; "
+            "b._differenced(%r); from hsa_elastica.cli import main; sys.exit(main(sys.argv[1:]))"
+            % (os.path.dirname(os.path.abspath(__file__)), differenced))
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code, "primitive", "bend_east", "--integrator",
+                        "implicit", "--duration", "2", "--quiet", "--out", f"{tmp}/run"],
+                       check=True)
+        wall = time.perf_counter() - t0
+        with open(f"{tmp}/run/summary.json") as fh:
+            s = json.load(fh)
+    return wall, float(s["wall_time_s"])
+
+
+def pattern_rows(model, reps: int, primitive: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """The sparsity pattern from the model's topology against dense differences (the kept
+    patterns cleared: a new model), side by side: the build of a static solver of each
+    Jacobian kind, and ``primitive bend_east --integrator implicit --duration 2`` (process
+    and ``summary.json`` wall times, one untimed run each first, then in alternation)."""
+    from hsa_elastica.engines import statics_build
+
+    build: dict[tuple[str, str], list[float]] = {}
     for _ in range(reps):
-        for k in build:
-            if k == "found":
+        for way in ("topology", "differenced"):
+            _differenced(way == "differenced")
+            for kind in ("tangent", "fd"):
                 statics_build._PATTERNS.clear()
-            t0 = time.perf_counter()
-            StaticSolver(model, state=model.state.copy())
-            build[k].append(time.perf_counter() - t0)
-    for k, v in build.items():
-        print(f"  StaticSolver build, pattern {k:5s}: median {np.median(v) * 1e3:7.1f} ms")
+                t0 = time.perf_counter()
+                StaticSolver(model, state=model.state.copy(), jacobian=kind)
+                build.setdefault((kind, way), []).append(time.perf_counter() - t0)
+    _differenced(False)
+    for (kind, way), v in build.items():
+        print(f"  StaticSolver build jacobian={kind:7s} pattern {way:11s}: "
+              f"median {np.median(v) * 1e3:7.1f} ms")
+    if not primitive:
+        return
+    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for k in runs:
+        _primitive_wall(k)  # untimed: numba's cache, files
+    for _ in range(max(2, reps // 2)):
+        for k in runs:
+            runs[k].append(_primitive_wall(k))
+    for k, v in runs.items():
+        w = np.array(v)
+        print(f"  primitive bend_east implicit 2 s, pattern {'differenced' if k else 'topology':11s}: "
+              f"process wall {w[:, 0].min():.2f}-{w[:, 0].max():.2f} s, summary.json wall_time_s "
+              f"{w[:, 1].min():.2f}-{w[:, 1].max():.2f} s")
 
 
 def joint_tangent_rows(model, reps: int) -> None:  # type: ignore[no-untyped-def]

@@ -174,3 +174,47 @@ def test_unknown_jacobian_kind_is_a_parameter_error() -> None:
     model = compile_simulator(build_robot(paper_robot_params(), [0.0] * 4).simulator)
     with pytest.raises(ParameterError, match="jacobian"):
         StaticSolver(model, jacobian="exact")
+
+
+def test_rod_tangents_read_the_rest_configuration_of_the_state() -> None:
+    """With the remainder differenced (torque-driven mounts, ``joint_tangent=False``: its
+    colours perturb the state and rewrite the auxetic rest configuration), the rods'
+    tangents still read the rest configuration of the state itself, whichever colour comes
+    last: the Jacobian's entries only the rods' tangents write equal those of the plan
+    without colours (the joints' tangents) at the same state, bit for bit (read after a last
+    colour that turns a rod's base element, they were off by up to ~1e-7 of the entry)."""
+    p = paper_robot_params()
+    stack = build_stack([p, p], [[0.0] * 4, [0.02, -0.01, 0.015, 0.0]], ramp=0.0, record=False,
+                        check_dt=False, mount=p.joint, drive="torque")
+    solver = StaticSolver(compile_simulator(stack.simulator))
+    solver.jit = True
+    _deformed(solver, 13)
+    a = np.concatenate([0.3 * np.random.default_rng(2).standard_normal(4),
+                        [0.02, -0.01, 0.015, 0.0]])
+    exact = solver.hybrid
+    assert exact is not None
+    f0 = solver.evaluate(a).copy()
+    plain = solver._jacobian_values(a, f0).copy()
+    differenced = make_hybrid(solver, joint_tangent=False)
+    assert differenced is not None and solver.n_colors_external > 1
+    other = np.zeros(plain.shape[0], dtype=bool)
+    for plan in (exact[0], differenced[0]):
+        for m in (plan.ext_map, plan.joint_map, plan.tangent_dst.ravel()):
+            other[m[m >= 0]] = True
+    rods = np.zeros_like(other)
+    rods[exact[0].dst] = True
+    only = rods & ~other
+    assert only.sum() > 1000
+    plan, (pattern, buffers), joint = differenced
+    ptr, cols = pattern.color_ptr, pattern.color_cols
+    segments = [cols[ptr[c]:ptr[c + 1]] for c in range(ptr.shape[0] - 1)]
+    for last in range(len(segments)):  # each colour last once
+        order = [seg for c, seg in enumerate(segments) if c != last] + [segments[last]]
+        turned = pattern._replace(
+            color_ptr=np.concatenate([[0], np.cumsum([x.shape[0] for x in order])]).astype(np.int64),
+            color_cols=np.concatenate(order).astype(np.int64))
+        solver.hybrid = (plan, (turned, buffers), joint)
+        solver.evaluate(a)
+        mixed = solver._jacobian_values(a, f0).copy()
+        assert np.array_equal(mixed[only], plain[only]), last
+    solver.hybrid = exact

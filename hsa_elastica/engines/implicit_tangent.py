@@ -69,13 +69,11 @@ from hsa_elastica.engines.statics_hybrid import (
     HybridPlan,
     csc_positions,
     fd_buffers,
-    joint_pattern,
     joint_residual,
-    joint_tangent_map,
     joint_tangents,
+    make_hybrid,
     part_map,
     rod_tangents,
-    tangent_entries,
     within,
 )
 from hsa_elastica.engines.statics_kernels import (
@@ -87,20 +85,7 @@ from hsa_elastica.engines.statics_kernels import (
     zero_external,
 )
 from hsa_elastica.physics.forces import constrain_rates
-from hsa_elastica.physics.joint_tangent import (
-    JOINT_BLOCK,
-    joint_force_velocity_tangent,
-    joint_torque_velocity_tangent,
-    tangent_scratch,
-)
-from hsa_elastica.physics.mount_kernels import block_view
-from hsa_elastica.physics.tables import (
-    OP_COUPLING,
-    OP_GRAVITY_BODY,
-    OP_GRAVITY_ROD,
-    OP_JOINT_FORCE,
-    OP_JOINT_TORQUE,
-)
+from hsa_elastica.physics.joint_tangent import JOINT_BLOCK
 
 __all__ = ["ImplicitTangent", "VELOCITY_STEP", "JOINT_TANGENT", "implicit_tangent_jacobian",
            "make_implicit_tangent", "rate_forces", "empty_tangent"]
@@ -205,27 +190,8 @@ def _joint_tangent_part(
     scatter_velocities(vel, rod, body, terms.unknowns)
     constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
                     terms.body_damping, tables.material, rod, body, tables.ends)
-    joint_tangents(angles, model, ops, dst, data)
-    rod_view = block_view(rod)
-    body_view = block_view(body)
-    joints = tables.joints
-    block = np.empty((JOINT_BLOCK, JOINT_BLOCK))
-    flat = block.reshape(JOINT_BLOCK * JOINT_BLOCK)
-    work = tangent_scratch()
-    for p in range(ops.shape[0]):
-        i = ops[p, 1]
-        block[:] = 0.0
-        if ops[p, 0] == OP_JOINT_FORCE:
-            joint_force_velocity_tangent(rod_view, joints.node[i], body_view, joints.body[i],
-                                         joints.attachment[i], joints.k_F[i], joints.nu_F[i],
-                                         block, work)
-        else:
-            joint_torque_velocity_tangent(rod_view, joints.element[i], body_view,
-                                          joints.body[i], joints.nu_tau[i], block, work)
-        for q in range(JOINT_BLOCK * JOINT_BLOCK):
-            d = dst[p, q]
-            if d >= 0:
-                data[d] += cv * flat[q]
+    joint_tangents(angles, model, ops, dst, False, 1.0, data)
+    joint_tangents(angles, model, ops, dst, True, cv, data)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -320,38 +286,6 @@ def empty_tangent(n: int) -> ImplicitTangent:
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
 
 
-def _hybrid_plan(solver: Any, pos: dict[tuple[int, int], int], full: sp.csc_matrix,
-                 joint_tangent: bool
-                 ) -> tuple[HybridPlan, tuple[JacobianPattern, JacobianBuffers]] | None:
-    """The static solver's hybrid plan (:func:`~hsa_elastica.engines.statics_hybrid.
-    make_hybrid`) for a model whose synchronize program is the one-way coupling, the plain
-    joints and mounts and gravity only: the remainder is then gravity, with no state
-    dependence, so its pattern (dense differences of the whole residual at two poses, 1 s on
-    the robot) is not needed; None otherwise.  The joints take their tangents
-    (``joint_tangent``) or coloured differences."""
-    program = solver.tables.sync_program
-    joints = solver.tables.joints
-    plain = np.array([(c in (OP_JOINT_FORCE, OP_JOINT_TORQUE)) and joints.free_twist[i] == 0
-                      for c, i in program], dtype=bool).reshape(-1)
-    rest_ok = np.isin(program[:, 0], (OP_COUPLING, OP_GRAVITY_ROD, OP_GRAVITY_BODY))
-    if not (plain | rest_ok).all() or np.any(solver.tables.motors.body >= 0):
-        return None
-    exact = np.ascontiguousarray(program[plain] if joint_tangent else program[:0])
-    ops = np.ascontiguousarray(program[:0] if joint_tangent else program[plain])
-    joint_map = part_map(pos, within(joint_pattern(solver, ops), full))
-    if joint_map is None:
-        return None
-    joint = fd_buffers(solver, within(joint_pattern(solver, ops), full))
-    start, n_elems, coupling, ptr, src, dst = tangent_entries(solver, pos)
-    i64 = np.int64
-    plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
-                      np.array(ptr, i64), np.array(src, i64), np.array(dst, i64),
-                      np.zeros(0, i64), np.ascontiguousarray(joint_map, dtype=i64), ops,
-                      np.ascontiguousarray(program[~plain]), exact,
-                      joint_tangent_map(solver, pos, exact))
-    return plan, joint
-
-
 def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None
                           ) -> ImplicitTangent | None:
     """The tangent record of an :class:`~hsa_elastica.engines.implicit.ImplicitEngine`; None
@@ -363,12 +297,15 @@ def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None
     if engine.filtered or tables.contacts.ids.shape[0] > 0:
         return None
     s = engine.solver
-    full = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(s.n, s.n))
-    pos = csc_positions(s)
-    hybrid = _hybrid_plan(s, pos, full, joint_tangent)
+    joints = s.tables.joints
+    if np.any((joints.angle_col >= 0) & (joints.free_twist != 0)):
+        return None  # torque-driven mounts
+    hybrid = make_hybrid(s, joint_tangent, remainder=False)
     if hybrid is None:
         return None
-    plan, joint = hybrid
+    plan, _, joint = hybrid
+    full = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(s.n, s.n))
+    pos = csc_positions(s)
     rate_csc = within(_rate_pattern(engine), full)
     rate_map = part_map(pos, rate_csc)
     if rate_map is None:

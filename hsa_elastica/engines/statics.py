@@ -18,11 +18,11 @@ external_torques``, local frame, N m) and the external force [N] / torque [N m, 
 each body.  The Jacobian ``J = dF/dx`` is the consistent tangents of the rods and joints plus
 coloured forward differences of the rest (:mod:`hsa_elastica.engines.statics_hybrid`,
 ``jacobian="tangent"``), or forward differences of the whole residual with column colouring
-(``"fd"``); the sparsity pattern is found by perturbing each unknown alone at random poses,
-once per model structure in a process (:mod:`~hsa_elastica.engines.statics_build`).  Newton steps are solved by the bordered band LU of
-:mod:`hsa_elastica.engines.statics_linalg` (each rod's block banded, the bodies' unknowns
-eliminated by a Schur complement), or by SuperLU (``scipy.sparse.linalg``) when that one is
-singular or the rods couple directly.
+(``"fd"``); the sparsity pattern is read from the model's topology, the unknowns each law
+couples (:func:`~hsa_elastica.engines.statics_build.topology_pattern`).  Newton steps are
+solved by the bordered band LU of :mod:`hsa_elastica.engines.statics_linalg` (each rod's
+block banded, the bodies' unknowns eliminated by a Schur complement), or by SuperLU
+(``scipy.sparse.linalg``) when that one is singular or the rods couple directly.
 
 Stability: the linearised dynamics about an equilibrium are ``M dx'' = J dx`` (``M`` = node
 masses, element and body second moments of inertia), so a pose is stable when every eigenvalue
@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.engines import statics_stability, uncompiled
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
-from hsa_elastica.engines.statics_build import dense_pattern, specialisation
+from hsa_elastica.engines.statics_build import specialisation, topology_pattern
 from hsa_elastica.engines.statics_kernels import (
     FD_STEP_POSITION,
     FD_STEP_ROTATION,
@@ -369,11 +369,11 @@ class StaticSolver:
 
     # -- sparsity pattern and colouring -----------------------------------------------------
     def _pattern_and_colors(self) -> None:
-        """Sparsity of ``dF/dx`` (:func:`~hsa_elastica.engines.statics_build.dense_pattern`),
+        """Sparsity of ``dF/dx`` (:func:`~hsa_elastica.engines.statics_build.topology_pattern`),
         then a greedy colouring of the columns (two share a colour if no row needs both)."""
         n = self.n
         self.hybrid = None
-        pattern = dense_pattern(self) | np.eye(n, dtype=bool)
+        pattern = topology_pattern(self) | np.eye(n, dtype=bool)
         csc = sp.csc_matrix(pattern)
         csc.sort_indices()
         self.indptr = csc.indptr.astype(np.int64)

@@ -1,8 +1,19 @@
 """Set-up of a :class:`~hsa_elastica.engines.statics.StaticSolver`: the sparsity pattern of its
-Jacobian (dense forward differences at randomly perturbed poses) and the compiled
-specialisation of a kernel, called without the dispatcher.
+Jacobian and the compiled specialisation of a kernel, called without the dispatcher.
 
-The dense differences perturb each unknown alone (n columns, at two poses) and evaluate the
+The pattern is read from the model's topology (:func:`topology_pattern`): each law couples
+known blocks of unknowns -- a rod's elastic forces (with its auxetic coupling, compression law
+and passive couple) the band of half-bandwidth
+:data:`~hsa_elastica.physics.rod_tangent.HALF_BANDWIDTH` along the rod (the passive couple
+elements :data:`PASSIVE_REACH` apart too), a joint or compliant mount its rod node or element
+with its body's position and rotation, a rigid motor mount the rod unknowns within
+:data:`MOUNT_REACH` nodes and elements of its held base with its body, a contact point its node
+or its body; gravity, loads and the dampers (zero velocities) couple nothing.  No evaluation:
+milliseconds, and the same pattern for every parameter value.
+
+The pattern from dense differences (:func:`dense_pattern`) is the oracle of that one
+(``tests/test_statics_build.py``: every nonzero it finds is in the topology's).  The dense
+differences perturb each unknown alone (n columns, at two poses) and evaluate the
 residual: the compiled force evaluation
 (:func:`~hsa_elastica.physics.forces.evaluate_forces`), its results gathered onto the unknowns
 by numpy fancy indexing, and a column's nonzeros read as ``f1 != f0``.  The same kernels as
@@ -33,16 +44,37 @@ from hsa_elastica.engines.statics_kernels import (
     perturb_colour,
     restore_colour,
 )
+from hsa_elastica.engines.statics_kernels import ROTATION_KINDS
 from hsa_elastica.physics.forces import evaluate_forces
-from hsa_elastica.physics.tables import ForcingTables
+from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH
+from hsa_elastica.physics.tables import (
+    OP_COMPRESSION,
+    OP_CONTACT,
+    OP_COUPLING,
+    OP_COUPLING_TORQUE,
+    OP_JOINT_FORCE,
+    OP_JOINT_TORQUE,
+    OP_MOUNT_REACTION,
+    ForcingTables,
+)
 
-__all__ = ["dense_pattern", "specialisation", "structure_key"]
+__all__ = ["dense_pattern", "specialisation", "structure_key", "topology_pattern"]
 
 #: patterns found in this process: (structure key, program, internal) -> (n, n) bool, packed
 _PATTERNS: OrderedDict[Any, NDArray[np.uint8]] = OrderedDict()
 #: number of patterns kept (each n^2 / 8 bytes: 44 kB on the robot)
 CACHE_SIZE = 16
 
+
+#: elements apart whose rotations the passive coupling's reciprocal couple and exact-gradient
+#: forces couple (every component), beyond the rod's band (measured on the robot: 3)
+PASSIVE_REACH = 3
+
+#: nodes and elements on either side of a rigidly mounted base whose unknowns the load handed
+#: to the body (the base's internal force and couple) and the rows that follow the body reach:
+#: the internal force of a node reads its two elements and their nodes, the couple of an
+#: element its neighbours and the Voronoi lengths (measured on a stack: 2)
+MOUNT_REACH = 2
 
 #: fields of the tables that hold state or scratch (filled by evaluations, not parameters):
 #: left out of :func:`structure_key` (their zeros change with the history)
@@ -207,4 +239,128 @@ def _differences(solver: Any, program: NDArray[np.int64] | None,
     finally:
         solver.couplings = keep
         solver.set_pose(base)
+    return pattern
+
+
+# --------------------------------------------------------------------------------------------
+# the pattern from the topology
+# --------------------------------------------------------------------------------------------
+def rod_locals(solver: Any) -> list[tuple[int, int, NDArray[np.int64]]]:
+    """Per rod of the block: ``(start, n_elems, local)``, ``local[6 k + a]`` the unknown of
+    component ``a`` of the rod's node ``k`` and ``local[6 k + 3 + a]`` of its element ``k``
+    (the rod tangent's band layout), -1 where held."""
+    from hsa_elastica.engines.statics_hybrid import rod_ranges
+
+    rod = solver.state.rod
+    kind, index, comp = solver.kind, solver.index, solver.comp
+    node = kind == KIND_NODE
+    rot = np.isin(kind, ROTATION_KINDS)
+    out = []
+    for s, ne in rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64),
+                            rod.director.shape[2]):
+        local = -np.ones(6 * ne + 3, dtype=np.int64)
+        sel = np.nonzero(node & (index >= s) & (index <= s + ne))[0]
+        local[6 * (index[sel] - s) + comp[sel]] = sel
+        sel = np.nonzero(rot & (index >= s) & (index < s + ne))[0]
+        local[6 * (index[sel] - s) + 3 + comp[sel]] = sel
+        out.append((s, ne, local))
+    return out
+
+
+def _band(local: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(rows, columns) of the unknowns of ``local`` within :data:`HALF_BANDWIDTH` of each
+    other."""
+    m = local.shape[0]
+    off = np.arange(-HALF_BANDWIDTH, HALF_BANDWIDTH + 1)
+    r = np.repeat(np.arange(m), off.shape[0])
+    c = (np.arange(m)[:, None] + off[None, :]).ravel()
+    ok = (c >= 0) & (c < m)
+    r, c = local[r[ok]], local[c[ok]]
+    ok = (r >= 0) & (c >= 0)
+    return r[ok], c[ok]
+
+
+def _element_reach(local: NDArray[np.int64], reach: int
+                   ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(rows, columns) of the rotation unknowns of ``local``'s elements at most ``reach``
+    elements apart, every component with every component."""
+    ne = (local.shape[0] - 3) // 6
+    elem = np.arange(ne)
+    pairs = [(k, k + d) for d in range(-reach, reach + 1) for k in elem if 0 <= k + d < ne]
+    k, q = (np.array(x, dtype=np.int64) for x in zip(*pairs))
+    a = np.arange(3)
+    r = local[(6 * k + 3)[:, None, None] + a[None, :, None] + 0 * a[None, None, :]].ravel()
+    c = local[(6 * q + 3)[:, None, None] + 0 * a[None, :, None] + a[None, None, :]].ravel()
+    ok = (r >= 0) & (c >= 0)
+    return r[ok], c[ok]
+
+
+def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
+                     internal: bool = True) -> NDArray[np.bool_]:
+    """``(n, n)`` sparsity of the solver's residual read from the model's tables (module
+    doc; ``program``: the synchronize program instead of the model's; ``internal=False``:
+    the rods' internal forces left out, as :func:`dense_pattern`).  Holds every entry the
+    laws can make nonzero, for any parameter values (the diagonal of an unknown no law
+    acts on left out)."""
+    n = solver.n
+    tables = solver.tables
+    program = tables.sync_program if program is None else program
+    kind, index = solver.kind, solver.index
+    pattern = np.zeros((n, n), dtype=bool)
+    rods = rod_locals(solver)
+
+    def block(rows: NDArray[np.int64], cols: NDArray[np.int64]) -> None:
+        pattern[np.ix_(rows, cols)] = True
+
+    def body(b: int) -> NDArray[np.int64]:
+        return np.nonzero(((kind == KIND_BODY_POS) | (kind == KIND_BODY_ROT)) & (index == b))[0]
+
+    def rod_of(element: int) -> NDArray[np.int64]:
+        for s, ne, local in rods:
+            if s <= element < s + ne:
+                return local
+        return np.zeros(0, dtype=np.int64)
+
+    banded = {id(loc): loc for _, _, loc in rods} if internal else {}
+    joints, motors, contacts = tables.joints, tables.motors, tables.contacts
+    for code, i in program.tolist():
+        if code == OP_COUPLING and not internal:
+            continue  # the rest configuration acts through the internal forces only
+        if code in (OP_COUPLING, OP_COUPLING_TORQUE, OP_COMPRESSION):
+            start = (tables.compression if code == OP_COMPRESSION else solver.couplings).elem_start
+            local = rod_of(int(start[i]))
+            banded[id(local)] = local
+            if code == OP_COUPLING_TORQUE:
+                r, c = _element_reach(local, PASSIVE_REACH)
+                pattern[r, c] = True
+        elif code in (OP_JOINT_FORCE, OP_JOINT_TORQUE):
+            own = ((kind == KIND_NODE) & (index == joints.node[i]) if code == OP_JOINT_FORCE
+                   else np.isin(kind, ROTATION_KINDS) & (index == joints.element[i]))
+            u = np.concatenate([np.nonzero(own)[0], body(int(joints.body[i]))])
+            block(u, u)
+        elif code == OP_CONTACT:
+            system, is_body, m = (int(x) for x in contacts.ids[i, :3])
+            if is_body:
+                u = body(system)
+                block(u, u)
+            else:
+                for k in range(system, system + m):
+                    u = np.nonzero((kind == KIND_NODE) & (index == k))[0]
+                    block(u, u)
+    for local in banded.values():
+        r, c = _band(local)
+        pattern[r, c] = True
+    mounted = [int(i) for code, i in program.tolist() if code == OP_MOUNT_REACTION]
+    if internal:  # the held base moves with its body: the rod's band around it follows
+        mounted += [int(i) for i in np.nonzero(motors.body >= 0)[0]]
+    for i in sorted(set(mounted)):
+        local = rod_of(int(motors.element[i]))
+        s = next(s0 for s0, _, loc in rods if loc is local)
+        k = 6 * (int(motors.element[i]) - s)  # the held node's and element's local rows
+        near = local[max(0, k - 6 * MOUNT_REACH) : k + 6 * (MOUNT_REACH + 1)]
+        near = near[near >= 0]
+        b = body(int(motors.body[i]))
+        block(near, b)
+        block(b, near)
+        block(b, b)
     return pattern

@@ -68,7 +68,9 @@ from hsa_elastica.physics.joint_tangent import (
     JOINT_BLOCK,
     NODE,
     joint_force_tangent,
+    joint_force_velocity_tangent,
     joint_torque_tangent,
+    joint_torque_velocity_tangent,
     tangent_scratch,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
@@ -94,8 +96,9 @@ from hsa_elastica.physics.rod_tangent import (
 )
 
 __all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents",
-           "hybrid_jacobian", "greedy_colors",
-           "smallest_last", "colour_columns", "make_hybrid"]
+           "hybrid_jacobian", "greedy_colors", "smallest_last", "colour_columns", "make_hybrid",
+           "rod_ranges", "rod_tangents", "csc_positions", "part_map", "within", "fd_buffers",
+           "joint_pattern", "tangent_entries", "joint_tangent_map"]
 
 WIDTH = 2 * HALF_BANDWIDTH + 1
 
@@ -179,15 +182,53 @@ def joint_residual(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _joint_block(
+    angles: NDArray[np.float64], rod_view: Any, body_view: Any, joints: Any, code: int, i: int,
+    velocity: bool, block: NDArray[np.float64], work: Any,
+) -> None:
+    """The 12 x 12 tangent ``block`` of joint operation ``(code, i)``: with respect to the
+    unknowns (``velocity`` False: the joint's force, its couple, a motor mount's couple toward
+    its rest orientation turned by the motor angle in ``angles`` [rad], a torque-driven
+    mount's couples with its motor torque in ``angles`` [N m]) or to their velocities (the
+    dampers ``nu_F`` / ``nu_tau``)."""
+    if velocity:
+        if code == OP_JOINT_FORCE:
+            joint_force_velocity_tangent(rod_view, joints.node[i], body_view, joints.body[i],
+                                         joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                                         block, work)
+        else:
+            joint_torque_velocity_tangent(rod_view, joints.element[i], body_view,
+                                          joints.body[i], joints.nu_tau[i], block, work)
+    elif code == OP_JOINT_FORCE:
+        joint_force_tangent(rod_view, joints.node[i], body_view, joints.body[i],
+                            joints.attachment[i], joints.k_F[i], joints.nu_F[i], block, work)
+    elif joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+        twist_mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                                   joints.base_orientation[i], angles[joints.angle_col[i]],
+                                   joints.k_tau[i], joints.nu_tau[i],
+                                   joints.rest_orientation[i], block, work)
+    elif joints.angle_col[i] >= 0:
+        mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                             joints.base_orientation[i], angles[joints.angle_col[i]],
+                             joints.k_tau[i], joints.nu_tau[i], joints.rest_orientation[i],
+                             block, work)
+    else:
+        joint_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
+                             joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                             block, work)
+
+
+@njit(cache=True)  # type: ignore[misc]
 def joint_tangents(
     angles: NDArray[np.float64], model: ForceModel, ops: NDArray[np.int64],
-    dst: NDArray[np.int64], data: NDArray[np.float64],
+    dst: NDArray[np.int64], velocity: bool, scale: float, data: NDArray[np.float64],
 ) -> None:
-    """The exact tangents of the joint operations ``ops`` (rows of the synchronize program:
-    the joint's force, its couple, a motor mount's couple toward its rest orientation turned by
-    the motor angle in ``angles`` [rad], a torque-driven mount's couples with its motor torque
-    in ``angles`` [N m]) added into the CSC values ``data`` at ``dst`` (one row
-    of 144 positions per operation, -1: not an entry)."""
+    """``scale`` times the exact tangents of the joint operations ``ops`` (rows of the
+    synchronize program; :func:`_joint_block`: with respect to the unknowns, or with
+    ``velocity`` to their velocities) added into the CSC values ``data`` at ``dst`` (one row of
+    144 positions per operation, -1: not an entry).  The one scatter of the joints' blocks:
+    the static solver's Jacobian (``velocity`` False, ``scale`` 1) and the implicit
+    integrator's ``K_x + cv K_v``."""
     rod_view = block_view(model.rod)
     body_view = block_view(model.body)
     joints = model.tables.joints
@@ -195,42 +236,27 @@ def joint_tangents(
     flat = block.reshape(JOINT_BLOCK * JOINT_BLOCK)
     work = tangent_scratch()
     for p in range(ops.shape[0]):
-        i = ops[p, 1]
         block[:] = 0.0
-        if ops[p, 0] == OP_JOINT_FORCE:
-            joint_force_tangent(rod_view, joints.node[i], body_view, joints.body[i],
-                                joints.attachment[i], joints.k_F[i], joints.nu_F[i], block, work)
-        elif joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
-            twist_mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
-                                       joints.base_orientation[i], angles[joints.angle_col[i]],
-                                       joints.k_tau[i], joints.nu_tau[i],
-                                       joints.rest_orientation[i], block, work)
-        elif joints.angle_col[i] >= 0:
-            mount_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
-                                 joints.base_orientation[i], angles[joints.angle_col[i]],
-                                 joints.k_tau[i], joints.nu_tau[i], joints.rest_orientation[i],
-                                 block, work)
-        else:
-            joint_torque_tangent(rod_view, joints.element[i], body_view, joints.body[i],
-                                 joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
-                                 block, work)
+        _joint_block(angles, rod_view, body_view, joints, ops[p, 0], ops[p, 1], velocity, block,
+                     work)
         for q in range(JOINT_BLOCK * JOINT_BLOCK):
             d = dst[p, q]
             if d >= 0:
-                data[d] += flat[q]
+                data[d] += scale * flat[q]
 
 
 @njit(cache=True)  # type: ignore[misc]
 def _fd_part(
     angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
     pattern: JacobianPattern, buffers: JacobianBuffers, ops: NDArray[np.int64], joints: bool,
+    base: bool,
 ) -> None:
     """Coloured forward differences of :func:`joint_residual` (``joints``) or
     :func:`residual_external` into ``buffers.data`` (the CSC pattern of ``pattern``), its
-    value at the state first computed into ``buffers.f0``."""
-    if joints:
+    value at the state first computed into ``buffers.f0`` (``base``; else already there)."""
+    if base and joints:
         joint_residual(angles, model, unknowns, ops, buffers.f0)
-    else:
+    elif base:
         residual_external(angles, model, unknowns, buffers.f0)
     for c in range(pattern.color_ptr.shape[0] - 1):
         perturb_colour(model.rod, model.body, unknowns, pattern, c, buffers.saved, buffers.scratch)
@@ -243,7 +269,7 @@ def _fd_part(
 
 
 @njit(cache=True)  # type: ignore[misc]
-def _rod_tangents(model: ForceModel, plan: HybridPlan, data: NDArray[np.float64]) -> None:
+def rod_tangents(model: ForceModel, plan: HybridPlan, data: NDArray[np.float64]) -> None:
     """Each rod's consistent tangent (plus the auxetic chain rule) added into ``data``."""
     rod = model.rod
     ne_max = plan.n_elems.max()
@@ -279,18 +305,22 @@ def hybrid_jacobian(
     the remainder's and the differenced joints' colourings, CSC patterns and buffers.
     ``rest_written``: the caller's last force evaluation was at this state and these
     ``angles`` (it wrote the auxetic rest configuration the tangents read), so a remainder
-    without colours needs no evaluation."""
+    without colours needs no evaluation.  The tangents are taken before the remainder's
+    colours, which leave the rest configuration of their last perturbed state."""
     data[:] = 0.0
-    if ext[0].color_ptr.shape[0] > 1:
-        _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False)
+    colours = ext[0].color_ptr.shape[0] > 1
+    if colours or not rest_written:
+        # the rest configuration of the state (the tangents read it; the remainder's colours
+        # rewrite it at their perturbed states) and the remainder's base value
+        residual_external(angles, model, unknowns, ext[1].f0)
+    rod_tangents(model, plan, data)
+    joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, False, 1.0, data)
+    if colours:
+        _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False, False)
         for q in range(plan.ext_map.shape[0]):
             data[plan.ext_map[q]] += ext[1].data[q]
-    elif not rest_written:  # nothing to difference: one evaluation for the rest configuration
-        residual_external(angles, model, unknowns, ext[1].f0)
-    _rod_tangents(model, plan, data)
-    joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, data)
     if joint[0].color_ptr.shape[0] > 1:
-        _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True)
+        _fd_part(angles, model, unknowns, joint[0], joint[1], plan.joint_ops, True, True)
         for q in range(plan.joint_map.shape[0]):
             data[plan.joint_map[q]] += joint[1].data[q]
 
@@ -346,7 +376,7 @@ def colour_columns(csc: sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray[np.in
             order.astype(np.int64))
 
 
-def _rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple[int, int]]:
+def rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple[int, int]]:
     """``(start, n_elems)`` of each rod of the block (runs of non-ghost elements; a rod's
     nodes, elements and Voronoi regions start at the same block index)."""
     real = np.ones(n_elems_block, dtype=bool)
@@ -363,7 +393,7 @@ def _rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tupl
     return out
 
 
-def _csc_positions(solver: Any) -> dict[tuple[int, int], int]:
+def csc_positions(solver: Any) -> dict[tuple[int, int], int]:
     """``(row, column) -> position`` in the solver's full CSC pattern."""
     pos = {}
     for j in range(solver.n):
@@ -372,7 +402,7 @@ def _csc_positions(solver: Any) -> dict[tuple[int, int], int]:
     return pos
 
 
-def _part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np.int64] | None:
+def part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np.int64] | None:
     """Positions in the full pattern of a part's sorted CSC entries (None if one is not in
     it)."""
     coo = csc.tocoo()  # a sorted CSC's value order
@@ -380,11 +410,11 @@ def _part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np
     return None if any(q is None for q in out) else np.array(out, dtype=np.int64)
 
 
-def _tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list[Any], ...]:
+def tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list[Any], ...]:
     """Per rod: start, elements, coupling row, and the (band flat index, CSC position) pairs
     of its free rows and columns."""
     rod = solver.state.rod
-    ranges = _rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64), rod.director.shape[2])
+    ranges = rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64), rod.director.shape[2])
     start, n_elems, coupling, ptr, src, dst = [], [], [], [0], [], []
     for s, ne in ranges:
         local = -np.ones(6 * ne + 3, dtype=np.int64)
@@ -408,7 +438,7 @@ def _tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list
     return start, n_elems, coupling, ptr, src, dst
 
 
-def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
+def joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
     """Sparsity of :func:`joint_residual`: each joint couples the unknowns of its rod node or
     element and of its body, all with all."""
     joints = solver.tables.joints
@@ -428,13 +458,13 @@ def _joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
     return sp.csc_matrix((np.ones(r.shape[0]), (r, c)), shape=(solver.n, solver.n))
 
 
-def _joint_tangent_map(
+def joint_tangent_map(
     solver: Any, pos: dict[tuple[int, int], int], ops: NDArray[np.int64]
 ) -> NDArray[np.int64]:
     """``(len(ops), 144)``: the full pattern's position of each entry of each joint operation's
     12 x 12 tangent block (row-major, groups of :mod:`~hsa_elastica.physics.joint_tangent`),
     -1 for a held coordinate, an entry the operation does not touch, or one outside the full
-    pattern (zero in the whole Jacobian: parts that cancel, as in :func:`_within`)."""
+    pattern (zero in the whole Jacobian: parts that cancel, as in :func:`within`)."""
     joints = solver.tables.joints
     unknown: dict[tuple[int, int, int], int] = {}
     for j in range(solver.n):
@@ -457,7 +487,7 @@ def _joint_tangent_map(
     return dst
 
 
-def _within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
+def within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
     """``part``'s entries inside the full pattern (sorted CSC): an entry outside it is zero in
     the whole Jacobian, e.g. a body's force against its own rotation, or parts that cancel
     (a motor mount's and a joint's couple on the lower platform against its position)."""
@@ -467,18 +497,18 @@ def _within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
 
 
 def _external_pattern(solver: Any, program: NDArray[np.int64]) -> sp.csc_matrix:
-    """Sparsity of :func:`residual_external` (synchronize ``program``) from dense forward
-    differences at two randomly perturbed poses, the coupling's strain clip lifted (as the
-    solver finds its full pattern)."""
-    from hsa_elastica.engines.statics_build import dense_pattern
+    """Sparsity of :func:`residual_external` (synchronize ``program``) from the model's
+    topology (:func:`~hsa_elastica.engines.statics_build.topology_pattern`, the rods'
+    internal forces left out)."""
+    from hsa_elastica.engines.statics_build import topology_pattern
 
-    pattern = dense_pattern(solver, program, internal=False)
+    pattern = topology_pattern(solver, program, internal=False)
     csc = sp.csc_matrix(pattern.astype(np.float64))
     csc.sort_indices()
     return csc
 
 
-def _fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, JacobianBuffers]:
+def fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, JacobianBuffers]:
     """Colouring, CSC pattern and work buffers of one finite-difference part: its nonempty
     columns only, and no two rotation components of one element or body in a colour (each
     colour saves and restores the director it turns once)."""
@@ -503,7 +533,8 @@ def _fd_buffers(solver: Any, csc: sp.csc_matrix) -> tuple[JacobianPattern, Jacob
                             np.empty((3, 3, 1))))
 
 
-def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, Any, Any] | None:
+def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
+                ) -> tuple[HybridPlan, Any, Any] | None:
     """The hybrid Jacobian's plan and its two finite-difference parts (the remainder's and
     the differenced joints', each ``(JacobianPattern, JacobianBuffers)``) for a
     :class:`~hsa_elastica.engines.statics.StaticSolver` whose full pattern is set; the numbers
@@ -513,11 +544,11 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
     joints had tangents).  None (differences
     of the whole residual) for a model with other operations than the auxetic coupling, the
     joints and mounts and gravity: the passive coupling (its reciprocal couple and
-    exact-gradient forces have no tangent here), loads and the compression law (their
-    sparsity, found at random poses with the loads and strains of the construction, may lack
-    entries the rod's band hides in the whole Jacobian), a rod end held on a body (a rigid
+    exact-gradient forces have no tangent here), loads and the compression law (kept on the differences of the whole residual), a rod end held on a body (a rigid
     motor mount: it moves with the body, which the rods' tangents do not see); or a part
-    outside the full pattern."""
+    outside the full pattern.  ``remainder=False``: a plan without a remainder (the implicit
+    integrator's, :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
+    depends on the state (its pattern is not empty)."""
     program = solver.tables.sync_program
     joints = solver.tables.joints
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
@@ -532,32 +563,23 @@ def make_hybrid(solver: Any, joint_tangent: bool = True) -> tuple[HybridPlan, An
     ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(program[exact])
     rest = np.ascontiguousarray(program[~exact & ~differenced_joints])
-    pos = _csc_positions(solver)
+    pos = csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
                          shape=(solver.n, solver.n))
-    ext_csc = _within(_external_pattern(solver, rest), full)
-    joint_csc = _within(_joint_pattern(solver, ops), full)
-    ext_map, joint_map = _part_map(pos, ext_csc), _part_map(pos, joint_csc)
+    ext_csc = within(_external_pattern(solver, rest), full)
+    if not remainder and ext_csc.nnz > 0:
+        return None
+    joint_csc = within(joint_pattern(solver, ops), full)
+    ext_map, joint_map = part_map(pos, ext_csc), part_map(pos, joint_csc)
     if ext_map is None or joint_map is None:
         return None
-    ext, differenced = _fd_buffers(solver, ext_csc), _fd_buffers(solver, joint_csc)
+    ext, differenced = fd_buffers(solver, ext_csc), fd_buffers(solver, joint_csc)
     solver.n_colors_external = int(ext[0].color_ptr.shape[0] - 1)
     solver.n_colors_joints = int(differenced[0].color_ptr.shape[0] - 1)
-    start, n_elems, coupling, ptr, src, dst = _tangent_entries(solver, pos)
+    start, n_elems, coupling, ptr, src, dst = tangent_entries(solver, pos)
     i64 = np.int64
     plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
                       np.ascontiguousarray(joint_map, dtype=i64), ops, rest, tangent_ops,
-                      _joint_tangent_map(solver, pos, tangent_ops))
+                      joint_tangent_map(solver, pos, tangent_ops))
     return plan, ext, differenced
-
-
-# shared with the implicit integrator's tangent Newton matrix (engines/implicit_tangent.py)
-rod_tangents = _rod_tangents
-csc_positions = _csc_positions
-part_map = _part_map
-within = _within
-fd_buffers = _fd_buffers
-joint_pattern = _joint_pattern
-tangent_entries = _tangent_entries
-joint_tangent_map = _joint_tangent_map
