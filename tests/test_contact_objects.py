@@ -491,3 +491,32 @@ def test_a_robot_with_an_object_through_a_rod_is_refused_naming_the_node() -> No
                                              r"inside the Sphere at"):
         build_robot(_robot_params((ObjectParams(radius=0.01, position=inside),)), [0.0] * 4,
                     record=False)
+
+
+def test_a_static_solve_of_a_robot_with_a_free_object_is_refused_in_one_line(tmp_path: Any
+                                                                              ) -> None:
+    """A free object has no stiffness in its rotation: the static Jacobian is singular (a raw
+    "Factor is exactly singular" before).  Every static entry point refuses it before any work,
+    naming the field; the dynamic path stays open."""
+    import subprocess
+    import sys
+
+    from hsa_elastica.experiments.datasets import build_dataset
+    from hsa_elastica.params import ObjectParams, save_params
+    from hsa_elastica.robots.statics_api import solve_static, solve_static_batch
+
+    p = _robot_params((ObjectParams(radius=0.02, mass=0.05, position=(0.3, 0.0, 0.05)),))
+    line = r"^RobotParams\.environment\.objects = 1 free object\(s\) is invalid for a static solve"
+    with pytest.raises(ParameterError, match=line):
+        solve_static(p, [0.1] * 4)
+    with pytest.raises(ParameterError, match=line):
+        solve_static_batch(p, [[0.1] * 4])
+    with pytest.raises(ParameterError, match=line):
+        build_dataset(tmp_path / "ds", p, np.zeros((2, 4)), {}, solver="static", progress=False)
+    save_params(p, tmp_path / "objects.yaml")
+    run = subprocess.run([sys.executable, "-m", "hsa_elastica.cli", "steady-state", "--params",
+                          str(tmp_path / "objects.yaml"), "--angles", "0.1", "0.1", "0.1", "0.1"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "environment.objects" in lines[0], run.stderr

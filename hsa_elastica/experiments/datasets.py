@@ -457,6 +457,10 @@ def build_dataset(
     if own_client:
         check_scheduler_address(scheduler)
     method = resolve_solver(solver)
+    if method == "static":
+        from hsa_elastica.robots.static_cache import check_static_model
+
+        check_static_model(params)
     out = check_out_dir(out)
     meta = _metadata(params, sampling, angles, method, shapes, size)
     plan = plan_chunks(angles, size)

@@ -21,11 +21,23 @@ __all__ = ["static_solver", "pose_stability"]
 _CACHE: "OrderedDict[RobotParams, tuple[StaticSolver, Pose]]" = OrderedDict()
 
 
+def check_static_model(params: RobotParams) -> None:
+    """``ParameterError`` (one line) if the robot ``params`` has no static equilibrium problem
+    the solver can pose: free objects (``environment.objects``) have no stiffness in their
+    rotation and their sliding, so the Jacobian is singular (docs/contact.md)."""
+    if params.environment.objects:
+        raise ParameterError(
+            f"RobotParams.environment.objects = {len(params.environment.objects)} free "
+            "object(s) is invalid for a static solve: must be none (a free object has no "
+            "stiffness in its rotation and sliding); solve such a robot dynamically")
+
+
 def static_solver(params: RobotParams) -> tuple[StaticSolver, Pose]:
     """A :class:`StaticSolver` of the robot ``params`` and its straight (assembly) pose,
     cached (the last four parameter sets)."""
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
+    check_static_model(params)
     hit = _CACHE.get(params)
     if hit is not None:
         _CACHE.move_to_end(params)

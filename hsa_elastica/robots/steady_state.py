@@ -436,7 +436,7 @@ def solve_steady_state(
         # everything recorded so far) to save it: nothing computed is lost
         divergence.result = result
         raise divergence
-    if result.converged:
+    if result.converged and not params.environment.objects:  # (no static model with objects)
         _check_stability(result, robot, params)
     return result
 
