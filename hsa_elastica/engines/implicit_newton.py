@@ -265,25 +265,16 @@ def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.
     """One step of :func:`newton_steps` ending at ``t1`` [s], motors ``ang`` [rad] / ``rat``
     [rad/s]; False (and ``jw.info[4]``) if it is refused."""
     coef, tol, is_rot, counts = settings
-    b = coef[3]
-    slow = coef[4]
-    max_iter = int(coef[5])
+    b, slow, max_iter = coef[3], coef[4], int(coef[5])
     cv = coef[2] / (b * h)
     ca = (1.0 - coef[0]) / ((1.0 - coef[1]) * b * h * h)
-    x, f, r, dx = buf.x, buf.f, buf.r, buf.dx
-    info = jw.info
+    x, f, r, dx, info = buf.x, buf.f, buf.r, buf.dx, jw.info
     _begin_step(h, b, model, terms, ga, q0, buf)
-    stage = 0
-    fresh_at_acc = False  # the factorisation was made at x_acc (dx is a Newton step)
-    stale = False  # refresh the Jacobian at the next iterate
-    have_acc = False
-    merit_acc = np.inf
-    alpha = 1.0
-    theta = coef[6]
-    theta_step = 0.0  # the contraction measured in this step (0: not yet)
-    w_prev = np.inf
-    it = 0
-    passes = 0  # corrections of the hysteresis play's outputs (MAX_PLAY_PASSES)
+    # fresh_at_acc: factorised at x_acc (dx a Newton step); stale: refresh at the next iterate;
+    # theta_step: this step's contraction (0: none yet); passes: play corrections (MAX_PLAY_PASSES)
+    stage, it, passes = 0, 0, 0
+    fresh_at_acc, stale, have_acc = False, False, False
+    merit_acc, alpha, theta, theta_step, w_prev = np.inf, 1.0, coef[6], 0.0, np.inf
     while True:
         set_pose(x, q0, model.rod, model.body, terms.unknowns, buf.pose)
         _alpha_update(x, buf.base, ga.v, ga.a, ga.vdot, coef, h, buf.a1, buf.v1, buf.vd1)

@@ -245,12 +245,27 @@ def _differences(solver: Any, program: NDArray[np.int64] | None,
 # --------------------------------------------------------------------------------------------
 # the pattern from the topology
 # --------------------------------------------------------------------------------------------
+def rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple[int, int]]:
+    """``(start, n_elems)`` of each rod of the block (runs of non-ghost elements; a rod's
+    nodes, elements and Voronoi regions start at the same block index)."""
+    real = np.ones(n_elems_block, dtype=bool)
+    real[ghost_elems] = False
+    out, k = [], 0
+    while k < n_elems_block:
+        if not real[k]:
+            k += 1
+            continue
+        s = k
+        while k < n_elems_block and real[k]:
+            k += 1
+        out.append((s, k - s))
+    return out
+
+
 def rod_locals(solver: Any) -> list[tuple[int, int, NDArray[np.int64]]]:
     """Per rod of the block: ``(start, n_elems, local)``, ``local[6 k + a]`` the unknown of
     component ``a`` of the rod's node ``k`` and ``local[6 k + 3 + a]`` of its element ``k``
     (the rod tangent's band layout), -1 where held."""
-    from hsa_elastica.engines.statics_hybrid import rod_ranges
-
     rod = solver.state.rod
     kind, index, comp = solver.kind, solver.index, solver.comp
     node = kind == KIND_NODE

@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from numba import njit
 from numpy.typing import NDArray
 
+from hsa_elastica.engines.statics_build import rod_ranges, topology_pattern
 from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_POS,
     KIND_BODY_ROT,
@@ -376,23 +377,6 @@ def colour_columns(csc: sp.csc_matrix) -> tuple[NDArray[np.int64], NDArray[np.in
             order.astype(np.int64))
 
 
-def rod_ranges(ghost_elems: NDArray[np.int64], n_elems_block: int) -> list[tuple[int, int]]:
-    """``(start, n_elems)`` of each rod of the block (runs of non-ghost elements; a rod's
-    nodes, elements and Voronoi regions start at the same block index)."""
-    real = np.ones(n_elems_block, dtype=bool)
-    real[ghost_elems] = False
-    out, k = [], 0
-    while k < n_elems_block:
-        if not real[k]:
-            k += 1
-            continue
-        s = k
-        while k < n_elems_block and real[k]:
-            k += 1
-        out.append((s, k - s))
-    return out
-
-
 def csc_positions(solver: Any) -> dict[tuple[int, int], int]:
     """``(row, column) -> position`` in the solver's full CSC pattern."""
     pos = {}
@@ -500,8 +484,6 @@ def _external_pattern(solver: Any, program: NDArray[np.int64]) -> sp.csc_matrix:
     """Sparsity of :func:`residual_external` (synchronize ``program``) from the model's
     topology (:func:`~hsa_elastica.engines.statics_build.topology_pattern`, the rods'
     internal forces left out)."""
-    from hsa_elastica.engines.statics_build import topology_pattern
-
     pattern = topology_pattern(solver, program, internal=False)
     csc = sp.csc_matrix(pattern.astype(np.float64))
     csc.sort_indices()
