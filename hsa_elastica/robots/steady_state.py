@@ -110,13 +110,13 @@ class SteadyStateResult:
         wall-clock time before the simulation loop of a dynamic run [s]: building the robot,
         compiling its model, the engine's set-up and loading its kernels from numba's cache
         (nan for a static solve).  :attr:`real_time_factor` = ``sim_time_s / wall_time_s``.
-    motor_angles_rad : ndarray, shape (n_rods,)
+    motor_angles_rad : ndarray (n_rods,)
         target motor angles [rad] about each rod's +z.
-    platform_position_m : ndarray, shape (3,)
+    platform_position_m : ndarray (3,)
         platform centre of mass [m].
-    platform_quaternion_xyzw : ndarray, shape (4,)
+    platform_quaternion_xyzw : ndarray (4,)
         body -> robot_base rotation of the platform, scalar last, w >= 0.
-    rod_tip_positions_m : ndarray, shape (n_rods, 3)
+    rod_tip_positions_m : ndarray (n_rods, 3)
         last node of each rod [m].
     max_node_speed_m_s : float
         largest rod node / platform speed at the stop [m/s].
