@@ -83,13 +83,18 @@ def side_view(robot: Any, ball: Any, start: Any, path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--duration", type=float, default=1.0, help="simulated time [s] (> 0)")
-    ap.add_argument("--magnitude", type=float, default=1.0, help="bend magnitude in [0, 1]")
-    ap.add_argument("--still", default=None, help="PNG of the side view at the end")
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--duration", type=float, default=1.0,
+                    help="simulated time [s], > 0 and <= 100 (default: %(default)s)")
+    ap.add_argument("--magnitude", type=float, default=1.0,
+                    help="bend magnitude, a fraction in [0, 1] (default: %(default)s)")
+    ap.add_argument("--still", default=None,
+                    help="path of a PNG of the side view at the end (default: none)")
     args = ap.parse_args(argv)
     if not 0.0 < args.duration <= 100.0:
         ap.error(f"--duration = {args.duration} is invalid: must be > 0 and <= 100 s")
+    if not 0.0 <= args.magnitude <= 1.0:
+        ap.error(f"--magnitude = {args.magnitude} is invalid: must be in [0, 1]")
     params, angles = scene_params(args.magnitude)
     robot = build_fast_robot(params, angles, record=False)
     contacts: Any = robot.robot.contacts  # type: ignore[union-attr]  # a Robot here
