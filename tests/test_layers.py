@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hsa_elastica"
 LAYERS = {
     "params": 0,
     "compat": 0,
+    "kernel_cache": 0,
     "data": 0,
     "presets": 0,
     "physics": 1,

@@ -1,0 +1,121 @@
+"""numba's on-disk kernel cache kept in step with the package's sources.
+
+numba keys a cached kernel on the modification time and size of the file that defines it, not
+on the kernels it calls: after an update that changes a kernel in one module (``git pull``, an
+edit), a cached caller in another module keeps running the old callee's machine code, silently.
+:func:`ensure_fresh_cache` closes that gap: it hashes every source file of the package (with
+the numba and PyElastica versions), compares the digest with the one stored beside the cache,
+and when they differ removes the package's cached kernels (``*.nbi`` index and ``*.nbc`` data
+files of its kernel modules) before any kernel module is imported, so that every kernel is
+compiled again from the present sources.  It runs once per process, when
+:mod:`hsa_elastica.physics` or :mod:`hsa_elastica.engines` is first imported (every module that
+defines a kernel imports one of them first); hashing the sources costs a few milliseconds.  A cache that cannot be written is left to
+:mod:`hsa_elastica.io.numba_cache`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+from pathlib import Path
+
+__all__ = ["STAMP_NAME", "ensure_fresh_cache", "kernel_files", "sources_digest"]
+
+#: the file beside the cache that holds the digest of the sources it was compiled from
+STAMP_NAME = "hsa_elastica-sources.sha256"
+
+PACKAGE = Path(__file__).resolve().parent
+
+_CHECKED = False
+
+
+def _version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+def sources_digest(root: Path = PACKAGE) -> str:
+    """SHA-256 of every ``*.py`` file under ``root`` (relative path and bytes, in sorted
+    order) with the installed numba and PyElastica versions."""
+    h = hashlib.sha256()
+    for name in ("numba", "pyelastica"):
+        h.update(f"{name}={_version(name)}\n".encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def kernel_files(root: Path = PACKAGE) -> list[Path]:
+    """The source files under ``root`` that define numba kernels (they mention ``njit``)."""
+    return sorted(p for p in root.rglob("*.py") if b"njit" in p.read_bytes())
+
+
+def _cache_dir(source: Path) -> Path | None:
+    """The directory numba caches the kernels of ``source`` in (its own locators: the
+    ``NUMBA_CACHE_DIR`` tree, the ``__pycache__`` beside the file or the user's cache); None
+    if numba finds none it can write."""
+    from numba.core.caching import FunctionCache
+
+    namespace: dict[str, object] = {}
+    exec(compile("def probe():\n    pass\n", str(source), "exec"), namespace)  # noqa: S102
+    try:
+        return Path(FunctionCache(namespace["probe"]).cache_path)
+    except (RuntimeError, OSError, AttributeError):
+        return None
+
+
+def _remove_cached(source: Path, directory: Path) -> int:
+    """Remove numba's cache files of the kernels defined in ``source`` from ``directory``
+    (named ``<module>.<qualname>-<line>.pyXY.nbi`` and ``....N.nbc``); how many went."""
+    removed = 0
+    prefix = source.stem + "."
+    for path in directory.glob(prefix + "*"):
+        if path.suffix in (".nbi", ".nbc"):
+            try:
+                path.unlink()
+                removed += 1
+            except FileNotFoundError:  # another process removed it first
+                pass
+    return removed
+
+
+def ensure_fresh_cache(root: Path = PACKAGE) -> int:
+    """Remove the package's cached kernels if they were compiled from other sources than the
+    present ones (module doc); the number of cache files removed.  Once per process for the
+    installed package; ``HSA_ELASTICA_CACHE_CHECK=0`` turns the check off."""
+    global _CHECKED
+    if root == PACKAGE:
+        if _CHECKED or os.environ.get("HSA_ELASTICA_CACHE_CHECK", "1") == "0":
+            return 0
+        _CHECKED = True
+    files = kernel_files(root)
+    if not files:
+        return 0
+    stamp_dir = _cache_dir(files[0])
+    if stamp_dir is None:
+        return 0
+    stamp = stamp_dir / STAMP_NAME
+    digest = sources_digest(root)
+    try:
+        if stamp.read_text().strip() == digest:
+            return 0
+    except OSError:
+        pass
+    removed = 0
+    for source in files:
+        directory = _cache_dir(source)
+        if directory is not None and directory.is_dir():
+            removed += _remove_cached(source, directory)
+    try:
+        stamp_dir.mkdir(parents=True, exist_ok=True)
+        tmp = stamp.with_name(f"{STAMP_NAME}.{os.getpid()}.tmp")
+        tmp.write_text(digest + "\n")
+        tmp.replace(stamp)
+    except OSError:
+        pass
+    return removed
