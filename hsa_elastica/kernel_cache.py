@@ -3,13 +3,14 @@
 numba keys a cached kernel on the modification time and size of the file that defines it, not
 on the kernels it calls: after an update that changes a kernel in one module (``git pull``, an
 edit), a cached caller in another module keeps running the old callee's machine code, silently.
-:func:`ensure_fresh_cache` closes that gap: it hashes every source file of the package (with
-the numba and PyElastica versions), compares the digest with the one stored beside the cache,
-and when they differ removes the package's cached kernels (``*.nbi`` index and ``*.nbc`` data
-files of its kernel modules) before any kernel module is imported, so that every kernel is
-compiled again from the present sources.  It runs once per process, when
-:mod:`hsa_elastica.physics` or :mod:`hsa_elastica.engines` is first imported (every module that
-defines a kernel imports one of them first); hashing the sources costs a few milliseconds.  A cache that cannot be written is left to
+:func:`ensure_fresh_cache` closes that gap: it hashes the package's source files a kernel can
+depend on (the layers up to ``engines``, :data:`KERNEL_PARTS`) with the numba and PyElastica
+versions, compares the digest with the one stored beside the cache, and when they differ
+removes the package's cached kernels (``*.nbi`` index and ``*.nbc`` data files of its kernel
+modules), so that every kernel is compiled again from the present sources.  It runs once per
+process, when :mod:`hsa_elastica.physics` or :mod:`hsa_elastica.engines` is first imported
+(every module that defines a kernel imports one of them first, before any kernel is called);
+hashing the sources costs tens of milliseconds.  A cache that cannot be written is left to
 :mod:`hsa_elastica.io.numba_cache`.
 """
 
@@ -20,12 +21,19 @@ import importlib.metadata
 import os
 from pathlib import Path
 
-__all__ = ["STAMP_NAME", "ensure_fresh_cache", "kernel_files", "sources_digest"]
+__all__ = ["KERNEL_PARTS", "STAMP_NAME", "ensure_fresh_cache", "kernel_files", "sources_digest"]
 
 #: the file beside the cache that holds the digest of the sources it was compiled from
 STAMP_NAME = "hsa_elastica-sources.sha256"
 
 PACKAGE = Path(__file__).resolve().parent
+
+#: the parts of the package a kernel can depend on: the layers up to ``engines``
+#: (``docs/architecture.md``; a kernel module may import only from its own or lower layers, and
+#: ``tests/test_layers.py`` enforces it), so that an edit in ``robots/``, ``cli/`` and above does
+#: not discard the cache
+KERNEL_PARTS = ("params", "compat.py", "kernel_cache.py", "data", "presets", "physics", "spcs",
+                "io", "engines")
 
 _CHECKED = False
 
@@ -37,13 +45,21 @@ def _version(name: str) -> str:
         return "absent"
 
 
+def _sources(root: Path) -> list[Path]:
+    """The ``*.py`` files under ``root`` (for the package: those of :data:`KERNEL_PARTS`)."""
+    files = sorted(root.rglob("*.py"))
+    if root != PACKAGE:
+        return files
+    return [p for p in files if p.relative_to(root).parts[0] in KERNEL_PARTS]
+
+
 def sources_digest(root: Path = PACKAGE) -> str:
-    """SHA-256 of every ``*.py`` file under ``root`` (relative path and bytes, in sorted
-    order) with the installed numba and PyElastica versions."""
+    """SHA-256 of the source files kernels can depend on under ``root`` (relative path and
+    bytes, in sorted order) with the installed numba and PyElastica versions."""
     h = hashlib.sha256()
     for name in ("numba", "pyelastica"):
         h.update(f"{name}={_version(name)}\n".encode())
-    for path in sorted(root.rglob("*.py")):
+    for path in _sources(root):
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes())
         h.update(b"\0")
@@ -52,7 +68,7 @@ def sources_digest(root: Path = PACKAGE) -> str:
 
 def kernel_files(root: Path = PACKAGE) -> list[Path]:
     """The source files under ``root`` that define numba kernels (they mention ``njit``)."""
-    return sorted(p for p in root.rglob("*.py") if b"njit" in p.read_bytes())
+    return [p for p in _sources(root) if b"njit" in p.read_bytes()]
 
 
 def _cache_dir(source: Path) -> Path | None:

@@ -17,7 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from hsa_elastica.kernel_cache import STAMP_NAME, ensure_fresh_cache, kernel_files, sources_digest
+from hsa_elastica.kernel_cache import (
+    KERNEL_PARTS,
+    PACKAGE,
+    STAMP_NAME,
+    ensure_fresh_cache,
+    kernel_files,
+    sources_digest,
+)
 
 A = "from numba import njit\nfrom kc_demo.b import g\n\n\n@njit(cache=True)\ndef f():\n    return g() + 10\n"
 B = "from numba import njit\n\n\n@njit(cache=True)\ndef g():\n    return {value}\n"
@@ -94,3 +101,10 @@ def test_stale_cache_files_go_and_a_fresh_cache_stays(tmp_path: Path, monkeypatc
     finally:
         monkeypatch.delenv("NUMBA_CACHE_DIR")
         config.reload_config()
+
+
+def test_every_kernel_of_the_package_is_in_the_digest() -> None:
+    """A kernel outside the hashed parts would escape the check (and its layer rule)."""
+    every = {p for p in PACKAGE.rglob("*.py") if b"njit" in p.read_bytes()}
+    assert every == set(kernel_files())
+    assert {p.relative_to(PACKAGE).parts[0] for p in every} <= set(KERNEL_PARTS)
