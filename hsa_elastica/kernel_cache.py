@@ -17,7 +17,7 @@ hashing the sources costs tens of milliseconds.  A cache that cannot be written 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
+import importlib.util
 import os
 from pathlib import Path
 
@@ -38,37 +38,53 @@ KERNEL_PARTS = ("params", "compat.py", "kernel_cache.py", "data", "presets", "ph
 _CHECKED = False
 
 
-def _version(name: str) -> str:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
+def _installed(name: str) -> str:
+    """Where module ``name`` is installed and its ``__init__`` file's size and time stamp
+    (an upgrade rewrites it), without importing it or reading package metadata (slow)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
         return "absent"
+    stat = os.stat(spec.origin)
+    return f"{spec.origin}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def _sources(root: Path) -> list[Path]:
-    """The ``*.py`` files under ``root`` (for the package: those of :data:`KERNEL_PARTS`)."""
-    files = sorted(root.rglob("*.py"))
-    if root != PACKAGE:
-        return files
-    return [p for p in files if p.relative_to(root).parts[0] in KERNEL_PARTS]
+def _sources(root: Path) -> list[tuple[str, bytes]]:
+    """The ``*.py`` files under ``root`` (for the package: those of :data:`KERNEL_PARTS`) as
+    sorted ``(relative path, bytes)``."""
+    out = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(top, root)
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
+            if root == PACKAGE and path.split("/", 1)[0] not in KERNEL_PARTS:
+                continue
+            with open(os.path.join(top, name), "rb") as f:
+                out.append((path, f.read()))
+    return sorted(out)
 
 
-def sources_digest(root: Path = PACKAGE) -> str:
+def sources_digest(root: Path = PACKAGE, sources: list[tuple[str, bytes]] | None = None) -> str:
     """SHA-256 of the source files kernels can depend on under ``root`` (relative path and
-    bytes, in sorted order) with the installed numba and PyElastica versions."""
+    bytes, in sorted order; ``sources``: those already read) with the installed numba and
+    PyElastica."""
     h = hashlib.sha256()
-    for name in ("numba", "pyelastica"):
-        h.update(f"{name}={_version(name)}\n".encode())
-    for path in _sources(root):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
+    for name in ("numba", "elastica"):
+        h.update(f"{name}={_installed(name)}\n".encode())
+    for path, data in _sources(root) if sources is None else sources:
+        h.update(path.encode() + b"\0")
+        h.update(data)
         h.update(b"\0")
     return h.hexdigest()
 
 
-def kernel_files(root: Path = PACKAGE) -> list[Path]:
+def kernel_files(root: Path = PACKAGE, sources: list[tuple[str, bytes]] | None = None
+                 ) -> list[Path]:
     """The source files under ``root`` that define numba kernels (they mention ``njit``)."""
-    return [p for p in _sources(root) if b"njit" in p.read_bytes()]
+    return [root / path for path, data in (_sources(root) if sources is None else sources)
+            if b"njit" in data]
 
 
 def _cache_dir(source: Path) -> Path | None:
@@ -109,14 +125,15 @@ def ensure_fresh_cache(root: Path = PACKAGE) -> int:
         if _CHECKED or os.environ.get("HSA_ELASTICA_CACHE_CHECK", "1") == "0":
             return 0
         _CHECKED = True
-    files = kernel_files(root)
+    sources = _sources(root)
+    files = kernel_files(root, sources)
     if not files:
         return 0
     stamp_dir = _cache_dir(files[0])
     if stamp_dir is None:
         return 0
     stamp = stamp_dir / STAMP_NAME
-    digest = sources_digest(root)
+    digest = sources_digest(root, sources)
     try:
         if stamp.read_text().strip() == digest:
             return 0
