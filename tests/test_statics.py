@@ -266,3 +266,20 @@ def test_check_only_stability_uses_superlu_to_round_off(monkeypatch: pytest.Monk
         lams.append(solver.stability(a, 3, vectors=False)[0])
     assert lams[0] > 0.0
     assert lams[0] == pytest.approx(lams[1], rel=1e-8)
+
+
+def test_a_free_rigid_twist_is_neutral_not_unstable() -> None:
+    """A rod whose base turns freely and whose far end is free can turn about its own (vertical)
+    axis at no cost: one eigenvalue of ``M^-1 K`` is exactly zero, its computed sign round-off
+    (-1.2e-11 1/s^2 here).  That mode is neutral: the straight rod is a stable pose and the
+    reported eigenvalue is the next mode's (thousands of 1/s^2, not round-off)."""
+    from hsa_elastica.engines.statics_stability import stability
+    from hsa_elastica.params.presets import table1_rod_params
+    from hsa_elastica.robots.rod_statics import RodStaticSolver
+
+    setup = RodStaticSolver(table1_rod_params(6), base="free_twist", distal="free")
+    out = setup.solve(torque=0.0)
+    assert out.converged and out.stable
+    lam, vec = stability(setup.solver, np.zeros(1), 4)
+    assert lam > 1.0  # 1/s^2: the first deformation mode, not the rigid twist
+    assert vec.shape == (setup.solver.n,)

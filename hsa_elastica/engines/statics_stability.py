@@ -20,6 +20,13 @@ __all__ = ["stability", "stabilize"]
 #: buckling onset), and gives up after about 40 when the spectrum is positive
 NEGATIVE_SEARCH_RESTARTS = 4
 
+#: an eigenvalue smaller in magnitude than this fraction of the largest of those found is a
+#: zero mode (a rigid motion the supports leave free, such as the twist of a rod whose base
+#: turns freely and whose far end is free: -1.2e-11 against 4e3 1/s^2, its sign round-off),
+#: neutral rather than unstable; a pose near a buckling onset keeps its small eigenvalue (1e-3
+#: 1/s^2 is 1e-6 of the others, far above this)
+ZERO_MODE = 1e-9
+
 
 def stability(solver: Any, angles: NDArray[np.float64], k: int = 3, *, vectors: bool = True
               ) -> tuple[float, NDArray[np.float64]]:
@@ -33,7 +40,8 @@ def stability(solver: Any, angles: NDArray[np.float64], k: int = 3, *, vectors: 
     buckling onset the unstable modes' eigenvalues are larger in magnitude than the smallest
     positive ones (a robot pressed on a frictionless plate: -9.5e4 against +2.8e4, 1/s^2), so
     the ``k`` nearest zero were all positive and the pose was called stable.  A negative one
-    found there is returned instead."""
+    found there is returned instead.  Zero modes (rigid motions the supports leave free) are
+    neutral: they are left out (:data:`ZERO_MODE`)."""
     a = np.asarray(angles, dtype=np.float64)
     lu = getattr(solver, "_lu", None)
     if lu is None:
@@ -59,16 +67,23 @@ def stability(solver: Any, angles: NDArray[np.float64], k: int = 3, *, vectors: 
         return _lowest(every, every_vec if vectors else None, s)
     vals: NDArray[Any] = res[0] if vectors else res
     vecs: NDArray[Any] | None = res[1] if vectors else None
-    if np.min(np.real(vals)) > 0.0:
+    lowest = _lowest(vals, vecs, s)
+    if lowest[0] > 0.0:
         far = _negative_far_from_zero(dummy, op_inv, n, vectors)
-        if far is not None:
+        scale = ZERO_MODE * np.abs(np.real(vals)).max(initial=0.0)
+        if far is not None and abs(np.real(far[0][0])) > scale:  # not the zero mode again
             return _lowest(far[0], far[1], s)
-    return _lowest(vals, vecs, s)
+    return lowest
 
 
 def _lowest(vals: NDArray[Any], vecs: NDArray[Any] | None, s: NDArray[np.float64]
             ) -> tuple[float, NDArray[np.float64]]:
-    i = int(np.argmin(np.real(vals)))
+    """The smallest real part among ``vals`` that is not a zero mode (:data:`ZERO_MODE`;
+    all of them if every one is), and its eigenvector (real part, unknowns' layout)."""
+    re = np.real(np.asarray(vals))
+    keep = np.abs(re) > ZERO_MODE * np.abs(re).max(initial=0.0)
+    re = np.where(keep, re, np.inf) if keep.any() else re
+    i = int(np.argmin(re))
     vec = np.asarray(vecs[:, i].real * s) if vecs is not None else np.zeros(0)
     return float(np.real(vals[i])), vec
 
