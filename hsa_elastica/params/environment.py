@@ -250,7 +250,12 @@ class EnvironmentParams(_ParamsBase):
         object.__setattr__(self, "objects", _objects(self.objects))
         c = self.rod_contact
         if isinstance(c, dict):
-            c = ContactParams.from_dict(c, where="EnvironmentParams.rod_contact")
+            where = "EnvironmentParams.rod_contact"
+            try:
+                c = ContactParams.from_dict(c, where=where)
+            except ParameterError as e:  # name the field of the environment (one line)
+                text = str(e)
+                raise ParameterError(text if text.startswith(where) else f"{where}: {text}") from None
         elif c is not None and not isinstance(c, ContactParams):
             raise ParameterError(
                 f"EnvironmentParams.rod_contact = {_short(c)} is invalid: must be None (no "

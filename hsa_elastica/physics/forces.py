@@ -291,12 +291,12 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
     rule = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
     if kind == ROD_ROD:  # rod A (from node s, m nodes) against rod B (index[i, 3:5])
         sb, mb = index[i, 3], index[i, 4]
-        a = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
-                          pts[i, 0, : m - 1], pts[i, 2, : m - 1])
-        b = ContactPoints(rod.position[:, sb : sb + mb], rod.velocity[:, sb : sb + mb],
-                          pts[i, 1, : mb - 1], pts[i, 3, : mb - 1])
+        one = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
+                            pts[i, 0, : m - 1], pts[i, 2, : m - 1])
+        two = ContactPoints(rod.position[:, sb : sb + mb], rod.velocity[:, sb : sb + mb],
+                            pts[i, 1, : mb - 1], pts[i, 3, : mb - 1])
         pair_out = ContactOutput(output[i, 0:3, :m], output[i, 3, : m - 1], output[i, 4, : m - 1])
-        rod_rod_forces(a, b, rule, rod.external_forces[:, sb : sb + mb], pair_out)
+        rod_rod_forces(one, two, rule, rod.external_forces[:, sb : sb + mb], pair_out)
         fa = rod.external_forces
         for k in range(3):
             for p in range(m):

@@ -45,9 +45,10 @@ def _is_rod(system: Any) -> bool:
 
 def element_arrays(rod: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The elements' radii [m] and masses [kg] (the mean of their two nodes' masses) of a
-    rod."""
+    rod, copies: the contact keeps the radii of its first evaluation (as ``RodContact`` does;
+    PyElastica rescales a stretched element's radius at every step)."""
     mass = np.asarray(rod.mass, dtype=np.float64)
-    return (np.ascontiguousarray(np.asarray(rod.radius, dtype=np.float64)),
+    return (np.array(rod.radius, dtype=np.float64, copy=True),
             np.ascontiguousarray(0.5 * (mass[:-1] + mass[1:])))
 
 
