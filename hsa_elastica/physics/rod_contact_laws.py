@@ -173,12 +173,16 @@ def rod_rod_forces(
     for i in range(ra.shape[0]):
         if _apart(xa, i, box_b, ra[i]):
             continue
+        lo0, hi0 = min(xa[0, i], xa[0, i + 1]), max(xa[0, i], xa[0, i + 1])
+        lo1, hi1 = min(xa[1, i], xa[1, i + 1]), max(xa[1, i], xa[1, i + 1])
+        lo2, hi2 = min(xa[2, i], xa[2, i + 1]), max(xa[2, i], xa[2, i + 1])
         for j in range(rb.shape[0]):
-            grow = ra[i] + rb[j] + reach
-            box_j = (min(xb[0, j], xb[0, j + 1]), min(xb[1, j], xb[1, j + 1]),
-                     min(xb[2, j], xb[2, j + 1]), max(xb[0, j], xb[0, j + 1]),
-                     max(xb[1, j], xb[1, j + 1]), max(xb[2, j], xb[2, j + 1]))
-            if _apart(xa, i, box_j, grow):
+            grow = ra[i] + rb[j] + reach  # element j's box against element i's, grown
+            if (max(xb[0, j], xb[0, j + 1]) < lo0 - grow or min(xb[0, j], xb[0, j + 1]) > hi0 + grow
+                    or max(xb[1, j], xb[1, j + 1]) < lo1 - grow
+                    or min(xb[1, j], xb[1, j + 1]) > hi1 + grow
+                    or max(xb[2, j], xb[2, j + 1]) < lo2 - grow
+                    or min(xb[2, j], xb[2, j + 1]) > hi2 + grow):
                 continue
             exact += 1
             mass = ma[i] * mb[j] / (ma[i] + mb[j])
