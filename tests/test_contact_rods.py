@@ -183,6 +183,41 @@ def test_rod_resting_across_two_rods_carries_its_weight(executor: str) -> None:
     assert not refs[2].instance.in_contact.any()  # B1 and B2 are 10 cm apart
 
 
+def test_rod_lying_along_another_carries_its_weight() -> None:
+    """The degenerate case of the closest points: A lying along B (held at its ends), their
+    elements aligned (parallel segments: every pair touches at the middle of its overlap, the
+    neighbouring pairs at the shared nodes).  The normal force is A's weight (0.5 %, the
+    damped settling as across two rods), with no sideways push; A sinks into B by less than a
+    fifth of what one crossing carrying half of the weight would (a line contact, not a
+    point)."""
+    sim = _Sim()
+    a = _rod([-0.105, 0.0, 2 * R], [1, 0, 0], [0, 0, 1], n=21)
+    b = _rod([-0.105, 0.0, 0.0], [1, 0, 0], [0, 0, 1], n=21)
+    sim.append(a)
+    sim.append(b)
+    sim.constrain(b).using(FixedConstraint, constrained_position_idx=(0, -1),
+                           constrained_director_idx=(0, -1))
+    sim.dampen(b).using(AnalyticalLinearDamper, uniform_damping_constant=20.0, time_step=DT)
+    sim.add_forcing_to(a).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
+    sim.dampen(a).using(AnalyticalLinearDamper, uniform_damping_constant=DAMPING, time_step=DT)
+    ref = add_rod_contacts(sim, [a, b], ContactParams(stiffness=1e3, smoothing_length=1e-5,
+                                                      damping_ratio=0.5))[0]
+    sim.finalize()
+    FusedEngine(compile_simulator(sim), DT).run_steps(6000, 0.0)
+    weight = float(np.sum(a.mass)) * G
+    load = ref.instance.total_force
+    print("parallel: normal / weight", load[2] / weight, "smallest gap", ref.instance.gap.min())
+    assert load[2] == pytest.approx(weight, rel=5e-3)
+    assert abs(load[0]) + abs(load[1]) < 1e-6 * weight
+    # every element of A touches but the end ones (over B's clamps, where B's sag bends most)
+    assert ref.instance.in_contact[1:-1].all()
+    # a crossing carrying half the weight sinks l ln(exp(W / (2 k l)) - 1) = 8.1 l; spread
+    # over the 21 elements (and their neighbours at the shared nodes) A sinks 0.4 l
+    sink = 1e-5 * math.log(math.expm1(0.5 * weight / (1e3 * 1e-5)))
+    print("parallel sink / crossing sink", -ref.instance.gap.min() / sink)
+    assert -ref.instance.gap.min() < 0.2 * sink
+
+
 def _mean_velocity_y(a: CosseratRod) -> float:
     return float(np.sum(a.mass * a.velocity_collection[1]) / np.sum(a.mass))
 
