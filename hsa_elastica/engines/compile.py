@@ -7,7 +7,7 @@ PyElastica's call order.  The operator instances are read through their public a
 where PyElastica keeps things private (feature groups, memory-block layout, damper factors) the
 access goes through :mod:`hsa_elastica.compat`.  Only the package's own operators and
 PyElastica's ``GravityForces`` / ``AnalyticalLinearDamper`` are supported (the contact law's
-``RodContact`` / ``BodyContact`` / ``ObjectContact`` included; PyElastica's own contact classes are not); anything else raises
+``RodContact`` / ``BodyContact`` / ``ObjectContact`` / ``RodRodContact`` included; PyElastica's own contact classes are not); anything else raises
 :class:`FastPathUnsupported` naming it.  This module walks the operators and writes the
 programs; the per-law tables are built by :mod:`hsa_elastica.engines.compile_tables`.
 """
@@ -41,6 +41,7 @@ from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
 from hsa_elastica.physics.contact import BodyContact, RodContact, contact_table
 from hsa_elastica.physics.object_contact import ObjectContact
+from hsa_elastica.physics.rod_contact import RodRodContact
 from hsa_elastica.physics.joints import PlatformJoint
 from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.kelvin_voigt_damper import KelvinVoigtDamping
@@ -276,7 +277,7 @@ class _Compiler(TableBuilder):
                 sync += self._forcing_rows(inst, method, kw)
             elif not isinstance(inst, (MountReaction, EndpointForces, AxialCompressionLaw,
                                        GravityForces, RodContact, BodyContact,
-                                       ObjectContact)):
+                                       ObjectContact, RodRodContact)):
                 raise FastPathUnsupported(
                     f"forcing/connection {type(inst).__name__} is not supported by the fast path"
                 )
@@ -306,7 +307,7 @@ class _Compiler(TableBuilder):
                 raise FastPathUnsupported("AxialCompressionLaw on a system outside the rod block")
             self._compression.append((inst, kw["system"]))
             return [(OP_COMPRESSION, len(self._compression) - 1)]
-        if isinstance(inst, (RodContact, BodyContact, ObjectContact)):
+        if isinstance(inst, (RodContact, BodyContact, ObjectContact, RodRodContact)):
             return [(OP_CONTACT, self._contact_row(inst, kw["system"]))]
         if isinstance(inst, GravityForces):
             system = kw["system"]
@@ -328,6 +329,12 @@ class _Compiler(TableBuilder):
         """Row of a contact forcing: a rod's nodes (from its first node) or a body's points;
         against an object, the object's index in the body block too."""
         obj = -1
+        if isinstance(inst, RodRodContact):  # obj: the other rod's first node
+            if not self._is_rod(system) or not self._is_rod(inst.other):
+                raise FastPathUnsupported("RodRodContact between systems outside the rod block")
+            self._contacts.append((inst, system, self._rod_offsets(system)[0],
+                                   self._rod_offsets(inst.other)[0]))
+            return len(self._contacts) - 1
         if isinstance(inst, ObjectContact):
             if not self._is_body(inst.body):
                 raise FastPathUnsupported("ObjectContact.body is not a rigid body of the simulator")

@@ -55,6 +55,7 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
     OP_MOUNT_REACTION,
+    ROD_ROD,
     ForcingTables,
 )
 
@@ -355,7 +356,12 @@ def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
             block(u, u)
         elif code == OP_CONTACT:
             system, is_body, m = (int(x) for x in contacts.ids[i, :3])
-            if is_body:
+            if is_body == ROD_ROD:  # every node of rod A with every node of rod B
+                sb, mb = (int(x) for x in contacts.ids[i, 3:5])
+                nodes = np.r_[system : system + m, sb : sb + mb]
+                u = np.nonzero((kind == KIND_NODE) & np.isin(index, nodes))[0]
+                block(u, u)
+            elif is_body:
                 u = body(system)
                 block(u, u)
             else:

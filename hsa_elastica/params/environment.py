@@ -208,10 +208,14 @@ def _objects(items: Any) -> tuple[ObjectParams, ...]:
 class EnvironmentParams(_ParamsBase):
     """The fixed obstacles of a scene (a tuple of plane, sphere and capsule records; a mapping
     with ``kind: plane | sphere | capsule`` and the record's fields is accepted too) and the
-    free objects in it (:class:`ObjectParams`, or mappings of their fields)."""
+    free objects in it (:class:`ObjectParams`, or mappings of their fields), and
+    ``rod_contact``: the law between the rods of a robot (:class:`ContactParams` or a mapping of
+    its fields; None, the default: the rods pass through each other; docs/contact.md, "Rod
+    against rod")."""
 
     obstacles: tuple[Any, ...] = ()
     objects: tuple[Any, ...] = ()
+    rod_contact: Any = None
 
     def __post_init__(self) -> None:
         items = self.obstacles
@@ -244,6 +248,20 @@ class EnvironmentParams(_ParamsBase):
             out.append(item)
         object.__setattr__(self, "obstacles", tuple(out))
         object.__setattr__(self, "objects", _objects(self.objects))
+        c = self.rod_contact
+        if isinstance(c, dict):
+            where = "EnvironmentParams.rod_contact"
+            try:
+                c = ContactParams.from_dict(c, where=where)
+            except ParameterError as e:  # name the field of the environment (one line)
+                text = str(e)
+                raise ParameterError(text if text.startswith(where) else f"{where}: {text}") from None
+        elif c is not None and not isinstance(c, ContactParams):
+            raise ParameterError(
+                f"EnvironmentParams.rod_contact = {_short(c)} is invalid: must be None (no "
+                "contact between the rods) or a ContactParams (or a mapping of its fields)"
+            )
+        object.__setattr__(self, "rod_contact", c)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"obstacles": [{"kind": ..., fields...}, ...]}`` (and ``"objects"`` when there
@@ -253,4 +271,6 @@ class EnvironmentParams(_ParamsBase):
             "obstacles": [{"kind": kinds[type(o)], **o.to_dict()} for o in self.obstacles]}
         if self.objects:
             out["objects"] = [o.to_dict() for o in self.objects]
+        if self.rod_contact is not None:
+            out["rod_contact"] = self.rod_contact.to_dict()
         return out

@@ -298,9 +298,11 @@ class RobotParams(_ParamsBase):
             object.__setattr__(self, name, tuple(float(x) for x in v))
 
     def to_dict(self) -> dict[str, Any]:
-        """Nested plain dictionary; the ``environment`` section only when it has obstacles."""
+        """Nested plain dictionary; the ``environment`` section only when it has obstacles,
+        objects or a rod contact."""
         out = super().to_dict()
-        if not self.environment.obstacles and not self.environment.objects:
+        env = self.environment
+        if not env.obstacles and not env.objects and env.rod_contact is None:
             del out["environment"]
         return out
 

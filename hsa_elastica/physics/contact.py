@@ -375,6 +375,8 @@ def step_limits(op: Any, system: Any) -> tuple[float, float]:
     ``lambda`` its largest rate.  A rod's nodes count with their own masses (the rod's elastic
     forces not included: its own limit is the time-step check's); a rigid body's points through
     its mass and inertia (6x6).  ``inf``: nothing touches."""
+    if hasattr(op, "step_limits"):  # a rod against a rod (physics/rod_contact.py)
+        return op.step_limits(system)  # type: ignore[no-any-return]
     geometry, law = None, op._law_params()
     if isinstance(op, RodContact):
         pts = _rod_points(system, op.nodes)
@@ -451,17 +453,24 @@ def _row_kind(op: Any) -> int:
 
 def contact_table(items: list[tuple[Any, Any, int, int]]) -> ContactTable:
     """The :class:`ContactTable` of contact operators ``(operator, system, start, obj)``: a
-    ``RodContact``, ``BodyContact`` or ``ObjectContact`` (physics/object_contact.py); ``start``
+    ``RodContact``, ``BodyContact``, ``ObjectContact`` (physics/object_contact.py) or
+    ``RodRodContact`` (physics/rod_contact.py, its own row layout); ``start``
     the rod's first node or the body's index in its memory block; ``obj`` the index of the
-    body an ``ObjectContact`` touches, -1 for a fixed obstacle.  Each operator's sensor arrays
+    body an ``ObjectContact`` touches (the other rod's first node of a ``RodRodContact``), -1
+    for a fixed obstacle.  Each operator's sensor arrays
     (``force``, ``gap``, ``slip`` and what derives from them) become views of its row, so that
     they read what the compiled force evaluation wrote last."""
     n = len(items)
-    points = [_compiled_points(op, system) for op, system, _, _ in items]
-    width = max([p.radius.size for p in points], default=1)
+    widths = [op.row_width(system) if hasattr(op, "table_row") else
+              _compiled_points(op, system).radius.size for op, system, _, _ in items]
+    width = max(widths, default=1)
     table = ContactTable(ids=np.zeros((n, 5), dtype=np.int64), params=np.zeros((n, 14)),
                          points=np.zeros((n, 11, width)), output=np.zeros((n, 5, width)))
-    for k, ((op, _, start, obj), p) in enumerate(zip(items, points)):
+    for k, (op, system, start, obj) in enumerate(items):
+        if hasattr(op, "table_row"):  # a rod against a rod (physics/rod_contact.py)
+            op.table_row(system, table, k, (start, obj))
+            continue
+        p = _compiled_points(op, system)
         m = p.radius.size
         if obj >= 0:  # an object's obstacle: its pose is written at every evaluation
             kind, radius, length = op.shape

@@ -47,6 +47,7 @@ __all__ = [
     "geometry_record",
     "contact_forces",
     "contact_tangent",
+    "law_force",
     "body_points",
     "body_wrench",
     "FAR_SMOOTHING_LENGTHS",
@@ -217,6 +218,27 @@ def _point_state(
 # the law's kernels
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)  # type: ignore[misc]
+def law_force(
+    g: float, n0: float, n1: float, n2: float, v0: float, v1: float, v2: float, mass: float,
+    law: ContactLaw,
+) -> tuple[float, float, float, float]:
+    """The law at one contact: gap ``g`` [m], unit normal ``n`` (pointing to the side the force
+    pushes), velocity ``v`` [m/s] relative to the other surface, mass ``mass`` [kg] (the
+    damping's critical rate) -> ``(f0, f1, f2, slip)``: the force [N]
+    ``(f_el - c s v_n) n - mu f_el v_t / rho`` and the tangential speed [m/s].  Every contact
+    of the package (obstacles, objects, rod against rod) evaluates its force here."""
+    f_el, s, _, _ = _normal_terms(g, law)
+    c = 2.0 * law.damping_ratio * math.sqrt(law.stiffness * mass)
+    vn = n0 * v0 + n1 * v1 + n2 * v2
+    t0, t1, t2 = v0 - n0 * vn, v1 - n1 * vn, v2 - n2 * vn
+    rho = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2 + law.slip_velocity * law.slip_velocity)
+    fn = f_el - c * s * vn
+    slip = math.sqrt(max(rho * rho - law.slip_velocity * law.slip_velocity, 0.0))
+    return (fn * n0 - law.mu * f_el * t0 / rho, fn * n1 - law.mu * f_el * t1 / rho,
+            fn * n2 - law.mu * f_el * t2 / rho, slip)
+
+
+@njit(cache=True)  # type: ignore[misc]
 def contact_forces(
     pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, out: ContactOutput
 ) -> None:
@@ -237,12 +259,11 @@ def contact_forces(
             gap[p] = phi - radius[p]
             slip[p] = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
             continue
-        g, n, _, _, f_el, s, _, _, c, vn, vt, rho = _point_state(x, v, radius[p], mass[p], gs, law, p)
-        fn = f_el - c * s * vn
-        for i in range(3):
-            force[i, p] = fn * n[i] - law.mu * f_el * vt[i] / rho
-        gap[p] = g
-        slip[p] = math.sqrt(max(rho * rho - law.slip_velocity * law.slip_velocity, 0.0))
+        f0, f1, f2, sp = law_force(phi - radius[p], n0, n1, n2, v[0, p], v[1, p], v[2, p],
+                                   mass[p], law)
+        force[0, p], force[1, p], force[2, p] = f0, f1, f2
+        gap[p] = phi - radius[p]
+        slip[p] = sp
 
 
 @njit(cache=True)  # type: ignore[misc]

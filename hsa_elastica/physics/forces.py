@@ -54,6 +54,7 @@ from hsa_elastica.physics.contact_laws import (
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.object_contact_laws import object_contact_forces, sphere_support
+from hsa_elastica.physics.rod_contact_laws import rod_rod_forces
 from hsa_elastica.physics.mount_kernels import (
     SystemView,
     block_view,
@@ -73,7 +74,7 @@ from hsa_elastica.physics.rod_kernels import (
 from hsa_elastica.physics.tables import (
     END_FIXED, END_TWIST_LOCK, OP_COMPRESSION, OP_CONTACT, OP_COUPLING, OP_COUPLING_TORQUE, OP_DAMP_BODY,
     OP_DAMP_ROD, OP_END, OP_GRAVITY_BODY, OP_GRAVITY_ROD, OP_JOINT_FORCE, OP_JOINT_TORQUE,
-    OP_LOAD, OP_MATERIAL_DAMPING, OP_MOTOR, OP_MOUNT_REACTION, STATUS_STIFFNESS,
+    OP_LOAD, OP_MATERIAL_DAMPING, OP_MOTOR, OP_MOUNT_REACTION, ROD_ROD, STATUS_STIFFNESS,
     BodyBlockArrays,
     BodyDamperTable,
     CompressionTable,
@@ -281,11 +282,26 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
     ``gap`` / ``slip``) added to the rod's nodes, or reduced to the body's force and torque
     (:func:`~hsa_elastica.physics.contact_laws.body_wrench`); against an object
     (:func:`~hsa_elastica.physics.object_contact_laws.object_contact_forces`) its reaction
-    added to the object.  ``rod`` / ``body``: views of the blocks (:func:`block_view`; the
+    added to the object; a rod against a rod (row kind ``ROD_ROD``,
+    :func:`~hsa_elastica.physics.rod_contact_laws.rod_rod_forces`) its force added to the first
+    rod's nodes and the reactions to the second's.  ``rod`` / ``body``: views of the blocks (:func:`block_view`; the
     whole block records passed to a kernel cost ~4 us per call in argument passing)."""
     index, par, pts, output = c
     s, kind, m, obj = index[i, 0], index[i, 1], index[i, 2], index[i, 4]
     rule = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+    if kind == ROD_ROD:  # rod A (from node s, m nodes) against rod B (index[i, 3:5])
+        sb, mb = index[i, 3], index[i, 4]
+        one = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
+                            pts[i, 0, : m - 1], pts[i, 2, : m - 1])
+        two = ContactPoints(rod.position[:, sb : sb + mb], rod.velocity[:, sb : sb + mb],
+                            pts[i, 1, : mb - 1], pts[i, 3, : mb - 1])
+        pair_out = ContactOutput(output[i, 0:3, :m], output[i, 3, : m - 1], output[i, 4, : m - 1])
+        rod_rod_forces(one, two, rule, rod.external_forces[:, sb : sb + mb], pair_out)
+        fa = rod.external_forces
+        for k in range(3):
+            for p in range(m):
+                fa[k, s + p] += pair_out.force[k, p]
+        return
     out = ContactOutput(output[i, 0:3, :m], output[i, 3, :m], output[i, 4, :m])
     if kind == 0:
         nodes = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],

@@ -10,6 +10,7 @@ systems, orientation errors up to ~1 rad and off-set attachment points of centim
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -36,6 +37,7 @@ from hsa_elastica.physics.joint_tangent import (
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import motor_torque_kernel
 from hsa_elastica.physics.object_contact_laws import object_contact_forces, object_contact_tangent
+from hsa_elastica.physics.rod_contact_laws import segment_pair_forces, segment_pair_tangent
 from hsa_elastica.physics.mounts import (
     free_twist_rest_orientation,
     mount_rest_orientation,
@@ -59,7 +61,7 @@ from hsa_elastica.physics.rod_tangent import (
 from hsa_elastica.physics.tables import CouplingTable, RodBlockArrays
 
 __all__ = ["LawCase", "turn", "rod_case", "auxetic_case", "contact_case", "joint_case",
-           "motor_mount_case", "twist_mount_case", "object_contact_case"]
+           "motor_mount_case", "twist_mount_case", "object_contact_case", "rod_contact_case"]
 
 Array = NDArray[np.float64]
 
@@ -259,6 +261,40 @@ def contact_case(rng: np.random.Generator) -> LawCase:
         return out
 
     return LawCase(9, forces, tangent, np.full(9, 1e-4 * law.smoothing_length))
+
+
+def rod_contact_case(rng: np.random.Generator) -> LawCase:
+    """Frictional contact of two crossing elements (5 mm long, radii 5 mm, at ~60 degrees,
+    the closest points inside both) within a smoothing length (0.1 mm) of touching, relative
+    speeds about the slip velocity (1 mm/s); unknowns: the four nodes (A's two, B's two)."""
+    law = ContactLaw(1e3, 1e-4, 0.3, 0.5, 1e-3)
+    ea = np.array([0.005, 0.0, 0.0005])
+    eb = 0.005 * np.array([0.5, math.sqrt(0.75), 0.0])
+    gap = 1e-4 * rng.uniform(-1.0, 1.0)
+    pb = np.array([0.0, 0.0, 0.0])
+    pa = pb + np.array([0.0, 0.0, 0.01 + gap]) + 1e-4 * rng.normal(size=3) * np.array([1, 1, 0])
+    s, t = rng.uniform(0.3, 0.7, 2)
+    x0 = np.stack([pa - s * ea, pa + (1 - s) * ea, pb - t * eb, pb + (1 - t) * eb], axis=1)
+    v0 = 1e-3 * rng.normal(size=(3, 4))
+    radii, mass = 0.01, 2e-4
+
+    def forces(dx: Array) -> Array:
+        f = np.zeros((3, 4))
+        segment_pair_forces(x0 + dx.reshape(3, 4, order="F"), v0, radii, mass, law, f)
+        return f.ravel(order="F")
+
+    def velocity_forces(dv: Array) -> Array:
+        f = np.zeros((3, 4))
+        segment_pair_forces(x0, v0 + dv.reshape(3, 4, order="F"), radii, mass, law, f)
+        return f.ravel(order="F")
+
+    def blocks() -> tuple[Array, Array]:
+        kx, kv = np.zeros((12, 12)), np.zeros((12, 12))
+        segment_pair_tangent(x0.copy(), v0.copy(), radii, mass, law, kx, kv)
+        return kx, kv
+
+    return LawCase(12, forces, lambda: blocks()[0], np.full(12, 1e-4 * law.smoothing_length),
+                   velocity_forces, lambda: blocks()[1], np.full(12, 1e-7))
 
 
 def object_contact_case(rng: np.random.Generator) -> LawCase:

@@ -14,8 +14,8 @@ A law whose forces depend on the velocities of its unknowns through a tangent th
 integrator uses (the joints' and mounts' dampers) registers its derivative wrt those
 velocities as well (``velocity_kernel``; the case's ``velocity_forces`` / ``velocity_tangent``,
 checked against central differences in the velocities); None: no such tangent (the rods'
-elastic forces do not depend on the velocities; the contact's velocity derivative is the
-contact kernel's own).
+elastic forces do not depend on the velocities; the obstacle contact's velocity derivative is
+the contact kernel's own; the rod contact's is checked).
 
 The configurations live in :mod:`hsa_elastica.physics.law_cases`.
 """
@@ -44,6 +44,7 @@ from hsa_elastica.physics.law_cases import (
     motor_mount_case,
     object_contact_case,
     rod_case,
+    rod_contact_case,
     turn,
     twist_mount_case,
 )
@@ -54,6 +55,7 @@ from hsa_elastica.physics.mounts import (
     twist_mount_torque_tangent,
 )
 from hsa_elastica.physics.object_contact_laws import object_contact_forces, object_contact_tangent
+from hsa_elastica.physics.rod_contact_laws import segment_pair_forces, segment_pair_tangent
 from hsa_elastica.physics.rod_kernels import internal_forces_inplace
 from hsa_elastica.physics.rod_tangent import rod_tangent_band
 
@@ -80,6 +82,10 @@ LAWS: tuple[LawTangent, ...] = (
     LawTangent("contact", contact_forces, contact_tangent, contact_case),
     LawTangent("object contact", object_contact_forces, object_contact_tangent,
                object_contact_case),
+    # rod against rod: one element pair, the closest points' motion included; its velocity
+    # tangent comes from the same kernel
+    LawTangent("rod contact", segment_pair_forces, segment_pair_tangent, rod_contact_case,
+               segment_pair_tangent),
     LawTangent("joint force", joint_force_kernel, joint_force_tangent,
                lambda rng: joint_case(rng, force=True), joint_force_velocity_tangent),
     LawTangent("joint couple", joint_torque_kernel, joint_torque_tangent,

@@ -28,6 +28,7 @@ __all__ = [
     "LoadTable",
     "CompressionTable",
     "ContactTable",
+    "ROD_ROD",
     "ROD_FIELDS",
     "ForcingTables",
     "ModelTables",
@@ -58,6 +59,9 @@ OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
 OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
 OP_MOUNT_REACTION = 14  # load of a body-mounted rod base handed to the body (MotorTable row)
 OP_CONTACT = 15  # contact of a rod's nodes or a body's points with an obstacle (ContactTable row)
+
+#: the ``ContactTable.ids`` system kind of a rod against a rod (physics/rod_contact.py)
+ROD_ROD = 3
 
 #: kinds of rod-end constraints (``EndTable.kind``)
 END_FIXED = 0  # node and element held (PyElastica's FixedConstraint)
@@ -293,7 +297,17 @@ class ContactTable(NamedTuple):
     point: a body point in the body frame, its lab position and velocity (work; a rod node's
     velocity relative to an object), the contact radius, the mass (reduced with an object's))
     and ``output`` (per point what the force kernel wrote last: force, gap, tangential speed;
-    the operator's sensor arrays are views of it)."""
+    the operator's sensor arrays are views of it).
+
+    A ``RodRodContact`` row (system kind :data:`ROD_ROD`) has its own layout: ``ids`` = (rod
+    A's first node in the block, ``ROD_ROD``, A's node count n_a, rod B's first node, B's node
+    count n_b); ``params[8:13]`` the law; ``points`` rows 0-3: A's element radii (n_a - 1),
+    B's element radii, A's element masses, B's element masses; ``output``: the force on A's
+    nodes (rows 0-2, n_a), per element of A its smallest gap to B (row 3) and the tangential
+    speed there (row 4).  The law couples every node of A with every node of B (a tangent's
+    scatter: the 12 x 12 block of each element pair in contact,
+    ``rod_contact_laws.segment_pair_tangent``, rows and columns A's nodes i, i + 1, B's j,
+    j + 1)."""
 
     ids: NDArray[np.int64]  # (n, 5): system, system kind, m, obstacle kind, object body
     params: NDArray[np.float64]  # (n, 14): origin (3) [m], direction (3), radius [m],

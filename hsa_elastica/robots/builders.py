@@ -317,14 +317,22 @@ def _add_obstacles(
     (``ParameterError`` if a system starts inside an obstacle).  A rod's end nodes are left
     out: the base node sits in the motor's hub (held by it) and the tip node in the platform,
     whose own points touch for it (a node's contact sphere, of the tube's radius, would reach
-    above the platform's top face).  Then the free objects (:func:`_add_objects`)."""
+    above the platform's top face).  Then the free objects (:func:`_add_objects`), then, with
+    ``environment.rod_contact``, a ``RodRodContact`` per pair of rods (in the order of
+    ``itertools.combinations``)."""
     from hsa_elastica.physics.contact import add_contact
 
     refs: list[OperatorRef[Any]] = []
     for obstacle in robot_params.environment.obstacles:
         refs += [add_contact(sim, rod, obstacle, nodes=(1, -1)) for rod in rods]
         refs.append(add_contact(sim, platform, obstacle))
-    return refs + _add_objects(sim, robot_params, rods)
+    refs += _add_objects(sim, robot_params, rods)
+    rod_contact = robot_params.environment.rod_contact
+    if rod_contact is not None:  # one RodRodContact per pair of rods (physics/rod_contact.py)
+        from hsa_elastica.physics.rod_contact import add_rod_contacts
+
+        refs += add_rod_contacts(sim, rods, rod_contact)
+    return refs
 
 
 def _add_objects(sim: HSASimulator, robot_params: RobotParams,
