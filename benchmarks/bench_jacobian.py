@@ -33,8 +33,13 @@ against dense differences (:func:`pattern_rows`, also alone with ``--pattern``).
   untimed run each first, then two in alternation): the real-time factor ``sim_time_s /
   wall_time_s`` of its ``summary.json`` (``--no-primitive``: skipped).
 
+``--contact``: the implicit integrator through contact (:func:`contact_rows`):
+``scenarios/push_object.py``'s scene, one Newton matrix of each kind 0.9 s in (the rods on the
+ball) and 1.5 s of the push on either matrix (wall time, real-time factor, evaluations and
+Newton matrices per step, the ball's travel).
+
 Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150] [--no-primitive]
-| --overheads | --pattern]
+| --overheads | --pattern | --contact]
 """
 
 from __future__ import annotations
