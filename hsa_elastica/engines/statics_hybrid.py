@@ -252,8 +252,9 @@ def joint_tangents(
     for p in range(ops.shape[0]):
         block[:] = 0.0
         if ops[p, 0] == OP_CONTACT:  # one contact point (physics/point_tangent.py)
-            contact_point_block(rod_view, body_view, model.tables.contacts, ops[p, 1], velocity,
-                                block)
+            if not contact_point_block(rod_view, body_view, model.tables.contacts, ops[p, 1],
+                                       velocity, block):
+                continue  # out of reach: no block
         else:
             _joint_block(angles, rod_view, body_view, joints, ops[p, 0], ops[p, 1], velocity,
                          block, work)

@@ -243,28 +243,53 @@ def _sk(a: Any, i: int, j: int) -> float:
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
+    """Whether point ``p`` of row ``i`` is beyond the law's reach (no force, no tangent:
+    :data:`~hsa_elastica.physics.contact_laws.FAR_SMOOTHING_LENGTHS`), from its position
+    alone and without allocating: most points of a scene are far at any time."""
+    index, par, pts, _ = c
+    s = index[i, 0]
+    gs = (index[i, 3], par[i, 0], par[i, 1], par[i, 2], par[i, 3], par[i, 4], par[i, 5],
+          par[i, 6], par[i, 7])
+    radius = pts[i, 9, p]
+    if kind == ROD_FIXED or kind == ROD_OBJECT:
+        x0, x1, x2 = rod.position[0, s + p], rod.position[1, s + p], rod.position[2, s + p]
+        if kind == ROD_OBJECT:  # a sphere about the object's centre
+            o = index[i, 4]
+            gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o], 0.0,
+                  0.0, 0.0, par[i, 6], 0.0)
+    elif kind == SPHERE_SUPPORT:  # the support point's gap is the centre's less the radius
+        x0, x1, x2 = body.position[0, s], body.position[1, s], body.position[2, s]
+        radius = par[i, 13]
+    else:
+        Q, loc = body.director[:, :, s], pts[i, 0:3, p]
+        x0 = body.position[0, s] + Q[0, 0] * loc[0] + Q[1, 0] * loc[1] + Q[2, 0] * loc[2]
+        x1 = body.position[1, s] + Q[0, 1] * loc[0] + Q[1, 1] * loc[1] + Q[2, 1] * loc[2]
+        x2 = body.position[2, s] + Q[0, 2] * loc[0] + Q[1, 2] * loc[1] + Q[2, 2] * loc[2]
+    phi = _surface(gs, x0, x1, x2)[0]
+    return phi - radius > FAR_SMOOTHING_LENGTHS * par[i, 9]  # type: ignore[no-any-return]
+
+
+@njit(cache=True)  # type: ignore[misc]
 def contact_point_block(
     rod: Any, body: Any, c: Any, flat: int, velocity: bool, out: NDArray[np.float64],
-) -> None:
+) -> bool:
     """The tangent of contact point ``flat`` (:func:`point_row`) of the contact table ``c``
     added into ``out`` (12, 12; module doc): with respect to the unknowns at the present
     velocities, or with ``velocity`` to the unknowns' velocities.  ``rod`` / ``body``: views of
-    the blocks (``SystemView``).  Nothing for a point beyond the law's reach or a row kind
-    without a block."""
+    the blocks (``SystemView``).  False (nothing added) for a point beyond the law's reach
+    (:func:`_far`) or a row kind without a block."""
     index, par, pts, _ = c
     i, p = point_row(pts.shape[2], flat)
     kind = row_kind(index, i)
-    if kind < 0:
-        return
+    if kind < 0 or _far(rod, body, c, i, p, kind):
+        return False
     law = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
     x, v = np.empty((3, 1)), np.empty((3, 1))
     A, B, C, L = (np.empty((3, JOINT_BLOCK)), np.empty((3, JOINT_BLOCK)),
                   np.empty((3, JOINT_BLOCK)), np.empty((3, JOINT_BLOCK)))
     r, w3 = np.empty(3), np.empty((3, 3, 3))
     geom, b, sign = _kinematics(rod, body, c, i, p, kind, (x, v, A, B, C, L, r, w3))
-    phi = _surface(_scalars(geom), x[0, 0], x[1, 0], x[2, 0])[0]
-    if phi - pts[i, 9, p] > FAR_SMOOTHING_LENGTHS * law.smoothing_length:
-        return
     point = ContactPoints(x, v, pts[i, 9, p : p + 1], pts[i, 10, p : p + 1])
     dx, dv = np.empty((3, 3, 1)), np.empty((3, 3, 1))
     contact_tangent(point, geom, law, dx, dv)
@@ -279,9 +304,9 @@ def contact_point_block(
                             + dv[a, 1, 0] * B[1, q] + dv[a, 2, 0] * B[2, q])
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         out[NODE : NODE + 3, :] += df
-    if b < 0:
-        return
-    _body_rows(body.director[:, :, b], point, geom, law, r, df, L, sign, velocity, out)
+    if b >= 0:
+        _body_rows(body.director[:, :, b], point, geom, law, r, df, L, sign, velocity, out)
+    return True
 
 
 @njit(cache=True)  # type: ignore[misc]
