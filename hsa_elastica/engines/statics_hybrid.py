@@ -20,21 +20,21 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   tangents is :mod:`hsa_elastica.physics.laws`): a 12 x 12 block per joint operation scattered
   through a precomputed map (:func:`joint_tangents`).  With ``make_hybrid(...,
   joint_tangent=False)`` (the oracle, and the way back for a joint law added without a
-  tangent) the joints are taken by coloured forward differences of :func:`joint_residual`, the joint kernels alone (the bodies'
-  rows couple to every joint, so these need as many colours as the whole Jacobian, 30 on the
-  robot, but of this cheap evaluation),
+  tangent) the joints are taken by coloured forward differences of :func:`joint_residual`,
+  the joint kernels alone (the bodies' rows couple to every joint, so these need as many
+  colours as the whole Jacobian, 30 on the robot, but of this cheap evaluation),
 * the contacts with fixed obstacles and free spheres from the contact law's tangent, one
   12 x 12 block per contact point in the joints' layout
   (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`, one branch per contact
   row kind), scattered with the joints' blocks (``(OP_CONTACT, point)`` rows of
   ``tangent_ops``); with :data:`CONTACT_TANGENT` off they stay in the remainder, and
 * the rest (gravity; with ``joint_tangent=False`` the torque-driven mounts too) by coloured
-  forward differences of
-  :func:`residual_external`: the force evaluation without those joints (their operations
-  dropped from a copy of the synchronize program) and with the rods' internal forces and
-  couples left out of the rod rows (gathered from ``external_*`` only).  Its base evaluation
-  also writes the auxetic rest configuration the tangents read.  On the robot and on a stack
-  on compliant mounts it has no state dependence at all (gravity only): no colour.
+  forward differences of :func:`residual_external`: the force evaluation without those joints
+  and contacts (their operations dropped from a copy of the synchronize program) and with the
+  rods' internal forces and couples left out of the rod rows (gathered from ``external_*``
+  only).  Its base evaluation also writes the auxetic rest configuration the tangents read.
+  On the robot, with or without obstacles, and on a stack on compliant mounts it has no state
+  dependence at all (gravity only): no colour.
 
 The rounded clip of the rest strain enters through its slope; a hard clip (``clip_width = 0``)
 enters through its one-sided slope at the kink (the finite differences would take the
@@ -251,13 +251,12 @@ def joint_tangents(
     work = tangent_scratch()
     for p in range(ops.shape[0]):
         block[:] = 0.0
-        if ops[p, 0] == OP_CONTACT:  # one contact point (physics/point_tangent.py)
-            if not contact_point_block(rod_view, body_view, model.tables.contacts, ops[p, 1],
-                                       velocity, block):
-                continue  # out of reach: no block
-        else:
+        if ops[p, 0] != OP_CONTACT:
             _joint_block(angles, rod_view, body_view, joints, ops[p, 0], ops[p, 1], velocity,
                          block, work)
+        elif not contact_point_block(rod_view, body_view, model.tables.contacts, ops[p, 1],
+                                     velocity, block):
+            continue  # a contact point (physics/point_tangent.py) out of reach: no block
         for q in range(JOINT_BLOCK * JOINT_BLOCK):
             d = dst[p, q]
             if d >= 0:

@@ -147,79 +147,13 @@ def _kinematics(rod: Any, body: Any, c: Any, i: int, p: int, kind: int, m: Any) 
     wl = np.empty(3)
     for a in range(3):
         wl[a] = Q[0, a] * om[0] + Q[1, a] * om[1] + Q[2, a] * om[2]
-    H, S, T = w3[0], w3[1], w3[2]
+    T = w3[2]
     if kind == ROD_OBJECT:
-        frame = np.empty(6)
-        for a in range(3):
-            frame[a] = body.position[a, b]  # a sphere's obstacle: about its centre
-            frame[3 + a] = 0.0
-        geom = ObstacleGeometry(SPHERE, frame[0:3], frame[3:6], par[i, 6], 0.0)
-        xn = rod.position[:, s + p]
-        phi, n0, n1, n2, _, _ = _surface(_scalars(geom), xn[0], xn[1], xn[2])
-        r[0] = xn[0] - phi * n0 - frame[0]
-        r[1] = xn[1] - phi * n1 - frame[1]
-        r[2] = xn[2] - phi * n2 - frame[2]
-        _hessian(_scalars(geom), xn, H)
-        for a in range(3):
-            x[a, 0] = xn[a]
-        # v_rel = v_n - v_o - w x r
-        v[0, 0] = rod.velocity[0, s + p] - body.velocity[0, b] - (wl[1] * r[2] - wl[2] * r[1])
-        v[1, 0] = rod.velocity[1, s + p] - body.velocity[1, b] - (wl[2] * r[0] - wl[0] * r[2])
-        v[2, 0] = rod.velocity[2, s + p] - body.velocity[2, b] - (wl[0] * r[1] - wl[1] * r[0])
-        R = par[i, 6]
-        _skew_mat(S, wl)
-        for a in range(3):
-            A[a, NODE + a] = 1.0
-            A[a, BODY_POS + a] = -1.0
-            C[a, NODE + a] = 1.0
-            C[a, BODY_POS + a] = -1.0
-            for k in range(3):
-                L[a, NODE + k] = R * H[a, k]
-                L[a, BODY_POS + k] = -R * H[a, k]
-                swh = R * (S[a, 0] * H[0, k] + S[a, 1] * H[1, k] + S[a, 2] * H[2, k])
-                B[a, NODE + k] = -swh
-                B[a, BODY_POS + k] = swh
-        _skew_mat(T, r)
-        _times_qt(C, BODY_ROT, 1.0, T, Q)  # d v_rel / d omega = [r] Q^T
-        # d v_rel / dW = -[r] Q^T [omega] = -[r] [w] Q^T
-        for a in range(3):
-            for k in range(3):
-                S[a, k] = -(T[a, 0] * _sk(wl, 0, k) + T[a, 1] * _sk(wl, 1, k)
-                            + T[a, 2] * _sk(wl, 2, k))
-        _times_qt(B, BODY_ROT, 1.0, S, Q)
-        return geom, b, -1.0
+        return _object_kinematics(rod, body, c, i, p, b, wl, m), b, -1.0
     if kind == SPHERE_SUPPORT:
-        R = par[i, 13]
-        xb = body.position[:, b]
-        _, n0, n1, n2, _, _ = _surface(_scalars(geom), xb[0], xb[1], xb[2])
-        r[0], r[1], r[2] = -R * n0, -R * n1, -R * n2
-        _hessian(_scalars(geom), xb, H)
-        _skew_mat(S, wl)
-        for a in range(3):
-            for k in range(3):
-                A[a, BODY_POS + k] = (1.0 if a == k else 0.0) - R * H[a, k]
-                L[a, BODY_POS + k] = -R * H[a, k]
-                B[a, BODY_POS + k] = -R * (S[a, 0] * H[0, k] + S[a, 1] * H[1, k]
-                                           + S[a, 2] * H[2, k])
-        # d (w x r) / dW = [r] [w] Q^T
-        _skew_mat(T, r)
-        for a in range(3):
-            for k in range(3):
-                S[a, k] = (T[a, 0] * _sk(wl, 0, k) + T[a, 1] * _sk(wl, 1, k)
-                           + T[a, 2] * _sk(wl, 2, k))
-        _times_qt(B, BODY_ROT, 1.0, S, Q)
+        _support_kinematics(body, _scalars(geom), par[i, 13], b, wl, m)
     else:  # BODY_POINTS: r = Q^T r_local
-        loc = pts[i, 0:3, p]
-        for a in range(3):
-            r[a] = Q[0, a] * loc[0] + Q[1, a] * loc[1] + Q[2, a] * loc[2]
-        _skew_mat(T, r)
-        _times_qt(A, BODY_ROT, -1.0, T, Q)
-        wr = (wl[1] * r[2] - wl[2] * r[1], wl[2] * r[0] - wl[0] * r[2],
-              wl[0] * r[1] - wl[1] * r[0])
-        _times_qt(B, BODY_ROT, -1.0, _skew_mat(S, wr), Q)
-        _times_qt(L, BODY_ROT, -1.0, T, Q)
-        for a in range(3):
-            A[a, BODY_POS + a] = 1.0
+        _rim_kinematics(pts[i, 0:3, p], Q, wl, m)
     _skew_mat(T, r)
     _times_qt(C, BODY_ROT, -1.0, T, Q)  # d (w x r) / d omega = -[r] Q^T
     for a in range(3):
@@ -228,6 +162,103 @@ def _kinematics(rod: Any, body: Any, c: Any, i: int, p: int, kind: int, m: Any) 
         v[a, 0] = body.velocity[a, b] + (wl[(a + 1) % 3] * r[(a + 2) % 3]
                                          - wl[(a + 2) % 3] * r[(a + 1) % 3])
     return geom, b, 1.0
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
+                       wl: NDArray[np.float64], m: Any) -> ObstacleGeometry:
+    """:func:`_kinematics` of a rod node on the free sphere ``b`` (lab angular velocity
+    ``wl``): the velocity relative to the sphere's surface point, ``r = R n``; returns the
+    sphere's geometry about its centre."""
+    index, par, _, _ = c
+    x, v, A, B, C, L, r, w3 = m
+    H, S, T = w3[0], w3[1], w3[2]
+    Q = body.director[:, :, b]
+    s = index[i, 0]
+    frame = np.empty(6)
+    for a in range(3):
+        frame[a] = body.position[a, b]  # a sphere's obstacle: about its centre
+        frame[3 + a] = 0.0
+    geom = ObstacleGeometry(SPHERE, frame[0:3], frame[3:6], par[i, 6], 0.0)
+    xn = rod.position[:, s + p]
+    phi, n0, n1, n2, _, _ = _surface(_scalars(geom), xn[0], xn[1], xn[2])
+    r[0] = xn[0] - phi * n0 - frame[0]
+    r[1] = xn[1] - phi * n1 - frame[1]
+    r[2] = xn[2] - phi * n2 - frame[2]
+    _hessian(_scalars(geom), xn, H)
+    for a in range(3):
+        x[a, 0] = xn[a]
+    # v_rel = v_n - v_o - w x r
+    v[0, 0] = rod.velocity[0, s + p] - body.velocity[0, b] - (wl[1] * r[2] - wl[2] * r[1])
+    v[1, 0] = rod.velocity[1, s + p] - body.velocity[1, b] - (wl[2] * r[0] - wl[0] * r[2])
+    v[2, 0] = rod.velocity[2, s + p] - body.velocity[2, b] - (wl[0] * r[1] - wl[1] * r[0])
+    R = par[i, 6]
+    _skew_mat(S, wl)
+    for a in range(3):
+        A[a, NODE + a] = 1.0
+        A[a, BODY_POS + a] = -1.0
+        C[a, NODE + a] = 1.0
+        C[a, BODY_POS + a] = -1.0
+        for k in range(3):
+            L[a, NODE + k] = R * H[a, k]
+            L[a, BODY_POS + k] = -R * H[a, k]
+            swh = R * (S[a, 0] * H[0, k] + S[a, 1] * H[1, k] + S[a, 2] * H[2, k])
+            B[a, NODE + k] = -swh
+            B[a, BODY_POS + k] = swh
+    _skew_mat(T, r)
+    _times_qt(C, BODY_ROT, 1.0, T, Q)  # d v_rel / d omega = [r] Q^T
+    # d v_rel / dW = -[r] Q^T [omega] = -[r] [w] Q^T
+    for a in range(3):
+        for k in range(3):
+            S[a, k] = -(T[a, 0] * _sk(wl, 0, k) + T[a, 1] * _sk(wl, 1, k)
+                        + T[a, 2] * _sk(wl, 2, k))
+    _times_qt(B, BODY_ROT, 1.0, S, Q)
+    return geom
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _support_kinematics(body: Any, gs: Any, R: float, b: int, wl: NDArray[np.float64],
+                        m: Any) -> None:
+    """:func:`_kinematics` of sphere ``b``'s support point (radius ``R``) on the obstacle
+    ``gs``: ``r = -R n(x_b)``, the rotation through ``w`` only."""
+    x, v, A, B, C, L, r, w3 = m
+    H, S, T = w3[0], w3[1], w3[2]
+    Q = body.director[:, :, b]
+    xb = body.position[:, b]
+    _, n0, n1, n2, _, _ = _surface(gs, xb[0], xb[1], xb[2])
+    r[0], r[1], r[2] = -R * n0, -R * n1, -R * n2
+    _hessian(gs, xb, H)
+    _skew_mat(S, wl)
+    for a in range(3):
+        for k in range(3):
+            A[a, BODY_POS + k] = (1.0 if a == k else 0.0) - R * H[a, k]
+            L[a, BODY_POS + k] = -R * H[a, k]
+            B[a, BODY_POS + k] = -R * (S[a, 0] * H[0, k] + S[a, 1] * H[1, k]
+                                       + S[a, 2] * H[2, k])
+    # d (w x r) / dW = [r] [w] Q^T
+    _skew_mat(T, r)
+    for a in range(3):
+        for k in range(3):
+            S[a, k] = (T[a, 0] * _sk(wl, 0, k) + T[a, 1] * _sk(wl, 1, k)
+                       + T[a, 2] * _sk(wl, 2, k))
+    _times_qt(B, BODY_ROT, 1.0, S, Q)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _rim_kinematics(loc: Any, Q: NDArray[np.float64], wl: NDArray[np.float64], m: Any) -> None:
+    """:func:`_kinematics` of a point ``loc`` fixed in a body's frame ``Q``."""
+    x, v, A, B, C, L, r, w3 = m
+    S, T = w3[1], w3[2]
+    for a in range(3):
+        r[a] = Q[0, a] * loc[0] + Q[1, a] * loc[1] + Q[2, a] * loc[2]
+    _skew_mat(T, r)
+    _times_qt(A, BODY_ROT, -1.0, T, Q)
+    wr = (wl[1] * r[2] - wl[2] * r[1], wl[2] * r[0] - wl[0] * r[2],
+          wl[0] * r[1] - wl[1] * r[0])
+    _times_qt(B, BODY_ROT, -1.0, _skew_mat(S, wr), Q)
+    _times_qt(L, BODY_ROT, -1.0, T, Q)
+    for a in range(3):
+        A[a, BODY_POS + a] = 1.0
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
