@@ -33,8 +33,13 @@ against dense differences (:func:`pattern_rows`, also alone with ``--pattern``).
   untimed run each first, then two in alternation): the real-time factor ``sim_time_s /
   wall_time_s`` of its ``summary.json`` (``--no-primitive``: skipped).
 
+``--contact``: the implicit integrator through contact (:func:`contact_rows`):
+``scenarios/push_object.py``'s scene, one Newton matrix of each kind 0.9 s in (the rods on the
+ball) and 1.5 s of the push on either matrix (wall time, real-time factor, evaluations and
+Newton matrices per step, the ball's travel).
+
 Run: python benchmarks/bench_jacobian.py [--reps 5] [--implicit [--steps 150] [--no-primitive]
-| --overheads | --pattern]
+| --overheads | --pattern | --contact]
 """
 
 from __future__ import annotations
@@ -67,8 +72,9 @@ def _median_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
     return float(np.median(out))
 
 
-def _implicit_matrices(n_elements: int, reps: int) -> None:
-    """Time one Newton matrix of each kind and one force evaluation (medians)."""
+def _implicit_matrices(n_elements: int, reps: int, scene=None) -> None:  # type: ignore[no-untyped-def]
+    """Time one Newton matrix of each kind and one force evaluation (medians); ``scene``:
+    ``(params, angles, seconds)`` of another robot, run that long first (the push scene)."""
     from hsa_elastica.engines.implicit_kernels import (
         Increment, dynamic_fd_jacobian, dynamic_forces)
     from hsa_elastica.engines.implicit_tangent import (
@@ -81,9 +87,15 @@ def _implicit_matrices(n_elements: int, reps: int) -> None:
                   simulation=p.simulation.replace(integrator="implicit", dt=2e-3))
     angles = np.asarray(primitive_angles("bend_north", 1.0, p), dtype=np.float64)
     rates = np.zeros(4)
-    robot = ImplicitRobot(build_robot(p, [0.0] * 4), jacobian="tangent")
-    robot.set_motor_angles(angles)
-    robot.step(0.02)
+    if scene is None:
+        robot = ImplicitRobot(build_robot(p, [0.0] * 4), jacobian="tangent")
+        robot.set_motor_angles(angles)
+        robot.step(0.02)
+    else:
+        robot = ImplicitRobot(build_robot(scene[0], scene[1]), jacobian="tangent")
+        robot.run(scene[2])
+        rows = robot.engine.motor_rows(np.array([robot.engine.time]))
+        angles, rates = (np.ascontiguousarray(x[-1], dtype=np.float64) for x in rows)
     e = robot.engine
     n, args, aux, jw = e.n, e._model_args, e._aux, e._jw
     cv = e.gamma / (e.beta * e.dt)
@@ -119,7 +131,8 @@ def _implicit_matrices(n_elements: int, reps: int) -> None:
             fn()
             times[k].append(time.perf_counter() - t0)
     ev = float(np.median(times["evaluation"]))
-    print(f"{n_elements} elements, {n} unknowns: colours full {e.solver.n_colors}, joints "
+    print(("" if scene is None else "push scene, ")
+          + f"{n_elements} elements, {n} unknowns: colours full {e.solver.n_colors}, joints "
           f"{n_joint_colours} (joints fd), dampers {e.n_colors_rates}; force evaluation "
           f"{ev * 1e6:.1f} us")
     for k in ("tangent", "joints fd", "fd"):
@@ -181,6 +194,59 @@ def implicit_main(reps: int, steps: int, primitive: bool = True) -> None:
               + ", ".join(f"{x:.2f}" for x in v) + " x real time")
 
 
+def _push_scene(n_elements: int):  # type: ignore[no-untyped-def]
+    """``scenarios/push_object.py``'s scene (bend east into a ball on a rough floor) on the
+    implicit integrator (dt 2 ms): ``(params, angles)``."""
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "scenarios"))
+    from push_object import scene_params
+
+    params, angles = scene_params(1.0)
+    return params.replace(rod=params.rod.replace(n_elements=n_elements),
+                          simulation=params.simulation.replace(integrator="implicit",
+                                                               dt=2e-3)), angles
+
+
+def _push_run(jacobian: str, duration: float, n_elements: int) -> dict[str, float]:
+    """The push scene (:func:`_push_scene`) for ``duration`` [s]: wall time, counts, the
+    ball's travel."""
+    from hsa_elastica.robots.compiled import ImplicitRobot
+
+    params, angles = _push_scene(n_elements)
+    robot = ImplicitRobot(build_robot(params, angles), jacobian=jacobian)
+    e = robot.engine
+    ball = e.model.body_arrays.position[:, -1].copy()
+    t0 = time.perf_counter()
+    robot.run(duration)
+    wall = time.perf_counter() - t0
+    travel = float(np.linalg.norm(e.model.body_arrays.position[:, -1] - ball))
+    return {"wall": wall, "rtf": duration / wall, "evals": e.evaluations / e.n_steps,
+            "jac": e.n_jacobians / e.n_steps, "travel": travel, "matrix": e.jacobian == "tangent"}
+
+
+def contact_rows(reps: int, duration: float = 1.5) -> None:
+    """``--contact``: the push scene (:func:`_push_run`) on either Newton matrix, in
+    alternation after one untimed run each (compilation); medians of the wall times."""
+    params, angles = _push_scene(10)
+    for ne in (10,):
+        for jac in ("tangent", "fd"):
+            _push_run(jac, 0.02, ne)
+        rows: dict[str, list[dict[str, float]]] = {"tangent": [], "fd": []}
+        for _ in range(reps):
+            for jac in rows:
+                rows[jac].append(_push_run(jac, duration, ne))
+        _implicit_matrices(ne, reps, (params, angles, 0.9))  # the rods on the ball
+        print(f"push_object scene, implicit dt 2 ms, {ne} elements per rod, {duration} s:")
+        for jac, r in rows.items():
+            wall = float(np.median([x["wall"] for x in r]))
+            print(f"  {jac:7s} wall {wall:6.2f} s = {duration / wall:5.2f} x real time; "
+                  f"evaluations/step {r[0]['evals']:5.2f}, Newton matrices/step "
+                  f"{r[0]['jac']:5.3f}, ball moved {r[0]['travel'] * 1e3:6.2f} mm, "
+                  f"tangent matrix in use: {bool(r[0]['matrix'])}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=5)
@@ -194,7 +260,12 @@ def main() -> None:
                          "(pattern_rows)")
     ap.add_argument("--overheads", action="store_true",
                     help="only the static solver's overheads (static_overhead_rows)")
+    ap.add_argument("--contact", action="store_true",
+                    help="only the implicit integrator through contact (contact_rows)")
     args = ap.parse_args()
+    if args.contact:
+        contact_rows(max(1, args.reps // 2))
+        return
     if args.implicit:
         implicit_main(args.reps, args.steps, not args.no_primitive)
         return

@@ -23,6 +23,12 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   (:func:`~hsa_elastica.engines.statics_hybrid.joint_residual`), each colour's positions moved
   by the step and its velocities by ``cv`` times it (30 colours on the robot): the oracle of
   the tangents, and the Newton matrix before the joints had them;
+* the contacts with fixed obstacles and free spheres (rod nodes, a body's rim points, a
+  sphere's support point): the contact law's exact ``K_x + cv K_v`` per point, a 12 x 12 block
+  in the joints' layout scattered with theirs
+  (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`; the point's kinematics on
+  its body or relative to the sphere it touches by the chain rule).  Its friction and damping
+  are velocity dependent, so ``K_v`` is the larger part where a point slides or presses in;
 * the velocity-proportional forces (PyElastica's linear dampers, the Kelvin-Voigt material
   damping, the body dampers and the bodies' gyroscopic couple): ``cv`` times coloured
   differences of :func:`rate_forces`, those laws alone, in the velocities only.  They are
@@ -45,8 +51,9 @@ evaluations per step).
 A model the tangents do not cover keeps the differences of the whole residual
 (:func:`make_implicit_tangent` returns None): whatever
 :func:`~hsa_elastica.engines.statics_hybrid.make_hybrid` does not cover (the passive coupling,
-loads, the compression law, rigid motor mounts), torque-driven mounts, the coupling's twist
-filter, and contacts with obstacles.
+loads, the compression law, rigid motor mounts -- every stack --, a ``Cylinder`` object
+touched by rods: its axis turns with it and it has no point block), torque-driven mounts and
+the coupling's twist filter.
 """
 
 from __future__ import annotations
@@ -293,8 +300,7 @@ def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None
     joints by their exact tangents (True) or coloured differences (False); None:
     :data:`JOINT_TANGENT`."""
     joint_tangent = JOINT_TANGENT if joint_tangent is None else bool(joint_tangent)
-    tables = engine.model.tables
-    if engine.filtered or tables.contacts.ids.shape[0] > 0:
+    if engine.filtered:
         return None
     s = engine.solver
     joints = s.tables.joints

@@ -8,8 +8,9 @@ and passive couple) the band of half-bandwidth
 elements :data:`PASSIVE_REACH` apart too), a joint or compliant mount its rod node or element
 with its body's position and rotation, a rigid motor mount the rod unknowns within
 :data:`MOUNT_REACH` nodes and elements of its held base with its body, a contact point its node
-or its body; gravity, loads and the dampers (zero velocities) couple nothing.  No evaluation:
-milliseconds, and the same pattern for every parameter value.
+or its body (a rod node touching a free object: the node with the object's body); gravity,
+loads and the dampers (zero velocities) couple nothing.  No evaluation: milliseconds, and the
+same pattern for every parameter value.
 
 The pattern from dense differences (:func:`dense_pattern`) is the oracle of that one
 (``tests/test_statics_build.py``: every nonzero it finds is in the topology's).  The dense
@@ -361,12 +362,16 @@ def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
                 nodes = np.r_[system : system + m, sb : sb + mb]
                 u = np.nonzero((kind == KIND_NODE) & np.isin(index, nodes))[0]
                 block(u, u)
-            elif is_body:
+                continue
+            obj = int(contacts.ids[i, 4])  # a free object: each node with the object's body
+            carrier = body(obj) if obj >= 0 else np.zeros(0, dtype=np.int64)
+            if is_body:
                 u = body(system)
                 block(u, u)
             else:
                 for k in range(system, system + m):
-                    u = np.nonzero((kind == KIND_NODE) & (index == k))[0]
+                    u = np.concatenate([np.nonzero((kind == KIND_NODE) & (index == k))[0],
+                                        carrier])
                     block(u, u)
     for local in banded.values():
         r, c = _band(local)

@@ -20,22 +20,28 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   tangents is :mod:`hsa_elastica.physics.laws`): a 12 x 12 block per joint operation scattered
   through a precomputed map (:func:`joint_tangents`).  With ``make_hybrid(...,
   joint_tangent=False)`` (the oracle, and the way back for a joint law added without a
-  tangent) the joints are taken by coloured forward differences of :func:`joint_residual`, the joint kernels alone (the bodies'
-  rows couple to every joint, so these need as many colours as the whole Jacobian, 30 on the
-  robot, but of this cheap evaluation), and
+  tangent) the joints are taken by coloured forward differences of :func:`joint_residual`,
+  the joint kernels alone (the bodies' rows couple to every joint, so these need as many
+  colours as the whole Jacobian, 30 on the robot, but of this cheap evaluation),
+* the contacts with fixed obstacles and free spheres from the contact law's tangent, one
+  12 x 12 block per contact point in the joints' layout
+  (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`, one branch per contact
+  row kind), scattered with the joints' blocks (``(OP_CONTACT, point)`` rows of
+  ``tangent_ops``); with :data:`CONTACT_TANGENT` off they stay in the remainder, and
 * the rest (gravity; with ``joint_tangent=False`` the torque-driven mounts too) by coloured
-  forward differences of
-  :func:`residual_external`: the force evaluation without those joints (their operations
-  dropped from a copy of the synchronize program) and with the rods' internal forces and
-  couples left out of the rod rows (gathered from ``external_*`` only).  Its base evaluation
-  also writes the auxetic rest configuration the tangents read.  On the robot and on a stack
-  on compliant mounts it has no state dependence at all (gravity only): no colour.
+  forward differences of :func:`residual_external`: the force evaluation without those joints
+  and contacts (their operations dropped from a copy of the synchronize program) and with the
+  rods' internal forces and couples left out of the rod rows (gathered from ``external_*``
+  only).  Its base evaluation also writes the auxetic rest configuration the tangents read.
+  On the robot, with or without obstacles, and on a stack on compliant mounts it has no state
+  dependence at all (gravity only): no colour.
 
 The rounded clip of the rest strain enters through its slope; a hard clip (``clip_width = 0``)
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
 forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
-loads, the compression law and rigid motor mounts.
+loads, the compression law and rigid motor mounts; a ``Cylinder`` object's contacts (no point
+block) stay in the remainder.
 """
 
 from __future__ import annotations
@@ -82,12 +88,14 @@ from hsa_elastica.physics.mounts import (
     twist_mount_torque_tangent,
 )
 from hsa_elastica.physics.tables import (
+    OP_CONTACT,
     OP_COUPLING,
     OP_GRAVITY_BODY,
     OP_GRAVITY_ROD,
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
 )
+from hsa_elastica.physics.point_tangent import contact_point_block, point_groups, point_ops
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
 from hsa_elastica.physics.rod_tangent import (
     HALF_BANDWIDTH,
@@ -99,9 +107,13 @@ from hsa_elastica.physics.rod_tangent import (
 __all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents",
            "hybrid_jacobian", "greedy_colors", "smallest_last", "colour_columns", "make_hybrid",
            "rod_ranges", "rod_tangents", "csc_positions", "part_map", "within", "fd_buffers",
-           "joint_pattern", "tangent_entries", "joint_tangent_map"]
+           "joint_pattern", "tangent_entries", "joint_tangent_map", "contact_points",
+           "CONTACT_TANGENT"]
 
 WIDTH = 2 * HALF_BANDWIDTH + 1
+
+#: the contacts by their exact tangents (True) or in the remainder's differences (False)
+CONTACT_TANGENT = True
 
 
 class HybridPlan(NamedTuple):
@@ -227,9 +239,10 @@ def joint_tangents(
     """``scale`` times the exact tangents of the joint operations ``ops`` (rows of the
     synchronize program; :func:`_joint_block`: with respect to the unknowns, or with
     ``velocity`` to their velocities) added into the CSC values ``data`` at ``dst`` (one row of
-    144 positions per operation, -1: not an entry).  The one scatter of the joints' blocks:
-    the static solver's Jacobian (``velocity`` False, ``scale`` 1) and the implicit
-    integrator's ``K_x + cv K_v``."""
+    144 positions per operation, -1: not an entry).  The one scatter of the joints' and the
+    contact points' blocks (``(OP_CONTACT, point)`` rows,
+    :func:`~hsa_elastica.physics.point_tangent.contact_point_block`): the static solver's
+    Jacobian (``velocity`` False, ``scale`` 1) and the implicit integrator's ``K_x + cv K_v``."""
     rod_view = block_view(model.rod)
     body_view = block_view(model.body)
     joints = model.tables.joints
@@ -238,8 +251,12 @@ def joint_tangents(
     work = tangent_scratch()
     for p in range(ops.shape[0]):
         block[:] = 0.0
-        _joint_block(angles, rod_view, body_view, joints, ops[p, 0], ops[p, 1], velocity, block,
-                     work)
+        if ops[p, 0] != OP_CONTACT:
+            _joint_block(angles, rod_view, body_view, joints, ops[p, 0], ops[p, 1], velocity,
+                         block, work)
+        elif not contact_point_block(rod_view, body_view, model.tables.contacts, ops[p, 1],
+                                     velocity, block):
+            continue  # a contact point (physics/point_tangent.py) out of reach: no block
         for q in range(JOINT_BLOCK * JOINT_BLOCK):
             d = dst[p, q]
             if d >= 0:
@@ -458,17 +475,26 @@ def joint_tangent_map(
         unknown[(group, i, a)] = j
     dst = -np.ones((ops.shape[0], JOINT_BLOCK * JOINT_BLOCK), dtype=np.int64)
     for p, (code, i) in enumerate(ops.tolist()):
-        body = int(joints.body[i])
-        if code == OP_JOINT_FORCE:
+        if code == OP_CONTACT:
+            local = point_groups(solver.tables.contacts, i)
+        elif code == OP_JOINT_FORCE:
+            body = int(joints.body[i])
             local = [(NODE, int(joints.node[i])), (BODY_POS, body), (BODY_ROT, body)]
         else:
-            local = [(ELEMENT, int(joints.element[i])), (BODY_ROT, body)]
+            local = [(ELEMENT, int(joints.element[i])), (BODY_ROT, int(joints.body[i]))]
         cells = [(g + a, unknown.get((g, idx, a))) for g, idx in local for a in range(3)]
         for lr, jr in cells:
             for lc, jc in cells:
                 if jr is not None and jc is not None:
                     dst[p, lr * JOINT_BLOCK + lc] = pos.get((jr, jc), -1)
     return dst
+
+
+def contact_points(solver: Any, program: NDArray[np.int64]) -> NDArray[np.int64] | None:
+    """``program``'s contact points as the joint scatter's operations (``point_ops`` of
+    :mod:`~hsa_elastica.physics.point_tangent`); None if :data:`CONTACT_TANGENT` is off."""
+    rows = program[program[:, 0] == OP_CONTACT, 1]
+    return point_ops(solver.tables.contacts, rows) if CONTACT_TANGENT else None
 
 
 def within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
@@ -520,23 +546,25 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     """The hybrid Jacobian's plan and its two finite-difference parts (the remainder's and
     the differenced joints', each ``(JacobianPattern, JacobianBuffers)``) for a
     :class:`~hsa_elastica.engines.statics.StaticSolver` whose full pattern is set; the numbers
-    of colours in ``solver.n_colors_external`` / ``solver.n_colors_joints``.  The platform
-    joints and motor mounts take their exact tangents, or with ``joint_tangent=False``
-    coloured differences of :func:`joint_residual` (the oracle, and the Jacobian before the
-    joints had tangents).  None (differences
-    of the whole residual) for a model with other operations than the auxetic coupling, the
-    joints and mounts and gravity: the passive coupling (its reciprocal couple and
-    exact-gradient forces have no tangent here), loads and the compression law (kept on the differences of the whole residual), a rod end held on a body (a rigid
-    motor mount: it moves with the body, which the rods' tangents do not see); or a part
-    outside the full pattern.  ``remainder=False``: a plan without a remainder (the implicit
-    integrator's, :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
+    of colours in ``solver.n_colors_external`` / ``solver.n_colors_joints``.  The contact
+    points take their exact tangents (:func:`contact_points`), the platform joints and motor
+    mounts theirs, or with ``joint_tangent=False`` coloured differences of
+    :func:`joint_residual` (the oracle, and the Jacobian before the joints had tangents).
+    None (differences of the whole residual) for a model with other operations than the
+    auxetic coupling, the joints and mounts, the contacts and gravity: the passive coupling
+    (its reciprocal couple and exact-gradient forces have no tangent here), loads and the
+    compression law, a rod end held on a body (a rigid motor mount: it moves with the body,
+    which the rods' tangents do not see); or a part outside the full pattern.
+    ``remainder=False``: a plan without a remainder (the implicit integrator's,
+    :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
     depends on the state (its pattern is not empty)."""
     program = solver.tables.sync_program
     joints = solver.tables.joints
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
-                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY))
+                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_CONTACT))
     if not covered.all() or np.any(solver.tables.motors.body >= 0):
         return None
+    points = contact_points(solver, program)  # None: the contacts stay in the remainder
     is_joint = np.isin(program[:, 0], (OP_JOINT_FORCE, OP_JOINT_TORQUE))
     twist = np.array([bool(j) and joints.free_twist[i] != 0
                       for j, i in zip(is_joint, program[:, 1])], dtype=bool).reshape(-1)
@@ -544,7 +572,11 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     differenced_joints = is_joint & ~twist & ~exact  # the torque-driven mounts go to the rest
     ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(program[exact])
-    rest = np.ascontiguousarray(program[~exact & ~differenced_joints])
+    kept = ~exact & ~differenced_joints
+    if points is not None:
+        tangent_ops = np.ascontiguousarray(np.concatenate([tangent_ops, points]))
+        kept &= program[:, 0] != OP_CONTACT
+    rest = np.ascontiguousarray(program[kept])
     pos = csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
                          shape=(solver.n, solver.n))

@@ -1,0 +1,402 @@
+"""Consistent tangent of one contact point in the Newton matrices' unknowns: the contact
+law's 3 x 3 blocks (:func:`~hsa_elastica.physics.contact_laws.contact_tangent`, ``D_x = d f /
+d x`` and ``D_v = d f / d v`` at the point's state) carried to the unknowns the point's
+position and velocity depend on, and to the generalised forces its force makes.
+
+One point's block has the layout of a joint's
+(:data:`~hsa_elastica.physics.joint_tangent.JOINT_BLOCK`: rows and columns a rod node
+[``NODE``], a body's position [``BODY_POS``] and rotation increment [``BODY_ROT``, its own
+frame, ``Q <- exp(-[w]) Q``]; the ``ELEMENT`` group is unused), so the static solver's and the
+implicit integrator's joint scatter (:func:`~hsa_elastica.engines.statics_hybrid.
+joint_tangents`) adds it where it adds a joint's.  Per row kind of the
+:class:`~hsa_elastica.physics.tables.ContactTable` (``ids`` system kind, object body), with
+``r`` the point's lever from the body's centre (lab), ``w = Q^T omega`` the body's lab angular
+velocity, ``H`` the obstacle's signed-distance Hessian, ``R`` a sphere's radius:
+
+* a rod node and a fixed obstacle: ``f(x_n, v_n)``; the node's rows and columns only;
+* points fixed on a body (``BodyContact`` rims): ``x_p = x_b + r``, ``v_p = v_b + w x r``,
+  ``r = Q^T r_local``; turning the body turns ``r`` (``dr/dW = -[r]``) and ``w x r``
+  (``-[w x r]``); the body takes ``F = f`` and ``T = Q (r x f)``;
+* a sphere's support point (``BodyContact`` with ``sphere_radius``): ``r = -R n(x_b)``, so
+  ``dx_p/dx_b = I - R H`` and ``dr/dx_b = -R H``; the rotation enters through ``w`` only
+  (``dw/dW = -[w]``);
+* a rod node and a free sphere (``ObjectContact``): the law at the node's position relative
+  to the centre and its velocity relative to the sphere's surface point
+  ``v_rel = v_n - v_o - w x r``, ``r = R n``; the node takes ``f``, the sphere ``-f`` and
+  ``-Q (r x f)`` (:mod:`~hsa_elastica.physics.object_contact_laws`).  A ``Cylinder`` object
+  has no block here (its axis turns with the body): the engines keep differences for it.
+
+With ``A = dx/dq``, ``B = dv/dq`` (the velocity's dependence on the pose at fixed velocity
+unknowns), ``C = dv/dq'`` and ``L = dr/dq``: ``df/dq = D_x A + D_v B``, ``df/dq' = D_v C``;
+the body's couple rows ``s Q ([r] df - [f] L)`` plus the frame's turn ``[T]`` (``s`` = +1 on
+a body's own points, -1 on an object's).  The tangent is exact: the law's and the kinematics'
+derivatives, nothing left out (``tests/test_statics_hybrid_contacts.py`` checks the Newton
+matrices against differences of the whole residual).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.physics.contact_laws import (
+    FAR_SMOOTHING_LENGTHS,
+    SPHERE,
+    ContactLaw,
+    ContactOutput,
+    ContactPoints,
+    ObstacleGeometry,
+    _hessian_entry,
+    _scalars,
+    _surface,
+    contact_forces,
+    contact_tangent,
+)
+from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, JOINT_BLOCK, NODE
+from hsa_elastica.physics.tables import OP_CONTACT, ROD_ROD
+
+__all__ = ["contact_point_block", "point_row", "point_groups", "point_ops", "ROD_FIXED", "BODY_POINTS", "SPHERE_SUPPORT",
+           "ROD_OBJECT", "row_kind"]
+
+#: the contact row kinds a point block is made for (:func:`row_kind`)
+ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT = 0, 1, 2, 3
+
+
+@njit(cache=True)  # type: ignore[misc]
+def row_kind(ids: NDArray[np.int64], i: int) -> int:
+    """The point-block kind of contact row ``i`` (``ContactTable.ids``): -1 if there is none
+    (an object other than a sphere; a rod against a rod, system kind ``tables.ROD_ROD``, whose
+    pair of segments has no block yet: differenced with the remainder)."""
+    if ids[i, 1] == ROD_ROD:
+        return -1
+    if ids[i, 1] == 0:
+        if ids[i, 4] < 0:
+            return ROD_FIXED
+        return ROD_OBJECT if ids[i, 3] == SPHERE else -1
+    return SPHERE_SUPPORT if ids[i, 1] == 2 else BODY_POINTS
+
+
+@njit(cache=True)  # type: ignore[misc]
+def point_row(width: int, flat: int) -> tuple[int, int]:
+    """``(row, point)`` of a point's flat index ``row * width + point`` (``width`` the
+    table's ``points.shape[2]``): how the joint scatter's operation list names a point."""
+    return flat // width, flat % width
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _skew_into(m: NDArray[np.float64], c0: int, s: float, a: Any) -> None:
+    """``m[:, c0:c0+3] += s [a]``."""
+    m[0, c0 + 1] -= s * a[2]
+    m[0, c0 + 2] += s * a[1]
+    m[1, c0] += s * a[2]
+    m[1, c0 + 2] -= s * a[0]
+    m[2, c0] -= s * a[1]
+    m[2, c0 + 1] += s * a[0]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _times_qt(m: NDArray[np.float64], c0: int, s: float, S: NDArray[np.float64],
+              Q: NDArray[np.float64]) -> None:
+    """``m[:, c0:c0+3] += s S Q^T`` (``S`` 3 x 3)."""
+    for i in range(3):
+        for j in range(3):
+            m[i, c0 + j] += s * (S[i, 0] * Q[j, 0] + S[i, 1] * Q[j, 1] + S[i, 2] * Q[j, 2])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _skew_mat(out: NDArray[np.float64], a: Any) -> NDArray[np.float64]:
+    """``out = [a]`` (returned)."""
+    out[:] = 0.0
+    _skew_into(out, 0, 1.0, a)
+    return out
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _hessian(gs: Any, x: Any, H: NDArray[np.float64]) -> None:
+    """``H`` = the signed distance's Hessian of obstacle ``gs`` at ``x``."""
+    _, n0, n1, n2, dist, interior = _surface(gs, x[0], x[1], x[2])
+    for i in range(3):
+        for j in range(3):
+            H[i, j] = _hessian_entry(gs, (n0, n1, n2), dist, interior, i, j)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _kinematics(rod: Any, body: Any, c: Any, i: int, p: int, kind: int, m: Any) -> Any:
+    """The point's law state and its derivatives in the unknowns: fills ``m = (x (3, 1),
+    v (3, 1), A, B, C, L (3, 12), r (3,), work (3, 3 x 3))`` and returns ``(geometry record,
+    body index, sign of the body's rows)``."""
+    index, par, pts, _ = c
+    x, v, A, B, C, L, r, w3 = m
+    s = index[i, 0]
+    A[:] = 0.0
+    B[:] = 0.0
+    C[:] = 0.0
+    L[:] = 0.0
+    r[:] = 0.0
+    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+    if kind == ROD_FIXED:
+        for a in range(3):
+            x[a, 0] = rod.position[a, s + p]
+            v[a, 0] = rod.velocity[a, s + p]
+            A[a, NODE + a] = 1.0
+            C[a, NODE + a] = 1.0
+        return geom, -1, 0.0
+    b = index[i, 4] if kind == ROD_OBJECT else s
+    Q = body.director[:, :, b]
+    om = body.omega[:, b]
+    wl = np.empty(3)
+    for a in range(3):
+        wl[a] = Q[0, a] * om[0] + Q[1, a] * om[1] + Q[2, a] * om[2]
+    T = w3[2]
+    if kind == ROD_OBJECT:
+        return _object_kinematics(rod, body, c, i, p, b, wl, m), b, -1.0
+    if kind == SPHERE_SUPPORT:
+        _support_kinematics(body, _scalars(geom), par[i, 13], b, wl, m)
+    else:  # BODY_POINTS: r = Q^T r_local
+        _rim_kinematics(pts[i, 0:3, p], Q, wl, m)
+    _skew_mat(T, r)
+    _times_qt(C, BODY_ROT, -1.0, T, Q)  # d (w x r) / d omega = -[r] Q^T
+    for a in range(3):
+        C[a, BODY_POS + a] = 1.0
+        x[a, 0] = body.position[a, b] + r[a]
+        v[a, 0] = body.velocity[a, b] + (wl[(a + 1) % 3] * r[(a + 2) % 3]
+                                         - wl[(a + 2) % 3] * r[(a + 1) % 3])
+    return geom, b, 1.0
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
+                       wl: NDArray[np.float64], m: Any) -> ObstacleGeometry:
+    """:func:`_kinematics` of a rod node on the free sphere ``b`` (lab angular velocity
+    ``wl``): the velocity relative to the sphere's surface point, ``r = R n``; returns the
+    sphere's geometry about its centre."""
+    index, par, _, _ = c
+    x, v, A, B, C, L, r, w3 = m
+    H, S, T = w3[0], w3[1], w3[2]
+    Q = body.director[:, :, b]
+    s = index[i, 0]
+    frame = np.empty(6)
+    for a in range(3):
+        frame[a] = body.position[a, b]  # a sphere's obstacle: about its centre
+        frame[3 + a] = 0.0
+    geom = ObstacleGeometry(SPHERE, frame[0:3], frame[3:6], par[i, 6], 0.0)
+    xn = rod.position[:, s + p]
+    phi, n0, n1, n2, _, _ = _surface(_scalars(geom), xn[0], xn[1], xn[2])
+    r[0] = xn[0] - phi * n0 - frame[0]
+    r[1] = xn[1] - phi * n1 - frame[1]
+    r[2] = xn[2] - phi * n2 - frame[2]
+    _hessian(_scalars(geom), xn, H)
+    for a in range(3):
+        x[a, 0] = xn[a]
+    # v_rel = v_n - v_o - w x r
+    v[0, 0] = rod.velocity[0, s + p] - body.velocity[0, b] - (wl[1] * r[2] - wl[2] * r[1])
+    v[1, 0] = rod.velocity[1, s + p] - body.velocity[1, b] - (wl[2] * r[0] - wl[0] * r[2])
+    v[2, 0] = rod.velocity[2, s + p] - body.velocity[2, b] - (wl[0] * r[1] - wl[1] * r[0])
+    R = par[i, 6]
+    _skew_mat(S, wl)
+    for a in range(3):
+        A[a, NODE + a] = 1.0
+        A[a, BODY_POS + a] = -1.0
+        C[a, NODE + a] = 1.0
+        C[a, BODY_POS + a] = -1.0
+        for k in range(3):
+            L[a, NODE + k] = R * H[a, k]
+            L[a, BODY_POS + k] = -R * H[a, k]
+            swh = R * (S[a, 0] * H[0, k] + S[a, 1] * H[1, k] + S[a, 2] * H[2, k])
+            B[a, NODE + k] = -swh
+            B[a, BODY_POS + k] = swh
+    _skew_mat(T, r)
+    _times_qt(C, BODY_ROT, 1.0, T, Q)  # d v_rel / d omega = [r] Q^T
+    # d v_rel / dW = -[r] Q^T [omega] = -[r] [w] Q^T
+    for a in range(3):
+        for k in range(3):
+            S[a, k] = -(T[a, 0] * _sk(wl, 0, k) + T[a, 1] * _sk(wl, 1, k)
+                        + T[a, 2] * _sk(wl, 2, k))
+    _times_qt(B, BODY_ROT, 1.0, S, Q)
+    return geom
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _support_kinematics(body: Any, gs: Any, R: float, b: int, wl: NDArray[np.float64],
+                        m: Any) -> None:
+    """:func:`_kinematics` of sphere ``b``'s support point (radius ``R``) on the obstacle
+    ``gs``: ``r = -R n(x_b)``, the rotation through ``w`` only."""
+    x, v, A, B, C, L, r, w3 = m
+    H, S, T = w3[0], w3[1], w3[2]
+    Q = body.director[:, :, b]
+    xb = body.position[:, b]
+    _, n0, n1, n2, _, _ = _surface(gs, xb[0], xb[1], xb[2])
+    r[0], r[1], r[2] = -R * n0, -R * n1, -R * n2
+    _hessian(gs, xb, H)
+    _skew_mat(S, wl)
+    for a in range(3):
+        for k in range(3):
+            A[a, BODY_POS + k] = (1.0 if a == k else 0.0) - R * H[a, k]
+            L[a, BODY_POS + k] = -R * H[a, k]
+            B[a, BODY_POS + k] = -R * (S[a, 0] * H[0, k] + S[a, 1] * H[1, k]
+                                       + S[a, 2] * H[2, k])
+    # d (w x r) / dW = [r] [w] Q^T
+    _skew_mat(T, r)
+    for a in range(3):
+        for k in range(3):
+            S[a, k] = (T[a, 0] * _sk(wl, 0, k) + T[a, 1] * _sk(wl, 1, k)
+                       + T[a, 2] * _sk(wl, 2, k))
+    _times_qt(B, BODY_ROT, 1.0, S, Q)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _rim_kinematics(loc: Any, Q: NDArray[np.float64], wl: NDArray[np.float64], m: Any) -> None:
+    """:func:`_kinematics` of a point ``loc`` fixed in a body's frame ``Q``."""
+    x, v, A, B, C, L, r, w3 = m
+    S, T = w3[1], w3[2]
+    for a in range(3):
+        r[a] = Q[0, a] * loc[0] + Q[1, a] * loc[1] + Q[2, a] * loc[2]
+    _skew_mat(T, r)
+    _times_qt(A, BODY_ROT, -1.0, T, Q)
+    wr = (wl[1] * r[2] - wl[2] * r[1], wl[2] * r[0] - wl[0] * r[2],
+          wl[0] * r[1] - wl[1] * r[0])
+    _times_qt(B, BODY_ROT, -1.0, _skew_mat(S, wr), Q)
+    _times_qt(L, BODY_ROT, -1.0, T, Q)
+    for a in range(3):
+        A[a, BODY_POS + a] = 1.0
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _sk(a: Any, i: int, j: int) -> float:
+    """``[a][i, j]``."""
+    if i == j:
+        return 0.0
+    if i == 0:
+        return -a[2] if j == 1 else a[1]
+    if i == 1:
+        return a[2] if j == 0 else -a[0]
+    return -a[1] if j == 0 else a[0]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
+    """Whether point ``p`` of row ``i`` is beyond the law's reach (no force, no tangent:
+    :data:`~hsa_elastica.physics.contact_laws.FAR_SMOOTHING_LENGTHS`), from its position
+    alone and without allocating: most points of a scene are far at any time."""
+    index, par, pts, _ = c
+    s = index[i, 0]
+    gs = (index[i, 3], par[i, 0], par[i, 1], par[i, 2], par[i, 3], par[i, 4], par[i, 5],
+          par[i, 6], par[i, 7])
+    radius = pts[i, 9, p]
+    if kind == ROD_FIXED or kind == ROD_OBJECT:
+        x0, x1, x2 = rod.position[0, s + p], rod.position[1, s + p], rod.position[2, s + p]
+        if kind == ROD_OBJECT:  # a sphere about the object's centre
+            o = index[i, 4]
+            gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o], 0.0,
+                  0.0, 0.0, par[i, 6], 0.0)
+    elif kind == SPHERE_SUPPORT:  # the support point's gap is the centre's less the radius
+        x0, x1, x2 = body.position[0, s], body.position[1, s], body.position[2, s]
+        radius = par[i, 13]
+    else:
+        Q, loc = body.director[:, :, s], pts[i, 0:3, p]
+        x0 = body.position[0, s] + Q[0, 0] * loc[0] + Q[1, 0] * loc[1] + Q[2, 0] * loc[2]
+        x1 = body.position[1, s] + Q[0, 1] * loc[0] + Q[1, 1] * loc[1] + Q[2, 1] * loc[2]
+        x2 = body.position[2, s] + Q[0, 2] * loc[0] + Q[1, 2] * loc[1] + Q[2, 2] * loc[2]
+    phi = _surface(gs, x0, x1, x2)[0]
+    return phi - radius > FAR_SMOOTHING_LENGTHS * par[i, 9]  # type: ignore[no-any-return]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def contact_point_block(
+    rod: Any, body: Any, c: Any, flat: int, velocity: bool, out: NDArray[np.float64],
+) -> bool:
+    """The tangent of contact point ``flat`` (:func:`point_row`) of the contact table ``c``
+    added into ``out`` (12, 12; module doc): with respect to the unknowns at the present
+    velocities, or with ``velocity`` to the unknowns' velocities.  ``rod`` / ``body``: views of
+    the blocks (``SystemView``).  False (nothing added) for a point beyond the law's reach
+    (:func:`_far`) or a row kind without a block."""
+    index, par, pts, _ = c
+    i, p = point_row(pts.shape[2], flat)
+    kind = row_kind(index, i)
+    if kind < 0 or _far(rod, body, c, i, p, kind):
+        return False
+    law = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+    x, v = np.empty((3, 1)), np.empty((3, 1))
+    A, B, C, L = (np.empty((3, JOINT_BLOCK)), np.empty((3, JOINT_BLOCK)),
+                  np.empty((3, JOINT_BLOCK)), np.empty((3, JOINT_BLOCK)))
+    r, w3 = np.empty(3), np.empty((3, 3, 3))
+    geom, b, sign = _kinematics(rod, body, c, i, p, kind, (x, v, A, B, C, L, r, w3))
+    point = ContactPoints(x, v, pts[i, 9, p : p + 1], pts[i, 10, p : p + 1])
+    dx, dv = np.empty((3, 3, 1)), np.empty((3, 3, 1))
+    contact_tangent(point, geom, law, dx, dv)
+    df = np.zeros((3, JOINT_BLOCK))
+    for a in range(3):
+        for q in range(JOINT_BLOCK):
+            if velocity:
+                df[a, q] = dv[a, 0, 0] * C[0, q] + dv[a, 1, 0] * C[1, q] + dv[a, 2, 0] * C[2, q]
+            else:
+                df[a, q] = (dx[a, 0, 0] * A[0, q] + dx[a, 1, 0] * A[1, q]
+                            + dx[a, 2, 0] * A[2, q] + dv[a, 0, 0] * B[0, q]
+                            + dv[a, 1, 0] * B[1, q] + dv[a, 2, 0] * B[2, q])
+    if kind == ROD_FIXED or kind == ROD_OBJECT:
+        out[NODE : NODE + 3, :] += df
+    if b >= 0:
+        _body_rows(body.director[:, :, b], point, geom, law, r, df, L, sign, velocity, out)
+    return True
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _body_rows(
+    Q: NDArray[np.float64], point: ContactPoints, geom: ObstacleGeometry, law: ContactLaw,
+    r: NDArray[np.float64], df: NDArray[np.float64], L: NDArray[np.float64], sign: float,
+    velocity: bool, out: NDArray[np.float64],
+) -> None:
+    """The body's rows of a point's block: force ``sign df``, couple ``sign Q ([r] df - [f]
+    L)`` and (positions) the frame's turn ``[T]``, ``T = sign Q (r x f)``."""
+    out[BODY_POS : BODY_POS + 3, :] += sign * df
+    f = np.zeros(3)
+    if not velocity:
+        res = ContactOutput(np.empty((3, 1)), np.empty(1), np.empty(1))
+        contact_forces(point, geom, law, res)
+        f[:] = res.force[:, 0]
+    m = np.empty((3, JOINT_BLOCK))  # [r] df - [f] L (lab)
+    for a in range(3):
+        for q in range(JOINT_BLOCK):
+            m[a, q] = (_sk(r, a, 0) * df[0, q] + _sk(r, a, 1) * df[1, q] + _sk(r, a, 2) * df[2, q]
+                       - _sk(f, a, 0) * L[0, q] - _sk(f, a, 1) * L[1, q] - _sk(f, a, 2) * L[2, q])
+    for a in range(3):
+        for q in range(JOINT_BLOCK):
+            out[BODY_ROT + a, q] += sign * (Q[a, 0] * m[0, q] + Q[a, 1] * m[1, q]
+                                            + Q[a, 2] * m[2, q])
+    if velocity:
+        return
+    t = (r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0])
+    tb = np.empty(3)
+    for a in range(3):
+        tb[a] = sign * (Q[a, 0] * t[0] + Q[a, 1] * t[1] + Q[a, 2] * t[2])
+    for a in range(3):
+        for k in range(3):
+            out[BODY_ROT + a, BODY_ROT + k] += _sk(tb, a, k)
+
+
+# --------------------------------------------------------------------------------------------
+# set-up (Python): which unknowns a point's block touches
+# --------------------------------------------------------------------------------------------
+def point_groups(contacts: Any, flat: int) -> list[tuple[int, int]]:
+    """``(group, index)`` of the unknowns of contact point ``flat`` (:func:`point_row`) in
+    the block's layout, one branch per row kind (:func:`row_kind`)."""
+    i, p = point_row(int(contacts.points.shape[2]), int(flat))
+    system, kind, obj = (int(contacts.ids[i, k]) for k in (0, 1, 4))
+    if kind != 0:  # a body's own points or its support point
+        return [(BODY_POS, system), (BODY_ROT, system)]
+    if obj >= 0:  # a rod's node and a free object
+        return [(NODE, system + p), (BODY_POS, obj), (BODY_ROT, obj)]
+    return [(NODE, system + p)]
+
+
+def point_ops(contacts: Any, rows: NDArray[np.int64]) -> NDArray[np.int64] | None:
+    """``(OP_CONTACT, row * width + point)`` for every point of the contact ``rows`` (the
+    joint scatter's operations), None if a row has no block (:func:`row_kind`)."""
+    if any(row_kind(contacts.ids, int(i)) < 0 for i in rows):
+        return None
+    width = int(contacts.points.shape[2])
+    flat = [int(i) * width + p for i in rows for p in range(int(contacts.ids[i, 2]))]
+    return np.array([(OP_CONTACT, f) for f in flat], dtype=np.int64).reshape(-1, 2)

@@ -1,0 +1,327 @@
+"""Contacts in the Newton matrices from the contact law's tangent
+(hsa_elastica/physics/point_tangent.py, scattered by ``statics_hybrid.joint_tangents``): the
+implicit integrator's ``K_x + cv K_v`` against the forward differences of the whole dynamic
+residual, on the paper robot with a floor, a sphere obstacle, a plane above its platform and a
+free ball resting on the floor against its rods (every contact row kind: rod nodes on fixed
+obstacles, the platform's rim points, the ball's support point, rod nodes on the ball); the
+trajectories of the two Newton matrices; and the static solver's hybrid Jacobian with contacts
+against central differences of the whole residual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hsa_elastica.engines import statics_hybrid
+from hsa_elastica.engines.compile import compile_simulator
+from hsa_elastica.engines.implicit import ImplicitEngine
+from hsa_elastica.engines.implicit_kernels import Increment, dynamic_fd_jacobian, dynamic_forces
+from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
+from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.params import (
+    ContactParams,
+    EnvironmentParams,
+    ObjectParams,
+    PlaneObstacle,
+    SphereObstacle,
+    paper_robot_params,
+)
+from hsa_elastica.physics.point_tangent import (
+    BODY_POINTS,
+    ROD_FIXED,
+    ROD_OBJECT,
+    SPHERE_SUPPORT,
+    row_kind,
+)
+from hsa_elastica.physics.tables import OP_CONTACT, Pose
+from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.robots.compiled import ImplicitRobot
+from hsa_elastica.robots.primitives import primitive_angles
+
+#: a law whose smoothing length (2 mm) puts every point of the scene within its reach at
+#: millimetre gaps, stiff enough (1e5 N/m) that its blocks are of the rods' entries' order
+LAW = ContactParams(stiffness=1e5, smoothing_length=2e-3, damping_ratio=0.5,
+                    friction_coefficient=0.5, slip_velocity=1e-2)
+# the paper robot at 4 elements: rod axes at (+-0.017, +-0.017) m, contact nodes at z = 0.025,
+# 0.05, 0.075 m with contact radius 7.5 mm; the platform's top face at z = 0.103 m, rim 47.5 mm
+FLOOR = 0.0155  # m: 2 mm below the rods' lowest contact nodes
+BALL_R = 0.05  # m
+
+
+def _params(integrator: str = "implicit"):  # type: ignore[no-untyped-def]
+    p = paper_robot_params()
+    p = p.replace(rod=p.rod.replace(n_elements=4),
+                  simulation=p.simulation.replace(integrator=integrator, dt=2e-3,
+                                                  gravity=(0.0, 0.0, -9.81)))
+    west = np.array([-1.0, 1.0, 0.0]) / np.sqrt(2.0)
+    obstacles = (
+        PlaneObstacle(point=(0.0, 0.0, FLOOR), normal=(0.0, 0.0, 1.0), contact=LAW),
+        # a sphere 2 mm off rod 1's mid node (rod nodes on a curved obstacle)
+        SphereObstacle(center=tuple(np.array([-0.017, 0.017, 0.05]) + 0.0295 * west),
+                       radius=0.02, contact=LAW),
+        # a sphere 2 mm above the platform's west rim (its rim points on a curved obstacle)
+        SphereObstacle(center=(-0.0475, 0.0, 0.115), radius=0.01, contact=LAW),
+    )
+    # the ball 1 mm above the floor and 2 mm off the top contact nodes of rods 0 and 3
+    dx = np.sqrt((BALL_R + 0.0095) ** 2 - 0.017 ** 2 - (0.075 - FLOOR - BALL_R - 0.001) ** 2)
+    ball = ObjectParams(radius=BALL_R, mass=0.02,
+                        position=(0.017 + dx, 0.0, FLOOR + BALL_R + 0.001), contact=LAW)
+    return p.replace(environment=EnvironmentParams(obstacles=obstacles, objects=(ball,)))
+
+
+def _robot(jacobian: str = "tangent") -> ImplicitRobot:
+    return ImplicitRobot(build_robot(_params(), [0.0] * 4), jacobian=jacobian)
+
+
+def _deformed(e: ImplicitEngine, seed: int, velocity: float) -> None:
+    """A random pose off the start (nodes and bodies 2e-4 m, rotations 2e-2 rad) with random
+    velocities (``velocity`` rad/s; nodes and bodies 1/100 of it in m/s)."""
+    rng = np.random.default_rng(seed)
+    s = e.solver
+    s.move(np.where(s.is_torque, 2e-2, 2e-4) * rng.standard_normal(s.n))
+    e.start(np.zeros(s.n_motors), np.zeros(s.n_motors))
+    e.v[:] = velocity * rng.standard_normal(e.n) * np.where(e._rot_rows, 1.0, 0.01)
+
+
+def _matrices(e: ImplicitEngine, cv: float) -> tuple[np.ndarray, np.ndarray]:
+    """``dF/dq + cv dF/dv`` by the tangents and by the whole residual's forward differences
+    at the engine's state."""
+    n, zero = e.n, np.zeros(e.solver.n_motors)
+    args, aux, jw = e._model_args, e._aux, e._jw
+    f, mass = np.zeros(n), np.zeros(n)
+    q0 = Pose(*(np.array(a, copy=True) for a in e.model.state.pose))
+    assert dynamic_forces(e.time, zero, zero, e.v.copy(), args, aux, f, mass)
+    jw.fd.f0[:] = f
+    dynamic_fd_jacobian(e.time, zero, zero, e.v.copy(), args, aux, cv, jw.pattern, jw.fd,
+                        Increment(np.zeros(n), q0, jw.first))
+    fd = jw.fd.data.copy()
+    assert dynamic_forces(e.time, zero, zero, e.v.copy(), args, aux, f, mass)
+    data = np.zeros_like(fd)
+    assert e._tangent is not None
+    implicit_tangent_jacobian(zero, zero, e.v.copy(), args, aux, cv, e._tangent, data)
+    return data, fd
+
+
+def _contact_columns(e: ImplicitEngine) -> list[int]:
+    """The columns a contact point's block has entries in."""
+    s, tan = e.solver, e._tangent
+    assert tan is not None
+    cols = set()
+    for p in np.nonzero(tan.plan.tangent_ops[:, 0] == OP_CONTACT)[0]:
+        for q in tan.plan.tangent_dst[p][tan.plan.tangent_dst[p] >= 0]:
+            cols.add(int(np.searchsorted(s.indptr, q, side="right") - 1))
+    return sorted(cols)
+
+
+def _column_error(e: ImplicitEngine, cols: list[int], data: np.ndarray, fd: np.ndarray,
+                  ca: float) -> float:
+    """Largest difference of a column of ``cols`` relative to that column's largest entry of
+    the Newton matrix, its inertia shift ``ca M`` included (what the factorisation sees)."""
+    s = e.solver
+    worst = 0.0
+    for j in cols:
+        sl = slice(s.indptr[j], s.indptr[j + 1])
+        scale = max(np.abs(fd[sl]).max(), ca * e.mass[j])
+        worst = max(worst, float(np.abs(data[sl] - fd[sl]).max() / scale))
+    return worst
+
+
+def test_every_contact_row_kind_is_in_the_scene_and_within_reach() -> None:
+    """Each row kind has a point within 2.5 smoothing lengths of its obstacle (the law's
+    stiffness there is above 0.07 k): the matrices below see every kind's block."""
+    e = _robot().engine
+    ids = e.model.tables.contacts.ids
+    assert e.jacobian == "tangent"
+    e.solver.evaluate(np.zeros(e.solver.n_motors))
+    gaps = e.model.tables.contacts.output[:, 3, :]
+    nearest: dict[int, float] = {}
+    for i in range(ids.shape[0]):
+        k = int(row_kind(ids, i))
+        nearest[k] = min(nearest.get(k, np.inf), float(gaps[i, : ids[i, 2]].min()))
+    assert set(nearest) == {ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT}
+    assert max(nearest.values()) < 2.5 * LAW.smoothing_length, nearest
+
+
+@pytest.mark.parametrize("velocity", [0.0, 1.0])
+def test_newton_matrix_with_contacts_equals_the_differences(velocity: float) -> None:
+    """Over the columns of the contacts' unknowns, the tangent Newton matrix against the
+    whole residual's forward differences (1e-8 m / 1e-7 rad steps): at rest their own error
+    (the law's curvature k / l = 5e7 N/m^2 times 1e-8 m is 0.5 N/m against entries of 1e4 to
+    4e6 N/m; measured 4.4e-6 over 48 columns; bound 1e-4).  Moving (1 rad/s, 0.01 m/s: the
+    contacts' friction and damping act) it leaves out the pose dependence of the dampers
+    (module doc of implicit_tangent.py; measured 1.5e-3; bound 5e-2 as for the robot without
+    contacts).  Taking the contact
+    blocks out errs by more than 0.1: the check sees them."""
+    robot = _robot()
+    e = robot.engine
+    _deformed(e, 5, velocity)
+    cv = e.gamma / (e.beta * e.dt)
+    ca = (1.0 - e.alpha_m) / ((1.0 - e.alpha_f) * e.beta * e.dt ** 2)
+    data, fd = _matrices(e, cv)
+    cols = _contact_columns(e)
+    err = _column_error(e, cols, data, fd, ca)
+    print("velocity", velocity, "error", err, "columns", len(cols))
+    assert err < (1e-4 if velocity == 0.0 else 5e-2)
+    tan = e._tangent
+    assert tan is not None
+    keep = tan.plan.tangent_ops[:, 0] != OP_CONTACT
+    e._tangent = tan._replace(plan=tan.plan._replace(
+        tangent_ops=np.ascontiguousarray(tan.plan.tangent_ops[keep]),
+        tangent_dst=np.ascontiguousarray(tan.plan.tangent_dst[keep])))
+    data, fd = _matrices(e, cv)
+    assert _column_error(e, cols, data, fd, ca) > 0.1
+    e._tangent = tan
+
+
+def test_contact_velocity_tangent_equals_the_differences() -> None:
+    """The velocity part alone over the contacts' columns (the matrices at ``2 cv`` less
+    those at ``cv``: ``cv dF/dv``, the contacts' damping and friction with the dampers)
+    against the differences'.  Their forward velocity step ``cv 1e-8 m`` = 1e-5 m/s against
+    the friction's regularising slip velocity 1e-2 m/s truncates by about 1e-3 of an entry
+    (measured 2.1e-3 of a column's largest entry, 5e-6 at rest where the friction is
+    linear; bound 1e-2); without the contacts' velocity
+    blocks the part errs by more than 0.1."""
+    e = _robot().engine
+    _deformed(e, 7, 1.0)
+    cv = e.gamma / (e.beta * e.dt)
+    cols = _contact_columns(e)
+
+    def velocity_part_error() -> float:
+        t1, f1 = _matrices(e, cv)
+        t2, f2 = _matrices(e, 2 * cv)
+        vt, vf = t2 - t1, f2 - f1
+        worst = 0.0
+        for j in cols:
+            sl = slice(e.solver.indptr[j], e.solver.indptr[j + 1])
+            worst = max(worst, float(np.abs(vt[sl] - vf[sl]).max() / np.abs(vf[sl]).max()))
+        return worst
+
+    err = velocity_part_error()
+    print("velocity part error", err)
+    assert err < 1e-2
+    tan = e._tangent
+    assert tan is not None
+    plan = tan.plan
+    blocks = plan.tangent_dst.copy()
+    blocks[plan.tangent_ops[:, 0] == OP_CONTACT] = -1  # the contacts' blocks scatter nowhere
+    e._tangent = tan._replace(plan=plan._replace(tangent_dst=blocks))
+    assert velocity_part_error() > 0.1
+
+
+def _push_scene():  # type: ignore[no-untyped-def]
+    """``scenarios/push_object.py``'s scene (the robot bends east into a ball on a rough
+    floor; its soft law, k = 1e3 N/m, l = 1e-5 m) on the implicit integrator at dt = 2 ms."""
+    path = Path(__file__).resolve().parents[1] / "scenarios" / "push_object.py"
+    spec = importlib.util.spec_from_file_location("push_object_scene", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    params, angles = module.scene_params(1.0)
+    return params.replace(simulation=params.simulation.replace(integrator="implicit",
+                                                               dt=2e-3)), angles
+
+
+def test_pushing_trajectory_agrees_with_the_differences() -> None:
+    """1.2 s of the push scene (the rods reach the ball at about 0.85 s and roll it 3.9 mm)
+    on either Newton matrix, Newton iterated to tight tolerances (1e-9 N, 1e-11 m): the same
+    residual's solution, so the states agree to the tolerances' accumulation (measured
+    3e-10 m rods, 1.4e-8 m bodies; bound 1e-5 m).  At the default tolerances (1e-7 m
+    increments) the collision amplifies the stopping point's difference: the ball's travel differs by some
+    percent between the two matrices, as between either and the tight runs."""
+    params, angles = _push_scene()
+    tight: dict[str, Any] = dict(tol_force=1e-9, tol_torque=1e-11, tol_position=1e-11,
+                                 tol_rotation=1e-9)
+    out = {}
+    for jac in ("tangent", "fd"):
+        robot = ImplicitRobot(build_robot(params, angles), jacobian=jac, **tight)
+        assert robot.engine.jacobian == jac
+        ball = np.array(robot.engine.model.body_arrays.position[:, -1], copy=True)
+        robot.run(1.2)
+        m = robot.engine.model
+        out[jac] = (np.array(m.rod_arrays.position, copy=True),
+                    np.array(m.body_arrays.position, copy=True))
+        travel = np.linalg.norm(m.body_arrays.position[:, -1] - ball)
+        assert travel > 1e-3, travel  # the ball was pushed
+    d_rod = np.abs(out["tangent"][0] - out["fd"][0]).max()
+    d_body = np.abs(out["tangent"][1] - out["fd"][1]).max()
+    print("rods", d_rod, "bodies", d_body)
+    assert d_rod < 1e-5 and d_body < 1e-5
+
+
+# --------------------------------------------------------------------------------------------
+# the static solver
+# --------------------------------------------------------------------------------------------
+def _static_params():  # type: ignore[no-untyped-def]
+    p = _params("implicit")
+    env = dataclasses.replace(p.environment, objects=())  # statics refuses free objects
+    return p.replace(environment=env)
+
+
+def _central(solver: StaticSolver, a: np.ndarray) -> np.ndarray:
+    """Dense central differences of the whole residual (steps 1e-6 m, 1e-5 rad)."""
+    pose = solver.pose()
+    jac = np.zeros((solver.n, solver.n))
+    e = np.zeros(solver.n)
+    for j in range(solver.n):
+        h = 1e-5 if solver.is_torque[j] else 1e-6
+        e[:] = 0.0
+        e[j] = h
+        solver.move(e)
+        fp = solver.evaluate(a).copy()
+        solver.set_pose(pose)
+        solver.move(e, -1.0)
+        fm = solver.evaluate(a).copy()
+        solver.set_pose(pose)
+        jac[:, j] = (fp - fm) / (2.0 * h)
+    return jac
+
+
+def _remainder_colours(solver: StaticSolver) -> int:
+    """Colours of the hybrid Jacobian's remainder (its differenced part)."""
+    assert solver.hybrid is not None
+    return int(solver.hybrid[1][0].color_ptr.shape[0] - 1)
+
+
+def test_static_hybrid_jacobian_with_contacts_matches_central_differences() -> None:
+    """The static solver's hybrid Jacobian with the contacts' tangents (no remainder colour
+    left: gravity only) against central differences of the whole residual at a deformed
+    pose: within 1e-6 of a column's norm as without contacts (the law's third derivative
+    k / l^2 = 2.5e10 N/m^3 times (1e-6 m)^2 is 2.5e-2 N/m of truncation against columns of
+    1e4 N/m and more; measured 4e-9)."""
+    model = compile_simulator(build_robot(_static_params(), [0.0] * 4).simulator)
+    solver = StaticSolver(model, jacobian="tangent")
+    solver.jit = True
+    assert solver.hybrid is not None and _remainder_colours(solver) == 0
+    rng = np.random.default_rng(3)
+    solver.move(np.where(solver.is_torque, 2e-2, 2e-4) * rng.standard_normal(solver.n))
+    a = np.array([0.4, -0.3, 0.6, 0.2])
+    hybrid = solver.jacobian(a, solver.evaluate(a).copy()).toarray()
+    central = _central(solver, a)
+    norm = np.linalg.norm(central, axis=0)
+    print("static error", np.max(np.abs(hybrid - central) / norm))
+    assert np.max(np.abs(hybrid - central) / norm) < 1e-6
+
+
+def test_static_equilibrium_with_contacts_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The equilibrium of bend east with the contacts by their tangents and by the
+    remainder's differences (:data:`statics_hybrid.CONTACT_TANGENT` off): the same residual's
+    root, within the solver's tolerance (1e-9 N on the residual: 1e-9 m at the rods'
+    stiffness; measured 1e-15; bound 1e-8 m)."""
+    p = _static_params()
+    a = np.asarray(primitive_angles("bend_east", 0.5, p))
+    out = {}
+    for exact in (True, False):
+        monkeypatch.setattr(statics_hybrid, "CONTACT_TANGENT", exact)
+        solver = StaticSolver(compile_simulator(build_robot(p, [0.0] * 4).simulator))
+        assert solver.hybrid is not None
+        assert (_remainder_colours(solver) == 0) == exact
+        solver.solve(a)
+        out[exact] = np.concatenate([x.ravel() for x in solver.pose()])
+    print("static difference", np.abs(out[True] - out[False]).max())
+    assert np.abs(out[True] - out[False]).max() < 1e-8
