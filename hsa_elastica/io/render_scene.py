@@ -39,6 +39,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from hsa_elastica.io import render_data as data
+from hsa_elastica.io.render_world import world_of
 from hsa_elastica.io.render_layout import (
     centred_camera,
     colorbar_ticks,
@@ -151,6 +152,10 @@ class RobotScene:
         the scale bar on the ground.
     title
         a line above the time (e.g. ``"bend_north, magnitude 1"``; none if empty).
+    world
+        a :class:`~hsa_elastica.io.render_world.World` to draw (obstacles, objects, contact
+        forces); default: the world of ``params.environment`` read from the frame
+        (:func:`~hsa_elastica.io.render_world.world_of`), none without an environment.
     """
 
     def __init__(
@@ -167,6 +172,7 @@ class RobotScene:
         show_scale: bool = True,
         speed: float | None = None,
         title: str = "",
+        world: Any = None,
     ) -> None:
         pv = prepare_offscreen()
         df = diagnostics.reset_index(drop=True)
@@ -191,6 +197,13 @@ class RobotScene:
         if self.has_platform:
             self._build_platform(pv, robot)
         self._build_ground(pv, robot)
+        self.world_actors: Any = None
+        if world is None:
+            world = world_of(df, params)
+        if world is not None:
+            from hsa_elastica.io.render_world_meshes import WorldActors
+
+            self.world_actors = WorldActors(pv, self.plotter, world, 0.5 * self.radius)
         self._frames: list[tuple[Any, NDArray[np.float64], list[Any]]] = []
         if show_frames:
             self._build_frames(pv)
@@ -387,11 +400,13 @@ class RobotScene:
             for h in (1, -1):
                 if h in handedness[: len(self.positions)]:
                     entries.append([HANDEDNESS_LABELS[h], HANDEDNESS_COLORS[h], "rectangle"])
+        arrow = pv.Arrow(start=(-0.5, 0.0, 0.0), direction=(1.0, 0.0, 0.0), scale=1.0,
+                         tip_length=0.35, tip_radius=0.2, shaft_radius=0.07)
         if show_frames:
-            arrow = pv.Arrow(start=(-0.5, 0.0, 0.0), direction=(1.0, 0.0, 0.0), scale=1.0,
-                             tip_length=0.35, tip_radius=0.2, shaft_radius=0.07)
             for axis in range(3 if self.has_platform else 2):
                 entries.append([AXIS_LABELS[axis], AXIS_COLORS[axis], arrow])
+        if self.world_actors is not None:
+            entries += self.world_actors.legend_entries(arrow)
         if entries:
             w, h = self.window_size
             entry = self._entry_px
@@ -449,6 +464,8 @@ class RobotScene:
                 body = rim + [0.0, 0.0, dz]
                 for pos, rot in [(self.platform_pos, self.platform_rot), *self.lower_platforms]:
                     pts.append((np.einsum("tij,pj->tpi", rot, body) + pos[:, None, :]).reshape(-1, 3))
+        if self.world_actors is not None:
+            pts.append(self.world_actors.frame_points())
         allp = np.concatenate(pts)
         lo = allp.min(axis=0)
         hi = allp.max(axis=0)
@@ -514,6 +531,8 @@ class RobotScene:
                 mesh.points[:] = self._plat_ref @ rot[i].T + pos[i]
                 mesh.Modified()
         self._update_frames(i)
+        if self.world_actors is not None:
+            self.world_actors.update(i)
         if self._text is not None and self.show_time:
             label = f"{self.title};  t = {self.times[i]:.2f} s" if self.title else f"t = {self.times[i]:.2f} s"
             if self.speed is not None:
