@@ -156,6 +156,8 @@ class RobotScene:
         a :class:`~hsa_elastica.io.render_world.World` to draw (obstacles, objects, contact
         forces); default: the world of ``params.environment`` read from the frame
         (:func:`~hsa_elastica.io.render_world.world_of`), none without an environment.
+    show_base
+        the base plate (a grey disk at z = 0 under the rods' circle).
     """
 
     def __init__(
@@ -173,6 +175,7 @@ class RobotScene:
         speed: float | None = None,
         title: str = "",
         world: Any = None,
+        show_base: bool = True,
     ) -> None:
         pv = prepare_offscreen()
         df = diagnostics.reset_index(drop=True)
@@ -196,7 +199,8 @@ class RobotScene:
         self._build_rods(pv, handedness, color_by)
         if self.has_platform:
             self._build_platform(pv, robot)
-        self._build_ground(pv, robot)
+        if show_base:
+            self._build_ground(pv, robot)
         self.world_actors: Any = None
         if world is None:
             world = world_of(df, params)

@@ -13,11 +13,11 @@ Read from a run (pure numpy; the pyvista meshes are :mod:`hsa_elastica.io.render
   from ``sensors/contact_force_{x|y|z}_{k}`` [N], ``sensors/contact_sliding_{k}`` and
   ``sensors/contact_sticking_{k}`` (counts).  An arrow shows the force on the body that is
   *touched and moves*: on a rod or the platform from an obstacle, on an object from an
-  obstacle or from a rod (the negative of the recorded force on the rod).  It ends, tip
-  first, at the contact's deepest point projected onto the surface it touches (the node or
-  rim point with the smallest signed distance; the force is the sum over the contact's
-  points), pushing on the body from outside, and is coloured by whether more of the
-  contact's points slide than stick.
+  obstacle or from a rod (the negative of the recorded force on the rod).  It is drawn at the
+  contact's deepest point projected onto the surface it touches (the node or rim point with
+  the smallest signed distance; the force is the sum over the contact's points): on a rod or
+  the platform ending there, pushing from outside; on an object (drawn translucent) starting
+  there, inside it.  Its colour tells whether more of the contact's points slide than stick.
 """
 
 from __future__ import annotations
@@ -57,11 +57,13 @@ class ObjectTrack:
 @dataclass
 class ContactTrack:
     """A contact's drawn force (n_t, 3) [N] at ``origin`` (n_t, 3) [m]; ``sliding`` (n_t,):
-    more of its points slide than stick."""
+    more of its points slide than stick; ``on_object``: the force on an object (its arrow
+    starts at the origin, else it ends there)."""
 
     force: NDArray[np.float64]
     origin: NDArray[np.float64]
     sliding: NDArray[np.bool_]
+    on_object: bool = False
 
 
 @dataclass
@@ -81,7 +83,7 @@ class World:
     def points(self) -> NDArray[np.float64]:
         """Points the camera frames: the objects' surfaces' extremes over the clip, the
         arrows' tips and the sphere and capsule obstacles (not the plane patches)."""
-        pts = [np.zeros((0, 3))]
+        pts = [np.zeros((0, 3))]  # (arrows: each renderer adds them at its scale)
         for o in self.objects:
             reach = o.radius + 0.5 * o.length
             for a in np.vstack([np.eye(3), -np.eye(3)]):
@@ -193,7 +195,8 @@ def _contact_track(df: pd.DataFrame, k: int, touch: _Touch, rods: list[NDArray[n
         origin[t] = _deepest(phi, n, x)
     if touch.rod_on_object:
         force = -force
-    return ContactTrack(force=force, origin=origin, sliding=sliding > sticking)
+    return ContactTrack(force=force, origin=origin, sliding=sliding > sticking,
+                        on_object=touch.rod_on_object or touch.rod == -2)
 
 
 def object_tracks(df: pd.DataFrame, shapes: Sequence[tuple[str, float, float]]) -> list[ObjectTrack]:
@@ -247,13 +250,14 @@ def force_scale(world: World) -> tuple[float, float]:
 
 
 def arrows_at(world: World, t: int, m_per_n: float, min_length: float) -> dict[bool, list[tuple[NDArray[np.float64], NDArray[np.float64]]]]:
-    """The arrows of frame ``t``: ``{sliding: [(start, vector [m]), ...]}``, each ending at its
-    contact point; those shorter than ``min_length`` [m] left out."""
+    """The arrows of frame ``t``: ``{sliding: [(start, vector [m]), ...]}``, each at its
+    contact point (starting there on an object, else ending there); those shorter than
+    ``min_length`` [m] left out."""
     out: dict[bool, list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = {False: [], True: []}
     for c in world.contacts:
         v = c.force[t] * m_per_n
         if float(np.linalg.norm(v)) >= min_length:
-            out[bool(c.sliding[t])].append((c.origin[t] - v, v))
+            out[bool(c.sliding[t])].append((c.origin[t] if c.on_object else c.origin[t] - v, v))
     return out
 
 

@@ -74,7 +74,7 @@ class WorldActors:
         for o in world.objects:
             mesh = _object_mesh(pv, o.shape, o.radius, o.length)
             ref = np.array(mesh.points, dtype=np.float64)
-            plotter.add_mesh(mesh, color=OBJECT_COLOR, smooth_shading=True)
+            plotter.add_mesh(mesh, color=OBJECT_COLOR, smooth_shading=True, opacity=0.7)
             self.objects.append((mesh, ref))
         self.m_per_n, self.newtons_per_cm = force_scale(world)
         self.min_length = 0.5 * self.width
@@ -102,7 +102,7 @@ class WorldActors:
         """Points to keep in view over the clip: objects, obstacles, arrows' starts and tips."""
         pts = [self.world.points()]
         for c in self.world.contacts:
-            pts += [c.origin, c.origin - c.force * self.m_per_n]
+            pts += [c.origin, c.origin + (1.0 if c.on_object else -1.0) * c.force * self.m_per_n]
         return np.concatenate(pts)
 
     def update(self, t: int) -> None:

@@ -122,7 +122,7 @@ def dynamic_traces(world: World, f: int, radius: float, *, style: bool = True) -
     for j, o in enumerate(world.objects):
         v, t = _object_ref(o)
         moved = v @ o.rotation[f].T + o.position[f]
-        kw = dict(color=OBJECT_COLOR, name="object", legendgroup="object", showlegend=j == 0,
+        kw = dict(color=OBJECT_COLOR, opacity=0.7, name="object", legendgroup="object", showlegend=j == 0,
                   hovertemplate=f"object {j}<extra></extra>") if style else {}
         out.append(_mesh(moved, t, **kw) if style else go.Mesh3d(
             x=moved[:, 0] * _MM, y=moved[:, 1] * _MM, z=moved[:, 2] * _MM))
@@ -143,5 +143,5 @@ def frame_points(world: World, radius: float) -> NDArray[np.float64]:
     pts += [plane_patch(ob, world.centre, world.plane_half) for ob in world.obstacles if hasattr(ob, "normal")]
     m_per_n, _ = force_scale(world) if world.contacts else (0.0, 0.0)
     for c in world.contacts:
-        pts += [c.origin, c.origin - c.force * m_per_n]
+        pts += [c.origin, c.origin + (1.0 if c.on_object else -1.0) * c.force * m_per_n]
     return np.concatenate(pts)
