@@ -201,13 +201,7 @@ class RobotScene:
             self._build_platform(pv, robot)
         if show_base:
             self._build_ground(pv, robot)
-        self.world_actors: Any = None
-        if world is None:
-            world = world_of(df, params)
-        if world is not None:
-            from hsa_elastica.io.render_world_meshes import WorldActors
-
-            self.world_actors = WorldActors(pv, self.plotter, world, 0.5 * self.radius)
+        self.world_actors = self._build_world(pv, world if world is not None else world_of(df, params))
         self._frames: list[tuple[Any, NDArray[np.float64], list[Any]]] = []
         if show_frames:
             self._build_frames(pv)
@@ -358,6 +352,14 @@ class RobotScene:
             height=0.003, resolution=64,
         )
         self.plotter.add_mesh(base, color="#636363")
+
+    def _build_world(self, pv: Any, world: Any) -> Any:
+        """The meshes of ``world`` (obstacles, objects, forces), or None without one."""
+        if world is None:
+            return None
+        from hsa_elastica.io.render_world_meshes import WorldActors
+
+        return WorldActors(pv, self.plotter, world, 0.5 * self.radius)
 
     def _build_world_axes(self) -> None:
         """The world axes in the lower-right corner: the scene's one orientation widget."""

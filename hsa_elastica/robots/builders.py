@@ -295,9 +295,7 @@ def _assemble_robot(
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
     objects: list[Any] = []
     contacts = _add_obstacles(sim, robot_params, rods, platform, objects)
-    if record:  # each free object's pose, ``object{j}/...`` (what a video draws)
-        for j, body in enumerate(objects):
-            recorders[f"object{j}"] = _add_recorder(sim, body, "rigid_body", sp)
+    recorders.update(_object_recorders(sim, objects, sp) if record else {})
     if record:
         from hsa_elastica.io.sensors import RobotSensorRecorder
 
@@ -332,6 +330,11 @@ def _add_obstacles(
         refs += [add_contact(sim, rod, obstacle, nodes=(1, -1)) for rod in rods]
         refs.append(add_contact(sim, platform, obstacle))
     return refs + _add_objects(sim, robot_params, rods, objects)
+
+
+def _object_recorders(sim: HSASimulator, objects: list[Any], sp: Any) -> dict[str, Any]:
+    """A ``RigidBodyRecorder`` per free object, ``"object{j}"``: its pose, what a video draws."""
+    return {f"object{j}": _add_recorder(sim, body, "rigid_body", sp) for j, body in enumerate(objects)}
 
 
 def _add_objects(sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod],
