@@ -7,11 +7,13 @@ east rods; the robot runs the ``bend_east`` primitive on the fused engine.  The 
 the ball about 0.85 s in (magnitude 1), knock it, and it rolls away without slipping (about
 11 mm/s; 13 mm in 2 s).  Prints the ball's position, speed and the rods' force on it every
 tenth of the run, and saves a side view (x-z plane: the rods' centre lines, the platform's
-centre, the ball at its start and end) to ``--still``.
+centre, the ball at its start and end) to ``--still``, the run directory to ``--out`` (for
+``hsa-elastica render`` and ``view``, which draw the floor, the ball and the contact forces)
+and its video to ``--video``.
 
 Example::
 
-    python scenarios/push_object.py --duration 1.0 --still renders/push_object.png
+    python scenarios/push_object.py --duration 1.5 --video renders/push_object.mp4
 """
 
 from __future__ import annotations
@@ -90,13 +92,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="bend magnitude, a fraction in [0, 1] (default: %(default)s)")
     ap.add_argument("--still", default=None,
                     help="path of a PNG of the side view at the end (default: none)")
+    ap.add_argument("--out", default=None,
+                    help="run directory to write, for hsa-elastica render and view (default: none)")
+    ap.add_argument("--video", default=None,
+                    help="path of an mp4 of the run with the floor, the ball and the contact "
+                         "forces (default: none)")
     args = ap.parse_args(argv)
     if not 0.0 < args.duration <= 100.0:
         ap.error(f"--duration = {args.duration} is invalid: must be > 0 and <= 100 s")
     if not 0.0 <= args.magnitude <= 1.0:
         ap.error(f"--magnitude = {args.magnitude} is invalid: must be in [0, 1]")
+    _check_outputs(ap, args)
     params, angles = scene_params(args.magnitude)
-    robot = build_fast_robot(params, angles, record=False)
+    record = args.out is not None or args.video is not None
+    robot = build_fast_robot(params, angles, record=record)
     contacts: Any = robot.robot.contacts  # type: ignore[union-attr]  # a Robot here
     pushes = [r for r in contacts if isinstance(r.instance, ObjectContact)]
     ball = pushes[0].instance.body
@@ -110,7 +119,44 @@ def main(argv: list[str] | None = None) -> int:
               f"  rods' force on it = {np.round(force, 4)} N")
     if args.still:
         side_view(robot, ball, start, args.still)
+    if record:
+        save_outputs(robot, params, args)
     return 0
+
+
+def _check_outputs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2, one line) an output path that cannot be written, before the run."""
+    from hsa_elastica.io.render import check_output_path
+    from hsa_elastica.io.rundir import run_dir_problem
+
+    try:
+        if args.video is not None:
+            check_output_path(args.video, "video", flag="--video")
+        if args.still is not None:
+            check_output_path(args.still, "still", flag="--still")
+    except ValueError as e:
+        ap.error(str(e))
+    if args.out is not None:
+        problem = run_dir_problem(args.out)
+        if problem is not None:
+            ap.error(f"--out {args.out}: {problem}")
+
+
+def save_outputs(robot: Any, params: Any, args: argparse.Namespace) -> None:
+    """The run directory (``--out``) and the video (``--video``) of the recorded run."""
+    df = robot.diagnostics()
+    if args.out is not None:
+        from hsa_elastica.io.rundir import save_run
+
+        save_run(args.out, df, params, {"primitive": "bend_east", "magnitude": args.magnitude,
+                                        "sim_time_s": float(robot.time)})
+        print("saved", args.out)
+    if args.video is not None:
+        from hsa_elastica.io.render import render_video
+
+        n = render_video(df, params, args.video, title=f"push a ball: bend_east, magnitude "
+                                                          f"{args.magnitude:g}")
+        print(f"saved {args.video} ({n} frames)")
 
 
 if __name__ == "__main__":

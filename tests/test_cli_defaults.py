@@ -25,7 +25,7 @@ from hsa_elastica.params import RobotParams, save_params
 
 ROOT = Path(__file__).resolve().parents[1]
 #: scenario scripts that build their own parser (the other two call ``hsa_elastica.cli.main``)
-OWN_PARSER_SCENARIOS = ("blocked_force.py", "control_example.py", "push_object.py", "single_rod_twist.py",
+OWN_PARSER_SCENARIOS = ("blocked_force.py", "control_example.py", "gripper.py", "push_object.py", "single_rod_twist.py",
                         "stack_primitive.py")
 #: words a cut-off phrase ends with ("... with columns angle_0 ..", "... run on the fused")
 DANGLING = {"a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "with", "from", "and",

@@ -16,7 +16,8 @@ Old names (:data:`OLD_JSON_KEYS`, :func:`old_column_names`) are still read, with
 
 Recorded DataFrames (``Robot.diagnostics()``, ``diagnostics.parquet`` of a run directory) have
 flat float columns named by the recorders (:mod:`hsa_elastica.io.recording`,
-:mod:`hsa_elastica.io.sensors`), prefixed ``rod{i}/``, ``platform/`` or ``sensors/`` (for a
+:mod:`hsa_elastica.io.sensors`), prefixed ``rod{i}/``, ``platform/``, ``object{j}/`` (a free object, as the platform) or
+``sensors/`` (for a
 multi-segment stack ``seg{k}/rod{i}/``, ``seg{k}/platform/``, ``seg{k}/sensors/``, segment
 ``k`` counted from the bottom; units and frames as for a single robot).
 :func:`column_metadata` gives each one its unit, frame and meaning; :func:`write_parquet`
@@ -452,7 +453,7 @@ def _kind(prefix: str) -> str:
     last = prefix.rpartition("/")[2]
     if last.startswith("sensors"):
         return "sensors"
-    if last.startswith("platform") or last.startswith("body"):
+    if last.startswith(("platform", "body", "object")):  # object{j}: a free object
         return "body"
     if last == "target":
         return "target"

@@ -39,6 +39,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from hsa_elastica.io import render_data as data
+from hsa_elastica.io.render_world import world_of
 from hsa_elastica.io.render_layout import (
     centred_camera,
     colorbar_ticks,
@@ -151,6 +152,12 @@ class RobotScene:
         the scale bar on the ground.
     title
         a line above the time (e.g. ``"bend_north, magnitude 1"``; none if empty).
+    world
+        a :class:`~hsa_elastica.io.render_world.World` to draw (obstacles, objects, contact
+        forces); default: the world of ``params.environment`` read from the frame
+        (:func:`~hsa_elastica.io.render_world.world_of`), none without an environment.
+    show_base
+        the base plate (a grey disk at z = 0 under the rods' circle).
     """
 
     def __init__(
@@ -167,6 +174,8 @@ class RobotScene:
         show_scale: bool = True,
         speed: float | None = None,
         title: str = "",
+        world: Any = None,
+        show_base: bool = True,
     ) -> None:
         pv = prepare_offscreen()
         df = diagnostics.reset_index(drop=True)
@@ -190,7 +199,9 @@ class RobotScene:
         self._build_rods(pv, handedness, color_by)
         if self.has_platform:
             self._build_platform(pv, robot)
-        self._build_ground(pv, robot)
+        if show_base:
+            self._build_ground(pv, robot)
+        self.world_actors = self._build_world(pv, world if world is not None else world_of(df, params))
         self._frames: list[tuple[Any, NDArray[np.float64], list[Any]]] = []
         if show_frames:
             self._build_frames(pv)
@@ -342,6 +353,14 @@ class RobotScene:
         )
         self.plotter.add_mesh(base, color="#636363")
 
+    def _build_world(self, pv: Any, world: Any) -> Any:
+        """The meshes of ``world`` (obstacles, objects, forces), or None without one."""
+        if world is None:
+            return None
+        from hsa_elastica.io.render_world_meshes import WorldActors
+
+        return WorldActors(pv, self.plotter, world, 0.5 * self.radius)
+
     def _build_world_axes(self) -> None:
         """The world axes in the lower-right corner: the scene's one orientation widget."""
         self.world_axes = self.plotter.add_axes(
@@ -387,11 +406,13 @@ class RobotScene:
             for h in (1, -1):
                 if h in handedness[: len(self.positions)]:
                     entries.append([HANDEDNESS_LABELS[h], HANDEDNESS_COLORS[h], "rectangle"])
+        arrow = pv.Arrow(start=(-0.5, 0.0, 0.0), direction=(1.0, 0.0, 0.0), scale=1.0,
+                         tip_length=0.35, tip_radius=0.2, shaft_radius=0.07)
         if show_frames:
-            arrow = pv.Arrow(start=(-0.5, 0.0, 0.0), direction=(1.0, 0.0, 0.0), scale=1.0,
-                             tip_length=0.35, tip_radius=0.2, shaft_radius=0.07)
             for axis in range(3 if self.has_platform else 2):
                 entries.append([AXIS_LABELS[axis], AXIS_COLORS[axis], arrow])
+        if self.world_actors is not None:
+            entries += self.world_actors.legend_entries(arrow)
         if entries:
             w, h = self.window_size
             entry = self._entry_px
@@ -449,6 +470,8 @@ class RobotScene:
                 body = rim + [0.0, 0.0, dz]
                 for pos, rot in [(self.platform_pos, self.platform_rot), *self.lower_platforms]:
                     pts.append((np.einsum("tij,pj->tpi", rot, body) + pos[:, None, :]).reshape(-1, 3))
+        if self.world_actors is not None:
+            pts.append(self.world_actors.frame_points())
         allp = np.concatenate(pts)
         lo = allp.min(axis=0)
         hi = allp.max(axis=0)
@@ -514,6 +537,8 @@ class RobotScene:
                 mesh.points[:] = self._plat_ref @ rot[i].T + pos[i]
                 mesh.Modified()
         self._update_frames(i)
+        if self.world_actors is not None:
+            self.world_actors.update(i)
         if self._text is not None and self.show_time:
             label = f"{self.title};  t = {self.times[i]:.2f} s" if self.title else f"t = {self.times[i]:.2f} s"
             if self.speed is not None:

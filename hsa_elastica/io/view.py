@@ -12,6 +12,11 @@ What it draws, in millimetres in the robot base frame (x = east, y = north, z = 
   (``d1``), which the motor turns, beside a grey line at its orientation at t = 0, so the angle
   between the two is the motor angle (the value, from ``sensors/motor_angle_{i}``, is in the
   hover text and the title);
+* the world of a robot with an environment (``RobotParams.environment``): fixed obstacles (a
+  plane as a square patch under the robot, spheres, capsules) in grey, free objects in magenta
+  at their recorded poses, and the contact forces as lines from the contact's deepest point
+  (blue: sticking, red: sliding; the scale, ``10 mm = F N``, in the legend), as the videos
+  draw them (:mod:`hsa_elastica.io.render_world`);
 * the target as a red diamond when the run has one: ``summary.json`` key
   ``target_position_m`` (constant) or columns ``target/position_{x|y|z}`` (m, per sample);
 * a time slider and a play button (frames: at most ``max_frames`` recorded samples spread
@@ -32,6 +37,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.io import render_data as data
+from hsa_elastica.io import view_world
+from hsa_elastica.io.render_world import world_of
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -174,6 +181,7 @@ class _Scene:
         ground_v, self.ground_t = _disk(ground_r, 0.003)
         self.ground_v = ground_v - [0.0, 0.0, 0.0015]
         self.tgt = _target(run, df, rows, target)
+        self.world = None if n_seg else world_of(df.iloc[rows].reset_index(drop=True), params)
         self.title = data.run_title(run.summary)
         self.hand_len = 4.0 * self.radius  # from the rod's axis: 3 radii show outside the tube
         self.d1_0 = np.array([dd[0][0, :, 0] for dd in self.dirs])
@@ -248,6 +256,8 @@ def _initial_traces(sc: _Scene) -> tuple[list[Any], int, int | None]:
         mode="lines", line=dict(color=MOTOR_ZERO_COLOR, width=4), name="motor angle 0",
         hoverinfo="skip", **sc.zero_trace(0),
     ))
+    if sc.world is not None:
+        traces += view_world.dynamic_traces(sc.world, 0, float(sc.radius))
     n_dynamic = len(traces)
     tgt_index = None
     tgt = sc.tgt
@@ -260,6 +270,8 @@ def _initial_traces(sc: _Scene) -> tuple[list[Any], int, int | None]:
         ))
     traces.append(_mesh(sc.ground_v, sc.ground_t, color=GROUND_COLOR, name="base", showlegend=False,
                         hoverinfo="skip"))
+    if sc.world is not None:
+        traces += view_world.obstacle_traces(sc.world)
     return traces, n_dynamic, tgt_index
 
 
@@ -276,6 +288,8 @@ def _frames(sc: _Scene, dynamic: list[int]) -> list[Any]:
         fdata += [go.Mesh3d(**_xyz(sc.disk_v @ rot[f].T + p[f])) for p, rot in sc.platforms]
         fdata.append(go.Scatter3d(**sc.motor_trace(f)))
         fdata.append(go.Scatter3d(**sc.zero_trace(f)))
+        if sc.world is not None:
+            fdata += view_world.dynamic_traces(sc.world, f, float(sc.radius), style=False)
         if sc.moving_target():
             assert sc.tgt is not None
             t = sc.tgt
@@ -292,6 +306,8 @@ def _scene_layout(sc: _Scene) -> dict[str, Any]:
         pts.append((np.einsum("tij,pj->tpi", rot, sc.disk_v) + p[:, None, :]).reshape(-1, 3))
     if sc.tgt is not None:
         pts.append(sc.tgt)
+    if sc.world is not None:
+        pts.append(view_world.frame_points(sc.world, float(sc.radius)))
     allp = np.concatenate(pts) * _MM
     lo, hi = allp.min(axis=0) - sc.radius * _MM, allp.max(axis=0) + sc.radius * _MM
     span = hi - lo

@@ -88,6 +88,7 @@ from hsa_elastica.robots.environment import (
     _add_environment,
     _add_gravity,
     _add_material_damping,
+    _add_recorder,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -292,7 +293,9 @@ def _assemble_robot(
             first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
         ).using(MountReaction if r_ref is None else r_ref.capture(MountReaction), torque=torque)
     recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
-    contacts = _add_obstacles(sim, robot_params, rods, platform)
+    objects: list[Any] = []
+    contacts = _add_obstacles(sim, robot_params, rods, platform, objects)
+    recorders.update(_object_recorders(sim, objects, sp) if record else {})
     if record:
         from hsa_elastica.io.sensors import RobotSensorRecorder
 
@@ -310,23 +313,24 @@ def _assemble_robot(
 
 
 def _add_obstacles(
-    sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod], platform: Any
+    sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod], platform: Any,
+    objects: list[Any] | None = None,
 ) -> list[OperatorRef[Any]]:
     """A ``RodContact`` on every rod and a ``BodyContact`` on the platform (its end discs'
     rims) for each obstacle of ``robot_params.environment``; each placement is checked first
     (``ParameterError`` if a system starts inside an obstacle).  A rod's end nodes are left
     out: the base node sits in the motor's hub (held by it) and the tip node in the platform,
     whose own points touch for it (a node's contact sphere, of the tube's radius, would reach
-    above the platform's top face).  Then the free objects (:func:`_add_objects`), then, with
-    ``environment.rod_contact``, a ``RodRodContact`` per pair of rods (in the order of
-    ``itertools.combinations``)."""
+    above the platform's top face).  Then the free objects (:func:`_add_objects`; their
+    bodies appended to ``objects``), then, with ``environment.rod_contact``, a
+    ``RodRodContact`` per pair of rods (in the order of ``itertools.combinations``)."""
     from hsa_elastica.physics.contact import add_contact
 
     refs: list[OperatorRef[Any]] = []
     for obstacle in robot_params.environment.obstacles:
         refs += [add_contact(sim, rod, obstacle, nodes=(1, -1)) for rod in rods]
         refs.append(add_contact(sim, platform, obstacle))
-    refs += _add_objects(sim, robot_params, rods)
+    refs += _add_objects(sim, robot_params, rods, objects)
     rod_contact = robot_params.environment.rod_contact
     if rod_contact is not None:  # one RodRodContact per pair of rods (physics/rod_contact.py)
         from hsa_elastica.physics.rod_contact import add_rod_contacts
@@ -335,8 +339,13 @@ def _add_obstacles(
     return refs
 
 
-def _add_objects(sim: HSASimulator, robot_params: RobotParams,
-                 rods: list[CosseratRod]) -> list[OperatorRef[Any]]:
+def _object_recorders(sim: HSASimulator, objects: list[Any], sp: Any) -> dict[str, Any]:
+    """A ``RigidBodyRecorder`` per free object, ``"object{j}"``: its pose, what a video draws."""
+    return {f"object{j}": _add_recorder(sim, body, "rigid_body", sp) for j, body in enumerate(objects)}
+
+
+def _add_objects(sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod],
+                 objects: list[Any] | None = None) -> list[OperatorRef[Any]]:
     """Each free object of ``robot_params.environment`` (docs/contact.md, "Moving objects"): a
     PyElastica ``Sphere`` of its mass under the simulation's gravity (if any), resting on every
     obstacle (``BodyContact``: its point closest to it), touched by every rod's nodes but the
@@ -352,6 +361,8 @@ def _add_objects(sim: HSASimulator, robot_params: RobotParams,
         density = obj.mass / (4.0 / 3.0 * np.pi * obj.radius**3)
         sphere = Sphere(np.array(obj.position, dtype=np.float64), obj.radius, density)
         sim.append(sphere)
+        if objects is not None:
+            objects.append(sphere)
         _add_gravity(sim, sphere, robot_params.simulation)
         refs += [add_contact(sim, sphere, o) for o in robot_params.environment.obstacles]
         refs += [add_object_contact(sim, rod, sphere, obj.contact, nodes=(1, -1)) for rod in rods]
