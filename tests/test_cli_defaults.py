@@ -196,31 +196,3 @@ def test_integrator_implicit_takes_the_documented_step() -> None:
     coarse = params.replace(simulation=params.simulation.replace(dt=5e-3))
     # 5e-3 s is above the explicit limit: the check is at run time, not in apply_integrator
     assert apply_integrator(args, coarse).simulation.dt == 5e-3
-
-
-def test_primitive_defaults_to_the_implicit_integrator() -> None:
-    """``primitive`` on the paper robot without ``--integrator`` steps with the implicit
-    integrator at 2e-3 s (docs/cli.md says so, read here); ``--integrator explicit`` and
-    ``--reference`` keep the explicit stepper at the params' step; a parameter file's
-    ``simulation.integrator`` is used as written, and ``steady-state`` keeps the params'."""
-    from hsa_elastica.cli.common import apply_integrator
-    from hsa_elastica.cli.primitive import _default_integrator
-
-    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-    assert "`primitive` steps a robot with the implicit integrator" in doc
-    parser = build_parser()
-    params = RobotParams()
-    explicit = ("explicit", params.simulation.dt)
-
-    def sim(*argv: str) -> tuple[str, float]:
-        args = parser.parse_args(list(argv))
-        default = _default_integrator(args) if args.command == "primitive" else None
-        s = apply_integrator(args, params, default).simulation
-        return s.integrator, s.dt
-
-    assert sim("primitive", "bend_north") == ("implicit", 2e-3)
-    assert sim("primitive", "bend_north", "--params", "paper_robot") == ("implicit", 2e-3)
-    assert sim("primitive", "bend_north", "--integrator", "explicit") == explicit
-    assert sim("primitive", "bend_north", "--reference") == explicit
-    assert sim("primitive", "bend_north", "--params", "robot.yaml") == explicit
-    assert sim("steady-state", "--angles", "0", "0", "0", "0", "--dynamic") == explicit

@@ -73,9 +73,8 @@ def size_arg(text: str) -> tuple[int, int]:
 
 
 REFERENCE_HELP = (
-    "step the robot with the per-rod reference operators (PyElastica's stepper, explicit) instead "
-    "of a compiled engine (the explicit one gives the same trajectory to round-off, about 4x "
-    "faster)"
+    "step the robot with the per-rod reference operators (PyElastica's stepper) instead of the "
+    "fused numba loop (the default: same trajectory to round-off, about 4x faster)"
 )
 #: ``--params`` of the commands that build one robot
 PARAMS_HELP = (
@@ -240,30 +239,20 @@ def claimed_run_dir(path: str | None, overwrite: bool) -> Iterator[None]:
         raise UsageError(f"{PROG}: --out {path}: {exc}") from None
 
 
-def add_integrator_option(parser: argparse.ArgumentParser, default: str | None = None) -> None:
-    """``--integrator explicit|implicit``; when not given: ``default`` (a command's own, see
-    :func:`apply_integrator`), else the params' ``simulation.integrator``."""
-    step = f"{integrator('implicit').default_dt:g} s"
-    if default is None:
-        text = ("default: simulation.integrator of the params, explicit); 'implicit' on explicit "
-                f"params also sets dt = {step}")
-    else:
-        text = (f"default: {default} at dt = {step} for the paper robot, without --params or "
-                "with paper_robot; other params, a stack and --reference: simulation.integrator "
-                "of the params, explicit unless set)")
+def add_integrator_option(parser: argparse.ArgumentParser) -> None:
+    """``--integrator explicit|implicit`` (default: the params' ``simulation.integrator``)."""
     parser.add_argument(
         "--integrator", choices=INTEGRATOR_NAMES, default=None,
-        help="time integrator of the compiled engine (" + text,
+        help="time integrator of the compiled engine (default: simulation.integrator of the "
+        f"params, explicit); 'implicit' on explicit params also sets dt = "
+        f"{integrator('implicit').default_dt:g} s",
     )
 
 
-def apply_integrator(args: argparse.Namespace, params: Any, default: str | None = None) -> Any:
-    """The params with ``--integrator`` applied, or without it ``default`` (a command's own
-    integrator; not with ``--reference``); ``--reference`` (the per-rod operators, always
-    explicit) with the implicit integrator is refused."""
+def apply_integrator(args: argparse.Namespace, params: Any) -> Any:
+    """The params with ``--integrator`` applied; ``--reference`` (the per-rod operators,
+    always explicit) with the implicit integrator is refused."""
     choice = getattr(args, "integrator", None)
-    if choice is None and not getattr(args, "reference", False):
-        choice = default
     if choice is not None and choice != params.simulation.integrator:
         sim = params.simulation.replace(integrator=choice)
         step = integrator(choice).default_dt

@@ -35,11 +35,6 @@ from hsa_elastica.cli.common import (
 )
 
 NAME = "primitive"
-#: the integrator of the paper robot's run (no ``--params``, or ``paper_robot``) when neither
-#: ``--integrator`` nor ``--reference`` is given: on it the implicit one meets the accuracy
-#: targets against the explicit stepper on the seven primitives (docs/performance.md) in a
-#: fraction of its time.  Other parameters' ``simulation.integrator`` is used as written.
-DEFAULT_INTEGRATOR = "implicit"
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -70,13 +65,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     add_video_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary on the terminal")
     p.add_argument("--reference", action="store_true", help=REFERENCE_HELP)
-    add_integrator_option(p, default=DEFAULT_INTEGRATOR)
-
-
-def _default_integrator(args: argparse.Namespace) -> str | None:
-    """:data:`DEFAULT_INTEGRATOR` for the paper robot (no ``--params``, or ``paper_robot``);
-    None (``simulation.integrator`` of the params) for any other parameters."""
-    return DEFAULT_INTEGRATOR if args.params in (None, "paper_robot") else None
+    add_integrator_option(p)
 
 
 def _check_outputs(args: argparse.Namespace) -> bool:
@@ -92,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     segments = load_segments(args.params)
     if segments is None:
-        params = apply_integrator(args, load_robot_params(args.params), _default_integrator(args))
+        params = apply_integrator(args, load_robot_params(args.params))
         with usage_errors(f"{PROG} primitive", ValueError):
             angles = primitive_angles(args.name, args.magnitude, params)
         system: Any = params
