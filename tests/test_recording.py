@@ -235,3 +235,30 @@ def test_using_directly_and_fps_sampling():
 def test_invalid_sampling_arguments(kw):
     with pytest.raises(ValueError, match="RodRecorder"):
         RodRecorder(**kw)
+
+
+def test_rod_sample_is_the_arrays_strains_and_twist_bit_for_bit():
+    """One compiled call fills a sample (``recording.rod_sample``): the row holds the rod's
+    own arrays copied, the strains of ``rod_strains`` and the twist of
+    ``actuation.base_twist_angle``, bit for bit (the rod a view of its memory block,
+    bent, sagging and turned about its base axis)."""
+    from hsa_elastica.io.recording import rod_strains
+    from hsa_elastica.physics.actuation import base_twist_angle
+
+    sim, rod, _, rec, _, *_ = _sagging_rod_run(every=50, n_steps=200)
+    assert not rod.position_collection.flags.owndata  # a view into the memory block
+    c, s = np.cos(0.4), np.sin(0.4)
+    rod.director_collection[:, :, 0] = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]]) @ (
+        rod.director_collection[:, :, 0])
+    rec.record(rod, 1.0)
+    row = rec.to_array()[-1]
+    n = N_ELEM
+    sigma, kappa = np.empty((3, n)), np.empty((3, n - 1))
+    rod_strains(rod.position_collection, rod.director_collection, rod.rest_lengths,
+                rod.rest_voronoi_lengths, sigma, kappa)
+    expected = np.concatenate([
+        [1.0], rod.position_collection.ravel(), rod.velocity_collection.ravel(),
+        rod.director_collection.ravel(), sigma.ravel(), kappa.ravel(), rod.rest_lengths,
+        [base_twist_angle(rod, rec._director0)]])
+    np.testing.assert_array_equal(row, expected)
+    assert abs(row[-1]) > 0.3  # the turn of element 0 is read (rad)

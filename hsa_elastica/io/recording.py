@@ -36,7 +36,7 @@ from elastica.callback_functions import CallBackBaseClass
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.physics.actuation import base_twist_angle
+from hsa_elastica.physics.actuation import twist_about_axis
 from hsa_elastica.physics.joints import rotation_matrix_to_quaternion, rotation_vector_from_matrix
 from hsa_elastica.params import ParameterError
 
@@ -102,6 +102,50 @@ def rod_strains(
         kappa_out[0, k] = v0 * inv
         kappa_out[1, k] = v1 * inv
         kappa_out[2, k] = v2 * inv
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rod_sample(
+    position: NDArray[np.float64],
+    velocity: NDArray[np.float64],
+    director: NDArray[np.float64],
+    rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64],
+    director0: NDArray[np.float64],
+    row: NDArray[np.float64],
+) -> float:
+    """One :class:`RodRecorder` sample into ``row`` (columns after ``time``, up to the last):
+    positions, velocities, directors, :func:`rod_strains`, rest lengths; returns the twist
+    [rad] of element 0 about its axis relative to ``director0`` (3, 3), principal value
+    (``actuation.base_twist_angle``: the same kernel)."""
+    n_nodes = position.shape[1]
+    n = director.shape[2]
+    o = 1
+    for i in range(3):
+        for k in range(n_nodes):
+            row[o + i * n_nodes + k] = position[i, k]
+    o += 3 * n_nodes
+    for i in range(3):
+        for k in range(n_nodes):
+            row[o + i * n_nodes + k] = velocity[i, k]
+    o += 3 * n_nodes
+    for r in range(3):
+        for c in range(3):
+            for k in range(n):
+                row[o + (3 * r + c) * n + k] = director[r, c, k]
+    o += 9 * n
+    sigma = row[o : o + 3 * n].reshape((3, n))
+    o += 3 * n
+    kappa = row[o : o + 3 * (n - 1)].reshape((3, n - 1))
+    o += 3 * (n - 1)
+    rod_strains(position, director, rest_lengths, rest_voronoi_lengths, sigma, kappa)
+    for k in range(n):
+        row[o + k] = rest_lengths[k]
+    current = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            current[r, c] = director[r, c, 0]
+    return twist_about_axis(director0, current)  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,6 +219,7 @@ class _Recorder(CallBackBaseClass):
         )
         self._buffer: _RowBuffer | None = None
         self._columns: list[str] = []
+        self._system: Any = None  # the system attach() registered this recorder on
 
     # -- PyElastica interface -------------------------------------------------------------
     def make_callback(self, system: Any, time: np.float64, current_step: int) -> None:
@@ -197,7 +242,20 @@ class _Recorder(CallBackBaseClass):
     def attach(self, simulator: Any, system: Any) -> _Recorder:
         """Register this instance as a callback of ``system`` in ``simulator``; returns self."""
         simulator.collect_diagnostics(system).using(_Forward, target=self)
+        self._system = system
         return self
+
+    def load_kernels(self) -> None:
+        """Load the kernels a sample calls from numba's cache (or compile them) now, on a
+        scratch row of the system :meth:`attach` registered: nothing is recorded (a compiled
+        run calls it before its clock starts).  Nothing to do for a recorder not attached so."""
+        if self._system is not None:
+            self._warm(self._system, np.zeros(len(self._make_columns(self._system))))
+
+    def _warm(self, system: Any, row: NDArray[np.float64]) -> None:
+        """A sample of ``system`` into the scratch ``row`` that leaves the recorder's own
+        state as it was (:meth:`load_kernels`)."""
+        self._fill(system, row)
 
     # -- sampling -------------------------------------------------------------------------
     def record(self, system: Any, time: float) -> None:
@@ -268,7 +326,6 @@ class RodRecorder(_Recorder):
         n_nodes = rod.position_collection.shape[1]
         n_elems = rod.director_collection.shape[2]
         n_vor = n_elems - 1
-        self._sizes = (n_nodes, n_elems, n_vor)
         cols = ["time"]
         cols += _vector_columns("position", n_nodes)
         cols += _vector_columns("velocity", n_nodes)
@@ -277,31 +334,19 @@ class RodRecorder(_Recorder):
         cols += _vector_columns("kappa", n_vor)
         cols += [f"rest_length_{k}" for k in range(n_elems)]
         cols += ["base_twist_angle"]
-        o = 1
-        self._slices = []
-        for size in (3 * n_nodes, 3 * n_nodes, 9 * n_elems, 3 * n_elems, 3 * n_vor, n_elems):
-            self._slices.append(slice(o, o + size))
-            o += size
         return cols
 
+    def _warm(self, rod: Any, row: NDArray[np.float64]) -> None:
+        rod_sample(rod.position_collection, rod.velocity_collection, rod.director_collection,
+                   rod.rest_lengths, rod.rest_voronoi_lengths, np.eye(3), row)
+
     def _fill(self, rod: Any, row: NDArray[np.float64]) -> None:
-        n_nodes, n_elems, n_vor = self._sizes
-        s_pos, s_vel, s_dir, s_sig, s_kap, s_rest = self._slices
-        row[s_pos].reshape(3, n_nodes)[...] = rod.position_collection
-        row[s_vel].reshape(3, n_nodes)[...] = rod.velocity_collection
-        row[s_dir].reshape(3, 3, n_elems)[...] = rod.director_collection
-        rod_strains(
-            rod.position_collection,
-            rod.director_collection,
-            rod.rest_lengths,
-            rod.rest_voronoi_lengths,
-            row[s_sig].reshape(3, n_elems),
-            row[s_kap].reshape(3, n_vor),
-        )
-        row[s_rest] = rod.rest_lengths
         if self._director0 is None:
             self._director0 = np.array(rod.director_collection[:, :, 0], dtype=np.float64)
-        angle = base_twist_angle(rod, self._director0)
+        angle = float(rod_sample(
+            rod.position_collection, rod.velocity_collection, rod.director_collection,
+            rod.rest_lengths, rod.rest_voronoi_lengths, self._director0, row,
+        ))
         # unwrap: choose the 2 pi branch nearest to the previous sample
         angle += 2.0 * math.pi * round((self._last_twist - angle) / (2.0 * math.pi))
         self._last_twist = angle

@@ -67,10 +67,19 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from hsa_elastica import compat
 from hsa_elastica.io.recording import _Recorder, _vector_columns
 from hsa_elastica.physics.actuation import MotorAngleBC, Ramp, twist_about_axis
 from hsa_elastica.physics.mount_kernels import system_arrays
-from hsa_elastica.physics.sensors import joint_rest_orientation, joint_wrench, motor_torque
+from hsa_elastica.physics.sensors import (
+    SENSOR_INDEX,
+    SENSOR_VALUES,
+    joint_rest_orientation,
+    joint_wrench,
+    motor_torque,
+    passive_correction_torque,
+    robot_sensor_kernel,
+)
 
 __all__ = ["RobotSensorRecorder", "sensor_columns"]
 
@@ -139,20 +148,28 @@ class RobotSensorRecorder(_Recorder):
         self._joint_rest: JointRest | None = None
         self._twist_couple: TwistCouple | None = None
         self._wrench = np.empty(6)
+        self._blocks: tuple[Any, Any] | None = None
+        self._plan: _BlockPlan | None | bool = None  # False: no plan applies
 
     def bind(
         self, robot: Any, *, joint_rest: JointRest | None = None,
-        twist_couple: TwistCouple | None = None,
+        twist_couple: TwistCouple | None = None, blocks: tuple[Any, Any] | None = None,
     ) -> RobotSensorRecorder:
         """Read the sensors of ``robot``; ``joint_rest(i)`` gives the stored rest orientation
         of rod ``i``'s joint (default: the ``PlatformJoint`` instance's) and ``twist_couple(i)``
         the reciprocal twist couple of rod ``i``'s passive coupling (default: the robot's
         ``twist_couple`` method, if any); the fused stepper passes readers of its own tables.
+        ``blocks``: the rod and body memory-block arrays (``RodBlockArrays``,
+        ``BodyBlockArrays``) the robot's rods and platform are views of, if known (the compiled
+        handles pass their model's): the rods are then read in one compiled call per sample
+        (:func:`~hsa_elastica.physics.sensors.robot_sensor_kernel`, the same numbers).
         Returns self."""
         self._robot = robot
         self._joint_rest = joint_rest
         self._twist_couple = twist_couple if twist_couple is not None else getattr(
             robot, "twist_couple", None)
+        self._blocks = blocks
+        self._plan = None
         return self
 
     def _rest(self, i: int) -> NDArray[np.float64] | None:
@@ -166,6 +183,23 @@ class RobotSensorRecorder(_Recorder):
         return sensor_columns(len(self._robot.rods), len(getattr(self._robot, "contacts", ())))
 
     def _fill(self, platform: Any, row: NDArray[np.float64]) -> None:
+        n = len(self._robot.rods)
+        if self._plan is None:
+            self._plan = _BlockPlan.make(self, platform) or False
+        if isinstance(self._plan, _BlockPlan):
+            self._plan.fill(self, platform, row)
+        else:
+            self._fill_rods(platform, row)
+        o = 1 + 9 * n
+        row[o : o + 3] = platform.velocity_collection[:, 0]
+        q = platform.director_collection[:, :, 0]
+        row[o + 3 : o + 6] = q.T @ platform.omega_collection[:, 0]
+        contacts = getattr(self._robot, "contacts", ())
+        if contacts:
+            _contact_readings(contacts, row, 1 + 10 * n + 6)
+
+    def _fill_rods(self, platform: Any, row: NDArray[np.float64]) -> None:
+        """The rods' columns, one rod at a time on the rods' own arrays."""
         robot = self._robot
         rods = robot.rods
         n = len(rods)
@@ -214,10 +248,96 @@ class RobotSensorRecorder(_Recorder):
             for c in range(3):
                 row[o + c * n + i] = self._wrench[c]
                 row[o + 3 * n + c * n + i] = self._wrench[3 + c]
-        o = 1 + 9 * n
-        row[o : o + 3] = platform.velocity_collection[:, 0]
-        q = platform.director_collection[:, :, 0]
-        row[o + 3 : o + 6] = q.T @ platform.omega_collection[:, 0]
-        contacts = getattr(robot, "contacts", ())
-        if contacts:
-            _contact_readings(contacts, row, 1 + 10 * n + 6)
+
+
+def _block_arrays(block: Any) -> tuple[NDArray[np.float64], ...]:
+    """A memory block's arrays in ``SystemView`` order, as a plain tuple."""
+    return (block.position, block.velocity, block.omega, block.director, block.external_forces,
+            block.external_torques)
+
+
+class _BlockPlan:
+    """The rods' sensor columns of a :class:`RobotSensorRecorder` read in one compiled call
+    (:func:`~hsa_elastica.physics.sensors.robot_sensor_kernel`) on the memory blocks the rods
+    and the platform are views of: indices, gains and reference directors gathered once, the
+    rest orientations and the schedules read at each sample (the step API may replace a
+    schedule).  Same numbers as :meth:`RobotSensorRecorder._fill_rods`."""
+
+    def __init__(self, rods: tuple[Any, ...], body: tuple[Any, ...], internal_torques: Any,
+                 b: int, motors: list[Any], elems: list[int]) -> None:
+        n = len(motors)
+        self.rods, self.body, self.internal_torques, self.b = rods, body, internal_torques, b
+        self.motors, self.elems = motors, elems
+        self.index = np.zeros((n, SENSOR_INDEX), dtype=np.int64)
+        self.gains = np.zeros((n, 4))
+        self.attachments = np.zeros((n, 3))
+        self.rests = np.zeros((n, 3, 3))
+        self.references = np.zeros((n, 3, 3))
+        self.out = np.zeros((n, SENSOR_VALUES))
+        # the row's columns of the joint force (3) and torque (3) of each rod
+        self.wrench_columns = np.array(
+            [[1 + 3 * n + c * n + i for c in range(3)] + [1 + 6 * n + c * n + i for c in range(3)]
+             for i in range(n)], dtype=np.int64).reshape(n, 6)
+
+    @classmethod
+    def make(cls, rec: RobotSensorRecorder, platform: Any) -> _BlockPlan | None:
+        """The plan of ``rec``'s robot, or None where it does not apply (no blocks bound,
+        rigid motor mounts, an array outside the blocks)."""
+        robot = rec._robot
+        if rec._blocks is None or getattr(robot, "mounts", None):
+            return None
+        rod_block, body_block = rec._blocks
+        try:
+            b = compat.block_offset(platform.position_collection, body_block.position)
+            n0 = [compat.block_offset(r.position_collection, rod_block.position) for r in robot.rods]
+            e0 = [compat.block_offset(r.director_collection, rod_block.director) for r in robot.rods]
+        except compat.CompatError:
+            return None
+        motors = [robot.motors[i].instance for i in range(len(robot.rods))]
+        elems: list[int] = []
+        plan = cls(_block_arrays(rod_block), _block_arrays(body_block), rod_block.internal_torques,
+                   b, motors, elems)
+        for i, rod in enumerate(robot.rods):
+            bc, n_elems = motors[i], int(rod.director_collection.shape[2])
+            elem, encoder = 0, isinstance(bc, MotorAngleBC)
+            if encoder:
+                elem = int(np.asarray(bc.constrained_director_idx).reshape(-1)[0]) % n_elems
+                plan.references[i] = bc.reference_director
+            elems.append(elem)
+            plan.index[i] = (n0[i] + n_elems, e0[i] + n_elems - 1, e0[i] + elem, int(encoder),
+                             int(n_elems >= 2))
+            joint = robot.joints[i].instance
+            plan.gains[i] = (joint.k_F, joint.nu_F, joint.k_tau, joint.nu_tau)
+            plan.attachments[i] = joint.attachment_point
+        return plan
+
+    def fill(self, rec: RobotSensorRecorder, platform: Any, row: NDArray[np.float64]) -> None:
+        """The rods' columns of ``row`` (time in ``row[0]``)."""
+        robot = rec._robot
+        rods = robot.rods
+        n = len(rods)
+        for i, rod in enumerate(rods):
+            self.rests[i] = joint_rest_orientation(
+                rec._rest(i), platform.director_collection, 0, rod.director_collection,
+                rod.director_collection.shape[2] - 1)
+        out = self.out
+        robot_sensor_kernel(self.rods, self.body, self.internal_torques, self.index, self.gains,
+                            self.attachments, self.rests, self.references, self.b, out)
+        row[self.wrench_columns] = out[:, 2:]
+        t = float(row[0])
+        couples = rec._twist_couple
+        for i, bc in enumerate(self.motors):
+            schedule = getattr(bc, "angle", None)  # None: a torque-driven mount
+            measured = float(out[i, 0])
+            imposed = math.nan if schedule is None else float(schedule(t))
+            if not math.isnan(imposed) and not math.isnan(measured):
+                # the 2 pi branch nearest the imposed angle
+                measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
+            row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
+            row[1 + 9 * n + 6 + i] = imposed
+            row[1 + n + i] = measured
+            tau = float(out[i, 1])
+            couple = couples(i) if couples is not None else None
+            if couple is not None and self.index[i, 4]:
+                tau -= passive_correction_torque(rods[i], couple, self.elems[i])
+            row[1 + 2 * n + i] = tau

@@ -19,6 +19,10 @@ simulation (no equation is repeated here):
   :func:`~hsa_elastica.physics.joints.joint_force_kernel` and
   :func:`~hsa_elastica.physics.joints.joint_torque_kernel` on zeroed scratch arrays.  The
   platform receives the opposite force at the attachment point and the opposite torque.
+* :func:`robot_sensor_kernel` -- the encoder twist, the one-way law's motor torque and the
+  joint wrench of every rod of a robot in one call, on the memory blocks the rods are views
+  of (the recorders of a compiled run): the same kernels and the same arithmetic as the
+  per-rod readings above, so the same numbers bit for bit.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from hsa_elastica.physics.actuation import twist_about_axis
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import SystemLike, SystemView, as_view, relative_orientation
 from hsa_elastica.physics.variational_rod import elastic_state, variational_correction
@@ -39,7 +44,18 @@ __all__ = [
     "passive_correction_torque",
     "joint_wrench",
     "joint_rest_orientation",
+    "robot_sensor_kernel",
+    "SENSOR_INDEX",
+    "SENSOR_VALUES",
 ]
+
+#: columns of :func:`robot_sensor_kernel`'s ``index`` (per rod, indices into the blocks):
+#: tip node, tip element, motor element, 1 if the motor's encoder is read (a
+#: ``MotorAngleBC``), 1 if the rod has a Voronoi domain (two or more elements)
+SENSOR_INDEX = 5
+#: columns of its ``out`` (per rod): measured twist [rad] (NaN without an encoder), motor
+#: torque [N m], joint force (3) [N] and torque (3) [N m], lab frame
+SENSOR_VALUES = 8
 
 
 def motor_reaction_torque(internal_torques: NDArray[np.float64], element: int) -> float:
@@ -129,3 +145,56 @@ def joint_rest_orientation(
     if stored is not None:
         return np.ascontiguousarray(stored, dtype=np.float64)
     return relative_orientation(body_director, body, rod_director, element)  # type: ignore[no-any-return]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def robot_sensor_kernel(
+    rods: SystemLike, body: SystemLike, internal_torques: NDArray[np.float64],
+    index: NDArray[np.int64], gains: NDArray[np.float64], attachments: NDArray[np.float64],
+    rests: NDArray[np.float64], references: NDArray[np.float64], b: int,
+    out: NDArray[np.float64],
+) -> None:
+    """The sensor readings of every rod of a robot into ``out`` (n_rods, :data:`SENSOR_VALUES`),
+    from the memory blocks the rods and the platform are views of: ``rods`` / ``body`` (block
+    arrays, ``SystemView`` order; their external loads are not touched), ``internal_torques``
+    (the rod block's, of the last force evaluation), per rod ``index`` (n_rods,
+    :data:`SENSOR_INDEX`), joint gains ``(k_F, nu_F, k_tau, nu_tau)`` (n_rods, 4), attachment
+    points [m] in the body frame (n_rods, 3), rest orientations ``C0`` (n_rods, 3, 3), the
+    motors' reference directors (n_rods, 3, 3), the platform's body ``b`` in its block.
+
+    Per rod what :func:`twist_about_axis`, :func:`motor_reaction_torque` (0 for a one-element
+    rod) and :func:`joint_wrench` give on the rod's own arrays (the same kernels)."""
+    rods = as_view(rods)
+    body = as_view(body)
+    rod_force = np.zeros((3, rods.position.shape[1]))
+    rod_torque = np.zeros((3, rods.director.shape[2]))
+    scratch_rod = SystemView(rods.position, rods.velocity, rods.omega, rods.director, rod_force,
+                             rod_torque)
+    nb = body.position.shape[1]
+    scratch_body = SystemView(body.position, body.velocity, body.omega, body.director,
+                              np.zeros((3, nb)), np.zeros((3, nb)))
+    current = np.empty((3, 3))
+    for k in range(index.shape[0]):
+        node, element, motor = index[k, 0], index[k, 1], index[k, 2]
+        if index[k, 3] != 0:
+            for i in range(3):
+                for j in range(3):
+                    current[i, j] = rods.director[i, j, motor]
+            out[k, 0] = twist_about_axis(references[k], current)
+        else:
+            out[k, 0] = np.nan
+        out[k, 1] = -internal_torques[2, motor] if index[k, 4] != 0 else 0.0
+        for i in range(3):
+            rod_force[i, node] = 0.0
+            rod_torque[i, element] = 0.0
+        joint_force_kernel(scratch_rod, node, scratch_body, b, attachments[k], gains[k, 0],
+                           gains[k, 1])
+        joint_torque_kernel(scratch_rod, element, scratch_body, b, rests[k], gains[k, 2],
+                            gains[k, 3])
+        for i in range(3):
+            out[k, 2 + i] = rod_force[i, node]
+            out[k, 5 + i] = (
+                rods.director[0, i, element] * rod_torque[0, element]
+                + rods.director[1, i, element] * rod_torque[1, element]
+                + rods.director[2, i, element] * rod_torque[2, element]
+            )

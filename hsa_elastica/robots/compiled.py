@@ -123,7 +123,8 @@ class FastRobot(ControlMixin):
                 return joints.rest_orientation[k] if joints.initialized[k] != 0 else None
 
             sensors.bind(robot, joint_rest=joint_rest,
-                         twist_couple=self._twist_couple_reader(robot))
+                         twist_couple=self._twist_couple_reader(robot),
+                         blocks=(self.rod_arrays, self.body_arrays))
 
     def _twist_couple_reader(self, robot: Any) -> Callable[[int], NDArray[np.float64] | None]:
         """Rod ``i`` of ``robot`` -> the reciprocal twist couple of its coupling in the model's
@@ -310,8 +311,8 @@ class FastRobot(ControlMixin):
     def load_kernels(self) -> None:
         """Load the kernels :meth:`run` and a settling run call from numba's cache (or compile
         them) now, without advancing: an engine call of no steps (an implicit engine starts
-        there, at the robot's time, as its first call would), the divergence pre-check and the
-        static residual, which only read the state.  In a fresh process this is a one-time
+        there, at the robot's time, as its first call would), the divergence pre-check, the
+        static residual and the recorders' kernels, which only read the state.  In a fresh process this is a one-time
         cost of about a second that a timed run then does not include."""
         self._advance(0, self.time)
         systems, _ = self._checked_systems(None)
@@ -321,6 +322,15 @@ class FastRobot(ControlMixin):
                             np.ascontiguousarray(s.velocity_collection),
                             _NO_REST if rest is None else rest, 1.0, 2.0)
         self.static_residual()
+        self.load_recorder_kernels()
+
+    def load_recorder_kernels(self) -> None:
+        """Load the kernels the recorders call at a sample (each recorder's ``load_kernels``,
+        on a scratch row: nothing is recorded)."""
+        for target in self.model.inputs.callbacks:
+            load = getattr(target, "load_kernels", None)
+            if callable(load):
+                load()
 
     def _next_callback_step(self, step: int) -> int:
         """First step ``>= step`` at which a callback samples (recorders tell their own

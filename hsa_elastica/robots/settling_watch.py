@@ -294,11 +294,12 @@ def _load_kernels(robot: Any, watch: SettleWatch, check: Any, good: LastGood,
     """Load the kernels of the loop from numba's cache before it starts (a one-time cost of
     about a second in a fresh process, not part of the loop's time): a call of no checks
     (the engine started at the robot's time, as the first call would start it), and the
-    recordings' copies of the state into a row and back."""
+    recordings' copies of the state into a row and back, the recorders' own kernels."""
     run_checks(robot.engine, np.zeros(0, dtype=np.int64), float(robot.time), watch, check,
                good, recording.samples([]), out)
     save_row(recording.arrays, recording.live)
     load_row(recording.arrays, recording.live)
+    robot.load_recorder_kernels()
 
 
 def _resolve(robot: Any, code: int, watch: SettleWatch, check: Any, good: LastGood,
