@@ -54,16 +54,18 @@ def test_the_ball_starts_at_rest_beside_the_robot_and_targets_follow_the_seed() 
 
 
 def test_held_bend_east_pushes_the_ball_east_and_reward_is_the_distance_decrease() -> None:
-    """scenarios/push_object.py (motors jumping to bend_east): contact at about 0.85 s, then the
-    ball rolls at about 11 mm/s (13 mm in 2 s).  Through the servo-limited env the command
-    ramps over 0.55 s (pi / 5.76 rad/s), so after 2 s the ball has moved more than 5 mm east
-    (less than 13 mm: the ramp delays contact) and hardly north or south."""
+    """Physics, not a constant: the ball starts at rest 2 mm from the east rods' surface and
+    only a push moves it.  Through the servo-limited env (the command ramps over 0.55 s,
+    pi / 5.76 rad/s) the east rods knock it at about 0.5 s and it rolls on east (about 33 mm/s
+    measured; scenarios/push_object.py's jump to the command: 13 mm in 2 s): after 1 s it has
+    moved more than 5 mm east, and less than 50 mm (the rods' tips, 100 mm long, cannot throw
+    it faster), and hardly north or south (the push is symmetric about y = 0)."""
     env = HSAPushEnv(target_distance=(0.015, 0.015), success_tolerance=0.0)
     obs, info = env.reset(seed=0)
     start, before = obs[BALL].astype(np.float64), info["distance_m"]
     action = _bend_east(env)
     total = 0.0
-    for _ in range(100):
+    for _ in range(50):
         obs, reward, terminated, truncated, info = env.step(action)
         assert not terminated and not truncated and env.observation_space.contains(obs)
         # the reward from the observations alone: ball position and target (float32: 1e-7 m)
@@ -72,9 +74,10 @@ def test_held_bend_east_pushes_the_ball_east_and_reward_is_the_distance_decrease
         assert info["distance_m"] == pytest.approx(now, abs=1e-7)
         before, total = info["distance_m"], total + reward
     moved = obs[BALL].astype(np.float64) - start
-    assert 0.005 < moved[0] < 0.013 and abs(moved[1]) < 0.1 * moved[0]
+    assert 0.005 < moved[0] < 0.05 and abs(moved[1]) < 0.01 * moved[0]
     assert obs[BALL_V][0] > 0.0
-    assert total == pytest.approx(0.015 - info["distance_m"], abs=1e-4)  # rest sink of the ball
+    # the rewards telescope: their sum is the start distance less the last one (round-off)
+    assert total == pytest.approx(0.015 - info["distance_m"], abs=1e-12)
 
 
 def test_success_ends_the_episode_with_the_bonus_and_leaving_the_region_without() -> None:
