@@ -34,7 +34,7 @@ Conventions as ``HSARobot-v1`` (:mod:`hsa_elastica.envs.hsa_robot`): the same **
   ``observation_clipped``, ``ball_position_m``, ``is_success``.
 * ``integrator``: ``"explicit"`` (default: the fused Position-Verlet stepper at the scene's
   5e-5 s) or ``"implicit"`` (internal step :data:`~hsa_elastica.envs.hsa_robot.IMPLICIT_DT`);
-  docs/performance.md, "Environments", gives both throughputs.
+  docs/control.md, "Gymnasium environment HSAPush-v0", gives both throughputs.
 """
 
 from __future__ import annotations
