@@ -30,7 +30,7 @@ def steps_per_second(integrator: str, steps: int, seed: int) -> float:
     env.action_space.seed(seed)
     t0 = time.process_time()
     for _ in range(steps):
-        _, _, terminated, _, _ = env.step(env.action_space.sample())
+        _, _, terminated, _, _ = env.step(env.action_space.sample().astype(np.float32))
         if terminated:
             env.reset()
     return steps / (time.process_time() - t0)
