@@ -2,7 +2,8 @@
 
 ``HSARobot-v1`` and ``HSAStack-v1`` (the implicit integrator, motors at the paper robot's servo
 speed) and ``HSARobot-v0`` / ``HSAStack-v0`` (the earlier defaults: the explicit stepper,
-unlimited motor speed, so that results obtained with them reproduce) are registered with
+unlimited motor speed, so that results obtained with them reproduce) and ``HSAPush-v0`` (the
+robot pushing a ball to a target) are registered with
 gymnasium by entry-point strings
 (``"hsa_elastica.envs.hsa_robot:HSARobotEnv"``), so registering imports neither numba nor
 PyElastica; the environment's module is imported by ``gym.make``.  Importing gymnasium itself
@@ -41,6 +42,8 @@ ENVS: dict[str, tuple[str, int, dict[str, Any]]] = {
     "HSAStack-v1": ("hsa_elastica.envs.hsa_stack:HSAStackEnv", 150, {}),
     "HSARobot-v0": ("hsa_elastica.envs.hsa_robot:HSARobotEnv", 150, V0_KWARGS),
     "HSAStack-v0": ("hsa_elastica.envs.hsa_stack:HSAStackEnv", 150, V0_KWARGS),
+    # 250 steps (5 s): the held push reaches the farthest default target in about 3 s
+    "HSAPush-v0": ("hsa_elastica.envs.hsa_push:HSAPushEnv", 250, {}),
 }
 
 

@@ -1,7 +1,7 @@
 """Gymnasium environments of HSA robots (optional: ``pip install hsa-elastica[rl]``).
 
 ``import hsa_elastica`` registers (by entry-point string, without importing these modules;
-``hsa_elastica/_gym.py``), each with ``max_episode_steps = 150`` (3 s) in its spec:
+``hsa_elastica/_gym.py``), with ``max_episode_steps`` in the spec:
 
 * ``HSARobot-v1`` -- :class:`~hsa_elastica.envs.hsa_robot.HSARobotEnv`, the paper's four-rod
   robot reaching a platform position with normalised motor commands in ``[-1, 1]``::
@@ -14,6 +14,9 @@
 
 * ``HSAStack-v1`` -- :class:`~hsa_elastica.envs.hsa_stack.HSAStackEnv`, two paper robots
   stacked (the upper stage's motors on the lower platform), reaching with the top platform.
+
+* ``HSAPush-v0`` -- :class:`~hsa_elastica.envs.hsa_push.HSAPushEnv`, the paper robot pushing
+  a ball on a rough floor to a target (``max_episode_steps = 250``, 5 s).
 
 ``-v1``: the implicit integrator and motors limited to the paper robot's servo speed (the
 classes' defaults); ``HSARobot-v0`` / ``HSAStack-v0``: the earlier defaults (explicit stepper,
@@ -30,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from hsa_elastica.envs.hsa_robot import HSARobotEnv
+from hsa_elastica.envs.hsa_push import HSAPushEnv
 from hsa_elastica.envs.hsa_stack import HSAStackEnv
 
-__all__ = ["HSARobotEnv", "HSAStackEnv"]
+__all__ = ["HSARobotEnv", "HSAStackEnv", "HSAPushEnv"]
