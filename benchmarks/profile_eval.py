@@ -67,13 +67,13 @@ from hsa_elastica.physics.tables import (
 )
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _dynamic(n, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def]
     for _ in range(n):
         dynamic_forces(0.1, ang, rat, v, model, terms, f, m)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _evaluate(n, ang, model, sync, values):  # type: ignore[no-untyped-def]
     rod, body, tb, work, status = model
     forcings = ForcingTables(tb.rod_gravity, tb.body_gravity, tb.loads, tb.compression,
@@ -84,7 +84,7 @@ def _evaluate(n, ang, model, sync, values):  # type: ignore[no-untyped-def]
                         forcings, (sync, values), work, status)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _values(n, ang, model):  # type: ignore[no-untyped-def]
     rod, body, tb, _, _ = model
     motors, ends, program = tb.motors, tb.ends, tb.values_program
@@ -92,14 +92,14 @@ def _values(n, ang, model):  # type: ignore[no-untyped-def]
         constrain_values(program, motors, ang, rod, ends, body)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _rotation_log(n, model):  # type: ignore[no-untyped-def]
     rod, _, _, work, _ = model
     for _ in range(n):
         rotation_log_inplace(rod.director, work.vor3)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _couplings(n, model):  # type: ignore[no-untyped-def]
     rod, _, tb, work, _ = model
     c = tb.couplings
@@ -110,21 +110,21 @@ def _couplings(n, model):  # type: ignore[no-untyped-def]
                 apply_coupling(c, program[p, 1], 0.1, rod, work.vor3)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _forces(n, model):  # type: ignore[no-untyped-def]
     rod, _, _, work, _ = model
     for _ in range(n):
         internal_forces_inplace(rod, work)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _torques(n, model):  # type: ignore[no-untyped-def]
     rod, _, _, work, _ = model
     for _ in range(n):
         internal_torques_inplace(rod, work, True)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _velocities(n, rat, v, model, terms):  # type: ignore[no-untyped-def]
     rod, body, tb, _, _ = model
     motors, dr, db, material, ends = tb.motors, tb.rod_dampers, tb.body_dampers, tb.material, tb.ends
@@ -134,14 +134,14 @@ def _velocities(n, rat, v, model, terms):  # type: ignore[no-untyped-def]
         constrain_rates(bc, motors, rat, dr, db, material, rod, body, ends)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _zero(n, model):  # type: ignore[no-untyped-def]
     rod, body, _, _, _ = model
     for _ in range(n):
         zero_external(rod, body)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _dampers(n, model, terms):  # type: ignore[no-untyped-def]
     rod, body, tb, _, _ = model
     material = tb.material
@@ -150,7 +150,7 @@ def _dampers(n, model, terms):  # type: ignore[no-untyped-def]
         damper_forces(program, dr, db, material, rod, body)
 
 
-@njit  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _gather(n, model, terms, out):  # type: ignore[no-untyped-def]
     rod, body, _, _, _ = model
     unknowns = terms.unknowns
