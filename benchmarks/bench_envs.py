@@ -21,7 +21,8 @@ rule before it; the stack's difference matrix is not affected), run just before 
 full; after 5 env steps, each piece in a compiled loop): the force evaluation
 (``dynamic_forces``) per rod element, against PyElastica's own internal-force kernels
 (``_compute_internal_forces`` + ``_compute_internal_torques``) on a stock ``CosseratRod`` of
-as many elements, and the pose update and band solve of the iteration.
+as many elements, and the pose update and band solve of the iteration
+(``benchmarks/profile_eval.py`` splits the force evaluation by part).
 
 Usage::
 

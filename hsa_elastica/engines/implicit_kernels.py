@@ -46,7 +46,6 @@ from hsa_elastica.engines.statics_kernels import (
     JacobianPattern,
     Unknowns,
     _rotate,
-    gather_forces,
     perturb_translation,
     restore_colour,
     zero_external,
@@ -291,6 +290,33 @@ def scatter_velocities(
             rod.omega[a, i] = vel[j]
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _gather_with_inertia(
+    rod: RodBlockArrays, body: BodyBlockArrays, unknowns: Unknowns, out: NDArray[np.float64],
+    mass: NDArray[np.float64],
+) -> None:
+    """:func:`~hsa_elastica.engines.statics_kernels.gather_forces` into ``out`` and each
+    unknown's inertia into ``mass`` (node mass [kg]; element ``J_aa / e``, body ``m``,
+    ``J_aa`` [kg m^2]) in one pass over the unknowns (one branch on the kind per unknown)."""
+    kind, index, comp = unknowns
+    for j in range(kind.shape[0]):
+        i = index[j]
+        a = comp[j]
+        k = kind[j]
+        if k == KIND_NODE:
+            out[j] = rod.internal_forces[a, i] + rod.external_forces[a, i]
+            mass[j] = rod.mass[i]
+        elif k == KIND_BODY_POS:
+            out[j] = body.external_forces[a, i]
+            mass[j] = body.mass[i]
+        elif k == KIND_BODY_ROT:
+            out[j] = body.external_torques[a, i]
+            mass[j] = body.mass_second_moment_of_inertia[a, a, i]
+        else:  # a rod element's rotation
+            out[j] = rod.internal_torques[a, i] + rod.external_torques[a, i]
+            mass[j] = rod.mass_second_moment_of_inertia[a, a, i] / rod.dilatation[i]
+
+
 @njit(cache=True)  # type: ignore[misc]
 def dynamic_forces(
     t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
@@ -311,7 +337,6 @@ def dynamic_forces(
      compression, contacts, sync_program, values_program, _rates_program) = tables
     (unknowns, bc_program, damp_program, _dt_table, filter_saved, filter_time0, dr_rates,
      db_rates, _memory_saved) = terms
-    kind, index, comp = unknowns
     if filter_saved.shape[0] > 0:
         couplings.kappa_vor[:] = filter_saved
         couplings.last_time[:] = filter_time0
@@ -325,28 +350,18 @@ def dynamic_forces(
     scatter_velocities(vel, rod, body, unknowns)
     constrain_rates(bc_program, motors, rates, dr, db, material, rod, body, ends)
     zero_external(rod, body)
+    # the values are imposed above: evaluate_forces gets an empty values program (imposing
+    # them again on the same pose wrote the same numbers for motors on a fixed base)
     ok = evaluate_forces(
         t, angles, rod, body, couplings, joints, motors, ends,
         ForcingTables(rod_gravity, body_gravity, loads, compression, contacts),
-        (sync_program, values_program), work, status,
+        (sync_program, values_program[:0]), work, status,
     )
     if not ok:
         return False
     damper_forces(damp_program, dr_rates, db_rates, material, rod, body)
     gyroscopic_couples(body)
-    gather_forces(rod, body, unknowns, out)
-    for j in range(kind.shape[0]):
-        i = index[j]
-        a = comp[j]
-        k = kind[j]
-        if k == KIND_NODE:
-            mass[j] = rod.mass[i]
-        elif k == KIND_BODY_POS:
-            mass[j] = body.mass[i]
-        elif k == KIND_BODY_ROT:
-            mass[j] = body.mass_second_moment_of_inertia[a, a, i]
-        else:
-            mass[j] = rod.mass_second_moment_of_inertia[a, a, i] / rod.dilatation[i]
+    _gather_with_inertia(rod, body, unknowns, out, mass)
     return True
 
 

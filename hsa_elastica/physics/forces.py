@@ -94,6 +94,7 @@ from hsa_elastica.physics.tables import (
 __all__ = [
     "evaluate_forces",
     "apply_coupling",
+    "apply_couplings",
     "initialize_couplings",
     "apply_reciprocal_couple",
     "apply_material_damping",
@@ -132,15 +133,11 @@ def initialize_couplings(
             c.initialized[i] = 1
 
 
-@njit(cache=True)  # type: ignore[misc]
-def apply_coupling(
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _coupling(
     c: CouplingTable, i: int, t: float, rod: RodBlockArrays, rotation: NDArray[np.float64]
 ) -> float:
-    """``AuxeticCoupling.apply_forces`` on coupling ``i`` of the table (its rod's slice of the
-    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0).
-    ``rotation`` (3, Voronoi entries of the block) holds ``log(Q_{k+1} Q_k^T)`` [rad] of the
-    present directors (:func:`~hsa_elastica.physics.rod_kernels.rotation_log_inplace`).  The
-    coupling must have been initialised (:func:`initialize_couplings`)."""
+    """The body of :func:`apply_coupling`, inlined into :func:`apply_couplings`."""
     ne = c.printed_lengths.shape[1]
     nv = c.printed_voronoi.shape[1]
     e0 = c.elem_start[i]
@@ -154,6 +151,41 @@ def apply_coupling(
         rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
         rod.bend_matrix[:, :, v0 : v0 + nv],
     )
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_coupling(
+    c: CouplingTable, i: int, t: float, rod: RodBlockArrays, rotation: NDArray[np.float64]
+) -> float:
+    """``AuxeticCoupling.apply_forces`` on coupling ``i`` of the table (its rod's slice of the
+    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0).
+    ``rotation`` (3, Voronoi entries of the block) holds ``log(Q_{k+1} Q_k^T)`` [rad] of the
+    present directors (:func:`~hsa_elastica.physics.rod_kernels.rotation_log_inplace`).  The
+    coupling must have been initialised (:func:`initialize_couplings`)."""
+    return _coupling(c, i, t, rod, rotation)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_couplings(
+    program: NDArray[np.int64], c: CouplingTable, t: float, rod: RodBlockArrays,
+    rotation: NDArray[np.float64], status: NDArray[np.float64],
+) -> bool:
+    """:func:`apply_coupling` on every coupling row of ``program`` in its order, in one call
+    (the table and the rod block are passed once per evaluation, not once per coupling: each
+    call of a kernel with a record argument reference-counts every array of the record).
+    Returns False at the first non-positive stiffness, with ``status`` = (``STATUS_STIFFNESS``,
+    the coupling, the smallest stiffness, ``t``)."""
+    for p in range(program.shape[0]):
+        if program[p, 0] == OP_COUPLING:
+            i = program[p, 1]
+            smallest = _coupling(c, i, t, rod, rotation)
+            if not smallest > 0.0:
+                status[0] = STATUS_STIFFNESS
+                status[1] = i
+                status[2] = smallest
+                status[3] = t
+                return False
+    return True
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -518,16 +550,8 @@ def evaluate_forces(
     rotation_log_inplace(rod.director, work.vor3)
     if couplings.initialized.shape[0] > 0 and couplings.initialized.min() == 0:
         initialize_couplings(sync_program, couplings, t, work.vor3)
-    for p in range(sync_program.shape[0]):
-        if sync_program[p, 0] == OP_COUPLING:
-            i = sync_program[p, 1]
-            smallest = apply_coupling(couplings, i, t, rod, work.vor3)
-            if not smallest > 0.0:
-                status[0] = STATUS_STIFFNESS
-                status[1] = i
-                status[2] = smallest
-                status[3] = t
-                return False
+    if not apply_couplings(sync_program, couplings, t, rod, work.vor3, status):
+        return False
     internal_forces_inplace(rod, work)
     internal_torques_inplace(rod, work, True)  # the rotation vectors are in work.vor3
     # synchronize: forcing and connections in FIFO order (block views made once: a block

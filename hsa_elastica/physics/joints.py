@@ -36,7 +36,12 @@ from hsa_elastica.physics.mount_kernels import (
     system_arrays,
 )
 # re-exported: the rotation kernels used to live here
-from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion, rotation_vector_from_matrix
+from hsa_elastica.physics.rotations import (
+    quaternion_from_entries,
+    rotation_matrix_to_quaternion,
+    rotation_vector_from_matrix,
+    rotation_vector_from_quaternion,
+)
 
 __all__ = [
     "PlatformJoint",
@@ -112,6 +117,31 @@ def joint_force_kernel(
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
+def _row_times(
+    a: NDArray[np.float64], b: NDArray[np.float64], i: int
+) -> tuple[float, float, float]:
+    """Row ``i`` of the 3 x 3 product ``a b``, each entry summed left to right."""
+    return (
+        a[i, 0] * b[0, 0] + a[i, 1] * b[1, 0] + a[i, 2] * b[2, 0],
+        a[i, 0] * b[0, 1] + a[i, 1] * b[1, 1] + a[i, 2] * b[2, 1],
+        a[i, 0] * b[0, 2] + a[i, 1] * b[1, 2] + a[i, 2] * b[2, 2],
+    )
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _transpose_times(
+    a: NDArray[np.float64], i: int, m00: float, m01: float, m02: float, m10: float,
+    m11: float, m12: float, m20: float, m21: float, m22: float,
+) -> tuple[float, float, float]:
+    """Row ``i`` of ``a^T M`` for the 3 x 3 ``M`` given by its entries, summed left to right."""
+    return (
+        a[0, i] * m00 + a[1, i] * m10 + a[2, i] * m20,
+        a[0, i] * m01 + a[1, i] * m11 + a[2, i] * m21,
+        a[0, i] * m02 + a[1, i] * m12 + a[2, i] * m22,
+    )
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def joint_torque_terms(
     rod: SystemLike, element: int, body: SystemLike, b: int,
     rest_relative_orientation: NDArray[np.float64], k_tau: float, nu_tau: float,
@@ -125,20 +155,17 @@ def joint_torque_terms(
     omega, q = body[2], body[3]
     Qp = q[:, :, b]
     Qt = rod_q[:, :, element]
-    # M = C0 Q_t, E = Q_p^T M
-    M = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            M[i, j] = (
-                rest_relative_orientation[i, 0] * Qt[0, j]
-                + rest_relative_orientation[i, 1] * Qt[1, j]
-                + rest_relative_orientation[i, 2] * Qt[2, j]
-            )
-    E = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            E[i, j] = Qp[0, i] * M[0, j] + Qp[1, i] * M[1, j] + Qp[2, i] * M[2, j]
-    th0, th1, th2 = rotation_vector_from_matrix(E)
+    # M = C0 Q_t, E = Q_p^T M, as scalars (no 3 x 3 arrays allocated per call; the products
+    # summed in the same order as before, so the same bits)
+    C0 = rest_relative_orientation
+    m00, m01, m02 = _row_times(C0, Qt, 0)
+    m10, m11, m12 = _row_times(C0, Qt, 1)
+    m20, m21, m22 = _row_times(C0, Qt, 2)
+    e00, e01, e02 = _transpose_times(Qp, 0, m00, m01, m02, m10, m11, m12, m20, m21, m22)
+    e10, e11, e12 = _transpose_times(Qp, 1, m00, m01, m02, m10, m11, m12, m20, m21, m22)
+    e20, e21, e22 = _transpose_times(Qp, 2, m00, m01, m02, m10, m11, m12, m20, m21, m22)
+    qx, qy, qz, qw = quaternion_from_entries(e00, e01, e02, e10, e11, e12, e20, e21, e22)
+    th0, th1, th2 = rotation_vector_from_quaternion(qx, qy, qz, qw)
     op = omega[:, b]
     ot = rod_omega[:, element]
     # lab angular velocities w = Q^T omega, as scalars (no allocation)
