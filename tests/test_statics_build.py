@@ -22,6 +22,7 @@ from hsa_elastica.engines.statics_kernels import (
 )
 from hsa_elastica.params import paper_robot_params, table1_rod_params
 from hsa_elastica.robots.builders import build_robot
+from tests.test_statics_hybrid import _central
 
 
 def _robot() -> StaticSolver:
@@ -71,24 +72,6 @@ def _kernel_pattern(solver: StaticSolver) -> np.ndarray:
     """The pattern as the solver found it before: dense differences by the compiled solver
     kernels (:func:`fd_jacobian`, one column per colour) at the same two seeded poses."""
     return np.logical_or.reduce([jac != 0.0 for jac in _differenced_values(solver)])
-
-
-def _central(solver: StaticSolver, a: np.ndarray) -> np.ndarray:
-    """Dense central differences of the residual (steps 1e-6 m, 1e-5 rad)."""
-    pose = solver.pose()
-    jac = np.zeros((solver.n, solver.n))
-    e = np.zeros(solver.n)
-    for j in range(solver.n):
-        e[:] = 0.0
-        e[j] = 1e-5 if solver.is_torque[j] else 1e-6
-        solver.move(e)
-        fp = solver.evaluate(a).copy()
-        solver.set_pose(pose)
-        solver.move(e, -1.0)
-        fm = solver.evaluate(a).copy()
-        solver.set_pose(pose)
-        jac[:, j] = (fp - fm) / (2.0 * e[j])
-    return jac
 
 
 @pytest.mark.parametrize("make", [_robot, _stack, _rod, _pressed],

@@ -43,6 +43,7 @@ from hsa_elastica.physics.tables import OP_CONTACT, Pose
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.compiled import ImplicitRobot
 from hsa_elastica.robots.primitives import primitive_angles
+from tests.test_statics_hybrid import _central
 
 #: a law whose smoothing length (2 mm) puts every point of the scene within its reach at
 #: millimetre gaps, stiff enough (1e5 N/m) that its blocks are of the rods' entries' order
@@ -261,25 +262,6 @@ def _static_params():  # type: ignore[no-untyped-def]
     p = _params("implicit")
     env = dataclasses.replace(p.environment, objects=())  # statics refuses free objects
     return p.replace(environment=env)
-
-
-def _central(solver: StaticSolver, a: np.ndarray) -> np.ndarray:
-    """Dense central differences of the whole residual (steps 1e-6 m, 1e-5 rad)."""
-    pose = solver.pose()
-    jac = np.zeros((solver.n, solver.n))
-    e = np.zeros(solver.n)
-    for j in range(solver.n):
-        h = 1e-5 if solver.is_torque[j] else 1e-6
-        e[:] = 0.0
-        e[j] = h
-        solver.move(e)
-        fp = solver.evaluate(a).copy()
-        solver.set_pose(pose)
-        solver.move(e, -1.0)
-        fm = solver.evaluate(a).copy()
-        solver.set_pose(pose)
-        jac[:, j] = (fp - fm) / (2.0 * h)
-    return jac
 
 
 def _remainder_colours(solver: StaticSolver) -> int:

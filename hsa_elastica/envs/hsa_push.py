@@ -50,7 +50,6 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.control import imposed_motor_angles
-from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.envs.hsa_robot import (
     MAX_SPEED,
     MX28_SPEED,
@@ -237,21 +236,11 @@ class HSAPushEnv(HSARobotEnv):
     def step(
         self, action: NDArray[np.float32]
     ) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
-        if self.robot is None:
-            raise RuntimeError("HSAPushEnv.step() called before reset()")
-        angles = self.action_to_angles(action)
-        reach = self._servo_reach
-        if reach is not None:  # a servo's speed limit over the interval
-            now = self._motor_angles
-            angles = now + np.minimum(np.maximum(angles - now, -reach), reach)
-        self.robot.set_motor_angles(angles)
-        try:
-            self.robot.step(self.control_dt)
-        except (SimulationDiverged, FloatingPointError) as exc:
+        diverged = self._advance(action)
+        if diverged is not None:
             assert self._last_obs is not None
-            self._motor_angles = imposed_motor_angles(self.robot)
             info = self._ball_info(self._distance, clipped=False)
-            info["diverged"] = str(exc)
+            info["diverged"] = diverged
             return self._last_obs.copy(), -1.0, True, False, info
         before = self._distance
         obs, self._distance, info = self._outcome()

@@ -427,6 +427,19 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
     def step(
         self, action: NDArray[np.float32]
     ) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+        diverged = self._advance(action)
+        if diverged is not None:
+            assert self._last_obs is not None
+            info = self._info(clipped=False)
+            info["diverged"] = diverged
+            return self._last_obs.copy(), -1.0, True, False, info
+        obs, distance, info = self._outcome()
+        return obs, -distance, False, False, info
+
+    def _advance(self, action: NDArray[np.float32]) -> str | None:
+        """One control interval: the action's motor angles (through the servo's speed limit,
+        if any) held for ``control_dt``.  The divergence message if the run diverged (the
+        imposed angles then read back from the robot), else None."""
         if self.robot is None:
             raise RuntimeError(f"{type(self).__name__}.step() called before reset()")
         angles = self.action_to_angles(action)
@@ -438,13 +451,9 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         try:
             self.robot.step(self.control_dt)
         except (SimulationDiverged, FloatingPointError) as exc:
-            assert self._last_obs is not None
             self._motor_angles = imposed_motor_angles(self.robot)
-            info = self._info(clipped=False)
-            info["diverged"] = str(exc)
-            return self._last_obs.copy(), -1.0, True, False, info
-        obs, distance, info = self._outcome()
-        return obs, -distance, False, False, info
+            return str(exc)
+        return None
 
     def render(self) -> NDArray[np.uint8] | None:
         if self.render_mode != "rgb_array" or self.robot is None:

@@ -130,6 +130,19 @@ def _commanded(schedule: Callable[[float], float], t: float) -> float:
     return float(schedule(t))
 
 
+def _motor_angles(row: NDArray[np.float64], i: int, n: int, schedule: Any, t: float,
+                  measured: float) -> None:
+    """Motor ``i``'s angle columns of ``row`` (``n`` rods) at time ``t`` [s]: commanded,
+    imposed (None ``schedule``: a torque-driven mount, NaN) and ``measured`` [rad], the
+    measured angle taken on the 2 pi branch nearest the imposed one."""
+    imposed = math.nan if schedule is None else float(schedule(t))
+    if not math.isnan(imposed) and not math.isnan(measured):
+        measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
+    row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
+    row[1 + 9 * n + 6 + i] = imposed
+    row[1 + n + i] = measured
+
+
 class RobotSensorRecorder(_Recorder):
     """Samples the sensors of a robot (columns in the module docstring) every ``every`` steps
     (or at ``fps`` for a step ``dt``).
@@ -221,13 +234,7 @@ class RobotSensorRecorder(_Recorder):
                         np.ascontiguousarray(rod.director_collection[:, :, elem]),
                     )
                 )
-            imposed = math.nan if schedule is None else float(schedule(t))
-            if not math.isnan(imposed) and not math.isnan(measured):
-                # the 2 pi branch nearest the imposed angle
-                measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
-            row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
-            row[1 + 9 * n + 6 + i] = imposed
-            row[1 + n + i] = measured
+            _motor_angles(row, i, n, schedule, t, measured)
             couple = self._twist_couple(i) if self._twist_couple is not None else None
             row[1 + 2 * n + i] = motor_torque(rod, elem, couple)
             joint = robot.joints[i].instance
@@ -328,14 +335,7 @@ class _BlockPlan:
         couples = rec._twist_couple
         for i, bc in enumerate(self.motors):
             schedule = getattr(bc, "angle", None)  # None: a torque-driven mount
-            measured = float(out[i, 0])
-            imposed = math.nan if schedule is None else float(schedule(t))
-            if not math.isnan(imposed) and not math.isnan(measured):
-                # the 2 pi branch nearest the imposed angle
-                measured += 2.0 * math.pi * round((imposed - measured) / (2.0 * math.pi))
-            row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
-            row[1 + 9 * n + 6 + i] = imposed
-            row[1 + n + i] = measured
+            _motor_angles(row, i, n, schedule, t, float(out[i, 0]))
             tau = float(out[i, 1])
             couple = couples(i) if couples is not None else None
             if couple is not None and self.index[i, 4]:
