@@ -15,9 +15,10 @@ calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
 4. the forcings and connections in FIFO order: platform joints (Eq. 6-7, kernels of
    :mod:`hsa_elastica.physics.joints`), gravity (PyElastica's kernel), point forces and base
    torques (:func:`apply_load`), the compression-softening axial law
-   (:func:`apply_compression`) and the contacts with fixed obstacles (:func:`apply_contact`,
-   kernels :func:`~hsa_elastica.physics.contact_laws.contact_forces` and
-   :func:`~hsa_elastica.physics.contact_laws.body_wrench`).
+   (:func:`apply_compression`) and the contacts with obstacles, free objects and other rods
+   (:func:`apply_contact`, kernels :func:`~hsa_elastica.physics.contact_laws.contact_forces`,
+   :func:`~hsa_elastica.physics.contact_laws.body_wrench`,
+   :func:`~hsa_elastica.physics.rod_contact_laws.rod_rod_forces`).
 
 External forces and torques are *added* (the caller zeroes them, as PyElastica does at the end
 of a step).  :func:`constrain_rates` is the velocity half of the boundary conditions and the
@@ -75,20 +76,9 @@ from hsa_elastica.physics.tables import (
     END_FIXED, END_TWIST_LOCK, OP_COMPRESSION, OP_CONTACT, OP_COUPLING, OP_COUPLING_TORQUE, OP_DAMP_BODY,
     OP_DAMP_ROD, OP_END, OP_GRAVITY_BODY, OP_GRAVITY_ROD, OP_JOINT_FORCE, OP_JOINT_TORQUE,
     OP_LOAD, OP_MATERIAL_DAMPING, OP_MOTOR, OP_MOUNT_REACTION, ROD_ROD, STATUS_STIFFNESS,
-    BodyBlockArrays,
-    BodyDamperTable,
-    CompressionTable,
-    ContactTable,
-    CouplingTable,
-    EndTable,
-    ForcingTables,
-    GravityTable,
-    LoadTable,
-    JointTable,
-    MaterialDampingTable,
-    MotorTable,
-    RodBlockArrays,
-    RodDamperTable,
+    BodyBlockArrays, BodyDamperTable, CompressionTable, ContactTable, CouplingTable, EndTable,
+    ForcingTables, GravityTable, LoadTable, JointTable, MaterialDampingTable, MotorTable,
+    RodBlockArrays, RodDamperTable,
 )
 
 __all__ = [
