@@ -266,7 +266,7 @@ def segment_pair_tangent(
     d_dx, d_dv = np.zeros((3, 3, 1)), np.zeros((3, 3, 1))
     point = ContactPoints(pa.reshape(3, 1), vrel.reshape(3, 1), np.zeros(1), np.full(1, mass))
     contact_tangent(point, ObstacleGeometry(SPHERE, pb, np.zeros(3), radii, 0.0), law, d_dx, d_dv)
-    kd, kc = d_dx[:, :, 0], d_dv[:, :, 0]
+    kd, kc = np.ascontiguousarray(d_dx[:, :, 0]), np.ascontiguousarray(d_dv[:, :, 0])  # BLAS
     ds, dt = np.zeros(12), np.zeros(12)
     _active_rates(x, s, t, ds, dt)
     # d d / dX and d v_rel / dX (3, 12): the weights held, plus the parameters' motion
