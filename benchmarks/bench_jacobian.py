@@ -410,18 +410,14 @@ def _primitive_wall(differenced: bool) -> tuple[float, float]:
 
 
 def pattern_rows(model, reps: int, primitive: bool = True) -> None:  # type: ignore[no-untyped-def]
-    """The sparsity pattern from the model's topology against dense differences (the kept
-    patterns cleared: a new model), side by side: the build of a static solver of each
+    """The sparsity pattern from the model's topology against dense differences, side by side: the build of a static solver of each
     Jacobian kind, and ``primitive bend_east --integrator implicit --duration 2`` (process
     and ``summary.json`` wall times, one untimed run each first, then in alternation)."""
-    from hsa_elastica.engines import statics_build
-
     build: dict[tuple[str, str], list[float]] = {}
     for _ in range(reps):
         for way in ("topology", "differenced"):
             _differenced(way == "differenced")
             for kind in ("tangent", "fd"):
-                statics_build._PATTERNS.clear()
                 t0 = time.perf_counter()
                 StaticSolver(model, state=model.state.copy(), jacobian=kind)
                 build.setdefault((kind, way), []).append(time.perf_counter() - t0)

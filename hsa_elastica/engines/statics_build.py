@@ -21,16 +21,10 @@ by numpy fancy indexing, and a column's nonzeros read as ``f1 != f0``.  The same
 :func:`~hsa_elastica.engines.statics_kernels.residual` in the same order (so the same values
 bit for bit), without compiling the solver's own kernels on a cold start nor running their
 gather loop as Python (~1 s on the robot, two passes of 594 columns).
-
-Patterns are kept in the process by the model's structure (:func:`structure_key`: the
-unknowns, every integer table and program, and which entries of the float tables are zero),
-so that solvers built again for the same structure (the implicit engine at each env reset,
-each replay of a calibration) skip the differences.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -60,13 +54,7 @@ from hsa_elastica.physics.tables import (
     ForcingTables,
 )
 
-__all__ = ["dense_pattern", "specialisation", "structure_key", "topology_pattern"]
-
-#: patterns found in this process: (structure key, program, internal) -> (n, n) bool, packed
-_PATTERNS: OrderedDict[Any, NDArray[np.uint8]] = OrderedDict()
-#: number of patterns kept (each n^2 / 8 bytes: 44 kB on the robot)
-CACHE_SIZE = 16
-
+__all__ = ["dense_pattern", "specialisation", "topology_pattern"]
 
 #: elements apart whose rotations the passive coupling's reciprocal couple and exact-gradient
 #: forces couple (every component), beyond the rod's band (measured on the robot: 3)
@@ -77,48 +65,6 @@ PASSIVE_REACH = 3
 #: the internal force of a node reads its two elements and their nodes, the couple of an
 #: element its neighbours and the Voronoi lengths (measured on a stack: 2)
 MOUNT_REACH = 2
-
-#: fields of the tables that hold state or scratch (filled by evaluations, not parameters):
-#: left out of :func:`structure_key` (their zeros change with the history)
-STATE_FIELDS = frozenset({
-    "kappa_vor", "kappa_elem", "kappa_vor_raw", "kappa_vor_clipped", "kappa_elem_clipped", "eps",
-    "last_time", "couple",
-    "work", "eps_creep", "creep_last", "mount_work", "output", "rest_orientation",
-    "play", "play_last", "play_trial",
-})
-
-
-def _walk(x: Any, out: list[Any]) -> None:
-    """Append the identity of a table record: each array's dtype, shape and bytes (fields in
-    :data:`STATE_FIELDS`: shape only).  Parameter values count too: a pattern found by
-    differences at two poses can miss an entry that is zero there for one set of values and
-    not for another (a two-stage stack on mounts of other stiffness failed to converge on
-    the first one's pattern)."""
-    if isinstance(x, np.ndarray):
-        body = x.tobytes()
-        out.append((x.dtype.str, x.shape, body))
-    elif isinstance(x, tuple):
-        fields = getattr(x, "_fields", ())
-        out.append(len(x))
-        for k, y in enumerate(x):
-            if k < len(fields) and fields[k] in STATE_FIELDS:
-                out.append((fields[k], getattr(y, "shape", None)))
-            else:
-                _walk(y, out)
-    else:
-        out.append(repr(x))
-
-
-def structure_key(solver: Any) -> tuple[Any, ...]:
-    """What the sparsity pattern of ``solver``'s residual is kept by: its unknowns, the
-    solver's force-model tables (programs and parameter values exactly, state fields by
-    shape) and the block sizes.  Two models with equal keys differ only in their pose and
-    law memories (an env reset, a rebuilt robot of the same parameters)."""
-    out: list[Any] = [solver.kind.tobytes(), solver.index.tobytes(), solver.comp.tobytes(),
-                      solver.state.rod.position.shape, solver.state.body.position.shape]
-    _walk(solver._args()[0].tables, out)
-    return tuple(out)
-
 
 def specialisation(kernel: Any, args: tuple[Any, ...]) -> Any:
     """The compiled specialisation of the numba ``kernel`` for arguments of the types of
@@ -193,23 +139,8 @@ def dense_pattern(solver: Any, program: NDArray[np.int64] | None = None,
     instead of the model's; ``internal=False``: the rods' internal forces left out) from
     forward differences of each unknown alone at two randomly perturbed poses (seeded), the
     strain clipping of the coupling lifted so that no dependency hides behind a clip; the
-    solver's pose and couplings are put back.  Kept in the process by :func:`structure_key`
-    (bit-packed; a new array is returned)."""
-    key = (structure_key(solver), None if program is None else program.tobytes(), internal)
-    n = solver.n
-    if key in _PATTERNS:
-        _PATTERNS.move_to_end(key)
-        return np.unpackbits(_PATTERNS[key], count=n * n).reshape(n, n).astype(bool)
-    pattern = _differences(solver, program, internal)
-    _PATTERNS[key] = np.packbits(pattern)
-    while len(_PATTERNS) > CACHE_SIZE:
-        _PATTERNS.popitem(last=False)
-    return pattern
-
-
-def _differences(solver: Any, program: NDArray[np.int64] | None,
-                 internal: bool) -> NDArray[np.bool_]:
-    """:func:`dense_pattern`'s differences."""
+    solver's pose and couplings are put back.  The oracle of :func:`topology_pattern` (tests
+    only: n columns of two evaluations each)."""
     n = solver.n
     keep, base = solver.couplings, solver.pose()
     solver.couplings = keep._replace(eps_min=np.full_like(keep.eps_min, -np.inf),
