@@ -566,3 +566,29 @@ def test_a_static_solve_of_a_robot_with_a_free_object_is_refused_in_one_line(tmp
     assert run.returncode == 2, run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "environment.objects" in lines[0], run.stderr
+
+
+def test_a_free_cylinder_object_has_the_inertia_of_a_solid_cylinder() -> None:
+    """``robots.environment.solid_cylinder`` (the gripper's object): mass ``rho pi R^2 L`` and
+    the solid cylinder's principal moments ``M (3 R^2 + L^2) / 12`` about a diameter (twice)
+    and ``M R^2 / 2`` about the axis (director rows normal, binormal, axis), written by hand
+    here; kept by the memory block through ``finalize()`` (PyElastica's own ``Cylinder`` has
+    ``M R^2 / 4`` about a diameter: 3 R^2 / (3 R^2 + L^2) = 0.43 of it at R = 20 mm, L = 40 mm)."""
+    from hsa_elastica.robots.environment import solid_cylinder
+
+    r, length, rho = 0.02, 0.04, 1000.0
+    mass = rho * math.pi * r * r * length
+    expected = np.array([mass * (3 * r * r + length * length) / 12] * 2 + [mass * r * r / 2])
+    body = solid_cylinder([0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], length, r, rho)
+    sim = _Sim()
+    sim.append(body)
+    sim.finalize()
+    inertia = body.mass_second_moment_of_inertia[:, :, 0]
+    assert float(np.sum(body.mass)) == pytest.approx(mass, rel=1e-12)
+    np.testing.assert_allclose(np.diag(inertia), expected, rtol=1e-12)
+    assert np.count_nonzero(inertia - np.diag(np.diag(inertia))) == 0
+    np.testing.assert_allclose(body.inv_mass_second_moment_of_inertia[:, :, 0] @ inertia,
+                               np.eye(3), atol=1e-12)
+    stock = Cylinder(np.zeros(3), np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0]), length,
+                     r, rho)
+    assert stock.mass_second_moment_of_inertia[0, 0, 0] == pytest.approx(mass * r * r / 4)
