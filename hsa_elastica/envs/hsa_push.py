@@ -4,8 +4,9 @@ The scene of ``scenarios/push_object.py`` (:func:`push_scene`): the paper robot 
 per rod, gravity), a rough floor (:data:`FLOOR` m, a ``PlaneObstacle``) and a free ball of
 radius :data:`BALL_RADIUS` m and :data:`BALL_MASS` kg resting on it 2 mm east of the east
 rods (docs/contact.md, "Moving objects").  Bending east, the rods knock the ball; it then rolls
-on the floor, slowed by the floor's rolling resistance (:data:`ROLLING_RESISTANCE`), and
-stops.  ``render()`` draws the floor and the ball with the robot and the target.
+on the floor (rolling without slipping meets no resistance in the contact model: a knocked ball
+rolls on at a nearly constant speed).  ``render()`` draws the floor and the ball with the robot
+and the target.
 
 Conventions as ``HSARobot-v1`` (:mod:`hsa_elastica.envs.hsa_robot`): the same **action**
 (``(4,)`` normalised motor commands in ``[-1, 1]`` mapped onto the rods' elongating ranges),
@@ -70,17 +71,12 @@ from hsa_elastica.params import (
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 
 __all__ = ["HSAPushEnv", "push_scene", "FLOOR", "BALL_RADIUS", "BALL_MASS", "PUSH_DT",
-           "ROLLING_RESISTANCE",
            "POSITION_MARGIN", "BALL_NAMES"]
 
 #: height of the floor [m] (below the rods' lowest contact nodes), as scenarios/push_object.py
 FLOOR = -0.01
 #: the ball's radius [m] and mass [kg]
 BALL_RADIUS, BALL_MASS = 0.05, 0.02
-#: the floor's rolling-resistance coefficient [-] (``ContactParams.rolling_resistance``): a
-#: rolling ball slows at ``(5/7) c_rr g`` = 0.035 m/s^2 and stops (a hard ball on a hard
-#: floor, 0.001-0.01)
-ROLLING_RESISTANCE = 0.005
 #: the explicit stepper's step [s] in the scene (scenarios/push_object.py)
 PUSH_DT = 5e-5
 #: margin [m] around the region in the bound of the ball position in the observation (the
@@ -100,7 +96,7 @@ def push_scene() -> RobotParams:
     reach = p.circle_radius + 0.0075  # the rods' axes, plus their contact radius [m]
     floor = PlaneObstacle(point=(0.0, 0.0, FLOOR), normal=(0.0, 0.0, 1.0), contact=ContactParams(
         stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5, friction_coefficient=0.5,
-        slip_velocity=1e-2, rolling_resistance=ROLLING_RESISTANCE))
+        slip_velocity=1e-2))
     ball = ObjectParams(radius=BALL_RADIUS, mass=BALL_MASS,
                         position=(reach + BALL_RADIUS + 0.002, 0.0, FLOOR + BALL_RADIUS),
                         contact=ContactParams(stiffness=1e3, smoothing_length=1e-5,
