@@ -44,7 +44,7 @@ from hsa_elastica.robots.primitives import primitive_angles
 FLOOR = -0.01  # m, below the rods' lowest contact nodes
 BALL_R, BALL_M = 0.05, 0.02  # m, kg
 #: the floor's rolling resistance [-]: a rolling ball slows at (5/7) c_rr g = 0.035 m/s^2
-#: (as hsa_elastica.envs.hsa_push.ROLLING_RESISTANCE)
+#: (the HSAPush-v0 env's floor has none)
 ROLLING_RESISTANCE = 0.005
 
 
