@@ -4,8 +4,8 @@ The scene of ``scenarios/push_object.py`` (:func:`push_scene`): the paper robot 
 per rod, gravity), a rough floor (:data:`FLOOR` m, a ``PlaneObstacle``) and a free ball of
 radius :data:`BALL_RADIUS` m and :data:`BALL_MASS` kg resting on it 2 mm east of the east
 rods (docs/contact.md, "Moving objects").  Bending east, the rods knock the ball; it then rolls
-on the floor (rolling without slipping meets no resistance in the contact model: a knocked ball
-rolls on at a nearly constant speed).  ``render()`` draws the floor and the ball with the robot
+on the floor (its ``ContactParams.rolling_resistance`` is 0: a knocked ball rolls on at a
+nearly constant speed).  ``render()`` draws the floor and the ball with the robot
 and the target.
 
 Conventions as ``HSARobot-v1`` (:mod:`hsa_elastica.envs.hsa_robot`): the same **action**
