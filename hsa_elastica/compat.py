@@ -35,6 +35,7 @@ __all__ = [
     "numba_cache_holds",
     "numba_linked_libraries",
     "numba_uses_cache",
+    "set_body_inertia",
     "update_accelerations",
     "zeroed_out_external_forces_and_torques",
 ]
@@ -115,6 +116,21 @@ def damper_coefficients(damper: Any) -> tuple[Any, Any] | None:
         return damper._translational_damping_coefficient, damper._rotational_damping_coefficient
     factors = getattr(damper, "velocity_factors", None)
     return None if factors is None else tuple(factors)
+
+
+def set_body_inertia(body: Any, diagonal: Any) -> None:
+    """Give a PyElastica rigid body (before ``finalize()``) the mass second moment of inertia
+    ``diag(diagonal)`` [kg m^2] in its own frame (director rows), and its inverse: the
+    ``(3, 3, 1)`` arrays ``mass_second_moment_of_inertia`` and
+    ``inv_mass_second_moment_of_inertia`` the memory block copies at ``finalize()``."""
+    d = np.asarray(diagonal, dtype=np.float64).reshape(3)
+    if not np.all(d > 0.0):
+        raise CompatError(f"set_body_inertia: diagonal {d.tolist()} must be positive")
+    if np.shape(body.mass_second_moment_of_inertia) != (3, 3, 1):
+        raise CompatError("set_body_inertia: the body's mass_second_moment_of_inertia is not "
+                          "PyElastica 1.0's (3, 3, 1) layout")
+    body.mass_second_moment_of_inertia = np.diag(d).reshape(3, 3, 1)
+    body.inv_mass_second_moment_of_inertia = np.diag(1.0 / d).reshape(3, 3, 1)
 
 
 def memory_blocks(simulator: Any) -> list[Any]:

@@ -86,12 +86,11 @@ def _schedules(duration: float, extend: float, squeeze: float, hand: tuple[int, 
 
 def build(duration: float, extend: float, squeeze: float, mass: float, record: bool) -> dict[str, Any]:
     """Both fingers, the floor and the cylinder in one simulator (finalized)."""
-    from elastica import Cylinder
-
     from hsa_elastica.io.recording import RigidBodyRecorder
     from hsa_elastica.physics.contact import add_contact
     from hsa_elastica.physics.object_contact import add_object_contact
     from hsa_elastica.robots.builders import HSASimulator, build_robot
+    from hsa_elastica.robots.environment import solid_cylinder
 
     p = finger_params()
     floor = PlaneObstacle(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), contact=ContactParams(
@@ -110,8 +109,9 @@ def build(duration: float, extend: float, squeeze: float, mass: float, record: b
         fingers.append(build_robot(p, _schedules(duration, extend, squeeze, p.handedness),
                                    simulator=sim, base=(centre, rot), record=record, finalize=False))
     density = mass / (math.pi * R_CYL**2 * L_CYL)
-    cyl = Cylinder(np.array([0.0, -0.5 * L_CYL, R_CYL]), np.array([0.0, 1.0, 0.0]),
-                   np.array([0.0, 0.0, 1.0]), L_CYL, R_CYL, density)
+    # a solid cylinder's inertia (PyElastica's Cylinder leaves out M L^2 / 12 about a diameter)
+    cyl = solid_cylinder(np.array([0.0, -0.5 * L_CYL, R_CYL]), np.array([0.0, 1.0, 0.0]),
+                         np.array([0.0, 0.0, 1.0]), L_CYL, R_CYL, density)
     sim.append(cyl)
     sim.add_forcing_to(cyl).using(_gravity(), acc_gravity=np.array([0.0, 0.0, -9.81]))
     contacts = [add_contact(sim, cyl, floor)]

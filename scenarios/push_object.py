@@ -3,9 +3,14 @@
 and rolls it away (docs/contact.md, "Moving objects").
 
 The ball (radius 5 cm, 20 g) rests on a rough floor 1 cm below the rods' bases, 2 mm from the
-east rods; the robot runs the ``bend_east`` primitive on the fused engine.  The east rods reach
-the ball about 0.85 s in (magnitude 1), knock it, and it rolls away without slipping (about
-11 mm/s; 13 mm in 2 s).  Prints the ball's position, speed and the rods' force on it every
+east rods; the robot runs the ``bend_east`` primitive on the fused engine, its motors ramped to
+the primitive's angles over ``simulation.ramp_time`` (1 s).  The east rods reach the ball about
+0.9 s in (magnitude 1) and knock it to about 10 mm/s; it rolls away without slipping, slowed by
+the floor's rolling resistance (``ROLLING_RESISTANCE``: ``(5/7) c_rr g`` = 0.035 m/s^2, less
+below the floor's slip velocity of 1 cm/s, where the couple is smoothed) and comes to rest
+about 4 mm from its start 2.5 s in (without rolling resistance it rolls on at 11.1 mm/s).  The
+``HSAPush-v0`` env pushes faster: its motors turn at the servos' speed (``MX28_SPEED``, 5.8
+rad/s) toward the held command, and the same ``bend_east`` knocks the ball to about 33 mm/s.  Prints the ball's position, speed and the rods' force on it every
 tenth of the run, and saves a side view (x-z plane: the rods' centre lines, the platform's
 centre, the ball at its start and end) to ``--still``, the run directory to ``--out`` (for
 ``hsa-elastica render`` and ``view``, which draw the floor, the ball and the contact forces)
@@ -38,6 +43,9 @@ from hsa_elastica.robots.primitives import primitive_angles
 
 FLOOR = -0.01  # m, below the rods' lowest contact nodes
 BALL_R, BALL_M = 0.05, 0.02  # m, kg
+#: the floor's rolling resistance [-]: a rolling ball slows at (5/7) c_rr g = 0.035 m/s^2
+#: (the HSAPush-v0 env's floor has none)
+ROLLING_RESISTANCE = 0.005
 
 
 def scene_params(magnitude: float) -> tuple[Any, Any]:
@@ -49,7 +57,7 @@ def scene_params(magnitude: float) -> tuple[Any, Any]:
     reach = p.circle_radius + 0.0075  # the rods' axes, plus their contact radius [m]
     floor = PlaneObstacle(point=(0.0, 0.0, FLOOR), normal=(0.0, 0.0, 1.0), contact=ContactParams(
         stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5, friction_coefficient=0.5,
-        slip_velocity=1e-2))
+        slip_velocity=1e-2, rolling_resistance=ROLLING_RESISTANCE))
     ball = ObjectParams(radius=BALL_R, mass=BALL_M,
                         position=(reach + BALL_R + 0.002, 0.0, FLOOR + BALL_R),
                         contact=ContactParams(stiffness=1e3, smoothing_length=1e-5,

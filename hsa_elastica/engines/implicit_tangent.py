@@ -29,6 +29,8 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`; the point's kinematics on
   its body or relative to the sphere it touches by the chain rule).  Its friction and damping
   are velocity dependent, so ``K_v`` is the larger part where a point slides or presses in;
+  the rod-rod contacts' element pairs at their four nodes
+  (:func:`~hsa_elastica.engines.statics_contacts.pair_tangents`);
 * the velocity-proportional forces (PyElastica's linear dampers, the Kelvin-Voigt material
   damping, the body dampers and the bodies' gyroscopic couple): ``cv`` times coloured
   differences of :func:`rate_forces`, those laws alone, in the velocities only.  They are
@@ -72,6 +74,7 @@ from hsa_elastica.engines.implicit_kernels import (
     gyroscopic_couples,
     scatter_velocities,
 )
+from hsa_elastica.engines.statics_contacts import pair_tangents
 from hsa_elastica.engines.statics_hybrid import (
     HybridPlan,
     csc_positions,
@@ -191,7 +194,7 @@ def _joint_tangent_part(
     ``data``."""
     plan = tan.plan
     ops, dst = plan.tangent_ops, plan.tangent_dst
-    if ops.shape[0] == 0:
+    if ops.shape[0] == 0 and plan.pairs.shape[0] == 0:
         return
     rod, body, tables = model.rod, model.body, model.tables
     scatter_velocities(vel, rod, body, terms.unknowns)
@@ -199,6 +202,7 @@ def _joint_tangent_part(
                     terms.body_damping, tables.material, rod, body, tables.ends)
     joint_tangents(angles, model, ops, dst, False, 1.0, data)
     joint_tangents(angles, model, ops, dst, True, cv, data)
+    pair_tangents(model, plan, 1.0, cv, data)  # the rod-rod contacts
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -289,7 +293,8 @@ def empty_tangent(n: int) -> ImplicitTangent:
     buf = JacobianBuffers(np.zeros(n), np.zeros(n), np.zeros((0, 3, 3)), f0, np.empty((3, 3, 1)))
     i2 = np.zeros((0, 2), np.int64)
     plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2, i2,
-                      np.zeros((0, JOINT_BLOCK * JOINT_BLOCK), np.int64))
+                      np.zeros((0, JOINT_BLOCK * JOINT_BLOCK), np.int64), i0,
+                      np.zeros((0, 3), np.int64), np.zeros(n + 1, np.int64), i0)
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
 
 

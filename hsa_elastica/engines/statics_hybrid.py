@@ -23,11 +23,10 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   tangent) the joints are taken by coloured forward differences of :func:`joint_residual`,
   the joint kernels alone (the bodies' rows couple to every joint, so these need as many
   colours as the whole Jacobian, 30 on the robot, but of this cheap evaluation),
-* the contacts with fixed obstacles and free spheres from the contact law's tangent, one
-  12 x 12 block per contact point in the joints' layout
-  (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`, one branch per contact
-  row kind), scattered with the joints' blocks (``(OP_CONTACT, point)`` rows of
-  ``tangent_ops``); with :data:`CONTACT_TANGENT` off they stay in the remainder, and
+* the contacts from the contact law's tangent, row by row (:mod:`~hsa_elastica.engines.
+  statics_contacts`): a 12 x 12 block per point in the joints' layout scattered with theirs
+  (``(OP_CONTACT, point)`` rows of ``tangent_ops``), the rod-rod rows' element pairs at their
+  four nodes; with :data:`CONTACT_TANGENT` off they all stay in the remainder, and
 * the rest (gravity; with ``joint_tangent=False`` the torque-driven mounts too) by coloured
   forward differences of :func:`residual_external`: the force evaluation without those joints
   and contacts (their operations dropped from a copy of the synchronize program) and with the
@@ -40,8 +39,8 @@ The rounded clip of the rest strain enters through its slope; a hard clip (``cli
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
 forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
-loads, the compression law and rigid motor mounts; a ``Cylinder`` object's contacts (no point
-block) stay in the remainder.
+loads, the compression law and rigid motor mounts; a ``Cylinder`` object's rows stay in the
+remainder.
 """
 
 from __future__ import annotations
@@ -54,6 +53,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.statics_build import rod_ranges, topology_pattern
+from hsa_elastica.engines.statics_contacts import contact_points, node_unknowns, pair_tangents
 from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_POS,
     KIND_BODY_ROT,
@@ -95,7 +95,7 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
 )
-from hsa_elastica.physics.point_tangent import contact_point_block, point_groups, point_ops
+from hsa_elastica.physics.point_tangent import contact_point_block, point_groups
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
 from hsa_elastica.physics.rod_tangent import (
     HALF_BANDWIDTH,
@@ -123,7 +123,8 @@ class HybridPlan(NamedTuple):
     at ``dst``; the remainder's CSC values go to ``ext_map`` of the full pattern, the
     differenced joints' to ``joint_map``; ``joint_ops`` the synchronize program's joint
     operations it differences, ``tangent_ops`` those with a tangent, whose 12 x 12 blocks
-    (row-major) add into the full pattern's values at ``tangent_dst[p]`` (-1: dropped)."""
+    (row-major) add into the full pattern's values at ``tangent_dst[p]`` (-1: dropped); the
+    rod-rod rows ``pairs`` add at ``indptr`` / ``indices`` through ``node_unknown``."""
 
     start: NDArray[np.int64]
     n_elems: NDArray[np.int64]
@@ -137,6 +138,10 @@ class HybridPlan(NamedTuple):
     program: NDArray[np.int64]  # the synchronize program without the joint operations
     tangent_ops: NDArray[np.int64]
     tangent_dst: NDArray[np.int64]
+    pairs: NDArray[np.int64]
+    node_unknown: NDArray[np.int64]
+    indptr: NDArray[np.int64]
+    indices: NDArray[np.int64]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -333,6 +338,7 @@ def hybrid_jacobian(
         residual_external(angles, model, unknowns, ext[1].f0)
     rod_tangents(model, plan, data)
     joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, False, 1.0, data)
+    pair_tangents(model, plan, 1.0, 0.0, data)
     if colours:
         _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False, False)
         for q in range(plan.ext_map.shape[0]):
@@ -490,13 +496,6 @@ def joint_tangent_map(
     return dst
 
 
-def contact_points(solver: Any, program: NDArray[np.int64]) -> NDArray[np.int64] | None:
-    """``program``'s contact points as the joint scatter's operations (``point_ops`` of
-    :mod:`~hsa_elastica.physics.point_tangent`); None if :data:`CONTACT_TANGENT` is off."""
-    rows = program[program[:, 0] == OP_CONTACT, 1]
-    return point_ops(solver.tables.contacts, rows) if CONTACT_TANGENT else None
-
-
 def within(part: sp.csc_matrix, full: sp.csc_matrix) -> sp.csc_matrix:
     """``part``'s entries inside the full pattern (sorted CSC): an entry outside it is zero in
     the whole Jacobian, e.g. a body's force against its own rotation, or parts that cancel
@@ -564,18 +563,15 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
                                       OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_CONTACT))
     if not covered.all() or np.any(solver.tables.motors.body >= 0):
         return None
-    points = contact_points(solver, program)  # None: the contacts stay in the remainder
+    points = contact_points(solver, program, CONTACT_TANGENT)  # the others: in the remainder
     is_joint = np.isin(program[:, 0], (OP_JOINT_FORCE, OP_JOINT_TORQUE))
     twist = np.array([bool(j) and joints.free_twist[i] != 0
                       for j, i in zip(is_joint, program[:, 1])], dtype=bool).reshape(-1)
     exact = is_joint & joint_tangent
     differenced_joints = is_joint & ~twist & ~exact  # the torque-driven mounts go to the rest
     ops = np.ascontiguousarray(program[differenced_joints])
-    tangent_ops = np.ascontiguousarray(program[exact])
-    kept = ~exact & ~differenced_joints
-    if points is not None:
-        tangent_ops = np.ascontiguousarray(np.concatenate([tangent_ops, points]))
-        kept &= program[:, 0] != OP_CONTACT
+    tangent_ops = np.ascontiguousarray(np.concatenate([program[exact], points[0]]))
+    kept = ~exact & ~differenced_joints & ~points[2]
     rest = np.ascontiguousarray(program[kept])
     pos = csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
@@ -595,5 +591,7 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
                       np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
                       np.ascontiguousarray(joint_map, dtype=i64), ops, rest, tangent_ops,
-                      joint_tangent_map(solver, pos, tangent_ops))
+                      joint_tangent_map(solver, pos, tangent_ops), points[1],
+                      node_unknowns(solver), solver.indptr, solver.indices)
     return plan, ext, differenced
+

@@ -4,8 +4,9 @@ The scene of ``scenarios/push_object.py`` (:func:`push_scene`): the paper robot 
 per rod, gravity), a rough floor (:data:`FLOOR` m, a ``PlaneObstacle``) and a free ball of
 radius :data:`BALL_RADIUS` m and :data:`BALL_MASS` kg resting on it 2 mm east of the east
 rods (docs/contact.md, "Moving objects").  Bending east, the rods knock the ball; it then rolls
-on the floor (rolling without slipping meets no resistance in the contact model: a knocked ball
-rolls on at a nearly constant speed).
+on the floor (its ``ContactParams.rolling_resistance`` is 0: a knocked ball rolls on at a
+nearly constant speed).  ``render()`` draws the floor and the ball with the robot
+and the target.
 
 Conventions as ``HSARobot-v1`` (:mod:`hsa_elastica.envs.hsa_robot`): the same **action**
 (``(4,)`` normalised motor commands in ``[-1, 1]`` mapped onto the rods' elongating ranges),
@@ -250,6 +251,15 @@ class HSAPushEnv(HSARobotEnv):
             reward += self.success_bonus
         left = not self._in_region(self.ball.position_collection[:, 0])
         return obs, reward, success or left, False, info
+
+    def render(self) -> NDArray[np.uint8] | None:
+        """As :meth:`HSARobotEnv.render`, with the world of the scene: the floor and the ball
+        at its present pose (recorded as ``object0``, drawn by
+        :mod:`~hsa_elastica.io.render_world`), and the target."""
+        if self.render_mode != "rgb_array" or self.robot is None:
+            return None
+        return self._render_image({"platform": self.robot.platform, "object0": self.ball},
+                                  self.params)
 
     # -- snapshots -------------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:

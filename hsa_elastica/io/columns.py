@@ -186,6 +186,10 @@ QUANTITIES: tuple[Quantity, ...] = (
        "torque the motor of rod i supplies about the rod axis"),
     _Q("distance_m", "m", "none", "scalar", "float64",
        "distance of the platform centre from the target (reaching task)"),
+    _Q("ball_position_m", "m", ROBOT_BASE, "xyz", "float64",
+       "centre of the ball the HSAPush-v0 env's robot pushes"),
+    _Q("ball_velocity_m_s", "m/s", ROBOT_BASE, "xyz", "float64",
+       "velocity of the ball's centre (HSAPush-v0)"),
     # calibration output (calibrate --json, CalibrationResult)
     _Q("parameters", "SI", "none", "object", "object",
        "{name: {start, value, std, bounds}} of each free parameter, in its own SI unit"),

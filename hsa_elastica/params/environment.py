@@ -52,7 +52,12 @@ class ContactParams(_ParamsBase):
     * ``friction_coefficient`` [-]: Coulomb's mu (0: frictionless);
     * ``slip_velocity`` [m/s]: the tangential speed below which friction is smoothed
       (``f_t = -mu f_n v_t / sqrt(|v_t|^2 + v_s^2)``): a stuck contact creeps at
-      ``v_s r / sqrt(1 - r^2)`` under a tangential load ``r mu f_n``.
+      ``v_s r / sqrt(1 - r^2)`` under a tangential load ``r mu f_n``;
+    * ``rolling_resistance`` [-]: the rolling-resistance coefficient ``c_rr`` of a free sphere
+      on this obstacle: a couple ``c_rr R f_n`` against its rolling (smoothed below the
+      rolling speed ``slip_velocity``), so that a ball rolling on a level floor slows at
+      ``(5/7) c_rr g`` and stops; 0 (the default): none, a rolling ball rolls on.  It acts on
+      free spheres only (not on rods, rims or rods against objects).
     """
 
     stiffness: float = field(default=1e3, metadata={"unit": "N/m"})
@@ -60,6 +65,7 @@ class ContactParams(_ParamsBase):
     damping_ratio: float = field(default=0.0, metadata={"unit": "-"})
     friction_coefficient: float = field(default=0.0, metadata={"unit": "-"})
     slip_velocity: float = field(default=1e-3, metadata={"unit": "m/s"})
+    rolling_resistance: float = field(default=0.0, metadata={"unit": "-"})
 
     def __post_init__(self) -> None:
         _check_real(self, "stiffness", gt=0.0, le=MAX_CONTACT_STIFFNESS)
@@ -67,6 +73,7 @@ class ContactParams(_ParamsBase):
         _check_real(self, "damping_ratio", ge=0.0, le=10.0)
         _check_real(self, "friction_coefficient", ge=0.0, le=10.0)
         _check_real(self, "slip_velocity", gt=0.0, le=10.0)
+        _check_real(self, "rolling_resistance", ge=0.0, le=1.0)
 
 
 def _contact(obj: Any) -> None:

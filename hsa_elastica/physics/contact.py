@@ -48,7 +48,7 @@ from hsa_elastica.physics.contact_laws import (
     geometry_record,
     law_record,
 )
-from hsa_elastica.physics.object_contact_laws import sphere_support
+from hsa_elastica.physics.object_contact_laws import rolling_couple, sphere_support
 from hsa_elastica.physics.tables import ContactTable
 
 __all__ = [
@@ -254,6 +254,7 @@ class BodyContact(NoForces, _ContactSensor):
         self.n_rim = int(n_rim)
         self.local: NDArray[np.float64] | None = None
         self.sphere_radius = 0.0  # a Sphere without points: its radius [m]
+        self.rolling_resistance = float(obstacle.contact.rolling_resistance)  # a Sphere's [-]
         if points is not None:
             local = np.asarray(points, dtype=np.float64)
             if local.ndim != 2 or local.shape[0] != 3 or local.shape[1] < 1 or not np.isfinite(local).all():
@@ -304,6 +305,11 @@ class BodyContact(NoForces, _ContactSensor):
         body_wrench((system.position_collection, system.director_collection,
                      system.external_forces, system.external_torques), 0, self._points,
                     self._out.force)
+        if self.sphere_radius > 0.0 and self.rolling_resistance > 0.0:
+            rolling_couple((system.position_collection, system.director_collection,
+                            system.omega_collection, system.external_torques), 0,
+                           self.geometry, self._out.force,
+                           (self.rolling_resistance, self.sphere_radius, self.law.slip_velocity))
 
 
 def _normals(points: ContactPoints, obstacle: Any) -> NDArray[np.float64]:
@@ -464,7 +470,7 @@ def contact_table(items: list[tuple[Any, Any, int, int]]) -> ContactTable:
     widths = [op.row_width(system) if hasattr(op, "table_row") else
               _compiled_points(op, system).radius.size for op, system, _, _ in items]
     width = max(widths, default=1)
-    table = ContactTable(ids=np.zeros((n, 5), dtype=np.int64), params=np.zeros((n, 14)),
+    table = ContactTable(ids=np.zeros((n, 5), dtype=np.int64), params=np.zeros((n, 15)),
                          points=np.zeros((n, 11, width)), output=np.zeros((n, 5, width)))
     for k, (op, system, start, obj) in enumerate(items):
         if hasattr(op, "table_row"):  # a rod against a rod (physics/rod_contact.py)
@@ -483,6 +489,7 @@ def contact_table(items: list[tuple[Any, Any, int, int]]) -> ContactTable:
         table.params[k, 8:13] = tuple(op.law)
         if isinstance(op, BodyContact):
             table.params[k, 13] = op.sphere_radius
+            table.params[k, 14] = op.rolling_resistance if op.sphere_radius > 0.0 else 0.0
             if op.local is not None:
                 table.points[k, 0:3, :m] = op.local
         table.points[k, 9, :m] = p.radius

@@ -54,7 +54,8 @@ from hsa_elastica.physics.contact_laws import (
     contact_forces,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
-from hsa_elastica.physics.object_contact_laws import object_contact_forces, sphere_support
+from hsa_elastica.physics.object_contact_laws import (
+    object_contact_forces, rolling_couple, sphere_support)
 from hsa_elastica.physics.rod_contact_laws import rod_rod_forces
 from hsa_elastica.physics.mount_kernels import (
     SystemView,
@@ -348,6 +349,9 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
     contact_forces(points, geom, rule, out)
     body_wrench((body.position, body.director, body.external_forces, body.external_torques), s,
                 points, out.force)
+    if kind == 2 and par[i, 14] > 0.0:  # a sphere's rolling resistance
+        rolling_couple((body.position, body.director, body.omega, body.external_torques), s,
+                       geom, out.force, (par[i, 14], par[i, 13], rule.slip_velocity))
 
 
 @njit(cache=True)  # type: ignore[misc]

@@ -37,6 +37,7 @@ from hsa_elastica.physics.contact_laws import (
 )
 
 __all__ = [
+    "rolling_couple",
     "object_geometry",
     "relative_velocity",
     "object_reaction",
@@ -156,6 +157,39 @@ def sphere_support(
     _, n0, n1, n2, _, _ = _surface(_scalars(geom), x[0, b], x[1, b], x[2, b])
     for i in range(3):
         local[i, 0] = -radius * (q[i, 0, b] * n0 + q[i, 1, b] * n1 + q[i, 2, b] * n2)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rolling_couple(
+    body: tuple[Any, ...], b: int, geom: ObstacleGeometry, force: NDArray[np.float64],
+    law: tuple[float, float, float],
+) -> None:
+    """Rolling resistance of sphere ``b`` on the fixed obstacle ``geom``: the couple
+    ``T = -c_rr R f_n w_t / sqrt(|w_t|^2 + (v_s / R)^2)`` (lab) added to the body's
+    ``external_torques`` (body frame), ``w_t`` the lab angular velocity's component along the
+    obstacle's surface (the rolling; the spin about the normal meets none), ``f_n`` the normal
+    part of the support point's contact ``force`` (3, 1) [N] (0 when it pulls), ``law`` =
+    ``(c_rr [-], R [m], v_s [m/s])`` (the obstacle's ``rolling_resistance``, the radius, its
+    law's slip velocity: the couple is smoothed below the rolling speed ``v_s``).  Rolling
+    without slipping it decelerates a solid sphere at ``(5/7) c_rr g`` on a level floor.
+    ``body`` = (position, director, omega, external_torques) of the block."""
+    crr, radius, vs = law
+    x, q, om, torque = body
+    _, n0, n1, n2, _, _ = _surface(_scalars(geom), x[0, b], x[1, b], x[2, b])
+    fn = force[0, 0] * n0 + force[1, 0] * n1 + force[2, 0] * n2
+    if not fn > 0.0:
+        return
+    w = np.empty(3)  # lab angular velocity: Q^T omega
+    for a in range(3):
+        w[a] = q[0, a, b] * om[0, b] + q[1, a, b] * om[1, b] + q[2, a, b] * om[2, b]
+    wn = w[0] * n0 + w[1] * n1 + w[2] * n2
+    w[0] -= wn * n0
+    w[1] -= wn * n1
+    w[2] -= wn * n2
+    ws = vs / radius
+    scale = -crr * radius * fn / np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2] + ws * ws)
+    for a in range(3):
+        torque[a, b] += scale * (q[a, 0, b] * w[0] + q[a, 1, b] * w[1] + q[a, 2, b] * w[2])
 
 
 def _skew(a: Any) -> NDArray[np.float64]:

@@ -24,7 +24,12 @@ velocity, ``H`` the obstacle's signed-distance Hessian, ``R`` a sphere's radius:
   to the centre and its velocity relative to the sphere's surface point
   ``v_rel = v_n - v_o - w x r``, ``r = R n``; the node takes ``f``, the sphere ``-f`` and
   ``-Q (r x f)`` (:mod:`~hsa_elastica.physics.object_contact_laws`).  A ``Cylinder`` object
-  has no block here (its axis turns with the body): the engines keep differences for it.
+  has no block here (its axis turns with the body): the engines keep differences for its rows.
+
+A rod against a rod (``tables.ROD_ROD``) has no point block either: each element pair within
+reach couples the four nodes of its two segments, and :func:`rod_pair_tangents` adds the
+pair's 12 x 12 tangent (:func:`~hsa_elastica.physics.rod_contact_laws.segment_pair_tangent`)
+into the Newton matrix's CSC values at those nodes directly.
 
 With ``A = dx/dq``, ``B = dv/dq`` (the velocity's dependence on the pose at fixed velocity
 unknowns), ``C = dv/dq'`` and ``L = dr/dq``: ``df/dq = D_x A + D_v B``, ``df/dq' = D_v C``;
@@ -56,10 +61,12 @@ from hsa_elastica.physics.contact_laws import (
     contact_tangent,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, JOINT_BLOCK, NODE
+from hsa_elastica.physics.rod_contact_laws import rod_rod_tangent
 from hsa_elastica.physics.tables import OP_CONTACT, ROD_ROD
 
-__all__ = ["contact_point_block", "point_row", "point_groups", "point_ops", "ROD_FIXED", "BODY_POINTS", "SPHERE_SUPPORT",
-           "ROD_OBJECT", "row_kind"]
+__all__ = ["contact_point_block", "point_row", "point_groups", "point_ops", "pair_rows",
+           "rod_pair_tangents", "ROD_FIXED", "BODY_POINTS", "SPHERE_SUPPORT", "ROD_OBJECT",
+           "row_kind"]
 
 #: the contact row kinds a point block is made for (:func:`row_kind`)
 ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT = 0, 1, 2, 3
@@ -68,8 +75,9 @@ ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT = 0, 1, 2, 3
 @njit(cache=True)  # type: ignore[misc]
 def row_kind(ids: NDArray[np.int64], i: int) -> int:
     """The point-block kind of contact row ``i`` (``ContactTable.ids``): -1 if there is none
-    (an object other than a sphere; a rod against a rod, system kind ``tables.ROD_ROD``, whose
-    pair of segments has no block yet: differenced with the remainder)."""
+    (an object other than a sphere, differenced with the remainder; a rod against a rod,
+    system kind ``tables.ROD_ROD``, whose element pairs couple four nodes each: their tangent
+    is scattered by :func:`rod_pair_tangents`)."""
     if ids[i, 1] == ROD_ROD:
         return -1
     if ids[i, 1] == 0:
@@ -77,6 +85,27 @@ def row_kind(ids: NDArray[np.int64], i: int) -> int:
             return ROD_FIXED
         return ROD_OBJECT if ids[i, 3] == SPHERE else -1
     return SPHERE_SUPPORT if ids[i, 1] == 2 else BODY_POINTS
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rod_pair_tangents(
+    rod: Any, c: Any, rows: NDArray[np.int64],
+    csc: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+    scales: tuple[float, float], data: NDArray[np.float64],
+) -> None:
+    """The rod-rod contact ``rows`` (kind ``ROD_ROD``) of the contact table ``c``: their
+    tangents ``sx K_x + sv K_v`` (``scales``) added into the CSC values ``data``
+    (:func:`~hsa_elastica.physics.rod_contact_laws.rod_rod_tangent`, ``csc`` as there), at
+    the rods' present positions and velocities (``rod``: a view of the block)."""
+    index, par, pts, _ = c
+    for i in rows:
+        s, m, sb, mb = index[i, 0], index[i, 2], index[i, 3], index[i, 4]
+        law = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+        one = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
+                            pts[i, 0, : m - 1], pts[i, 2, : m - 1])
+        two = ContactPoints(rod.position[:, sb : sb + mb], rod.velocity[:, sb : sb + mb],
+                            pts[i, 1, : mb - 1], pts[i, 3, : mb - 1])
+        rod_rod_tangent(one, two, law, (s, sb), csc, scales, data)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -392,11 +421,18 @@ def point_groups(contacts: Any, flat: int) -> list[tuple[int, int]]:
     return [(NODE, system + p)]
 
 
-def point_ops(contacts: Any, rows: NDArray[np.int64]) -> NDArray[np.int64] | None:
-    """``(OP_CONTACT, row * width + point)`` for every point of the contact ``rows`` (the
-    joint scatter's operations), None if a row has no block (:func:`row_kind`)."""
-    if any(row_kind(contacts.ids, int(i)) < 0 for i in rows):
-        return None
+def point_ops(contacts: Any, rows: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``(OP_CONTACT, row * width + point)`` for every point of the contact ``rows`` that
+    have a point block (:func:`row_kind`; the joint scatter's operations); the other rows
+    are left out (:func:`pair_rows`, or the remainder's differences)."""
     width = int(contacts.points.shape[2])
-    flat = [int(i) * width + p for i in rows for p in range(int(contacts.ids[i, 2]))]
+    flat = [int(i) * width + p for i in rows if row_kind(contacts.ids, int(i)) >= 0
+            for p in range(int(contacts.ids[i, 2]))]
     return np.array([(OP_CONTACT, f) for f in flat], dtype=np.int64).reshape(-1, 2)
+
+
+def pair_rows(contacts: Any, rows: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The rod-rod rows (``tables.ROD_ROD``) among the contact ``rows``
+    (:func:`rod_pair_tangents`)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    return np.ascontiguousarray(rows[contacts.ids[rows, 1] == ROD_ROD]) if rows.size else rows

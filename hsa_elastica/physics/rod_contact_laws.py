@@ -49,7 +49,7 @@ from hsa_elastica.physics.contact_laws import (
 )
 
 __all__ = ["closest_points", "rod_rod_forces", "segment_pair_forces", "segment_pair_tangent",
-           "PARALLEL_TOLERANCE"]
+           "rod_rod_tangent", "PARALLEL_TOLERANCE"]
 
 #: segments whose ``1 - cos^2`` of the angle between them is below this are parallel (the
 #: closest points are then the middle of the overlap)
@@ -294,3 +294,60 @@ def segment_pair_tangent(
     for p in range(4):
         for k in range(3):
             kv[3 * p + k, :] = w[p] * kvel[k, :]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _csc_add(indptr: NDArray[np.int64], indices: NDArray[np.int64], r: int, c: int,
+             value: float, data: NDArray[np.float64]) -> None:
+    """``data[(r, c)] += value`` in a CSC pattern with sorted row indices (nothing if the
+    entry is not in it)."""
+    lo, hi = indptr[c], indptr[c + 1]
+    q = lo + np.searchsorted(indices[lo:hi], r)
+    if q < hi and indices[q] == r:
+        data[q] += value
+
+
+@njit(cache=True)  # type: ignore[misc]
+def rod_rod_tangent(
+    a: ContactPoints, b: ContactPoints, law: ContactLaw, nodes: tuple[int, int],
+    csc: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+    scales: tuple[float, float], data: NDArray[np.float64],
+) -> int:
+    """The tangent of :func:`rod_rod_forces` (rods A and B: ``a``, ``b`` as there, their
+    first nodes ``nodes`` in the block), ``sx d f / d x + sv d f / d v`` (``scales``), added
+    into the CSC values ``data``: every element pair within the law's reach contributes its
+    :func:`segment_pair_tangent` (12 x 12) at the rows and columns of its four nodes.  ``csc``
+    = (``unknown`` (n_nodes, 3): the unknown of a node's component, -1 held; the pattern's
+    ``indptr``, ``indices``, rows sorted).  Returns the number of pairs within reach."""
+    xa, va, ra, ma = a
+    xb, vb, rb, mb = b
+    unknown, indptr, indices = csc
+    sx, sv = scales
+    reach = FAR_SMOOTHING_LENGTHS * law.smoothing_length
+    x, v = np.empty((3, 4)), np.empty((3, 4))
+    kx, kv = np.empty((12, 12)), np.empty((12, 12))
+    glob = np.empty(4, dtype=np.int64)
+    n = 0
+    for i in range(ra.shape[0]):
+        for j in range(rb.shape[0]):
+            radii = ra[i] + rb[j]
+            if _apart(xa, i, _box(xb[:, j : j + 2], radii + reach), 0.0):
+                continue
+            mass = ma[i] * mb[j] / (ma[i] + mb[j])
+            if _pair(xa, va, i, xb, vb, j, radii, mass, law)[2] > reach:
+                continue
+            x[:, 0:2], x[:, 2:4] = xa[:, i : i + 2], xb[:, j : j + 2]
+            v[:, 0:2], v[:, 2:4] = va[:, i : i + 2], vb[:, j : j + 2]
+            segment_pair_tangent(x, v, radii, mass, law, kx, kv)
+            glob[0], glob[1] = nodes[0] + i, nodes[0] + i + 1
+            glob[2], glob[3] = nodes[1] + j, nodes[1] + j + 1
+            n += 1
+            for p in range(12):
+                r = unknown[glob[p // 3], p % 3]
+                if r < 0:
+                    continue
+                for q in range(12):
+                    c = unknown[glob[q // 3], q % 3]
+                    if c >= 0:
+                        _csc_add(indptr, indices, r, c, sx * kx[p, q] + sv * kv[p, q], data)
+    return n

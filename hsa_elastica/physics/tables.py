@@ -310,8 +310,8 @@ class ContactTable(NamedTuple):
     j + 1)."""
 
     ids: NDArray[np.int64]  # (n, 5): system, system kind, m, obstacle kind, object body
-    params: NDArray[np.float64]  # (n, 14): origin (3) [m], direction (3), radius [m],
-    # length [m], k [N/m], l [m], zeta, mu, v_s [m/s], sphere radius [m]
+    params: NDArray[np.float64]  # (n, 15): origin (3) [m], direction (3), radius [m],
+    # length [m], k [N/m], l [m], zeta, mu, v_s [m/s], sphere radius [m], rolling resistance
     points: NDArray[np.float64]  # (n, 11, width): local (3) [m], position (3) [m],
     # velocity (3) [m/s], radius [m], mass [kg]
     output: NDArray[np.float64]  # (n, 5, width): force (3) [N], gap [m], slip [m/s]

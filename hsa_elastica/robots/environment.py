@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from elastica import CosseratRod
+from elastica import CosseratRod, Cylinder
 from elastica.dissipation import AnalyticalLinearDamper, DamperBase
 from elastica.external_forces import GravityForces
 from elastica.modules import (
@@ -21,10 +21,11 @@ from elastica.modules import (
     Forcing,
 )
 
+from hsa_elastica.compat import set_body_inertia
 from hsa_elastica.physics.kelvin_voigt_damper import KelvinVoigtDamping
 from hsa_elastica.params import RodParams, SimulationParams
 
-__all__ = ["HSASimulator", "material_damping_kwargs"]
+__all__ = ["HSASimulator", "material_damping_kwargs", "solid_cylinder", "solid_cylinder_inertia"]
 
 class HSASimulator(
     BaseSystemCollection, Constraints, Forcing, Connections, Damping, CallBacks, Contact
@@ -38,6 +39,26 @@ class HSASimulator(
     with fixed obstacles (``RodContact``, ``BodyContact``: :mod:`hsa_elastica.physics.contact`,
     docs/contact.md) is a forcing (``add_forcing_to``) and runs on the same path.
     """
+
+
+def solid_cylinder_inertia(mass: float, radius: float, length: float) -> tuple[float, float, float]:
+    """Principal mass moments of inertia [kg m^2] of a uniform solid cylinder of ``mass``
+    [kg], ``radius`` and ``length`` [m] about its centre, in a ``Cylinder``'s director order
+    (normal, binormal, axis): ``M (3 R^2 + L^2) / 12`` about a diameter (twice), ``M R^2 / 2``
+    about the axis."""
+    diameter = mass * (3.0 * radius**2 + length**2) / 12.0
+    return diameter, diameter, 0.5 * mass * radius**2
+
+
+def solid_cylinder(start: Any, direction: Any, normal: Any, base_length: float,
+                   base_radius: float, density: float) -> Cylinder:
+    """A PyElastica ``Cylinder`` (same arguments) with the inertia of a solid cylinder
+    (:func:`solid_cylinder_inertia`): PyElastica 1.0's takes ``M R^2 / 4`` about a diameter,
+    the thin disc's, leaving out ``M L^2 / 12``."""
+    body = Cylinder(np.asarray(start, dtype=np.float64), np.asarray(direction, dtype=np.float64),
+                    np.asarray(normal, dtype=np.float64), base_length, base_radius, density)
+    set_body_inertia(body, solid_cylinder_inertia(float(np.sum(body.mass)), base_radius, base_length))
+    return body
 
 
 def material_damping_kwargs(rod_params: RodParams, dt: float) -> dict[str, Any] | None:

@@ -1,0 +1,63 @@
+"""The contacts' part of the hybrid Newton Jacobian (:mod:`hsa_elastica.engines.statics_hybrid`)
+and of the implicit integrator's Newton matrix (:mod:`hsa_elastica.engines.implicit_tangent`):
+which contact rows take an exact tangent, and the rod-rod contacts' scatter.
+
+Row by row (:func:`contact_points`): a row with a point block (rod nodes on fixed obstacles
+or a free sphere, a body's rim points, a sphere's support point:
+:func:`~hsa_elastica.physics.point_tangent.row_kind`) is scattered with the joints' 12 x 12
+blocks; a rod-rod row (``tables.ROD_ROD``: every element pair within reach couples the four
+nodes of its two segments) adds its pairs' 12 x 12 tangents into the Jacobian's values at
+those nodes (:func:`pair_tangents`, through :func:`node_unknowns` and the full pattern); the
+rest (a ``Cylinder`` object's rows: its axis turns with it, no block) stay in the remainder's
+coloured differences.  One row without a tangent does not send the others to the differences.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.engines.statics_kernels import KIND_NODE
+from hsa_elastica.physics.mount_kernels import block_view
+from hsa_elastica.physics.point_tangent import pair_rows, point_ops, rod_pair_tangents
+from hsa_elastica.physics.tables import OP_CONTACT
+
+__all__ = ["contact_points", "node_unknowns", "pair_tangents"]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def pair_tangents(model: Any, plan: Any, sx: float, sv: float,
+                  data: NDArray[np.float64]) -> None:
+    """``sx K_x + sv K_v`` of the rod-rod contact rows ``plan.pairs`` (a ``HybridPlan``) at
+    the rods' present positions and velocities added into the full pattern's CSC values
+    ``data`` (``model``: a ``ForceModel``)."""
+    if plan.pairs.shape[0] > 0:
+        rod_pair_tangents(block_view(model.rod), model.tables.contacts, plan.pairs,
+                          (plan.node_unknown, plan.indptr, plan.indices), (sx, sv), data)
+
+
+def contact_points(
+    solver: Any, program: NDArray[np.int64], enabled: bool,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """``(ops, pairs, done)`` of the synchronize ``program``'s contact rows: the points with a
+    block as the joint scatter's operations (``(OP_CONTACT, point)``), the rod-rod rows, and a
+    mask of ``program``'s operations these take (the rest is differenced); all empty unless
+    ``enabled`` (``statics_hybrid.CONTACT_TANGENT``)."""
+    c = solver.tables.contacts
+    is_contact = program[:, 0] == OP_CONTACT
+    rows = program[is_contact, 1] if enabled else np.zeros(0, np.int64)
+    ops, pairs = point_ops(c, rows), pair_rows(c, rows)
+    width = int(c.points.shape[2])
+    done = is_contact & np.isin(program[:, 1], np.union1d(ops[:, 1] // width, pairs))
+    return ops, pairs, done
+
+
+def node_unknowns(solver: Any) -> NDArray[np.int64]:
+    """``(n_nodes, 3)``: the unknown of each rod node's component, -1 where it is held."""
+    out = -np.ones((solver.state.rod.position.shape[1], 3), dtype=np.int64)
+    nodes = np.nonzero(solver.kind == KIND_NODE)[0]
+    out[solver.index[nodes], solver.comp[nodes]] = nodes
+    return out
