@@ -257,7 +257,26 @@ def _end_step(h: float, ang: NDArray[np.float64], model: DynamicModel, terms: Dy
     _alpha_update(buf.x, buf.base, ga.v, ga.a, ga.vdot, coef, h, buf.a1, buf.v1, buf.vd1)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _accept(theta: float, it: int, ga: AlphaState, coef: NDArray[np.float64],
+            buf: ChordBuffers, info: NDArray[np.int64]) -> None:
+    """A converged step: the contraction rate carried to the next step (``coef[6]``), the
+    counters, and the end-of-step velocity and accelerations into ``ga``."""
+    coef[6] = min(max(theta, coef[7]), 0.99)
+    info[1] += 1
+    info[5] = it
+    v, a, vd, a_prev = ga
+    for j in range(v.shape[0]):
+        v[j] = buf.v1[j]
+        a_prev[j] = a[j]
+        a[j] = buf.a1[j]
+        vd[j] = buf.vd1[j]
+
+
+# inlined into newton_steps: as a kernel of its own, its compilation would link, optimise and
+# generate machine code for the whole force and tangent call tree once more (numba compiles
+# each kernel's module with all its callees linked in; benchmarks/compile_cost.py)
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.float64],
                  model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
                  settings: NewtonSettings, q0: Pose, buf: ChordBuffers, jw: JacobianWork,
@@ -334,13 +353,5 @@ def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.
             _end_step(h, ang, model, terms, ga, coef, q0, buf)
             break
         w_prev = w
-    coef[6] = min(max(theta, coef[7]), 0.99)
-    info[1] += 1
-    info[5] = it
-    v, a, vd, a_prev = ga
-    for j in range(v.shape[0]):
-        v[j] = buf.v1[j]
-        a_prev[j] = a[j]
-        a[j] = buf.a1[j]
-        vd[j] = buf.vd1[j]
+    _accept(theta, it, ga, coef, buf, info)
     return True
