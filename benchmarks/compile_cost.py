@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,7 @@ from hsa_elastica.robots.primitives import primitive_angles
 params = paper_robot_params()
 params = params.replace(simulation=params.simulation.replace(integrator="implicit", dt=2e-3))
 final = {}
-for name in ("bend_north", "twist_cw", "elongate"):
+for name in ("bend_north", "twist_cw", "elongation"):
     robot = build_fast_robot(params, primitive_angles(name, 1.0, params), record=False)
     robot.run(0.3)
     for part, arrays in (("rod", robot.rod_arrays), ("body", robot.body_arrays)):
@@ -75,6 +76,9 @@ WORKLOADS: dict[str, str] = {
     "implicit": ("from hsa_elastica.cli import main\n"
                  "assert main(['primitive', 'bend_north', '--integrator', 'implicit',"
                  " '--quiet']) == 0\n" + DUMP),
+    "implicit-cli": ("from hsa_elastica.cli import main\n"
+                     "assert main(['primitive', 'bend_north', '--integrator', 'implicit',"
+                     " '--quiet']) == 0\n"),
     "fused": ("from hsa_elastica.cli import main\n"
               "assert main(['primitive', 'bend_north', '--duration', '0.5', '--quiet']) == 0\n"),
     "stock": STOCK,
@@ -135,10 +139,12 @@ class Passes(event.Listener):
 event.register("numba:compile", Compiles())
 event.register("numba:run_pass", Passes())
 t0 = time.perf_counter()
-exec(compile(open(sys.argv[2]).read(), "workload", "exec"))
-wall = time.perf_counter() - t0
-with open(sys.argv[1], "w") as f:
-    json.dump({"rows": rows, "wall": wall}, f)
+try:
+    exec(compile(open(sys.argv[2]).read(), "workload", "exec"))
+finally:  # what was compiled, also when the workload failed
+    wall = time.perf_counter() - t0
+    with open(sys.argv[1], "w") as f:
+        json.dump({"rows": rows, "wall": wall}, f)
 if len(sys.argv) > 3:  # the kernel table's rows of this run (benchmarks/make_kernel_table.py)
     from hsa_elastica.engines.precompile import compiled_here
     with open(sys.argv[3], "w") as f:
@@ -147,27 +153,37 @@ if len(sys.argv) > 3:  # the kernel table's rows of this run (benchmarks/make_ke
 
 
 def measure(code: str, base: Path | None = None, dump: Path | None = None,
-            keep: Path | None = None) -> dict:
+            keep: Path | None = None, warm: tuple[Path, str] | None = None) -> dict:
     """Run ``code`` cold in a child (``$COMPILE_COST_DUMP=dump``); its compile rows, wall time
     and CPU time [s].  ``keep``: a new directory for numba's cache (kept) and the kernel
-    table's rows of the run (``keep/rows.json``); default a temporary one."""
+    table's rows of the run (``keep/rows.json``); default a temporary one.  ``warm = (DIR,
+    GLOB)``: the cache starts as a copy of the cache ``DIR`` without its files matching
+    ``GLOB`` (those kernels compiled, the others loaded)."""
     with tempfile.TemporaryDirectory(prefix="compile-cost-") as tmp:
         out, script = Path(tmp) / "rows.json", Path(tmp) / "workload.py"
         script.write_text(code, encoding="utf-8")
         path = [str(base)] if base is not None else []
         cache = Path(tmp) / "cache" if keep is None else keep / "cache"
+        if warm is not None:
+            shutil.copytree(warm[0], cache, dirs_exist_ok=True)
+            for stale in cache.glob(warm[1]):
+                stale.unlink()
         table_rows = [] if keep is None else [str(keep / "rows.json")]
         env = {**os.environ, "NUMBA_CACHE_DIR": str(cache),
                "HSA_ELASTICA_PRECOMPILE": "0",
                "PYTHONPATH": os.pathsep.join([*path, str(HERE)]),
-               "COMPILE_COST_DUMP": "" if dump is None else str(dump)}
+               "COMPILE_COST_DUMP": "" if dump is None else str(dump),
+               **({"HSA_ELASTICA_CACHE_CHECK": "0"} if warm is not None else {})}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", CHILD, str(out), str(script), *table_rows],
-                       env=env, check=True, cwd=tmp, stdout=subprocess.DEVNULL)
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(out), str(script),
+                               *table_rows], env=env, check=False, cwd=tmp,
+                              stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = json.loads(out.read_text())
+    if proc.returncode != 0:
+        print(f"(the workload failed, exit {proc.returncode}: its compiles so far)")
     result["process_wall"] = wall
     result["process_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return result
@@ -230,14 +246,23 @@ def main() -> int:
                         "states as implicit.npz (implicit@base.npz), compared bit for bit")
     parser.add_argument("--keep", type=Path, help="new directory: this checkout's numba cache "
                         "and kernel table rows of the last workload (make_kernel_table --rows)")
+    parser.add_argument("--warm", nargs=2, metavar=("DIR", "GLOB"), help="start from a copy "
+                        "of the cache DIR without its files matching GLOB (e.g. "
+                        "'engines_*/implicit*': only the implicit engine's kernels compiled)")
+    parser.add_argument("--warm-base", type=Path, metavar="DIR",
+                        help="the baseline's cache for --warm (default: DIR of --warm)")
     args = parser.parse_args()
     raw = {}
     for engine in args.engine:
         labels = [(f"{engine}@base", args.baseline.resolve())] if args.baseline else []
         for label, base in [*labels, (engine, None)]:
             dump = None if args.dump is None else args.dump / f"{label}.npz"
+            warm = None
+            if args.warm:
+                where = args.warm_base if base is not None and args.warm_base else args.warm[0]
+                warm = (Path(where), args.warm[1])
             raw[label] = measure(WORKLOADS[engine], base, dump,
-                                 args.keep if base is None else None)
+                                 args.keep if base is None else None, warm)
             report(label, raw[label], args.top)
     if args.dump is not None:
         compare(args.dump)
