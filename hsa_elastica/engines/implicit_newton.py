@@ -273,10 +273,9 @@ def _accept(theta: float, it: int, ga: AlphaState, coef: NDArray[np.float64],
         vd[j] = buf.vd1[j]
 
 
-# inlined into newton_steps: as a kernel of its own, its compilation would link, optimise and
-# generate machine code for the whole force and tangent call tree once more (numba compiles
-# each kernel's module with all its callees linked in; benchmarks/compile_cost.py)
-@njit(cache=True, inline="always")  # type: ignore[misc]
+# a kernel of its own, not inlined into newton_steps: inlined, the one function LLVM optimises
+# grows by the whole step and its cold compile took twice as long (benchmarks/compile_cost.py)
+@njit(cache=True)  # type: ignore[misc]
 def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.float64],
                  model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
                  settings: NewtonSettings, q0: Pose, buf: ChordBuffers, jw: JacobianWork,
