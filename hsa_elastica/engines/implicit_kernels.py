@@ -365,7 +365,7 @@ def dynamic_forces(
     return True
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def dynamic_fd_jacobian(
     t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
     vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, cv: float,

@@ -145,7 +145,7 @@ def rate_forces(
     gather_forces(rod, body, unknowns, out)
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _joint_part(
     angles: NDArray[np.float64], rates: NDArray[np.float64], vel: NDArray[np.float64],
     model: DynamicModel, terms: DynamicTerms, cv: float, tan: ImplicitTangent,
@@ -181,7 +181,7 @@ def _joint_part(
         data[jm[q]] += buf.data[q]
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _joint_tangent_part(
     angles: NDArray[np.float64], rates: NDArray[np.float64], vel: NDArray[np.float64],
     model: DynamicModel, terms: DynamicTerms, cv: float, tan: ImplicitTangent,
@@ -201,7 +201,7 @@ def _joint_tangent_part(
     joint_tangents(angles, model, ops, dst, True, cv, data)
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
+@njit(cache=True)  # type: ignore[misc]
 def _rate_part(
     rates: NDArray[np.float64], vel: NDArray[np.float64], model: DynamicModel,
     terms: DynamicTerms, cv: float, tan: ImplicitTangent, data: NDArray[np.float64],
