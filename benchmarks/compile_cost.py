@@ -16,7 +16,8 @@ caller's type inference), split into
 
 Workloads (``--engine``): ``implicit`` = ``primitive bend_north --integrator implicit`` (run
 until settled: the settling watch) and three primitives for 0.3 s through the API; ``fused`` =
-``primitive bend_north --duration 0.5`` on the explicit default; ``stock`` = a plain PyElastica
+``primitive bend_north --duration 0.5`` on the explicit default; ``implicit-cli`` = the
+implicit workload's command alone (with ``--warm``); ``stock`` = a plain PyElastica
 1.0 simulation of the robot's size (``benchmarks/bench_cold_start.py``'s yardstick: 4 rods of
 25 elements, gravity, damping, 100 steps).  All chosen workloads run in the same invocation,
 one after the other, so their numbers are comparable under the same machine load; CPU seconds
@@ -238,7 +239,8 @@ def compare(folder: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
+    parser.add_argument("--engine", nargs="+", choices=list(WORKLOADS),
+                        default=["implicit", "fused", "stock"])
     parser.add_argument("--top", type=int, default=25, help="kernels listed per workload")
     parser.add_argument("--baseline", type=Path, help="another checkout, run before this one")
     parser.add_argument("--json", type=Path, help="write the raw rows to this file")
