@@ -26,7 +26,8 @@ import pytest
 from hsa_elastica.compat import numba_uses_cache
 from hsa_elastica.engines import kernel_table, precompile
 from hsa_elastica.io import compile_notice
-from hsa_elastica.params import ParameterError
+from hsa_elastica.params import ParameterError, SimulationParams
+from hsa_elastica.params.integrators import INTEGRATORS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,26 +54,31 @@ def test_types_survive_the_table_encoding() -> None:
     assert precompile.decode_type(precompile.encode_type(t)) == t
 
 
+#: the table's commands: the CLI commands' and those the integrators add
+TAGS = set(precompile.COMMANDS.values()) | {
+    record.kernel_table for record in INTEGRATORS.values() if record.kernel_table}
+
+
 def test_table_rows_resolve_and_list_callees_first() -> None:
     rows = kernel_table.KERNELS
     assert len(rows) > 50  # a cold primitive compiles ~160 specialisations
     seen = set()
     for i, (name, sig, callees, commands) in enumerate(rows):
         assert all(c < i for c in callees), name  # callees before callers
-        assert set(commands) <= set(precompile.COMMANDS.values())
+        assert set(commands) <= TAGS
         dispatcher = precompile.kernel(name)
         assert numba_uses_cache(dispatcher), name
         assert len(precompile._signature(i)) == len(sig)
         assert (name, sig) not in seen
         seen.add((name, sig))
-    for command in ("primitive", "steady-state"):
-        assert precompile.entries(command)
+    for command in (*TAGS, "dataset", "calibrate"):
+        assert precompile.entries(command), command
 
 
 RECORD = textwrap.dedent("""
     import json, sys
     from hsa_elastica.cli import main
-    code = main(["primitive", "bend_north", "--duration", "0.05", "--quiet"])
+    code = main(["primitive", "bend_north", "--duration", "0.05", "--quiet", *sys.argv[1:]])
     from hsa_elastica.engines.precompile import compiled_here
     print(json.dumps([[name, sig] for name, sig, _ in compiled_here()]))
     sys.exit(code)
@@ -83,19 +89,43 @@ def _freeze(x: Any) -> Any:
     return tuple(_freeze(v) for v in x) if isinstance(x, list) else x
 
 
-def test_a_run_compiles_nothing_outside_the_table() -> None:
+@pytest.mark.parametrize("integrator", ["explicit", "implicit"])
+def test_a_run_compiles_nothing_outside_the_table(integrator: str) -> None:
     """Every cached kernel a short primitive run compiles or loads is a row of the table
-    (regenerate with benchmarks/make_kernel_table.py when this fails).  Any command's row: a
-    run loads the static solver's kernels when another command has cached them, and runs them
-    as Python otherwise (engines/uncompiled.py)."""
+    (regenerate with benchmarks/make_kernel_table.py when this fails), on either integrator.
+    Any command's row: a run loads the static solver's kernels when another command has cached
+    them, and runs them as Python otherwise (engines/uncompiled.py)."""
     env = {**os.environ, "HSA_ELASTICA_PRECOMPILE": "0"}
-    proc = subprocess.run([sys.executable, "-c", RECORD], check=False, env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run([sys.executable, "-c", RECORD, "--integrator", integrator],
+                          check=False, env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=1800)
     assert proc.returncode == 0, proc.stderr[-2000:]
     ran = {(name, _freeze(sig)) for name, sig in json.loads(proc.stdout.splitlines()[-1])}
     table = {(row[0], row[1]) for row in kernel_table.KERNELS}
     assert len(ran) > 10
     assert ran - table == set()
+    if integrator == "implicit":  # its own kernels are rows a run on it precompiles
+        own = {key for key in ran if key[0].startswith("hsa_elastica.engines.implicit")}
+        assert "hsa_elastica.engines.implicit_newton:newton_steps" in {name for name, _ in own}
+        chosen = {(kernel_table.KERNELS[i][0], kernel_table.KERNELS[i][1])
+                  for i in precompile.entries("primitive", "implicit")}
+        assert own - chosen == set()
+
+
+def test_an_implicit_run_adds_its_integrators_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command run on the implicit integrator precompiles its command's rows and the rows
+    the integrator's record names (Integrator.kernel_table); on the explicit one only its
+    command's; dataset and calibrate map to steady-state's."""
+    rows = (("m:a", (), (), ("primitive",)), ("m:b", (), (), ("primitive-implicit",)),
+            ("m:c", (), (), ("steady-state",)), ("m:d", (), (), ("primitive", "envs")))
+    monkeypatch.setattr(kernel_table, "KERNELS", rows)
+    assert precompile.entries("primitive") == [0, 3]
+    assert precompile.entries("primitive", "explicit") == [0, 3]
+    assert precompile.entries("primitive", "implicit") == [0, 1, 3]
+    assert precompile.entries("primitive", SimulationParams(integrator="implicit")) == [0, 1, 3]
+    assert precompile.entries("calibrate", "implicit") == [1, 2]
+    assert precompile.entries("envs") == [3]
+    assert precompile.entries(None) == [0, 1, 2, 3]
 
 
 def _fake_table(monkeypatch: pytest.MonkeyPatch) -> None:

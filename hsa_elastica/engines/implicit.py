@@ -121,16 +121,8 @@ from hsa_elastica.physics.tables import (
     STATUS_STIFFNESS,
 )
 
-__all__ = [
-    "DEFAULT_JACOBIAN",
-    "DEFAULT_RHO_INF",
-    "JACOBIANS",
-    "ENV_MAX_HALVINGS",
-    "ImplicitEngine",
-    "ImplicitStepFailed",
-    "generalized_alpha",
-    "implicit_step",
-]
+__all__ = ["DEFAULT_JACOBIAN", "DEFAULT_RHO_INF", "JACOBIANS", "ENV_MAX_HALVINGS",
+           "ImplicitEngine", "ImplicitStepFailed", "generalized_alpha", "implicit_step"]
 
 #: :attr:`ImplicitEngine.max_halvings` of the Gymnasium envs, the default of
 #: ``simulation.max_halvings``: a training run is not stopped by one command the step size
@@ -190,6 +182,22 @@ def generalized_alpha(rho_inf: float) -> tuple[float, float, float, float]:
     return am, af, g, b
 
 
+def _checked_arguments(jacobian: str, dt: float, max_halvings: Any) -> float:
+    """``dt`` as a float after checking the engine's arguments (``ParameterError`` naming the
+    first bad one)."""
+    if jacobian not in JACOBIANS:
+        raise ParameterError(f"jacobian = {jacobian!r} is invalid: must be one of "
+                             + ", ".join(repr(k) for k in JACOBIANS))
+    dt = float(dt)
+    if not (math.isfinite(dt) and dt > 0.0):
+        raise ParameterError(f"simulation.dt = {dt!r} is invalid: must be a finite number > 0 (s)")
+    if isinstance(max_halvings, bool) or not isinstance(max_halvings, (int, np.integer)) \
+            or not 0 <= max_halvings <= MAX_HALVINGS:
+        raise ParameterError(f"simulation.max_halvings = {max_halvings!r} is invalid: must be "
+                             f"an integer in [0, {MAX_HALVINGS}]")
+    return dt
+
+
 class ImplicitEngine:
     """Generalized-alpha integrator of a fresh :class:`CompiledModel` (see the module doc).
 
@@ -221,17 +229,7 @@ class ImplicitEngine:
                  tol_rotation: float = 1e-5, max_iter: int = 20, max_halvings: int = 0,
                  jacobian: str | None = None) -> None:
         jacobian = DEFAULT_JACOBIAN if jacobian is None else jacobian  # read at the call
-        if jacobian not in JACOBIANS:
-            raise ParameterError(f"jacobian = {jacobian!r} is invalid: must be one of "
-                                 + ", ".join(repr(k) for k in JACOBIANS))
-        dt = float(dt)
-        if not (math.isfinite(dt) and dt > 0.0):
-            raise ParameterError(f"simulation.dt = {dt!r} is invalid: must be a finite number > 0 (s)")
-        if isinstance(max_halvings, bool) or not isinstance(max_halvings, (int, np.integer)) \
-                or not 0 <= max_halvings <= MAX_HALVINGS:
-            raise ParameterError(f"simulation.max_halvings = {max_halvings!r} is invalid: must be "
-                                 f"an integer in [0, {MAX_HALVINGS}]")
-        self.dt = dt
+        self.dt = dt = _checked_arguments(jacobian, dt, max_halvings)
         self.max_halvings = int(max_halvings)
         self.rho_inf = float(rho_inf)
         self.alpha_m, self.alpha_f, self.gamma, self.beta = generalized_alpha(rho_inf)

@@ -257,6 +257,24 @@ def _end_step(h: float, ang: NDArray[np.float64], model: DynamicModel, terms: Dy
     _alpha_update(buf.x, buf.base, ga.v, ga.a, ga.vdot, coef, h, buf.a1, buf.v1, buf.vd1)
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _accept(theta: float, it: int, ga: AlphaState, coef: NDArray[np.float64],
+            buf: ChordBuffers, info: NDArray[np.int64]) -> None:
+    """A converged step: the contraction rate carried to the next step (``coef[6]``), the
+    counters, and the end-of-step velocity and accelerations into ``ga``."""
+    coef[6] = min(max(theta, coef[7]), 0.99)
+    info[1] += 1
+    info[5] = it
+    v, a, vd, a_prev = ga
+    for j in range(v.shape[0]):
+        v[j] = buf.v1[j]
+        a_prev[j] = a[j]
+        a[j] = buf.a1[j]
+        vd[j] = buf.vd1[j]
+
+
+# a kernel of its own, not inlined into newton_steps: inlined, the one function LLVM optimises
+# grows by the whole step and its cold compile took twice as long (benchmarks/compile_cost.py)
 @njit(cache=True)  # type: ignore[misc]
 def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.float64],
                  model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
@@ -334,13 +352,5 @@ def _newton_step(h: float, t1: float, ang: NDArray[np.float64], rat: NDArray[np.
             _end_step(h, ang, model, terms, ga, coef, q0, buf)
             break
         w_prev = w
-    coef[6] = min(max(theta, coef[7]), 0.99)
-    info[1] += 1
-    info[5] = it
-    v, a, vd, a_prev = ga
-    for j in range(v.shape[0]):
-        v[j] = buf.v1[j]
-        a_prev[j] = a[j]
-        a[j] = buf.a1[j]
-        vd[j] = buf.vd1[j]
+    _accept(theta, it, ga, coef, buf, info)
     return True

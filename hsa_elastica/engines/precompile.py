@@ -37,12 +37,14 @@ from typing import Any, TextIO
 __all__ = ["COMMANDS", "Summary", "compiled_here", "decode_type", "enable", "encode_type",
            "entries", "is_cold", "kernel", "precompile", "precompile_if_cold"]
 
-#: the table's commands: a CLI command precompiles the kernels of the entry it maps to
+#: the table's commands: a CLI command precompiles the kernels of the entry it maps to;
+#: ``envs``: the Gymnasium environments (``hsa-elastica compile --command envs``)
 COMMANDS: dict[str, str] = {
     "primitive": "primitive",
     "steady-state": "steady-state",
     "dataset": "steady-state",
     "calibrate": "steady-state",
+    "envs": "envs",
 }
 
 _ENABLED: str | None = None  # the table command :func:`precompile_if_cold` compiles
@@ -180,15 +182,21 @@ def compiled_here() -> list[Row]:
 
 
 # ------------------------------------------------------------------------------- the table
-def entries(command: str | None = None) -> list[int]:
+def entries(command: str | None = None, integrator: Any = None) -> list[int]:
     """Indices into the table of the kernels ``command`` (a key of :data:`COMMANDS`, or a table
-    command) compiles; all of them for None."""
+    command) compiles, with those a run on ``integrator`` adds (a name or ``SimulationParams``,
+    :func:`hsa_elastica.params.integrators.integrator`; its ``kernel_table``: the implicit
+    integrator's Newton kernel, settling watch and tangents); all of them for None."""
     from hsa_elastica.engines.kernel_table import KERNELS
+    from hsa_elastica.params.integrators import integrator as integrator_record
 
     if command is None:
         return list(range(len(KERNELS)))
-    tag = COMMANDS.get(command, command)
-    return [i for i, row in enumerate(KERNELS) if tag in row[3]]
+    tags = {COMMANDS.get(command, command)}
+    extra = None if integrator is None else integrator_record(integrator).kernel_table
+    if extra is not None:
+        tags.add(extra)
+    return [i for i, row in enumerate(KERNELS) if tags.intersection(row[3])]
 
 
 def _signature(i: int) -> tuple[Any, ...]:
@@ -210,12 +218,12 @@ def _cached(i: int) -> bool:
     return numba_cache_holds(dispatcher, signature)
 
 
-def is_cold(command: str | None = None) -> bool:
-    """True if a kernel that nothing else in ``command``'s table calls (the entry points: 10-20
-    index files read, a few ms) is not in numba's cache."""
+def is_cold(command: str | None = None, integrator: Any = None) -> bool:
+    """True if a kernel that nothing else in ``command``'s table (:func:`entries`) calls (the
+    entry points: 10-20 index files read, a few ms) is not in numba's cache."""
     from hsa_elastica.engines.kernel_table import KERNELS
 
-    chosen = entries(command)
+    chosen = entries(command, integrator)
     called = {c for i in chosen for c in KERNELS[i][2]}
     return not all(_cached(i) for i in chosen if i not in called)
 
@@ -346,9 +354,11 @@ def _run_pool(todo: list[int], workers: int, tick: Any, summary: Summary) -> Non
 
 
 def precompile(command: str | None = None, *, workers: int | None = None,
-               stream: TextIO | None = None, quiet: bool = False) -> Summary:
+               stream: TextIO | None = None, quiet: bool = False,
+               integrator: Any = None) -> Summary:
     """Fill numba's cache with the table's kernels of ``command`` (a CLI command name, see
-    :data:`COMMANDS`; None: every kernel of the table) on ``workers`` processes (default: one
+    :data:`COMMANDS`; None: every kernel of the table; with those a run on ``integrator``
+    adds, :func:`entries`) on ``workers`` processes (default: one
     per core), with a progress bar on a terminal (a line every second elsewhere, on ``stream``,
     default stderr; nothing if ``quiet``).  Kernels already cached are skipped; a kernel that
     fails to compile in a worker is left to the run, which compiles it when it calls it.
@@ -362,7 +372,7 @@ def precompile(command: str | None = None, *, workers: int | None = None,
         raise ParameterError(f"command = {command!r} is invalid: must be None or one of "
                              f"{sorted(COMMANDS)}")
     t0 = time.perf_counter()
-    chosen = entries(command)
+    chosen = entries(command, integrator)
     todo = [i for i in chosen if not _cached(i)]
     summary = Summary(cached=len(chosen) - len(todo))
     if not todo:
@@ -384,9 +394,10 @@ def enable(command: str | None, quiet: bool = False) -> None:
     _QUIET = quiet
 
 
-def precompile_if_cold(stream: TextIO | None = None) -> Summary | None:
-    """:func:`precompile` the enabled command's kernels if :func:`enable` was called and they
-    are not cached (:func:`is_cold`); once per process; never with
+def precompile_if_cold(stream: TextIO | None = None, integrator: Any = None) -> Summary | None:
+    """:func:`precompile` the enabled command's kernels (with those a run on ``integrator``
+    adds: the built model's ``SimulationParams``, :func:`entries`) if :func:`enable`
+    was called and they are not cached (:func:`is_cold`); once per process; never with
     ``HSA_ELASTICA_PRECOMPILE=0`` (the kernels then compile on first use, in this process).  Never raises: a failure leaves the
     kernels to be compiled on first use, as without it."""
     global _ENABLED
@@ -395,9 +406,9 @@ def precompile_if_cold(stream: TextIO | None = None) -> Summary | None:
             or os.environ.get("HSA_ELASTICA_PRECOMPILE", "1") == "0"):
         return None
     try:
-        if not is_cold(command):
+        if not is_cold(command, integrator):
             return None
-        return precompile(command, stream=stream, quiet=_QUIET)
+        return precompile(command, stream=stream, quiet=_QUIET, integrator=integrator)
     except Exception as exc:  # noqa: BLE001 - the run compiles its kernels itself
         if stream is None:
             stream = sys.stderr

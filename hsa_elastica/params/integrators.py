@@ -43,6 +43,9 @@ class Integrator:
     checks_stability_limit: bool
     default_dt: float | None
     operator_path: bool
+    #: the kernel table's command (:mod:`hsa_elastica.engines.kernel_table`) whose kernels a
+    #: run on this integrator compiles besides its CLI command's (None: none)
+    kernel_table: str | None = None
 
     def build(self, robot: Any, sim: Any, *, chunk: int) -> Any:
         """The compiled handle stepping ``robot`` with this integrator; ``sim`` is its
@@ -71,6 +74,7 @@ INTEGRATORS: Mapping[str, Integrator] = MappingProxyType({
         checks_stability_limit=False,
         default_dt=DEFAULT_IMPLICIT_DT,
         operator_path=False,
+        kernel_table="primitive-implicit",
     ),
 })
 

@@ -218,7 +218,8 @@ def build_robot(
     announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
     from hsa_elastica.engines.precompile import precompile_if_cold
 
-    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
+    # CLI only (precompile.enable): a first run compiles on every core
+    precompile_if_cold(integrator=robot_params.simulation)
     if finalize:
         sim.finalize()
     return robot

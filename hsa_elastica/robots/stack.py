@@ -212,12 +212,13 @@ def build_stack(
     announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
     from hsa_elastica.engines.precompile import precompile_if_cold
 
-    precompile_if_cold()  # CLI only (precompile.enable): a first run compiles on every core
     params = list(segments) if not isinstance(segments, RobotParams) else [segments]
     if not params or not all(isinstance(p, RobotParams) for p in params):
         raise ParameterError(
             f"segments = {segments!r} is invalid: must be a non-empty sequence of RobotParams"
         )
+    # CLI only (precompile.enable): a first run compiles on every core
+    precompile_if_cold(integrator=params[0].simulation)
     m = float(motor_mass) if not isinstance(motor_mass, bool) else math.nan
     if not (math.isfinite(m) and m >= 0.0):
         raise ParameterError(f"motor_mass = {motor_mass!r} is invalid: must be a finite number >= 0 (kg)")
