@@ -1,6 +1,6 @@
 """Write ``hsa_elastica/engines/kernel_table.py``: the kernels each command compiles.
 
-Every workload below runs in a subprocess with a new, empty ``NUMBA_CACHE_DIR`` and the
+Every workload below runs in a subprocess (one per core at a time) with a new, empty ``NUMBA_CACHE_DIR`` and the
 parallel precompilation off (``HSA_ELASTICA_PRECOMPILE=0``), so that it compiles every kernel
 it calls in-process; then :func:`hsa_elastica.engines.precompile.compiled_here` lists each
 cached kernel specialisation with the cached kernels linked into it.  The table is their union,
@@ -121,8 +121,14 @@ def main() -> int:
         for name, sig, called, commands in kept_rows(set(chosen)):
             tags.setdefault((name, sig), set()).update(commands)
             callees.setdefault((name, sig), set()).update(called)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # one cold run per core
+        runs = {command: pool.submit(record, WORKLOADS[command]) for command in chosen
+                if command not in given}
+        recorded = {command: run.result() for command, run in runs.items()}
     for command in chosen:
-        rows = record(WORKLOADS[command]) if command not in given else read_rows(given[command])
+        rows = recorded[command] if command not in given else read_rows(given[command])
         print(f"{command}: {len(rows)} kernel specialisations", file=sys.stderr)
         for name, sig, called in rows:
             tags.setdefault((name, sig), set()).add(command)
