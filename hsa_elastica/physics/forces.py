@@ -25,6 +25,18 @@ of a step).  :func:`constrain_rates` is the velocity half of the boundary condit
 dampers (linear velocity damping and the Kelvin-Voigt material damping,
 :func:`~hsa_elastica.physics.material_damping.kelvin_voigt_damp`).  The operator classes (``AuxeticCoupling``, ``MotorAngleBC``, ``PlatformJoint``) call the
 same kernels on single systems.
+
+Inside :func:`evaluate_forces`: the rotation vectors ``log(Q_{k+1} Q_k^T)`` of the whole rod
+block are computed once (the coupling's twist strain, Eq. 4, and the internal torques' curvature
+both read them); the auxetic couplings run before the single internal-force evaluation (the
+operator rewrites the rest configuration and recomputes the internal forces: the same state at
+half the cost); then PyElastica's ``synchronize``, forcings and connections in FIFO order (a
+joint row: :func:`_apply_joint`).  That loop is written in the function, not in a helper: a
+numba call passes every array of its records as a separate argument, and an inlined one copies
+the records (one reference count per array); either cost 1-1.6 us per step
+(``benchmarks/profile_fused_kernels.py``).  For the same reason the tables arrive as the few
+records the steps take, not as one :class:`~hsa_elastica.physics.tables.ModelTables` (~1 us
+per step).
 """
 
 from __future__ import annotations
@@ -442,7 +454,6 @@ def constrain_rates(
                 body.omega[a, b] *= db.rotational[i]
 
 
-
 @njit(cache=True)  # type: ignore[misc]
 def _turn_mount(joints: JointTable, i: int, angles: NDArray[np.float64]) -> None:
     """``MotorMount.apply_torques``' rest orientation: joint row ``i`` turned by its motor's
@@ -476,6 +487,35 @@ def _init_joint(
     )
     joints.initialized[i] = 1
     joints.base_orientation[i] = joints.rest_orientation[i]
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _apply_joint(
+    joints: JointTable, i: int, force: bool, angles: NDArray[np.float64], rod: SystemView,
+    body: SystemView,
+) -> None:
+    """Joint row ``i``'s force (``force``) or couple (Eq. 6-7): initialised on its first call;
+    a motor mount's rest orientation turned by its motor angle (or following the rod's twist,
+    with the motor torque ``angles[angle_col]`` [N m] added, for a torque-driven mount)."""
+    if joints.initialized[i] == 0:
+        _init_joint(joints, i, rod.director, body.director)
+    if force:
+        joint_force_kernel(
+            rod, joints.node[i], body, joints.body[i], joints.attachment[i], joints.k_F[i],
+            joints.nu_F[i],
+        )
+        return
+    if joints.angle_col[i] >= 0:
+        if joints.free_twist[i] != 0:
+            _free_twist_mount(joints, i, rod, body)
+        else:
+            _turn_mount(joints, i, angles)
+    joint_torque_kernel(
+        rod, joints.element[i], body, joints.body[i], joints.rest_orientation[i],
+        joints.k_tau[i], joints.nu_tau[i],
+    )
+    if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+        motor_torque_kernel(rod, joints.element[i], body, joints.body[i], angles[joints.angle_col[i]])
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -518,22 +558,7 @@ def evaluate_forces(
     of the rod and rigid-body blocks.  Returns False (with ``status[0] = STATUS_STIFFNESS``,
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
-
-    Steps: the motors' and rod ends' values; the rotation vectors ``log(Q_{k+1} Q_k^T)`` of the
-    whole block, once (the coupling's twist strain, Eq. 4, and the internal torques' curvature
-    both read them); the auxetic couplings (Eq. 2-5: the operator rewrites the rest
-    configuration and recomputes the internal forces; applying it before the single
-    internal-force evaluation gives the same state at half the cost); the rods' internal
-    forces; PyElastica's ``synchronize``: forcings and connections in FIFO order.  That loop is
-    written here, not in a helper: a numba call passes every array of its records as a separate
-    argument, and an inlined one copies the records (one reference count per array); either
-    cost 1-1.6 us per step (``benchmarks/profile_fused_kernels.py``).
-
-    The tables are passed as the few records the steps below take, not as one
-    :class:`~hsa_elastica.physics.tables.ModelTables`: numba reference-counts every array of a
-    record taken out of a record argument, which cost ~1 us per step here (the callers unpack
-    their record once, outside their loops; the small records here are taken apart where they
-    are used).
+    Its steps, and why its loop is not split into helpers: the module docstring.
     """
     sync_program, values_program = programs
     constrain_values(values_program, motors, angles, rod, ends, body)
@@ -554,28 +579,7 @@ def evaluate_forces(
         if code == OP_COUPLING_TORQUE:
             apply_reciprocal_couple(couplings, i, rod)
         elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
-            if joints.initialized[i] == 0:
-                _init_joint(joints, i, rod.director, body.director)
-            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
-                if joints.free_twist[i] != 0:
-                    _free_twist_mount(joints, i, rod_view, body_view)
-                else:
-                    _turn_mount(joints, i, angles)
-            if code == OP_JOINT_FORCE:
-                joint_force_kernel(
-                    rod_view, joints.node[i], body_view, joints.body[i],
-                    joints.attachment[i], joints.k_F[i], joints.nu_F[i],
-                )
-            else:
-                joint_torque_kernel(
-                    rod_view, joints.element[i], body_view, joints.body[i],
-                    joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
-                )
-                if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
-                    motor_torque_kernel(
-                        rod_view, joints.element[i], body_view, joints.body[i],
-                        angles[joints.angle_col[i]],
-                    )
+            _apply_joint(joints, i, code == OP_JOINT_FORCE, angles, rod_view, body_view)
         elif code == OP_MOUNT_REACTION:
             mount_reaction(
                 rod_view, rod.internal_forces, rod.internal_torques, motors.node[i],
