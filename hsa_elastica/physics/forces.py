@@ -30,13 +30,13 @@ Inside :func:`evaluate_forces`: the rotation vectors ``log(Q_{k+1} Q_k^T)`` of t
 block are computed once (the coupling's twist strain, Eq. 4, and the internal torques' curvature
 both read them); the auxetic couplings run before the single internal-force evaluation (the
 operator rewrites the rest configuration and recomputes the internal forces: the same state at
-half the cost); then PyElastica's ``synchronize``, forcings and connections in FIFO order (a
-joint row: :func:`_apply_joint`).  That loop is written in the function, not in a helper: a
-numba call passes every array of its records as a separate argument, and an inlined one copies
-the records (one reference count per array); either cost 1-1.6 us per step
-(``benchmarks/profile_fused_kernels.py``).  For the same reason the tables arrive as the few
-records the steps take, not as one :class:`~hsa_elastica.physics.tables.ModelTables` (~1 us
-per step).
+half the cost); then PyElastica's ``synchronize``, forcings and connections in FIFO order.  That
+loop, its joint rows included, is written in the function, not in helpers: a numba call passes
+every array of its records as a separate argument, and an inlined one copies the records (one
+reference count per array); either cost 1-1.6 us per step
+(``benchmarks/profile_fused_kernels.py``; a helper per joint row measured 3-8 % slower steps of
+the paper robot).  For the same reason the tables arrive as the few records the steps take, not
+as one :class:`~hsa_elastica.physics.tables.ModelTables` (~1 us per step).
 """
 
 from __future__ import annotations
@@ -490,35 +490,6 @@ def _init_joint(
 
 
 @njit(cache=True)  # type: ignore[misc]
-def _apply_joint(
-    joints: JointTable, i: int, force: bool, angles: NDArray[np.float64], rod: SystemView,
-    body: SystemView,
-) -> None:
-    """Joint row ``i``'s force (``force``) or couple (Eq. 6-7): initialised on its first call;
-    a motor mount's rest orientation turned by its motor angle (or following the rod's twist,
-    with the motor torque ``angles[angle_col]`` [N m] added, for a torque-driven mount)."""
-    if joints.initialized[i] == 0:
-        _init_joint(joints, i, rod.director, body.director)
-    if force:
-        joint_force_kernel(
-            rod, joints.node[i], body, joints.body[i], joints.attachment[i], joints.k_F[i],
-            joints.nu_F[i],
-        )
-        return
-    if joints.angle_col[i] >= 0:
-        if joints.free_twist[i] != 0:
-            _free_twist_mount(joints, i, rod, body)
-        else:
-            _turn_mount(joints, i, angles)
-    joint_torque_kernel(
-        rod, joints.element[i], body, joints.body[i], joints.rest_orientation[i],
-        joints.k_tau[i], joints.nu_tau[i],
-    )
-    if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
-        motor_torque_kernel(rod, joints.element[i], body, joints.body[i], angles[joints.angle_col[i]])
-
-
-@njit(cache=True)  # type: ignore[misc]
 def apply_gravity(
     g: GravityTable, i: int, mass: NDArray[np.float64], external_forces: NDArray[np.float64]
 ) -> None:
@@ -531,18 +502,10 @@ def apply_gravity(
 
 @njit(cache=True)  # type: ignore[misc]
 def evaluate_forces(
-    t: float,
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    ends: EndTable,
-    forcings: ForcingTables,
-    programs: tuple[NDArray[np.int64], NDArray[np.int64]],
-    work: RodWork,
-    status: NDArray[np.float64],
+    t: float, angles: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays,
+    couplings: CouplingTable, joints: JointTable, motors: MotorTable, ends: EndTable,
+    forcings: ForcingTables, programs: tuple[NDArray[np.int64], NDArray[np.int64]],
+    work: RodWork, status: NDArray[np.float64],
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
 
@@ -579,7 +542,28 @@ def evaluate_forces(
         if code == OP_COUPLING_TORQUE:
             apply_reciprocal_couple(couplings, i, rod)
         elif code == OP_JOINT_FORCE or code == OP_JOINT_TORQUE:
-            _apply_joint(joints, i, code == OP_JOINT_FORCE, angles, rod_view, body_view)
+            if joints.initialized[i] == 0:
+                _init_joint(joints, i, rod.director, body.director)
+            if code == OP_JOINT_TORQUE and joints.angle_col[i] >= 0:
+                if joints.free_twist[i] != 0:
+                    _free_twist_mount(joints, i, rod_view, body_view)
+                else:
+                    _turn_mount(joints, i, angles)
+            if code == OP_JOINT_FORCE:
+                joint_force_kernel(
+                    rod_view, joints.node[i], body_view, joints.body[i],
+                    joints.attachment[i], joints.k_F[i], joints.nu_F[i],
+                )
+            else:
+                joint_torque_kernel(
+                    rod_view, joints.element[i], body_view, joints.body[i],
+                    joints.rest_orientation[i], joints.k_tau[i], joints.nu_tau[i],
+                )
+                if joints.angle_col[i] >= 0 and joints.free_twist[i] != 0:
+                    motor_torque_kernel(
+                        rod_view, joints.element[i], body_view, joints.body[i],
+                        angles[joints.angle_col[i]],
+                    )
         elif code == OP_MOUNT_REACTION:
             mount_reaction(
                 rod_view, rod.internal_forces, rod.internal_torques, motors.node[i],
