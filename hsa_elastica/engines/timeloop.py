@@ -427,36 +427,14 @@ def run(
 
     ``progress=True`` shows a tqdm bar in simulated seconds (silent when stderr is not a TTY).
     """
-    duration = float(duration)
-    dt = float(dt)
-    if not (math.isfinite(duration) and duration >= 0.0):
-        raise ParameterError(f"run(): duration = {duration!r} is invalid: must be a finite number >= 0 (s)")
-    if not (math.isfinite(dt) and dt > 0.0):
-        raise ParameterError(f"run(): dt = {dt!r} is invalid: must be a finite number > 0 (s)")
-    if duration > MAX_STEPS * dt:
-        check_run_length(duration, dt, "run(): duration")  # the one cap on a run's length
-    if isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)) or check_every < 1:
-        raise ParameterError(f"run(): check_every = {check_every!r} is invalid: must be an integer >= 1 (steps)")
-    if not math.isfinite(float(time)):
-        raise ParameterError(f"run(): time = {time!r} is invalid: must be a finite number (s)")
+    duration, dt = _check_run(duration, dt, time, check_every)
     v_max = check_bound("max_speed", max_speed, "m/s")
     stretch = check_bound("max_stretch", max_stretch, "dimensionless ratio")
 
     n_steps = int(math.ceil(duration / dt * (1.0 - 1e-9)))
     systems = _user_systems(simulator)
     names = _names(systems, systems_names)
-
-    bar = None
-    if progress:
-        from hsa_elastica.io.progress import progress_bar
-
-        bar = progress_bar(
-            total=duration,
-            unit="s",
-            desc="simulated",
-            bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} s [{elapsed}<{remaining}]",
-        )
-
+    bar = _progress_bar(duration) if progress else None
     t = np.float64(time)
     last_good = float(t)
     done = 0
@@ -479,3 +457,33 @@ def run(
         if bar is not None:
             bar.close()
     return float(t)
+
+
+def _check_run(duration: float, dt: float, time: float, check_every: int) -> tuple[float, float]:
+    """:func:`run`'s ``duration`` [s] and ``dt`` [s] as floats, after checking them, ``time``
+    [s] and ``check_every`` (``ParameterError`` naming the first bad one and its range)."""
+    duration = float(duration)
+    dt = float(dt)
+    if not (math.isfinite(duration) and duration >= 0.0):
+        raise ParameterError(f"run(): duration = {duration!r} is invalid: must be a finite number >= 0 (s)")
+    if not (math.isfinite(dt) and dt > 0.0):
+        raise ParameterError(f"run(): dt = {dt!r} is invalid: must be a finite number > 0 (s)")
+    if duration > MAX_STEPS * dt:
+        check_run_length(duration, dt, "run(): duration")  # the one cap on a run's length
+    if isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)) or check_every < 1:
+        raise ParameterError(f"run(): check_every = {check_every!r} is invalid: must be an integer >= 1 (steps)")
+    if not math.isfinite(float(time)):
+        raise ParameterError(f"run(): time = {time!r} is invalid: must be a finite number (s)")
+    return duration, dt
+
+
+def _progress_bar(duration: float) -> Any:
+    """The tqdm bar of :func:`run`, in simulated seconds (silent when stderr is not a TTY)."""
+    from hsa_elastica.io.progress import progress_bar
+
+    return progress_bar(
+        total=duration,
+        unit="s",
+        desc="simulated",
+        bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} s [{elapsed}<{remaining}]",
+    )

@@ -512,13 +512,7 @@ def calibrate(
     from scipy.optimize import least_squares
 
     names = list(free)
-    check_names(params, names)
-    if start:
-        check_names(params, list(start))
-        params = with_values(params, {k: v for k, v in start.items() if k not in MOCAP_NAMES})
-    x0 = np.array([
-        float(start[n]) if start and n in start else get_value(params, n) for n in names
-    ])
+    params, x0 = _start(params, names, start)
     bnds = check_bounds(params, names, bounds)
     scale = np.array([_scale(n, float(v), b) for n, v, b in zip(names, x0, bnds)])
     fn = steady_state_fn
@@ -541,33 +535,43 @@ def calibrate(
         bounds=(lo, hi), diff_step=diff_step, max_nfev=max_nfev,
         xtol=xtol, ftol=ftol, x_scale=1.0, method="trf",
     )
-    n_eval = model.n_eval
-    unpack = model.unpack
     message = str(sol.message) + (f" ({model.n_jac} chord-step Jacobians)" if model.n_jac else "")
     wall = _time.perf_counter() - wall0
     r = np.asarray(sol.fun)
-    m, n = r.size, len(names)
-    jac = np.asarray(sol.jac) / scale[None, :]  # d r / d x
+    std, corr = _uncertainties(r, np.asarray(sol.jac) / scale[None, :])
+    return CalibrationResult(
+        params=model.unpack(np.asarray(sol.x))[0], names=names, start=x0,
+        values=x0 + (np.asarray(sol.x) - 1.0) * scale, std=std, correlation=corr,
+        rms_start_mm_deg=run_rms(r0, runs), rms_mm_deg=run_rms(r, runs), cost=float(sol.cost),
+        n_residuals=r.size, n_evaluations=model.n_eval, wall_time_s=wall,
+        success=bool(sol.success), message=message, bounds=bnds,
+    )
+
+
+def _start(params: RobotParams, names: list[str],
+           start: dict[str, float] | None) -> tuple[RobotParams, NDArray[np.float64]]:
+    """The parameters with the ``start`` values of the robot's own names put in (the mocap
+    frame's are not robot parameters) and the start values of the free ``names``, after
+    checking every name (:class:`CalibrationError`)."""
+    check_names(params, names)
+    if start:
+        check_names(params, list(start))
+        params = with_values(params, {k: v for k, v in start.items() if k not in MOCAP_NAMES})
+    x0 = np.array([
+        float(start[n]) if start and n in start else get_value(params, n) for n in names
+    ])
+    return params, x0
+
+
+def _uncertainties(r: NDArray[np.float64],
+                   jac: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Standard deviations and correlation matrix (NaN entries of a zero deviation set to 0)
+    of the fitted values from the residuals ``r`` and their Jacobian ``jac`` = d r / d x at
+    the solution: covariance ``s^2 (J^T J)^+`` with ``s^2 = r.r / max(m - n, 1)``."""
+    m, n = r.size, jac.shape[1]
     s2 = float(r @ r) / max(m - n, 1)
     cov = s2 * np.linalg.pinv(jac.T @ jac)
     std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
-    fitted, _ = unpack(np.asarray(sol.x))
-    return CalibrationResult(
-        params=fitted,
-        names=names,
-        start=x0,
-        values=x0 + (np.asarray(sol.x) - 1.0) * scale,
-        std=std,
-        correlation=np.nan_to_num(corr),
-        rms_start_mm_deg=run_rms(r0, runs),
-        rms_mm_deg=run_rms(r, runs),
-        cost=float(sol.cost),
-        n_residuals=m,
-        n_evaluations=n_eval,
-        wall_time_s=wall,
-        success=bool(sol.success),
-        message=message,
-        bounds=bnds,
-    )
+    return std, np.nan_to_num(corr)

@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError
+from hsa_elastica.params import MAX_MOTOR_ANGLE, ParameterError, RobotParams, check_motor_angles
+from hsa_elastica.params import warn_mass_without_gravity
 
 __all__ = ["MAX_SAMPLES", "SCHEDULER_TIMEOUT_S", "max_workers", "check_workers",
-           "check_n_samples", "check_phi_max", "check_scheduler_address", "connect_scheduler"]
+           "check_n_samples", "check_phi_max", "check_scheduler_address", "connect_scheduler",
+           "check_dataset_inputs"]
 
 #: most samples in one dataset: the angles, their Z-order keys and the chunk plan are held in
 #: memory (about 100 bytes a sample, 1 GB at the limit) and generated before the first solve
@@ -93,3 +95,34 @@ def connect_scheduler(address: str, field: str = "scheduler") -> Any:
             f"{field} = {address!r} is invalid: no Dask scheduler answered there within "
             f"{SCHEDULER_TIMEOUT_S:g} s ({' '.join(str(exc).split())[:100]})"
         ) from None
+
+
+def check_dataset_inputs(params: RobotParams, angles: Any, workers: int | None, scheduler: Any,
+                         solver: str) -> tuple[Any, str]:
+    """The inputs of :func:`~hsa_elastica.experiments.datasets.build_dataset` but its chunk
+    size and output directory, checked in this order (``ParameterError`` naming the first bad
+    one): ``angles`` (n > 0, n_rods) [rad] at most :data:`MAX_SAMPLES` within the motor-angle
+    limit, ``simulation.dt`` within the stability limit (both solvers may relax dynamically),
+    ``workers``, a ``scheduler`` address, the ``solver`` and, for the static solver, a model
+    it can solve.  Warns once about a mass without gravity.  Returns the angles as a
+    contiguous float array and the solver's method."""
+    from hsa_elastica.engines.timeloop import check_time_step
+    from hsa_elastica.experiments.dataset_chunks import resolve_solver
+
+    angles = np.ascontiguousarray(angles, dtype=np.float64)
+    if angles.ndim != 2 or len(angles) == 0:
+        raise ParameterError(f"angles has shape {angles.shape}: must be (n > 0, n_rods = "
+                             f"{params.n_rods})")
+    check_n_samples(len(angles), "len(angles)")
+    check_motor_angles(angles, params.n_rods, field="angles")
+    check_time_step(params.simulation.dt, params)
+    warn_mass_without_gravity(params)  # here, once: the workers do not repeat it
+    check_workers(workers)
+    if isinstance(scheduler, str):
+        check_scheduler_address(scheduler)
+    method = resolve_solver(solver)
+    if method == "static":
+        from hsa_elastica.robots.static_cache import check_static_model
+
+        check_static_model(params)
+    return angles, method

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-from hsa_elastica.experiments.dataset_chunks import ChunkTask, column_docs, resolve_solver
+from hsa_elastica.experiments.dataset_chunks import ChunkTask, column_docs
 from hsa_elastica.experiments.dataset_store import (
     LOCK_NAME,
     DatasetCorrupt,
@@ -71,7 +71,7 @@ from hsa_elastica.experiments.dataset_store import (
     stderr_line,
 )
 from hsa_elastica.io.interrupts import deferred_interrupts
-from hsa_elastica.params import ParameterError, RobotParams, check_motor_angles, warn_mass_without_gravity
+from hsa_elastica.params import ParameterError, RobotParams
 from hsa_elastica.params.files import write_atomic, write_text_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,6 +90,7 @@ from hsa_elastica.experiments.dataset_sampling import (  # noqa: F401  (re-expor
 from hsa_elastica.experiments.dataset_inputs import (  # noqa: F401  (re-exported)
     MAX_SAMPLES,
     SCHEDULER_TIMEOUT_S,
+    check_dataset_inputs,
     check_n_samples,
     check_phi_max,
     check_scheduler_address,
@@ -438,81 +439,77 @@ def build_dataset(
     computed.  Raises :class:`DatasetMismatch` for another dataset in ``out`` and
     :class:`DatasetCorrupt` for an unreadable ``dataset.json`` (both: unless ``overwrite``).
     """
-    from hsa_elastica.engines.timeloop import check_time_step
-    from hsa_elastica.io.progress import interactive, keep_alive, progress_bar
-
-    angles = np.ascontiguousarray(angles, dtype=np.float64)
-    if angles.ndim != 2 or len(angles) == 0:
-        raise ParameterError(f"angles has shape {angles.shape}: must be (n > 0, n_rods = "
-                             f"{params.n_rods})")
-    check_n_samples(len(angles), "len(angles)")
-    check_motor_angles(angles, params.n_rods, field="angles")
-    check_time_step(params.simulation.dt, params)
-    warn_mass_without_gravity(params)  # here, once: the workers do not repeat it
+    angles, method = check_dataset_inputs(params, angles, workers, scheduler, solver)
     size = default_chunk_size(len(angles)) if chunk_size is None else int(chunk_size)
     if size < 1:
         raise ParameterError(f"chunk_size = {chunk_size!r} is invalid: must be >= 1")
-    check_workers(workers)
-    own_client = isinstance(scheduler, str)
-    if own_client:
-        check_scheduler_address(scheduler)
-    method = resolve_solver(solver)
-    if method == "static":
-        from hsa_elastica.robots.static_cache import check_static_model
-
-        check_static_model(params)
     out = check_out_dir(out)
     meta = _metadata(params, sampling, angles, method, shapes, size)
     plan = plan_chunks(angles, size)
+    own_client = isinstance(scheduler, str)
     client = connect_scheduler(scheduler) if own_client else scheduler
-    rejected = n_todo = n_workers = 0
-    todo: list[int] = []
-    t0 = time.perf_counter()
     try:
         with locked(out, command or shlex.join(sys.argv)):
             manifest = _Manifest(out, meta, _prepare_dir(out, meta, overwrite))
             try:
-                todo, rejected = _verify_chunks(out, plan, manifest, report)
-                manifest.flush()
-                params_json = _canonical(params.to_dict())
-                tasks = (ChunkTask(chunk=c, samples=plan[c], angles=angles[plan[c]],
-                                   params_json=params_json, solver=method, shapes=shapes)
-                         for c in todo)
-
-                def write(chunk: int, table: Any) -> None:
-                    data = encode_chunk(table, meta["fingerprint"], chunk)
-                    # a file, its record and the manifest's flush: one step for Ctrl-C (an
-                    # interrupted flush would leave its temporary file behind)
-                    with deferred_interrupts() as pending:
-                        write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
-                        manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
-                        manifest.flush(force=False)
-                    if pending:
-                        raise KeyboardInterrupt
-
-                n_todo = int(sum(len(plan[c]) for c in todo))
-                t0 = time.perf_counter()
-                if todo and progress and interactive():  # said before the first pose is solved
-                    report(f"{n_todo} samples in {len(todo)} chunks to compute"
-                           f"{f', {len(plan) - len(todo)} done before' if len(todo) < len(plan) else ''}"
-                           f" ({method} solver) -> {out}")
-                if todo and client is None:
-                    _compile_in_parent(plan[todo[0]][:1], angles, params_json, method, shapes)
-                with progress_bar(total=n_todo, unit="sample", desc="dataset", enabled=progress,
-                                  smoothing=0.1) as bar, keep_alive(bar):
-                    if todo:
-                        n_workers = _run_tasks(tasks, write, workers, client, bar)
+                return _compute(out, manifest, params, angles, plan,
+                                shapes=shapes, workers=workers, client=client,
+                                progress=progress, report=report)
             finally:
                 manifest.flush()
     finally:
         if own_client:
             client.close()
+
+
+def _compute(out: Path, manifest: _Manifest, params: RobotParams, angles: NDArray[np.float64],
+             plan: list[NDArray[np.int64]], *, shapes: bool, workers: int | None, client: Any,
+             progress: bool, report: Callable[[str], None]) -> DatasetSummary:
+    """:func:`build_dataset`'s work in ``out`` (its lock held): verify the chunk files there,
+    then solve the chunks of ``plan`` without a valid file and write each as it arrives."""
+    from hsa_elastica.io.progress import interactive, keep_alive, progress_bar
+
+    method = manifest.meta["solver"]
+    todo, rejected = _verify_chunks(out, plan, manifest, report)
+    manifest.flush()
+    params_json = _canonical(params.to_dict())
+    tasks = (ChunkTask(chunk=c, samples=plan[c], angles=angles[plan[c]], params_json=params_json,
+                       solver=method, shapes=shapes) for c in todo)
+    n_todo = int(sum(len(plan[c]) for c in todo))
+    n_workers = 0
+    t0 = time.perf_counter()
+    if todo and progress and interactive():  # said before the first pose is solved
+        report(f"{n_todo} samples in {len(todo)} chunks to compute"
+               f"{f', {len(plan) - len(todo)} done before' if len(todo) < len(plan) else ''}"
+               f" ({method} solver) -> {out}")
+    if todo and client is None:
+        _compile_in_parent(plan[todo[0]][:1], angles, params_json, method, shapes)
+    with progress_bar(total=n_todo, unit="sample", desc="dataset", enabled=progress,
+                      smoothing=0.1) as bar, keep_alive(bar):
+        if todo:
+            n_workers = _run_tasks(tasks, _chunk_writer(out, manifest, plan), workers, client, bar)
     return DatasetSummary(
         out=out, n_samples=len(angles), n_chunks=len(plan), chunks_computed=len(todo),
         chunks_reused=len(plan) - len(todo), samples_computed=n_todo,
         wall_time_s=time.perf_counter() - t0, workers=n_workers, solver=method,
         chunks_rejected=rejected,
     )
+
+
+def _chunk_writer(out: Path, manifest: _Manifest,
+                  plan: list[NDArray[np.int64]]) -> Callable[[int, Any], None]:
+    """``write(chunk, table)``: one solved chunk's file, its record and the manifest's flush,
+    as one step for Ctrl-C (an interrupted flush would leave its temporary file behind)."""
+    def write(chunk: int, table: Any) -> None:
+        data = encode_chunk(table, manifest.meta["fingerprint"], chunk)
+        with deferred_interrupts() as pending:
+            write_atomic(chunk_path(out, chunk), lambda p: p.write_bytes(data))
+            manifest.record(chunk, chunk_record(chunk, data, plan[chunk]))
+            manifest.flush(force=False)
+        if pending:
+            raise KeyboardInterrupt
+
+    return write
 
 
 def load(out: str | Path, *, allow_partial: bool = False) -> "pd.DataFrame":

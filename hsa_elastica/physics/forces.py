@@ -25,6 +25,18 @@ of a step).  :func:`constrain_rates` is the velocity half of the boundary condit
 dampers (linear velocity damping and the Kelvin-Voigt material damping,
 :func:`~hsa_elastica.physics.material_damping.kelvin_voigt_damp`).  The operator classes (``AuxeticCoupling``, ``MotorAngleBC``, ``PlatformJoint``) call the
 same kernels on single systems.
+
+Inside :func:`evaluate_forces`: the rotation vectors ``log(Q_{k+1} Q_k^T)`` of the whole rod
+block are computed once (the coupling's twist strain, Eq. 4, and the internal torques' curvature
+both read them); the auxetic couplings run before the single internal-force evaluation (the
+operator rewrites the rest configuration and recomputes the internal forces: the same state at
+half the cost); then PyElastica's ``synchronize``, forcings and connections in FIFO order.  That
+loop, its joint rows included, is written in the function, not in helpers: a numba call passes
+every array of its records as a separate argument, and an inlined one copies the records (one
+reference count per array); either cost 1-1.6 us per step
+(``benchmarks/profile_fused_kernels.py``; a helper per joint row measured 3-8 % slower steps of
+the paper robot).  For the same reason the tables arrive as the few records the steps take, not
+as one :class:`~hsa_elastica.physics.tables.ModelTables` (~1 us per step).
 """
 
 from __future__ import annotations
@@ -446,7 +458,6 @@ def constrain_rates(
                 body.omega[a, b] *= db.rotational[i]
 
 
-
 @njit(cache=True)  # type: ignore[misc]
 def _turn_mount(joints: JointTable, i: int, angles: NDArray[np.float64]) -> None:
     """``MotorMount.apply_torques``' rest orientation: joint row ``i`` turned by its motor's
@@ -495,18 +506,10 @@ def apply_gravity(
 
 @njit(cache=True)  # type: ignore[misc]
 def evaluate_forces(
-    t: float,
-    angles: NDArray[np.float64],
-    rod: RodBlockArrays,
-    body: BodyBlockArrays,
-    couplings: CouplingTable,
-    joints: JointTable,
-    motors: MotorTable,
-    ends: EndTable,
-    forcings: ForcingTables,
-    programs: tuple[NDArray[np.int64], NDArray[np.int64]],
-    work: RodWork,
-    status: NDArray[np.float64],
+    t: float, angles: NDArray[np.float64], rod: RodBlockArrays, body: BodyBlockArrays,
+    couplings: CouplingTable, joints: JointTable, motors: MotorTable, ends: EndTable,
+    forcings: ForcingTables, programs: tuple[NDArray[np.int64], NDArray[np.int64]],
+    work: RodWork, status: NDArray[np.float64],
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
 
@@ -522,22 +525,7 @@ def evaluate_forces(
     of the rod and rigid-body blocks.  Returns False (with ``status[0] = STATUS_STIFFNESS``,
     ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
     stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
-
-    Steps: the motors' and rod ends' values; the rotation vectors ``log(Q_{k+1} Q_k^T)`` of the
-    whole block, once (the coupling's twist strain, Eq. 4, and the internal torques' curvature
-    both read them); the auxetic couplings (Eq. 2-5: the operator rewrites the rest
-    configuration and recomputes the internal forces; applying it before the single
-    internal-force evaluation gives the same state at half the cost); the rods' internal
-    forces; PyElastica's ``synchronize``: forcings and connections in FIFO order.  That loop is
-    written here, not in a helper: a numba call passes every array of its records as a separate
-    argument, and an inlined one copies the records (one reference count per array); either
-    cost 1-1.6 us per step (``benchmarks/profile_fused_kernels.py``).
-
-    The tables are passed as the few records the steps below take, not as one
-    :class:`~hsa_elastica.physics.tables.ModelTables`: numba reference-counts every array of a
-    record taken out of a record argument, which cost ~1 us per step here (the callers unpack
-    their record once, outside their loops; the small records here are taken apart where they
-    are used).
+    Its steps, and why its loop is not split into helpers: the module docstring.
     """
     sync_program, values_program = programs
     constrain_values(values_program, motors, angles, rod, ends, body)

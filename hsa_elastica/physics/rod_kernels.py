@@ -240,35 +240,48 @@ def internal_torques_inplace(
     ``internal_torques`` [N m].  ``rotation_ready``: ``work.vor3`` already holds
     :func:`rotation_log_inplace` of the present directors (it is computed otherwise).
     """
-    q = rod.director
-    x = rod.position
-    v = rod.velocity
-    nv = rod.rest_voronoi_lengths.shape[0]
-    ne = rod.lengths.shape[0]
     if not rotation_ready:
-        rotation_log_inplace(q, work.vor3)
-    inv_cube = work.vor1
-    a = work.vor3  # becomes the bend/twist couple / E^3
-    b = work.vor3b  # kappa x tau * D / E^3
-    bm = rod.bend_matrix
-    for k in range(nv):
-        rv = rod.rest_voronoi_lengths[k]
+        rotation_log_inplace(rod.director, work.vor3)
+    # work.vor3 becomes the bend/twist couple / E^3, work.vor3b kappa x tau * D / E^3
+    _bend_twist_couples(
+        rod.rest_voronoi_lengths, rod.rest_kappa, rod.bend_matrix, rod.voronoi_dilatation,
+        rod.kappa, rod.internal_couple, work.vor3, work.vor3b, work.vor1,
+    )
+    _two_point_difference_into(work.vor3, rod.ghost_voronoi_idx, work.elem3)
+    _trapezoidal_into(work.vor3b, rod.ghost_voronoi_idx, work.elem3b)
+    _element_torques(rod, work.elem3, work.elem3b)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _bend_twist_couples(
+    rest_voronoi_lengths: NDArray[np.float64], rest_kappa: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64], voronoi_dilatation: NDArray[np.float64],
+    kappa: NDArray[np.float64], internal_couple: NDArray[np.float64], a: NDArray[np.float64],
+    b: NDArray[np.float64], inv_cube: NDArray[np.float64],
+) -> None:
+    """Per Voronoi region: the curvature ``kappa = theta / D`` [1/m] from the rotation vectors
+    ``theta`` in ``a`` (3, n-1), the couple ``B (kappa - kappa_0)`` [N m] into
+    ``internal_couple``, and, in place of ``theta``, ``a = couple / E^3``; ``b = (kappa x
+    couple) D / E^3`` and ``inv_cube = 1 / E^3``."""
+    bm = bend_matrix
+    for k in range(rest_voronoi_lengths.shape[0]):
+        rv = rest_voronoi_lengths[k]
         k0 = a[0, k] / rv
         k1 = a[1, k] / rv
         k2 = a[2, k] / rv
-        rod.kappa[0, k] = k0
-        rod.kappa[1, k] = k1
-        rod.kappa[2, k] = k2
-        r0 = k0 - rod.rest_kappa[0, k]
-        r1 = k1 - rod.rest_kappa[1, k]
-        r2 = k2 - rod.rest_kappa[2, k]
+        kappa[0, k] = k0
+        kappa[1, k] = k1
+        kappa[2, k] = k2
+        r0 = k0 - rest_kappa[0, k]
+        r1 = k1 - rest_kappa[1, k]
+        r2 = k2 - rest_kappa[2, k]
         c0 = ((0.0 + bm[0, 0, k] * r0) + bm[0, 1, k] * r1) + bm[0, 2, k] * r2
         c1 = ((0.0 + bm[1, 0, k] * r0) + bm[1, 1, k] * r1) + bm[1, 2, k] * r2
         c2 = ((0.0 + bm[2, 0, k] * r0) + bm[2, 1, k] * r1) + bm[2, 2, k] * r2
-        rod.internal_couple[0, k] = c0
-        rod.internal_couple[1, k] = c1
-        rod.internal_couple[2, k] = c2
-        ic = 1.0 / rod.voronoi_dilatation[k] ** 3
+        internal_couple[0, k] = c0
+        internal_couple[1, k] = c1
+        internal_couple[2, k] = c2
+        ic = 1.0 / voronoi_dilatation[k] ** 3
         inv_cube[k] = ic
         a[0, k] = c0 * ic
         a[1, k] = c1 * ic
@@ -276,14 +289,23 @@ def internal_torques_inplace(
         b[0, k] = ((k1 * c2 - k2 * c1) * rv) * ic
         b[1, k] = ((k2 * c0 - k0 * c2) * rv) * ic
         b[2, k] = ((k0 * c1 - k1 * c0) * rv) * ic
-    couple_2d = work.elem3
-    couple_3d = work.elem3b
-    _two_point_difference_into(a, rod.ghost_voronoi_idx, couple_2d)
-    _trapezoidal_into(b, rod.ghost_voronoi_idx, couple_3d)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _element_torques(
+    rod: RodBlockArrays, couple_2d: NDArray[np.float64], couple_3d: NDArray[np.float64]
+) -> None:
+    """Per element: ``dilatation_rate`` [1/s] and ``internal_torques`` [N m] = the bend/twist
+    couples' difference ``couple_2d`` and average ``couple_3d`` (3, n) + the shear couple
+    ``(Q t x n) l0`` + Lagrangian transport ``(J w / e) x w`` + unsteady dilatation ``J w
+    e_rate / e^2``."""
+    q = rod.director
+    x = rod.position
+    v = rod.velocity
     J = rod.mass_second_moment_of_inertia
     w = rod.omega
     n = rod.internal_stress
-    for k in range(ne):
+    for k in range(rod.lengths.shape[0]):
         r_dot_v = ((0.0 + x[0, k] * v[0, k]) + x[1, k] * v[1, k]) + x[2, k] * v[2, k]
         r1_dot_v1 = ((0.0 + x[0, k + 1] * v[0, k + 1]) + x[1, k + 1] * v[1, k + 1]) + x[2, k + 1] * v[2, k + 1]
         r_dot_v1 = ((0.0 + x[0, k] * v[0, k + 1]) + x[1, k] * v[1, k + 1]) + x[2, k] * v[2, k + 1]

@@ -118,8 +118,27 @@ def variational_correction(
     """
     (director, rest_lengths, rest_voronoi_lengths, shear_matrix, bend_matrix, sigma, dilatation,
      voronoi_dilatation, kappa, internal_stress) = rod
+    _stretch_shear_correction(director, rest_lengths, shear_matrix, sigma, dilatation,
+                              internal_stress, external_torques, work)
     n = rest_lengths.shape[0]
-    # ---- stretch/shear: per element, local exact gradient g = dU_i/ds_i / l_i
+    _node_differences_add(work, n, external_forces)
+    _bend_twist_correction(director, n, rest_voronoi_lengths, bend_matrix, kappa,
+                           voronoi_dilatation, twist_couple, external_torques, work)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _stretch_shear_correction(
+    director: NDArray[np.float64], rest_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64], sigma: NDArray[np.float64],
+    dilatation: NDArray[np.float64], internal_stress: NDArray[np.float64],
+    external_torques: NDArray[np.float64], work: NDArray[np.float64],
+) -> None:
+    """Stretch and shear, per element ``i``: the exact couple minus PyElastica's added to
+    ``external_torques`` [N m] and the lab-frame force difference (exact - PyElastica's) of the
+    element written into ``work[:, i]`` [N] (:func:`_node_differences_add` puts it on the
+    nodes)."""
+    n = rest_lengths.shape[0]
+    # local exact gradient g = dU_i/ds_i / l_i
     for i in range(n):
         e = dilatation[i]
         s0, s1, s2 = sigma[0, i], sigma[1, i], sigma[2, i]
@@ -139,6 +158,15 @@ def variational_correction(
         external_torques[0, i] += l0 * ((u1 * 0.0 - u2 * gy) - (u1 * n2 - u2 * n1) / e)
         external_torques[1, i] += l0 * ((u2 * gx - u0 * 0.0) - (u2 * n0 - u0 * n2) / e)
         external_torques[2, i] += l0 * ((u0 * gy - u1 * gx) - (u0 * n1 - u1 * n0) / e)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _node_differences_add(
+    work: NDArray[np.float64], n: int, external_forces: NDArray[np.float64]
+) -> None:
+    """Add the forces of the ``n`` elements in ``work`` (3, n) to ``external_forces`` (3, n+1)
+    [N] as node differences: node ``i`` gets ``work[:, i] - work[:, i - 1]`` (the ends one
+    term)."""
     for i in range(n + 1):
         for r in range(3):
             f = 0.0
@@ -147,7 +175,18 @@ def variational_correction(
             if i > 0:
                 f -= work[r, i - 1]
             external_forces[r, i] += f
-    # ---- bend/twist: exact torques of theta.B theta / (2 D) + twist_couple, minus PyElastica's
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _bend_twist_correction(
+    director: NDArray[np.float64], n: int, rest_voronoi_lengths: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64], kappa: NDArray[np.float64],
+    voronoi_dilatation: NDArray[np.float64], twist_couple: NDArray[np.float64],
+    external_torques: NDArray[np.float64], work: NDArray[np.float64],
+) -> None:
+    """Bend and twist, per Voronoi region ``k`` of a rod of ``n`` elements: the exact torques of ``theta.B theta / (2 D)``
+    plus ``twist_couple`` minus PyElastica's ``B kappa / E^3`` couples, added to
+    ``external_torques`` [N m] of elements ``k`` and ``k + 1`` (``work[:, 0]``: scratch)."""
     m = np.empty((3, 3))
     for k in range(n - 1):
         dv = rest_voronoi_lengths[k]

@@ -44,6 +44,13 @@ platform centre starts at ``z = cap_length_base + L + cap_length_top + thickness
 path (operators, fused stepper, static solver) reads these positions from the built simulator,
 so the caps act everywhere.  A payload (``PlatformParams.payload_mass``) raises the platform's
 density.
+
+Operators
+---------
+Each rod of a robot gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC`
+(or a :class:`MotorMountBC` on a body) at its base, a :class:`PlatformJoint` to the platform
+(gains from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on
+rods and platform when ``sim.gravity`` is set.
 """
 
 from __future__ import annotations
@@ -168,8 +175,7 @@ def build_robot(
         :class:`~hsa_elastica.physics.rigid_mounts.MountReaction` hands the base's load to the
         body.  The robot's frame is then the body's frame shifted by ``mount_offset``.
     simulator : HSASimulator or None
-        Add the robot to this (not finalized) simulator instead of a new one; a ``base`` body
-        not in it yet is appended to it (its own damping or gravity are not added).
+        Add the robot to this (not finalized) simulator; a ``base`` body not in it is appended (no damping or gravity).
     mount_offset : (3,) [m] or None
         Origin of the robot's frame in the base body's frame; default: the top face of a
         ``Cylinder`` body, ``(0, 0, length / 2)``, else the body's centre.
@@ -185,44 +191,56 @@ def build_robot(
         ``MountReaction(torque=...)``, which is then the motor's handle; ``motor_angles``
         then holds the torques, numbers ramped as the angles are).  ``"torque"`` needs a body.
 
-    Notes
-    -----
-    Each rod gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC` (or a
-    :class:`MotorMountBC` on a body) at its base, a :class:`PlatformJoint` to the platform (gains
-    from ``robot_params.joint``) and linear damping; gravity (``GravityForces``) acts on rods and
-    platform when ``sim.gravity`` is set.
+    The operators of each rod: the module docstring, "Operators".
     """
     if not isinstance(robot_params, RobotParams):
         raise ParameterError(f"robot_params = {robot_params!r} is invalid: must be a RobotParams")
-    n = robot_params.n_rods
-    per_rod = _motor_schedules(motor_angles, n, angles=drive == "angle" or base is None)
-    if ramp is not None and not callable(ramp):
-        if isinstance(ramp, bool) or not isinstance(ramp, (int, float)) or not ramp >= 0.0:
-            raise ParameterError(
-                f"ramp = {ramp!r} is invalid: must be None, a duration >= 0 (s) or a callable"
-            )
-    if check_dt:
-        check_time_step(robot_params.simulation.dt, robot_params)
-        if mount is not None and base is not None:  # the mounts' springs on the base nodes
-            check_time_step(robot_params.simulation.dt, _with_joint(robot_params, mount))
+    per_rod = _motor_schedules(motor_angles, robot_params.n_rods, angles=drive == "angle" or base is None)
+    check_ramp(ramp)
+    if check_dt:  # (compliant mounts: their springs on the base nodes)
+        check_time_steps(robot_params, mount if base is not None else None)
     sim = HSASimulator() if simulator is None else simulator
     frame, body = _base_frame(base, mount_offset)
     _check_drive(drive, body)
     if body is not None and not any(s is body for s in sim):
         sim.append(body)
     robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount, drive)
-    # after the systems are placed (an obstacle's placement is refused before this line)
-    from hsa_elastica.engines.fused import kernels_cached
-    from hsa_elastica.io.compile_notice import announce_if_cold
-
-    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
-    from hsa_elastica.engines.precompile import precompile_if_cold
-
-    # CLI only (precompile.enable): a first run compiles on every core
-    precompile_if_cold(integrator=robot_params.simulation)
+    # after the systems are placed (an obstacle's placement is refused first)
+    announce_kernels(robot_params.simulation)
     if finalize:
         sim.finalize()
     return robot
+
+
+def check_ramp(ramp: Any) -> None:
+    """``ParameterError`` unless ``ramp`` is None, a duration >= 0 [s] or a callable."""
+    if ramp is not None and not callable(ramp):
+        if isinstance(ramp, bool) or not isinstance(ramp, (int, float)) or not ramp >= 0.0:
+            raise ParameterError(
+                f"ramp = {ramp!r} is invalid: must be None, a duration >= 0 (s) or a callable"
+            )
+
+
+def check_time_steps(robot_params: RobotParams, mount: JointParams | None) -> None:
+    """``simulation.dt`` within the stability limit of one robot's parameters and, with the
+    gains ``mount`` of compliant motor mounts, of its rods on those mounts
+    (:func:`~hsa_elastica.engines.timeloop.check_time_step`: ``ParameterError`` otherwise)."""
+    check_time_step(robot_params.simulation.dt, robot_params)
+    if mount is not None:
+        check_time_step(robot_params.simulation.dt, _with_joint(robot_params, mount))
+
+
+def announce_kernels(integrator: Any = None) -> None:
+    """Before a first run that compiles the kernels (about a minute): say so on stderr, and,
+    from the command line (``precompile.enable``), compile them on every core (with the rows
+    the time integrator of ``integrator``, a ``SimulationParams``, adds to the table)."""
+    from hsa_elastica.engines.fused import kernels_cached
+    from hsa_elastica.io.compile_notice import announce_if_cold
+
+    announce_if_cold(kernels_cached)
+    from hsa_elastica.engines.precompile import precompile_if_cold
+
+    precompile_if_cold(integrator=integrator)
 
 
 def _assemble_robot(
@@ -269,14 +287,7 @@ def _assemble_robot(
         _add_material_damping(
             sim, rod, rod_params[i], sp.dt, hold_base=body is None or rigid, hold_tip=False
         )
-        target = per_rod[i]
-        schedule: Callable[[float], float]
-        if callable(target):
-            schedule = target
-        elif callable(ramp):
-            schedule = _scaled(ramp, angles[i])
-        else:
-            schedule = Ramp(target=angles[i], duration=ramp_time, shape=sp.ramp_shape)
+        schedule = _rod_schedule(per_rod[i], ramp, angles[i], ramp_time, sp.ramp_shape)
         m_ref, bc_ref = _add_motor(sim, rod, schedule, body, drive, None if rigid else mount,
                                    mounts[i])
         if bc_ref is not None:  # a rigid mount: its reaction is registered after gravity
@@ -293,15 +304,7 @@ def _assemble_robot(
         sim.connect(
             first_rod=rod, second_rod=body, first_connect_idx=0, second_connect_idx=0
         ).using(MountReaction if r_ref is None else r_ref.capture(MountReaction), torque=torque)
-    recorders["platform"] = _add_environment(sim, platform, sp, "rigid_body" if record else None)
-    objects: list[Any] = []
-    contacts = _add_obstacles(sim, robot_params, rods, platform, objects)
-    recorders.update(_object_recorders(sim, objects, sp) if record else {})
-    if record:
-        from hsa_elastica.io.sensors import RobotSensorRecorder
-
-        recorders["sensors"] = RobotSensorRecorder(fps=sp.record_fps, dt=sp.dt).attach(sim, platform)
-
+    contacts = _add_surroundings(sim, robot_params, rods, platform, recorders if record else None)
     robot = Robot(
         simulator=sim, params=robot_params, motor_angles=angles, rods=rods, platform=platform,
         timestepper=PositionVerlet(), dt=sp.dt, rod_bases=bases, attachment_points=attachments,
@@ -311,6 +314,41 @@ def _assemble_robot(
     if record:
         recorders["sensors"].bind(robot)
     return robot
+
+
+def _rod_schedule(
+    target: float | Callable[[float], float], ramp: float | Callable[[float], float] | None,
+    angle: float, ramp_time: float, ramp_shape: str,
+) -> Callable[[float], float]:
+    """One rod's motor schedule ``t [s] -> phi [rad]``: its own callable ``target``, the
+    common profile ``ramp`` scaled to its ``angle`` [rad], or a :class:`Ramp` to it over
+    ``ramp_time`` [s]."""
+    if callable(target):
+        return target
+    if callable(ramp):
+        return _scaled(ramp, angle)
+    return Ramp(target=angle, duration=ramp_time, shape=ramp_shape)
+
+
+def _add_surroundings(
+    sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod], platform: Any,
+    recorders: dict[str, Any] | None,
+) -> list[OperatorRef[Any]]:
+    """The platform's damping and gravity, the contacts and free objects
+    (:func:`_add_obstacles`) and, into ``recorders`` (None: no recording), the platform's,
+    the objects' and the robot's sensor recorders.  Returns the contacts' references."""
+    sp = robot_params.simulation
+    record = recorders is not None
+    platform_recorder = _add_environment(sim, platform, sp, "rigid_body" if record else None)
+    objects: list[Any] = []
+    contacts = _add_obstacles(sim, robot_params, rods, platform, objects)
+    if recorders is not None:
+        from hsa_elastica.io.sensors import RobotSensorRecorder
+
+        recorders["platform"] = platform_recorder
+        recorders.update(_object_recorders(sim, objects, sp))
+        recorders["sensors"] = RobotSensorRecorder(fps=sp.record_fps, dt=sp.dt).attach(sim, platform)
+    return contacts
 
 
 def _add_obstacles(

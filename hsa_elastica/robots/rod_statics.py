@@ -38,6 +38,7 @@ from hsa_elastica.params import ParameterError, RodParams, SimulationParams, che
 from hsa_elastica.physics.actuation import twist_about_axis
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
 from hsa_elastica.robots.builders import build_single_rod
+from hsa_elastica.robots.single_rod import check_setup
 
 __all__ = ["RodSteadyState", "RodStaticSolver", "rod_static_solver", "solve_static_rod"]
 
@@ -78,10 +79,6 @@ class RodSteadyState:
     state: Any = None  # (base angle, solver state) of a static solution, for ``initial``
 
 
-_BASES = ("motor", "free_twist")
-_DISTALS = ("free", "twist_locked", "fixed")
-
-
 def check_rod_loads(tip_force: Any, angle: Any, torque: Any) -> NDArray[np.float64]:
     """The tip force [N] as a (3,) vector (a number: along +z), after checking it and that the
     base ``angle`` [rad] and ``torque`` [N m] are finite numbers (``ParameterError`` naming the
@@ -111,10 +108,7 @@ class RodStaticSolver:
                  sim_params: SimulationParams | None = None) -> None:
         if not isinstance(rod_params, RodParams):
             raise ParameterError(f"rod_params = {rod_params!r} is invalid: must be a RodParams")
-        if base not in _BASES:
-            raise ParameterError(f"base = {base!r} is invalid: must be one of {_BASES}")
-        if distal not in _DISTALS:
-            raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
+        check_setup(base, distal)
         if axial_law is not None and not isinstance(axial_law, AxialLawParams):
             raise ParameterError(f"axial_law = {axial_law!r} is invalid: must be an AxialLawParams")
         self.rod_params, self.base, self.distal = rod_params, base, distal

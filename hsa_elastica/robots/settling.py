@@ -40,6 +40,8 @@ __all__ = [
     "SettleSettings",
     "settle_settings",
     "settle",
+    "build_and_settle",
+    "raise_divergence",
     "divergence_summary",
     "append_final_sample",
     "equilibrium_residual_ok",
@@ -112,15 +114,10 @@ def relax(
     steps_per_check = max(1, int(round(check_interval / dt)))
     bar = _progress_bar(t_max) if progress else None
     watch = watch_plan(robot, state_fn, steps_per_check)
-    t = float(robot.time)
-    n_steps = 0
-    settled_since: float | None = None
-    converged = False
-    state = state_fn(robot)
+    run = Relaxation(float(robot.time), 0, None, False, state_fn(robot), None)
     # force per unit mass the dampers balance at 1 m/s (1 rad/s): solve_steady_state's tol_residual
-    creep_t, creep_r = creep_factor(dampings[0], dt), creep_factor(dampings[1], dt)
-    divergence: SimulationFailed | None = None
-    lost: list[tuple[int, float]] = []
+    bounds = (tol_velocity, tol_omega, tol_residual, creep_factor(dampings[0], dt),
+              creep_factor(dampings[1], dt))
     if watch is None:  # (the settling watch loads its own)
         _load_kernels(robot)
     loop0 = _time.perf_counter()
@@ -131,46 +128,65 @@ def relax(
                 max_speed=max_speed, bar=bar, ramp_end=ramp_end, dampings=dampings,
                 tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
                 window=window, stop_when_settled=stop_when_settled)
-        while t < t_max - 0.5 * dt:
-            n = min(steps_per_check, int(math.ceil((t_max - t) / dt - 1e-9)))
-            # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
-            t_new = float(robot.run(n * dt, check_every=n, max_speed=max_speed))
-            n_steps += n
-            if bar is not None:
-                bar.update(t_new - t)
-            t = t_new
-            state = state_fn(robot)
-            # a rod that lost a turn of twist never gets it back: stop, not converged
-            lost = lost_twist(robot)
-            if lost:
-                converged = False
-                log.warning("at t = %.4g s %s: not converged", t, describe_lost(lost))
-                break
-            calm = _calm(robot, state, tol_velocity, tol_omega, tol_residual, creep_t, creep_r)
-            if t >= ramp_end - 0.5 * dt and calm:
-                if settled_since is None:
-                    settled_since = t
-                converged = t - settled_since >= window - 0.5 * dt
-                if converged and stop_when_settled:
-                    break
-            else:
-                settled_since = None
-                converged = False
+        _check_loop(robot, state_fn, run, steps_per_check, bounds, t_max=t_max,
+                    ramp_end=ramp_end, window=window, stop_when_settled=stop_when_settled,
+                    max_speed=max_speed, bar=bar)
     except SimulationFailed as exc:  # a blow-up, a refused implicit step
-        divergence = exc
-        converged = False
-        if watch is not None:  # the compiled loop's checks raise from inside their call
-            t = float(robot.time)
+        _stopped(run, exc, robot, watch is not None)
     except FloatingPointError as exc:  # a force law that failed (a non-positive stiffness)
-        divergence = SolverFailed(t, "force law", t, str(exc), str(exc))
-        converged = False
-        if watch is not None:
-            t = float(robot.time)
+        _stopped(run, SolverFailed(run.t, "force law", run.t, str(exc), str(exc)), robot,
+                 watch is not None)
     finally:
         if bar is not None:
             bar.close()
-    return Relaxation(t, n_steps, settled_since, converged, state, divergence, lost or None,
-                      wall_time_s=_time.perf_counter() - loop0)
+    run.lost = run.lost or None
+    run.wall_time_s = _time.perf_counter() - loop0
+    return run
+
+
+def _check_loop(
+    robot: Any, state_fn: Callable[[Any], dict[str, Any]], run: Relaxation, per_check: int,
+    bounds: tuple[float, float, float, float, float], *, t_max: float, ramp_end: float,
+    window: float, stop_when_settled: bool, max_speed: float, bar: Any,
+) -> None:
+    """:func:`relax`'s loop on the per-check path: chunks of ``per_check`` steps up to
+    ``t_max`` [s], each followed by the lost-twist test and the settling test (``bounds``: the
+    arguments of :func:`_calm` after the state), updating ``run`` in place."""
+    dt = robot.dt
+    while run.t < t_max - 0.5 * dt:
+        n = min(per_check, int(math.ceil((t_max - run.t) / dt - 1e-9)))
+        # divergence check (non-finite, speed > max_speed, overstretched rod) each chunk
+        t_new = float(robot.run(n * dt, check_every=n, max_speed=max_speed))
+        run.n_steps += n
+        if bar is not None:
+            bar.update(t_new - run.t)
+        run.t = t_new
+        run.state = state_fn(robot)
+        # a rod that lost a turn of twist never gets it back: stop, not converged
+        run.lost = lost_twist(robot)
+        if run.lost:
+            run.converged = False
+            log.warning("at t = %.4g s %s: not converged", run.t, describe_lost(run.lost))
+            return
+        calm = _calm(robot, run.state, *bounds)
+        if run.t >= ramp_end - 0.5 * dt and calm:
+            if run.settled_since is None:
+                run.settled_since = run.t
+            run.converged = run.t - run.settled_since >= window - 0.5 * dt
+            if run.converged and stop_when_settled:
+                return
+        else:
+            run.settled_since = None
+            run.converged = False
+
+
+def _stopped(run: Relaxation, failure: SimulationFailed, robot: Any, watched: bool) -> None:
+    """Record the failure that stopped a run (not converged); a watched run's time is the
+    handle's (the compiled loop's checks raise from inside its call)."""
+    run.divergence = failure
+    run.converged = False
+    if watched:
+        run.t = float(robot.time)
 
 
 def _load_kernels(robot: Any) -> None:
@@ -277,6 +293,39 @@ def settle(
             append_final_sample(robot, relaxed.t)
         diagnostics = robot.diagnostics()
     return robot, relaxed, diagnostics
+
+
+def build_and_settle(
+    build: Callable[[], Any], params: Any, state_fn: Callable[[Any], dict[str, Any]],
+    settings: SettleSettings, *, fast: bool, dampings: tuple[float, float], record: bool,
+    stop_when_settled: bool, progress: bool,
+) -> tuple[Any, Relaxation, "pd.DataFrame | None"]:
+    """The dynamic run of a steady-state solver, robot or stack: with ``record``, check that
+    the recordings of ``params`` (a robot's, or a stack's list) fit in memory up to
+    ``settings.t_max``; then ``build()`` the handle and :func:`settle` it.  The relaxation's
+    ``setup_wall_time_s`` includes the build."""
+    if record:
+        from hsa_elastica.io.recording import check_recording_size
+
+        check_recording_size(params, settings.t_max)
+    wall0 = _time.perf_counter()
+    robot = build()
+    built = _time.perf_counter() - wall0
+    robot, relaxed, diagnostics = settle(
+        robot, state_fn, settings, fast=fast, dampings=dampings, record=record,
+        stop_when_settled=stop_when_settled, progress=progress,
+    )
+    relaxed.setup_wall_time_s = built + float(relaxed.setup_wall_time_s)
+    return robot, relaxed, diagnostics
+
+
+def raise_divergence(relaxed: Relaxation, result: Any) -> None:
+    """Raise the failure that stopped a run, if any, with the partial ``result`` (the pose at
+    the last good check, everything recorded so far) as its ``result`` attribute: the caller
+    can save it, nothing computed is lost."""
+    if relaxed.divergence is not None:
+        relaxed.divergence.result = result
+        raise relaxed.divergence
 
 
 def divergence_summary(divergence: SimulationFailed | None) -> dict[str, Any] | None:

@@ -130,8 +130,9 @@ class Relaxation:
     with lost turns of twist (:func:`lost_twist`; the run stops there, not converged), and
     the wall-clock times [s] of the simulation loop (``wall_time_s``: the steps, checks and
     recordings) and of what :func:`~hsa_elastica.robots.settling.settle` did before it
-    (``setup_wall_time_s``: the compiled model, the engine, loading the kernels; nan when
-    not measured)."""
+    (``setup_wall_time_s``: the compiled model, the engine, loading the kernels, and the
+    build under :func:`~hsa_elastica.robots.settling.build_and_settle`; nan when not
+    measured)."""
 
     t: float
     n_steps: int

@@ -40,7 +40,7 @@ from hsa_elastica.robots.hsa_rod import (
     make_hsa_rod,
 )
 
-__all__ = ["build_single_rod"]
+__all__ = ["build_single_rod", "check_setup"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,14 +99,10 @@ def build_single_rod(
     sim_params = SimulationParams() if sim_params is None else sim_params
     if not isinstance(sim_params, SimulationParams):
         raise ParameterError(f"sim_params = {sim_params!r} is invalid: must be a SimulationParams")
-    if base not in _BASES:
-        raise ParameterError(f"base = {base!r} is invalid: must be one of {_BASES}")
-    if distal not in _DISTALS:
-        raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
+    check_setup(base, distal)
     dt = sim_params.dt
     if check_dt and integrator(sim_params).checks_stability_limit:  # implicit: Newton refuses a dt
         check_time_step(dt, rod_params)
-
     sim = HSASimulator()
     rod = make_hsa_rod(rod_params, base_position=base_position, normal=normal)
     sim.append(rod)
@@ -124,22 +120,23 @@ def build_single_rod(
 
     recorder = _add_environment(sim, rod, sim_params, "rod" if record else None)
     handle = SingleRod(
-        simulator=sim,
-        rod=rod,
-        rod_params=rod_params,
-        sim_params=sim_params,
-        timestepper=PositionVerlet(),
-        dt=dt,
-        coupling=coupling,
-        base_bc=base_bc,
-        base_torque=base_torque,
-        distal_bc=distal_bc,
-        recorder=recorder,
+        simulator=sim, rod=rod, rod_params=rod_params, sim_params=sim_params,
+        timestepper=PositionVerlet(), dt=dt, coupling=coupling, base_bc=base_bc,
+        base_torque=base_torque, distal_bc=distal_bc, recorder=recorder,
         recorders={"rod": recorder} if recorder is not None else {},
     )
     if finalize:
         sim.finalize()
     return handle
+
+
+def check_setup(base: str, distal: str) -> None:
+    """``ParameterError`` unless ``base`` is one of ``"motor"``, ``"free_twist"`` and
+    ``distal`` one of ``"free"``, ``"twist_locked"``, ``"fixed"`` (the single-rod set-ups)."""
+    if base not in _BASES:
+        raise ParameterError(f"base = {base!r} is invalid: must be one of {_BASES}")
+    if distal not in _DISTALS:
+        raise ParameterError(f"distal = {distal!r} is invalid: must be one of {_DISTALS}")
 
 
 def _add_rod_base(

@@ -36,10 +36,15 @@ from elastica.rigidbody import Cylinder
 from elastica.timestepper.symplectic_steppers import PositionVerlet
 
 from hsa_elastica.engines.control import ControlMixin
-from hsa_elastica.engines.timeloop import check_time_step
 from hsa_elastica.params import JointParams, ParameterError, RobotParams
-from hsa_elastica.robots.builders import _assemble_robot, _motor_schedules
-from hsa_elastica.robots.placement import _base_frame, _with_joint
+from hsa_elastica.robots.builders import (
+    _assemble_robot,
+    _motor_schedules,
+    announce_kernels,
+    check_ramp,
+    check_time_steps,
+)
+from hsa_elastica.robots.placement import _base_frame
 from hsa_elastica.robots.environment import HSASimulator
 from hsa_elastica.robots.handles import OperatorRef, Robot, _run
 from hsa_elastica.robots.primitives import primitive_angles
@@ -206,19 +211,54 @@ def build_stack(
         How the motors of the stages ``k >= 1`` are driven (see ``build_robot``'s ``drive``;
         their entries of ``motor_angles`` are then torques [N m]); stage 0 is angle-driven.
     """
-    from hsa_elastica.engines.fused import kernels_cached
-    from hsa_elastica.io.compile_notice import announce_if_cold
+    params, schedules = _stack_inputs(segments, motor_angles, motor_mass, drive)
+    announce_kernels(params[0].simulation)
+    check_ramp(ramp)
+    if check_dt:  # (the mounts' springs on the base nodes of the stages k >= 1)
+        for k, p in enumerate(params):
+            check_time_steps(p, mount if k > 0 else None)
+    sim = HSASimulator()
+    frame, body = _base_frame(base, None)
+    if drive not in ("angle", "torque"):
+        raise ParameterError(f"drive = {drive!r} is invalid: must be 'angle' or 'torque'")
+    if body is not None:
+        raise ParameterError("build_stack: base must be None or a pose (the bottom motors are fixed)")
+    robots: list[Robot] = []
+    for k, p in enumerate(params):
+        if k > 0:
+            below = robots[-1].platform
+            frame, body = _base_frame(below, None)
+        robots.append(_assemble_robot(
+            sim, p, schedules[k], ramp, record, frame, body, mount, drive if k > 0 else "angle"
+        ))
+    stack = Stack(
+        simulator=sim,
+        segments=robots,
+        params=tuple(params),
+        timestepper=PositionVerlet(),
+        dt=float(params[0].simulation.dt),
+        recorders={f"seg{k}/{key}": rec for k, r in enumerate(robots) for key, rec in r.recorders.items()},
+        rods=[rod for r in robots for rod in r.rods],
+        platforms=[r.platform for r in robots],
+        motors=[mot for r in robots for mot in r.motors],
+    )
+    if finalize:
+        sim.finalize()
+    return stack
 
-    announce_if_cold(kernels_cached)  # a first run compiles for a minute: say so on stderr
-    from hsa_elastica.engines.precompile import precompile_if_cold
 
+def _stack_inputs(
+    segments: Sequence[RobotParams], motor_angles: Sequence[Sequence[Any]] | None,
+    motor_mass: float, drive: str,
+) -> tuple[list[RobotParams], list[list[Any]]]:
+    """:func:`build_stack`'s segments, checked (``ParameterError`` naming the argument), with
+    the motors of stage ``k`` as a payload of the platform of stage ``k - 1``, and the motor
+    schedules per segment (default: all motors at 0)."""
     params = list(segments) if not isinstance(segments, RobotParams) else [segments]
     if not params or not all(isinstance(p, RobotParams) for p in params):
         raise ParameterError(
             f"segments = {segments!r} is invalid: must be a non-empty sequence of RobotParams"
         )
-    # CLI only (precompile.enable): a first run compiles on every core
-    precompile_if_cold(integrator=params[0].simulation)
     m = float(motor_mass) if not isinstance(motor_mass, bool) else math.nan
     if not (math.isfinite(m) and m >= 0.0):
         raise ParameterError(f"motor_mass = {motor_mass!r} is invalid: must be a finite number >= 0 (kg)")
@@ -241,47 +281,10 @@ def build_stack(
         for k, (a, p) in enumerate(zip(angles, params))
     ]
     # the motors of stage k ride the platform of stage k - 1
-    params = [
+    return [
         _payload(p, m * params[k + 1].n_rods if k + 1 < len(params) else 0.0)
         for k, p in enumerate(params)
-    ]
-    if check_dt:
-        for k, p in enumerate(params):
-            check_time_step(p.simulation.dt, p)
-            if mount is not None and k > 0:
-                check_time_step(p.simulation.dt, _with_joint(p, mount))
-
-    sim = HSASimulator()
-    frame, body = _base_frame(base, None)
-    if drive not in ("angle", "torque"):
-        raise ParameterError(f"drive = {drive!r} is invalid: must be 'angle' or 'torque'")
-    if body is not None:
-        raise ParameterError("build_stack: base must be None or a pose (the bottom motors are fixed)")
-    robots: list[Robot] = []
-    for k, p in enumerate(params):
-        if k > 0:
-            below = robots[-1].platform
-            frame, body = _base_frame(below, None)
-        robots.append(_assemble_robot(
-            sim, p, schedules[k], ramp, record, frame, body, mount, drive if k > 0 else "angle"
-        ))
-    recorders = {
-        f"seg{k}/{key}": rec for k, r in enumerate(robots) for key, rec in r.recorders.items()
-    }
-    stack = Stack(
-        simulator=sim,
-        segments=robots,
-        params=tuple(params),
-        timestepper=PositionVerlet(),
-        dt=float(params[0].simulation.dt),
-        recorders=recorders,
-        rods=[rod for r in robots for rod in r.rods],
-        platforms=[r.platform for r in robots],
-        motors=[mot for r in robots for mot in r.motors],
-    )
-    if finalize:
-        sim.finalize()
-    return stack
+    ], schedules
 
 
 def stack_primitive_angles(

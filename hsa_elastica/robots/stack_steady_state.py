@@ -34,7 +34,13 @@ from hsa_elastica.io.columns import JsonObject
 from hsa_elastica.params import JointParams, ParameterError, RobotParams, warn_mass_without_gravity
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
-from hsa_elastica.robots.settling import Relaxation, divergence_summary, settle, settle_settings
+from hsa_elastica.robots.settling import (
+    Relaxation,
+    build_and_settle,
+    divergence_summary,
+    raise_divergence,
+    settle_settings,
+)
 from hsa_elastica.robots.steady_state import (
     SteadyStateResult,
     real_time_factor,
@@ -205,6 +211,38 @@ def solve_stack_steady_state(
     """
     if method not in METHODS:
         raise ParameterError(f"method = {method!r} is invalid: must be 'dynamic' or 'static'")
+    params, commands = _commands(segments, motor_angles, drive)
+    warn_mass_without_gravity(params, motor_mass if isinstance(motor_mass, (int, float)) else 0.0)
+    if method == "static":
+        return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
+    settings = settle_settings(
+        tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
+        max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
+        max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
+        dt=params[0].simulation.dt,
+    )
+    dampings = (max(p.simulation.damping for p in params),
+                max(p.simulation.rotational_damping for p in params))
+    robot, relaxed, diagnostics = build_and_settle(
+        lambda: build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass,
+                            record=record, mount=mount, drive=drive),
+        params, _stack_state, settings, fast=fast, dampings=dampings, record=record,
+        stop_when_settled=stop_when_settled, progress=progress,
+    )
+    residual = (math.nan, math.nan)
+    if fast and relaxed.divergence is None:
+        residual = robot.static_residual()
+    result = _dynamic_result(relaxed, params, commands, residual, motor_mass=motor_mass,
+                             drive=drive, diagnostics=diagnostics)
+    raise_divergence(relaxed, result)
+    return result
+
+
+def _commands(segments: Sequence[RobotParams], motor_angles: Sequence[Sequence[float]],
+              drive: str) -> tuple[list[RobotParams], list[NDArray[np.float64]]]:
+    """The segments' parameters and motor commands, checked (``ParameterError`` naming the
+    argument: not a non-empty sequence of RobotParams, not one command sequence per segment,
+    or a bad command)."""
     params = list(segments)
     if not params or not all(isinstance(p, RobotParams) for p in params):
         raise ParameterError(f"segments = {segments!r} is invalid: must be a non-empty sequence of RobotParams")
@@ -215,42 +253,7 @@ def solve_stack_steady_state(
     commands = [np.array(_motor_schedules(a, p.n_rods, angles=k == 0 or drive == "angle",
                                           field=f"motor_angles[{k}]"), dtype=np.float64)
                 for k, (a, p) in enumerate(zip(motor_angles, params))]
-    warn_mass_without_gravity(params, motor_mass if isinstance(motor_mass, (int, float)) else 0.0)
-    if method == "static":
-        return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
-    settings = settle_settings(
-        tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
-        max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
-        max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
-        dt=params[0].simulation.dt,
-    )
-    if record:  # the recordings of all segments together fit in memory
-        from hsa_elastica.io.recording import check_recording_size
-
-        check_recording_size(params, settings.t_max)
-    wall0 = _time.perf_counter()
-    robot: Any = build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass, record=record,
-                             mount=mount, drive=drive)
-    built = _time.perf_counter() - wall0
-    dampings = (max(p.simulation.damping for p in params),
-                max(p.simulation.rotational_damping for p in params))
-    robot, relaxed, diagnostics = settle(
-        robot, _stack_state, settings, fast=fast, dampings=dampings, record=record,
-        stop_when_settled=stop_when_settled, progress=progress,
-    )
-    residual = (math.nan, math.nan)
-    if fast and relaxed.divergence is None:
-        residual = robot.static_residual()
-    result = _dynamic_result(
-        relaxed, params, commands, residual, built + relaxed.setup_wall_time_s,
-        motor_mass=motor_mass, drive=drive, diagnostics=diagnostics,
-    )
-    if relaxed.divergence is not None:
-        # the partial result (pose at the last good check, everything recorded so far) goes
-        # with the exception so the caller can save it: nothing computed is lost
-        relaxed.divergence.result = result
-        raise relaxed.divergence
-    return result
+    return params, commands
 
 
 def _result(
@@ -286,11 +289,11 @@ def _result(
 
 def _dynamic_result(
     relaxed: Relaxation, params: list[RobotParams], commands: list[NDArray[np.float64]],
-    residual: tuple[float, float], setup: float, *, motor_mass: float, drive: str,
+    residual: tuple[float, float], *, motor_mass: float, drive: str,
     diagnostics: "pd.DataFrame | None",
 ) -> StackSteadyStateResult:
-    """The :class:`StackSteadyStateResult` of a dynamic run (``setup`` [s]: the wall time
-    before its simulation loop, the loop's is the relaxation's)."""
+    """The :class:`StackSteadyStateResult` of a dynamic run (its wall times: the
+    relaxation's)."""
     divergence = relaxed.divergence
     state = relaxed.state
     return _result(
@@ -298,7 +301,8 @@ def _dynamic_result(
         speeds=(state["max_speed"], state["platform_omega"]), residual=residual,
         motor_mass=motor_mass, drive=drive, converged=bool(relaxed.converged), method="dynamic",
         sim_time_s=float(relaxed.t) if divergence is None else divergence.time,
-        wall_time_s=float(relaxed.wall_time_s), setup_wall_time_s=float(setup),
+        wall_time_s=float(relaxed.wall_time_s),
+        setup_wall_time_s=float(relaxed.setup_wall_time_s),
         settle_time_s=math.nan if relaxed.settled_since is None else float(relaxed.settled_since),
         n_steps=relaxed.n_steps, diverged=divergence is not None,
         divergence=divergence_summary(divergence), diagnostics=diagnostics,

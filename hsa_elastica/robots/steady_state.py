@@ -41,13 +41,34 @@ with the paper's one-way coupling at damping 10 1/s the elongation primitive set
 
 The state reported is the one at the stopping time (not the last recorded sample); the same
 state is appended to the diagnostics if the recorders did not sample it.
+
+The engines
+-----------
+``fast=True`` (default) steps the robot with the compiled engine ``simulation.integrator``
+selects (``"explicit"``: the fused loop :class:`hsa_elastica.robots.compiled.FastRobot`, same
+trajectory as the per-rod operators to round-off, about 4x faster; ``"implicit"``:
+:class:`hsa_elastica.robots.compiled.ImplicitRobot`); ``fast=False`` the reference per-rod
+operators (``Robot.run``).  A simulator the fused loop cannot compile raises
+``fast.FastPathUnsupported``.
+
+The creep bound
+---------------
+``tol_residual`` [m/s^2] bounds the unbalanced force per unit mass that the velocity damping
+would be balancing if the robot were creeping: at a quasi-static state the damper
+``v *= exp(-c dt)`` removes ``v (exp(c dt) - 1) / dt ~ c v`` per step, which must equal the
+residual force / mass.  A heavily damped robot that has not reached its equilibrium moves
+slowly but is *not* in equilibrium; requiring ``|v| (exp(c dt) - 1) / dt < tol_residual`` for
+every node and the platform (and the same with ``rotational_damping`` for the platform angular
+speed, bound ``tol_residual / tol_velocity * tol_omega``) rules it out.  The default 5e-3
+m/s^2 equals ``tol_velocity`` times the default damping 50 1/s, so at the default damping the
+two tests agree.  On the fused path the force balance itself is checked too
+(:func:`equilibrium_residual_ok`, static residual below :data:`TOL_STATIC_RESIDUAL`).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import time as _time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -62,15 +83,13 @@ from hsa_elastica.params import (
     warn_mass_without_gravity,
 )
 from hsa_elastica.robots.builders import build_robot
-from hsa_elastica.robots.settling_checks import settling_state as settling_state  # noqa: PLC0414 (re-exported)
-from hsa_elastica.robots.settling import (  # re-exported: the settling loop lives there
+from hsa_elastica.robots.settling import build_and_settle, divergence_summary, raise_divergence, settle_settings
+from hsa_elastica.robots.settling import relax as relax  # re-exported: the settling loop
+from hsa_elastica.robots.settling_checks import (  # re-exported: the settling test and its outcome
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
     Relaxation as Relaxation,
-    divergence_summary,
     equilibrium_residual_ok as equilibrium_residual_ok,
-    relax as relax,
-    settle,
-    settle_settings,
+    settling_state as settling_state,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -331,13 +350,11 @@ def solve_steady_state(
 
     Parameters
     ----------
-    params : RobotParams
     motor_angles : (n_rods,) [rad]
         Target motor angles (rotation of each rod base about its own +z, right-hand rule).
-    tol_velocity : m/s
-        Bound on every rod node speed and the platform speed (default 1e-4 m/s = 0.1 mm/s).
-    tol_omega : rad/s
-        Bound on the platform angular speed (default 1e-3 rad/s).
+    tol_velocity, tol_omega : m/s, rad/s
+        Bounds on every rod node speed and the platform speed (default 1e-4 m/s = 0.1 mm/s)
+        and on the platform angular speed (default 1e-3 rad/s).
     window : s
         Simulated time the bounds must hold for, at every check (default 0.05 s).
     max_time : s
@@ -348,47 +365,28 @@ def solve_steady_state(
         Passed to :func:`robot.build_robot` (None: ``params.simulation.ramp_time``).  The
         settling test starts at the end of the ramp (for a callable: at t = 0).
     stop_when_settled : bool
-        False runs to ``max_time`` regardless (a fixed-duration run) and still reports whether
-        the settling test held over the last ``window``.
+        False: run to ``max_time`` (a fixed duration), still reporting if the test held over the last ``window``.
     record : bool
         Record diagnostics (``result.diagnostics``) at ``params.simulation.record_fps``.
     progress : bool
-        tqdm bar in simulated seconds on stderr (only if stderr is a terminal; it appears after
-        2 s of wall time).
+        tqdm bar in simulated seconds on stderr (a terminal only; it appears after 2 s).
     max_speed : m/s
-        Runaway guard: a node or platform speed above this (default 100 m/s, about the axial
-        wave speed of the paper's rods) raises ``SimulationDiverged`` even while the state is
-        still finite (also checked by ``simulation.run`` / ``FastRobot.run`` at every chunk).
+        Runaway guard (default 100 m/s, about the axial wave speed of the paper's rods): a
+        faster node or platform raises ``SimulationDiverged`` while the state is still finite.
     fast : bool
-        True (default): step the robot with the compiled engine ``simulation.integrator``
-        selects (``"explicit"``: the fused loop :class:`hsa_elastica.robots.compiled.FastRobot`,
-        same trajectory as the per-rod operators to round-off, about 4x faster;
-        ``"implicit"``: :class:`hsa_elastica.robots.compiled.ImplicitRobot`); False: the
-        reference per-rod operators (``Robot.run``).  A simulator the fused loop cannot compile
-        raises ``fast.FastPathUnsupported``.
+        True (default): the compiled engine ``simulation.integrator`` selects; False: the
+        reference per-rod operators (``Robot.run``; module doc, "The engines").
     tol_residual : m/s^2
-        Bound on the unbalanced force per unit mass that the velocity damping would be
-        balancing if the robot were creeping: at a quasi-static state the damper
-        ``v *= exp(-c dt)`` removes ``v (exp(c dt) - 1) / dt ~ c v`` per step, which must equal
-        the residual force / mass.  A heavily damped robot that has not reached its
-        equilibrium moves slowly but is *not* in equilibrium; requiring
-        ``|v| (exp(c dt) - 1) / dt < tol_residual`` for every node and the platform (and the
-        same with ``rotational_damping`` for the platform angular speed, bound
-        ``tol_residual / tol_velocity * tol_omega``) rules it out.  The default 5e-3 m/s^2
-        equals ``tol_velocity`` times the default damping 50 1/s, so at the default damping
-        the two tests agree.  On the fused path the force balance itself is checked too
-        (:func:`equilibrium_residual_ok`, static residual below :data:`TOL_STATIC_RESIDUAL`).
+        The creep bound (module doc, "The creep bound"; default 5e-3 m/s^2).
 
     Raises
     ------
     ParameterError
-        for an invalid tolerance or time (naming the keyword and its range; ``max_time`` is
-        at most :data:`hsa_elastica.params.MAX_STEPS` steps), invalid angles, a time step
-        above the stability limit or a recording that would not fit in memory (before
-        simulating); ``SimulationFailed`` if the run cannot go on (``SimulationDiverged``: the
-        state blows up; ``ImplicitStepFailed``: a step the implicit integrator refused), with
-        the partial result (``diverged=True``, the diagnostics recorded so far) as its
-        ``result`` attribute.
+        before simulating, for an invalid option (naming it and its range; ``max_time`` is at
+        most :data:`hsa_elastica.params.MAX_STEPS` steps) or angles, a time step above the
+        stability limit or a recording that would not fit in memory; ``SimulationFailed``
+        (``SimulationDiverged``: a blow-up; ``ImplicitStepFailed``: a refused implicit step)
+        with the partial result (``diverged=True``, diagnostics so far) as ``result``.
     """
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
@@ -400,23 +398,30 @@ def solve_steady_state(
     angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
     warn_mass_without_gravity(params)
     sp = params.simulation
-    if record:
-        from hsa_elastica.io.recording import check_recording_size
-
-        check_recording_size(params, settings.t_max)
-    wall0 = _time.perf_counter()
-    robot: Any = build_robot(params, [float(a) for a in angles], ramp=ramp, record=record)
-    built = _time.perf_counter() - wall0
-    robot, relaxed, diagnostics = settle(
-        robot, settling_state, settings, fast=fast, dampings=(sp.damping, sp.rotational_damping),
-        record=record, stop_when_settled=stop_when_settled, progress=progress,
+    robot, relaxed, diagnostics = build_and_settle(
+        lambda: build_robot(params, [float(a) for a in angles], ramp=ramp, record=record),
+        params, settling_state, settings, fast=fast,
+        dampings=(sp.damping, sp.rotational_damping), record=record,
+        stop_when_settled=stop_when_settled, progress=progress,
     )
+    result = _dynamic_result(relaxed, robot, params, diagnostics)
+    raise_divergence(relaxed, result)
+    if result.converged and not params.environment.objects:  # (no static model with objects)
+        _check_stability(result, robot, params)
+    return result
+
+
+def _dynamic_result(relaxed: Relaxation, robot: Any, params: RobotParams,
+                    diagnostics: "pd.DataFrame | None") -> SteadyStateResult:
+    """The :class:`SteadyStateResult` of a dynamic run: the relaxation's stopping state (the
+    pose at the last good check if it failed), times, settling data and the symmetries the
+    pose breaks (:meth:`SteadyStateResult.check_symmetry`)."""
     state, divergence = relaxed.state, relaxed.divergence
     result = SteadyStateResult(
         converged=bool(relaxed.converged),
         sim_time_s=float(relaxed.t) if divergence is None else divergence.time,
         wall_time_s=float(relaxed.wall_time_s),
-        setup_wall_time_s=built + float(relaxed.setup_wall_time_s),
+        setup_wall_time_s=float(relaxed.setup_wall_time_s),
         motor_angles_rad=np.array(robot.motor_angles, dtype=np.float64),
         platform_position_m=state["platform_position_m"],
         platform_quaternion_xyzw=state["platform_quaternion_xyzw"],
@@ -431,13 +436,6 @@ def solve_steady_state(
         divergence=divergence_summary(divergence),
     )
     result.check_symmetry()
-    if divergence is not None:
-        # the caller gets the exception with the partial result (pose at the last good check,
-        # everything recorded so far) to save it: nothing computed is lost
-        divergence.result = result
-        raise divergence
-    if result.converged and not params.environment.objects:  # (no static model with objects)
-        _check_stability(result, robot, params)
     return result
 
 
