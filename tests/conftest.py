@@ -7,9 +7,8 @@ module), so tests of any module may use it.
 The hooks at the end fill numba's kernel cache once, before any test runs: in a plain run, or in
 the pytest-xdist controller before its workers start (setup.cfg), the package's
 parallel precompilation (:func:`hsa_elastica.engines.precompile.precompile`, one process per
-core) compiles the kernel table, then one short implicit run compiles the implicit integrator's
-kernels, which the table does not list; the workers then load every kernel instead of each
-compiling the same ones inside whichever test first calls them.  ``HSA_ELASTICA_PRECOMPILE=0``
+core) compiles the kernel table (both integrators and the envs); the workers then load every
+kernel instead of each compiling the same ones inside whichever test first calls them.  ``HSA_ELASTICA_PRECOMPILE=0``
 skips this (the kernels then compile on first use, in the test that calls them).  Tests that
 share a module-scoped fixture run on one worker (``pytest_collection_modifyitems``).  Without
 pytest-xdist (``-p no:xdist``, or not installed) the options setup.cfg gives it
@@ -21,8 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
-import sys
 import time
 from typing import Any
 
@@ -217,43 +214,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
-#: a short implicit run in a fresh process: the watched settling loop of a robot (implicit
-#: engine, Newton, tangent, watch and residual-check kernels) and a primitive on the implicit
-#: integrator (the engine's plain chunks); kernels shared with the table are loaded from the
-#: cache the precompilation filled, so only the implicit integrator's own compile here
-_IMPLICIT_WARMUP = """
-from hsa_elastica.cli import main
-from hsa_elastica.params import paper_robot_params
-from hsa_elastica.robots.primitives import primitive_angles
-from hsa_elastica.robots.steady_state import solve_steady_state
-p = paper_robot_params()
-p = p.replace(rod=p.rod.replace(n_elements=5),
-              simulation=p.simulation.replace(integrator="implicit", dt=2e-3, ramp_time=0.02))
-solve_steady_state(p, primitive_angles("bend_east", 1.0, p), max_time=0.04,
-                   stop_when_settled=False)
-raise SystemExit(main(["primitive", "elongation", "--integrator", "implicit",
-                       "--duration", "0.02", "--quiet"]))
-"""
-
-
 def _fill_kernel_cache() -> str:
-    """Compile the kernel table on every core, then the implicit integrator's kernels; one
-    line saying what was done and how long it took."""
+    """Compile the kernel table (the explicit and implicit integrators, the envs) on every
+    core; one line saying what was done and how long it took."""
     from hsa_elastica.engines.precompile import precompile
 
     t0 = time.perf_counter()
     summary = precompile(quiet=True)
-    t1 = time.perf_counter()
-    warm = subprocess.run([sys.executable, "-c", _IMPLICIT_WARMUP], capture_output=True,
-                          text=True, timeout=1800, check=False)
-    t2 = time.perf_counter()
     failed = f", {len(summary.failed)} failed" if summary.failed else ""
-    implicit = "" if warm.returncode == 0 else (
-        f" (implicit warm-up exit {warm.returncode}: "
-        f"{(warm.stderr.strip().splitlines() or [''])[-1][:200]})")
     return (f"numba kernel cache: table {summary.compiled} compiled{failed}, "
-            f"{summary.cached} cached, {summary.workers or 0} processes, {t1 - t0:.1f} s; "
-            f"implicit kernels {t2 - t1:.1f} s{implicit}")
+            f"{summary.cached} cached, {summary.workers or 0} processes, "
+            f"{time.perf_counter() - t0:.1f} s")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
