@@ -46,7 +46,7 @@ from hsa_elastica.engines.implicit_kernels import (
 )
 from hsa_elastica.engines.statics_kernels import gather_forces, zero_external
 from hsa_elastica.physics.forces import (
-    apply_coupling,
+    apply_couplings,
     constrain_rates,
     constrain_values,
     evaluate_forces,
@@ -57,7 +57,6 @@ from hsa_elastica.physics.rod_kernels import (
     rotation_log_inplace,
 )
 from hsa_elastica.physics.tables import (
-    OP_COUPLING,
     OP_GRAVITY_BODY,
     OP_GRAVITY_ROD,
     OP_JOINT_FORCE,
@@ -104,10 +103,9 @@ def _couplings(n, model):  # type: ignore[no-untyped-def]
     rod, _, tb, work, _ = model
     c = tb.couplings
     program = tb.sync_program
+    status = np.zeros(4)
     for _ in range(n):
-        for p in range(program.shape[0]):
-            if program[p, 0] == OP_COUPLING:
-                apply_coupling(c, program[p, 1], 0.1, rod, work.vor3)
+        apply_couplings(program, c, 0.1, rod, work.vor3, status)
 
 
 @njit(cache=True)  # type: ignore[misc]

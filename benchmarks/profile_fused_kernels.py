@@ -26,7 +26,7 @@ from elastica.rod.data_structures import overload_operator_dynamic_numba
 from hsa_elastica.compat import update_accelerations, zeroed_out_external_forces_and_torques
 from hsa_elastica.engines import fused
 from hsa_elastica.physics.forces import (
-    apply_coupling,
+    apply_couplings,
     apply_material_damping,
     constrain_rates,
     constrain_values,
@@ -61,10 +61,10 @@ def _motors(n, program, motors, angles, rod, ends, body):  # type: ignore[no-unt
 
 
 @njit
-def _couplings(n, t, couplings, rod, work):  # type: ignore[no-untyped-def]
+def _couplings(n, t, program, couplings, rod, work):  # type: ignore[no-untyped-def]
+    status = np.zeros(4)
     for _ in range(n):
-        for i in range(couplings.handedness.shape[0]):
-            apply_coupling(couplings, i, t, rod, work.vor3)
+        apply_couplings(program, couplings, t, rod, work.vor3, status)
 
 
 @njit
@@ -184,7 +184,7 @@ def main() -> None:
         "kinematic updates (4)": timed(_kinematics, a.dt, rod, body, work),
         "motors (constrain_values)": timed(_motors, m.values_program, m.motors, angles, rod, m.ends, body),
         "rotation log of the block (shared)": timed(_rotation_log, rod, work),
-        "auxetic couplings (Eq. 2-5)": timed(_couplings, t, m.couplings, rod, work),
+        "auxetic couplings (Eq. 2-5)": timed(_couplings, t, m.sync_program, m.couplings, rod, work),
         "rod internal forces": timed(_internal_forces, rod, work),
         "rod internal torques": timed(_internal_torques, rod, work),
         "joints (Eq. 6-7)": timed(_joints, rod, body, m.joints),

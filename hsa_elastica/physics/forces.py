@@ -9,7 +9,7 @@ calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
    kernel :func:`~hsa_elastica.physics.actuation.rotate_about_own_axis`) and the rod-end
    constraints of the single-rod experiments (fixed end, distal twist lock, free-twist base;
    :func:`constrain_end`);
-2. the auxetic rest configuration (Eq. 2-5; :func:`apply_coupling`, kernel
+2. the auxetic rest configuration (Eq. 2-5; :func:`apply_couplings`, kernel
    :func:`~hsa_elastica.physics.auxetic_law.auxetic_update`);
 3. the rods' internal forces and torques (:mod:`hsa_elastica.physics.rod_kernels`);
 4. the forcings and connections in FIFO order: platform joints (Eq. 6-7, kernels of
@@ -96,7 +96,6 @@ from hsa_elastica.physics.tables import (
 
 __all__ = [
     "evaluate_forces",
-    "apply_coupling",
     "apply_couplings",
     "initialize_couplings",
     "apply_reciprocal_couple",
@@ -119,8 +118,8 @@ def initialize_couplings(
     program: NDArray[np.int64], c: CouplingTable, t: float, rotation: NDArray[np.float64]
 ) -> None:
     """First application of the couplings of ``program`` not applied yet: the twist filter
-    starts from the present strain (Eq. 4 from ``rotation``, see :func:`apply_coupling`) at
-    time ``t`` [s].  Kept out of :func:`apply_coupling`: a cold branch there costs ~0.3 us per
+    starts from the present strain (Eq. 4 from ``rotation``, see :func:`_coupling`) at
+    time ``t`` [s].  Kept out of :func:`apply_couplings`: a cold branch there costs ~0.3 us per
     call in numba's generated code."""
     nv = c.printed_voronoi.shape[1]
     for p in range(program.shape[0]):
@@ -140,7 +139,12 @@ def initialize_couplings(
 def _coupling(
     c: CouplingTable, i: int, t: float, rod: RodBlockArrays, rotation: NDArray[np.float64]
 ) -> float:
-    """The body of :func:`apply_coupling`, inlined into :func:`apply_couplings`."""
+    """``AuxeticCoupling.apply_forces`` on coupling ``i`` of the table (its rod's slice of the
+    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0).
+    ``rotation`` (3, Voronoi entries of the block) holds ``log(Q_{k+1} Q_k^T)`` [rad] of the
+    present directors (:func:`~hsa_elastica.physics.rod_kernels.rotation_log_inplace`).  The
+    coupling must have been initialised (:func:`initialize_couplings`).  Inlined into
+    :func:`apply_couplings`."""
     ne = c.printed_lengths.shape[1]
     nv = c.printed_voronoi.shape[1]
     e0 = c.elem_start[i]
@@ -157,23 +161,11 @@ def _coupling(
 
 
 @njit(cache=True)  # type: ignore[misc]
-def apply_coupling(
-    c: CouplingTable, i: int, t: float, rod: RodBlockArrays, rotation: NDArray[np.float64]
-) -> float:
-    """``AuxeticCoupling.apply_forces`` on coupling ``i`` of the table (its rod's slice of the
-    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0).
-    ``rotation`` (3, Voronoi entries of the block) holds ``log(Q_{k+1} Q_k^T)`` [rad] of the
-    present directors (:func:`~hsa_elastica.physics.rod_kernels.rotation_log_inplace`).  The
-    coupling must have been initialised (:func:`initialize_couplings`)."""
-    return _coupling(c, i, t, rod, rotation)
-
-
-@njit(cache=True)  # type: ignore[misc]
 def apply_couplings(
     program: NDArray[np.int64], c: CouplingTable, t: float, rod: RodBlockArrays,
     rotation: NDArray[np.float64], status: NDArray[np.float64],
 ) -> bool:
-    """:func:`apply_coupling` on every coupling row of ``program`` in its order, in one call
+    """``AuxeticCoupling.apply_forces`` (:func:`_coupling`) on every coupling row of ``program`` in its order, in one call
     (the table and the rod block are passed once per evaluation, not once per coupling: each
     call of a kernel with a record argument reference-counts every array of the record).
     Returns False at the first non-positive stiffness, with ``status`` = (``STATUS_STIFFNESS``,
