@@ -179,17 +179,19 @@ def rolling_couple(
     fn = force[0, 0] * n0 + force[1, 0] * n1 + force[2, 0] * n2
     if not fn > 0.0:
         return
-    w = np.empty(3)  # lab angular velocity: Q^T omega
-    for a in range(3):
-        w[a] = q[0, a, b] * om[0, b] + q[1, a, b] * om[1, b] + q[2, a, b] * om[2, b]
-    wn = w[0] * n0 + w[1] * n1 + w[2] * n2
-    w[0] -= wn * n0
-    w[1] -= wn * n1
-    w[2] -= wn * n2
+    # lab angular velocity Q^T omega, its part along the surface (three scalars: no
+    # allocation in the contact loop)
+    w0 = q[0, 0, b] * om[0, b] + q[1, 0, b] * om[1, b] + q[2, 0, b] * om[2, b]
+    w1 = q[0, 1, b] * om[0, b] + q[1, 1, b] * om[1, b] + q[2, 1, b] * om[2, b]
+    w2 = q[0, 2, b] * om[0, b] + q[1, 2, b] * om[1, b] + q[2, 2, b] * om[2, b]
+    wn = w0 * n0 + w1 * n1 + w2 * n2
+    w0 -= wn * n0
+    w1 -= wn * n1
+    w2 -= wn * n2
     ws = vs / radius
-    scale = -crr * radius * fn / np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2] + ws * ws)
+    scale = -crr * radius * fn / np.sqrt(w0 * w0 + w1 * w1 + w2 * w2 + ws * ws)
     for a in range(3):
-        torque[a, b] += scale * (q[a, 0, b] * w[0] + q[a, 1, b] * w[1] + q[a, 2, b] * w[2])
+        torque[a, b] += scale * (q[a, 0, b] * w0 + q[a, 1, b] * w1 + q[a, 2, b] * w2)
 
 
 def _skew(a: Any) -> NDArray[np.float64]:
