@@ -175,3 +175,30 @@ def test_the_builders_notice_only_on_a_cold_cache_and_unless_switched_off(
     finally:
         if notice is not None:
             event.unregister("numba:compile", notice.listener)
+
+
+def test_a_warm_fused_loop_does_not_hide_a_cold_implicit_integrator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The builders' cache test covers the integrator's own rows of the kernel table: with the
+    fused loop cached but the implicit integrator's entry points not, a first implicit run (a
+    fresh ``gym.make("HSAPush-v0")``) compiles for minutes and must say so."""
+    from hsa_elastica.engines import fused, precompile
+    from hsa_elastica.robots import builders
+
+    asked: list[object] = []
+
+    def implicit_cold(command: object = None, integrator: object = None) -> bool:
+        asked.append(command)
+        return True
+
+    monkeypatch.setattr(fused, "kernels_cached", lambda: True)
+    monkeypatch.setattr(precompile, "is_cold", implicit_cold)
+    assert builders.kernels_cached("explicit")  # no rows of its own: the fused loop decides
+    assert asked == []
+    assert not builders.kernels_cached("implicit")
+    assert asked == ["primitive-implicit"]
+    monkeypatch.setattr(precompile, "is_cold", lambda command=None, integrator=None: False)
+    assert builders.kernels_cached("implicit")
+    monkeypatch.setattr(fused, "kernels_cached", lambda: False)
+    assert not builders.kernels_cached("explicit")

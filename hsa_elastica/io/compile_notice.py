@@ -164,10 +164,10 @@ def announce_if_cold(
     is_cached: Callable[[], bool], stream: TextIO | None = None,
 ) -> CompileNotice | None:
     """:func:`announce_compilation` unless ``is_cached()`` (the builders pass
-    :func:`hsa_elastica.engines.fused.kernels_cached`: the fused loop, the package's largest
-    kernel, has an entry in numba's on-disk cache; passed in because ``io`` is below
-    ``engines``), i.e. if this is a first run i.e. this is a first run that will compile for a minute or
-    more; nothing if it is cached, if :func:`suppress` was called or if the environment sets
+    :func:`hsa_elastica.robots.builders.kernels_cached`: the fused loop, the package's largest
+    kernel, and the entry points of the run's time integrator have entries in numba's on-disk
+    cache; passed in because ``io`` is below ``engines``), i.e. if this is a first run that
+    will compile for a minute or more; nothing if it is cached, if :func:`suppress` was called or if the environment sets
     ``HSA_ELASTICA_COMPILE_NOTICE=0``.  The notice prints only while kernels compile, so
     installing it costs nothing when they load from the cache."""
     if _SUPPRESSED or os.environ.get("HSA_ELASTICA_COMPILE_NOTICE", "1") == "0":

@@ -234,13 +234,30 @@ def announce_kernels(integrator: Any = None) -> None:
     """Before a first run that compiles the kernels (about a minute): say so on stderr, and,
     from the command line (``precompile.enable``), compile them on every core (with the rows
     the time integrator of ``integrator``, a ``SimulationParams``, adds to the table)."""
-    from hsa_elastica.engines.fused import kernels_cached
     from hsa_elastica.io.compile_notice import announce_if_cold
 
-    announce_if_cold(kernels_cached)
+    announce_if_cold(lambda: kernels_cached(integrator))
     from hsa_elastica.engines.precompile import precompile_if_cold
 
     precompile_if_cold(integrator=integrator)
+
+
+def kernels_cached(integrator: Any = None) -> bool:
+    """True if numba's cache holds the fused loop and, for a time integrator with its own rows
+    in the kernel table (``integrator``: a ``SimulationParams`` or a name; the implicit
+    integrator's Newton kernel, settling watch and tangents), those rows' entry points: a run
+    on it will not spend minutes compiling first."""
+    from hsa_elastica.engines.fused import kernels_cached as fused_cached
+
+    if not fused_cached():
+        return False
+    if integrator is None:
+        return True
+    from hsa_elastica.engines.precompile import is_cold
+    from hsa_elastica.params.integrators import integrator as integrator_record
+
+    table = integrator_record(integrator).kernel_table
+    return table is None or not is_cold(table)
 
 
 def _assemble_robot(
