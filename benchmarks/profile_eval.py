@@ -76,7 +76,7 @@ def _dynamic(n, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def
 def _evaluate(n, ang, model, sync, values):  # type: ignore[no-untyped-def]
     rod, body, tb, work, status = model
     forcings = ForcingTables(tb.rod_gravity, tb.body_gravity, tb.loads, tb.compression,
-                             tb.contacts)
+                             tb.contacts, tb.laws)
     for _ in range(n):
         zero_external(rod, body)
         evaluate_forces(0.1, ang, rod, body, tb.couplings, tb.joints, tb.motors, tb.ends,

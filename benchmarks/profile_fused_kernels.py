@@ -190,7 +190,7 @@ def main() -> None:
         "joints (Eq. 6-7)": timed(_joints, rod, body, m.joints),
         "evaluate_forces (all of the above)": timed(
             _forces, t, angles, rod, body, m.couplings, m.joints, m.motors, m.ends,
-            ForcingTables(m.rod_gravity, m.body_gravity, m.loads, m.compression, m.contacts),
+            ForcingTables(m.rod_gravity, m.body_gravity, m.loads, m.compression, m.contacts, m.laws),
             (m.sync_program, m.values_program), work, np.zeros(4),
         ),
         "accelerations + dynamic step": timed(_dynamics, a.dt, rod, body),

@@ -56,6 +56,7 @@ _LAZY: dict[str, str] = {
     "MountReaction": "hsa_elastica.physics.rigid_mounts",
     "TwistMount": "hsa_elastica.physics.mounts",
     "KelvinVoigtDamping": "hsa_elastica.physics.kelvin_voigt_damper",
+    "QuadraticDrag": "hsa_elastica.physics.drag",
     **dict.fromkeys(
         ("RigidBodyRecorder", "RodRecorder", "combine", "directors", "node_positions"),
         "hsa_elastica.io.recording",

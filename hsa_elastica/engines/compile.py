@@ -39,6 +39,7 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
+from hsa_elastica.physics.compiled_laws import CompiledLaw, RodSlot, law_for
 from hsa_elastica.physics.contact import BodyContact, RodContact, contact_table
 from hsa_elastica.physics.object_contact import ObjectContact
 from hsa_elastica.physics.rod_contact import RodRodContact
@@ -49,6 +50,7 @@ from hsa_elastica.physics.rigid_mounts import MountReaction, _BodyMountBC
 from hsa_elastica.physics.tables import (
     OP_COMPRESSION,
     OP_CONTACT,
+    OP_LAW,
     OP_COUPLING,
     OP_DAMP_BODY,
     OP_END,
@@ -139,7 +141,9 @@ class CompiledModel:
         """The state an engine advances, by name: the memory blocks (``rod``, ``body``) and
         every writable array of the tables (twist-filter memory, joint rest orientations,
         damper workspaces, ...)."""
-        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays, **self.tables._asdict()}
+        named: dict[str, Any] = {"rod": self.rod_arrays, "body": self.body_arrays,
+                                 **self.tables._asdict()}
+        named.pop("laws")  # the registered compiled laws hold no state (physics/compiled_laws)
         return {key: a for prefix, record in named.items()  # (the programs are arrays)
                 for key, a in ([(prefix, record)] if isinstance(record, np.ndarray) else
                                [(f"{prefix}.{n}", v) for n, v in record._asdict().items()
@@ -225,6 +229,7 @@ class _Compiler(TableBuilder):
         self._compression: list[tuple[AxialCompressionLaw, Any]] = []
         # (operator, system, block start, object body index or -1)
         self._contacts: list[tuple[Any, Any, int, int]] = []
+        self._laws: list[tuple[Any, ...]] = []  # tables of registered compiled laws
         self._reactions: list[tuple[MountReaction, Any, Any]] = []
         self._motors: list[tuple[Any, Any]] = []
         self._ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
@@ -277,7 +282,7 @@ class _Compiler(TableBuilder):
                 sync += self._forcing_rows(inst, method, kw)
             elif not isinstance(inst, (MountReaction, EndpointForces, AxialCompressionLaw,
                                        GravityForces, RodContact, BodyContact,
-                                       ObjectContact, RodRodContact)):
+                                       ObjectContact, RodRodContact)) and law_for(inst) is None:
                 raise FastPathUnsupported(
                     f"forcing/connection {type(inst).__name__} is not supported by the fast path"
                 )
@@ -309,6 +314,9 @@ class _Compiler(TableBuilder):
             return [(OP_COMPRESSION, len(self._compression) - 1)]
         if isinstance(inst, (RodContact, BodyContact, ObjectContact, RodRodContact)):
             return [(OP_CONTACT, self._contact_row(inst, kw["system"]))]
+        law = law_for(inst)
+        if law is not None:
+            return self._law_rows(inst, law, kw["system"])
         if isinstance(inst, GravityForces):
             system = kw["system"]
             g = np.array(inst.acc_gravity, dtype=np.float64).reshape(3)
@@ -324,6 +332,17 @@ class _Compiler(TableBuilder):
         raise FastPathUnsupported(
             f"forcing/connection {type(inst).__name__} is not supported by the fast path"
         )
+
+    def _law_rows(self, inst: Any, law: CompiledLaw, system: Any) -> list[tuple[int, int]]:
+        """The table of a registered compiled law's operator on one rod
+        (:mod:`hsa_elastica.physics.compiled_laws`) and its sync row."""
+        if not self._is_rod(system):
+            raise FastPathUnsupported(f"{type(inst).__name__} on a system outside the rod block")
+        node, elem, _ = self._rod_offsets(system)
+        slot = RodSlot(node, int(system.position_collection.shape[1]), elem,
+                       int(system.director_collection.shape[2]))
+        self._laws.append(law.table(inst, system, slot))
+        return [(OP_LAW, len(self._laws) - 1)]
 
     def _contact_row(self, inst: Any, system: Any) -> int:
         """Row of a contact forcing: a rod's nodes (from its first node) or a body's points;
@@ -449,6 +468,7 @@ class _Compiler(TableBuilder):
             ),
             compression=self._compression_table(self._compression),
             contacts=contact_table(self._contacts),
+            laws=tuple(self._laws),
             sync_program=no_program, values_program=no_program, rates_program=no_program,
         )
         inputs = Inputs(

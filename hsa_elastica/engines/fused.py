@@ -182,8 +182,8 @@ def advance(
     # unpacked once: an array taken out of a record is reference-counted at every use
     angle_half, angle_full, rate_half = schedule
     (couplings, joints, motors, rod_dampers, body_dampers, rod_gravity, body_gravity, material,
-     ends, loads, compression, contacts, sync_program, values_program, rates_program) = tables
-    forcings = ForcingTables(rod_gravity, body_gravity, loads, compression, contacts)
+     ends, loads, compression, contacts, laws, sync_program, values_program, rates_program) = tables
+    forcings = ForcingTables(rod_gravity, body_gravity, loads, compression, contacts, laws)
     programs = (sync_program, values_program)
     half = np.float64(0.5 * dt)
     full = np.float64(dt)

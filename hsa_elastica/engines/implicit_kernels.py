@@ -334,7 +334,7 @@ def dynamic_forces(
     rod, body, tables, work, status = model
     # unpacked once (an array taken out of a record is reference-counted at every use)
     (couplings, joints, motors, dr, db, rod_gravity, body_gravity, material, ends, loads,
-     compression, contacts, sync_program, values_program, _rates_program) = tables
+     compression, contacts, laws, sync_program, values_program, _rates_program) = tables
     (unknowns, bc_program, damp_program, _dt_table, filter_saved, filter_time0, dr_rates,
      db_rates, _memory_saved) = terms
     if filter_saved.shape[0] > 0:
@@ -354,7 +354,7 @@ def dynamic_forces(
     # them again on the same pose wrote the same numbers for motors on a fixed base)
     ok = evaluate_forces(
         t, angles, rod, body, couplings, joints, motors, ends,
-        ForcingTables(rod_gravity, body_gravity, loads, compression, contacts),
+        ForcingTables(rod_gravity, body_gravity, loads, compression, contacts, laws),
         (sync_program, values_program[:0]), work, status,
     )
     if not ok:

@@ -44,6 +44,7 @@ from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH
 from hsa_elastica.physics.tables import (
     OP_COMPRESSION,
+    OP_LAW,
     OP_CONTACT,
     OP_COUPLING,
     OP_COUPLING_TORQUE,
@@ -127,7 +128,7 @@ def _residual(angles: NDArray[np.float64], model: ForceModel, gather: _Gather,
     evaluate_forces(
         0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors, tables.ends,
         ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression,
-                      tables.contacts),
+                      tables.contacts, tables.laws),
         (tables.sync_program, tables.values_program), work, status,
     )
     gather(model, out)
@@ -281,6 +282,9 @@ def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
             if code == OP_COUPLING_TORQUE:
                 r, c = _element_reach(local, PASSIVE_REACH)
                 pattern[r, c] = True
+        elif code == OP_LAW:  # a registered compiled law: within its rod's band
+            local = rod_of(int(tables.laws[i].slot.elem_start))
+            banded[id(local)] = local
         elif code in (OP_JOINT_FORCE, OP_JOINT_TORQUE):
             own = ((kind == KIND_NODE) & (index == joints.node[i]) if code == OP_JOINT_FORCE
                    else np.isin(kind, ROTATION_KINDS) & (index == joints.element[i]))

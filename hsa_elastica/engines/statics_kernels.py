@@ -167,7 +167,7 @@ def residual(
     ok = evaluate_forces(
         0.0, angles, rod, body, tables.couplings, tables.joints, tables.motors, tables.ends,
         ForcingTables(tables.rod_gravity, tables.body_gravity, tables.loads, tables.compression,
-                      tables.contacts),
+                      tables.contacts, tables.laws),
         (tables.sync_program, tables.values_program), work, status,
     )
     gather_forces(rod, body, unknowns, out)

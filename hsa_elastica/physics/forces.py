@@ -55,6 +55,7 @@ from hsa_elastica.physics.auxetic_law import (
     handed_twist_from_rotation,
     reciprocal_twist_couple,
 )
+from hsa_elastica.physics.compiled_laws import apply_laws
 from hsa_elastica.physics.compression_law import CompressionRow, compression_law_forces
 from hsa_elastica.physics.contact_laws import (
     ContactLaw,
@@ -576,4 +577,7 @@ def evaluate_forces(
             apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
         elif code == OP_CONTACT:
             apply_contact(forcings.contacts, i, rod_view, body_view)
+    # the registered compiled laws (their OP_LAW rows mark them in the program), unrolled at
+    # compile time; nothing for a model without them
+    apply_laws(forcings.laws, t, rod_view)
     return True

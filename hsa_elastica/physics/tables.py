@@ -59,6 +59,7 @@ OP_COMPRESSION = 12  # compression-softening axial law (CompressionTable row)
 OP_COUPLING_TORQUE = 13  # the passive model's conjugate couple and exact-gradient rod forces
 OP_MOUNT_REACTION = 14  # load of a body-mounted rod base handed to the body (MotorTable row)
 OP_CONTACT = 15  # contact of a rod's nodes or a body's points with an obstacle (ContactTable row)
+OP_LAW = 16  # a law registered in physics/compiled_laws (ModelTables.laws entry)
 
 #: the ``ContactTable.ids`` system kind of a rod against a rod (physics/rod_contact.py)
 ROD_ROD = 3
@@ -354,6 +355,7 @@ class ForcingTables(NamedTuple):
     loads: LoadTable
     compression: CompressionTable
     contacts: ContactTable
+    laws: tuple[Any, ...]  # the tables of the registered compiled laws (physics/compiled_laws)
 
 
 class ModelTables(NamedTuple):
@@ -373,6 +375,7 @@ class ModelTables(NamedTuple):
     loads: LoadTable
     compression: CompressionTable
     contacts: ContactTable
+    laws: tuple[Any, ...]
     sync_program: NDArray[np.int64]
     values_program: NDArray[np.int64]
     rates_program: NDArray[np.int64]

@@ -1,0 +1,177 @@
+"""Compiled laws declared in one module (physics/compiled_laws.py), shown on the quadratic
+drag law (physics/drag.py): every registered law's tangent against central differences of its
+kernel; the drag law against the closed-form terminal velocity on PyElastica's operator path,
+the fused explicit step and the implicit integrator; the static solver with the law in the
+model; the registration's checks."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+from elastica import CosseratRod, PositionVerlet
+from elastica.external_forces import GravityForces, NoForces
+from elastica.modules import BaseSystemCollection, Constraints, Damping, Forcing
+
+import hsa_elastica.physics
+from hsa_elastica.engines.compile import compile_simulator
+from hsa_elastica.engines.fused import FusedEngine
+from hsa_elastica.engines.implicit import ImplicitEngine
+from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.params import ContactParams, ParameterError, PlaneObstacle
+from hsa_elastica.physics.compiled_laws import LAW_REGISTRY, CompiledLaw, RodSlot, register_law
+from hsa_elastica.physics.contact import add_contact
+from hsa_elastica.physics.drag import QuadraticDrag
+
+G = 9.81  # m/s^2
+L, R, RHO = 0.2, 0.005, 1000.0  # rod length, radius [m], density [kg/m^3]
+C_D = 1.2
+# the fluid density that makes the terminal velocity 1 m/s: rho_f C_d D L v_t^2 = 2 m g
+MASS = RHO * math.pi * R**2 * L
+RHO_F = 2.0 * MASS * G / (C_D * 2.0 * R * L * 1.0**2)
+V_T = math.sqrt(2.0 * MASS * G / (RHO_F * C_D * 2.0 * R * L))  # = 1 m/s
+
+
+class _Sim(BaseSystemCollection, Constraints, Forcing, Damping):
+    pass
+
+
+def _falling_rod() -> tuple[_Sim, CosseratRod]:
+    """A straight rod lying horizontally, falling broadside under gravity with the drag."""
+    sim = _Sim()
+    rod = CosseratRod.straight_rod(
+        20, np.zeros(3), np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), L, R, RHO,
+        youngs_modulus=1e6, shear_modulus=1e6 / 3.0,
+    )
+    sim.append(rod)
+    sim.add_forcing_to(rod).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
+    sim.add_forcing_to(rod).using(QuadraticDrag, density=RHO_F, drag_coefficient=C_D)
+    sim.finalize()
+    return sim, rod
+
+
+def _all_laws() -> list[CompiledLaw]:
+    """Every law registered by a module of hsa_elastica.physics (each module imported)."""
+    for info in pkgutil.iter_modules(hsa_elastica.physics.__path__):
+        importlib.import_module(f"hsa_elastica.physics.{info.name}")
+    return list(LAW_REGISTRY.values())
+
+
+def _forces(law: CompiledLaw, table: Any, view: Any) -> np.ndarray:
+    """The law's node forces [N] at the view's state."""
+    view.external_forces[:] = 0.0
+    law.kernel(table, 0.0, view)
+    return np.asarray(view.external_forces).copy()
+
+
+def test_every_registered_law_has_its_exact_tangent() -> None:
+    laws = [law for law in _all_laws() if law.tangent is not None]
+    assert laws, "no registered law with a tangent"
+    for law in laws:
+        assert law.case is not None, law.name
+        table, view = law.case(np.random.default_rng(7))
+        n = table.slot.n_nodes
+        dfdx, dfdv = np.empty((3, 3, n)), np.empty((3, 3, n))
+        law.tangent(table, 0.0, view, dfdx, dfdv)
+
+        for array, tangent in ((view.position, dfdx), (view.velocity, dfdv)):
+            h = 1e-6 * max(1.0, float(np.abs(array).max()))
+            for b in range(3):
+                array[b] += h
+                plus = _forces(law, table, view)
+                array[b] -= 2.0 * h
+                minus = _forces(law, table, view)
+                array[b] += h
+                column = (plus - minus) / (2.0 * h)  # (3, n): d f_k / d x_k[b] per node k
+                scale = max(1e-12, float(np.abs(tangent).max()))
+                # 1e-6 relative: central differences of a smooth force at h = 1e-6 (error
+                # O(h^2) ~ 1e-12 of the terms, round-off ~ 1e-10 / h); the drag is smooth
+                # away from v = 0, where its derivative and the differences are both zero
+                assert np.abs(column - tangent[:, b, :]).max() <= 1e-6 * scale, (law.name, b)
+
+
+def _terminal(rod: CosseratRod) -> float:
+    return float(-np.mean(rod.velocity_collection[2]))
+
+
+def test_drag_gives_the_terminal_velocity_on_the_operator_path_and_the_fused_step() -> None:
+    dt, n = 5e-5, 16000  # 0.8 s: 8 time constants v_t / g, tanh(8) = 1 - 2e-7
+    ref_sim, ref_rod = _falling_rod()
+    stepper, t = PositionVerlet(), np.float64(0.0)
+    for _ in range(n):
+        t = stepper.step(ref_sim, t, np.float64(dt))
+    sim, rod = _falling_rod()
+    FusedEngine(compile_simulator(sim), dt).run_steps(n, 0.0)
+    print("terminal velocity: operator", _terminal(ref_rod), "fused", _terminal(rod),
+          "closed form", V_T)
+    # 1e-4: tanh(8) and the step's O(dt) error in the velocity's approach (dt / tau = 5e-4)
+    assert _terminal(ref_rod) == pytest.approx(V_T, rel=1e-4)
+    # the same law through the compiled model: the same numbers (gravity, then the drag, as
+    # the operators' order) up to round-off
+    worst = max(float(np.abs(a - b).max()) for a, b in (
+        (rod.position_collection, ref_rod.position_collection),
+        (rod.velocity_collection, ref_rod.velocity_collection)))
+    assert worst < 1e-10
+    # every node falls at the same speed: the rod stays straight (node drag ~ node mass)
+    assert np.ptp(rod.velocity_collection[2]) < 1e-9
+
+
+def test_drag_gives_the_terminal_velocity_on_the_implicit_integrator() -> None:
+    dt = 2e-3  # 50 steps per time constant v_t / g
+    sim, rod = _falling_rod()
+    ImplicitEngine(compile_simulator(sim), dt, dt_table=dt).run_steps(400, 0.0)  # 0.8 s
+    print("terminal velocity: implicit", _terminal(rod), "closed form", V_T)
+    assert _terminal(rod) == pytest.approx(V_T, rel=1e-4)
+
+
+def test_the_static_solver_runs_a_model_with_the_law() -> None:
+    """A rod resting on a floor: the drag is zero at rest, so the static pose is the one
+    without it (the solver differences the residual of a model with a registered law)."""
+    poses = []
+    for drag in (False, True):
+        sim = _Sim()
+        rod = CosseratRod.straight_rod(
+            20, np.array([0.0, 0.0, R]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]),
+            L, R, RHO, youngs_modulus=1e6, shear_modulus=1e6 / 3.0,
+        )
+        sim.append(rod)
+        sim.add_forcing_to(rod).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
+        if drag:
+            sim.add_forcing_to(rod).using(QuadraticDrag, density=RHO_F)
+        add_contact(sim, rod, PlaneObstacle(contact=ContactParams(
+            stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5)))
+        sim.finalize()
+        assert StaticSolver(compile_simulator(sim)).solve(
+            np.zeros(0), check_stability=False).converged
+        poses.append(rod.position_collection.copy())
+    # the solver's tolerance on a pose whose penalty springs give 7.7 um per N/m of residual
+    assert np.abs(poses[0] - poses[1]).max() < 1e-9
+
+
+class _Outside(NamedTuple):
+    slot: RodSlot
+
+
+class _NoSlot(NamedTuple):
+    c: np.ndarray
+
+
+def test_registration_refuses_a_table_outside_the_package_or_without_a_slot() -> None:
+    law = CompiledLaw("test law", NoForces, lambda op, rod, slot: (), None)
+    with pytest.raises(ParameterError, match="table_class"):
+        register_law(law, _Outside)  # defined in tests/: not importable everywhere
+    with pytest.raises(ParameterError, match="slot"):
+        register_law(law, _NoSlot)
+    assert _Outside not in LAW_REGISTRY and _NoSlot not in LAW_REGISTRY
+
+
+@pytest.mark.parametrize("field,value", [("density", -1.0), ("drag_coefficient", 20.0),
+                                         ("diameter", 0.0)])
+def test_the_drag_operator_refuses_bad_input(field: str, value: Any) -> None:
+    kwargs: dict[str, Any] = {"density": 1.2, field: value}
+    with pytest.raises(ParameterError, match=f"QuadraticDrag.{field}"):
+        QuadraticDrag(**kwargs)
