@@ -32,6 +32,10 @@ def _resolve(params: RobotParams, name: str) -> tuple[list[str], int | None]:
         if isinstance(obj, tuple) and part in _COMPONENTS and i == len(parts) - 1:
             if _COMPONENTS[part] < len(obj):  # rod_tilt has .x and .y only
                 return path, _COMPONENTS[part]
+            raise CalibrationError(
+                f"unknown parameter {name!r}: {'.'.join(path)} has the components "
+                f"{', '.join(list(_COMPONENTS)[:len(obj)])} only (e.g. {'.'.join(path)}.x)"
+            )
         if path and path[-1] in PER_ROD_IMPERFECTIONS and len(path) == 1 and i == len(parts) - 1:
             if part.isdigit() and int(part) < params.n_rods:
                 return path, int(part)
