@@ -30,7 +30,12 @@ def _resolve(params: RobotParams, name: str) -> tuple[list[str], int | None]:
             obj = getattr(obj, part)
             continue
         if isinstance(obj, tuple) and part in _COMPONENTS and i == len(parts) - 1:
-            return path, _COMPONENTS[part]
+            if _COMPONENTS[part] < len(obj):  # rod_tilt has .x and .y only
+                return path, _COMPONENTS[part]
+            raise CalibrationError(
+                f"unknown parameter {name!r}: {'.'.join(path)} has the components "
+                f"{', '.join(list(_COMPONENTS)[:len(obj)])} only (e.g. {'.'.join(path)}.x)"
+            )
         if path and path[-1] in PER_ROD_IMPERFECTIONS and len(path) == 1 and i == len(parts) - 1:
             if part.isdigit() and int(part) < params.n_rods:
                 return path, int(part)
@@ -41,7 +46,7 @@ def _resolve(params: RobotParams, name: str) -> tuple[list[str], int | None]:
         raise CalibrationError(
             f"unknown parameter {name!r}: {'.'.join(path) or 'RobotParams'} has no field "
             f"{part!r} (use dotted names like rod.C_eps, rod.twist_rigidity, "
-            f"platform.marker_offset.z, motor_offset.2, or mocap.yaw)"
+            f"platform.marker_offset.z, motor_offset.2, rod_tilt.x, or mocap.yaw)"
         )
     if len(path) == 1 and path[0] in PER_ROD_IMPERFECTIONS:
         raise CalibrationError(
@@ -64,7 +69,8 @@ def fittable_names(params: RobotParams) -> list[str]:
     damping, ramp and recording of ``simulation``, which do not define the statics);
     ``platform.marker_offset`` and a set ``simulation.gravity`` per component (``.x``, ``.y``,
     ``.z``); the per-rod imperfections (``motor_offset``, ``rod_C_eps_deviation``,
-    ``rod_bend_deviation``) per rod (``.0`` ... ``.n_rods-1``)."""
+    ``rod_bend_deviation``) per rod (``.0`` ... ``.n_rods-1``); the rods' lean ``rod_tilt``
+    per axis (``rod_tilt.x``, ``rod_tilt.y``)."""
     out: list[str] = []
 
     def walk(obj: Any, prefix: str) -> None:
@@ -77,8 +83,8 @@ def fittable_names(params: RobotParams) -> list[str]:
                     walk(value, f"{prefix}{f.name}.")
             elif isinstance(value, float):
                 out.append(f"{prefix}{f.name}")
-            elif isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, float) for v in value):
-                out.extend(f"{prefix}{f.name}.{c}" for c in _COMPONENTS)
+            elif isinstance(value, tuple) and len(value) in (2, 3) and all(isinstance(v, float) for v in value):
+                out.extend(f"{prefix}{f.name}.{c}" for c in list(_COMPONENTS)[:len(value)])
 
     walk(params, "")
     if params.simulation.gravity is not None:

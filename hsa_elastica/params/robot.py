@@ -116,6 +116,9 @@ PER_ROD_IMPERFECTIONS = {
     "rod_C_eps_deviation": MAX_ROD_DEVIATION,
     "rod_bend_deviation": MAX_ROD_DEVIATION,
 }
+#: largest lean of the rods [rad] about either axis of the base (5.7 deg: a printing or
+#: mounting error, not a design)
+MAX_ROD_TILT = 0.1
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,11 @@ class RobotParams(_ParamsBase):
     ``phi_i`` (built into the rod's initial twist, so every executor sees it);
     ``rod_C_eps_deviation`` / ``rod_bend_deviation`` [-, at most :data:`MAX_ROD_DEVIATION`]
     scale rod ``i``'s ``C_eps`` / bending rigidity by ``1 + value`` (:meth:`rod_params`).
+    ``rod_tilt`` [rad, each at most :data:`MAX_ROD_TILT`], one lean common to all rods: every
+    printed rod, caps included, is rotated about its foot on the base plate by the rotation
+    vector ``(rod_tilt[0], rod_tilt[1], 0)`` (a positive rotation about x leans the rods toward
+    -y, about y toward +x); each motor turns its rod about the rod's own, leaning axis and the
+    level platform sits on the rods' tops (``robots/builders.py``).
 
     ``environment``: fixed obstacles the rods and the platform touch (docs/contact.md); none
     by default, and then the section is left out of :meth:`to_dict` (a robot without
@@ -244,6 +252,10 @@ class RobotParams(_ParamsBase):
     )
     rod_bend_deviation: tuple[float, ...] = field(
         default=(), metadata={"unit": "-, per rod: B_xy times (1 + value); [] = 0 for every rod"}
+    )
+    rod_tilt: tuple[float, float] = field(
+        default=(0.0, 0.0),
+        metadata={"unit": "rad, every rod's lean: rotation about the base's x and y axes"},
     )
     environment: EnvironmentParams = field(
         default_factory=EnvironmentParams, metadata={"unit": "see EnvironmentParams"}
@@ -296,6 +308,13 @@ class RobotParams(_ParamsBase):
             ):
                 raise _fail(self, name, v, requirement)
             object.__setattr__(self, name, tuple(float(x) for x in v))
+        t = self.rod_tilt
+        if (isinstance(t, (str, bytes)) or not hasattr(t, "__len__") or len(t) != 2 or not all(
+            _is_real(x) and math.isfinite(float(x)) and abs(float(x)) <= MAX_ROD_TILT for x in t
+        )):
+            raise _fail(self, "rod_tilt", t, "must be 2 finite numbers [rad] (about x, about y), "
+                        f"each in [-{MAX_ROD_TILT:g}, {MAX_ROD_TILT:g}]")
+        object.__setattr__(self, "rod_tilt", (float(t[0]), float(t[1])))
 
     def to_dict(self) -> dict[str, Any]:
         """Nested plain dictionary; the ``environment`` section only when it has obstacles,
@@ -307,11 +326,11 @@ class RobotParams(_ParamsBase):
         return out
 
     def is_symmetric(self) -> bool:
-        """True when no per-rod imperfection is set (every rod is ``rod`` with its handedness,
+        """True when no imperfection is set (every rod is ``rod`` with its handedness, upright,
         every motor's zero is the printed rod's untwisted state)."""
         return not any(
             any(x != 0.0 for x in getattr(self, name)) for name in PER_ROD_IMPERFECTIONS
-        )
+        ) and self.rod_tilt == (0.0, 0.0)
 
     def rod_motor_offset(self, i: int) -> float:
         """Motor zero offset of rod ``i`` [rad] (``motor_offset[i]``, 0 when unset)."""

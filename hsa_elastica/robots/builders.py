@@ -45,6 +45,15 @@ path (operators, fused stepper, static solver) reads these positions from the bu
 so the caps act everywhere.  A payload (``PlatformParams.payload_mass``) raises the platform's
 density.
 
+Leaning rods (``RobotParams.rod_tilt``, rotation ``T``, :func:`rod_tilt_matrix`): every rod,
+caps included, is turned by ``T`` about its foot ``b_i`` on the base plate, so the flexible
+part starts at ``b_i + cap_length_base T e_z`` and is built along ``T e_z`` with normal
+``T (cos a_i, sin a_i, 0)`` (its motor turns it about that leaning axis); the level platform
+sits on the rods' tops, its centre at ``H T e_z + (0, 0, thickness / 2)`` with ``H =
+cap_length_base + L + cap_length_top``, and rod ``i`` is attached at ``(x_i, y_i, -thickness /
+2) - cap_length_top T e_z``.  The built assembly is unstressed (the joints take its
+orientations as their rest).  No lean: exactly the upright layout above.
+
 Operators
 ---------
 Each rod of a robot gets an :class:`AuxeticCoupling` with its laws, a :class:`MotorAngleBC`
@@ -438,14 +447,19 @@ def _place_rods(
     bases = np.zeros((n, 3))
     attachments = np.zeros((n, 3))
     mounts = np.zeros((n, 3))
+    tilt = rod_tilt_matrix(robot_params)
     for i in range(n):
         a = robot_params.rod_angle(i)
         bases[i] = robot_params.rod_start(i)
         radial = np.array([math.cos(a), math.sin(a), 0.0])
+        axis = np.array([0.0, 0.0, 1.0])
+        if tilt is not None:  # the whole printed rod leans about its foot on the plate
+            axis, radial = tilt[:, 2].copy(), tilt @ radial
+            bases[i] = np.asarray(robot_params.rod_base(i)) + rp.cap_length_base * axis
         rod = make_hsa_rod(
             rod_params[i],
             base_position=_placed(frame, bases[i]),
-            direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
+            direction=_placed(frame, axis, vector=True),
             normal=_placed(frame, radial, vector=True),
         )
         pretwist(rod, robot_params.rod_motor_offset(i))  # before the motor reads its reference
@@ -454,17 +468,37 @@ def _place_rods(
         # rigid top cap: part of the platform, the joint holds the flexible tip below it
         attachments[i] = (bases[i, 0], bases[i, 1],
                           -0.5 * robot_params.platform.thickness - rp.cap_length_top)
+        if tilt is not None:  # the top cap leans with its rod: tip = top of the rod - cap
+            x, y, _ = robot_params.rod_base(i)
+            attachments[i] = (np.array([x, y, -0.5 * robot_params.platform.thickness])
+                              - rp.cap_length_top * axis)
         if body is not None and frame is not None:
             # rod start in the body frame: lab point -> body frame
             mounts[i] = frame[0].T @ (_placed(frame, bases[i]) - body.position_collection[:, 0])
     return rods, bases, attachments, mounts
 
 
+def rod_tilt_matrix(robot_params: RobotParams) -> NDArray[np.float64] | None:
+    """Rotation of the rods' lean ``RobotParams.rod_tilt`` (rotation vector
+    ``(tilt_x, tilt_y, 0)`` [rad], Rodrigues' formula), None without a lean (the upright
+    rods are then built exactly as before the lean existed)."""
+    tx, ty = robot_params.rod_tilt
+    angle = math.hypot(tx, ty)
+    if angle == 0.0:
+        return None
+    k = np.array([[0.0, 0.0, ty], [0.0, 0.0, -tx], [-ty, tx, 0.0]]) / angle  # [axis]x
+    return np.asarray(np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k))
+
+
 def _add_platform(sim: HSASimulator, robot_params: RobotParams, frame: Frame | None) -> Cylinder:
     """The platform cylinder on the rod tips (see the module docstring), appended to ``sim``."""
     rp, pp = robot_params.rod, robot_params.platform
+    height = rp.cap_length_base + rp.length + rp.cap_length_top
+    tilt = rod_tilt_matrix(robot_params)
+    # on leaning rods the level platform sits on their tops, `height` along their axis
+    start = (0.0, 0.0, height) if tilt is None else height * tilt[:, 2]
     platform = Cylinder(
-        start=_placed(frame, (0.0, 0.0, rp.cap_length_base + rp.length + rp.cap_length_top)),
+        start=_placed(frame, start),
         direction=_placed(frame, (0.0, 0.0, 1.0), vector=True),
         normal=_placed(frame, (1.0, 0.0, 0.0), vector=True),
         base_length=pp.thickness,

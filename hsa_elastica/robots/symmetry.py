@@ -169,9 +169,15 @@ def robot_symmetries(params: RobotParams) -> list[Symmetry]:
 
 
 def _imperfections_kept(params: RobotParams, sym: Symmetry) -> bool:
-    """The per-rod imperfections map onto themselves: rod ``j = perm[i]`` has rod ``i``'s
-    stiffness and ``C_eps`` deviations and its motor offset turned by ``det(S)``."""
+    """The imperfections map onto themselves: rod ``j = perm[i]`` has rod ``i``'s stiffness
+    and ``C_eps`` deviations and its motor offset turned by ``det(S)``, and the rods' common
+    lean (a rotation vector ``w = (tilt_x, tilt_y, 0)``, an axial vector) is its own image,
+    ``det(S) S w = w`` (a lean toward -y keeps the mirror in ``x = 0`` only)."""
     perm = list(sym.perm)
+    w = np.array([*params.rod_tilt, 0.0])
+    if np.any(w) and not np.allclose(sym.det * (sym.matrix @ w), w, rtol=0.0,
+                                     atol=1e-12 * float(np.linalg.norm(w))):
+        return False
     for name in ("motor_offset", "rod_C_eps_deviation", "rod_bend_deviation"):
         v = np.asarray(getattr(params, name), dtype=np.float64)
         if v.size == 0:
