@@ -463,8 +463,8 @@ def test_a_cylinder_object_leaves_no_contact_row_to_the_differences(
     """With a ``Cylinder`` touched by the rods every contact row has its tangent: the static
     solver's hybrid Jacobian has no remainder colour (gravity only) and the implicit
     integrator keeps its tangent Newton matrix; with the capsule's rows differenced as before
-    its tangent (measured: 7 colours per Jacobian) the implicit integrator fell back to the
-    whole residual's differences."""
+    its tangent the static Jacobian took 42 colours of differences (measured) and the implicit
+    integrator fell back to the whole residual's differences."""
     robot = _cylinder_robot()
     model = compile_simulator(robot.simulator)
     ids = model.tables.contacts.ids
@@ -487,8 +487,9 @@ def test_a_cylinder_object_leaves_no_contact_row_to_the_differences(
 def test_newton_matrix_with_a_cylinder_equals_the_differences(velocity: float) -> None:
     """The implicit Newton matrix over the contacts' columns (the cylinder's among them)
     against the whole residual's forward differences, bounds as for the other contacts
-    (1e-4 at rest, 5e-2 moving; the rows within reach: the cylinder's side 1 mm from the
-    east rods' mid nodes, gap / l = 0.5); without the contact blocks the error exceeds 0.1."""
+    (1e-4 at rest, 5e-2 moving; measured 4.3e-6 and 1.5e-3 over 48 columns; the cylinder's
+    side 1 mm from the east rods' mid nodes, gap / l = 0.5); without the contact blocks the
+    error exceeds 0.1."""
     e = ImplicitRobot(_cylinder_robot()).engine
     tan = e._tangent
     assert tan is not None
@@ -512,10 +513,11 @@ def test_newton_matrix_with_a_cylinder_equals_the_differences(velocity: float) -
 def test_newton_matrix_with_rolling_resistance_equals_the_differences() -> None:
     """The scene of :func:`_params` with the floor's rolling resistance ``c_rr = 0.2`` on the
     ball, moving (the ball rolls and spins: its couple acts), over the ball's six columns:
-    the tangent Newton matrix against the whole residual's differences (forward steps 1e-8 m
-    / 1e-7 rad, velocity steps ``cv`` times them against the couple's smoothing speed
-    ``v_s / R`` = 0.2 rad/s: measured 3e-6 of a column; bound 1e-3); with the couple's
-    tangent left out (the same scene's matrix at ``c_rr = 0``) it misses by more than 1e-2."""
+    the tangent Newton matrix against the whole residual's forward differences (their
+    truncation over the friction's and the couple's smoothing, ``v_s`` = 1 cm/s and ``v_s /
+    R`` = 0.2 rad/s: measured 1.5e-4 of a column; bound 1e-3); with the couple's tangent left
+    out (the same scene's matrix at ``c_rr = 0``) it misses by more than 1e-2 (measured
+    2.4e-2)."""
     p = _params()
     floor = p.environment.obstacles[0]
     floor = floor.replace(contact=floor.contact.replace(rolling_resistance=0.2))
