@@ -154,39 +154,6 @@ def test_a_rolling_sphere_slows_at_five_sevenths_of_c_rr_g() -> None:
     assert out[0.0][1] == pytest.approx(v0, rel=1e-3)
 
 
-def test_a_rolling_sphere_slows_at_five_sevenths_of_c_rr_g_on_the_implicit_engine() -> None:
-    """The same roll on the implicit integrator (``dt`` = 1 ms: 11 steps per period of the
-    sphere on the floor's contact spring), whose Newton matrix takes the rolling couple's
-    tangent: the speed's slope over 0.1-0.4 s is ``-(5/7) c_rr g`` within 2 % as on the
-    explicit step."""
-    from hsa_elastica.engines.compile import compile_simulator
-    from hsa_elastica.engines.implicit import ImplicitEngine
-
-    v0, crr, dt = 0.3, 0.05, 1e-3
-    sim = _Sim()
-    sphere = _sphere([0.0, 0.0, R_S])
-    sphere.velocity_collection[0, 0] = v0
-    sphere.omega_collection[1, 0] = v0 / R_S
-    sim.append(sphere)
-    sim.add_forcing_to(sphere).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
-    floor = _floor(mu=0.5)
-    add_contact(sim, sphere, floor.replace(contact=floor.contact.replace(rolling_resistance=crr)))
-    sim.append(_rod([0.0, 1.0, 0.5]))  # the compiled model needs a rod: one far away, at rest
-    sim.finalize()
-    engine = ImplicitEngine(compile_simulator(sim), dt, dt_table=dt)
-    assert engine.jacobian == "tangent"
-    v, t = [], 0.0
-    for _ in range(int(round(0.4 / dt))):
-        engine.run_steps(1, t)
-        t += dt
-        v.append(float(sphere.velocity_collection[0, 0]))
-    times = (np.arange(len(v)) + 1) * dt
-    window = times >= 0.1
-    slope = np.polyfit(times[window], np.array(v)[window], 1)[0]
-    print("implicit deceleration", -slope, "closed form", 5.0 / 7.0 * crr * G)
-    assert -slope == pytest.approx(5.0 / 7.0 * crr * G, rel=0.02)
-
-
 def test_rolling_resistance_is_checked() -> None:
     with pytest.raises(ParameterError, match=r"^ContactParams.rolling_resistance = .*"):
         ContactParams(rolling_resistance=-0.1)
