@@ -1,6 +1,6 @@
-"""Random valid configurations of the free objects' contact laws (:mod:`hsa_elastica.physics.
-laws`): rod nodes on a free sphere or ``Cylinder``, and a free sphere's support point on a
-curved obstacle with rolling resistance.  Each is one row of a
+"""Random valid configurations of the free objects' contact laws for the registry of
+tangents (:mod:`~hsa_elastica.physics.laws`): rod nodes on a free sphere or ``Cylinder``, and
+a free sphere's support point on a curved obstacle with rolling resistance.  Each is one row of a
 :class:`~hsa_elastica.physics.tables.ContactTable` as the engines compile it: its forces from
 the force evaluation's own kernel (:func:`~hsa_elastica.physics.forces.apply_contact`), its
 tangent from the point blocks the Newton matrices scatter
