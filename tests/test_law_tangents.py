@@ -119,15 +119,36 @@ def test_a_wrong_tangent_fails_the_check() -> None:
     assert _column_error(exact, fd) > 1e-2
 
 
+def test_a_missing_rolling_term_fails_the_check() -> None:
+    """The rolling check is sharp: the support row's tangent without the rolling couple's
+    part (the same configuration with ``c_rr = 0``) against the differences of the row with
+    it misses by more than 1e-2 of a column, in the positions and in the velocities."""
+    from hsa_elastica.physics.object_contact_cases import rolling_couple_case
+
+    rolling = rolling_couple_case(np.random.default_rng(3))
+    without = rolling_couple_case(np.random.default_rng(3), c_rr=0.0)
+    assert rolling.tangent is not None and rolling.velocity_tangent is not None
+    assert without.tangent is not None and without.velocity_tangent is not None
+    fd, fd_v = _central_differences(rolling), _velocity_differences(rolling)
+    assert _column_error(rolling.tangent(), fd) <= RTOL
+    assert _column_error(rolling.velocity_tangent(), fd_v) <= RTOL
+    print("without the couple's tangent:", _column_error(without.tangent(), fd),
+          _column_error(without.velocity_tangent(), fd_v))
+    assert _column_error(without.tangent(), fd) > 1e-2
+    assert _column_error(without.velocity_tangent(), fd_v) > 1e-2
+
+
 def test_the_registry_holds_every_law_of_the_static_jacobian() -> None:
     names = [e.name for e in LAWS]
     assert len(set(names)) == len(names)
-    for name in ("rod", "auxetic coupling", "contact", "rod contact", "joint force",
-                 "joint couple", "motor mount", "twist mount"):
+    for name in ("rod", "auxetic coupling", "contact", "object contact", "cylinder contact",
+                 "rolling couple", "rod contact", "joint force", "joint couple", "motor mount",
+                 "twist mount"):
         assert tangent_source(law(name)) == "exact"
     for name in ("passive coupling", "compression law"):
         assert tangent_source(law(name)) == "finite differences"
     assert {e.name for e in VELOCITY_LAWS} == {"joint force", "joint couple", "motor mount",
-                                               "twist mount", "rod contact"}
+                                               "twist mount", "rod contact", "object contact",
+                                               "cylinder contact", "rolling couple"}
     with pytest.raises(KeyError, match="registered: rod"):
         law("no such law")

@@ -23,11 +23,11 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   (:func:`~hsa_elastica.engines.statics_hybrid.joint_residual`), each colour's positions moved
   by the step and its velocities by ``cv`` times it (30 colours on the robot): the oracle of
   the tangents, and the Newton matrix before the joints had them;
-* the contacts with fixed obstacles and free spheres (rod nodes, a body's rim points, a
-  sphere's support point): the contact law's exact ``K_x + cv K_v`` per point, a 12 x 12 block
-  in the joints' layout scattered with theirs
-  (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`; the point's kinematics on
-  its body or relative to the sphere it touches by the chain rule).  Its friction and damping
+* the contacts with fixed obstacles and free objects (rod nodes, a body's rim points, a
+  sphere's support point and its rolling couple, rod nodes on a free sphere or ``Cylinder``):
+  the contact law's exact ``K_x + cv K_v`` per point, a 12 x 12 block in the joints' layout
+  scattered with theirs (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`; the
+  point's kinematics on its body or relative to the object it touches by the chain rule).  Its friction and damping
   are velocity dependent, so ``K_v`` is the larger part where a point slides or presses in;
   the rod-rod contacts' element pairs at their four nodes
   (:func:`~hsa_elastica.engines.statics_contacts.pair_tangents`);
@@ -53,8 +53,7 @@ evaluations per step).
 A model the tangents do not cover keeps the differences of the whole residual
 (:func:`make_implicit_tangent` returns None): whatever
 :func:`~hsa_elastica.engines.statics_hybrid.make_hybrid` does not cover (the passive coupling,
-loads, the compression law, rigid motor mounts -- every stack --, a ``Cylinder`` object
-touched by rods: its axis turns with it and it has no point block), torque-driven mounts and
+loads, the compression law, rigid motor mounts -- every stack --), torque-driven mounts and
 the coupling's twist filter.
 """
 

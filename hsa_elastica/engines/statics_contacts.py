@@ -2,14 +2,15 @@
 and of the implicit integrator's Newton matrix (:mod:`hsa_elastica.engines.implicit_tangent`):
 which contact rows take an exact tangent, and the rod-rod contacts' scatter.
 
-Row by row (:func:`contact_points`): a row with a point block (rod nodes on fixed obstacles
-or a free sphere, a body's rim points, a sphere's support point:
-:func:`~hsa_elastica.physics.point_tangent.row_kind`) is scattered with the joints' 12 x 12
-blocks; a rod-rod row (``tables.ROD_ROD``: every element pair within reach couples the four
-nodes of its two segments) adds its pairs' 12 x 12 tangents into the Jacobian's values at
-those nodes (:func:`pair_tangents`, through :func:`node_unknowns` and the full pattern); the
-rest (a ``Cylinder`` object's rows: its axis turns with it, no block) stay in the remainder's
-coloured differences.  One row without a tangent does not send the others to the differences.
+Row by row (:func:`contact_points`): a row with a point block (rod nodes on fixed obstacles,
+on a free sphere or a free ``Cylinder``, a body's rim points, a sphere's support point with
+its rolling couple: :func:`~hsa_elastica.physics.point_tangent.row_kind`) is scattered with
+the joints' 12 x 12 blocks; a rod-rod row (``tables.ROD_ROD``: every element pair within
+reach couples the four nodes of its two segments) adds its pairs' 12 x 12 tangents into the
+Jacobian's values at those nodes (:func:`pair_tangents`, through :func:`node_unknowns` and
+the full pattern).  Every contact row kind has its tangent, so no contact row is left to the
+remainder's coloured differences; a row kind added without one would be (``done`` False),
+without sending the others there.
 """
 
 from __future__ import annotations

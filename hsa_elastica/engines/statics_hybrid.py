@@ -39,8 +39,7 @@ The rounded clip of the rest strain enters through its slope; a hard clip (``cli
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
 forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
-loads, the compression law and rigid motor mounts; a ``Cylinder`` object's rows stay in the
-remainder.
+loads, the compression law and rigid motor mounts.
 """
 
 from __future__ import annotations

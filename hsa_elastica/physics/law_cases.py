@@ -36,7 +36,6 @@ from hsa_elastica.physics.joint_tangent import (
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.mount_kernels import motor_torque_kernel
-from hsa_elastica.physics.object_contact_laws import object_contact_forces, object_contact_tangent
 from hsa_elastica.physics.rod_contact_laws import segment_pair_forces, segment_pair_tangent
 from hsa_elastica.physics.mounts import (
     free_twist_rest_orientation,
@@ -61,7 +60,7 @@ from hsa_elastica.physics.rod_tangent import (
 from hsa_elastica.physics.tables import CouplingTable, RodBlockArrays
 
 __all__ = ["LawCase", "turn", "rod_case", "auxetic_case", "contact_case", "joint_case",
-           "motor_mount_case", "twist_mount_case", "object_contact_case", "rod_contact_case"]
+           "motor_mount_case", "twist_mount_case", "rod_contact_case"]
 
 Array = NDArray[np.float64]
 
@@ -295,45 +294,6 @@ def rod_contact_case(rng: np.random.Generator) -> LawCase:
 
     return LawCase(12, forces, lambda: blocks()[0], np.full(12, 1e-4 * law.smoothing_length),
                    velocity_forces, lambda: blocks()[1], np.full(12, 1e-7))
-
-
-def object_contact_case(rng: np.random.Generator) -> LawCase:
-    """Frictional contact of three nodes with a moving, spinning sphere (radius 5 cm, body 1 of
-    two, turned ~2 rad) within a smoothing length (0.1 mm) of touching, relative tangential
-    speeds about the slip velocity; unknowns: the nodes, the body's position and rotation."""
-    law = ContactLaw(1e3, 1e-4, 0.3, 0.5, 1e-3)
-    shape = (1, 0.05, 0.0)
-    center = 0.05 * rng.normal(size=3)
-    normals = rng.normal(size=(3, 3))
-    normals /= np.linalg.norm(normals, axis=0)
-    x0 = center[:, None] + (0.055 + 1e-4 * rng.uniform(-1.0, 1.0, 3)) * normals
-    v = 1e-3 * rng.normal(size=(3, 3))
-    radius, mass = np.full(3, 0.005), np.full(3, 1e-3)
-    q = np.ascontiguousarray(np.stack([_rotation(rng, 2.0) for _ in range(2)], axis=2))
-    position = np.zeros((3, 2))
-    position[:, 1] = center
-    velocity = 1e-3 * rng.normal(size=(3, 2))
-    omega = 0.02 * rng.normal(size=(3, 2))  # rad/s: 1 mm/s at the surface
-
-    def forces(dx: Array) -> Array:
-        x = position.copy()
-        x[:, 1] += dx[9:12]
-        d = q.copy()
-        turn(d, 1, dx[12:15])
-        body = (x, velocity, omega, d, np.zeros((3, 2)), np.zeros((3, 2)))
-        pts = ContactPoints(x0 + dx[:9].reshape(3, 3, order="F"), v, radius, mass)
-        out = ContactOutput(np.zeros((3, 3)), np.zeros(3), np.zeros(3))
-        object_contact_forces(pts, body, 1, shape, law, np.zeros(6), np.zeros((3, 3)), out)
-        return np.concatenate([out.force.ravel(order="F"), body[4][:, 1], body[5][:, 1]])
-
-    def tangent() -> Array:
-        out = np.zeros((15, 15))
-        body = (position, velocity, omega, q, np.zeros((3, 2)), np.zeros((3, 2)))
-        object_contact_tangent(ContactPoints(x0.copy(), v, radius, mass), body, 1, shape, law, out)
-        return out
-
-    steps = np.r_[np.full(12, 1e-4 * law.smoothing_length), np.full(3, 1e-6)]
-    return LawCase(15, forces, tangent, steps)
 
 
 # --------------------------------------------------------------------------------------------

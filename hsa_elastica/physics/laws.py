@@ -15,9 +15,11 @@ integrator uses (the joints' and mounts' dampers) registers its derivative wrt t
 velocities as well (``velocity_kernel``; the case's ``velocity_forces`` / ``velocity_tangent``,
 checked against central differences in the velocities); None: no such tangent (the rods'
 elastic forces do not depend on the velocities; the obstacle contact's velocity derivative is
-the contact kernel's own; the rod contact's is checked).
+the contact kernel's own; the rod contact's, the free objects' and the rolling couple's are
+checked).
 
-The configurations live in :mod:`hsa_elastica.physics.law_cases`.
+The configurations live in :mod:`hsa_elastica.physics.law_cases` and (the free objects'
+contact rows, as the engines compile them) :mod:`hsa_elastica.physics.object_contact_cases`.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ from hsa_elastica.physics.law_cases import (
     contact_case,
     joint_case,
     motor_mount_case,
-    object_contact_case,
     rod_case,
     rod_contact_case,
     turn,
@@ -54,7 +55,17 @@ from hsa_elastica.physics.mounts import (
     mount_torque_tangent,
     twist_mount_torque_tangent,
 )
-from hsa_elastica.physics.object_contact_laws import object_contact_forces, object_contact_tangent
+from hsa_elastica.physics.object_contact_cases import (
+    cylinder_contact_case,
+    object_contact_case,
+    rolling_couple_case,
+)
+from hsa_elastica.physics.object_contact_laws import (
+    object_contact_forces,
+    rolling_couple,
+    rolling_couple_tangent,
+)
+from hsa_elastica.physics.point_tangent import contact_point_block
 from hsa_elastica.physics.rod_contact_laws import segment_pair_forces, segment_pair_tangent
 from hsa_elastica.physics.rod_kernels import internal_forces_inplace
 from hsa_elastica.physics.rod_tangent import rod_tangent_band
@@ -80,8 +91,14 @@ LAWS: tuple[LawTangent, ...] = (
     LawTangent("rod", internal_forces_inplace, rod_tangent_band, rod_case),
     LawTangent("auxetic coupling", auxetic_update, auxetic_tangent_band, auxetic_case),
     LawTangent("contact", contact_forces, contact_tangent, contact_case),
-    LawTangent("object contact", object_contact_forces, object_contact_tangent,
-               object_contact_case),
+    # rod nodes on a free object (a sphere; a Cylinder as a capsule turning with it) and a
+    # free sphere's rolling resistance: the engines' point blocks, positions and velocities
+    LawTangent("object contact", object_contact_forces, contact_point_block,
+               object_contact_case, contact_point_block),
+    LawTangent("cylinder contact", object_contact_forces, contact_point_block,
+               cylinder_contact_case, contact_point_block),
+    LawTangent("rolling couple", rolling_couple, rolling_couple_tangent, rolling_couple_case,
+               rolling_couple_tangent),
     # rod against rod: one element pair, the closest points' motion included; its velocity
     # tangent comes from the same kernel
     LawTangent("rod contact", segment_pair_forces, segment_pair_tangent, rod_contact_case,

@@ -12,7 +12,11 @@ opposite forces at those surface points (:func:`object_reaction`): ``-sum f_p`` 
 ``-sum r_p x f_p``.  Velocity and couple use the same lever, so the contact's power is
 ``sum f_p . v_rel`` exactly: the damping and friction of the law take energy out of the pair
 as they do against a fixed obstacle.  The normal damping takes the reduced mass of node and
-body (:func:`reduced_masses`).
+body (:func:`reduced_masses`).  A free sphere resting on a fixed obstacle touches it at its
+support point (:func:`sphere_support`) and meets its rolling resistance there
+(:func:`rolling_couple`, with its tangent :func:`rolling_couple_tangent` from the same terms).
+The contact's tangent in the Newton matrices' unknowns, objects included, is
+:func:`~hsa_elastica.physics.point_tangent.contact_point_block`.
 """
 
 from __future__ import annotations
@@ -25,24 +29,24 @@ from numpy.typing import NDArray
 
 from hsa_elastica.physics.contact_laws import (
     CAPSULE,
-    SPHERE,
     ContactLaw,
     ContactOutput,
     ContactPoints,
     ObstacleGeometry,
+    _hessian_entry,
     _scalars,
     _surface,
     contact_forces,
-    contact_tangent,
 )
+from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT
 
 __all__ = [
     "rolling_couple",
+    "rolling_couple_tangent",
     "object_geometry",
     "relative_velocity",
     "object_reaction",
     "object_contact_forces",
-    "object_contact_tangent",
     "reduced_masses",
     "sphere_support",
 ]
@@ -159,6 +163,28 @@ def sphere_support(
         local[i, 0] = -radius * (q[i, 0, b] * n0 + q[i, 1, b] * n1 + q[i, 2, b] * n2)
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _rolling_state(
+    x: NDArray[np.float64], q: NDArray[np.float64], om: NDArray[np.float64], b: int,
+    gs: tuple[Any, ...], force: NDArray[np.float64], ws: float,
+) -> tuple[Any, ...]:
+    """What the rolling couple and its tangent share for sphere ``b`` on the obstacle ``gs``
+    (:func:`~hsa_elastica.physics.contact_laws._scalars`): ``(f_n, n, dist, interior, w, w_t,
+    rho)``, ``n`` the obstacle's normal at the centre, ``f_n = f . n`` the support point's
+    normal force, ``w = Q^T omega`` the lab angular velocity, ``w_t = w - n (n . w)`` its part
+    along the surface and ``rho = sqrt(|w_t|^2 + ws^2)`` (``ws = v_s / R``; scalars: no
+    allocation in the contact loop)."""
+    _, n0, n1, n2, dist, interior = _surface(gs, x[0, b], x[1, b], x[2, b])
+    fn = force[0, 0] * n0 + force[1, 0] * n1 + force[2, 0] * n2
+    w0 = q[0, 0, b] * om[0, b] + q[1, 0, b] * om[1, b] + q[2, 0, b] * om[2, b]
+    w1 = q[0, 1, b] * om[0, b] + q[1, 1, b] * om[1, b] + q[2, 1, b] * om[2, b]
+    w2 = q[0, 2, b] * om[0, b] + q[1, 2, b] * om[1, b] + q[2, 2, b] * om[2, b]
+    wn = w0 * n0 + w1 * n1 + w2 * n2
+    t0, t1, t2 = w0 - wn * n0, w1 - wn * n1, w2 - wn * n2
+    rho = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2 + ws * ws)
+    return fn, (n0, n1, n2), dist, interior, (w0, w1, w2), (t0, t1, t2), rho
+
+
 @njit(cache=True)  # type: ignore[misc]
 def rolling_couple(
     body: tuple[Any, ...], b: int, geom: ObstacleGeometry, force: NDArray[np.float64],
@@ -172,92 +198,96 @@ def rolling_couple(
     ``(c_rr [-], R [m], v_s [m/s])`` (the obstacle's ``rolling_resistance``, the radius, its
     law's slip velocity: the couple is smoothed below the rolling speed ``v_s``).  Rolling
     without slipping it decelerates a solid sphere at ``(5/7) c_rr g`` on a level floor.
-    ``body`` = (position, director, omega, external_torques) of the block."""
+    ``body`` = (position, director, omega, external_torques) of the block.  Its tangent:
+    :func:`rolling_couple_tangent` (the same terms, :func:`_rolling_state`)."""
     crr, radius, vs = law
     x, q, om, torque = body
-    _, n0, n1, n2, _, _ = _surface(_scalars(geom), x[0, b], x[1, b], x[2, b])
-    fn = force[0, 0] * n0 + force[1, 0] * n1 + force[2, 0] * n2
+    fn, _, _, _, _, wt, rho = _rolling_state(x, q, om, b, _scalars(geom), force, vs / radius)
     if not fn > 0.0:
         return
-    # lab angular velocity Q^T omega, its part along the surface (three scalars: no
-    # allocation in the contact loop)
-    w0 = q[0, 0, b] * om[0, b] + q[1, 0, b] * om[1, b] + q[2, 0, b] * om[2, b]
-    w1 = q[0, 1, b] * om[0, b] + q[1, 1, b] * om[1, b] + q[2, 1, b] * om[2, b]
-    w2 = q[0, 2, b] * om[0, b] + q[1, 2, b] * om[1, b] + q[2, 2, b] * om[2, b]
-    wn = w0 * n0 + w1 * n1 + w2 * n2
-    w0 -= wn * n0
-    w1 -= wn * n1
-    w2 -= wn * n2
-    ws = vs / radius
-    scale = -crr * radius * fn / np.sqrt(w0 * w0 + w1 * w1 + w2 * w2 + ws * ws)
+    scale = -crr * radius * fn / rho
     for a in range(3):
-        torque[a, b] += scale * (q[a, 0, b] * w0 + q[a, 1, b] * w1 + q[a, 2, b] * w2)
+        torque[a, b] += scale * (q[a, 0, b] * wt[0] + q[a, 1, b] * wt[1] + q[a, 2, b] * wt[2])
 
 
-def _skew(a: Any) -> NDArray[np.float64]:
-    """``[a]``: ``[a] b = a x b``."""
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _rolling_column(
+    s: tuple[Any, ...], gs: tuple[Any, ...], f: NDArray[np.float64], df: NDArray[np.float64],
+    q: NDArray[np.float64], col: int, pose: bool,
+) -> tuple[float, float, float]:
+    """``d T / d u_col`` (lab) of the couple for unknown ``col`` of the block
+    (:func:`rolling_couple_tangent`; ``s`` = ``(c, f_n, n, dist, interior, w, w_t, rho)``)."""
+    c, fn, n, dist, interior, w, wt, rho = s
+    dn = (0.0, 0.0, 0.0)  # the normal at the centre: d n = H d x_b
+    if pose and BODY_POS <= col < BODY_POS + 3:
+        k = col - BODY_POS
+        dn = (_hessian_entry(gs, n, dist, interior, 0, k),
+              _hessian_entry(gs, n, dist, interior, 1, k),
+              _hessian_entry(gs, n, dist, interior, 2, k))
+    dw = (0.0, 0.0, 0.0)  # w = Q^T omega: Q^T d omega; a turn: -[w] Q^T d W
+    if BODY_ROT <= col < BODY_ROT + 3:
+        k = col - BODY_ROT
+        e = (q[k, 0], q[k, 1], q[k, 2])  # Q^T e_k
+        if pose:
+            dw = (-(w[1] * e[2] - w[2] * e[1]), -(w[2] * e[0] - w[0] * e[2]),
+                  -(w[0] * e[1] - w[1] * e[0]))
+        else:
+            dw = e
+    # d f_n = n . d f + f . d n;  d w_t = d w - (n . w) d n - n (w . d n + n . d w)
+    dfn = (n[0] * df[0, col] + n[1] * df[1, col] + n[2] * df[2, col]
+           + f[0] * dn[0] + f[1] * dn[1] + f[2] * dn[2])
+    nw = n[0] * w[0] + n[1] * w[1] + n[2] * w[2]
+    along = (w[0] * dn[0] + w[1] * dn[1] + w[2] * dn[2]
+             + n[0] * dw[0] + n[1] * dw[1] + n[2] * dw[2])
+    d0 = dw[0] - nw * dn[0] - n[0] * along
+    d1 = dw[1] - nw * dn[1] - n[1] * along
+    d2 = dw[2] - nw * dn[2] - n[2] * along
+    # T = c f_n w_t / rho:  d T = c (w_t d f_n + f_n (d w_t - w_t (w_t . d w_t) / rho^2)) / rho
+    proj = (wt[0] * d0 + wt[1] * d1 + wt[2] * d2) / (rho * rho)
+    return (c * (wt[0] * dfn + fn * (d0 - wt[0] * proj)) / rho,
+            c * (wt[1] * dfn + fn * (d1 - wt[1] * proj)) / rho,
+            c * (wt[2] * dfn + fn * (d2 - wt[2] * proj)) / rho)
 
 
-def object_contact_tangent(
-    pts: ContactPoints, body: tuple[Any, ...], o: int, shape: tuple[int, float, float],
-    law: ContactLaw, out: NDArray[np.float64],
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def rolling_couple_tangent(
+    body: tuple[Any, ...], b: int, geom: ObstacleGeometry, force: NDArray[np.float64],
+    df: NDArray[np.float64], law: tuple[float, float, float], velocity: bool,
+    out: NDArray[np.float64],
 ) -> None:
-    """The consistent tangent of :func:`object_contact_forces` for a SPHERE carried by body
-    ``o``, w.r.t. each point's position and the body's position and rotation increment (the
-    static solver's unknowns: ``Q <- exp(-[w]) Q``): ``out`` (3 n + 6, 3 n + 6), rows and
-    columns in the order node 0 .. n-1, body position, body rotation; generalised forces:
-    node forces, the body's force and its couple in the body frame.
-
-    From the fixed obstacle's tangent (``D_x = d f / d x``, ``D_v = d f / d v`` of
-    :func:`~hsa_elastica.physics.contact_laws.contact_tangent` at the relative velocity):
-    the node's block ``K = D_x + D_v d v_rel / d x_p`` with ``d v_rel / d x_p = -[w] R H``
-    (the lever ``r = R n`` follows the node), the body position's block ``-K`` (the sphere's
-    force depends on ``x_p - x_o``), the rotation's ``D_v d v_rel / d w`` with
-    ``d v_rel / d w = -[r] Q^T [omega]`` (the body's spin seen from the turned frame); the
-    body's rows the negative sums; its couple ``-Q sum r_p x f_p`` transported by the lever's
-    derivative and turned with the frame (``[tau]``).  Numpy: the engines difference the
-    contacts; this is the law's registered tangent (physics/laws.py)."""
-    n = pts.position.shape[1]
-    x, omega, q = body[0], body[2], body[3]
-    if shape[0] != SPHERE:
-        raise ValueError("object_contact_tangent: a sphere only")
-    frame, rel = np.zeros(6), np.zeros((3, n))
-    geom = object_geometry(x, q, o, shape, frame)
-    relative_velocity(pts, body, o, geom, rel)
-    moving = ContactPoints(pts.position, rel, pts.radius, pts.mass)
-    d_dx, d_dv = np.zeros((3, 3, n)), np.zeros((3, 3, n))
-    contact_tangent(moving, geom, law, d_dx, d_dv)
-    force = ContactOutput(np.zeros((3, n)), np.zeros(n), np.zeros(n))
-    contact_forces(moving, geom, law, force)
-    Q = np.array(q[:, :, o])
-    skew_w = _skew(omega[:, o])
-    w_lab = Q.T @ omega[:, o]
-    b = 3 * n
-    tau = np.zeros(3)
-    out[:, :] = 0.0
-    for p in range(n):
-        xp = pts.position[:, p]
-        d = xp - x[:, o]
-        dist = float(np.linalg.norm(d))
-        nv = d / dist
-        r = shape[1] * nv
-        dr = shape[1] * (np.eye(3) - np.outer(nv, nv)) / dist  # d r / d x_p
-        k_node = d_dx[:, :, p] + d_dv[:, :, p] @ (-_skew(w_lab) @ dr)
-        k_rot = d_dv[:, :, p] @ (-_skew(r) @ Q.T @ skew_w)
-        f = force.force[:, p]
-        s = 3 * p
-        out[s : s + 3, s : s + 3] = k_node
-        out[s : s + 3, b : b + 3] = -k_node
-        out[s : s + 3, b + 3 : b + 6] = k_rot
-        out[b : b + 3, s : s + 3] = -k_node
-        out[b : b + 3, b : b + 3] += k_node
-        out[b : b + 3, b + 3 : b + 6] -= k_rot
-        # couple (body frame) -Q (r x f): d / d x_p = -Q ([r] K - [f] dr); d / d x_o its negative
-        c_node = -Q @ (_skew(r) @ k_node - _skew(f) @ dr)
-        out[b + 3 : b + 6, s : s + 3] = c_node
-        out[b + 3 : b + 6, b : b + 3] -= c_node
-        out[b + 3 : b + 6, b + 3 : b + 6] -= Q @ _skew(r) @ k_rot
-        tau -= Q @ np.cross(r, f)
-    # the couple turns with the body frame: d (Q t) / d w = [Q t] under Q <- exp(-[w]) Q
-    out[b + 3 : b + 6, b + 3 : b + 6] += _skew(tau)
+    """The consistent tangent of :func:`rolling_couple` added into the body's couple rows
+    (``BODY_ROT``) of a 12 x 12 block in the joints' layout
+    (:data:`~hsa_elastica.physics.joint_tangent.JOINT_BLOCK`): with respect to the sphere's
+    position and rotation increment (``Q <- exp(-[W]) Q``), or with ``velocity`` to its
+    velocity and angular velocity (body frame).  ``force`` (3, 1) is the support point's
+    contact force and ``df`` (3, 12) its derivative in the same unknowns (the point's block,
+    :func:`~hsa_elastica.physics.point_tangent.contact_point_block`): the couple depends on
+    them through ``f_n``, on the position through the normal ``n(x_b)`` and on the rotation
+    and angular velocity through ``w = Q^T omega``; its body-frame value ``Q T`` turns with
+    the frame (``[Q T]``).  ``body`` = (position, director, omega)."""
+    crr, radius, vs = law
+    x, q, om = body
+    gs = _scalars(geom)
+    fn, n, dist, interior, w, wt, rho = _rolling_state(x, q, om, b, gs, force, vs / radius)
+    if not fn > 0.0:
+        return
+    c = -crr * radius
+    s = (c, fn, n, dist, interior, w, wt, rho)
+    Q = q[:, :, b]
+    f = force[:, 0]
+    for col in range(out.shape[1]):
+        t0, t1, t2 = _rolling_column(s, gs, f, df, Q, col, not velocity)
+        for a in range(3):
+            out[BODY_ROT + a, col] += Q[a, 0] * t0 + Q[a, 1] * t1 + Q[a, 2] * t2
+    if velocity:
+        return
+    scale = c * fn / rho  # the couple turns with the body frame: d (Q T) / d W = [Q T]
+    tb = (scale * (Q[0, 0] * wt[0] + Q[0, 1] * wt[1] + Q[0, 2] * wt[2]),
+          scale * (Q[1, 0] * wt[0] + Q[1, 1] * wt[1] + Q[1, 2] * wt[2]),
+          scale * (Q[2, 0] * wt[0] + Q[2, 1] * wt[1] + Q[2, 2] * wt[2]))
+    out[BODY_ROT + 0, BODY_ROT + 1] -= tb[2]
+    out[BODY_ROT + 0, BODY_ROT + 2] += tb[1]
+    out[BODY_ROT + 1, BODY_ROT + 0] += tb[2]
+    out[BODY_ROT + 1, BODY_ROT + 2] -= tb[0]
+    out[BODY_ROT + 2, BODY_ROT + 0] -= tb[1]
+    out[BODY_ROT + 2, BODY_ROT + 1] += tb[0]

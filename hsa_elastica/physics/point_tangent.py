@@ -20,11 +20,17 @@ velocity, ``H`` the obstacle's signed-distance Hessian, ``R`` a sphere's radius:
 * a sphere's support point (``BodyContact`` with ``sphere_radius``): ``r = -R n(x_b)``, so
   ``dx_p/dx_b = I - R H`` and ``dr/dx_b = -R H``; the rotation enters through ``w`` only
   (``dw/dW = -[w]``);
-* a rod node and a free sphere (``ObjectContact``): the law at the node's position relative
-  to the centre and its velocity relative to the sphere's surface point
-  ``v_rel = v_n - v_o - w x r``, ``r = R n``; the node takes ``f``, the sphere ``-f`` and
-  ``-Q (r x f)`` (:mod:`~hsa_elastica.physics.object_contact_laws`).  A ``Cylinder`` object
-  has no block here (its axis turns with the body): the engines keep differences for its rows.
+* a rod node and a free object (``ObjectContact``; a sphere about its centre, a ``Cylinder``
+  a capsule about its axis): the law at the node's position and its velocity relative to the
+  object's surface point ``v_rel = v_n - v_o - w x r``, ``r`` the lever to that point; the
+  node takes ``f``, the object ``-f`` and ``-Q (r x f)``
+  (:mod:`~hsa_elastica.physics.object_contact_laws`).  A capsule's axis turns with the object:
+  the law at the turned axis is the turned law at the node turned back, which adds the terms
+  ``[x_n - x_o] Q^T`` (position), ``[v_rel] Q^T`` (velocity) and ``-[f] Q^T`` (the force) to
+  its rotation columns (they cancel for a sphere);
+* a sphere's support point with rolling resistance: the rolling couple's tangent added to the
+  sphere's couple rows (:func:`~hsa_elastica.physics.object_contact_laws.
+  rolling_couple_tangent`, from the point's ``df``).
 
 A rod against a rod (``tables.ROD_ROD``) has no point block either: each element pair within
 reach couples the four nodes of its two segments, and :func:`rod_pair_tangents` adds the
@@ -48,6 +54,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.contact_laws import (
+    CAPSULE,
     FAR_SMOOTHING_LENGTHS,
     SPHERE,
     ContactLaw,
@@ -61,6 +68,7 @@ from hsa_elastica.physics.contact_laws import (
     contact_tangent,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, JOINT_BLOCK, NODE
+from hsa_elastica.physics.object_contact_laws import rolling_couple_tangent
 from hsa_elastica.physics.rod_contact_laws import rod_rod_tangent
 from hsa_elastica.physics.tables import OP_CONTACT, ROD_ROD
 
@@ -75,15 +83,14 @@ ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT = 0, 1, 2, 3
 @njit(cache=True)  # type: ignore[misc]
 def row_kind(ids: NDArray[np.int64], i: int) -> int:
     """The point-block kind of contact row ``i`` (``ContactTable.ids``): -1 if there is none
-    (an object other than a sphere, differenced with the remainder; a rod against a rod,
-    system kind ``tables.ROD_ROD``, whose element pairs couple four nodes each: their tangent
-    is scattered by :func:`rod_pair_tangents`)."""
+    (a rod against a rod, system kind ``tables.ROD_ROD``, whose element pairs couple four
+    nodes each: their tangent is scattered by :func:`rod_pair_tangents`)."""
     if ids[i, 1] == ROD_ROD:
         return -1
     if ids[i, 1] == 0:
         if ids[i, 4] < 0:
             return ROD_FIXED
-        return ROD_OBJECT if ids[i, 3] == SPHERE else -1
+        return ROD_OBJECT
     return SPHERE_SUPPORT if ids[i, 1] == 2 else BODY_POINTS
 
 
@@ -199,52 +206,72 @@ def _kinematics(rod: Any, body: Any, c: Any, i: int, p: int, kind: int, m: Any) 
 @njit(cache=True)  # type: ignore[misc]
 def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
                        wl: NDArray[np.float64], m: Any) -> ObstacleGeometry:
-    """:func:`_kinematics` of a rod node on the free sphere ``b`` (lab angular velocity
-    ``wl``): the velocity relative to the sphere's surface point, ``r = R n``; returns the
-    sphere's geometry about its centre."""
+    """:func:`_kinematics` of a rod node on the free object ``b`` (lab angular velocity
+    ``wl``): the velocity relative to the object's surface point, ``r`` the lever to it;
+    returns the object's geometry (a sphere about its centre, a ``Cylinder``'s capsule along
+    its axis) at its present pose.  A capsule turns with the object (lab turn ``Q^T W``): the
+    law at the turned axis is the turned law at the node turned back, so the position and
+    the velocity the law sees take ``[x_n - x_o] Q^T`` and ``[v_rel] Q^T`` (the force's own
+    turn, ``-[f] Q^T``, is added by :func:`contact_point_block`); a sphere's law does not
+    change under its turn about the centre (those three terms cancel)."""
     index, par, _, _ = c
     x, v, A, B, C, L, r, w3 = m
-    H, S, T = w3[0], w3[1], w3[2]
+    J, S, T = w3[0], w3[1], w3[2]
     Q = body.director[:, :, b]
-    s = index[i, 0]
+    s, kind = index[i, 0], index[i, 3]
+    capsule = kind == CAPSULE
+    h = 0.5 * par[i, 7] if capsule else 0.0
     frame = np.empty(6)
     for a in range(3):
-        frame[a] = body.position[a, b]  # a sphere's obstacle: about its centre
-        frame[3 + a] = 0.0
-    geom = ObstacleGeometry(SPHERE, frame[0:3], frame[3:6], par[i, 6], 0.0)
+        frame[3 + a] = Q[2, a] if capsule else 0.0  # the axis: the body's d3
+        frame[a] = body.position[a, b] - h * frame[3 + a]
+    geom = ObstacleGeometry(kind, frame[0:3], frame[3:6], par[i, 6],
+                            par[i, 7] if capsule else 0.0)
     xn = rod.position[:, s + p]
     phi, n0, n1, n2, _, _ = _surface(_scalars(geom), xn[0], xn[1], xn[2])
-    r[0] = xn[0] - phi * n0 - frame[0]
-    r[1] = xn[1] - phi * n1 - frame[1]
-    r[2] = xn[2] - phi * n2 - frame[2]
-    _hessian(_scalars(geom), xn, H)
+    nv = (n0, n1, n2)
+    d = (xn[0] - body.position[0, b], xn[1] - body.position[1, b], xn[2] - body.position[2, b])
     for a in range(3):
+        r[a] = d[a] - phi * nv[a]
         x[a, 0] = xn[a]
     # v_rel = v_n - v_o - w x r
     v[0, 0] = rod.velocity[0, s + p] - body.velocity[0, b] - (wl[1] * r[2] - wl[2] * r[1])
     v[1, 0] = rod.velocity[1, s + p] - body.velocity[1, b] - (wl[2] * r[0] - wl[0] * r[2])
     v[2, 0] = rod.velocity[2, s + p] - body.velocity[2, b] - (wl[0] * r[1] - wl[1] * r[0])
-    R = par[i, 6]
-    _skew_mat(S, wl)
+    # J = d (x - phi n) / d x = I - n n^T - phi H: the surface point follows the node (R H on
+    # a sphere); L = d r / dq = J on the node, -J on the object's position
+    _hessian(_scalars(geom), xn, J)
+    for a in range(3):
+        for k in range(3):
+            J[a, k] = (1.0 if a == k else 0.0) - nv[a] * nv[k] - phi * J[a, k]
     for a in range(3):
         A[a, NODE + a] = 1.0
         A[a, BODY_POS + a] = -1.0
         C[a, NODE + a] = 1.0
         C[a, BODY_POS + a] = -1.0
         for k in range(3):
-            L[a, NODE + k] = R * H[a, k]
-            L[a, BODY_POS + k] = -R * H[a, k]
-            swh = R * (S[a, 0] * H[0, k] + S[a, 1] * H[1, k] + S[a, 2] * H[2, k])
-            B[a, NODE + k] = -swh
-            B[a, BODY_POS + k] = swh
-    _skew_mat(T, r)
-    _times_qt(C, BODY_ROT, 1.0, T, Q)  # d v_rel / d omega = [r] Q^T
-    # d v_rel / dW = -[r] Q^T [omega] = -[r] [w] Q^T
+            L[a, NODE + k] = J[a, k]
+            L[a, BODY_POS + k] = -J[a, k]
+    if capsule:
+        _times_qt(A, BODY_ROT, 1.0, _skew_mat(T, d), Q)
+        for a in range(3):  # d r / dW = (J [d] - [r]) Q^T
+            for k in range(3):
+                T[a, k] = (J[a, 0] * _sk(d, 0, k) + J[a, 1] * _sk(d, 1, k)
+                           + J[a, 2] * _sk(d, 2, k) - _sk(r, a, k))
+        _times_qt(L, BODY_ROT, 1.0, T, Q)
+    # B = d v_rel / dq = -[w] L, and on the rotation -[r] [w] Q^T (d w / dW = -[w] Q^T)
+    _skew_mat(S, wl)
+    for a in range(3):
+        for q in range(JOINT_BLOCK):
+            B[a, q] = -(S[a, 0] * L[0, q] + S[a, 1] * L[1, q] + S[a, 2] * L[2, q])
     for a in range(3):
         for k in range(3):
-            S[a, k] = -(T[a, 0] * _sk(wl, 0, k) + T[a, 1] * _sk(wl, 1, k)
-                        + T[a, 2] * _sk(wl, 2, k))
-    _times_qt(B, BODY_ROT, 1.0, S, Q)
+            T[a, k] = -(_sk(r, a, 0) * S[0, k] + _sk(r, a, 1) * S[1, k]
+                        + _sk(r, a, 2) * S[2, k])
+            if capsule:
+                T[a, k] += _sk(v[:, 0], a, k)
+    _times_qt(B, BODY_ROT, 1.0, T, Q)
+    _times_qt(C, BODY_ROT, 1.0, _skew_mat(T, r), Q)  # d v_rel / d omega = [r] Q^T
     return geom
 
 
@@ -317,10 +344,16 @@ def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
     radius = pts[i, 9, p]
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         x0, x1, x2 = rod.position[0, s + p], rod.position[1, s + p], rod.position[2, s + p]
-        if kind == ROD_OBJECT:  # a sphere about the object's centre
+        if kind == ROD_OBJECT:  # a sphere about the object's centre, a capsule on its axis
             o = index[i, 4]
-            gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o], 0.0,
-                  0.0, 0.0, par[i, 6], 0.0)
+            e0, e1, e2 = body.director[2, 0, o], body.director[2, 1, o], body.director[2, 2, o]
+            if index[i, 3] == CAPSULE:
+                h = 0.5 * par[i, 7]
+                gs = (CAPSULE, body.position[0, o] - h * e0, body.position[1, o] - h * e1,
+                      body.position[2, o] - h * e2, e0, e1, e2, par[i, 6], par[i, 7])
+            else:
+                gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o],
+                      0.0, 0.0, 0.0, par[i, 6], 0.0)
     elif kind == SPHERE_SUPPORT:  # the support point's gap is the centre's less the radius
         x0, x1, x2 = body.position[0, s], body.position[1, s], body.position[2, s]
         radius = par[i, 13]
@@ -365,11 +398,28 @@ def contact_point_block(
                 df[a, q] = (dx[a, 0, 0] * A[0, q] + dx[a, 1, 0] * A[1, q]
                             + dx[a, 2, 0] * A[2, q] + dv[a, 0, 0] * B[0, q]
                             + dv[a, 1, 0] * B[1, q] + dv[a, 2, 0] * B[2, q])
+    if kind == ROD_OBJECT and index[i, 3] == CAPSULE and not velocity:
+        _turned_force(body.director[:, :, b], point, geom, law, w3[2], df)
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         out[NODE : NODE + 3, :] += df
     if b >= 0:
         _body_rows(body.director[:, :, b], point, geom, law, r, df, L, sign, velocity, out)
+    if kind == SPHERE_SUPPORT and par[i, 14] > 0.0:  # the sphere's rolling resistance
+        res = ContactOutput(np.empty((3, 1)), np.empty(1), np.empty(1))
+        contact_forces(point, geom, law, res)
+        rolling_couple_tangent((body.position, body.director, body.omega), b, geom, res.force,
+                               df, (par[i, 14], par[i, 13], law.slip_velocity), velocity, out)
     return True
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _turned_force(Q: NDArray[np.float64], point: ContactPoints, geom: ObstacleGeometry,
+                  law: ContactLaw, work: NDArray[np.float64], df: NDArray[np.float64]) -> None:
+    """``df[:, BODY_ROT] += -[f] Q^T``: a capsule object's force turns with it
+    (:func:`_object_kinematics`)."""
+    res = ContactOutput(np.empty((3, 1)), np.empty(1), np.empty(1))
+    contact_forces(point, geom, law, res)
+    _times_qt(df, BODY_ROT, -1.0, _skew_mat(work, res.force[:, 0]), Q)
 
 
 @njit(cache=True)  # type: ignore[misc]
