@@ -304,6 +304,7 @@ def _totals_table(points: pd.DataFrame) -> list[str]:
     """Per set: points inside in-sample / LOAO / LORO; per cross-validated split the
     wide-bar points inside, the worst small-bar RMSE ratio and the criterion met."""
     tot = scores_csv(points)
+    rt = rmse_table(points)
     lines = ["| parameter set | fitted parameters (5 row counts) | inside, in-sample | inside, LOAO | "
              "inside, LORO | LOAO: wide bars inside, worst RMSE ratio (bars < 1 %), criterion | "
              "LORO: the same |", "|---|---|---|---|---|---|---|"]
@@ -312,12 +313,20 @@ def _totals_table(points: pd.DataFrame) -> list[str]:
         for s in CV_SPLITS:
             n_in = int(getattr(r, f"inside_wide_{s}"))
             crit = getattr(r, f"criterion_{s}")
+            mine = rt[(rt["parameter_set"] == r.parameter_set) & (rt["n_small"] > 0)]
+            worst = (f" ({mine.loc[mine[f'ratio_small_{s}'].idxmax(), 'characteristic']})"
+                     if crit != "-" and len(mine) else "")
             cells.append("-" if crit == "-" else
-                         f"{_count(n_in, int(r.n_wide))}, {_ratio_text(getattr(r, f'worst_small_ratio_{s}'))}, "
-                         f"**{crit}**")
+                         f"{_count(n_in, int(r.n_wide))}, {_ratio_text(getattr(r, f'worst_small_ratio_{s}'))}"
+                         f"{worst}, **{crit}**")
         lines.append(f"| {r.parameter_set} | {r.n_parameters} | {_count(r.inside_in_sample, r.n_points)} | "
                      f"{_count(r.inside_loao, r.n_points)} | {_count(r.inside_loro, r.n_points)} | "
                      f"{cells[0]} | {cells[1]} |")
+    for s, label in zip(CV_SPLITS, ("LOAO", "LORO")):
+        met = [str(r.parameter_set) for r in tot.itertuples()
+               if getattr(r, f"criterion_{s}") in ("inside", "inside+rmse")]
+        lines.append(("" if s != CV_SPLITS[0] else "\n") + f"Meeting the target, {label}: "
+                     + (", ".join(f"`{m}`" for m in met) if met else "none of these sets") + ".")
     return lines
 
 
