@@ -402,6 +402,8 @@ def merged_scores(points: pd.DataFrame, previous: pd.DataFrame | None) -> pd.Dat
     if previous is not None:
         kept = previous[~previous["parameter_set"].isin(new["parameter_set"])]
         new = pd.concat([new, kept], ignore_index=True)[list(new.columns)]
+        counts = ["n_small", "n_wide", *(f"inside_wide_{s}" for s in CV_SPLITS)]
+        new[counts] = new[counts].astype("Int64")  # integers with gaps for the kept rows
     order = {name: k for k, name in enumerate(PARAMETER_SETS)}
     return new.sort_values("parameter_set", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
 
@@ -419,7 +421,7 @@ def write_outputs(results_path: Path, text: str, points: pd.DataFrame) -> None:
     csv = results_path.parent / "cv_scores.csv"
     previous = pd.read_csv(csv) if csv.is_file() else None
     with atomic_output(csv) as tmp:
-        merged_scores(points, previous).to_csv(tmp, index=False)
+        merged_scores(points, previous).to_csv(tmp, index=False, float_format="%.4g")
 
 
 def main(argv: list[str] | None = None) -> int:
