@@ -96,6 +96,82 @@ def test_score_and_totals_against_hand_counts():
     assert (tot["inside_in_sample"], tot["inside_loao"], tot["inside_loro"]) == (2, 1, -1)
 
 
+def _small_bar_table() -> pd.DataFrame:
+    """Two characteristics.  blocked_force: value 10 N, bars -1/+2 N (wide: 10 % and 20 %) at
+    0 and 30 deg, -0.05/+0.08 N (small: below 0.1 N = 1 %) at 60 and 90 deg.
+    spring_constant: value 2 N/mm, bars 0.01/0.01 (0.5 %: small) at 0 deg, 0.5/0.5 at 30 deg."""
+    return pd.DataFrame({
+        "parameter_set": ["s"] * 6,
+        "characteristic": ["blocked_force"] * 4 + ["spring_constant"] * 2,
+        "rows": [4] * 6, "twist_angle_deg": [0, 30, 60, 90, 0, 30],
+        "value": [10.0, 10.0, 10.0, 10.0, 2.0, 2.0],
+        "err_low": [1.0, 1.0, 0.05, 0.05, 0.01, 0.5], "err_high": [2.0, 2.0, 0.08, 0.08, 0.01, 0.5],
+        "unit": ["N"] * 4 + ["N/mm"] * 2,
+        "in_sample": [10.5, 9.5, 10.3, 9.6, 2.1, 2.2],
+        "loao": [11.0, 8.5, 10.4, 9.2, 2.1, 2.6],
+        "loro": np.nan,
+    })
+
+
+def test_rmse_ratios_and_criterion_against_hand_computation():
+    """RMSE by hand.  blocked_force, all four points: in-sample errors 0.5, -0.5, 0.3, -0.4 ->
+    sqrt(0.75 / 4); LOAO errors 1.0, -1.5, 0.4, -0.8 -> sqrt(4.05 / 4).  Small-bar points
+    only (60, 90 deg): in-sample sqrt(0.25 / 2), LOAO sqrt(0.80 / 2), ratio sqrt(3.2) = 1.789.
+    spring_constant's small-bar point: 0.1 in-sample, 0.1 LOAO, ratio 1.  LORO: not
+    predicted (NaN, criterion '-')."""
+    t = _small_bar_table()
+    assert cv.small_bars(t).tolist() == [False, False, True, True, True, False]
+    rt = cv.rmse_table(t).set_index("characteristic")
+    bf = rt.loc["blocked_force"]
+    assert bf["n_small"] == 2 and bf["n_points"] == 4
+    assert bf["rmse_in_sample"] == pytest.approx(math.sqrt(0.75 / 4), rel=1e-12)
+    assert bf["rmse_loao"] == pytest.approx(math.sqrt(4.05 / 4), rel=1e-12)
+    assert bf["ratio_loao"] == pytest.approx(math.sqrt(4.05 / 0.75), rel=1e-12)
+    assert bf["rmse_small_in_sample"] == pytest.approx(math.sqrt(0.25 / 2), rel=1e-12)
+    assert bf["rmse_small_loao"] == pytest.approx(math.sqrt(0.80 / 2), rel=1e-12)
+    assert bf["ratio_small_loao"] == pytest.approx(math.sqrt(3.2), rel=1e-12)
+    assert math.isnan(bf["rmse_loro"]) and math.isnan(bf["ratio_small_loro"])
+    sc = rt.loc["spring_constant"]
+    assert sc["n_small"] == 1 and sc["ratio_small_loao"] == pytest.approx(1.0, rel=1e-12)
+    c = cv.criteria(t).iloc[0]
+    # wide points: 10.5 / 9.5 in-sample, LOAO 11.0 (inside 9..12), 8.5 (outside), 2.6 (outside 1.5..2.5)
+    assert (c["n_small"], c["n_wide"], c["inside_wide_loao"]) == (3, 3, 1)
+    assert c["worst_small_ratio_loao"] == pytest.approx(math.sqrt(3.2), rel=1e-12)
+    assert c["criterion_loao"] == "none" and c["criterion_loro"] == "-"
+
+
+def test_rmse_criterion_met_when_the_wide_points_are_inside():
+    """The same table with every wide-bar point predicted inside and the small-bar points'
+    LOAO errors at most 1.5x the in-sample ones (ratio sqrt(0.32 / 0.25) = 1.131 for the
+    blocked force, 1 for the spring constant): 'inside+rmse'; all six inside in-sample and
+    LOAO at an exact fit: 'inside'.  Small points outside their bars do not count against
+    the first (3 of 6 inside = 0.5 < 0.8, yet the criterion holds)."""
+    t = _small_bar_table().assign(loao=[11.0, 9.5, 10.4, 9.6, 2.1, 2.2])
+    assert cv.criteria(t).iloc[0]["worst_small_ratio_loao"] == pytest.approx(math.sqrt(0.32 / 0.25), rel=1e-12)
+    assert cv.criteria(t).iloc[0]["criterion_loao"] == "inside+rmse"
+    exact = t.assign(in_sample=t["value"], loao=t["value"])
+    assert cv.criteria(exact).iloc[0]["criterion_loao"] == "inside"
+    # one more small-bar LOAO error: blocked_force ratio sqrt((0.16 + 0.25) / 0.25) = 1.28 still
+    # passes; a 0.7 error at 90 deg: sqrt((0.16 + 0.49) / 0.25) = 1.61 > 1.5 fails
+    assert cv.criteria(t.assign(loao=[11.0, 9.5, 10.4, 9.5, 2.1, 2.2])).iloc[0]["criterion_loao"] == "inside+rmse"
+    assert cv.criteria(t.assign(loao=[11.0, 9.5, 10.4, 9.3, 2.1, 2.2])).iloc[0]["criterion_loao"] == "none"
+
+
+def test_partial_run_keeps_the_other_sets_rows():
+    """A run of 'fitted' alone over an earlier file with 'table1' and 'fitted' (old columns
+    only): 'fitted' is replaced by the new counts (hand counts of the table: 4 points, 1
+    inside LOAO), 'table1' keeps its numbers with the new columns empty, in the order of
+    PARAMETER_SETS."""
+    previous = pd.DataFrame({"parameter_set": ["fitted", "table1"], "n_parameters": [25, 0], "n_points": [120, 120],
+                             "inside_in_sample": [78, 48], "inside_loao": [49, 48], "inside_loro": [-1, 48]})
+    t = _hand_table()
+    pts = t.assign(parameter_set="fitted", in_sample=t["simulated"], loao=[11.0, 8.0, 8.0, 8.0], loro=np.nan)
+    out = cv.merged_scores(pts, previous)
+    assert out["parameter_set"].tolist() == ["table1", "fitted"]
+    assert out.loc[0, "inside_loao"] == 48 and pd.isna(out.loc[0, "criterion_loao"])
+    assert (out.loc[1, "n_points"], out.loc[1, "inside_loao"], out.loc[1, "criterion_loro"]) == (4, 1, "-")
+
+
 def test_best_set_is_chosen_by_the_cross_validated_score():
     """In-sample 'fitted' wins (3/4 vs 2/4); left one angle out 'fitted_shared' wins (2 vs 1)."""
     t = _hand_table()

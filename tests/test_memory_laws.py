@@ -127,3 +127,37 @@ def test_pose_stability_reads_the_runs_memory() -> None:
     lam_zero, _ = zero.stability(back, zero.stability_modes, vectors=False)
     print(f"stability with the run's memory {lam:.6g} 1/s^2, with zero memory {lam_zero:.6g}")
     assert abs(lam - lam_zero) > 1e-6 * abs(lam_ref)
+
+
+def _run_with_memory(params, memory_value: float | None, steps: int):  # type: ignore[no-untyped-def]
+    """``params`` built, every memory array of the coupling table set to ``memory_value``
+    (None: as built), ``steps`` steps of its compiled engine; the state arrays after them."""
+    from hsa_elastica.robots.builders import build_fast_robot
+
+    robot = build_fast_robot(params, ANGLES, ramp=RAMP, record=False)
+    c = robot.model.tables.couplings
+    for name in MEMORY if memory_value is not None else ():
+        getattr(c, name)[...] = memory_value
+    robot.engine.run_steps(steps, 0.0)
+    rod, body = robot.rod_arrays, robot.body_arrays
+    return [np.array(a) for a in (rod.position, rod.velocity, rod.director, rod.omega,
+                                  rod.rest_lengths, body.position, body.velocity)]
+
+
+@pytest.mark.parametrize("integrator, steps", [("explicit", 400), ("implicit", 20)])
+def test_laws_off_never_touch_the_memory(integrator: str, steps: int) -> None:
+    """With the creep and the play off, the model never reads its memory arrays: a robot whose
+    creep strain, play memory and clocks are all NaN (as if the fields did not exist) ends
+    ``steps`` steps (inside the motor ramp) bit for bit where the one as built does, on the
+    fused explicit step and on the implicit integrator.  The poison does reach the engine:
+    with the creep on, the same NaNs make the rest lengths NaN (checked below)."""
+    p = _params(creep=(0.0, 0.0), play=(0.0, 0.0))
+    if integrator == "explicit":
+        p = p.replace(simulation=paper_robot_params().simulation.replace(dt=3e-5))
+    clean = _run_with_memory(p, None, steps)
+    poisoned = _run_with_memory(p, np.nan, steps)
+    for a, b in zip(clean, poisoned):
+        assert np.all(np.isfinite(a)) and np.array_equal(a, b)
+    if integrator == "explicit":
+        on = p.replace(rod=p.rod.replace(creep_fraction=CREEP[0], creep_time=CREEP[1]))
+        assert not np.all(np.isfinite(_run_with_memory(on, np.nan, 1)[4]))
