@@ -24,24 +24,12 @@ from hsa_elastica.experiments.calibration import CalibrationError
 from hsa_elastica.experiments.parameter_names import check_names, fittable_names, get_value, with_values
 from hsa_elastica.params import ParameterError, RobotParams, load_params, paper_robot_params, save_params
 from hsa_elastica.robots.builders import build_robot
-from hsa_elastica.robots.statics_api import solve_static_batch
 from hsa_elastica.robots.symmetry import robot_symmetries
 from hsa_elastica.validation.real_robot_imperfections import CANDIDATES, merge_rows
+from tests.test_imperfections import _pose, _solve
 
 P = paper_robot_params()  # no gravity
 TOL = 1e-9  # [m] and [-]: see the module docstring
-
-
-def _solve(params: RobotParams, angles: list[list[float]]) -> list:  # type: ignore[type-arg]
-    res = list(solve_static_batch(params, np.asarray(angles, dtype=np.float64), order="given"))
-    assert all(r.converged and r.method == "static" for r in res)
-    return res
-
-
-def _pose(r) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
-    from hsa_elastica.io.render import quaternion_to_matrix
-
-    return np.asarray(r.platform_position_m), quaternion_to_matrix(np.asarray(r.platform_quaternion_xyzw))
 
 
 def _turn_about_x(a: float) -> np.ndarray:
