@@ -1,6 +1,6 @@
 """Quadratic fluid drag on a rod's nodes: a compiled law declared in one module.
 
-Each node ``i`` of the rod feels the drag of a fluid at rest (air, water)
+Each node ``i`` of the rod feels the drag of a fluid at rest (air, water)::
 
     f_i = -c_i |v_i| v_i,    c_i = 1/2 rho_f C_d D l_i
 
