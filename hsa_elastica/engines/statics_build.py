@@ -275,16 +275,14 @@ def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
     for code, i in program.tolist():
         if code == OP_COUPLING and not internal:
             continue  # the rest configuration acts through the internal forces only
-        if code in (OP_COUPLING, OP_COUPLING_TORQUE, OP_COMPRESSION):
-            start = (tables.compression if code == OP_COMPRESSION else solver.couplings).elem_start
-            local = rod_of(int(start[i]))
+        if code in (OP_COUPLING, OP_COUPLING_TORQUE, OP_COMPRESSION, OP_LAW):  # the rod's band
+            start = (tables.laws[i].slot.elem_start if code == OP_LAW else
+                     (tables.compression if code == OP_COMPRESSION else solver.couplings).elem_start[i])
+            local = rod_of(int(start))
             banded[id(local)] = local
             if code == OP_COUPLING_TORQUE:
                 r, c = _element_reach(local, PASSIVE_REACH)
                 pattern[r, c] = True
-        elif code == OP_LAW:  # a registered compiled law: within its rod's band
-            local = rod_of(int(tables.laws[i].slot.elem_start))
-            banded[id(local)] = local
         elif code in (OP_JOINT_FORCE, OP_JOINT_TORQUE):
             own = ((kind == KIND_NODE) & (index == joints.node[i]) if code == OP_JOINT_FORCE
                    else np.isin(kind, ROTATION_KINDS) & (index == joints.element[i]))

@@ -506,19 +506,18 @@ def evaluate_forces(
 ) -> bool:
     """All forces and torques of the model at time ``t`` [s] with motor angles ``angles`` [rad].
 
-    ``angles`` holds the :class:`MotorAngleBC` rows of ``motors`` first, then the motor mounts
-    (joint rows with ``angle_col >= 0``, :class:`~hsa_elastica.physics.mounts.MotorMount`: the
-    Eq. 7 rest orientation turned by the motor angle; with ``free_twist`` set,
-    :class:`~hsa_elastica.physics.mounts.TwistMount`: the entry is the motor torque [N m]).
-    ``programs`` = ``(sync_program, values_program)`` of the model.
+    ``angles`` holds the :class:`MotorAngleBC` rows of ``motors`` first, then the motor mounts (joint rows with
+    ``angle_col >= 0``, :class:`~hsa_elastica.physics.mounts.MotorMount`: the Eq. 7 rest orientation turned by the
+    motor angle; with ``free_twist`` set, :class:`~hsa_elastica.physics.mounts.TwistMount`: the entry is the motor
+    torque [N m]).  ``programs`` = ``(sync_program, values_program)`` of the model.
 
-    Imposes the motor angles (positions and directors of the rod bases), writes the auxetic rest
-    configuration, computes the rods' ``internal_forces`` [N] / ``internal_torques`` [N m] and
-    *adds* the joints' and gravity's contributions to ``external_forces`` / ``external_torques``
-    of the rod and rigid-body blocks.  Returns False (with ``status[0] = STATUS_STIFFNESS``,
-    ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a
-    stiffness law gave a non-positive stiffness; then nothing after the coupling is evaluated.
-    Its steps, and why its loop is not split into helpers: the module docstring.
+    Imposes the motor angles (positions and directors of the rod bases), writes the auxetic rest configuration,
+    computes the rods' ``internal_forces`` [N] / ``internal_torques`` [N m] and *adds* the joints', gravity's, the
+    contacts' and the registered compiled laws' (``forcings.laws``) contributions to ``external_forces`` /
+    ``external_torques`` of the rod and rigid-body blocks.  Returns False (with ``status[0] = STATUS_STIFFNESS``,
+    ``status[1]`` the coupling, ``status[2]`` the smallest stiffness, ``status[3] = t``) if a stiffness law gave a
+    non-positive stiffness; then nothing after the coupling is evaluated.  Its steps, and why its loop is not split
+    into helpers: the module docstring.
     """
     sync_program, values_program = programs
     constrain_values(values_program, motors, angles, rod, ends, body)
@@ -577,7 +576,5 @@ def evaluate_forces(
             apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
         elif code == OP_CONTACT:
             apply_contact(forcings.contacts, i, rod_view, body_view)
-    # the registered compiled laws (their OP_LAW rows mark them in the program), unrolled at
-    # compile time; nothing for a model without them
-    apply_laws(forcings.laws, t, rod_view)
+    apply_laws(forcings.laws, t, rod_view)  # the registered compiled laws (OP_LAW rows)
     return True

@@ -214,8 +214,7 @@ def build_robot(
     if body is not None and not any(s is body for s in sim):
         sim.append(body)
     robot = _assemble_robot(sim, robot_params, per_rod, ramp, record, frame, body, mount, drive)
-    # after the systems are placed (an obstacle's placement is refused first)
-    announce_kernels(robot_params.simulation)
+    announce_kernels(robot_params.simulation)  # after the placement checks (an obstacle's)
     if finalize:
         sim.finalize()
     return robot
