@@ -70,6 +70,9 @@ def test_a_lean_about_x_turns_every_rod_about_its_foot_toward_minus_y() -> None:
         foot = np.array(P.rod_base(i))
         x = rod.position_collection
         assert np.allclose(x[:, 0], foot + P.rod.cap_length_base * axis, atol=1e-15, rtol=0.0)
+        # the parameters say where the flexible part starts, lean included
+        assert np.allclose(P.replace(rod_tilt=(a, 0.0)).rod_start(i), x[:, 0], atol=1e-15,
+                           rtol=0.0)
         # straight along the leaning axis, printed length: tip = start + L axis
         assert np.allclose(x[:, -1] - x[:, 0], P.rod.length * axis, atol=1e-14, rtol=0.0)
         assert np.allclose(rod.director_collection[2], axis[:, None], atol=1e-15, rtol=0.0)

@@ -7,6 +7,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+from numpy.typing import NDArray
+
 from hsa_elastica.params.base import (
     DEFAULT_MAX_HALVINGS,
     MAX_DAMPING,
@@ -366,9 +369,24 @@ class RobotParams(_ParamsBase):
 
     def rod_start(self, i: int) -> tuple[float, float, float]:
         """First node of the flexible part of rod ``i`` [m]: ``cap_length_base`` above its
-        base on the plate."""
-        x, y, _ = self.rod_base(i)
-        return (x, y, self.rod.cap_length_base)
+        base on the plate, along the rod's axis (leaning with ``rod_tilt``)."""
+        tilt = self.rod_tilt_matrix()
+        if tilt is None:
+            x, y, _ = self.rod_base(i)
+            return (x, y, self.rod.cap_length_base)
+        start = np.asarray(self.rod_base(i)) + self.rod.cap_length_base * tilt[:, 2]
+        return (float(start[0]), float(start[1]), float(start[2]))
+
+    def rod_tilt_matrix(self) -> NDArray[np.float64] | None:
+        """Rotation of the rods' lean ``rod_tilt`` (rotation vector ``(tilt_x, tilt_y, 0)``
+        [rad], Rodrigues' formula), None without a lean (the upright rods are then built
+        exactly as before the lean existed)."""
+        tx, ty = self.rod_tilt
+        angle = math.hypot(tx, ty)
+        if angle == 0.0:
+            return None
+        k = np.array([[0.0, 0.0, ty], [0.0, 0.0, -tx], [-ty, tx, 0.0]]) / angle  # [axis]x
+        return np.asarray(np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k))
 
     def rod_params(self, i: int) -> RodParams:
         """Rod parameters of rod ``i``: its handedness from ``handedness[i]``, ``C_eps`` and the

@@ -45,9 +45,10 @@ path (operators, fused stepper, static solver) reads these positions from the bu
 so the caps act everywhere.  A payload (``PlatformParams.payload_mass``) raises the platform's
 density.
 
-Leaning rods (``RobotParams.rod_tilt``, rotation ``T``, :func:`rod_tilt_matrix`): every rod,
-caps included, is turned by ``T`` about its foot ``b_i`` on the base plate, so the flexible
-part starts at ``b_i + cap_length_base T e_z`` and is built along ``T e_z`` with normal
+Leaning rods (``RobotParams.rod_tilt``, rotation ``T``,
+:meth:`~hsa_elastica.params.RobotParams.rod_tilt_matrix`): every rod, caps included, is
+turned by ``T`` about its foot ``b_i`` on the base plate, so the flexible part starts at
+``b_i + cap_length_base T e_z`` (``RobotParams.rod_start``) and is built along ``T e_z`` with normal
 ``T (cos a_i, sin a_i, 0)`` (its motor turns it about that leaning axis); the level platform
 sits on the rods' tops, its centre at ``H T e_z + (0, 0, thickness / 2)`` with ``H =
 cap_length_base + L + cap_length_top``, and rod ``i`` is attached at ``(x_i, y_i, -thickness /
@@ -446,7 +447,7 @@ def _place_rods(
     bases = np.zeros((n, 3))
     attachments = np.zeros((n, 3))
     mounts = np.zeros((n, 3))
-    tilt = rod_tilt_matrix(robot_params)
+    tilt = robot_params.rod_tilt_matrix()
     for i in range(n):
         a = robot_params.rod_angle(i)
         bases[i] = robot_params.rod_start(i)
@@ -454,7 +455,6 @@ def _place_rods(
         axis = np.array([0.0, 0.0, 1.0])
         if tilt is not None:  # the whole printed rod leans about its foot on the plate
             axis, radial = tilt[:, 2].copy(), tilt @ radial
-            bases[i] = np.asarray(robot_params.rod_base(i)) + rp.cap_length_base * axis
         rod = make_hsa_rod(
             rod_params[i],
             base_position=_placed(frame, bases[i]),
@@ -477,23 +477,11 @@ def _place_rods(
     return rods, bases, attachments, mounts
 
 
-def rod_tilt_matrix(robot_params: RobotParams) -> NDArray[np.float64] | None:
-    """Rotation of the rods' lean ``RobotParams.rod_tilt`` (rotation vector
-    ``(tilt_x, tilt_y, 0)`` [rad], Rodrigues' formula), None without a lean (the upright
-    rods are then built exactly as before the lean existed)."""
-    tx, ty = robot_params.rod_tilt
-    angle = math.hypot(tx, ty)
-    if angle == 0.0:
-        return None
-    k = np.array([[0.0, 0.0, ty], [0.0, 0.0, -tx], [-ty, tx, 0.0]]) / angle  # [axis]x
-    return np.asarray(np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k))
-
-
 def _add_platform(sim: HSASimulator, robot_params: RobotParams, frame: Frame | None) -> Cylinder:
     """The platform cylinder on the rod tips (see the module docstring), appended to ``sim``."""
     rp, pp = robot_params.rod, robot_params.platform
     height = rp.cap_length_base + rp.length + rp.cap_length_top
-    tilt = rod_tilt_matrix(robot_params)
+    tilt = robot_params.rod_tilt_matrix()
     # on leaning rods the level platform sits on their tops, `height` along their axis
     start = (0.0, 0.0, height) if tilt is None else height * tilt[:, 2]
     platform = Cylinder(
