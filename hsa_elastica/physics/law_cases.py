@@ -60,7 +60,7 @@ from hsa_elastica.physics.rod_tangent import (
 from hsa_elastica.physics.tables import CouplingTable, RodBlockArrays
 
 __all__ = ["LawCase", "turn", "rod_case", "auxetic_case", "contact_case", "joint_case",
-           "motor_mount_case", "twist_mount_case", "rod_contact_case"]
+           "motor_mount_case", "twist_mount_case", "rod_contact_case", "node_law_case"]
 
 Array = NDArray[np.float64]
 
@@ -411,3 +411,38 @@ def twist_mount_case(rng: np.random.Generator) -> LawCase:
     return _pair_case(p, apply, lambda out: twist_mount_torque_tangent(
         p.rod, 1, p.body, 1, p.rest, torque, K_TAU, NU_TAU, rest, out, tangent_scratch()),
         lambda out: _torque_velocity_tangent(p, out))
+
+
+def node_law_case(law: Any, rng: np.random.Generator) -> LawCase:
+    """The :class:`LawCase` of a compiled law (a
+    :class:`~hsa_elastica.physics.compiled_laws.CompiledLaw`) on its random configuration
+    ``law.case(rng)``: the unknowns are the positions of the slot's nodes (node ``k``'s
+    component ``a`` at ``3 k + a``), its forces the nodes' external forces [N] from the law's
+    kernel, its tangents the node-local blocks of its tangent kernel placed on the diagonal;
+    steps 1e-6 of the largest position [m] / velocity [m/s] (at least 1e-6)."""
+    table, view = law.case(rng)
+    s, n = table.slot.node_start, table.slot.n_nodes
+    x0, v0 = view.position.copy(), view.velocity.copy()
+
+    def evaluate(dx: Array, dv: Array) -> Array:
+        view.position[:, s : s + n] = x0[:, s : s + n] + dx.reshape(n, 3).T
+        view.velocity[:, s : s + n] = v0[:, s : s + n] + dv.reshape(n, 3).T
+        view.external_forces[:] = 0.0
+        law.kernel(table, 0.0, view)
+        view.position[:], view.velocity[:] = x0, v0
+        return np.asarray(view.external_forces[:, s : s + n]).T.reshape(3 * n).copy()
+
+    def blocks() -> tuple[Array, Array]:
+        dfdx, dfdv = np.empty((3, 3, n)), np.empty((3, 3, n))
+        law.tangent(table, 0.0, view, dfdx, dfdv)
+        kx, kv = np.zeros((3 * n, 3 * n)), np.zeros((3 * n, 3 * n))
+        for k in range(n):
+            kx[3 * k : 3 * k + 3, 3 * k : 3 * k + 3] = dfdx[:, :, k]
+            kv[3 * k : 3 * k + 3, 3 * k : 3 * k + 3] = dfdv[:, :, k]
+        return kx, kv
+
+    zero = np.zeros(3 * n)
+    return LawCase(3 * n, lambda dx: evaluate(dx, zero), lambda: blocks()[0],
+                   np.full(3 * n, 1e-6 * max(1.0, float(np.abs(x0).max()))),
+                   lambda dv: evaluate(zero, dv), lambda: blocks()[1],
+                   np.full(3 * n, 1e-6 * max(1.0, float(np.abs(v0).max()))))

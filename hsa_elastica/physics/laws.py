@@ -18,12 +18,18 @@ elastic forces do not depend on the velocities; the obstacle contact's velocity 
 the contact kernel's own; the rod contact's, the free objects' and the rolling couple's are
 checked).
 
+The laws declared in their own modules (:mod:`hsa_elastica.physics.compiled_laws`) join
+this registry through :func:`all_laws`: their node-local tangents are checked the same way,
+in the positions and in the velocities.
+
 The configurations live in :mod:`hsa_elastica.physics.law_cases` and (the free objects'
 contact rows, as the engines compile them) :mod:`hsa_elastica.physics.object_contact_cases`.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -38,12 +44,14 @@ from hsa_elastica.physics.joint_tangent import (
     joint_torque_velocity_tangent,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
+from hsa_elastica.physics.compiled_laws import LAW_REGISTRY, CompiledLaw
 from hsa_elastica.physics.law_cases import (
     LawCase,
     auxetic_case,
     contact_case,
     joint_case,
     motor_mount_case,
+    node_law_case,
     rod_case,
     rod_contact_case,
     turn,
@@ -70,7 +78,8 @@ from hsa_elastica.physics.rod_contact_laws import segment_pair_forces, segment_p
 from hsa_elastica.physics.rod_kernels import internal_forces_inplace
 from hsa_elastica.physics.rod_tangent import rod_tangent_band
 
-__all__ = ["LawCase", "LawTangent", "LAWS", "law", "tangent_source", "turn"]
+__all__ = ["LawCase", "LawTangent", "LAWS", "all_laws", "compiled_law_tangent", "law",
+           "tangent_source", "turn"]
 
 
 class LawTangent(NamedTuple):
@@ -118,12 +127,33 @@ LAWS: tuple[LawTangent, ...] = (
 )
 
 
+def compiled_law_tangent(entry: CompiledLaw) -> LawTangent:
+    """The registry entry of a law declared in its own module
+    (:mod:`hsa_elastica.physics.compiled_laws`): its kernel, its node-local tangent (for the
+    positions and the velocities alike) and its configuration as a :class:`LawCase`
+    (:func:`~hsa_elastica.physics.law_cases.node_law_case`)."""
+    if entry.tangent is None or entry.case is None:
+        return LawTangent(entry.name, entry.kernel, None, None)
+    return LawTangent(entry.name, entry.kernel, entry.tangent,
+                      lambda rng: node_law_case(entry, rng), entry.tangent)
+
+
+def all_laws() -> tuple[LawTangent, ...]:
+    """:data:`LAWS` and every law registered by a module of :mod:`hsa_elastica.physics`
+    (each module imported first, so that its ``register_law`` call has run)."""
+    import hsa_elastica.physics as physics
+
+    for info in pkgutil.iter_modules(physics.__path__):
+        importlib.import_module(f"{physics.__name__}.{info.name}")
+    return LAWS + tuple(compiled_law_tangent(e) for e in LAW_REGISTRY.values())
+
+
 def law(name: str) -> LawTangent:
     """The registered law ``name`` (KeyError naming the registered ones otherwise)."""
-    for entry in LAWS:
+    for entry in all_laws():
         if entry.name == name:
             return entry
-    raise KeyError(f"no law {name!r}; registered: {', '.join(e.name for e in LAWS)}")
+    raise KeyError(f"no law {name!r}; registered: {', '.join(e.name for e in all_laws())}")
 
 
 def tangent_source(entry: LawTangent) -> str:
