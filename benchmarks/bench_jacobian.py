@@ -110,11 +110,11 @@ def _implicit_matrices(n_elements: int, reps: int, scene=None) -> None:  # type:
     n_joint_colours = e.n_colors_joints
 
     def tangent() -> None:
-        implicit_tangent_jacobian(angles, rates, e.v.copy(), args, aux, cv, e._tangent,
+        implicit_tangent_jacobian(e.time, angles, rates, e.v.copy(), args, aux, cv, e._tangent,
                                   jw.fd.data)
 
     def joints_fd() -> None:
-        implicit_tangent_jacobian(angles, rates, e.v.copy(), args, aux, cv, differenced,
+        implicit_tangent_jacobian(e.time, angles, rates, e.v.copy(), args, aux, cv, differenced,
                                   jw.fd.data)
 
     def fd() -> None:

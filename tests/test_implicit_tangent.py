@@ -51,7 +51,7 @@ def _jacobians(engine: ImplicitEngine, angles: np.ndarray, rates: np.ndarray
     assert dynamic_forces(t, angles, rates, engine.v.copy(), args, aux, f, mass)
     data = np.zeros_like(fd)
     assert engine._tangent is not None
-    implicit_tangent_jacobian(angles, rates, engine.v.copy(), args, aux, cv, engine._tangent,
+    implicit_tangent_jacobian(t, angles, rates, engine.v.copy(), args, aux, cv, engine._tangent,
                               data)
     return data, fd
 
@@ -166,7 +166,8 @@ def test_joint_tangents_equal_the_joints_differences(case: str) -> None:
         f, mass = np.zeros(e.n), np.zeros(e.n)
         assert dynamic_forces(e.time, zero, zero, e.v.copy(), e._model_args, e._aux, f, mass)
         data = np.zeros(e.solver.indices.shape[0])
-        implicit_tangent_jacobian(zero, zero, e.v.copy(), e._model_args, e._aux, c, tan, data)
+        implicit_tangent_jacobian(e.time, zero, zero, e.v.copy(), e._model_args, e._aux, c, tan,
+                                  data)
         return data
 
     exact, fd = matrix(e._tangent, cv), matrix(differenced, cv)

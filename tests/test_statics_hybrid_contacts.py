@@ -109,7 +109,7 @@ def _matrices(e: ImplicitEngine, cv: float) -> tuple[np.ndarray, np.ndarray]:
     assert dynamic_forces(e.time, zero, zero, e.v.copy(), args, aux, f, mass)
     data = np.zeros_like(fd)
     assert e._tangent is not None
-    implicit_tangent_jacobian(zero, zero, e.v.copy(), args, aux, cv, e._tangent, data)
+    implicit_tangent_jacobian(e.time, zero, zero, e.v.copy(), args, aux, cv, e._tangent, data)
     return data, fd
 
 

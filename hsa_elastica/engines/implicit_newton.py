@@ -208,7 +208,8 @@ def _refresh(t1: float, ang: NDArray[np.float64], rat: NDArray[np.float64], mode
     info = jw.info
     jw.fd.f0[:] = buf.f
     if jw.tangent.enabled[0]:
-        implicit_tangent_jacobian(ang, rat, buf.v1, model, terms, cv, jw.tangent, jw.fd.data)
+        implicit_tangent_jacobian(t1, ang, rat, buf.v1, model, terms, cv, jw.tangent,
+                                  jw.fd.data)
     else:
         dynamic_fd_jacobian(t1, ang, rat, buf.v1, model, terms, cv, jw.pattern, jw.fd,
                             Increment(buf.x, q0, jw.first))

@@ -31,6 +31,10 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   are velocity dependent, so ``K_v`` is the larger part where a point slides or presses in;
   the rod-rod contacts' element pairs at their four nodes
   (:func:`~hsa_elastica.engines.statics_contacts.pair_tangents`);
+* the laws registered in :mod:`hsa_elastica.physics.compiled_laws` (a model's
+  ``ModelTables.laws``): each law's node-local ``K_x + cv K_v``
+  (:func:`~hsa_elastica.physics.compiled_laws.add_law_tangents`), when every such law of the
+  model has a tangent (else the whole residual is differenced);
 * the velocity-proportional forces (PyElastica's linear dampers, the Kelvin-Voigt material
   damping, the body dampers and the bodies' gyroscopic couple): ``cv`` times coloured
   differences of :func:`rate_forces`, those laws alone, in the velocities only.  They are
@@ -93,7 +97,9 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
+from hsa_elastica.physics.compiled_laws import add_law_tangents
 from hsa_elastica.physics.forces import constrain_rates
+from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.joint_tangent import JOINT_BLOCK
 
 __all__ = ["ImplicitTangent", "VELOCITY_STEP", "JOINT_TANGENT", "implicit_tangent_jacobian",
@@ -185,23 +191,25 @@ def _joint_part(
 
 @njit(cache=True)  # type: ignore[misc]
 def _joint_tangent_part(
-    angles: NDArray[np.float64], rates: NDArray[np.float64], vel: NDArray[np.float64],
-    model: DynamicModel, terms: DynamicTerms, cv: float, tan: ImplicitTangent,
-    data: NDArray[np.float64],
+    t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
+    vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, cv: float,
+    tan: ImplicitTangent, data: NDArray[np.float64],
 ) -> None:
-    """The joints' exact ``K_x + cv K_v`` (module doc) at the velocities ``vel`` added into
-    ``data``."""
+    """The exact ``K_x + cv K_v`` (module doc) of the joints, the contacts and the registered
+    laws at time ``t`` [s] and the velocities ``vel`` added into ``data``."""
     plan = tan.plan
     ops, dst = plan.tangent_ops, plan.tangent_dst
-    if ops.shape[0] == 0 and plan.pairs.shape[0] == 0:
-        return
     rod, body, tables = model.rod, model.body, model.tables
+    if ops.shape[0] == 0 and plan.pairs.shape[0] == 0 and len(tables.laws) == 0:
+        return
     scatter_velocities(vel, rod, body, terms.unknowns)
     constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
                     terms.body_damping, tables.material, rod, body, tables.ends)
     joint_tangents(angles, model, ops, dst, False, 1.0, data)
     joint_tangents(angles, model, ops, dst, True, cv, data)
     pair_tangents(model, plan, 1.0, cv, data)  # the rod-rod contacts
+    add_law_tangents(tables.laws, t, block_view(rod),
+                     (plan.node_unknown, plan.indptr, plan.indices), (1.0, cv), data)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -234,19 +242,19 @@ def _rate_part(
 
 @njit(cache=True)  # type: ignore[misc]
 def implicit_tangent_jacobian(
-    angles: NDArray[np.float64], rates: NDArray[np.float64], vel: NDArray[np.float64],
-    model: DynamicModel, terms: DynamicTerms, cv: float, tan: ImplicitTangent,
-    data: NDArray[np.float64],
+    t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
+    vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, cv: float,
+    tan: ImplicitTangent, data: NDArray[np.float64],
 ) -> None:
     """``dF/dq + cv dF/dv`` (module doc) into the CSC values ``data`` of the static solver's
-    pattern, at the present pose, the unknowns moving at ``vel``, motors at ``angles`` [rad]
-    turning at ``rates`` [rad/s].  The last force evaluation must have been at this state
+    pattern, at time ``t`` [s] and the present pose, the unknowns moving at ``vel``, motors at
+    ``angles`` [rad] turning at ``rates`` [rad/s].  The last force evaluation must have been at this state
     (its auxetic rest configuration and strains are read); the pose is left as found, the
     velocity arrays as :func:`rate_forces` leaves them (every evaluation sets them)."""
     data[:] = 0.0
     rod_tangents(model, tan.plan, data)
     _rate_part(rates, vel, model, terms, cv, tan, data)
-    _joint_tangent_part(angles, rates, vel, model, terms, cv, tan, data)
+    _joint_tangent_part(t, angles, rates, vel, model, terms, cv, tan, data)
     _joint_part(angles, rates, vel, model, terms, cv, tan, data)
 
 

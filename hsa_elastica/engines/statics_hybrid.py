@@ -26,7 +26,11 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
 * the contacts from the contact law's tangent, row by row (:mod:`~hsa_elastica.engines.
   statics_contacts`): a 12 x 12 block per point in the joints' layout scattered with theirs
   (``(OP_CONTACT, point)`` rows of ``tangent_ops``), the rod-rod rows' element pairs at their
-  four nodes; with :data:`CONTACT_TANGENT` off they all stay in the remainder, and
+  four nodes; with :data:`CONTACT_TANGENT` off they all stay in the remainder,
+* the laws registered in :mod:`hsa_elastica.physics.compiled_laws` (``OP_LAW`` rows) from
+  their node-local tangents, 3 x 3 blocks on the diagonal of their nodes
+  (:func:`~hsa_elastica.physics.compiled_laws.add_law_tangents`), when every such law of the
+  model has one, and
 * the rest (gravity; with ``joint_tangent=False`` the torque-driven mounts too) by coloured
   forward differences of :func:`residual_external`: the force evaluation without those joints
   and contacts (their operations dropped from a copy of the synchronize program) and with the
@@ -67,6 +71,7 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
+from hsa_elastica.physics.compiled_laws import add_law_tangents, has_tangents
 from hsa_elastica.physics.joint_tangent import (
     BODY_POS,
     BODY_ROT,
@@ -93,6 +98,7 @@ from hsa_elastica.physics.tables import (
     OP_GRAVITY_ROD,
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
+    OP_LAW,
 )
 from hsa_elastica.physics.point_tangent import contact_point_block, point_groups
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
@@ -338,6 +344,8 @@ def hybrid_jacobian(
     rod_tangents(model, plan, data)
     joint_tangents(angles, model, plan.tangent_ops, plan.tangent_dst, False, 1.0, data)
     pair_tangents(model, plan, 1.0, 0.0, data)
+    add_law_tangents(model.tables.laws, 0.0, block_view(model.rod),
+                     (plan.node_unknown, plan.indptr, plan.indices), (1.0, 0.0), data)
     if colours:
         _fd_part(angles, model, unknowns, ext[0], ext[1], plan.joint_ops, False, False)
         for q in range(plan.ext_map.shape[0]):
@@ -549,7 +557,8 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     mounts theirs, or with ``joint_tangent=False`` coloured differences of
     :func:`joint_residual` (the oracle, and the Jacobian before the joints had tangents).
     None (differences of the whole residual) for a model with other operations than the
-    auxetic coupling, the joints and mounts, the contacts and gravity: the passive coupling
+    auxetic coupling, the joints and mounts, the contacts, gravity and registered laws with a
+    tangent: the passive coupling
     (its reciprocal couple and exact-gradient forces have no tangent here), loads and the
     compression law, a rod end held on a body (a rigid motor mount: it moves with the body,
     which the rods' tangents do not see); or a part outside the full pattern.
@@ -558,8 +567,10 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     depends on the state (its pattern is not empty)."""
     program = solver.tables.sync_program
     joints = solver.tables.joints
+    is_law = program[:, 0] == OP_LAW  # the registered laws: their tangents, when all have one
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
                                       OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_CONTACT))
+    covered |= is_law & has_tangents(solver.tables.laws)
     if not covered.all() or np.any(solver.tables.motors.body >= 0):
         return None
     points = contact_points(solver, program, CONTACT_TANGENT)  # the others: in the remainder
@@ -570,7 +581,7 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     differenced_joints = is_joint & ~twist & ~exact  # the torque-driven mounts go to the rest
     ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(np.concatenate([program[exact], points[0]]))
-    kept = ~exact & ~differenced_joints & ~points[2]
+    kept = ~exact & ~differenced_joints & ~points[2] & ~is_law
     rest = np.ascontiguousarray(program[kept])
     pos = csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),

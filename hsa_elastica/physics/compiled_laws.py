@@ -14,8 +14,9 @@ declared here needs neither: its module defines
   nodes and elements,
 * optionally its **tangent** ``tangent(table, t, rod, dfdx, dfdv)``: the exact derivative of
   each node's force with respect to that node's position and velocity, written into
-  ``(3, 3, n_nodes)`` arrays (a node-local law; checked against central differences of the
-  kernel for every registered law by ``tests/test_compiled_laws.py``),
+  ``(3, 3, n_nodes)`` arrays (a node-local law; part of the registry of every law's tangent,
+  :func:`hsa_elastica.physics.laws.all_laws`, checked against central differences of the
+  kernel by ``tests/test_law_tangents.py``),
 * its **operator** (the Elastica-native class users add with ``.using(...)``), and one
   :func:`register_law` call that ties them together.
 
@@ -32,8 +33,11 @@ and on nothing else (the static solver's and the implicit integrator's Jacobian 
 the rod's band), and hold no memory (its kernel is evaluated many times per step by Newton
 iterations and finite differences; a law with a history goes through the built-in tables,
 whose memories the executors save and restore).  The static solver and the implicit
-integrator difference the residual of a model with such a law (their tangent assembly does not
-take these laws' tangents yet).
+integrator assemble the laws' tangents into their Newton matrices (:func:`add_law_tangents`)
+when every registered law of the model has one, and difference the whole residual otherwise.
+A law is evaluated where its row ``(OP_LAW, k)`` is in the synchronize program
+(:func:`apply_laws`): the static solver's finite-difference remainder drops those rows, so a
+law whose tangent is assembled is not differenced as well.
 
 Why such a law lives in a module of the package: numba's cache index of an engine kernel
 lists the types of every specialisation it holds, and the type of a law's table names the
@@ -53,13 +57,16 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import literal_unroll, types
+from numba import literal_unroll, njit, types
 from numba.extending import overload
+from numpy.typing import NDArray
 
 from hsa_elastica.params.base import ParameterError
+from hsa_elastica.physics.rod_contact_laws import csc_add
+from hsa_elastica.physics.tables import OP_LAW
 
-__all__ = ["LAW_REGISTRY", "CompiledLaw", "RodSlot", "apply_laws", "law_for", "one_rod_slot",
-           "register_law", "rod_slot_view"]
+__all__ = ["LAW_REGISTRY", "CompiledLaw", "RodSlot", "add_law_tangents", "apply_laws",
+           "has_tangents", "law_for", "one_rod_slot", "register_law", "rod_slot_view"]
 
 
 class RodSlot(NamedTuple):
@@ -79,7 +86,7 @@ class CompiledLaw:
     ``operator``: the Elastica operator class; ``table(operator, rod, slot)``: the law's table
     for one operator acting on ``rod`` (a ``CosseratRod``) at ``slot`` (:class:`RodSlot`);
     ``kernel``: the force kernel; ``tangent``: its node-local tangent kernel or None (then the
-    executors difference it, as they do anyway today); ``case``: ``rng -> (table, view)`` a
+    executors difference the whole residual of a model with it); ``case``: ``rng -> (table, view)`` a
     random valid configuration for the tangent check, None without a tangent."""
 
     name: str
@@ -164,24 +171,116 @@ def _law_force(table: Any, t: Any, rod: Any) -> Any:
     return impl
 
 
-def apply_laws(laws: tuple[Any, ...], t: float, rod: Any) -> None:  # pragma: no cover
-    """Every law of the tuple ``laws`` (tables of registered laws) at time ``t`` [s] on the rod
-    block view ``rod``; nothing for an empty tuple."""
+@njit(cache=True)  # type: ignore[misc]
+def _in_program(program: NDArray[np.int64], k: int) -> bool:
+    """Whether the synchronize ``program`` has the row ``(OP_LAW, k)``."""
+    for p in range(program.shape[0]):
+        if program[p, 0] == OP_LAW and program[p, 1] == k:
+            return True
+    return False
+
+
+def apply_laws(laws: tuple[Any, ...], t: float, rod: Any,
+               program: NDArray[np.int64]) -> None:  # pragma: no cover
+    """Each law ``k`` of the tuple ``laws`` (tables of registered laws) whose row
+    ``(OP_LAW, k)`` is in the synchronize ``program``, at time ``t`` [s] on the rod block view
+    ``rod``; nothing for an empty tuple.  (A program without a law's row leaves it out: the
+    static solver's remainder, whose differences must not count a law whose tangent is
+    assembled.)"""
     raise NotImplementedError("apply_laws is called from compiled code only")
 
 
 @overload(apply_laws)  # type: ignore[misc]
-def _apply_laws(laws: Any, t: Any, rod: Any) -> Any:
+def _apply_laws(laws: Any, t: Any, rod: Any, program: Any) -> Any:
     if not isinstance(laws, types.BaseTuple):
         return None
     if len(laws) == 0:
-        def nothing(laws: Any, t: Any, rod: Any) -> None:
+        def nothing(laws: Any, t: Any, rod: Any, program: Any) -> None:
             return None
 
         return nothing
 
-    def impl(laws: Any, t: Any, rod: Any) -> None:
+    def impl(laws: Any, t: Any, rod: Any, program: Any) -> None:
+        k = 0
         for table in literal_unroll(laws):
-            law_force(table, t, rod)
+            if _in_program(program, k):
+                law_force(table, t, rod)
+            k += 1
+
+    return impl
+
+
+# -------------------------------------------------------------------------- the tangents
+def has_tangents(laws: tuple[Any, ...]) -> bool:
+    """Whether every table of ``laws`` (a model's ``ModelTables.laws``) belongs to a law with
+    a tangent (then the executors assemble them, :func:`add_law_tangents`)."""
+    return all(LAW_REGISTRY[type(table)].tangent is not None for table in laws)
+
+
+def law_tangent(table: Any, t: float, rod: Any, csc: Any, scales: Any,
+                data: Any) -> None:  # pragma: no cover - compiled only
+    """The tangent of ``table``'s law added into a CSC matrix (:func:`add_law_tangents`)."""
+    raise NotImplementedError("law_tangent is called from compiled code only")
+
+
+@overload(law_tangent)  # type: ignore[misc]
+def _law_tangent(table: Any, t: Any, rod: Any, csc: Any, scales: Any, data: Any) -> Any:
+    if not isinstance(table, types.BaseNamedTuple):
+        return None
+    law = LAW_REGISTRY.get(getattr(table, "instance_class", None))  # type: ignore[arg-type]
+    if law is None:
+        return None
+    tangent = law.tangent
+    if tangent is None:  # never assembled (has_tangents), typed all the same
+        def nothing(table: Any, t: Any, rod: Any, csc: Any, scales: Any, data: Any) -> None:
+            return None
+
+        return nothing
+
+    def impl(table: Any, t: Any, rod: Any, csc: Any, scales: Any, data: Any) -> None:
+        s, n = table.slot.node_start, table.slot.n_nodes
+        dfdx, dfdv = np.empty((3, 3, n)), np.empty((3, 3, n))
+        tangent(table, t, rod, dfdx, dfdv)
+        unknown, indptr, indices = csc
+        sx, sv = scales
+        for k in range(n):
+            for a in range(3):
+                r = unknown[s + k, a]
+                if r < 0:
+                    continue
+                for b in range(3):
+                    c = unknown[s + k, b]
+                    if c >= 0:
+                        csc_add(indptr, indices, r, c, sx * dfdx[a, b, k] + sv * dfdv[a, b, k],
+                                data)
+
+    return impl
+
+
+def add_law_tangents(laws: tuple[Any, ...], t: float, rod: Any, csc: Any, scales: Any,
+                     data: Any) -> None:  # pragma: no cover - compiled only
+    """``sx d f / d x + sv d f / d v`` (``scales`` = (sx, sv)) of every law of ``laws`` at
+    time ``t`` [s], at the present positions and velocities of the rod block view ``rod``,
+    added into the CSC values ``data`` of the Newton matrix: ``csc`` = (``unknown``
+    (n_nodes, 3), the unknown of each node's component, -1 where held; the pattern's
+    ``indptr`` and sorted ``indices``).  Each law's node-local tangent fills the diagonal
+    3 x 3 blocks of its nodes (the static solver: sx 1, sv 0; the implicit integrator:
+    sx 1, sv the step's ``cv``).  Nothing for an empty tuple."""
+    raise NotImplementedError("add_law_tangents is called from compiled code only")
+
+
+@overload(add_law_tangents)  # type: ignore[misc]
+def _add_law_tangents(laws: Any, t: Any, rod: Any, csc: Any, scales: Any, data: Any) -> Any:
+    if not isinstance(laws, types.BaseTuple):
+        return None
+    if len(laws) == 0:
+        def nothing(laws: Any, t: Any, rod: Any, csc: Any, scales: Any, data: Any) -> None:
+            return None
+
+        return nothing
+
+    def impl(laws: Any, t: Any, rod: Any, csc: Any, scales: Any, data: Any) -> None:
+        for table in literal_unroll(laws):
+            law_tangent(table, t, rod, csc, scales, data)
 
     return impl

@@ -576,5 +576,5 @@ def evaluate_forces(
             apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
         elif code == OP_CONTACT:
             apply_contact(forcings.contacts, i, rod_view, body_view)
-    apply_laws(forcings.laws, t, rod_view)  # the registered compiled laws (OP_LAW rows)
+    apply_laws(forcings.laws, t, rod_view, sync_program)  # the registered laws (OP_LAW rows)
     return True

@@ -49,7 +49,7 @@ from hsa_elastica.physics.contact_laws import (
 )
 
 __all__ = ["closest_points", "rod_rod_forces", "segment_pair_forces", "segment_pair_tangent",
-           "rod_rod_tangent", "PARALLEL_TOLERANCE"]
+           "rod_rod_tangent", "csc_add", "PARALLEL_TOLERANCE"]
 
 #: segments whose ``1 - cos^2`` of the angle between them is below this are parallel (the
 #: closest points are then the middle of the overlap)
@@ -297,7 +297,7 @@ def segment_pair_tangent(
 
 
 @njit(cache=True)  # type: ignore[misc]
-def _csc_add(indptr: NDArray[np.int64], indices: NDArray[np.int64], r: int, c: int,
+def csc_add(indptr: NDArray[np.int64], indices: NDArray[np.int64], r: int, c: int,
              value: float, data: NDArray[np.float64]) -> None:
     """``data[(r, c)] += value`` in a CSC pattern with sorted row indices (nothing if the
     entry is not in it)."""
@@ -349,5 +349,5 @@ def rod_rod_tangent(
                 for q in range(12):
                     c = unknown[glob[q // 3], q % 3]
                     if c >= 0:
-                        _csc_add(indptr, indices, r, c, sx * kx[p, q] + sv * kv[p, q], data)
+                        csc_add(indptr, indices, r, c, sx * kx[p, q] + sv * kv[p, q], data)
     return n
