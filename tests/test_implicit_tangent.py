@@ -101,6 +101,11 @@ CASES = {
         _robot_params().rod, _robot_params().simulation, angle=0.3, distal="free",
         record=False),
     "stack on compliant mounts": lambda: _stack(mount=JointParams()),
+    # the characterization's set-up: the distal element's twist locked (the lock's chain rule,
+    # engines/statics_rods.py), a tip force (a load row: no state dependence)
+    "single rod, locked tip, tip force": lambda: build_single_rod(
+        _robot_params().rod, _robot_params().simulation, angle=0.3, distal="twist_locked",
+        tip_force=(0.3, -0.2, -1.5), record=False),
 }
 
 

@@ -57,7 +57,7 @@ evaluations per step).
 A model the tangents do not cover keeps the differences of the whole residual
 (:func:`make_implicit_tangent` returns None): whatever
 :func:`~hsa_elastica.engines.statics_hybrid.make_hybrid` does not cover (the passive coupling,
-loads, the compression law, rigid motor mounts -- every stack --), torque-driven mounts and
+the compression law, rigid motor mounts -- every stack --), torque-driven mounts and
 the coupling's twist filter.
 """
 
@@ -301,7 +301,8 @@ def empty_tangent(n: int) -> ImplicitTangent:
     i2 = np.zeros((0, 2), np.int64)
     plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2, i2,
                       np.zeros((0, JOINT_BLOCK * JOINT_BLOCK), np.int64), i0,
-                      np.zeros((0, 3), np.int64), np.zeros(n + 1, np.int64), i0)
+                      np.zeros((0, 3), np.int64), np.zeros(n + 1, np.int64), i0,
+                      np.zeros(1, np.int64), i0, np.zeros((0, 2), np.int64), i0)
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
 
 

@@ -10,7 +10,8 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   :func:`~hsa_elastica.physics.auxetic_tangent.auxetic_tangent_band` for a rod with a one-way
   auxetic coupling), scattered into the Jacobian's values through a precomputed map
   (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
-  free rotation components), and
+  free rotation components, a twist-locked element adds the lock's chain rule:
+  :mod:`~hsa_elastica.engines.statics_rods`), and
 * the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
   (``MotorMount``, torque-driven ``TwistMount``) from their exact tangents
   (:func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`,
@@ -31,7 +32,8 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   their node-local tangents, 3 x 3 blocks on the diagonal of their nodes
   (:func:`~hsa_elastica.physics.compiled_laws.add_law_tangents`), when every such law of the
   model has one, and
-* the rest (gravity; with ``joint_tangent=False`` the torque-driven mounts too) by coloured
+* the rest (gravity and the loads, which do not depend on the state; with
+  ``joint_tangent=False`` the torque-driven mounts too) by coloured
   forward differences of :func:`residual_external`: the force evaluation without those joints
   and contacts (their operations dropped from a copy of the synchronize program) and with the
   rods' internal forces and couples left out of the rod rows (gathered from ``external_*``
@@ -43,7 +45,7 @@ The rounded clip of the rest strain enters through its slope; a hard clip (``cli
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
 forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
-loads, the compression law and rigid motor mounts.
+the compression law and rigid motor mounts.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.statics_build import rod_ranges, topology_pattern
+from hsa_elastica.engines.statics_rods import rod_tangents, tangent_entries
 from hsa_elastica.engines.statics_contacts import contact_points, node_unknowns, pair_tangents
 from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_POS,
@@ -99,23 +102,15 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_FORCE,
     OP_JOINT_TORQUE,
     OP_LAW,
+    OP_LOAD,
 )
 from hsa_elastica.physics.point_tangent import contact_point_block, point_groups
-from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
-from hsa_elastica.physics.rod_tangent import (
-    HALF_BANDWIDTH,
-    RodTangentState,
-    rod_tangent_band,
-    tangent_work,
-)
 
 __all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents",
            "hybrid_jacobian", "greedy_colors", "smallest_last", "colour_columns", "make_hybrid",
            "rod_ranges", "rod_tangents", "csc_positions", "part_map", "within", "fd_buffers",
            "joint_pattern", "tangent_entries", "joint_tangent_map", "contact_points",
            "CONTACT_TANGENT"]
-
-WIDTH = 2 * HALF_BANDWIDTH + 1
 
 #: the contacts by their exact tangents (True) or in the remainder's differences (False)
 CONTACT_TANGENT = True
@@ -147,6 +142,10 @@ class HybridPlan(NamedTuple):
     node_unknown: NDArray[np.int64]
     indptr: NDArray[np.int64]
     indices: NDArray[np.int64]
+    swing_ptr: NDArray[np.int64]  # the twist locks' entries (statics_rods), per rod
+    swing_src: NDArray[np.int64]
+    swing_dst: NDArray[np.int64]
+    swing_end: NDArray[np.int64]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -297,32 +296,6 @@ def _fd_part(
 
 
 @njit(cache=True)  # type: ignore[misc]
-def rod_tangents(model: ForceModel, plan: HybridPlan, data: NDArray[np.float64]) -> None:
-    """Each rod's consistent tangent (plus the auxetic chain rule) added into ``data``."""
-    rod = model.rod
-    ne_max = plan.n_elems.max()
-    band = np.empty((6 * ne_max + 3, WIDTH))
-    work = tangent_work(ne_max)
-    aux = auxetic_tangent_work(ne_max)
-    for r in range(plan.start.shape[0]):
-        s = plan.start[r]
-        ne = plan.n_elems[r]
-        rows = band[: 6 * ne + 3]
-        state = RodTangentState(
-            rod.position[:, s : s + ne + 1], rod.director[:, :, s : s + ne],
-            rod.rest_lengths[s : s + ne], rod.rest_voronoi_lengths[s : s + ne - 1],
-            rod.rest_sigma[:, s : s + ne], rod.rest_kappa[:, s : s + ne - 1],
-            rod.shear_matrix[:, :, s : s + ne], rod.bend_matrix[:, :, s : s + ne - 1],
-        )
-        rod_tangent_band(state, work, rows)
-        if plan.coupling[r] >= 0:
-            auxetic_tangent_band(state, model.tables.couplings, plan.coupling[r], aux, rows)
-        flat = rows.ravel()
-        for p in range(plan.ptr[r], plan.ptr[r + 1]):
-            data[plan.dst[p]] += flat[plan.src[p]]
-
-
-@njit(cache=True)  # type: ignore[misc]
 def hybrid_jacobian(
     angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns,
     ext: tuple[JacobianPattern, JacobianBuffers], joint: tuple[JacobianPattern, JacobianBuffers],
@@ -422,34 +395,6 @@ def part_map(pos: dict[tuple[int, int], int], csc: sp.csc_matrix) -> NDArray[np.
     coo = csc.tocoo()  # a sorted CSC's value order
     out = [pos.get((int(r), int(c))) for r, c in zip(coo.row, coo.col)]
     return None if any(q is None for q in out) else np.array(out, dtype=np.int64)
-
-
-def tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> tuple[list[Any], ...]:
-    """Per rod: start, elements, coupling row, and the (band flat index, CSC position) pairs
-    of its free rows and columns."""
-    rod = solver.state.rod
-    ranges = rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64), rod.director.shape[2])
-    start, n_elems, coupling, ptr, src, dst = [], [], [], [0], [], []
-    for s, ne in ranges:
-        local = -np.ones(6 * ne + 3, dtype=np.int64)
-        for j in range(solver.n):
-            k, i, a = int(solver.kind[j]), int(solver.index[j]), int(solver.comp[j])
-            if k == KIND_NODE and s <= i <= s + ne:
-                local[6 * (i - s) + a] = j
-            elif k in ROTATION_KINDS and s <= i < s + ne:
-                local[6 * (i - s) + 3 + a] = j
-        for lr in np.nonzero(local >= 0)[0].tolist():
-            for lc in range(max(0, lr - HALF_BANDWIDTH), min(6 * ne + 3, lr + HALF_BANDWIDTH + 1)):
-                q = pos.get((int(local[lr]), int(local[lc]))) if local[lc] >= 0 else None
-                if q is not None:
-                    src.append(lr * WIDTH + lc - lr + HALF_BANDWIDTH)
-                    dst.append(q)
-        rows = np.nonzero(solver.couplings.elem_start == s)[0]
-        start.append(s)
-        n_elems.append(ne)
-        coupling.append(int(rows[0]) if rows.shape[0] else -1)
-        ptr.append(len(src))
-    return start, n_elems, coupling, ptr, src, dst
 
 
 def joint_pattern(solver: Any, ops: NDArray[np.int64]) -> sp.csc_matrix:
@@ -557,10 +502,9 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     mounts theirs, or with ``joint_tangent=False`` coloured differences of
     :func:`joint_residual` (the oracle, and the Jacobian before the joints had tangents).
     None (differences of the whole residual) for a model with other operations than the
-    auxetic coupling, the joints and mounts, the contacts, gravity and registered laws with a
-    tangent: the passive coupling
-    (its reciprocal couple and exact-gradient forces have no tangent here), loads and the
-    compression law, a rod end held on a body (a rigid motor mount: it moves with the body,
+    auxetic coupling, the joints and mounts, the contacts, gravity, the loads and registered
+    laws with a tangent: the passive coupling (its reciprocal couple and exact-gradient forces
+    have no tangent here), the compression law, a rod end held on a body (a rigid motor mount: it moves with the body,
     which the rods' tangents do not see); or a part outside the full pattern.
     ``remainder=False``: a plan without a remainder (the implicit integrator's,
     :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
@@ -568,8 +512,10 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     program = solver.tables.sync_program
     joints = solver.tables.joints
     is_law = program[:, 0] == OP_LAW  # the registered laws: their tangents, when all have one
+    # gravity and the loads (a lab force on a node, a couple about an element's own axis,
+    # ramped in time) do not depend on the state: the remainder has nothing to difference
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
-                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_CONTACT))
+                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_LOAD, OP_CONTACT))
     covered |= is_law & has_tangents(solver.tables.laws)
     if not covered.all() or np.any(solver.tables.motors.body >= 0):
         return None
@@ -596,12 +542,12 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     ext, differenced = fd_buffers(solver, ext_csc), fd_buffers(solver, joint_csc)
     solver.n_colors_external = int(ext[0].color_ptr.shape[0] - 1)
     solver.n_colors_joints = int(differenced[0].color_ptr.shape[0] - 1)
-    start, n_elems, coupling, ptr, src, dst = tangent_entries(solver, pos)
-    i64 = np.int64
-    plan = HybridPlan(np.array(start, i64), np.array(n_elems, i64), np.array(coupling, i64),
-                      np.array(ptr, i64), np.array(src, i64), np.array(dst, i64), ext_map,
-                      np.ascontiguousarray(joint_map, dtype=i64), ops, rest, tangent_ops,
-                      joint_tangent_map(solver, pos, tangent_ops), points[1],
-                      node_unknowns(solver), solver.indptr, solver.indices)
+    rods = tangent_entries(solver, pos)
+    plan = HybridPlan(
+        rods["start"], rods["n_elems"], rods["coupling"], rods["ptr"], rods["src"], rods["dst"],
+        ext_map, np.ascontiguousarray(joint_map, dtype=np.int64), ops, rest, tangent_ops,
+        joint_tangent_map(solver, pos, tangent_ops), points[1], node_unknowns(solver),
+        solver.indptr, solver.indices, rods["swing_ptr"], rods["swing_src"], rods["swing_dst"],
+        rods["swing_end"])
     return plan, ext, differenced
 

@@ -44,6 +44,7 @@ __all__ = [
     "FreeTwistBC",
     "BaseTwistTorque",
     "DistalTwistLockBC",
+    "twist_lock_gradient",
     "base_twist_angle",
     "twist_about_axis",
     "remove_twist",
@@ -269,6 +270,29 @@ def remove_twist(
         out[i, 0] = r00 * x + r01 * y + r02 * z
         out[i, 1] = r10 * x + r11 * y + r12 * z
         out[i, 2] = r20 * x + r21 * y + r22 * z
+
+
+@njit(cache=True)  # type: ignore[misc]
+def twist_lock_gradient(reference: NDArray[np.float64],
+                        current: NDArray[np.float64]) -> tuple[float, float]:
+    """The derivative of the twist [rad] that :func:`remove_twist` gives a locked director
+    ``current`` (its own swing part relative to ``reference``) when it is turned about its
+    own x and y: for ``exp(-[w]) current``, ``w = (w_x, w_y, 0)`` (the static solver's
+    increment, a lab rotation ``theta = w_x d1 + w_y d2``), the re-locked director is
+    ``exp(-[tau e_3]) exp(-[w]) current`` with ``tau = -(a . theta) / (1 + a . d3)`` to first
+    order, ``a`` the reference's d3 (the minimal rotation from ``a`` turns about its moving end
+    by ``(a x d3) . dd3 / (1 + a . d3)``, with ``dd3 = theta x d3``; the turn of
+    ``exp(-[w])`` about d3 is zero).  Returns ``(d tau / d w_x, d tau / d w_y)``; zero when
+    ``d3 = a`` (an untilted element) or at the lock's singular reversal."""
+    c = reference[2, 0] * current[2, 0] + reference[2, 1] * current[2, 1] \
+        + reference[2, 2] * current[2, 2]
+    if 1.0 + c < 1e-12:
+        return 0.0, 0.0
+    gx = reference[2, 0] * current[0, 0] + reference[2, 1] * current[0, 1] \
+        + reference[2, 2] * current[0, 2]
+    gy = reference[2, 0] * current[1, 0] + reference[2, 1] * current[1, 1] \
+        + reference[2, 2] * current[1, 2]
+    return -gx / (1.0 + c), -gy / (1.0 + c)
 
 
 @njit(cache=True)  # type: ignore[misc]
