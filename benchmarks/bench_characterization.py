@@ -13,7 +13,13 @@ static solver (``method="static"``, one process) and once with dynamic relaxatio
   the points whose inside/outside verdict differs (target: none) and the largest relative
   difference between the static and dynamic values per characteristic.
 
-Run: python benchmarks/bench_characterization.py [--jobs 2] [--rows 4 6 8 10 12]
+``--jacobians``: instead, the static run twice in alternation with the static solver's
+Jacobian from the tangents (``StaticSolver`` default) and from differences of the whole
+residual (``statics.DEFAULT_JACOBIAN = "fd"``; the cached single-rod solvers built again for
+each run), with their wall times and the largest
+relative difference of their values (the same equilibria: tolerance-sized).
+
+Run: python benchmarks/bench_characterization.py [--jobs 2] [--rows 4 6 8 10 12] [--jacobians]
 """
 
 from __future__ import annotations
@@ -56,17 +62,46 @@ def parameter_sets(rows: list[int]) -> tuple[dict[str, dict[int, RodParams]],
     return rods, laws
 
 
+def jacobian_rows(data: pd.DataFrame, rods: dict[str, dict[int, RodParams]],
+                  laws: dict[str, dict[int, AxialLawParams]], reps: int = 2) -> None:
+    """The static run with either Jacobian, ``reps`` times in alternation (module doc)."""
+    from hsa_elastica.engines import statics
+    from hsa_elastica.robots import rod_statics
+
+    walls: dict[str, list[float]] = {"tangent": [], "fd": []}
+    values: dict[str, np.ndarray] = {}
+    for _ in range(reps):
+        for kind in ("tangent", "fd"):
+            statics.DEFAULT_JACOBIAN = kind
+            rod_statics._CACHE.clear()  # the solvers are cached per set-up: build them again
+            t0 = time.perf_counter()
+            values[kind] = simulate_all(data, rods, 1, laws, method="static")["simulated"].to_numpy()
+            walls[kind].append(time.perf_counter() - t0)
+    statics.DEFAULT_JACOBIAN = "tangent"
+    rel = np.abs(values["tangent"] - values["fd"]) / np.maximum(np.abs(values["fd"]), 1e-9)
+    print(f"{len(data) * len(rods)} points; load average {os.getloadavg()[0]:.1f}")
+    for kind, w in walls.items():
+        print(f"  static solver, Jacobian {kind:8s}: wall {min(w):6.2f} - {max(w):6.2f} s")
+    print(f"  tangent / fd wall (best of each): {min(walls['tangent']) / min(walls['fd']):.2f}; "
+          f"largest relative difference of the values {rel.max():.1e}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                     help="processes of the dynamic run (default: cpu count)")
     ap.add_argument("--rows", type=int, nargs="+", default=list(ROWS))
+    ap.add_argument("--jacobians", action="store_true",
+                    help="only the static run with either Jacobian (jacobian_rows)")
     args = ap.parse_args()
     data = load_characterization_data()
     data = data[data["rows"].isin(args.rows)].reset_index(drop=True)
     rods, laws = parameter_sets(args.rows)
     # warm numba's cache (loads the compiled kernels; a cold cache compiles for minutes)
     simulate_point(table1_rod_params(4), "blocked_force", 0.5, method="static")
+    if args.jacobians:
+        jacobian_rows(data, rods, laws)
+        return
 
     t0, c0 = time.perf_counter(), time.process_time()
     static = simulate_all(data, rods, 1, laws, method="static")

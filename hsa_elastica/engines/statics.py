@@ -80,7 +80,11 @@ from hsa_elastica.params.base import ParameterError
 from hsa_elastica.physics.rod_kernels import rod_work
 from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOCK, Pose, State, bind
 
-__all__ = ["StaticSolver", "StaticOutcome", "model_residual"]
+__all__ = ["DEFAULT_JACOBIAN", "StaticSolver", "StaticOutcome", "model_residual"]
+
+#: the static solver's Jacobian when none is given (read at each construction; the benchmarks
+#: set ``"fd"`` to time the differences of the whole residual inside the commands)
+DEFAULT_JACOBIAN = "tangent"
 
 # --------------------------------------------------------------------------------------------
 # solver
@@ -118,7 +122,8 @@ class StaticSolver:
     1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
     ``jacobian``: ``"tangent"`` (the rods' consistent tangents plus coloured differences of the
     rest, :mod:`~hsa_elastica.engines.statics_hybrid`; the whole residual's differences for a
-    passive coupling) or ``"fd"`` (coloured forward differences of the whole residual).
+    passive coupling) or ``"fd"`` (coloured forward differences of the whole residual); None:
+    :data:`DEFAULT_JACOBIAN`.
     """
 
     #: trust region of a Newton step: largest rotation [rad] / displacement [m] of one unknown
@@ -156,8 +161,9 @@ class StaticSolver:
     _rest_at: tuple[NDArray[np.float64], Any] | None = None
 
     def __init__(self, model: CompiledModel, *, state: State | None = None, tol_force: float = 1e-8,
-                 tol_torque: float = 1e-9, check_only: bool = False, jacobian: str = "tangent"
-                 ) -> None:
+                 tol_torque: float = 1e-9, check_only: bool = False,
+                 jacobian: str | None = None) -> None:
+        jacobian = DEFAULT_JACOBIAN if jacobian is None else jacobian  # read at the call
         if jacobian not in ("tangent", "fd"):
             raise ParameterError(f"jacobian: {jacobian!r} not one of 'tangent', 'fd'")
         self.jacobian_mode = jacobian
