@@ -21,6 +21,9 @@ explicit stepper applies as dampers after its kick, here written as forces:
 * the rigid bodies' gyroscopic couple ``(J omega) x omega`` (body frame), which the explicit
   path adds in ``rigid_body_accelerations``.
 
+These laws and their velocity tangents live in :mod:`hsa_elastica.physics.rate_dampers`
+(:func:`damper_forces`, :func:`gyroscopic_couples`, re-exported here).
+
 :func:`dynamic_fd_jacobian` is its column-coloured forward-difference Jacobian with respect to
 the position increment of each unknown, the velocity moving with it by ``cv`` per unit
 increment (the time integrator's ``d v / d q``).  The kernels take records (NamedTuples): the model
@@ -56,16 +59,12 @@ from hsa_elastica.engines.statics_linalg import (
 )
 from hsa_elastica.physics.auxetic_law import StepMemory
 from hsa_elastica.physics.forces import constrain_rates, constrain_values, evaluate_forces
-from hsa_elastica.physics.material_damping import kelvin_voigt_forces
+from hsa_elastica.physics.rate_dampers import damper_forces, gyroscopic_couples
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import (
-    OP_DAMP_BODY,
-    OP_DAMP_ROD,
-    OP_MATERIAL_DAMPING,
     BodyBlockArrays,
     BodyDamperTable,
     ForcingTables,
-    MaterialDampingTable,
     Pose,
     RodBlockArrays,
     RodDamperTable,
@@ -204,65 +203,6 @@ def damping_rates(dr: RodDamperTable, db: BodyDamperTable, dt_table: float
                         rotational=-np.log(dr.rotational) * inv),
             db._replace(translational=-np.log(db.translational) * inv,
                         rotational=-np.log(db.rotational) * inv))
-
-
-@njit(cache=True)  # type: ignore[misc]
-def damper_forces(
-    program: NDArray[np.int64], dr: RodDamperTable, db: BodyDamperTable,
-    material: MaterialDampingTable, rod: RodBlockArrays, body: BodyBlockArrays,
-) -> None:
-    """The dampers of the rates program as forces (see the module doc); ``dr`` / ``db``
-    hold decay rates [1/s] (:func:`damping_rates`)."""
-    for p in range(program.shape[0]):
-        code = program[p, 0]
-        i = program[p, 1]
-        if code == OP_DAMP_ROD:
-            n0 = dr.node_start[i]
-            e0 = dr.elem_start[i]
-            nn = dr.translational.shape[1]
-            ne = dr.rotational.shape[2]
-            for k in range(nn):
-                c = dr.translational[i, k] * rod.mass[n0 + k]
-                for a in range(3):
-                    rod.external_forces[a, n0 + k] -= c * rod.velocity[a, n0 + k]
-            for k in range(ne):
-                e_ = e0 + k
-                ie = 1.0 / rod.dilatation[e_]
-                for a in range(3):
-                    c = dr.rotational[i, a, k]
-                    if dr.power[i] != 0:
-                        c *= rod.dilatation[e_]
-                    rod.external_torques[a, e_] -= (
-                        c * rod.mass_second_moment_of_inertia[a, a, e_] * ie * rod.omega[a, e_]
-                    )
-        elif code == OP_MATERIAL_DAMPING:
-            kelvin_voigt_forces(rod, material, i)
-        elif code == OP_DAMP_BODY:
-            b = db.body[i]
-            ct = db.translational[i]
-            cr = db.rotational[i]
-            for a in range(3):
-                body.external_forces[a, b] -= ct * body.mass[b] * body.velocity[a, b]
-            for a in range(3):
-                s = 0.0
-                for c3 in range(3):
-                    s += body.mass_second_moment_of_inertia[a, c3, b] * body.omega[c3, b]
-                body.external_torques[a, b] -= cr * s
-
-
-@njit(cache=True)  # type: ignore[misc]
-def gyroscopic_couples(body: BodyBlockArrays) -> None:
-    """The bodies' gyroscopic couple ``(J omega) x omega`` [N m, body frame] added to their
-    ``external_torques`` (the explicit path adds it in ``rigid_body_accelerations``)."""
-    J = body.mass_second_moment_of_inertia
-    w = body.omega
-    for b in range(body.mass.shape[0]):
-        jw0 = J[0, 0, b] * w[0, b] + J[0, 1, b] * w[1, b] + J[0, 2, b] * w[2, b]
-        jw1 = J[1, 0, b] * w[0, b] + J[1, 1, b] * w[1, b] + J[1, 2, b] * w[2, b]
-        jw2 = J[2, 0, b] * w[0, b] + J[2, 1, b] * w[1, b] + J[2, 2, b] * w[2, b]
-        body.external_torques[0, b] += jw1 * w[2, b] - jw2 * w[1, b]
-        body.external_torques[1, b] += jw2 * w[0, b] - jw0 * w[2, b]
-        body.external_torques[2, b] += jw0 * w[1, b] - jw1 * w[0, b]
 
 
 @njit(cache=True)  # type: ignore[misc]

@@ -35,12 +35,19 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   ``ModelTables.laws``): each law's node-local ``K_x + cv K_v``
   (:func:`~hsa_elastica.physics.compiled_laws.add_law_tangents`), when every such law of the
   model has a tangent (else the whole residual is differenced);
-* the velocity-proportional forces (PyElastica's linear dampers, the Kelvin-Voigt material
-  damping, the body dampers and the bodies' gyroscopic couple): ``cv`` times coloured
-  differences of :func:`rate_forces`, those laws alone, in the velocities only.  They are
+* the velocity-proportional forces of :func:`rate_forces` (PyElastica's linear dampers, the
+  Kelvin-Voigt material damping, the body dampers and the bodies' gyroscopic couple): ``cv``
+  times their exact velocity tangents, from the kernels beside their forces
+  (:func:`~hsa_elastica.physics.rate_dampers.damper_tangent`,
+  :func:`~hsa_elastica.physics.rate_dampers.gyroscopic_tangent`: 3 x 3 blocks on a node, an
+  element or a body; :func:`~hsa_elastica.physics.material_damping.kelvin_voigt_tangent`: a
+  band over the rod's unknowns, scattered as the rods' tangents).  With
+  ``rate_tangent=False`` (:func:`make_implicit_tangent`, or :data:`RATE_TANGENT`), or a
+  damper without a tangent, they are ``cv`` times coloured forward differences of
+  :func:`rate_forces` in the velocities (15 colours on the robot): the oracle.  The laws are
   linear in the velocities at a fixed pose (the gyroscopic couple is quadratic; its
-  difference error is ``J`` times the velocity step, 1e-3 rad/s), so these differences are
-  their velocity tangents up to rounding.
+  difference error is ``J`` times the velocity step, 1e-3 rad/s), so both agree up to the
+  differences' rounding (``tests/test_implicit_tangent.py``).
 
 Left out, against the whole residual's differences (:func:`~hsa_elastica.engines.
 implicit_kernels.dynamic_fd_jacobian`, ``jacobian="fd"``): the pose dependence of the
@@ -77,6 +84,7 @@ from hsa_elastica.engines.implicit_kernels import (
     gyroscopic_couples,
     scatter_velocities,
 )
+from hsa_elastica.engines.statics_kernels import KIND_BODY_POS, KIND_BODY_ROT, KIND_NODE
 from hsa_elastica.engines.statics_contacts import pair_tangents
 from hsa_elastica.engines.statics_hybrid import (
     HybridPlan,
@@ -89,6 +97,7 @@ from hsa_elastica.engines.statics_hybrid import (
     rod_tangents,
     within,
 )
+from hsa_elastica.engines.statics_rods import WIDTH
 from hsa_elastica.engines.statics_kernels import (
     JacobianBuffers,
     JacobianPattern,
@@ -101,9 +110,19 @@ from hsa_elastica.physics.compiled_laws import add_law_tangents
 from hsa_elastica.physics.forces import constrain_rates
 from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.joint_tangent import JOINT_BLOCK
+from hsa_elastica.physics.material_damping import kelvin_voigt_tangent
+from hsa_elastica.physics.rate_dampers import (
+    GROUP_BODY_POS,
+    GROUP_BODY_ROT,
+    GROUP_ELEMENT,
+    GROUP_NODE,
+    damper_tangent,
+    gyroscopic_tangent,
+)
+from hsa_elastica.physics.tables import OP_DAMP_BODY, OP_DAMP_ROD, OP_MATERIAL_DAMPING
 
-__all__ = ["ImplicitTangent", "VELOCITY_STEP", "JOINT_TANGENT", "implicit_tangent_jacobian",
-           "make_implicit_tangent", "rate_forces", "empty_tangent"]
+__all__ = ["ImplicitTangent", "VELOCITY_STEP", "JOINT_TANGENT", "RATE_TANGENT",
+           "implicit_tangent_jacobian", "make_implicit_tangent", "rate_forces", "empty_tangent"]
 
 #: velocity step of the rate forces' differences [m/s, rad/s]: they are linear in it (the
 #: gyroscopic couple's error is ``J`` times this)
@@ -113,6 +132,10 @@ VELOCITY_STEP = 1e-3
 #: differences (False); read when an engine is built (:func:`make_implicit_tangent`)
 JOINT_TANGENT = True
 
+#: the velocity-proportional forces' part by their exact velocity tangents (True) or by
+#: coloured differences of :func:`rate_forces` (False); read when an engine is built
+RATE_TANGENT = True
+
 
 class ImplicitTangent(NamedTuple):
     """What :func:`implicit_tangent_jacobian` needs: ``enabled`` (0: the engine differences
@@ -120,7 +143,9 @@ class ImplicitTangent(NamedTuple):
     scatter, the joints' operations and where their tangents or differences go), the
     differenced joints' colouring / buffers (empty with the joints' tangents) and a velocity
     save per column, the rate forces' colouring / buffers and their map into the full
-    pattern."""
+    pattern (empty with their tangents), ``rate_exact`` (1: the rate forces by their
+    tangents) and the full pattern's positions ``block_dst[g, i, a, b]`` of their blocks
+    (:mod:`~hsa_elastica.physics.rate_dampers`; -1: not an entry)."""
 
     enabled: NDArray[np.int64]
     plan: HybridPlan
@@ -130,6 +155,8 @@ class ImplicitTangent(NamedTuple):
     rate_pattern: JacobianPattern
     rate_buf: JacobianBuffers
     rate_map: NDArray[np.int64]
+    rate_exact: NDArray[np.int64]
+    block_dst: NDArray[np.int64]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -241,6 +268,40 @@ def _rate_part(
 
 
 @njit(cache=True)  # type: ignore[misc]
+def _rate_tangent_part(
+    rates: NDArray[np.float64], vel: NDArray[np.float64], model: DynamicModel,
+    terms: DynamicTerms, cv: float, tan: ImplicitTangent, data: NDArray[np.float64],
+) -> None:
+    """``cv`` times the exact velocity tangents of :func:`rate_forces`' laws (the linear and
+    body dampers' and the gyroscopic couple's blocks, the Kelvin-Voigt damping's band
+    scattered as the rods' tangents) added into ``data``."""
+    rod, body, tables = model.rod, model.body, model.tables
+    plan, program = tan.plan, terms.damp_program
+    scatter_velocities(vel, rod, body, terms.unknowns)
+    constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,
+                    terms.body_damping, tables.material, rod, body, tables.ends)
+    damper_tangent(program, terms.rod_damping, terms.body_damping, rod, body, cv,
+                   tan.block_dst, data)
+    gyroscopic_tangent(body, cv, tan.block_dst, data)
+    ne_max = 0
+    for r in range(plan.n_elems.shape[0]):
+        ne_max = max(ne_max, plan.n_elems[r])
+    band = np.empty((6 * ne_max + 3, WIDTH))
+    for p in range(program.shape[0]):
+        if program[p, 0] != OP_MATERIAL_DAMPING:
+            continue
+        i = program[p, 1]
+        for r in range(plan.start.shape[0]):
+            if plan.start[r] == tables.material.elem_start[i]:
+                rows = band[: 6 * plan.n_elems[r] + 3]
+                rows[:] = 0.0
+                kelvin_voigt_tangent(rod, tables.material, i, rows)
+                flat = rows.ravel()
+                for q in range(plan.ptr[r], plan.ptr[r + 1]):
+                    data[plan.dst[q]] += cv * flat[plan.src[q]]
+
+
+@njit(cache=True)  # type: ignore[misc]
 def implicit_tangent_jacobian(
     t: float, angles: NDArray[np.float64], rates: NDArray[np.float64],
     vel: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, cv: float,
@@ -253,7 +314,10 @@ def implicit_tangent_jacobian(
     velocity arrays as :func:`rate_forces` leaves them (every evaluation sets them)."""
     data[:] = 0.0
     rod_tangents(model, tan.plan, data)
-    _rate_part(rates, vel, model, terms, cv, tan, data)
+    if tan.rate_exact[0] != 0:
+        _rate_tangent_part(rates, vel, model, terms, cv, tan, data)
+    else:
+        _rate_part(rates, vel, model, terms, cv, tan, data)
     _joint_tangent_part(t, angles, rates, vel, model, terms, cv, tan, data)
     _joint_part(angles, rates, vel, model, terms, cv, tan, data)
 
@@ -303,16 +367,55 @@ def empty_tangent(n: int) -> ImplicitTangent:
                       np.zeros((0, JOINT_BLOCK * JOINT_BLOCK), np.int64), i0,
                       np.zeros((0, 3), np.int64), np.zeros(n + 1, np.int64), i0,
                       np.zeros(1, np.int64), i0, np.zeros((0, 2), np.int64), i0)
-    return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0)
+    return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0,
+                           np.zeros(1, np.int64), -np.ones((4, 1, 3, 3), np.int64))
 
 
-def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None
-                          ) -> ImplicitTangent | None:
+def _block_destinations(s: Any, pos: dict[tuple[int, int], int]) -> NDArray[np.int64]:
+    """``dst[g, i, a, b]``: the full pattern's position of the entry (unknown of group ``g``,
+    index ``i``, component ``a``; the same group and index, component ``b``), -1 where either
+    is not an unknown or the entry not in the pattern; ``i`` spans every node, element and
+    body of the blocks (the dampers' indices)."""
+    rod, body = s.state.rod, s.state.body
+    size = max(rod.position.shape[1], rod.director.shape[2], body.mass.shape[0], 1)
+    unknown = -np.ones((4, size, 3), dtype=np.int64)
+    groups = {KIND_NODE: GROUP_NODE, KIND_BODY_POS: GROUP_BODY_POS, KIND_BODY_ROT: GROUP_BODY_ROT}
+    for j in range(s.n):
+        g = groups.get(int(s.kind[j]), GROUP_ELEMENT)
+        unknown[g, int(s.index[j]), int(s.comp[j])] = j
+    dst = -np.ones((4, size, 3, 3), dtype=np.int64)
+    for g, i in zip(*np.nonzero((unknown >= 0).any(axis=2))):
+        for a in range(3):
+            for b in range(3):
+                r, c = unknown[g, i, a], unknown[g, i, b]
+                if r >= 0 and c >= 0:
+                    dst[g, i, a, b] = pos.get((int(r), int(c)), -1)
+    return dst
+
+
+def _rates_covered(engine: Any, plan: HybridPlan) -> bool:
+    """Every operation of the dampers' program has its tangent: linear, body and Kelvin-Voigt
+    dampers, the last on a rod of the plan."""
+    program = engine._aux.damp_program
+    material = engine.solver.tables.material
+    for code, i in program[:, :2]:
+        if code == OP_MATERIAL_DAMPING:
+            if not np.any(plan.start == material.elem_start[i]):
+                return False
+        elif code not in (OP_DAMP_ROD, OP_DAMP_BODY):
+            return False
+    return True
+
+
+def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None,
+                          rate_tangent: bool | None = None) -> ImplicitTangent | None:
     """The tangent record of an :class:`~hsa_elastica.engines.implicit.ImplicitEngine`; None
     where the module doc says the whole residual is differenced.  ``joint_tangent``: the
     joints by their exact tangents (True) or coloured differences (False); None:
-    :data:`JOINT_TANGENT`."""
+    :data:`JOINT_TANGENT`; ``rate_tangent`` the same for the velocity-proportional forces
+    (their differences also where one of them has no tangent), None: :data:`RATE_TANGENT`."""
     joint_tangent = JOINT_TANGENT if joint_tangent is None else bool(joint_tangent)
+    rate_tangent = RATE_TANGENT if rate_tangent is None else bool(rate_tangent)
     if engine.filtered:
         return None
     s = engine.solver
@@ -325,7 +428,8 @@ def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None
     plan, _, joint = hybrid
     full = sp.csc_matrix((np.ones(s.indices.shape[0]), s.indices, s.indptr), shape=(s.n, s.n))
     pos = csc_positions(s)
-    rate_csc = within(_rate_pattern(engine), full)
+    exact = rate_tangent and _rates_covered(engine, plan)
+    rate_csc = within(sp.csc_matrix((s.n, s.n)) if exact else _rate_pattern(engine), full)
     rate_map = part_map(pos, rate_csc)
     if rate_map is None:
         return None
@@ -333,4 +437,5 @@ def make_implicit_tangent(engine: Any, joint_tangent: bool | None = None
     engine.n_colors_rates = int(rate_pattern.color_ptr.shape[0] - 1)
     engine.n_colors_joints = int(joint[0].color_ptr.shape[0] - 1)
     return ImplicitTangent(np.ones(1, np.int64), plan, joint[0], joint[1], np.zeros(s.n),
-                           rate_pattern, rate_buf, rate_map)
+                           rate_pattern, rate_buf, rate_map,
+                           np.full(1, int(exact), np.int64), _block_destinations(s, pos))

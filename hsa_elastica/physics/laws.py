@@ -16,7 +16,10 @@ velocities as well (``velocity_kernel``; the case's ``velocity_forces`` / ``velo
 checked against central differences in the velocities); None: no such tangent (the rods'
 elastic forces do not depend on the velocities; the obstacle contact's velocity derivative is
 the contact kernel's own; the rod contact's, the free objects' and the rolling couple's are
-checked).
+checked).  The velocity-proportional forces the implicit integrator adds (the linear, body and
+Kelvin-Voigt dampers, the gyroscopic couple: :mod:`hsa_elastica.physics.rate_dampers`)
+register their velocity tangents alone (``tangent_kernel`` None, :func:`tangent_source`
+``"velocities only"``): the Newton matrix leaves their pose dependence out.
 
 The laws declared in their own modules (:mod:`hsa_elastica.physics.compiled_laws`) join
 this registry through :func:`all_laws`: their node-local tangents are checked the same way,
@@ -58,6 +61,19 @@ from hsa_elastica.physics.law_cases import (
     twist_mount_case,
 )
 from hsa_elastica.physics.compression_law import compression_law_forces
+from hsa_elastica.physics.damper_cases import (
+    body_damper_case,
+    gyroscopic_case,
+    kelvin_voigt_case,
+    rod_damper_case,
+)
+from hsa_elastica.physics.material_damping import kelvin_voigt_forces, kelvin_voigt_tangent
+from hsa_elastica.physics.rate_dampers import (
+    damper_forces,
+    damper_tangent,
+    gyroscopic_couples,
+    gyroscopic_tangent,
+)
 from hsa_elastica.physics.mounts import (
     free_twist_rest_orientation,
     mount_torque_tangent,
@@ -121,6 +137,14 @@ LAWS: tuple[LawTangent, ...] = (
                joint_torque_velocity_tangent),
     LawTangent("twist mount", free_twist_rest_orientation, twist_mount_torque_tangent,
                twist_mount_case, joint_torque_velocity_tangent),
+    # the velocity-proportional forces of the implicit integrator: their velocity tangents
+    # only (the Newton matrix leaves their pose dependence out)
+    LawTangent("Kelvin-Voigt damping", kelvin_voigt_forces, None, kelvin_voigt_case,
+               kelvin_voigt_tangent),
+    LawTangent("linear damper", damper_forces, None, rod_damper_case, damper_tangent),
+    LawTangent("body damper", damper_forces, None, body_damper_case, damper_tangent),
+    LawTangent("gyroscopic couple", gyroscopic_couples, None, gyroscopic_case,
+               gyroscopic_tangent),
     # without a tangent: the static solver differences the whole residual of a model using them
     LawTangent("passive coupling", reciprocal_twist_couple, None, None),
     LawTangent("compression law", compression_law_forces, None, None),
@@ -157,5 +181,8 @@ def law(name: str) -> LawTangent:
 
 
 def tangent_source(entry: LawTangent) -> str:
-    """``"exact"`` for a law with a tangent kernel, ``"finite differences"`` without."""
-    return "exact" if entry.tangent_kernel is not None else "finite differences"
+    """``"exact"`` for a law with a tangent kernel, ``"velocities only"`` for one with a
+    velocity tangent alone (module doc), ``"finite differences"`` without either."""
+    if entry.tangent_kernel is not None:
+        return "exact"
+    return "velocities only" if entry.velocity_kernel is not None else "finite differences"

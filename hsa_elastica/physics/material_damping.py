@@ -49,8 +49,9 @@ The one kernel :func:`kelvin_voigt_damp` is called by the damper
 path, same place in the step).  The law's two equations (``n_v`` of an element,
 :func:`element_stress`; ``m_v`` of a Voronoi region, :func:`voronoi_stress`) are written once
 and inlined into its sweeps and into :func:`kelvin_voigt_forces`, the same stresses as forces
-for the implicit integrator (:mod:`hsa_elastica.engines.implicit`).  Forces and static solutions are unaffected (the damper acts
-on the rates only; zero at rest).
+for the implicit integrator (:mod:`hsa_elastica.engines.implicit`), whose Newton matrix takes
+their exact velocity tangent :func:`kelvin_voigt_tangent` from the same two functions.
+Forces and static solutions are unaffected (the damper acts on the rates only; zero at rest).
 """
 
 from __future__ import annotations
@@ -61,15 +62,14 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-
 from hsa_elastica.physics.tables import MaterialDampingTable, RodBlockArrays
 from hsa_elastica.physics.tridiagonal import (
     CONTRACT, Blocks, Vectors, forward_block, forward_row, hold_block,
 )
 
 __all__ = [
-    "DampedRod", "kelvin_voigt_damp", "kelvin_voigt_forces", "element_stress", "voronoi_stress",
-    "WORK_ROWS",
+    "DampedRod", "kelvin_voigt_damp", "kelvin_voigt_forces", "kelvin_voigt_tangent",
+    "element_stress", "voronoi_stress", "WORK_ROWS",
 ]
 
 class DampedRod(NamedTuple):
@@ -97,7 +97,6 @@ class DampedRod(NamedTuple):
 #: 1/l0 13, the eliminated blocks rg (00 in row 6, free after the node pass; 11, 22 at 15-16;
 #: 01, 02, 12 at 22-24), the strains a = sigma + d3 17-19
 WORK_ROWS = 25
-
 
 
 # ---- the two equations of the law, shared by the damper's sweeps and by the force kernel ----
@@ -474,6 +473,51 @@ def kelvin_voigt_damp(rod: RodBlockArrays | DampedRod, m: MaterialDampingTable, 
     _rotation_solve(rod, work, p)
 
 
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _element_loads(
+    q: tuple[float, ...], a: tuple[float, float, float], l0: float,
+    n: tuple[float, float, float],
+) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """The loads of an element's viscous stress ``n`` [N] (local; strain ``a``, rest length
+    ``l0``): the lab force ``Q^T n`` on node ``k`` (minus it on node ``k + 1``) and the couple
+    ``l0 a x n`` [N m] on the element (local)."""
+    a0, a1, a2 = a
+    n0, n1, n2 = n
+    return _to_lab(q, n), (l0 * (a1 * n2 - a2 * n1), l0 * (a2 * n0 - a0 * n2),
+                           l0 * (a0 * n1 - a1 * n0))
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _voronoi_loads(qi: tuple[float, ...], qj: tuple[float, ...],
+                   m: tuple[float, float, float]) -> tuple[float, float, float]:
+    """The couple ``R^T m = Q_i Q_j^T m`` [N m] on element ``i`` (its frame) of a Voronoi
+    region's viscous couple ``m`` (element ``j``'s frame; element ``j`` gets ``-m``)."""
+    M0, M1, M2 = _to_lab(qj, m)
+    return (qi[0] * M0 + qi[1] * M1 + qi[2] * M2, qi[3] * M0 + qi[4] * M1 + qi[5] * M2,
+            qi[6] * M0 + qi[7] * M1 + qi[8] * M2)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _element_terms(rod: RodBlockArrays, m: MaterialDampingTable, i: int, k: int) -> tuple[
+        tuple[float, ...], tuple[float, float, float], float, tuple[float, float, float]]:
+    """Director, strain ``a = sigma + d3``, rest length, viscosities of element ``k``."""
+    e_ = m.elem_start[i] + k
+    s = rod.shear_matrix
+    ts = m.tau[i, 0]
+    return (director_entries(rod.director, e_),
+            (rod.sigma[0, e_], rod.sigma[1, e_], rod.sigma[2, e_] + 1.0), rod.rest_lengths[e_],
+            (ts * s[0, 0, e_], ts * s[1, 1, e_], m.tau[i, 1] * s[2, 2, e_]))
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _voronoi_terms(rod: RodBlockArrays, m: MaterialDampingTable, i: int, k: int
+                   ) -> tuple[float, tuple[float, float, float]]:
+    """``1 / D0`` and viscosities of Voronoi region ``k`` of row ``i``."""
+    v_, b, tb = m.vor_start[i] + k, rod.bend_matrix, m.tau[i, 2]
+    return 1.0 / rod.rest_voronoi_lengths[v_], (tb * b[0, 0, v_], tb * b[1, 1, v_],
+                                                m.tau[i, 3] * b[2, 2, v_])
+
+
 @njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
 def kelvin_voigt_forces(rod: RodBlockArrays, m: MaterialDampingTable, i: int) -> None:
     """The Kelvin-Voigt viscous forces [N] and couples [N m, local frames] of row ``i`` of the
@@ -484,57 +528,73 @@ def kelvin_voigt_forces(rod: RodBlockArrays, m: MaterialDampingTable, i: int) ->
     (:mod:`hsa_elastica.engines.implicit`).  ``sigma`` / ``dilatation``: the strains of the
     present internal-force evaluation; ``dt`` and ``hold`` of the row are not used (held ends
     are the caller's boundary conditions)."""
-    ne = m.n_elems[i]
-    nb = m.node_start[i]
-    eb = m.elem_start[i]
-    vb = m.vor_start[i]
-    ts = m.tau[i, 0]
-    ta = m.tau[i, 1]
-    tb = m.tau[i, 2]
-    tt = m.tau[i, 3]
-    q = rod.director
-    v = rod.velocity
-    w = rod.omega
-    fe = rod.external_forces
-    te = rod.external_torques
-    for k in range(ne):
+    nb, eb = m.node_start[i], m.elem_start[i]
+    v, w = rod.velocity, rod.omega
+    fe, te = rod.external_forces, rod.external_torques
+    for k in range(m.n_elems[i]):
         e_ = eb + k
-        l0 = rod.rest_lengths[e_]
-        qk = director_entries(q, e_)
-        a0 = rod.sigma[0, e_]
-        a1 = rod.sigma[1, e_]
-        a2 = rod.sigma[2, e_] + 1.0
-        n0, n1, n2 = element_stress(
+        qk, a, l0, c = _element_terms(rod, m, i, k)
+        n = element_stress(
             qk, (v[0, nb + k + 1] - v[0, nb + k], v[1, nb + k + 1] - v[1, nb + k],
-                 v[2, nb + k + 1] - v[2, nb + k]),
-            (a0, a1, a2), (w[0, e_], w[1, e_], w[2, e_]), 1.0 / l0,
-            (ts * rod.shear_matrix[0, 0, e_], ts * rod.shear_matrix[1, 1, e_],
-             ta * rod.shear_matrix[2, 2, e_]))
-        # lab force Q^T n_v: +node k, -node k+1; couple l0 a x n_v on the element (local)
-        for c in range(3):
-            f = q[0, c, e_] * n0 + q[1, c, e_] * n1 + q[2, c, e_] * n2
-            fe[c, nb + k] += f
-            fe[c, nb + k + 1] -= f
-        te[0, e_] += l0 * (a1 * n2 - a2 * n1)
-        te[1, e_] += l0 * (a2 * n0 - a0 * n2)
-        te[2, e_] += l0 * (a0 * n1 - a1 * n0)
-    for k in range(ne - 1):
+                 v[2, nb + k + 1] - v[2, nb + k]), a, (w[0, e_], w[1, e_], w[2, e_]), 1.0 / l0, c)
+        f, t = _element_loads(qk, a, l0, n)
+        for r in range(3):  # lab force: +node k, -node k+1; couple on the element (local)
+            fe[r, nb + k] += f[r]
+            fe[r, nb + k + 1] -= f[r]
+            te[r, e_] += t[r]
+    for k in range(m.n_elems[i] - 1):
         i_ = eb + k
         j_ = i_ + 1
-        qi = director_entries(q, i_)
-        qj = director_entries(q, j_)
-        m0, m1, m2 = voronoi_stress(
-            qi, qj, (w[0, i_], w[1, i_], w[2, i_]), (w[0, j_], w[1, j_], w[2, j_]),
-            1.0 / rod.rest_voronoi_lengths[vb + k],
-            (tb * rod.bend_matrix[0, 0, vb + k], tb * rod.bend_matrix[1, 1, vb + k],
-             tt * rod.bend_matrix[2, 2, vb + k]))
-        # -m on element j (its frame), +R^T m on element i (lab M = Q_j^T m, then Q_i M)
-        te[0, j_] -= m0
-        te[1, j_] -= m1
-        te[2, j_] -= m2
-        M0 = qj[0] * m0 + qj[3] * m1 + qj[6] * m2
-        M1 = qj[1] * m0 + qj[4] * m1 + qj[7] * m2
-        M2 = qj[2] * m0 + qj[5] * m1 + qj[8] * m2
-        te[0, i_] += qi[0] * M0 + qi[1] * M1 + qi[2] * M2
-        te[1, i_] += qi[3] * M0 + qi[4] * M1 + qi[5] * M2
-        te[2, i_] += qi[6] * M0 + qi[7] * M1 + qi[8] * M2
+        qi = director_entries(rod.director, i_)
+        qj = director_entries(rod.director, j_)
+        id0, b = _voronoi_terms(rod, m, i, k)
+        mv = voronoi_stress(qi, qj, (w[0, i_], w[1, i_], w[2, i_]),
+                            (w[0, j_], w[1, j_], w[2, j_]), id0, b)
+        ti = _voronoi_loads(qi, qj, mv)
+        for r in range(3):  # -m on element j (its frame), +R^T m on element i
+            te[r, j_] -= mv[r]
+            te[r, i_] += ti[r]
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT, inline="always")  # type: ignore[misc]
+def _unit(b: int, on: bool) -> tuple[float, float, float]:  # e_b, zero unless on
+    return (1.0 if on and b == 0 else 0.0, 1.0 if on and b == 1 else 0.0,
+            1.0 if on and b == 2 else 0.0)
+
+
+@njit(cache=True, error_model="numpy", fastmath=CONTRACT)  # type: ignore[misc]
+def kelvin_voigt_tangent(rod: RodBlockArrays, m: MaterialDampingTable, i: int,
+                         band: NDArray[np.float64]) -> None:
+    """The derivative of :func:`kelvin_voigt_forces` (row ``i``) with respect to the rod's
+    node velocities [m/s] and element angular velocities [rad/s, local] added into ``band``:
+    the rod's unknowns in the layout of :mod:`~hsa_elastica.physics.rod_tangent` (node ``k``
+    at ``6 k``, element ``k`` at ``6 k + 3``), ``band[r, c - r + h]`` with ``h = (band.shape[1]
+    - 1) // 2`` (at least 8).  The law is linear in the velocities at a fixed pose: column
+    ``c`` is its loads at a unit velocity of unknown ``c``, the stresses of
+    :func:`element_stress` / :func:`voronoi_stress` carried to the loads as the forces are;
+    it is ``-sum_k l0_k G_k^T (T S) G_k`` (and the bend part's), symmetric."""
+    h = (band.shape[1] - 1) // 2
+    for k in range(m.n_elems[i]):
+        e_ = m.elem_start[i] + k
+        q, a, l0, c = _element_terms(rod, m, i, k)
+        for col in range(9):  # v_k, omega_k, v_{k+1}
+            b = col % 3
+            u = _unit(b, col != 3 + b)
+            if col < 3:
+                u = (-u[0], -u[1], -u[2])
+            f, t = _element_loads(q, a, l0, element_stress(q, u, a, _unit(b, col == 3 + b),
+                                                           1.0 / l0, c))
+            for r in range(3):
+                band[6 * k + r, col - r + h] += f[r]
+                band[6 * k + 3 + r, col - 3 - r + h] += t[r]
+                band[6 * k + 6 + r, col - 6 - r + h] -= f[r]
+        if k + 1 < m.n_elems[i]:
+            qj = director_entries(rod.director, e_ + 1)
+            id0, bb = _voronoi_terms(rod, m, i, k)
+            for col in range(6):  # omega_k, omega_{k+1}
+                b = col % 3
+                mv = voronoi_stress(q, qj, _unit(b, col < 3), _unit(b, col >= 3), id0, bb)
+                ti = _voronoi_loads(q, qj, mv)
+                for r in range(3):
+                    band[6 * k + 3 + r, col + 3 * (col // 3) - r + h] += ti[r]
+                    band[6 * k + 9 + r, col + 3 * (col // 3) - 6 - r + h] -= mv[r]
