@@ -69,12 +69,7 @@ from hsa_elastica.engines.statics_kernels import (
     residual,
     restore_colour,
 )
-from hsa_elastica.engines.statics_hybrid import (
-    HybridPlan,
-    colour_columns,
-    hybrid_jacobian,
-    make_hybrid,
-)
+from hsa_elastica.engines.statics_hybrid import HybridPlan, colour_columns, hybrid_jacobian, make_hybrid
 from hsa_elastica.engines.statics_linalg import BorderedBandSolver, bordered_factor, bordered_solve
 from hsa_elastica.params.base import ParameterError
 from hsa_elastica.physics.rod_kernels import rod_work
@@ -82,13 +77,10 @@ from hsa_elastica.physics.tables import END_FIXED, END_FREE_TWIST, END_TWIST_LOC
 
 __all__ = ["DEFAULT_JACOBIAN", "StaticSolver", "StaticOutcome", "model_residual"]
 
-#: the static solver's Jacobian when none is given (read at each construction; the benchmarks
-#: set ``"fd"`` to time the differences of the whole residual inside the commands)
+#: the Jacobian when none is given (read at each construction; benchmarks set ``"fd"``)
 DEFAULT_JACOBIAN = "tangent"
 
-# --------------------------------------------------------------------------------------------
-# solver
-# --------------------------------------------------------------------------------------------
+
 @dataclass
 class StaticOutcome:
     """Result of :meth:`StaticSolver.solve` (the state is left in the model's arrays).
@@ -120,10 +112,9 @@ class StaticSolver:
 
     ``tol_force`` [N] / ``tol_torque`` [N m]: max-norm convergence bounds (defaults 1e-8 N and
     1e-9 N m: some 1e4 times the round-off of the joint springs, k_F 5e5 N/m times 1e-17 m).
-    ``jacobian``: ``"tangent"`` (the rods' consistent tangents plus coloured differences of the
-    rest, :mod:`~hsa_elastica.engines.statics_hybrid`; the whole residual's differences for a
-    passive coupling) or ``"fd"`` (coloured forward differences of the whole residual); None:
-    :data:`DEFAULT_JACOBIAN`.
+    ``jacobian``: ``"tangent"`` (the laws' tangents, :mod:`~hsa_elastica.engines.statics_hybrid`;
+    the whole residual's differences for a passive coupling), ``"fd"`` (coloured forward
+    differences of the whole residual) or None (:data:`DEFAULT_JACOBIAN`).
     """
 
     #: trust region of a Newton step: largest rotation [rad] / displacement [m] of one unknown
