@@ -45,7 +45,7 @@ tolerance (0.1 mm; measured: 0.0006 mm RMS from the explicit stepper on the prim
 docs/performance.md); a residual whose force / couple rows are below ``tol_force`` [N] /
 ``tol_torque`` [N m] is accepted as well (a state at rest).  The Jacobian is refreshed when the
 contraction rate exceeds :attr:`ImplicitEngine.slow_contraction_tangent` (tangents: a matrix
-costs ~10 evaluations) or :attr:`ImplicitEngine.slow_contraction` (differences: 30-78) or
+costs 2.5-3.3 evaluations on the robot) or :attr:`ImplicitEngine.slow_contraction` (differences: 30-78) or
 predicts more than ``max_iter`` iterations, when a chord step makes the residual's weighted
 2-norm grow (refreshed at the last iterate: a Newton step, backtracked by halving if it too
 fails to decrease the norm), after :attr:`ImplicitEngine.refresh_every` steps, or when a step
@@ -207,7 +207,8 @@ class ImplicitEngine:
 
     #: a chord iteration contracting the scaled increment by more than this per iteration
     #: (or predicted to need more than ``max_iter`` iterations) refreshes a Jacobian made by
-    #: differences (``"fd"``: a matrix costs 30-78 evaluations) / from the tangents (~10)
+    #: differences (``"fd"``: a matrix costs 30-78 evaluations) / from the tangents (2.5-3.3;
+    #: 0.4 gave 1.02-1.22x the env steps/s of 0.9, docs/performance.md)
     slow_contraction, slow_contraction_tangent = 0.9, 0.4
     #: smallest contraction rate assumed for the first iteration of a step
     theta_min = 0.05
