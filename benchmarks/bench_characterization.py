@@ -73,7 +73,7 @@ def jacobian_rows(data: pd.DataFrame, rods: dict[str, dict[int, RodParams]],
     for _ in range(reps):
         for kind in ("tangent", "fd"):
             statics.DEFAULT_JACOBIAN = kind
-            rod_statics._CACHE.clear()  # the solvers are cached per set-up: build them again
+            rod_statics.clear_rod_static_solvers()  # cached per set-up: build them again
             t0 = time.perf_counter()
             values[kind] = simulate_all(data, rods, 1, laws, method="static")["simulated"].to_numpy()
             walls[kind].append(time.perf_counter() - t0)

@@ -40,7 +40,8 @@ from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawPa
 from hsa_elastica.robots.builders import build_single_rod
 from hsa_elastica.robots.single_rod import check_setup
 
-__all__ = ["RodSteadyState", "RodStaticSolver", "rod_static_solver", "solve_static_rod"]
+__all__ = ["RodSteadyState", "RodStaticSolver", "rod_static_solver", "clear_rod_static_solvers",
+           "solve_static_rod"]
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +261,13 @@ def rod_static_solver(rod_params: RodParams, *, base: str = "motor",
     while len(_CACHE) > 64:
         _CACHE.popitem(last=False)
     return solver
+
+
+def clear_rod_static_solvers() -> None:
+    """Forget the cached solvers of :func:`rod_static_solver`: the next call builds its
+    solver again (after changing a module default a solver reads at construction, such as
+    :data:`hsa_elastica.engines.statics.DEFAULT_JACOBIAN`)."""
+    _CACHE.clear()
 
 
 def solve_static_rod(rod_params: RodParams, *, angle: float = 0.0, torque: float = 0.0,
