@@ -43,8 +43,9 @@ for name in ("HSARobot-v1", "HSAPush-v0"):
 """
 
 #: a model with a registered law (``QuadraticDrag``, :mod:`hsa_elastica.physics.compiled_laws`)
-#: on every executor: the engines' specialisations for its law tables, which no command
-#: compiles (the tests of the laws would otherwise compile them one by one)
+#: on every executor, and a rod on a floor without it: the engines' specialisations for
+#: these tables, which no command compiles (the tests of the laws would otherwise compile
+#: them one by one)
 LAWS = """
 import numpy as np
 from elastica import BaseSystemCollection, Constraints, CosseratRod, Damping, Forcing, GravityForces
@@ -59,14 +60,15 @@ from hsa_elastica.physics.contact import add_contact
 class Sim(BaseSystemCollection, Constraints, Forcing, Damping):
     pass
 
-def rod_in_water(floor):
+def rod_in_water(floor, drag=True):
     sim = Sim()
     rod = CosseratRod.straight_rod(20, np.array([0.0, 0.0, 0.005]), np.array([1.0, 0.0, 0.0]),
                                    np.array([0.0, 0.0, 1.0]), 0.2, 0.005, 1000.0,
                                    youngs_modulus=1e6, shear_modulus=1e6 / 3.0)
     sim.append(rod)
     sim.add_forcing_to(rod).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -9.81]))
-    sim.add_forcing_to(rod).using(QuadraticDrag, density=1000.0)
+    if drag:
+        sim.add_forcing_to(rod).using(QuadraticDrag, density=1000.0)
     if floor:
         add_contact(sim, rod, PlaneObstacle(contact=ContactParams(
             stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5)))
@@ -75,7 +77,8 @@ def rod_in_water(floor):
 
 FusedEngine(rod_in_water(False), 5e-5).run_steps(10, 0.0)
 ImplicitEngine(rod_in_water(False), 2e-3, dt_table=2e-3).run_steps(10, 0.0)
-StaticSolver(rod_in_water(True)).solve(np.zeros(0), check_stability=False)
+for drag in (False, True):  # a rod on a floor with and without the law
+    StaticSolver(rod_in_water(True, drag)).solve(np.zeros(0), check_stability=False)
 """
 
 #: table command -> CLI arguments of the run that records it ({tmp}: a scratch directory), or
