@@ -97,6 +97,7 @@ from hsa_elastica.engines.statics_hybrid import (
     rod_tangents,
     within,
 )
+from hsa_elastica.engines.statics_mounts import mount_chain
 from hsa_elastica.engines.statics_rods import WIDTH
 from hsa_elastica.engines.statics_kernels import (
     JacobianBuffers,
@@ -299,6 +300,7 @@ def _rate_tangent_part(
                 flat = rows.ravel()
                 for q in range(plan.ptr[r], plan.ptr[r + 1]):
                     data[plan.dst[q]] += cv * flat[plan.src[q]]
+                mount_chain(model, plan, r, rows, cv, False, data)  # a base held on a body
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -366,7 +368,10 @@ def empty_tangent(n: int) -> ImplicitTangent:
     plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2, i2,
                       np.zeros((0, JOINT_BLOCK * JOINT_BLOCK), np.int64), i0,
                       np.zeros((0, 3), np.int64), np.zeros(n + 1, np.int64), i0,
-                      np.zeros(1, np.int64), i0, np.zeros((0, 2), np.int64), i0)
+                      np.zeros(1, np.int64), i0, np.zeros((0, 2), np.int64), i0,
+                      np.zeros(1, np.int64), i0, np.zeros((0, 6), np.int64),
+                      np.zeros((0, 36), np.int64), np.zeros(1, np.int64), i0,
+                      np.zeros((0, 12), np.int64))
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0,
                            np.zeros(1, np.int64), -np.ones((4, 1, 3, 3), np.int64))
 

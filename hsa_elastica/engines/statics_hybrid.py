@@ -103,6 +103,7 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_TORQUE,
     OP_LAW,
     OP_LOAD,
+    OP_MOUNT_REACTION,
 )
 from hsa_elastica.physics.point_tangent import contact_point_block, point_groups
 
@@ -110,10 +111,16 @@ __all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents"
            "hybrid_jacobian", "greedy_colors", "smallest_last", "colour_columns", "make_hybrid",
            "rod_ranges", "rod_tangents", "csc_positions", "part_map", "within", "fd_buffers",
            "joint_pattern", "tangent_entries", "joint_tangent_map", "contact_points",
-           "CONTACT_TANGENT"]
+           "CONTACT_TANGENT", "MOUNT_TANGENT"]
 
 #: the contacts by their exact tangents (True) or in the remainder's differences (False)
 CONTACT_TANGENT = True
+#: the rigid motor mounts by their chain rule (True, :mod:`~hsa_elastica.engines.statics_mounts`)
+#: or the model's whole residual by differences (False: the Jacobian before the chain rule)
+MOUNT_TANGENT = True
+#: the ``HybridPlan`` fields of the rigid mounts, in order
+MOUNT_FIELDS = ("mount_ptr", "mount_motor", "mount_held", "mount_dst", "side_ptr", "side_local",
+                "side_dst")
 
 
 class HybridPlan(NamedTuple):
@@ -146,6 +153,13 @@ class HybridPlan(NamedTuple):
     swing_src: NDArray[np.int64]
     swing_dst: NDArray[np.int64]
     swing_end: NDArray[np.int64]
+    mount_ptr: NDArray[np.int64]  # the rigid motor mounts' entries (statics_mounts), per rod
+    mount_motor: NDArray[np.int64]
+    mount_held: NDArray[np.int64]
+    mount_dst: NDArray[np.int64]
+    side_ptr: NDArray[np.int64]
+    side_local: NDArray[np.int64]
+    side_dst: NDArray[np.int64]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -517,7 +531,10 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
                                       OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_LOAD, OP_CONTACT))
     covered |= is_law & has_tangents(solver.tables.laws)
-    if not covered.all() or np.any(solver.tables.motors.body >= 0):
+    mounted = solver.tables.motors.body >= 0  # rigid mounts: their chain rule (statics_mounts)
+    covered |= program[:, 0] == OP_MOUNT_REACTION
+    if (not covered.all() or np.any(mounted & (solver.tables.motors.free_twist != 0))
+            or (mounted.any() and not MOUNT_TANGENT)):
         return None
     points = contact_points(solver, program, CONTACT_TANGENT)  # the others: in the remainder
     is_joint = np.isin(program[:, 0], (OP_JOINT_FORCE, OP_JOINT_TORQUE))
@@ -528,6 +545,7 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(np.concatenate([program[exact], points[0]]))
     kept = ~exact & ~differenced_joints & ~points[2] & ~is_law
+    kept &= program[:, 0] != OP_MOUNT_REACTION
     rest = np.ascontiguousarray(program[kept])
     pos = csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
@@ -548,6 +566,6 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
         ext_map, np.ascontiguousarray(joint_map, dtype=np.int64), ops, rest, tangent_ops,
         joint_tangent_map(solver, pos, tangent_ops), points[1], node_unknowns(solver),
         solver.indptr, solver.indices, rods["swing_ptr"], rods["swing_src"], rods["swing_dst"],
-        rods["swing_end"])
+        rods["swing_end"], *(rods[k] for k in MOUNT_FIELDS))
     return plan, ext, differenced
 
