@@ -101,6 +101,9 @@ CASES = {
         _robot_params().rod, _robot_params().simulation, angle=0.3, distal="free",
         record=False),
     "stack on compliant mounts": lambda: _stack(mount=JointParams()),
+    # the upper rods' bases held on the lower platform (the mounts' chain rule,
+    # engines/statics_mounts.py)
+    "stack on rigid mounts": lambda: _stack(),
     # the characterization's set-up: the distal element's twist locked (the lock's chain rule,
     # engines/statics_rods.py), a tip force (a load row: no state dependence)
     "single rod, locked tip, tip force": lambda: build_single_rod(
@@ -230,7 +233,7 @@ def test_models_without_tangents_keep_the_differences() -> None:
     p = _robot_params()
     passive = p.replace(rod=p.rod.replace(coupling_law="passive"))
     assert ImplicitRobot(build_robot(passive, [0.0] * 4)).engine.jacobian == "fd"
-    assert ImplicitRobot(_stack()).engine.jacobian == "fd"  # rigid motor mounts
+    assert ImplicitRobot(_stack()).engine.jacobian == "tangent"  # rigid motor mounts
     torque = _stack(mount=_robot_params(4).joint, drive="torque")  # torque-driven mounts
     assert ImplicitRobot(torque).engine.jacobian == "fd"
     assert ImplicitRobot(_stack(mount=_robot_params(4).joint)).engine.jacobian == "tangent"
