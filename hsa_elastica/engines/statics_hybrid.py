@@ -11,7 +11,10 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   auxetic coupling), scattered into the Jacobian's values through a precomputed map
   (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
   free rotation components, a twist-locked element adds the lock's chain rule:
-  :mod:`~hsa_elastica.engines.statics_rods`), and
+  :mod:`~hsa_elastica.engines.statics_rods`; a base held on a body by a rigid motor mount
+  adds the mount's chain rule, its band columns carried to the body's unknowns and its rows,
+  the load the mount's reaction hands over, to the body's rows:
+  :mod:`~hsa_elastica.engines.statics_mounts`), and
 * the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
   (``MotorMount``, torque-driven ``TwistMount``) from their exact tangents
   (:func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`,
@@ -38,14 +41,14 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   and contacts (their operations dropped from a copy of the synchronize program) and with the
   rods' internal forces and couples left out of the rod rows (gathered from ``external_*``
   only).  Its base evaluation also writes the auxetic rest configuration the tangents read.
-  On the robot, with or without obstacles, and on a stack on compliant mounts it has no state
-  dependence at all (gravity only): no colour.
+  On the robot, with or without obstacles, and on a stack on compliant or rigid mounts it has
+  no state dependence at all (gravity only): no colour.
 
 The rounded clip of the rest strain enters through its slope; a hard clip (``clip_width = 0``)
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
 forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
-the compression law and rigid motor mounts.
+the compression law and torque-driven rigid motor mounts (``TwistMountBC``).
 """
 
 from __future__ import annotations
@@ -518,8 +521,10 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     None (differences of the whole residual) for a model with other operations than the
     auxetic coupling, the joints and mounts, the contacts, gravity, the loads and registered
     laws with a tangent: the passive coupling (its reciprocal couple and exact-gradient forces
-    have no tangent here), the compression law, a rod end held on a body (a rigid motor mount: it moves with the body,
-    which the rods' tangents do not see); or a part outside the full pattern.
+    have no tangent here), the compression law, a rod end held on a body by a torque-driven
+    rigid mount (``TwistMountBC``: its twist relative to the body has no chain rule here; the
+    angle-driven ``MotorMountBC`` takes its chain rule, :mod:`~hsa_elastica.engines.
+    statics_mounts`, unless :data:`MOUNT_TANGENT` is off); or a part outside the full pattern.
     ``remainder=False``: a plan without a remainder (the implicit integrator's,
     :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
     depends on the state (its pattern is not empty)."""

@@ -171,7 +171,7 @@ def mount_entries(solver: Any, pos: dict[tuple[int, int], int],
             b = int(motors.body[i])
             unknown = [int(j) for g in (KIND_BODY_POS, KIND_BODY_ROT) for a in range(3)
                        for j in np.nonzero((kind == g) & (index == b) & (comp == a))[0]]
-            cells: list[int | None] = (unknown if len(unknown) == 6 else [None] * 6)
+            cells: list[int | None] = list(unknown) if len(unknown) == 6 else [None] * 6
             hn, he = 6 * (int(motors.node[i]) - s), 6 * (int(motors.element[i]) - s) + 3
             held = [hn, hn + 1, hn + 2, he, he + 1, he + 2]
             near = sorted({u for h in held for u in range(max(0, h - HALF_BANDWIDTH),
