@@ -9,7 +9,10 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   configuration: their exact tangents
   (:func:`~hsa_elastica.physics.rod_tangent.rod_tangent_band`,
   :func:`~hsa_elastica.physics.auxetic_tangent.auxetic_tangent_band`), scattered as the static
-  solver's hybrid Jacobian does (:func:`~hsa_elastica.engines.statics_hybrid.rod_tangents`);
+  solver's hybrid Jacobian does (:func:`~hsa_elastica.engines.statics_hybrid.rod_tangents`),
+  with the chain rule of a base held on a body by a rigid motor mount
+  (:mod:`~hsa_elastica.engines.statics_mounts`: the band's columns of the held node and
+  element carried to the body's unknowns, the load the mount hands over to its rows);
 * the platform joints and compliant motor mounts (Eq. 6-7, with their dampers ``nu_F`` /
   ``nu_tau``): their exact tangents ``K_x + cv K_v``, ``K_x`` the derivative wrt the pose at
   the present velocities (:func:`~hsa_elastica.engines.statics_hybrid.joint_tangents`, the
@@ -41,7 +44,8 @@ The Newton matrix of a generalized-alpha step is ``dF/dq + cv dF/dv - ca M`` (mo
   (:func:`~hsa_elastica.physics.rate_dampers.damper_tangent`,
   :func:`~hsa_elastica.physics.rate_dampers.gyroscopic_tangent`: 3 x 3 blocks on a node, an
   element or a body; :func:`~hsa_elastica.physics.material_damping.kelvin_voigt_tangent`: a
-  band over the rod's unknowns, scattered as the rods' tangents).  With
+  band over the rod's unknowns, scattered as the rods' tangents, a rigidly mounted base's
+  columns carried to its body's velocities by the mount's chain rule).  With
   ``rate_tangent=False`` (:func:`make_implicit_tangent`, or :data:`RATE_TANGENT`), or a
   damper without a tangent, they are ``cv`` times coloured forward differences of
   :func:`rate_forces` in the velocities (15 colours on the robot): the oracle.  The laws are
@@ -64,8 +68,8 @@ evaluations per step).
 A model the tangents do not cover keeps the differences of the whole residual
 (:func:`make_implicit_tangent` returns None): whatever
 :func:`~hsa_elastica.engines.statics_hybrid.make_hybrid` does not cover (the passive coupling,
-the compression law, rigid motor mounts -- every stack --), torque-driven mounts and
-the coupling's twist filter.
+the compression law, torque-driven rigid mounts), torque-driven compliant mounts and the
+coupling's twist filter.
 """
 
 from __future__ import annotations
@@ -97,6 +101,7 @@ from hsa_elastica.engines.statics_hybrid import (
     rod_tangents,
     within,
 )
+from hsa_elastica.engines.statics_mounts import mount_chain
 from hsa_elastica.engines.statics_rods import WIDTH
 from hsa_elastica.engines.statics_kernels import (
     JacobianBuffers,
@@ -299,6 +304,7 @@ def _rate_tangent_part(
                 flat = rows.ravel()
                 for q in range(plan.ptr[r], plan.ptr[r + 1]):
                     data[plan.dst[q]] += cv * flat[plan.src[q]]
+                mount_chain(model, plan, r, rows, cv, False, data)  # a base held on a body
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -366,7 +372,10 @@ def empty_tangent(n: int) -> ImplicitTangent:
     plan = HybridPlan(i0, i0, i0, np.zeros(1, np.int64), i0, i0, i0, i0, i2, i2, i2,
                       np.zeros((0, JOINT_BLOCK * JOINT_BLOCK), np.int64), i0,
                       np.zeros((0, 3), np.int64), np.zeros(n + 1, np.int64), i0,
-                      np.zeros(1, np.int64), i0, np.zeros((0, 2), np.int64), i0)
+                      np.zeros(1, np.int64), i0, np.zeros((0, 2), np.int64), i0,
+                      np.zeros(1, np.int64), i0, np.zeros((0, 6), np.int64),
+                      np.zeros((0, 36), np.int64), np.zeros(1, np.int64), i0,
+                      np.zeros((0, 12), np.int64))
     return ImplicitTangent(np.zeros(1, np.int64), plan, pat, buf, np.zeros(n), pat, buf, i0,
                            np.zeros(1, np.int64), -np.ones((4, 1, 3, 3), np.int64))
 

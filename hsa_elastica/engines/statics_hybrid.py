@@ -11,7 +11,10 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   auxetic coupling), scattered into the Jacobian's values through a precomputed map
   (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
   free rotation components, a twist-locked element adds the lock's chain rule:
-  :mod:`~hsa_elastica.engines.statics_rods`), and
+  :mod:`~hsa_elastica.engines.statics_rods`; a base held on a body by a rigid motor mount
+  adds the mount's chain rule, its band columns carried to the body's unknowns and its rows,
+  the load the mount's reaction hands over, to the body's rows:
+  :mod:`~hsa_elastica.engines.statics_mounts`), and
 * the platform joints (Eq. 6-7, ``PlatformJoint`` rows) and compliant motor mounts
   (``MotorMount``, torque-driven ``TwistMount``) from their exact tangents
   (:func:`~hsa_elastica.physics.joint_tangent.joint_force_tangent`,
@@ -38,14 +41,14 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
   and contacts (their operations dropped from a copy of the synchronize program) and with the
   rods' internal forces and couples left out of the rod rows (gathered from ``external_*``
   only).  Its base evaluation also writes the auxetic rest configuration the tangents read.
-  On the robot, with or without obstacles, and on a stack on compliant mounts it has no state
-  dependence at all (gravity only): no colour.
+  On the robot, with or without obstacles, and on a stack on compliant or rigid mounts it has
+  no state dependence at all (gravity only): no colour.
 
 The rounded clip of the rest strain enters through its slope; a hard clip (``clip_width = 0``)
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
 forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
-the compression law and rigid motor mounts.
+the compression law and torque-driven rigid motor mounts (``TwistMountBC``).
 """
 
 from __future__ import annotations
@@ -103,6 +106,7 @@ from hsa_elastica.physics.tables import (
     OP_JOINT_TORQUE,
     OP_LAW,
     OP_LOAD,
+    OP_MOUNT_REACTION,
 )
 from hsa_elastica.physics.point_tangent import contact_point_block, point_groups
 
@@ -110,10 +114,16 @@ __all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents"
            "hybrid_jacobian", "greedy_colors", "smallest_last", "colour_columns", "make_hybrid",
            "rod_ranges", "rod_tangents", "csc_positions", "part_map", "within", "fd_buffers",
            "joint_pattern", "tangent_entries", "joint_tangent_map", "contact_points",
-           "CONTACT_TANGENT"]
+           "CONTACT_TANGENT", "MOUNT_TANGENT"]
 
 #: the contacts by their exact tangents (True) or in the remainder's differences (False)
 CONTACT_TANGENT = True
+#: the rigid motor mounts by their chain rule (True, :mod:`~hsa_elastica.engines.statics_mounts`)
+#: or the model's whole residual by differences (False: the Jacobian before the chain rule)
+MOUNT_TANGENT = True
+#: the ``HybridPlan`` fields of the rigid mounts, in order
+MOUNT_FIELDS = ("mount_ptr", "mount_motor", "mount_held", "mount_dst", "side_ptr", "side_local",
+                "side_dst")
 
 
 class HybridPlan(NamedTuple):
@@ -146,6 +156,13 @@ class HybridPlan(NamedTuple):
     swing_src: NDArray[np.int64]
     swing_dst: NDArray[np.int64]
     swing_end: NDArray[np.int64]
+    mount_ptr: NDArray[np.int64]  # the rigid motor mounts' entries (statics_mounts), per rod
+    mount_motor: NDArray[np.int64]
+    mount_held: NDArray[np.int64]
+    mount_dst: NDArray[np.int64]
+    side_ptr: NDArray[np.int64]
+    side_local: NDArray[np.int64]
+    side_dst: NDArray[np.int64]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -504,8 +521,10 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     None (differences of the whole residual) for a model with other operations than the
     auxetic coupling, the joints and mounts, the contacts, gravity, the loads and registered
     laws with a tangent: the passive coupling (its reciprocal couple and exact-gradient forces
-    have no tangent here), the compression law, a rod end held on a body (a rigid motor mount: it moves with the body,
-    which the rods' tangents do not see); or a part outside the full pattern.
+    have no tangent here), the compression law, a rod end held on a body by a torque-driven
+    rigid mount (``TwistMountBC``: its twist relative to the body has no chain rule here; the
+    angle-driven ``MotorMountBC`` takes its chain rule, :mod:`~hsa_elastica.engines.
+    statics_mounts`, unless :data:`MOUNT_TANGENT` is off); or a part outside the full pattern.
     ``remainder=False``: a plan without a remainder (the implicit integrator's,
     :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
     depends on the state (its pattern is not empty)."""
@@ -517,7 +536,10 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
                                       OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_LOAD, OP_CONTACT))
     covered |= is_law & has_tangents(solver.tables.laws)
-    if not covered.all() or np.any(solver.tables.motors.body >= 0):
+    mounted = solver.tables.motors.body >= 0  # rigid mounts: their chain rule (statics_mounts)
+    covered |= program[:, 0] == OP_MOUNT_REACTION
+    if (not covered.all() or np.any(mounted & (solver.tables.motors.free_twist != 0))
+            or (mounted.any() and not MOUNT_TANGENT)):
         return None
     points = contact_points(solver, program, CONTACT_TANGENT)  # the others: in the remainder
     is_joint = np.isin(program[:, 0], (OP_JOINT_FORCE, OP_JOINT_TORQUE))
@@ -528,6 +550,7 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(np.concatenate([program[exact], points[0]]))
     kept = ~exact & ~differenced_joints & ~points[2] & ~is_law
+    kept &= program[:, 0] != OP_MOUNT_REACTION
     rest = np.ascontiguousarray(program[kept])
     pos = csc_positions(solver)
     full = sp.csc_matrix((np.ones(solver.indices.shape[0]), solver.indices, solver.indptr),
@@ -548,6 +571,6 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
         ext_map, np.ascontiguousarray(joint_map, dtype=np.int64), ops, rest, tangent_ops,
         joint_tangent_map(solver, pos, tangent_ops), points[1], node_unknowns(solver),
         solver.indptr, solver.indices, rods["swing_ptr"], rods["swing_src"], rods["swing_dst"],
-        rods["swing_end"])
+        rods["swing_end"], *(rods[k] for k in MOUNT_FIELDS))
     return plan, ext, differenced
 

@@ -25,8 +25,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from hsa_elastica.engines.statics_build import rod_ranges
+from hsa_elastica.engines.statics_build import rod_locals, rod_ranges
 from hsa_elastica.engines.statics_kernels import KIND_NODE, KIND_SWING, ROTATION_KINDS
+from hsa_elastica.engines.statics_mounts import mount_chain, mount_entries
 from hsa_elastica.physics.actuation import twist_lock_gradient
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
 from hsa_elastica.physics.rod_tangent import (
@@ -62,8 +63,8 @@ def _locked_twist(model: Any, plan: Any, r: int, flat: NDArray[np.float64],
 
 @njit(cache=True)  # type: ignore[misc]
 def rod_tangents(model: Any, plan: Any, data: NDArray[np.float64]) -> None:
-    """Each rod's consistent tangent (plus the auxetic chain rule and the twist locks')
-    added into ``data`` (``model`` a ``ForceModel``, ``plan`` a ``HybridPlan``)."""
+    """Each rod's consistent tangent (plus the auxetic chain rule, the twist locks' and the
+    rigid motor mounts', :mod:`~hsa_elastica.engines.statics_mounts`) added into ``data`` (``model`` a ``ForceModel``, ``plan`` a ``HybridPlan``)."""
     rod = model.rod
     ne_max = plan.n_elems.max()
     band = np.empty((6 * ne_max + 3, WIDTH))
@@ -86,6 +87,7 @@ def rod_tangents(model: Any, plan: Any, data: NDArray[np.float64]) -> None:
         for p in range(plan.ptr[r], plan.ptr[r + 1]):
             data[plan.dst[p]] += flat[plan.src[p]]
         _locked_twist(model, plan, r, flat, data)
+        mount_chain(model, plan, r, rows, 1.0, True, data)
 
 
 def _local_unknowns(solver: Any, s: int, ne: int) -> NDArray[np.int64]:
@@ -121,8 +123,9 @@ def _swing_entries(solver: Any, pos: dict[tuple[int, int], int], s: int, ne: int
 def tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> dict[str, NDArray[np.int64]]:
     """Per rod: start, elements, coupling row, the (band flat index, CSC position) pairs of its
     free rows and columns (``ptr``, ``src``, ``dst``) and its twist locks' entries
-    (``swing_ptr``, ``swing_src``, ``swing_dst``, ``swing_end``), as int64 arrays named as the
-    ``HybridPlan`` fields."""
+    (``swing_ptr``, ``swing_src``, ``swing_dst``, ``swing_end``) and its rigid mounts' (``mount_*``,
+    ``side_*``: :func:`~hsa_elastica.engines.statics_mounts.mount_entries`), as int64 arrays
+    named as the ``HybridPlan`` fields."""
     rod = solver.state.rod
     ranges = rod_ranges(np.asarray(rod.ghost_elems_idx, dtype=np.int64), rod.director.shape[2])
     start, n_elems, coupling, ptr, src, dst = [], [], [], [0], [], []
@@ -143,7 +146,8 @@ def tangent_entries(solver: Any, pos: dict[tuple[int, int], int]) -> dict[str, N
         ptr.append(len(src))
         swing[0].append(len(swing[1]))
     i64 = np.int64
-    return {"start": np.array(start, i64), "n_elems": np.array(n_elems, i64),
+    return {**mount_entries(solver, pos, rod_locals(solver)),
+            "start": np.array(start, i64), "n_elems": np.array(n_elems, i64),
             "coupling": np.array(coupling, i64), "ptr": np.array(ptr, i64),
             "src": np.array(src, i64), "dst": np.array(dst, i64),
             "swing_ptr": np.array(swing[0], i64), "swing_src": np.array(swing[1], i64),
