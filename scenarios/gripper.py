@@ -43,16 +43,23 @@ MU = 0.8  # the rods' friction on the cylinder
 PHI_MAX = math.pi  # rad, a motor's range
 
 
-def finger_params() -> RobotParams:
+#: ``--integrator`` -> (SimulationParams.integrator, dt [s]); "operators": PyElastica's loop
+STEPPERS = {"operators": ("explicit", 4e-5), "explicit": ("explicit", 4e-5),
+            "implicit": ("implicit", 5e-4)}
+
+
+def finger_params(stepper: str = "operators") -> RobotParams:
     """A two-rod finger: the paper robot's rods (10 elements) at +-x of its 24 mm circle, a
-    platform of 60 mm."""
+    platform of 60 mm; stepped as ``stepper`` says (:data:`STEPPERS`; the implicit step
+    resolves a node's contact spring in about 11 steps, docs/contact.md)."""
     p = paper_robot_params()
+    integrator, dt = STEPPERS[stepper]
     return dataclasses.replace(
         p, n_rods=2, handedness=(1, -1), first_rod_angle=0.0,
         rod=dataclasses.replace(p.rod, n_elements=10),
         platform=dataclasses.replace(p.platform, diameter=0.06),
-        simulation=dataclasses.replace(p.simulation, dt=4e-5, gravity=(0.0, 0.0, -9.81),
-                                       record_fps=50.0))
+        simulation=dataclasses.replace(p.simulation, dt=dt, gravity=(0.0, 0.0, -9.81),
+                                       record_fps=50.0, integrator=integrator))
 
 
 def _rot_y(a: float) -> np.ndarray:
@@ -84,15 +91,17 @@ def _schedules(duration: float, extend: float, squeeze: float, hand: tuple[int, 
     return [outer, inner]
 
 
-def build(duration: float, extend: float, squeeze: float, mass: float, record: bool) -> dict[str, Any]:
-    """Both fingers, the floor and the cylinder in one simulator (finalized)."""
+def build(duration: float, extend: float, squeeze: float, mass: float, record: bool,
+          stepper: str = "operators") -> dict[str, Any]:
+    """Both fingers, the floor and the cylinder in one simulator (finalized), to be stepped
+    as ``stepper`` says (:data:`STEPPERS`)."""
     from hsa_elastica.io.recording import RigidBodyRecorder
     from hsa_elastica.physics.contact import add_contact
     from hsa_elastica.physics.object_contact import add_object_contact
     from hsa_elastica.robots.builders import HSASimulator, build_robot
     from hsa_elastica.robots.environment import solid_cylinder
 
-    p = finger_params()
+    p = finger_params(stepper)
     floor = PlaneObstacle(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), contact=ContactParams(
         stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5, friction_coefficient=0.5,
         slip_velocity=1e-2))
@@ -125,7 +134,7 @@ def build(duration: float, extend: float, squeeze: float, mass: float, record: b
                                                 dt=p.simulation.dt).attach(sim, cyl)
     sim.finalize()
     return dict(params=p, sim=sim, fingers=fingers, cylinder=cyl, contacts=contacts,
-                floor=floor, recorders=recorders)
+                floor=floor, recorders=recorders, stepper=stepper)
 
 
 def _gravity() -> Any:
@@ -227,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="mass of the cylinder [kg], > 0 and <= 1 (default: 0.005)")
     ap.add_argument("--video", default=None,
                     help="path of an mp4 of the run (default: none)")
+    ap.add_argument("--integrator", choices=list(STEPPERS), default="operators",
+                    help="operators: PyElastica's loop (the reference, dt 4e-5 s); explicit: "
+                         "the fused compiled step (dt 4e-5 s); implicit: the compiled implicit "
+                         "integrator (dt 5e-4 s) (default: operators)")
     args = ap.parse_args(argv)
     if not 0.0 < args.duration <= 20.0:
         ap.error(f"--duration = {args.duration} is invalid: must be > 0 and <= 20 s")
@@ -244,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             check_output_path(args.video, "video", flag="--video")
         except ValueError as e:
             ap.error(str(e))
-    scene = build(args.duration, args.extend, args.squeeze, args.mass, args.video is not None)
+    scene = build(args.duration, args.extend, args.squeeze, args.mass, args.video is not None,
+                  args.integrator)
     run(scene, args.duration)
     if args.video is not None:
         n = video(scene, args.video, speed=0.5)
@@ -253,9 +267,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(scene: dict[str, Any], duration: float) -> None:
-    """Run on PyElastica's loop, printing the cylinder's state every tenth of the run."""
+    """Run the scene as its stepper says (PyElastica's loop, or a compiled engine stepping the
+    whole simulator: both fingers, the cylinder and the contacts), printing the cylinder's
+    state every tenth of the run and the wall time."""
+    import time
+
     finger = scene["fingers"][0]
+    if scene["stepper"] != "operators":
+        from hsa_elastica.robots.compiled import compiled_engine
+
+        finger = compiled_engine(finger)
     cyl = scene["cylinder"]
+    wall0 = time.perf_counter()
     z0 = float(cyl.position_collection[2, 0])
     for _ in range(10):
         finger.run(duration / 10)
@@ -267,6 +290,9 @@ def run(scene: dict[str, Any], duration: float) -> None:
         print(f"t = {finger.time:5.2f} s  cylinder z = {(cyl.position_collection[2, 0] - z0) * 1e3:+7.2f} mm"
               f"  rods' force on it = {np.round(force, 4)} N  ({stick} sticking, {slide} sliding)"
               f"  floor: {floor:.4f} N")
+    wall = time.perf_counter() - wall0
+    print(f"{scene['stepper']}: {duration:g} s simulated in {wall:.2f} s wall "
+          f"(real-time factor {duration / wall:.3g})")
 
 
 if __name__ == "__main__":

@@ -524,7 +524,9 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     have no tangent here), the compression law, a rod end held on a body by a torque-driven
     rigid mount (``TwistMountBC``: its twist relative to the body has no chain rule here; the
     angle-driven ``MotorMountBC`` takes its chain rule, :mod:`~hsa_elastica.engines.
-    statics_mounts`, unless :data:`MOUNT_TANGENT` is off); or a part outside the full pattern.
+    statics_mounts`, unless :data:`MOUNT_TANGENT` is off, or the model also has contacts or
+    registered laws, whose rows on a held node it would not hand to the body); or a part
+    outside the full pattern.
     ``remainder=False``: a plan without a remainder (the implicit integrator's,
     :mod:`~hsa_elastica.engines.implicit_tangent`), None where the remainder
     depends on the state (its pattern is not empty)."""
@@ -538,8 +540,11 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     covered |= is_law & has_tangents(solver.tables.laws)
     mounted = solver.tables.motors.body >= 0  # rigid mounts: their chain rule (statics_mounts)
     covered |= program[:, 0] == OP_MOUNT_REACTION
+    # the chain rule hands the held base's band rows to the body, not a contact's or a law's
+    # rows on the held node: a model with both keeps the differences of the whole residual
+    touched = np.isin(program[:, 0], (OP_CONTACT, OP_LAW)).any()
     if (not covered.all() or np.any(mounted & (solver.tables.motors.free_twist != 0))
-            or (mounted.any() and not MOUNT_TANGENT)):
+            or (mounted.any() and (not MOUNT_TANGENT or touched))):
         return None
     points = contact_points(solver, program, CONTACT_TANGENT)  # the others: in the remainder
     is_joint = np.isin(program[:, 0], (OP_JOINT_FORCE, OP_JOINT_TORQUE))
