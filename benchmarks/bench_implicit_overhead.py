@@ -9,7 +9,7 @@ specialisation for the engine's records (``ImplicitEngine.advance``,
 ``statics_build.specialisation``) and ``_ContactSensor.readings`` (one pass).  The same
 machine code runs the steps, so the trajectories agree bitwise (printed).
 
-Rows (``--reps`` rounds, before/after alternating; ranges of the rounds):
+Rows (``--reps`` rounds, before/after alternating; ranges and medians of the rounds):
 
 * ``scenarios/push_object.py``'s scene (paper robot at 10 elements bending east into a 20 g
   ball on a rough floor, dt 2 ms), 1.5 s, with the recorders (100 samples/s, as
@@ -130,7 +130,8 @@ def env_rate(steps: int, seed: int = 0) -> dict[str, Any]:
 
 def _span(rows: list[dict[str, Any]], key: str, fmt: str = "{:.2f}") -> str:
     v = [r[key] for r in rows]
-    return fmt.format(min(v)) + "-" + fmt.format(max(v))
+    return (fmt.format(min(v)) + "-" + fmt.format(max(v)) + " (median "
+            + fmt.format(float(np.median(v))) + ")")
 
 
 def main(argv: list[str] | None = None) -> int:
