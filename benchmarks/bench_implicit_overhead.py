@@ -18,7 +18,13 @@ Rows (``--reps`` rounds, before/after alternating; ranges and medians of the rou
 * the coarse paper robot (10 elements) without contact, ``bend_north`` at magnitude 1 on the
   implicit integrator at its default step, 1 s with the recorders.
 
-Run: python benchmarks/bench_implicit_overhead.py [--reps 3] [--env-steps 100]
+``--breakdown``: the parts of the recorded push run instead (one run; ``breakdown``): the Newton
+kernel's and the recorders' time per step (timers around the calls), and per call at the
+ball's contact 0.9 s in: a force evaluation, a bordered band solve, a tangent matrix and its
+factorisation (each in a compiled loop), the engine call's typing by the dispatcher (a call
+of no steps) against the specialisation's, and ``motor_rows``.
+
+Run: python benchmarks/bench_implicit_overhead.py [--reps 3] [--env-steps 100] [--breakdown]
 """
 
 from __future__ import annotations
@@ -128,6 +134,101 @@ def env_rate(steps: int, seed: int = 0) -> dict[str, Any]:
     return {"rate": steps_per_second("implicit", steps, seed)}
 
 
+def _per_call(f: Callable[[], Any], n: int = 200) -> str:
+    """Median and smallest time of ``n`` calls of ``f`` [us]."""
+    ts = []
+    for _ in range(n):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return f"median {np.median(ts) * 1e6:.1f} us, smallest {min(ts) * 1e6:.1f} us"
+
+
+def breakdown() -> None:
+    """``--breakdown`` (module doc)."""
+    from numba import njit
+
+    from hsa_elastica.engines import implicit
+    from hsa_elastica.engines.implicit_kernels import dynamic_forces
+    from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
+    from hsa_elastica.engines.statics_linalg import bordered_factor, bordered_solve
+
+    @njit
+    def loop_forces(k, t, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def]
+        for _ in range(k):
+            dynamic_forces(t, ang, rat, v, model, terms, f, m)
+
+    @njit
+    def loop_solve(k, lu, r, dx, w):  # type: ignore[no-untyped-def]
+        for _ in range(k):
+            bordered_solve(lu, r, dx, w)
+
+    @njit
+    def loop_matrix(k, t, ang, rat, v, model, terms, cv, tg, data, shift, plan, lu):  # type: ignore[no-untyped-def]
+        for _ in range(k):
+            implicit_tangent_jacobian(t, ang, rat, v, model, terms, cv, tg, data)
+            bordered_factor(data, shift, plan, lu)
+
+    push_run(True, 0.02)
+    spent = {"kernel": 0.0, "callbacks": 0.0}
+    kernel = implicit.newton_steps
+
+    def timed_kernel(*a: Any) -> int:
+        t = time.perf_counter()
+        out = kernel(*a)
+        spent["kernel"] += time.perf_counter() - t
+        return int(out)
+
+    from push_object import scene_params
+
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import ImplicitRobot
+
+    params, angles = scene_params(1.0)
+    params = params.replace(simulation=params.simulation.replace(integrator="implicit", dt=2e-3))
+    robot = ImplicitRobot(build_robot(params, angles, record=True))
+    e, sim = robot.engine, robot.robot.simulator
+    e._newton = timed_kernel
+    callbacks = sim.apply_callbacks
+
+    def timed_callbacks(*a: Any) -> Any:
+        t = time.perf_counter()
+        out = callbacks(*a)
+        spent["callbacks"] += time.perf_counter() - t
+        return out
+
+    sim.apply_callbacks = timed_callbacks
+    w0 = time.perf_counter()
+    robot.run(1.5)
+    wall = time.perf_counter() - w0
+    n = e.n_steps
+    print(f"push, recorded, 1.5 s: wall {wall:.3f} s, {n} steps, "
+          f"{e.evaluations / n:.3f} evaluations and {e.n_jacobians / n:.3f} matrices per step; "
+          f"Newton kernel {spent['kernel'] / n * 1e6:.0f} us/step, recorders "
+          f"{spent['callbacks'] / n * 1e6:.0f} us/step (load {os.getloadavg()[0]:.2f})")
+    robot = ImplicitRobot(build_robot(params, angles, record=False))
+    robot.run(0.9)
+    e = robot.engine
+    e.advance(*e.motor_rows(e.time + e.dt * np.arange(2.0)))  # a factorisation at this state
+    ang, rat = e.motor_rows(e.time + e.dt * np.arange(2.0))
+    jw, buf = e._jw, e._buf
+    cv = e.gamma / (e.beta * e.dt)
+    fargs = (e.time, ang[1], rat[1], buf.v1, e._model_args, e._aux, e.f, e.mass)
+    margs = (e.time, ang[1], rat[1], buf.v1, e._model_args, e._aux, cv, jw.tangent,
+             jw.fd.data, jw.shift, jw.plan, jw.lu)
+    for k, f, a in ((1000, loop_forces, fargs), (1000, loop_solve, (jw.lu, buf.r, buf.dx, buf.work)),
+                    (50, loop_matrix, margs)):
+        f(1, *a)
+        t = time.perf_counter()
+        f(k, *a)
+        print(f"  {f.__name__} (compiled loop): {(time.perf_counter() - t) / k * 1e6:.1f} us")
+    args = (0, float(e.dt), float(e.time), ang, rat, *e.newton_records())
+    print("  engine call of no steps, dispatcher:", _per_call(lambda: kernel(*args)))
+    print("  engine call of no steps, specialisation:", _per_call(lambda: e._newton(*args)))
+    times = e.time + e.dt * np.arange(6.0)
+    print("  motor_rows (6 rows):", _per_call(lambda: e.motor_rows(times)))
+
+
 def _span(rows: list[dict[str, Any]], key: str, fmt: str = "{:.2f}") -> str:
     v = [r[key] for r in rows]
     return (fmt.format(min(v)) + "-" + fmt.format(max(v)) + " (median "
@@ -138,7 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--env-steps", type=int, default=100)
+    ap.add_argument("--breakdown", action="store_true", help="the parts of the push run")
     args = ap.parse_args(argv)
+    if args.breakdown:
+        breakdown()
+        return 0
     cases: dict[str, Callable[[], dict[str, Any]]] = {
         "push, recorded": lambda: push_run(True),
         "push, not recorded": lambda: push_run(False),
