@@ -103,23 +103,14 @@ from hsa_elastica.engines.implicit_kernels import (
 from hsa_elastica.engines.implicit_newton import newton_steps
 from hsa_elastica.engines.implicit_tangent import empty_tangent, make_implicit_tangent
 from hsa_elastica.engines.statics import StaticSolver
+from hsa_elastica.engines.statics_build import specialisation
 from hsa_elastica.engines.timeloop import SimulationFailed
 from hsa_elastica.engines.statics_linalg import FactorPlan, PackedLU, bordered_factor, packed_lu
-from hsa_elastica.engines.statics_kernels import (
-    KIND_BODY_ROT,
-    JacobianPattern,
-    Unknowns,
-)
+from hsa_elastica.engines.statics_kernels import KIND_BODY_ROT, JacobianPattern, Unknowns
 from hsa_elastica.params import DEFAULT_MAX_HALVINGS, MAX_HALVINGS, ParameterError
 from hsa_elastica.physics.auxetic_law import step_memory
-from hsa_elastica.physics.tables import (
-    OP_DAMP_BODY,
-    OP_DAMP_ROD,
-    OP_END,
-    OP_MATERIAL_DAMPING,
-    OP_MOTOR,
-    STATUS_STIFFNESS,
-)
+from hsa_elastica.physics.tables import (OP_DAMP_BODY, OP_DAMP_ROD, OP_END, OP_MATERIAL_DAMPING,
+                                         OP_MOTOR, STATUS_STIFFNESS)
 
 __all__ = ["DEFAULT_JACOBIAN", "DEFAULT_RHO_INF", "JACOBIANS", "ENV_MAX_HALVINGS",
            "ImplicitEngine", "ImplicitStepFailed", "generalized_alpha", "implicit_step"]
@@ -294,6 +285,7 @@ class ImplicitEngine:
         self.n_halved = 0
         self.last_iterations = 0
         self._started = False
+        self._newton: Callable[..., int] | None = None  # newton_steps' specialisation
         self._allocate()
 
     def _allocate(self) -> None:
@@ -455,7 +447,17 @@ class ImplicitEngine:
         if not self._started:
             self.start(angles[0], rates[0])
         self._info[3] = self.refresh_every
-        done = newton_steps(n, self.dt, self.time, angles, rates, *self.newton_records())
+        args = (n, float(self.dt), float(self.time), angles, rates, *self.newton_records())
+        # motor tables of C-contiguous float64: the kernel's specialisation for these records,
+        # called without the dispatcher's typing of them (~100 us a call on the robot,
+        # statics_build.specialisation); else the dispatcher
+        call: Callable[..., int] = newton_steps
+        if all(a.dtype == np.float64 and a.ndim == 2 and a.flags.c_contiguous
+               for a in (angles, rates)):
+            if self._newton is None:
+                self._newton = specialisation(newton_steps, args)
+            call = self._newton
+        done = call(*args)
         return self.account(done, n)
 
     def newton_records(self) -> tuple[Any, ...]:

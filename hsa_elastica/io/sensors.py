@@ -114,10 +114,7 @@ def _contact_readings(contacts: Any, row: NDArray[np.float64], start: int) -> No
     m = len(contacts)
     for k, ref in enumerate(contacts):
         try:
-            sensor = ref.instance
-            values = (*sensor.total_force, float(sensor.in_contact.sum()),
-                      float(sensor.sliding.sum()), float(sensor.sticking.sum()),
-                      float(sensor.gap.min()))
+            values = ref.instance.readings()
         except RuntimeError:  # not evaluated yet
             values = (math.nan,) * 7
         for j, v in enumerate(values):

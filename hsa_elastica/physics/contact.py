@@ -156,6 +156,18 @@ class _ContactSensor:
         """Sum of the contact forces (3,) [N] on the system."""
         return np.asarray(self._output().force.sum(axis=1))
 
+    def readings(self) -> tuple[float, ...]:
+        """The recorded sensor values in one pass: :attr:`total_force` (3 values [N]), the
+        numbers of points :attr:`in_contact`, :attr:`sliding` and :attr:`sticking`, and the
+        smallest :attr:`gap` [m] (the same numbers as the properties; the properties take
+        the contact's output and each other again, ~40 us a contact and sample)."""
+        out, law = self._output(), self._law_params()
+        touching = out.gap < CONTACT_SMOOTHING_LENGTHS * law.smoothing_length
+        sliding = touching & (out.slip > law.slip_velocity)
+        n_in, n_slide = int(np.count_nonzero(touching)), int(np.count_nonzero(sliding))
+        return (*out.force.sum(axis=1).tolist(), float(n_in), float(n_slide),
+                float(n_in - n_slide), float(out.gap.min()))
+
     def _output(self) -> ContactOutput:
         if self._out is None:
             raise RuntimeError("the contact is read after the first time step only")
