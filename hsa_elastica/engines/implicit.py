@@ -198,8 +198,7 @@ class ImplicitEngine:
 
     #: a chord iteration contracting the scaled increment by more than this per iteration
     #: (or predicted to need more than ``max_iter`` iterations) refreshes a Jacobian made by
-    #: differences (``"fd"``: a matrix costs 30-78 evaluations) / from the tangents (2.5-3.3;
-    #: 0.4 gave 1.02-1.22x the env steps/s of 0.9, docs/performance.md)
+    #: differences (``"fd"``: a matrix costs 30-78 evaluations) / from the tangents (2.5-3.3)
     slow_contraction, slow_contraction_tangent = 0.9, 0.4
     #: smallest contraction rate assumed for the first iteration of a step
     theta_min = 0.05
