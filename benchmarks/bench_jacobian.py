@@ -72,6 +72,29 @@ def _median_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
     return float(np.median(out))
 
 
+def solve_times(solvers, start, targets, reps: int, compare):  # type: ignore[no-untyped-def]
+    """Each of ``targets`` (motor commands) solved by each of ``solvers`` from its pose in
+    ``start``, ``reps`` times in alternation: the solve times [s] and Newton iterations per
+    solver, and the largest ``compare(poses)`` (the solvers' equilibria, by name) over them."""
+    times: dict[str, list[float]] = {k: [] for k in solvers}
+    iters = dict.fromkeys(solvers, 0)
+    worst = 0.0
+    for _ in range(reps):
+        for target in targets:
+            poses = {}
+            for k, s in solvers.items():
+                s.set_pose(start[k])
+                s.angles = np.zeros(s.n_motors)
+                t0 = time.perf_counter()
+                out = s.solve(np.asarray(target, dtype=np.float64))
+                times[k].append(time.perf_counter() - t0)
+                assert out.converged, k
+                iters[k] += out.iterations
+                poses[k] = s.pose()
+            worst = max(worst, compare(poses))
+    return times, iters, worst
+
+
 def _implicit_matrices(n_elements: int, reps: int, scene=None) -> None:  # type: ignore[no-untyped-def]
     """Time one Newton matrix of each kind and one force evaluation (medians); ``scene``:
     ``(params, angles, seconds)`` of another robot, run that long first (the push scene)."""
@@ -472,22 +495,9 @@ def joint_tangent_rows(model, reps: int) -> None:  # type: ignore[no-untyped-def
         tj = float(np.median(t_jac[k]))
         print(f"  Jacobian {k:13s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} force evaluations")
     angles = [primitive_angles(name, mag, p) for name in PRIMITIVES for mag in (0.5, 1.0)]
-    times: dict[str, list[float]] = {k: [] for k in solvers}
-    iters = {k: 0 for k in solvers}
-    diff = 0.0
-    for _ in range(reps):
-        for target in angles:
-            poses = {}
-            for k, s in solvers.items():
-                s.set_pose(start[k])
-                s.angles = np.zeros(s.n_motors)
-                t0 = time.perf_counter()
-                out = s.solve(np.asarray(target, dtype=np.float64))
-                times[k].append(time.perf_counter() - t0)
-                iters[k] += out.iterations
-                poses[k] = s.pose()
-            diff = max(diff, max(float(np.abs(x - y).max())
-                                 for x, y in zip(poses["joint tangent"], poses["joint fd"])))
+    times, iters, diff = solve_times(
+        solvers, start, angles, reps, lambda poses: max(
+            float(np.abs(x - y).max()) for x, y in zip(poses["joint tangent"], poses["joint fd"])))
     for k in solvers:
         print(f"  static solve {k:13s} median {np.median(times[k]) * 1e3:6.1f} ms per pose, "
               f"Newton iterations {iters[k] // reps} over {len(angles)} poses")

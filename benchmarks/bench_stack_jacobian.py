@@ -29,7 +29,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -43,19 +42,11 @@ from hsa_elastica.robots.stack import build_stack  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_envs import run_env  # noqa: E402
+from bench_jacobian import _median_time, solve_times  # noqa: E402
 
 
 def _load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def _median_time(fn: Any, reps: int) -> float:
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return float(np.median(out))
 
 
 def _solvers() -> dict[str, StaticSolver]:
@@ -97,22 +88,9 @@ def static_rows(reps: int, n_poses: int) -> None:
         print(f"  Jacobian {k:8s} {lo * 1e6:8.1f}-{hi * 1e6:8.1f} us = "
               f"{lo / ev:5.1f}-{hi / ev:5.1f} force evaluations")
     targets = [rng.uniform(-0.5, 0.5, tan.n_motors) for _ in range(n_poses)]
-    times: dict[str, list[float]] = {k: [] for k in solvers}
-    iters = dict.fromkeys(solvers, 0)
-    dpos = 0.0
-    for _ in range(reps):
-        for target in targets:
-            poses = {}
-            for k, s in solvers.items():
-                s.set_pose(start[k])
-                s.angles = np.zeros(s.n_motors)
-                t0 = time.perf_counter()
-                out = s.solve(target)
-                times[k].append(time.perf_counter() - t0)
-                assert out.converged, k
-                iters[k] += out.iterations
-                poses[k] = s.pose()
-            dpos = max(dpos, float(np.abs(poses["tangent"][0] - poses["fd"][0]).max()))
+    times, iters, dpos = solve_times(
+        solvers, start, targets, reps,
+        lambda poses: float(np.abs(poses["tangent"][0] - poses["fd"][0]).max()))
     for k in solvers:
         print(f"  static solve {k:8s} {min(times[k]) * 1e3:7.1f}-{max(times[k]) * 1e3:7.1f} ms "
               f"per pose (median {np.median(times[k]) * 1e3:.1f}), Newton iterations "

@@ -12,31 +12,16 @@ the same outputs, so the values must be equal.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from hsa_elastica.engines.implicit_newton import newton_steps
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.compiled import ImplicitRobot
+from tests.test_statics_hybrid_contacts import _push_scene
 
 #: the push scene's run [s]: the east rods reach the ball about 0.85 s in
 DURATION = 1.0
-
-
-def _push_scene() -> tuple[Any, Any]:
-    """``scenarios/push_object.py``'s scene (the robot bends east into a ball on a rough
-    floor) on the implicit integrator at dt = 2 ms."""
-    path = Path(__file__).resolve().parents[1] / "scenarios" / "push_object.py"
-    spec = importlib.util.spec_from_file_location("push_object_scene", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    params, angles = module.scene_params(1.0)
-    return params.replace(simulation=params.simulation.replace(integrator="implicit",
-                                                               dt=2e-3)), angles
 
 
 def _state(robot: ImplicitRobot) -> list[np.ndarray]:
