@@ -24,6 +24,7 @@ def _module() -> dict[str, Any]:
     (["--extend", "0.7", "--squeeze", "0.4"], "--squeeze"),
     (["--mass", "-1"], "--mass"),
     (["--video", "out.avi"], "--video"),
+    (["--integrator", "rk4"], "--integrator"),
 ])
 def test_bad_input_exits_2_with_one_line_naming_the_flag(argv: list[str], flag: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str],
