@@ -134,22 +134,28 @@ class _ContactSensor:
         """Gap of each point to the obstacle (n,) [m]; negative: penetration."""
         return self._output().gap
 
+    def _masks(self, out: ContactOutput) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """The points touching the obstacle and those of them sliding, from ``out``."""
+        law = self._law_params()
+        touching = np.asarray(out.gap < CONTACT_SMOOTHING_LENGTHS * law.smoothing_length)
+        return touching, touching & (out.slip > law.slip_velocity)
+
     @property
     def in_contact(self) -> NDArray[np.bool_]:
         """Points touching the obstacle: gap below :data:`CONTACT_SMOOTHING_LENGTHS` smoothing
         lengths (the elastic normal force there exceeds ``k l exp(-5)``)."""
-        ell = self._law_params().smoothing_length
-        return np.asarray(self._output().gap < CONTACT_SMOOTHING_LENGTHS * ell)
+        return self._masks(self._output())[0]
 
     @property
     def sliding(self) -> NDArray[np.bool_]:
         """Points in contact whose tangential speed exceeds the slip velocity."""
-        return np.asarray(self.in_contact & (self._output().slip > self._law_params().slip_velocity))
+        return self._masks(self._output())[1]
 
     @property
     def sticking(self) -> NDArray[np.bool_]:
         """Points in contact at most at the slip velocity (stuck, up to the smoothing)."""
-        return np.asarray(self.in_contact & ~self.sliding)
+        touching, sliding = self._masks(self._output())
+        return touching & ~sliding
 
     @property
     def total_force(self) -> NDArray[np.float64]:
@@ -159,11 +165,9 @@ class _ContactSensor:
     def readings(self) -> tuple[float, ...]:
         """The recorded sensor values in one pass: :attr:`total_force` (3 values [N]), the
         numbers of points :attr:`in_contact`, :attr:`sliding` and :attr:`sticking`, and the
-        smallest :attr:`gap` [m] (the same numbers as the properties; the properties take
-        the contact's output and each other again, ~40 us a contact and sample)."""
-        out, law = self._output(), self._law_params()
-        touching = out.gap < CONTACT_SMOOTHING_LENGTHS * law.smoothing_length
-        sliding = touching & (out.slip > law.slip_velocity)
+        smallest :attr:`gap` [m] (the properties' numbers, the contact's output read once)."""
+        out = self._output()
+        touching, sliding = self._masks(out)
         n_in, n_slide = int(np.count_nonzero(touching)), int(np.count_nonzero(sliding))
         return (*out.force.sum(axis=1).tolist(), float(n_in), float(n_slide),
                 float(n_in - n_slide), float(out.gap.min()))
