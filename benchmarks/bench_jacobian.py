@@ -75,7 +75,8 @@ def _median_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
 def solve_times(solvers, start, targets, reps: int, compare):  # type: ignore[no-untyped-def]
     """Each of ``targets`` (motor commands) solved by each of ``solvers`` from its pose in
     ``start``, ``reps`` times in alternation: the solve times [s] and Newton iterations per
-    solver, and the largest ``compare(poses)`` (the solvers' equilibria, by name) over them."""
+    solver, and the largest ``compare(poses)`` (the solvers' equilibria, by name; a number or
+    a tuple of numbers, each maximised) over them."""
     times: dict[str, list[float]] = {k: [] for k in solvers}
     iters = dict.fromkeys(solvers, 0)
     worst = 0.0
@@ -91,7 +92,7 @@ def solve_times(solvers, start, targets, reps: int, compare):  # type: ignore[no
                 assert out.converged, k
                 iters[k] += out.iterations
                 poses[k] = s.pose()
-            worst = max(worst, compare(poses))
+            worst = np.maximum(worst, compare(poses))
     return times, iters, worst
 
 
@@ -327,23 +328,9 @@ def main() -> None:
         tj = float(np.median(t_jac[k]))
         print(f"  Jacobian {k:8s} {tj * 1e6:8.1f} us = {tj / ev:5.1f} force evaluations")
     angles = [primitive_angles(name, mag, p) for name in PRIMITIVES for mag in (0.5, 1.0)]
-    times: dict[str, list[float]] = {k: [] for k in solvers}
-    iters: dict[str, int] = {k: 0 for k in solvers}
-    dpos = drot = 0.0
-    for _ in range(args.reps):
-        for target in angles:
-            poses = {}
-            for k, s in solvers.items():
-                s.set_pose(start[k])
-                s.angles = np.zeros(s.n_motors)
-                t0 = time.perf_counter()
-                out = s.solve(np.asarray(target, dtype=np.float64))
-                times[k].append(time.perf_counter() - t0)
-                iters[k] += out.iterations
-                poses[k] = s.pose()
-            dpos = max(dpos, float(np.abs(poses["tangent"][0] - poses["fd"][0]).max()))
-            drot = max(drot, max(float(np.abs(x - y).max())
-                                 for x, y in zip(poses["tangent"][1:], poses["fd"][1:])))
+    times, iters, (dpos, drot) = solve_times(solvers, start, angles, args.reps, lambda poses: (
+        float(np.abs(poses["tangent"][0] - poses["fd"][0]).max()),
+        max(float(np.abs(x - y).max()) for x, y in zip(poses["tangent"][1:], poses["fd"][1:]))))
     for k in solvers:
         print(f"  static solve {k:8s} median {np.median(times[k]) * 1e3:6.1f} ms per pose, "
               f"Newton iterations {iters[k] // args.reps} over {len(angles)} poses")
