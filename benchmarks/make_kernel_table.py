@@ -42,45 +42,6 @@ for name in ("HSARobot-v1", "HSAPush-v0"):
     env.close()
 """
 
-#: a model with a registered law (``QuadraticDrag``, :mod:`hsa_elastica.physics.compiled_laws`)
-#: on every executor, and a rod on a floor without it: the engines' specialisations for
-#: these tables, which no command compiles (the tests of the laws would otherwise compile
-#: them one by one)
-LAWS = """
-import numpy as np
-from elastica import BaseSystemCollection, Constraints, CosseratRod, Damping, Forcing, GravityForces
-from hsa_elastica import QuadraticDrag
-from hsa_elastica.engines.compile import compile_simulator
-from hsa_elastica.engines.fused import FusedEngine
-from hsa_elastica.engines.implicit import ImplicitEngine
-from hsa_elastica.engines.statics import StaticSolver
-from hsa_elastica.params import ContactParams, PlaneObstacle
-from hsa_elastica.physics.contact import add_contact
-
-class Sim(BaseSystemCollection, Constraints, Forcing, Damping):
-    pass
-
-def rod_in_water(floor, drag=True):
-    sim = Sim()
-    rod = CosseratRod.straight_rod(20, np.array([0.0, 0.0, 0.005]), np.array([1.0, 0.0, 0.0]),
-                                   np.array([0.0, 0.0, 1.0]), 0.2, 0.005, 1000.0,
-                                   youngs_modulus=1e6, shear_modulus=1e6 / 3.0)
-    sim.append(rod)
-    sim.add_forcing_to(rod).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -9.81]))
-    if drag:
-        sim.add_forcing_to(rod).using(QuadraticDrag, density=1000.0)
-    if floor:
-        add_contact(sim, rod, PlaneObstacle(contact=ContactParams(
-            stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5)))
-    sim.finalize()
-    return compile_simulator(sim)
-
-FusedEngine(rod_in_water(False), 5e-5).run_steps(10, 0.0)
-ImplicitEngine(rod_in_water(False), 2e-3, dt_table=2e-3).run_steps(10, 0.0)
-for drag in (False, True):  # a rod on a floor with and without the law
-    StaticSolver(rod_in_water(True, drag)).solve(np.zeros(0), check_stability=False)
-"""
-
 #: table command -> CLI arguments of the run that records it ({tmp}: a scratch directory), or
 #: Python code (a str); ``primitive-implicit``: the kernels a run on the implicit integrator
 #: adds (``SimulationParams.integrator``'s record names it, ``Integrator.kernel_table``)
@@ -90,7 +51,6 @@ WORKLOADS: dict[str, list[str] | str] = {
                            "{tmp}/x.png"],
     "steady-state": ["steady-state", "--angles", "0.5", "-0.5", "0.5", "-0.5"],
     "envs": ENVS,
-    "laws": LAWS,
 }
 
 RECORD = """

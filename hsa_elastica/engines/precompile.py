@@ -38,15 +38,13 @@ __all__ = ["COMMANDS", "Summary", "compiled_here", "decode_type", "enable", "enc
            "entries", "is_cold", "kernel", "precompile", "precompile_if_cold"]
 
 #: the table's commands: a CLI command precompiles the kernels of the entry it maps to;
-#: ``envs``: the Gymnasium environments (``hsa-elastica compile --command envs``); ``laws``:
-#: the three executors of a model with a registered law (:mod:`~hsa_elastica.physics.drag`)
+#: ``envs``: the Gymnasium environments (``hsa-elastica compile --command envs``)
 COMMANDS: dict[str, str] = {
     "primitive": "primitive",
     "steady-state": "steady-state",
     "dataset": "steady-state",
     "calibrate": "steady-state",
     "envs": "envs",
-    "laws": "laws",
 }
 
 _ENABLED: str | None = None  # the table command :func:`precompile_if_cold` compiles
