@@ -6,7 +6,8 @@ radius ``r`` (the rod's cross-section; 0 for a rim point) and mass ``m`` touches
 whose signed distance is ``phi(x)`` with outward normal ``n = grad phi``.  With the gap
 ``g = phi(x) - r``, the smoothing length ``l``, the stiffness ``k``, ``s = sigmoid(-g / l)``:
 
-* normal force ``F_n = k l softplus(-g / l) - c s (n . v)``, ``c = 2 zeta sqrt(k m)``;
+* normal force ``F_n = max(k l softplus(-g / l) - c s (n . v), 0)``, ``c = 2 zeta sqrt(k m)``
+  (the damping never pulls a separating point back: a contact only pushes);
 * friction ``f_t = -mu f_el v_t / sqrt(|v_t|^2 + v_s^2)`` with ``f_el = k l softplus(-g / l)``
   and ``v_t = v - n (n . v)``;
 * force on the point ``f = F_n n + f_t``.
@@ -225,14 +226,14 @@ def law_force(
     """The law at one contact: gap ``g`` [m], unit normal ``n`` (pointing to the side the force
     pushes), velocity ``v`` [m/s] relative to the other surface, mass ``mass`` [kg] (the
     damping's critical rate) -> ``(f0, f1, f2, slip)``: the force [N]
-    ``(f_el - c s v_n) n - mu f_el v_t / rho`` and the tangential speed [m/s].  Every contact
+    ``max(f_el - c s v_n, 0) n - mu f_el v_t / rho`` and the tangential speed [m/s].  Every contact
     of the package (obstacles, objects, rod against rod) evaluates its force here."""
     f_el, s, _, _ = _normal_terms(g, law)
     c = 2.0 * law.damping_ratio * math.sqrt(law.stiffness * mass)
     vn = n0 * v0 + n1 * v1 + n2 * v2
     t0, t1, t2 = v0 - n0 * vn, v1 - n1 * vn, v2 - n2 * vn
     rho = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2 + law.slip_velocity * law.slip_velocity)
-    fn = f_el - c * s * vn
+    fn = max(f_el - c * s * vn, 0.0)  # a contact pushes only: no pull while separating
     slip = math.sqrt(max(rho * rho - law.slip_velocity * law.slip_velocity, 0.0))
     return (fn * n0 - law.mu * f_el * t0 / rho, fn * n1 - law.mu * f_el * t1 / rho,
             fn * n2 - law.mu * f_el * t2 / rho, slip)
@@ -243,7 +244,7 @@ def contact_forces(
     pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, out: ContactOutput
 ) -> None:
     """Contact force on every point (written to ``out.force``, not accumulated), its gap and
-    tangential speed: ``f = (f_el - c s v_n) n - mu f_el v_t / rho`` (0 beyond
+    tangential speed: ``f = max(f_el - c s v_n, 0) n - mu f_el v_t / rho`` (0 beyond
     :data:`FAR_SMOOTHING_LENGTHS` smoothing lengths)."""
     far = FAR_SMOOTHING_LENGTHS * law.smoothing_length
     gs = _scalars(geom)
@@ -288,6 +289,8 @@ def contact_tangent(
                     d_dv[i, j, p] = 0.0
             continue
         fn = f_el - c * s * vn
+        pushing = 1.0 if fn > 0.0 else 0.0  # the clipped normal force: zero, and its slope
+        fn *= pushing
         hv = (0.0, 0.0, 0.0)
         if gs[0] != PLANE:
             hv = (
@@ -305,8 +308,8 @@ def contact_tangent(
         for i in range(3):
             for j in range(3):
                 hij = _hessian_entry(gs, n, dist, interior, i, j)
-                dfn_dx = dfel * n[j] - c * (ds * n[j] * vn + s * hv[j])
-                dfn_dv = -c * s * n[j]
+                dfn_dx = pushing * (dfel * n[j] - c * (ds * n[j] * vn + s * hv[j]))
+                dfn_dv = -pushing * c * s * n[j]
                 kx = n[i] * dfn_dx + fn * hij
                 kv = n[i] * dfn_dv
                 # friction: -mu (u_i d f_el / d x_j + f_el A_ik d vt_k / d x_j), A = d u / d vt
