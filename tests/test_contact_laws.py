@@ -22,6 +22,7 @@ from elastica.modules import BaseSystemCollection, Constraints, Damping, Forcing
 
 from hsa_elastica.params import (
     ALPHA_C,
+    BoxObstacle,
     CapsuleObstacle,
     ContactParams,
     EnvironmentParams,
@@ -56,6 +57,17 @@ def _rod(start: Any, direction: Any, normal: Any, E: float = 1e6) -> CosseratRod
     )
 
 
+def _damped_cylinder(sim: Any, base: Any, length: float, radius: float, dt: float) -> Cylinder:
+    """A rigid cylinder (density 1000 kg/m^3) of ``length``, ``radius`` [m] with its bottom
+    face centred at ``base`` [m], axis vertical, under gravity, damped at 20 /s, in ``sim``."""
+    body = Cylinder(np.asarray(base, float), np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0]),
+                    length, radius, 1000.0)
+    sim.append(body)
+    sim.add_forcing_to(body).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
+    sim.dampen(body).using(AnalyticalLinearDamper, uniform_damping_constant=20.0, time_step=dt)
+    return body
+
+
 def _run(sim: _Sim, duration: float, dt: float, t: float = 0.0) -> float:
     """PyElastica's Position Verlet on ``sim`` for ``duration`` [s] from time ``t``."""
     stepper = PositionVerlet()
@@ -69,10 +81,27 @@ def _run(sim: _Sim, duration: float, dt: float, t: float = 0.0) -> float:
 # the consistent tangent against central finite differences
 # --------------------------------------------------------------------------------------------
 LAW = ContactLaw(1e3, 1e-4, 0.3, 0.5, 1e-3)  # k, l, zeta, mu, v_s
+#: a box turned 30 degrees about z, edges rounded (inner half edges 26, 16, 36 mm)
+BOX = BoxObstacle(center=(0.01, -0.02, 0.03), size=(0.06, 0.04, 0.08),
+                  x_axis=(math.cos(math.pi / 6), math.sin(math.pi / 6), 0.0),
+                  z_axis=(0.0, 0.0, 1.0), edge_radius=0.004)
+
+
+def _box_point(inner: tuple[float, ...], n_local: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The centre of a node of radius 5 mm touching the box (gap 0) outside the inner box's
+    point ``inner`` (box axes) along ``n_local``, and the normal there (lab)."""
+    x = np.array(BOX.x_axis)
+    z = np.array(BOX.z_axis)
+    rot = np.column_stack([x, np.cross(z, x), z])
+    n = rot @ (np.array(n_local) / np.linalg.norm(n_local))
+    return np.array(BOX.center) + rot @ np.array(inner) + (BOX.edge_radius + 0.005) * n, n
+
+
 GEOMETRIES = {
     "plane": geometry_record(PlaneObstacle(point=(0.1, 0.2, 0.3), normal=(0.3, -0.2, 1.0))),
     "sphere": geometry_record(SphereObstacle(center=(0.0, 0.0, 0.0), radius=0.05)),
     "capsule": geometry_record(CapsuleObstacle(start=(0, 0, 0), end=(0, 0, 0.1), radius=0.02)),
+    "box": geometry_record(BOX),
 }
 #: a point on each surface (gap 0 for a node of radius 5 mm) and its outward normal
 SURFACE = {
@@ -81,6 +110,9 @@ SURFACE = {
     "sphere": (np.array([0.055, 0.0, 0.0]), np.array([1.0, 0.0, 0.0])),
     "capsule": (np.array([0.025, 0.0, 0.05]), np.array([1.0, 0.0, 0.0])),
     "capsule cap": (np.array([0.0, 0.0, 0.125]), np.array([0.0, 0.0, 1.0])),
+    "box face": _box_point((0.026, 0.004, -0.01), (1.0, 0.0, 0.0)),
+    "box edge": _box_point((0.026, 0.016, 0.01), (1.0, 1.0, 0.0)),
+    "box corner": _box_point((-0.026, 0.016, 0.036), (-1.0, 2.0, 1.5)),
 }
 
 
@@ -227,11 +259,7 @@ def test_rod_resting_on_a_plane_carries_its_weight(smoothing_length: float) -> N
 
 def test_cylinder_on_its_rim_carries_its_weight() -> None:
     sim, dt = _Sim(), 5e-5
-    body = Cylinder(np.array([0.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), np.array([1.0, 0, 0]),
-                    0.02, 0.04, 1000.0)
-    sim.append(body)
-    sim.add_forcing_to(body).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
-    sim.dampen(body).using(AnalyticalLinearDamper, uniform_damping_constant=20.0, time_step=dt)
+    body = _damped_cylinder(sim, [0.0, 0.0, 0.0], 0.02, 0.04, dt)
     ref = add_contact(sim, body, PlaneObstacle(contact=ContactParams(
         stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5, friction_coefficient=0.5)))
     sim.finalize()
@@ -274,11 +302,7 @@ def test_rod_draped_over_a_capsule_bar_carries_its_weight() -> None:
 def test_body_contact_on_given_points() -> None:
     """``BodyContact(points=...)``: a cylinder on three feet under its bottom face."""
     sim, dt = _Sim(), 5e-5
-    body = Cylinder(np.array([0.0, 0.0, 0.001]), np.array([0.0, 0.0, 1.0]),
-                    np.array([1.0, 0, 0]), 0.02, 0.04, 1000.0)
-    sim.append(body)
-    sim.add_forcing_to(body).using(GravityForces, acc_gravity=np.array([0.0, 0.0, -G]))
-    sim.dampen(body).using(AnalyticalLinearDamper, uniform_damping_constant=20.0, time_step=dt)
+    body = _damped_cylinder(sim, [0.0, 0.0, 0.001], 0.02, 0.04, dt)
     angles = 2 * np.pi * np.arange(3) / 3
     feet = np.stack([0.03 * np.cos(angles), 0.03 * np.sin(angles), np.full(3, -0.011)])
     ref = add_contact(sim, body, PlaneObstacle(contact=ContactParams(

@@ -11,6 +11,7 @@ pushes it (the force on the rod 0.1 N towards the robot, sliding).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -24,7 +25,13 @@ from hsa_elastica.io.render_world import (
     force_scale,
     world_of,
 )
-from hsa_elastica.params import ContactParams, EnvironmentParams, ObjectParams, PlaneObstacle
+from hsa_elastica.params import (
+    BoxObstacle,
+    ContactParams,
+    EnvironmentParams,
+    ObjectParams,
+    PlaneObstacle,
+)
 from test_render import L, N_ELEM, PARAMS, synthetic_diagnostics  # tests/ is on sys.path
 
 FLOOR_Z = -0.01  # m
@@ -208,3 +215,35 @@ def test_a_plain_run_has_no_world_in_the_view(tmp_path) -> None:
 
 def test_node_count_of_the_synthetic_rods() -> None:  # the fixture's assumption
     assert N_ELEM >= NODE + 2 and L > 0
+
+
+def test_a_box_obstacle_is_drawn_at_its_corners(tmp_path) -> None:
+    """A box in place of the floor: the view's obstacle mesh has the box's 8 corners (from its
+    centre, axes and edge lengths by hand) and 12 triangles; the still draws it too; the
+    object-on-box arrow is placed with the box's signed distance."""
+    from hsa_elastica.io.rundir import save_run
+    from hsa_elastica.io.view import view_figure
+
+    c, s = math.cos(0.3), math.sin(0.3)
+    box = BoxObstacle(center=(0.01, 0.0, FLOOR_Z - 0.01), size=(0.4, 0.3, 0.02),
+                      x_axis=(c, s, 0.0))  # its top under the robot and the ball
+    ball = ObjectParams(radius=BALL_R, mass=0.02, position=(0.1, 0.0, FLOOR_Z + BALL_R))
+    params = dataclasses.replace(PARAMS, environment=EnvironmentParams(obstacles=(box,),
+                                                                       objects=(ball,)))
+    df = world_frame(n_t=2)
+    fig = view_figure(save_run(tmp_path / "run", df, params, {"sim_time_s": 1.0}))
+    names = [t.name for t in fig.data]
+    mesh = fig.data[names.index("obstacle")]
+    drawn = np.column_stack([mesh.x, mesh.y, mesh.z]) / 1e3
+    axes = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+    corners = np.array([np.array(box.center) + (np.array(sg) * 0.5 * np.array(box.size)) @ axes
+                        for sg in itertools.product((-1, 1), repeat=3)])
+    assert len(drawn) == 8 and len(mesh.i) == 12
+    for corner in corners:  # each corner drawn (any order)
+        assert np.linalg.norm(drawn - corner, axis=1).min() < 1e-9
+    stick = fig.data[names.index("force, sticking: 10 mm = 0.1 N")]
+    assert stick.z[0] == pytest.approx(FLOOR_Z * 1e3)  # the arrow starts on the box's top
+    with RobotScene(df, params, window_size=(320, 240), show_frames=False) as scene:
+        assert "obstacle" in scene.legend_entries
+        scene.update(1)
+        assert scene.image().shape == (240, 320, 3)

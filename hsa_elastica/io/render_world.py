@@ -4,7 +4,8 @@ obstacles, free objects at their recorded poses, and the contact forces as arrow
 Read from a run (pure numpy; the pyvista meshes are :mod:`hsa_elastica.io.render_world_meshes`):
 
 * the obstacles from the run's parameters (``RobotParams.environment.obstacles``): a plane as a
-  square patch of side ``2 * plane_half`` centred under the robot, a sphere, a capsule;
+  square patch of side ``2 * plane_half`` centred under the robot, a sphere, a capsule, a box
+  (drawn with sharp edges whatever its ``edge_radius``);
 * each free object from the columns ``object{j}/position_{x|y|z}`` [m] and
   ``object{j}/quaternion_{x|y|z|w}`` (body->robot_base) with its shape from
   ``environment.objects[j]``;
@@ -32,7 +33,8 @@ from numpy.typing import NDArray
 
 from hsa_elastica.io import render_data as data
 
-__all__ = ["World", "ObjectTrack", "ContactTrack", "world_of", "signed_distance", "force_scale"]
+__all__ = ["World", "ObjectTrack", "ContactTrack", "world_of", "signed_distance", "force_scale",
+           "box_mesh"]
 
 OBSTACLE_COLOR = "#8c8c8c"
 OBJECT_COLOR = "#e7298a"  # a free object: magenta (no other drawn thing uses it)
@@ -82,14 +84,16 @@ class World:
 
     def points(self) -> NDArray[np.float64]:
         """Points the camera frames: the objects' surfaces' extremes over the clip, the
-        arrows' tips and the sphere and capsule obstacles (not the plane patches)."""
+        arrows' tips and the sphere, capsule and box obstacles (not the plane patches)."""
         pts = [np.zeros((0, 3))]  # (arrows: each renderer adds them at its scale)
         for o in self.objects:
             reach = o.radius + 0.5 * o.length
             for a in np.vstack([np.eye(3), -np.eye(3)]):
                 pts.append(o.position + reach * a)
         for ob in self.obstacles:
-            if hasattr(ob, "center"):
+            if hasattr(ob, "size"):
+                pts.append(box_mesh(ob)[0])
+            elif hasattr(ob, "center"):
                 pts.append(np.asarray(ob.center) + ob.radius * np.vstack([np.eye(3), -np.eye(3)]))
             elif hasattr(ob, "start"):
                 for end in (ob.start, ob.end):
@@ -99,8 +103,15 @@ class World:
 
 def signed_distance(obstacle: Any, x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(phi (n,), n (n, 3))``: signed distance [m] of the points ``x`` (n, 3) from a plane,
-    sphere or capsule record (or a ``("sphere"|"capsule", centre, radius, a, b)`` tuple of an
-    object) and its outward unit normal (docs/contact.md, "The model")."""
+    sphere, capsule or box record (or a ``("sphere"|"capsule", centre, radius, a, b)`` tuple
+    of an object) and its outward unit normal (docs/contact.md, "The model")."""
+    if hasattr(obstacle, "size"):  # a box: the contact law's own kernel
+        from hsa_elastica.physics.contact_laws import geometry_record, surface_values
+
+        pts = np.ascontiguousarray(np.asarray(x, dtype=np.float64).reshape(-1, 3).T)
+        phi, normal = np.empty(pts.shape[1]), np.empty_like(pts)
+        surface_values(pts, geometry_record(obstacle), phi, normal)
+        return phi.reshape(np.shape(x)[:-1]), normal.T.reshape(np.shape(x))
     if hasattr(obstacle, "normal"):
         n0 = np.asarray(obstacle.normal, dtype=np.float64)
         n0 = n0 / np.linalg.norm(n0)
@@ -259,6 +270,19 @@ def arrows_at(world: World, t: int, m_per_n: float, min_length: float) -> dict[b
         if float(np.linalg.norm(v)) >= min_length:
             out[bool(c.sliding[t])].append((c.origin[t] if c.on_object else c.origin[t] - v, v))
     return out
+
+
+def box_mesh(obstacle: Any) -> tuple[NDArray[np.float64], NDArray[np.int32]]:
+    """A box obstacle's 8 corners (8, 3) [m] and its 12 outward triangles (12, 3)."""
+    x = np.asarray(obstacle.x_axis, dtype=np.float64)
+    z = np.asarray(obstacle.z_axis, dtype=np.float64)
+    axes = np.column_stack([x, np.cross(z, x), z]) * (0.5 * np.asarray(obstacle.size))
+    signs = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
+    corners = np.asarray(obstacle.center, dtype=np.float64) + signs @ axes.T
+    # corner index = 4 i + 2 j + k for the signs (i, j, k) in {0: -, 1: +}
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    tris = [t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))]
+    return corners, np.array(tris, dtype=np.int32)
 
 
 def plane_patch(obstacle: Any, centre: NDArray[np.float64], half: float) -> NDArray[np.float64]:

@@ -18,6 +18,7 @@ from hsa_elastica.io.render_world import (
     STICK_COLOR,
     World,
     arrows_at,
+    box_mesh,
     force_scale,
     plane_patch,
 )
@@ -34,6 +35,9 @@ def _object_mesh(pv: Any, shape: str, radius: float, length: float) -> Any:
 
 
 def _obstacle_mesh(pv: Any, ob: Any, world: World) -> Any:
+    if hasattr(ob, "size"):
+        corners, tris = box_mesh(ob)
+        return pv.PolyData(corners, faces=np.hstack([np.full((len(tris), 1), 3), tris]).ravel())
     if hasattr(ob, "normal"):
         corners = plane_patch(ob, world.centre, world.plane_half)
         return pv.PolyData(corners, faces=np.array([4, 0, 1, 2, 3]))

@@ -17,6 +17,7 @@ from hsa_elastica.io.render_world import (
     STICK_COLOR,
     World,
     arrows_at,
+    box_mesh,
     force_scale,
     plane_patch,
 )
@@ -63,6 +64,8 @@ def _mesh(v: NDArray[np.float64], tri: NDArray[np.int32], **kw: Any) -> Any:
 
 
 def _obstacle_mesh(ob: Any, world: World) -> tuple[NDArray[np.float64], NDArray[np.int32]]:
+    if hasattr(ob, "size"):
+        return box_mesh(ob)
     if hasattr(ob, "normal"):
         return plane_patch(ob, world.centre, world.plane_half), np.array([[0, 1, 2], [0, 2, 3]], dtype=np.int32)
     if hasattr(ob, "center"):

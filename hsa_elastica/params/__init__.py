@@ -73,6 +73,7 @@ from hsa_elastica.params.rod import RETARDATION_BEND as RETARDATION_BEND
 from hsa_elastica.params.rod import RETARDATION_FIELDS as RETARDATION_FIELDS
 from hsa_elastica.params.rod import TPU_LOSS_FACTOR as TPU_LOSS_FACTOR
 from hsa_elastica.params.rod import RodParams
+from hsa_elastica.params.environment import BoxObstacle as BoxObstacle
 from hsa_elastica.params.environment import CapsuleObstacle as CapsuleObstacle
 from hsa_elastica.params.environment import ContactParams as ContactParams
 from hsa_elastica.params.environment import EnvironmentParams as EnvironmentParams
@@ -103,6 +104,7 @@ __all__ = [
     "PlaneObstacle",
     "SphereObstacle",
     "CapsuleObstacle",
+    "BoxObstacle",
     "EnvironmentParams",
     "ObjectParams",
 ]

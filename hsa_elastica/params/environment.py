@@ -1,10 +1,10 @@
 """Validated parameters of the environment a rod or robot touches: fixed obstacles (planes,
-spheres, capsules), each with its contact law (docs/contact.md).
+spheres, capsules, boxes), each with its contact law (docs/contact.md).
 
 :class:`ContactParams` is the law of one obstacle: a smooth penalty normal force with one
 smoothing length, optional normal damping as a damping ratio, and Coulomb friction smoothed
-over one slip velocity.  :class:`PlaneObstacle`, :class:`SphereObstacle` and
-:class:`CapsuleObstacle` place it; :class:`EnvironmentParams` is a list of them.  Every field
+over one slip velocity.  :class:`PlaneObstacle`, :class:`SphereObstacle`,
+:class:`CapsuleObstacle` and :class:`BoxObstacle` place it; :class:`EnvironmentParams` is a list of them.  Every field
 is checked on construction: a bad value raises :class:`ParameterError` naming
 ``Class.field`` and the allowed range with its unit, in one line.
 """
@@ -28,6 +28,7 @@ __all__ = [
     "PlaneObstacle",
     "SphereObstacle",
     "CapsuleObstacle",
+    "BoxObstacle",
     "Obstacle",
     "ObjectParams",
     "EnvironmentParams",
@@ -158,10 +159,51 @@ class CapsuleObstacle(_ParamsBase):
         _contact(self)
 
 
-Obstacle = Union[PlaneObstacle, SphereObstacle, CapsuleObstacle]
+@dataclass(frozen=True)
+class BoxObstacle(_ParamsBase):
+    """A fixed rigid box (a block, a step, a table top): edge lengths ``size`` [m] along its
+    own axes x, y, z, centred at ``center`` [m].  ``x_axis`` and ``z_axis`` give its x and z
+    axes in the lab frame (normalised; they must be perpendicular; y = z x x).
+    ``edge_radius`` [m] rounds its edges and corners (the box is the points within
+    ``edge_radius`` of an inner box ``size - 2 edge_radius``; 0: sharp edges)."""
+
+    center: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0), metadata={"unit": "m"})
+    size: tuple[float, float, float] = field(default=(0.1, 0.1, 0.1), metadata={"unit": "m"})
+    x_axis: tuple[float, float, float] = field(default=(1.0, 0.0, 0.0), metadata={"unit": "-"})
+    z_axis: tuple[float, float, float] = field(default=(0.0, 0.0, 1.0), metadata={"unit": "-"})
+    edge_radius: float = field(default=0.0, metadata={"unit": "m"})
+    contact: ContactParams = field(default_factory=ContactParams)
+
+    _NESTED: ClassVar[dict[str, type]] = {"contact": ContactParams}
+
+    def __post_init__(self) -> None:
+        _check_vector(self, "center")
+        _check_vector(self, "size")
+        if not all(0.0 < a <= 1e3 for a in self.size):
+            raise ParameterError(f"BoxObstacle.size = {_short(self.size)} is invalid: every edge "
+                                 "length must be in (0, 1e3] (m)")
+        _unit_vector(self, "x_axis")
+        _unit_vector(self, "z_axis")
+        cosine = sum(a * b for a, b in zip(self.x_axis, self.z_axis))
+        if abs(cosine) > 1e-6:
+            raise ParameterError(
+                f"BoxObstacle.z_axis = {_short(self.z_axis)} is invalid: must be perpendicular "
+                f"to x_axis (|cos| <= 1e-6, here {abs(cosine):.3g})"
+            )
+        _check_real(self, "edge_radius", ge=0.0, le=1e3)
+        if not self.edge_radius < 0.5 * min(self.size):
+            raise ParameterError(
+                f"BoxObstacle.edge_radius = {self.edge_radius!r} is invalid: must be >= 0 and "
+                f"< half the shortest edge, {0.5 * min(self.size):g} (m)"
+            )
+        _contact(self)
+
+
+Obstacle = Union[PlaneObstacle, SphereObstacle, CapsuleObstacle, BoxObstacle]
 
 _KINDS: dict[str, type] = {
-    "plane": PlaneObstacle, "sphere": SphereObstacle, "capsule": CapsuleObstacle
+    "plane": PlaneObstacle, "sphere": SphereObstacle, "capsule": CapsuleObstacle,
+    "box": BoxObstacle,
 }
 
 
@@ -213,8 +255,8 @@ def _objects(items: Any) -> tuple[ObjectParams, ...]:
 
 @dataclass(frozen=True)
 class EnvironmentParams(_ParamsBase):
-    """The fixed obstacles of a scene (a tuple of plane, sphere and capsule records; a mapping
-    with ``kind: plane | sphere | capsule`` and the record's fields is accepted too) and the
+    """The fixed obstacles of a scene (a tuple of plane, sphere, capsule and box records; a
+    mapping with ``kind: plane | sphere | capsule | box`` and the record's fields is accepted too) and the
     free objects in it (:class:`ObjectParams`, or mappings of their fields), and
     ``rod_contact``: the law between the rods of a robot (:class:`ContactParams` or a mapping of
     its fields; None, the default: the rods pass through each other; docs/contact.md, "Rod
@@ -229,7 +271,7 @@ class EnvironmentParams(_ParamsBase):
         if isinstance(items, (str, bytes, dict)) or not hasattr(items, "__iter__"):
             raise ParameterError(
                 f"EnvironmentParams.obstacles = {_short(items)} is invalid: must be a list of "
-                "PlaneObstacle, SphereObstacle or CapsuleObstacle"
+                "PlaneObstacle, SphereObstacle, CapsuleObstacle or BoxObstacle"
             )
         out = []
         for k, item in enumerate(items):
@@ -247,10 +289,10 @@ class EnvironmentParams(_ParamsBase):
                 except ParameterError as e:  # name the entry of the list (one line)
                     text = str(e)
                     raise ParameterError(text if text.startswith(where) else f"{where}: {text}") from None
-            if not isinstance(item, (PlaneObstacle, SphereObstacle, CapsuleObstacle)):
+            if not isinstance(item, tuple(_KINDS.values())):
                 raise ParameterError(
                     f"EnvironmentParams.obstacles[{k}] = {_short(item)} is invalid: must be a "
-                    "PlaneObstacle, SphereObstacle or CapsuleObstacle"
+                    "PlaneObstacle, SphereObstacle, CapsuleObstacle or BoxObstacle"
                 )
             out.append(item)
         object.__setattr__(self, "obstacles", tuple(out))

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.params import ParameterError
 from hsa_elastica.params.environment import (
+    BoxObstacle,
     CapsuleObstacle,
     PlaneObstacle,
     SphereObstacle,
@@ -47,9 +48,10 @@ from hsa_elastica.physics.contact_laws import (
     contact_forces,
     geometry_record,
     law_record,
+    surface_values,
 )
 from hsa_elastica.physics.object_contact_laws import rolling_couple, sphere_support
-from hsa_elastica.physics.tables import ContactTable
+from hsa_elastica.physics.tables import CONTACT_PARAMS, ContactTable
 
 __all__ = [
     "RodContact",
@@ -73,14 +75,14 @@ OVERLAP_SMOOTHING_LENGTHS = 10.0
 #: a point closer to an obstacle than this many smoothing lengths is reported in contact
 CONTACT_SMOOTHING_LENGTHS = 5.0
 
-_OBSTACLES = (PlaneObstacle, SphereObstacle, CapsuleObstacle)
+_OBSTACLES = (PlaneObstacle, SphereObstacle, CapsuleObstacle, BoxObstacle)
 
 
 def _check_obstacle(owner: str, obstacle: Any) -> None:
     if not isinstance(obstacle, _OBSTACLES):
         raise ParameterError(
             f"{owner}.obstacle = {obstacle!r:.40} is invalid: must be a PlaneObstacle, "
-            "SphereObstacle or CapsuleObstacle"
+            "SphereObstacle, CapsuleObstacle or BoxObstacle"
         )
 
 
@@ -329,15 +331,10 @@ class BodyContact(NoForces, _ContactSensor):
 
 
 def _normals(points: ContactPoints, obstacle: Any) -> NDArray[np.float64]:
-    """Outward unit normals (3, n) of ``obstacle`` at the points (as ``contact_laws._surface``)."""
-    x = points.position
-    if isinstance(obstacle, PlaneObstacle):
-        return np.repeat(np.asarray(obstacle.normal, dtype=np.float64)[:, None], x.shape[1], 1)
-    g = geometry_record(obstacle)
-    d = x - g.origin[:, None]
-    if isinstance(obstacle, CapsuleObstacle):
-        d = d - g.direction[:, None] * np.clip(g.direction @ d, 0.0, g.length)
-    return np.asarray(d / np.maximum(np.linalg.norm(d, axis=0), 1e-300))
+    """Outward unit normals (3, n) of ``obstacle`` at the points (``surface_values``)."""
+    out = np.empty_like(points.position)
+    surface_values(points.position, geometry_record(obstacle), np.empty(out.shape[1]), out)
+    return out
 
 
 def _laws(points: ContactPoints, geometry: Any, law: Any) -> tuple[NDArray[np.float64], ...]:
@@ -486,7 +483,7 @@ def contact_table(items: list[tuple[Any, Any, int, int]]) -> ContactTable:
     widths = [op.row_width(system) if hasattr(op, "table_row") else
               _compiled_points(op, system).radius.size for op, system, _, _ in items]
     width = max(widths, default=1)
-    table = ContactTable(ids=np.zeros((n, 5), dtype=np.int64), params=np.zeros((n, 15)),
+    table = ContactTable(ids=np.zeros((n, 5), dtype=np.int64), params=np.zeros((n, CONTACT_PARAMS)),
                          points=np.zeros((n, 11, width)), output=np.zeros((n, 5, width)))
     for k, (op, system, start, obj) in enumerate(items):
         if hasattr(op, "table_row"):  # a rod against a rod (physics/rod_contact.py)
@@ -501,6 +498,7 @@ def contact_table(items: list[tuple[Any, Any, int, int]]) -> ContactTable:
             g = op.geometry
             kind = g.kind
             table.params[k, 0:8] = (*g.origin, *g.direction, g.radius, g.length)
+            table.params[k, 15:21] = g.box
         table.ids[k] = (start, _row_kind(op), m, kind, obj)
         table.params[k, 8:13] = tuple(op.law)
         if isinstance(op, BodyContact):

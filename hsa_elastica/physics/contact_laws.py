@@ -30,6 +30,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.params.environment import (
+    BoxObstacle,
     CapsuleObstacle,
     ContactParams,
     PlaneObstacle,
@@ -40,6 +41,7 @@ __all__ = [
     "PLANE",
     "SPHERE",
     "CAPSULE",
+    "BOX",
     "ContactLaw",
     "ObstacleGeometry",
     "ContactPoints",
@@ -47,6 +49,7 @@ __all__ = [
     "law_record",
     "geometry_record",
     "contact_forces",
+    "surface_values",
     "contact_tangent",
     "law_force",
     "body_points",
@@ -54,7 +57,11 @@ __all__ = [
     "FAR_SMOOTHING_LENGTHS",
 ]
 
-PLANE, SPHERE, CAPSULE = 0, 1, 2
+PLANE, SPHERE, CAPSULE, BOX = 0, 1, 2, 3
+
+#: a box's normal component along one of its axes above which that axis is clamped (the
+#: closest point is on a face across it); the free axes' components are round-off (~1e-17)
+_BOX_CLAMPED = 1e-12
 
 #: a point farther from the obstacle than this many smoothing lengths feels no force (the law
 #: gives below ``k l 4.3e-18`` there: zero to double precision against any force of a touching
@@ -73,15 +80,19 @@ class ContactLaw(NamedTuple):
 
 
 class ObstacleGeometry(NamedTuple):
-    """A fixed obstacle: ``kind`` (PLANE, SPHERE, CAPSULE), ``origin`` (plane point, sphere
-    centre, capsule start) [m], ``direction`` (plane normal, capsule unit axis; unused for a
-    sphere), ``radius`` [m] (0 for a plane), ``length`` [m] of a capsule's axis."""
+    """A fixed obstacle: ``kind`` (PLANE, SPHERE, CAPSULE, BOX), ``origin`` (plane point,
+    sphere centre, capsule start, box centre) [m], ``direction`` (plane normal, capsule unit
+    axis, box z axis; unused for a sphere), ``radius`` [m] (0 for a plane; a box's edge
+    radius), ``length`` [m] of a capsule's axis, ``box`` (6,): a box's x axis and the half
+    edge lengths [m] of its inner box (``size / 2 - edge_radius``); not read for the other
+    kinds."""
 
     kind: int
     origin: NDArray[np.float64]
     direction: NDArray[np.float64]
     radius: float
     length: float
+    box: NDArray[np.float64]
 
 
 class ContactPoints(NamedTuple):
@@ -110,16 +121,24 @@ def law_record(p: ContactParams) -> ContactLaw:
 
 
 def geometry_record(obstacle: Any) -> ObstacleGeometry:
-    """The numba record of a validated obstacle (plane, sphere or capsule parameters)."""
+    """The numba record of a validated obstacle (plane, sphere, capsule or box parameters)."""
+    unused = np.zeros(6)
     if isinstance(obstacle, PlaneObstacle):
-        return ObstacleGeometry(PLANE, np.array(obstacle.point), np.array(obstacle.normal), 0.0, 0.0)
+        return ObstacleGeometry(PLANE, np.array(obstacle.point), np.array(obstacle.normal), 0.0,
+                                0.0, unused)
     if isinstance(obstacle, SphereObstacle):
         return ObstacleGeometry(SPHERE, np.array(obstacle.center), np.zeros(3),
-                                float(obstacle.radius), 0.0)
+                                float(obstacle.radius), 0.0, unused)
     if isinstance(obstacle, CapsuleObstacle):
         a, b = np.array(obstacle.start), np.array(obstacle.end)
         length = float(np.linalg.norm(b - a))
-        return ObstacleGeometry(CAPSULE, a, (b - a) / length, float(obstacle.radius), length)
+        return ObstacleGeometry(CAPSULE, a, (b - a) / length, float(obstacle.radius), length,
+                                unused)
+    if isinstance(obstacle, BoxObstacle):
+        r = float(obstacle.edge_radius)
+        inner = 0.5 * np.array(obstacle.size) - r
+        return ObstacleGeometry(BOX, np.array(obstacle.center), np.array(obstacle.z_axis), r,
+                                0.0, np.concatenate([np.array(obstacle.x_axis), inner]))
     raise TypeError(f"not an obstacle: {obstacle!r}")
 
 
@@ -129,10 +148,53 @@ def geometry_record(obstacle: Any) -> ObstacleGeometry:
 @njit(cache=True)  # type: ignore[misc]
 def _scalars(geom: ObstacleGeometry) -> tuple[Any, ...]:
     """The obstacle as a tuple of scalars ``(kind, origin (3), direction (3), radius,
-    length)``: read once per kernel call (an array taken out of a record is reference-counted
-    at every access, which cost more than the law itself per point)."""
-    o, e = geom.origin, geom.direction
-    return (geom.kind, o[0], o[1], o[2], e[0], e[1], e[2], geom.radius, geom.length)
+    length, box (6))``: read once per kernel call (an array taken out of a record is
+    reference-counted at every access, which cost more than the law itself per point)."""
+    o, e, b = geom.origin, geom.direction, geom.box
+    return (geom.kind, o[0], o[1], o[2], e[0], e[1], e[2], geom.radius, geom.length,
+            b[0], b[1], b[2], b[3], b[4], b[5])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _box_axes(geom: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A box's unit axes x, y = z x x, z (lab) from its scalars (:func:`_scalars`)."""
+    z0, z1, z2, x0, x1, x2 = geom[4], geom[5], geom[6], geom[9], geom[10], geom[11]
+    return ((x0, x1, x2), (z1 * x2 - z2 * x1, z2 * x0 - z0 * x2, z0 * x1 - z1 * x0),
+            (z0, z1, z2))
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _box_clamp(u: tuple[float, float, float], h: float, d0: float, d1: float, d2: float
+               ) -> tuple[float, float]:
+    """``(q, r)``: the coordinate ``q = d . u`` along a box axis ``u`` and its excess
+    ``r = q - clamp(q, -h, h)`` beyond the inner box's half edge ``h``."""
+    q = d0 * u[0] + d1 * u[1] + d2 * u[2]
+    return q, q - min(max(q, -h), h)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _box_surface(geom: tuple[Any, ...], d0: float, d1: float, d2: float) -> tuple[Any, ...]:
+    """:func:`_surface` of a box at ``d`` from its centre: outside the inner box (half edges
+    ``h``), the distance to its closest point ``c = clamp(q, -h, h)`` (``q``: ``d`` in the
+    box's axes) less the edge radius; inside it, minus the depth below the nearest face and
+    the edge radius.  ``interior``: inside the inner box."""
+    ux, uy, uz = _box_axes(geom)
+    qx, rx = _box_clamp(ux, geom[12], d0, d1, d2)
+    qy, ry = _box_clamp(uy, geom[13], d0, d1, d2)
+    qz, rz = _box_clamp(uz, geom[14], d0, d1, d2)
+    dist = math.sqrt(rx * rx + ry * ry + rz * rz)
+    if dist > 0.0:
+        return (dist - geom[7], (rx * ux[0] + ry * uy[0] + rz * uz[0]) / dist,
+                (rx * ux[1] + ry * uy[1] + rz * uz[1]) / dist,
+                (rx * ux[2] + ry * uy[2] + rz * uz[2]) / dist, dist, False)
+    # inside: the face of least depth h - |q| (ties: x before y before z)
+    u, q, depth = ux, qx, geom[12] - abs(qx)
+    if geom[13] - abs(qy) < depth:
+        u, q, depth = uy, qy, geom[13] - abs(qy)
+    if geom[14] - abs(qz) < depth:
+        u, q, depth = uz, qz, geom[14] - abs(qz)
+    sign = 1.0 if q >= 0.0 else -1.0
+    return -depth - geom[7], sign * u[0], sign * u[1], sign * u[2], 0.0, True
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -141,10 +203,12 @@ def _surface(geom: tuple[Any, ...], x0: float, x1: float, x2: float) -> tuple[An
     signed distance to the surface [m], outward unit normal, distance to the
     plane/centre/axis (curvature radius + phi; 0 for a plane) and whether the closest point of
     a capsule is inside its axis (not on a cap)."""
-    kind, g0, g1, g2, e0, e1, e2, radius, length = geom
+    kind, g0, g1, g2, e0, e1, e2, radius, length = geom[:9]
     d0, d1, d2 = x0 - g0, x1 - g1, x2 - g2
     if kind == PLANE:
         return d0 * e0 + d1 * e1 + d2 * e2, e0, e1, e2, 0.0, False
+    if kind == BOX:
+        return _box_surface(geom, d0, d1, d2)
     interior = False
     if kind == CAPSULE:
         t = d0 * e0 + d1 * e1 + d2 * e2
@@ -168,9 +232,19 @@ def _hessian_entry(
 ) -> float:
     """``d n_i / d x_j`` (the signed distance's Hessian): 0 for a plane,
     ``(delta_ij - n_i n_j) / dist`` for a sphere or a capsule's cap, minus ``e_i e_j / dist``
-    on a capsule's cylinder."""
+    on a capsule's cylinder; for a box ``(P_ij - n_i n_j) / dist`` outside its inner box,
+    ``P`` the projection on its clamped axes (one on a face: 0, two on an edge, three at a
+    corner), and 0 inside it."""
     if geom[0] == PLANE:
         return 0.0
+    if geom[0] == BOX:
+        if interior:
+            return 0.0
+        h = -n[i] * n[j]
+        for u in _box_axes(geom):
+            if abs(n[0] * u[0] + n[1] * u[1] + n[2] * u[2]) > _BOX_CLAMPED:
+                h += u[i] * u[j]
+        return h / dist
     h = (1.0 if i == j else 0.0) - n[i] * n[j]
     if interior:
         e = (geom[4], geom[5], geom[6])
@@ -213,6 +287,19 @@ def _point_state(
     rho = math.sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]
                     + law.slip_velocity * law.slip_velocity)
     return g, (n0, n1, n2), dist, interior, f_el, s, dfel, ds, c, vn, vt, rho
+
+
+@njit(cache=True)  # type: ignore[misc]
+def surface_values(
+    position: NDArray[np.float64], geom: ObstacleGeometry, phi: NDArray[np.float64],
+    normal: NDArray[np.float64],
+) -> None:
+    """The obstacle's signed distance ``phi`` (n,) [m] and outward unit normal ``grad phi``
+    (3, n) at the points ``position`` (3, n) [m] (:func:`_surface`'s), written."""
+    gs = _scalars(geom)
+    for p in range(position.shape[1]):
+        phi[p], n0, n1, n2, _, _ = _surface(gs, position[0, p], position[1, p], position[2, p])
+        normal[0, p], normal[1, p], normal[2, p] = n0, n1, n2
 
 
 # --------------------------------------------------------------------------------------------

@@ -338,14 +338,16 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
             object_contact_forces(nodes, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
                                   par[i, 0:6], pts[i, 6:9, :m], out)
         else:
-            geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+            geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
+                                    par[i, 15:21])
             contact_forces(nodes, geom, rule, out)
         f = rod.external_forces
         for a in range(3):
             for p in range(m):
                 f[a, s + p] += out.force[a, p]
         return
-    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
+                                    par[i, 15:21])
     if kind == 2:
         sphere_support(body.position, body.director, s, geom, par[i, 13], pts[i, 0:3, :1])
     points = ContactPoints(pts[i, 3:6, :m], pts[i, 6:9, :m], pts[i, 9, :m], pts[i, 10, :m])

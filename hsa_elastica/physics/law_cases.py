@@ -238,7 +238,7 @@ def contact_case(rng: np.random.Generator) -> LawCase:
     """Frictional contact of three points with a sphere (radius 5 cm) within a smoothing length
     (0.1 mm) of touching, tangential speeds about the slip velocity (1 mm/s)."""
     law = ContactLaw(1e3, 1e-4, 0.3, 0.5, 1e-3)
-    geom = ObstacleGeometry(1, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.05, 0.0)
+    geom = ObstacleGeometry(1, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.05, 0.0, np.zeros(6))
     normals = rng.normal(size=(3, 3))
     normals /= np.linalg.norm(normals, axis=0)
     x0 = (0.055 + 1e-4 * rng.uniform(-1.0, 1.0, 3)) * normals

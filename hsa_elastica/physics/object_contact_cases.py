@@ -26,7 +26,7 @@ from hsa_elastica.physics.joint_tangent import BODY_POS, JOINT_BLOCK, NODE
 from hsa_elastica.physics.law_cases import LawCase, _rotation, turn
 from hsa_elastica.physics.mount_kernels import SystemView
 from hsa_elastica.physics.point_tangent import contact_point_block
-from hsa_elastica.physics.tables import ContactTable
+from hsa_elastica.physics.tables import CONTACT_PARAMS, ContactTable
 
 __all__ = ["object_contact_case", "cylinder_contact_case", "rolling_couple_case"]
 
@@ -37,7 +37,7 @@ LAW = (1e3, 1e-4, 0.3, 0.5, 1e-3)
 
 
 def _table(ids: tuple[int, ...], width: int) -> ContactTable:
-    table = ContactTable(ids=np.array([ids], dtype=np.int64), params=np.zeros((1, 15)),
+    table = ContactTable(ids=np.array([ids], dtype=np.int64), params=np.zeros((1, CONTACT_PARAMS)),
                          points=np.zeros((1, 11, width)), output=np.zeros((1, 5, width)))
     table.params[0, 8:13] = LAW
     return table

@@ -75,7 +75,7 @@ def object_geometry(
     frame[1] = x[1, o] - h * e1
     frame[2] = x[2, o] - h * e2
     frame[3], frame[4], frame[5] = e0, e1, e2
-    return ObstacleGeometry(kind, frame[0:3], frame[3:6], radius, length)
+    return ObstacleGeometry(kind, frame[0:3], frame[3:6], radius, length, frame)  # (no box)
 
 
 @njit(cache=True)  # type: ignore[misc]

@@ -172,7 +172,8 @@ def _kinematics(rod: Any, body: Any, c: Any, i: int, p: int, kind: int, m: Any) 
     C[:] = 0.0
     L[:] = 0.0
     r[:] = 0.0
-    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7])
+    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
+                            par[i, 15:21])
     if kind == ROD_FIXED:
         for a in range(3):
             x[a, 0] = rod.position[a, s + p]
@@ -226,7 +227,7 @@ def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
         frame[3 + a] = Q[2, a] if capsule else 0.0  # the axis: the body's d3
         frame[a] = body.position[a, b] - h * frame[3 + a]
     geom = ObstacleGeometry(kind, frame[0:3], frame[3:6], par[i, 6],
-                            par[i, 7] if capsule else 0.0)
+                            par[i, 7] if capsule else 0.0, frame)
     xn = rod.position[:, s + p]
     phi, n0, n1, n2, _, _ = _surface(_scalars(geom), xn[0], xn[1], xn[2])
     nv = (n0, n1, n2)
@@ -340,7 +341,8 @@ def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
     index, par, pts, _ = c
     s = index[i, 0]
     gs = (index[i, 3], par[i, 0], par[i, 1], par[i, 2], par[i, 3], par[i, 4], par[i, 5],
-          par[i, 6], par[i, 7])
+          par[i, 6], par[i, 7], par[i, 15], par[i, 16], par[i, 17], par[i, 18], par[i, 19],
+          par[i, 20])
     radius = pts[i, 9, p]
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         x0, x1, x2 = rod.position[0, s + p], rod.position[1, s + p], rod.position[2, s + p]
@@ -350,10 +352,11 @@ def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
             if index[i, 3] == CAPSULE:
                 h = 0.5 * par[i, 7]
                 gs = (CAPSULE, body.position[0, o] - h * e0, body.position[1, o] - h * e1,
-                      body.position[2, o] - h * e2, e0, e1, e2, par[i, 6], par[i, 7])
+                      body.position[2, o] - h * e2, e0, e1, e2, par[i, 6], par[i, 7],
+                      0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             else:
                 gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o],
-                      0.0, 0.0, 0.0, par[i, 6], 0.0)
+                      0.0, 0.0, 0.0, par[i, 6], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     elif kind == SPHERE_SUPPORT:  # the support point's gap is the centre's less the radius
         x0, x1, x2 = body.position[0, s], body.position[1, s], body.position[2, s]
         radius = par[i, 13]

@@ -265,7 +265,8 @@ def segment_pair_tangent(
     vrel = w[0] * v[:, 0] + w[1] * v[:, 1] + w[2] * v[:, 2] + w[3] * v[:, 3]
     d_dx, d_dv = np.zeros((3, 3, 1)), np.zeros((3, 3, 1))
     point = ContactPoints(pa.reshape(3, 1), vrel.reshape(3, 1), np.zeros(1), np.full(1, mass))
-    contact_tangent(point, ObstacleGeometry(SPHERE, pb, np.zeros(3), radii, 0.0), law, d_dx, d_dv)
+    contact_tangent(point, ObstacleGeometry(SPHERE, pb, np.zeros(3), radii, 0.0, np.zeros(6)), law,
+                    d_dx, d_dv)
     kd, kc = np.ascontiguousarray(d_dx[:, :, 0]), np.ascontiguousarray(d_dv[:, :, 0])  # BLAS
     ds, dt = np.zeros(12), np.zeros(12)
     _active_rates(x, s, t, ds, dt)

@@ -28,6 +28,7 @@ __all__ = [
     "LoadTable",
     "CompressionTable",
     "ContactTable",
+    "CONTACT_PARAMS",
     "ROD_ROD",
     "ROD_FIELDS",
     "ForcingTables",
@@ -281,6 +282,10 @@ class EndTable(NamedTuple):
     work: NDArray[np.float64]  # (3, 3)
 
 
+#: columns of ``ContactTable.params``
+CONTACT_PARAMS = 21
+
+
 class ContactTable(NamedTuple):
     """Contacts with obstacles (physics/contact.py, physics/object_contact.py,
     docs/contact.md), one row per ``RodContact`` (nodes of a rod and a fixed obstacle),
@@ -311,8 +316,9 @@ class ContactTable(NamedTuple):
     j + 1)."""
 
     ids: NDArray[np.int64]  # (n, 5): system, system kind, m, obstacle kind, object body
-    params: NDArray[np.float64]  # (n, 15): origin (3) [m], direction (3), radius [m],
-    # length [m], k [N/m], l [m], zeta, mu, v_s [m/s], sphere radius [m], rolling resistance
+    params: NDArray[np.float64]  # (n, CONTACT_PARAMS = 21): origin (3) [m], direction (3),
+    # radius [m], length [m], k [N/m], l [m], zeta, mu, v_s [m/s], sphere radius [m], rolling
+    # resistance, a box's x axis (3) and inner half edges (3) [m]
     points: NDArray[np.float64]  # (n, 11, width): local (3) [m], position (3) [m],
     # velocity (3) [m/s], radius [m], mass [kg]
     output: NDArray[np.float64]  # (n, 5, width): force (3) [N], gap [m], slip [m/s]
