@@ -201,8 +201,9 @@ def _box_surface(geom: tuple[Any, ...], d0: float, d1: float, d2: float) -> tupl
 def _surface(geom: tuple[Any, ...], x0: float, x1: float, x2: float) -> tuple[Any, ...]:
     """``(phi, n0, n1, n2, dist, interior)`` of the obstacle ``geom`` (:func:`_scalars`):
     signed distance to the surface [m], outward unit normal, distance to the
-    plane/centre/axis (curvature radius + phi; 0 for a plane) and whether the closest point of
-    a capsule is inside its axis (not on a cap)."""
+    plane/centre/axis (curvature radius + phi; 0 for a plane; a box's: to its inner box) and
+    whether the closest point of a capsule is inside its axis (not on a cap), or the point is
+    inside a box's inner box (:func:`_box_surface`)."""
     kind, g0, g1, g2, e0, e1, e2, radius, length = geom[:9]
     d0, d1, d2 = x0 - g0, x1 - g1, x2 - g2
     if kind == PLANE:
@@ -313,8 +314,8 @@ def law_force(
     """The law at one contact: gap ``g`` [m], unit normal ``n`` (pointing to the side the force
     pushes), velocity ``v`` [m/s] relative to the other surface, mass ``mass`` [kg] (the
     damping's critical rate) -> ``(f0, f1, f2, slip)``: the force [N]
-    ``max(f_el - c s v_n, 0) n - mu f_el v_t / rho`` and the tangential speed [m/s].  Every contact
-    of the package (obstacles, objects, rod against rod) evaluates its force here."""
+    ``max(f_el - c s v_n, 0) n - mu f_el v_t / rho`` and the tangential speed [m/s].  Every
+    contact of the package (obstacles, objects, rod against rod) evaluates its force here."""
     f_el, s, _, _ = _normal_terms(g, law)
     c = 2.0 * law.damping_ratio * math.sqrt(law.stiffness * mass)
     vn = n0 * v0 + n1 * v1 + n2 * v2
