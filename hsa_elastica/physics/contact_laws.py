@@ -197,7 +197,7 @@ def _box_surface(geom: tuple[Any, ...], d0: float, d1: float, d2: float) -> tupl
     return -depth - geom[7], sign * u[0], sign * u[1], sign * u[2], 0.0, True
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _surface(geom: tuple[Any, ...], x0: float, x1: float, x2: float) -> tuple[Any, ...]:
     """``(phi, n0, n1, n2, dist, interior)`` of the obstacle ``geom`` (:func:`_scalars`):
     signed distance to the surface [m], outward unit normal, distance to the
@@ -251,6 +251,22 @@ def _hessian_entry(
         e = (geom[4], geom[5], geom[6])
         h -= e[i] * e[j]
     return h / dist
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _hessian9(
+    geom: tuple[Any, ...], n: tuple[float, float, float], dist: float, interior: bool
+) -> tuple[float, ...]:
+    """The signed distance's Hessian (:func:`_hessian_entry`), its 9 entries row by row."""
+    return (_hessian_entry(geom, n, dist, interior, 0, 0),
+            _hessian_entry(geom, n, dist, interior, 0, 1),
+            _hessian_entry(geom, n, dist, interior, 0, 2),
+            _hessian_entry(geom, n, dist, interior, 1, 0),
+            _hessian_entry(geom, n, dist, interior, 1, 1),
+            _hessian_entry(geom, n, dist, interior, 1, 2),
+            _hessian_entry(geom, n, dist, interior, 2, 0),
+            _hessian_entry(geom, n, dist, interior, 2, 1),
+            _hessian_entry(geom, n, dist, interior, 2, 2))
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -379,23 +395,14 @@ def contact_tangent(
         fn = f_el - c * s * vn
         pushing = 1.0 if fn > 0.0 else 0.0  # the clipped normal force: zero, and its slope
         fn *= pushing
-        hv = (0.0, 0.0, 0.0)
-        if gs[0] != PLANE:
-            hv = (
-                _hessian_entry(gs, n, dist, interior, 0, 0) * v[0, p]
-                + _hessian_entry(gs, n, dist, interior, 0, 1) * v[1, p]
-                + _hessian_entry(gs, n, dist, interior, 0, 2) * v[2, p],
-                _hessian_entry(gs, n, dist, interior, 1, 0) * v[0, p]
-                + _hessian_entry(gs, n, dist, interior, 1, 1) * v[1, p]
-                + _hessian_entry(gs, n, dist, interior, 1, 2) * v[2, p],
-                _hessian_entry(gs, n, dist, interior, 2, 0) * v[0, p]
-                + _hessian_entry(gs, n, dist, interior, 2, 1) * v[1, p]
-                + _hessian_entry(gs, n, dist, interior, 2, 2) * v[2, p],
-            )
+        h = _hessian9(gs, n, dist, interior)  # once per point (zeros for a plane)
+        v0, v1, v2 = v[0, p], v[1, p], v[2, p]
+        hv = (h[0] * v0 + h[1] * v1 + h[2] * v2, h[3] * v0 + h[4] * v1 + h[5] * v2,
+              h[6] * v0 + h[7] * v1 + h[8] * v2)
         inv_rho2 = 1.0 / (rho * rho)
         for i in range(3):
             for j in range(3):
-                hij = _hessian_entry(gs, n, dist, interior, i, j)
+                hij = h[3 * i + j]
                 dfn_dx = pushing * (dfel * n[j] - c * (ds * n[j] * vn + s * hv[j]))
                 dfn_dv = -pushing * c * s * n[j]
                 kx = n[i] * dfn_dx + fn * hij
@@ -405,7 +412,7 @@ def contact_tangent(
                 av = 0.0
                 for k in range(3):
                     a_ik = ((1.0 if i == k else 0.0) - vt[i] * vt[k] * inv_rho2) / rho
-                    hkj = _hessian_entry(gs, n, dist, interior, k, j)
+                    hkj = h[3 * k + j]
                     ax += a_ik * -(hkj * vn + n[k] * hv[j])
                     av += a_ik * ((1.0 if k == j else 0.0) - n[k] * n[j])
                 d_dx[i, j, p] = kx - mu * (vt[i] / rho * dfel * n[j] + f_el * ax)
