@@ -78,6 +78,15 @@ def test_drag_gives_the_terminal_velocity_on_the_operator_path_and_the_fused_ste
     assert np.ptp(rod.velocity_collection[2]) < 1e-9
 
 
+#: the implicit integrator's kernels specialised for a model with the law are not in the kernel
+#: table (engines/kernel_table.py): the first test that steps it compiles them (about 9 min of
+#: one core).  Both implicit tests run on one worker, one after the other, so the second loads
+#: them from numba's cache instead of compiling the same kernels at the same time on the other
+#: core (in a two-worker run it had taken 365 s beside the first's 575 s).
+IMPLICIT_LAW = pytest.mark.xdist_group("implicit_law_kernels")
+
+
+@IMPLICIT_LAW
 def test_drag_gives_the_terminal_velocity_on_the_implicit_integrator() -> None:
     dt = 2e-3  # 50 steps per time constant v_t / g
     sim, rod = _falling_rod()
@@ -130,6 +139,7 @@ def _drag_blocks(engine: ImplicitEngine, rod: CosseratRod, cv: float) -> np.ndar
     return out
 
 
+@IMPLICIT_LAW
 def test_the_newton_matrix_assembles_the_drag_tangent() -> None:
     """The implicit integrator takes a registered law's tangent into its Newton matrix instead
     of differencing the whole residual.  On the falling rod after 0.1 s (0.6 m/s): the matrix
