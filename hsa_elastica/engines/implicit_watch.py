@@ -36,7 +36,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.engines.implicit import ImplicitStepFailed
-from hsa_elastica.engines.implicit_newton import newton_steps
+from hsa_elastica.engines.implicit_newton import take_steps
 from hsa_elastica.engines.residual_check import ResidualRecord, pose_residual
 from hsa_elastica.engines.timeloop import runaway_suspect
 from hsa_elastica.physics.actuation import winding_defect
@@ -280,9 +280,9 @@ def watched_steps(
     row = 0
     for c in range(steps.shape[0]):
         n = steps[c]
-        done = newton_steps(n, h, t, np.ascontiguousarray(angles[row:row + n + 1]),
-                            np.ascontiguousarray(rates[row:row + n + 1]), model, terms, ga,
-                            settings, q0, buf, jw)
+        done = take_steps(n, h, t, np.ascontiguousarray(angles[row:row + n + 1]),
+                          np.ascontiguousarray(rates[row:row + n + 1]), model, terms, ga,
+                          settings, q0, buf, jw)
         if done < n:
             out[0], out[1], out[2] = c, t, done
             return CHECK_FAILED
