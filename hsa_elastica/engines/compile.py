@@ -39,7 +39,7 @@ from hsa_elastica.physics.actuation import (
 )
 from hsa_elastica.physics.auxetic_coupling import AuxeticCoupling
 from hsa_elastica.physics.compression_law import AxialCompressionLaw
-from hsa_elastica.physics.compiled_laws import CompiledLaw, RodSlot, law_for
+from hsa_elastica.physics.compiled_laws import CompiledLaw, RodSlot, law_for, law_key, law_tables
 from hsa_elastica.physics.contact import BodyContact, RodContact, contact_table
 from hsa_elastica.physics.object_contact import ObjectContact
 from hsa_elastica.physics.rod_contact import RodRodContact
@@ -229,7 +229,8 @@ class _Compiler(TableBuilder):
         self._compression: list[tuple[AxialCompressionLaw, Any]] = []
         # (operator, system, block start, object body index or -1)
         self._contacts: list[tuple[Any, Any, int, int]] = []
-        self._laws: list[tuple[Any, ...]] = []  # tables of registered compiled laws
+        # the operators of the registered compiled laws, by law name
+        self._laws: dict[str, list[tuple[Any, Any, RodSlot]]] = {}
         self._reactions: list[tuple[MountReaction, Any, Any]] = []
         self._motors: list[tuple[Any, Any]] = []
         self._ends: list[tuple[int, int, int, NDArray[np.float64], NDArray[np.float64]]] = []
@@ -335,14 +336,16 @@ class _Compiler(TableBuilder):
 
     def _law_rows(self, inst: Any, law: CompiledLaw, system: Any) -> list[tuple[int, int]]:
         """The table of a registered compiled law's operator on one rod
-        (:mod:`hsa_elastica.physics.compiled_laws`) and its sync row."""
+        (:mod:`hsa_elastica.physics.compiled_laws`): a row of the law's table and its sync
+        row."""
         if not self._is_rod(system):
             raise FastPathUnsupported(f"{type(inst).__name__} on a system outside the rod block")
         node, elem, _ = self._rod_offsets(system)
         slot = RodSlot(node, int(system.position_collection.shape[1]), elem,
                        int(system.director_collection.shape[2]))
-        self._laws.append(law.table(inst, system, slot))
-        return [(OP_LAW, len(self._laws) - 1)]
+        rows = self._laws.setdefault(law.name, [])
+        rows.append((inst, system, slot))
+        return [(OP_LAW, law_key(law, len(rows) - 1))]
 
     def _contact_row(self, inst: Any, system: Any) -> int:
         """Row of a contact forcing: a rod's nodes (from its first node) or a body's points;
@@ -468,7 +471,7 @@ class _Compiler(TableBuilder):
             ),
             compression=self._compression_table(self._compression),
             contacts=contact_table(self._contacts),
-            laws=tuple(self._laws),
+            laws=law_tables(self._laws),
             sync_program=no_program, values_program=no_program, rates_program=no_program,
         )
         inputs = Inputs(

@@ -111,7 +111,7 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
-from hsa_elastica.physics.compiled_laws import add_law_tangents
+from hsa_elastica.physics.compiled_laws import add_law_tangents, law_rows
 from hsa_elastica.physics.forces import constrain_rates
 from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.joint_tangent import JOINT_BLOCK
@@ -232,7 +232,7 @@ def _joint_tangent_part(
     plan = tan.plan
     ops, dst = plan.tangent_ops, plan.tangent_dst
     rod, body, tables = model.rod, model.body, model.tables
-    if ops.shape[0] == 0 and plan.pairs.shape[0] == 0 and len(tables.laws) == 0:
+    if ops.shape[0] == 0 and plan.pairs.shape[0] == 0 and law_rows(tables.laws) == 0:
         return
     scatter_velocities(vel, rod, body, terms.unknowns)
     constrain_rates(terms.bc_program, tables.motors, rates, terms.rod_damping,

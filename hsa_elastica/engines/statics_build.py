@@ -40,6 +40,7 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
 )
 from hsa_elastica.engines.statics_kernels import ROTATION_KINDS
+from hsa_elastica.physics.compiled_laws import law_slot
 from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH
 from hsa_elastica.physics.tables import (
@@ -276,7 +277,7 @@ def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
         if code == OP_COUPLING and not internal:
             continue  # the rest configuration acts through the internal forces only
         if code in (OP_COUPLING, OP_COUPLING_TORQUE, OP_COMPRESSION, OP_LAW):  # the rod's band
-            start = (tables.laws[i].slot.elem_start if code == OP_LAW else
+            start = (law_slot(tables.laws, i).elem_start if code == OP_LAW else
                      (tables.compression if code == OP_COMPRESSION else solver.couplings).elem_start[i])
             local = rod_of(int(start))
             banded[id(local)] = local

@@ -14,7 +14,7 @@ friction is one to two orders of magnitude smaller.  Terminal velocity of a stra
 falling broadside under its weight ``m g``: ``v_t = sqrt(2 m g / (rho_f C_d D L))``.
 
 The law is declared as :mod:`hsa_elastica.physics.compiled_laws` describes: its table
-(:class:`DragTable`), its kernel (:func:`drag_forces`), its exact tangent (:func:`drag_tangent`:
+(:class:`DragTable`, one row per operator), its kernel (:func:`drag_forces`), its exact tangent (:func:`drag_tangent`:
 ``d f_i / d v_i = -c_i (|v| I + v v^T / |v|)``, no position dependence) and its operator
 (:class:`QuadraticDrag`), tied together by one :func:`~hsa_elastica.physics.compiled_laws.register_law`
 call; the compiled engines run it without any other change.
@@ -23,6 +23,7 @@ call; the compiled engines run it without any other change.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,6 +38,7 @@ from hsa_elastica.physics.compiled_laws import (
     one_rod_slot,
     register_law,
     rod_slot_view,
+    slot_rows,
 )
 from hsa_elastica.physics.mount_kernels import SystemView
 
@@ -44,41 +46,45 @@ __all__ = ["DRAG", "DragTable", "QuadraticDrag", "drag_forces", "drag_table", "d
 
 
 class DragTable(NamedTuple):
-    """The drag law on one rod: its ``slot`` in the rod block and each node's coefficient
-    ``c`` (n_nodes,) [kg/m] (``1/2 rho_f C_d D l_i``)."""
+    """The drag law on its rods: each row's ``slots`` (rows, 4) in the rod block
+    (:class:`~hsa_elastica.physics.compiled_laws.RodSlot`), ``start`` (rows,) the row's first
+    coefficient in ``c`` and ``c`` every row's node coefficients one after the other [kg/m]
+    (``1/2 rho_f C_d D l_i``)."""
 
-    slot: RodSlot
+    slots: NDArray[np.int64]
+    start: NDArray[np.int64]
     c: NDArray[np.float64]
 
 
 @njit(cache=True)  # type: ignore[misc]
-def drag_forces(table: DragTable, t: float, rod: SystemView) -> None:
-    """Adds ``-c_i |v_i| v_i`` [N] to the external forces of the slot's nodes (module doc)."""
-    s = table.slot.node_start
-    for k in range(table.slot.n_nodes):
+def drag_forces(table: DragTable, row: int, t: float, rod: SystemView) -> None:
+    """Adds ``-c_i |v_i| v_i`` [N] to the external forces of row ``row``'s nodes (module
+    doc)."""
+    s, c0 = table.slots[row, 0], table.start[row]
+    for k in range(table.slots[row, 1]):
         vx, vy, vz = rod.velocity[0, s + k], rod.velocity[1, s + k], rod.velocity[2, s + k]
-        f = table.c[k] * math.sqrt(vx * vx + vy * vy + vz * vz)
+        f = table.c[c0 + k] * math.sqrt(vx * vx + vy * vy + vz * vz)
         rod.external_forces[0, s + k] -= f * vx
         rod.external_forces[1, s + k] -= f * vy
         rod.external_forces[2, s + k] -= f * vz
 
 
 @njit(cache=True)  # type: ignore[misc]
-def drag_tangent(table: DragTable, t: float, rod: SystemView, dfdx: NDArray[np.float64],
-                 dfdv: NDArray[np.float64]) -> None:
-    """The derivative of each node's drag with respect to its position (zero) and velocity,
-    ``-c (|v| I + v v^T / |v|)`` [N s/m] (zero at rest, where the force is flat), into
-    ``dfdx`` / ``dfdv`` (3, 3, n_nodes)."""
-    s = table.slot.node_start
+def drag_tangent(table: DragTable, row: int, t: float, rod: SystemView,
+                 dfdx: NDArray[np.float64], dfdv: NDArray[np.float64]) -> None:
+    """The derivative of each of row ``row``'s node drags with respect to the node's position
+    (zero) and velocity, ``-c (|v| I + v v^T / |v|)`` [N s/m] (zero at rest, where the force
+    is flat), into ``dfdx`` / ``dfdv`` (3, 3, n_nodes)."""
+    s, c0 = table.slots[row, 0], table.start[row]
     dfdx[:] = 0.0
-    for k in range(table.slot.n_nodes):
+    for k in range(table.slots[row, 1]):
         speed = math.sqrt(rod.velocity[0, s + k] ** 2 + rod.velocity[1, s + k] ** 2
                           + rod.velocity[2, s + k] ** 2)
         for a in range(3):
             for b in range(3):
                 outer = (rod.velocity[a, s + k] * rod.velocity[b, s + k] / speed
                          if speed > 0.0 else 0.0)
-                dfdv[a, b, k] = -table.c[k] * ((speed if a == b else 0.0) + outer)
+                dfdv[a, b, k] = -table.c[c0 + k] * ((speed if a == b else 0.0) + outer)
 
 
 def _node_lengths(rod: Any) -> NDArray[np.float64]:
@@ -90,12 +96,18 @@ def _node_lengths(rod: Any) -> NDArray[np.float64]:
     return share
 
 
-def drag_table(operator: QuadraticDrag, rod: Any, slot: RodSlot) -> DragTable:
-    """The :class:`DragTable` of ``operator`` on ``rod`` at ``slot`` (coefficients from the
-    rod's rest lengths now)."""
-    d = operator.diameter if operator.diameter is not None else 2.0 * float(np.max(rod.radius))
-    c = 0.5 * operator.density * operator.drag_coefficient * d * _node_lengths(rod)
-    return DragTable(slot, np.ascontiguousarray(c))
+def drag_table(entries: Sequence[tuple[QuadraticDrag, Any, RodSlot]]) -> DragTable:
+    """The :class:`DragTable` of the operators ``entries`` ``(operator, rod, slot)``
+    (coefficients from each rod's rest lengths now; no entries: the empty table)."""
+    coefficients = []
+    for operator, rod, _ in entries:
+        d = operator.diameter if operator.diameter is not None else 2.0 * float(np.max(rod.radius))
+        coefficients.append(0.5 * operator.density * operator.drag_coefficient * d
+                            * _node_lengths(rod))
+    start = np.zeros(len(coefficients), dtype=np.int64)
+    start[1:] = np.cumsum([c.shape[0] for c in coefficients])[:-1]
+    return DragTable(slot_rows([slot for _, _, slot in entries]), start,
+                     np.concatenate([np.zeros(0), *coefficients]))
 
 
 class QuadraticDrag(NoForces):  # type: ignore[misc]
@@ -124,8 +136,8 @@ class QuadraticDrag(NoForces):  # type: ignore[misc]
     def apply_forces(self, system: Any, time: float = 0.0) -> None:
         """The law's kernel on ``system`` (its table built at the first call)."""
         if self._table is None:
-            self._table = drag_table(self, system, one_rod_slot(system))
-        drag_forces(self._table, float(time), rod_slot_view(system))
+            self._table = drag_table([(self, system, one_rod_slot(system))])
+        drag_forces(self._table, 0, float(time), rod_slot_view(system))
 
 
 def _case(rng: np.random.Generator) -> tuple[DragTable, SystemView]:
@@ -137,7 +149,8 @@ def _case(rng: np.random.Generator) -> tuple[DragTable, SystemView]:
     velocity[:, 2] *= 1e-2 / np.linalg.norm(velocity[:, 2])
     view = SystemView(rng.normal(0.0, 0.1, (3, n)), velocity, np.zeros((3, n - 1)),
                       np.zeros((3, 3, n - 1)), np.zeros((3, n)), np.zeros((3, n - 1)))
-    return DragTable(RodSlot(0, n, 0, n - 1), rng.uniform(0.01, 0.1, n)), view
+    return DragTable(slot_rows([RodSlot(0, n, 0, n - 1)]), np.zeros(1, dtype=np.int64),
+                     rng.uniform(0.01, 0.1, n)), view
 
 
 #: the registered law

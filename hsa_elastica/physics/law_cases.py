@@ -418,23 +418,24 @@ def node_law_case(law: Any, rng: np.random.Generator) -> LawCase:
     :class:`~hsa_elastica.physics.compiled_laws.CompiledLaw`) on its random configuration
     ``law.case(rng)``: the unknowns are the positions of the slot's nodes (node ``k``'s
     component ``a`` at ``3 k + a``), its forces the nodes' external forces [N] from the law's
-    kernel, its tangents the node-local blocks of its tangent kernel placed on the diagonal;
-    steps 1e-6 of the largest position [m] / velocity [m/s] (at least 1e-6)."""
+    kernel (row 0 of the configuration's table), its tangents the node-local blocks of its
+    tangent kernel placed on the diagonal; steps 1e-6 of the largest position [m] / velocity
+    [m/s] (at least 1e-6)."""
     table, view = law.case(rng)
-    s, n = table.slot.node_start, table.slot.n_nodes
+    s, n = int(table.slots[0, 0]), int(table.slots[0, 1])
     x0, v0 = view.position.copy(), view.velocity.copy()
 
     def evaluate(dx: Array, dv: Array) -> Array:
         view.position[:, s : s + n] = x0[:, s : s + n] + dx.reshape(n, 3).T
         view.velocity[:, s : s + n] = v0[:, s : s + n] + dv.reshape(n, 3).T
         view.external_forces[:] = 0.0
-        law.kernel(table, 0.0, view)
+        law.kernel(table, 0, 0.0, view)
         view.position[:], view.velocity[:] = x0, v0
         return np.asarray(view.external_forces[:, s : s + n]).T.reshape(3 * n).copy()
 
     def blocks() -> tuple[Array, Array]:
         dfdx, dfdv = np.empty((3, 3, n)), np.empty((3, 3, n))
-        law.tangent(table, 0.0, view, dfdx, dfdv)
+        law.tangent(table, 0, 0.0, view, dfdx, dfdv)
         kx, kv = np.zeros((3 * n, 3 * n)), np.zeros((3 * n, 3 * n))
         for k in range(n):
             kx[3 * k : 3 * k + 3, 3 * k : 3 * k + 3] = dfdx[:, :, k]
