@@ -7,6 +7,7 @@ model; the registration's checks."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numba
@@ -57,14 +58,22 @@ def _terminal(rod: CosseratRod) -> float:
     return float(-np.mean(rod.velocity_collection[2]))
 
 
-def test_drag_gives_the_terminal_velocity_on_the_operator_path_and_the_fused_step() -> None:
-    dt, n = 5e-5, 16000  # 0.8 s: 8 time constants v_t / g, tanh(8) = 1 - 2e-7
-    ref_sim, ref_rod = _falling_rod()
+def _operators_and_fused(build: Callable[[], tuple[_Sim, Any]], dt: float,
+                         n: int) -> tuple[Any, Any]:
+    """Two copies of ``build()``'s scene after ``n`` steps of ``dt`` [s]: the first on
+    PyElastica's operator path (Position Verlet), the second on the fused step."""
+    ref_sim, ref = build()
     stepper, t = PositionVerlet(), np.float64(0.0)
     for _ in range(n):
         t = stepper.step(ref_sim, t, np.float64(dt))
-    sim, rod = _falling_rod()
+    sim, out = build()
     FusedEngine(compile_simulator(sim), dt).run_steps(n, 0.0)
+    return ref, out
+
+
+def test_drag_gives_the_terminal_velocity_on_the_operator_path_and_the_fused_step() -> None:
+    # 0.8 s: 8 time constants v_t / g, tanh(8) = 1 - 2e-7
+    ref_rod, rod = _operators_and_fused(_falling_rod, 5e-5, 16000)
     print("terminal velocity: operator", _terminal(ref_rod), "fused", _terminal(rod),
           "closed form", V_T)
     # 1e-4: tanh(8) and the step's O(dt) error in the velocity's approach (dt / tau = 5e-4)
@@ -112,13 +121,8 @@ def test_two_rods_with_their_own_drag_match_the_operator_path() -> None:
         sim.finalize()
         return sim, rods
 
-    dt, n = 5e-5, 16000  # 0.8 s, as the one-rod test: both rods at their terminal velocities
-    ref_sim, ref_rods = build()
-    stepper, t = PositionVerlet(), np.float64(0.0)
-    for _ in range(n):
-        t = stepper.step(ref_sim, t, np.float64(dt))
-    sim, rods = build()
-    FusedEngine(compile_simulator(sim), dt).run_steps(n, 0.0)
+    # 0.8 s, as the one-rod test: both rods at their terminal velocities
+    ref_rods, rods = _operators_and_fused(build, 5e-5, 16000)
     for rod, ref in zip(rods, ref_rods):
         assert np.abs(rod.velocity_collection - ref.velocity_collection).max() < 1e-10
     # the terminal velocity does not depend on the rod's length: sqrt(2 m g / (rho_f C_d D L))
