@@ -8,6 +8,7 @@ its length is ``sum(rest) / (1 - F / k)`` (``~ L (1 + F / k)`` to first order).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -65,7 +66,8 @@ def _tip_loaded_length(rod, law, force):
     h, ref = ch._build(rod, 0.0, None, distal="twist_locked", finalize=False, axial_law=law)
     h.simulator.add_forcing_to(h.rod).using(tip.capture(ch._AdjustableTipForce), force=force)
     h.simulator.finalize()
-    ch._settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=ch.SettleOptions(tol_speed=2e-5))
+    opts = dataclasses.replace(ch.ROD_SETTLE, tol_velocity=2e-5 * rod.length)  # 2e-5 lengths/s
+    ch._settle(h, quiet_after=h.sim_params.ramp_time, options=opts)
     pos = h.rod.position_collection
     return float(pos[2, -1] - pos[2, 0]), ref
 

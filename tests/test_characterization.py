@@ -120,8 +120,8 @@ def test_blocked_force_overestimate_table1_vs_fitted(data):
 
 
 def test_settling_params_are_validated():
-    with pytest.raises(ValueError, match="tol_speed"):
-        ch.SettleOptions(tol_speed=-1.0)
+    with pytest.raises(ValueError, match="tol_velocity = -1.0 is invalid"):
+        ch.SettleOptions(tol_velocity=-1.0)
     with pytest.raises(ValueError, match="characteristic"):
         ch.closed_form(table1_rod_params(ROWS), "stiffness", 0.1)
 

@@ -36,7 +36,7 @@ from hsa_elastica.robots.builders import (
 )
 from hsa_elastica.robots.primitives import platform_to_angles, primitive_angles
 from hsa_elastica.robots.rod_statics import solve_static_rod
-from hsa_elastica.robots.settling import relax
+from hsa_elastica.robots.settling import SettleOptions, relax
 from hsa_elastica.robots.stack import build_stack, solve_stack_static
 from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
 from hsa_elastica.robots.statics_api import (
@@ -95,12 +95,8 @@ def test_dynamics_with_a_lost_turn_is_not_converged():
         return lambda t: sign * (2 * math.pi + ramp(t))
 
     robot = FastRobot(build_robot(p, [schedule(s) for s in h], ramp=None, record=False))
-    out = relax(
-        robot, settling_state, ramp_end=0.05, t_max=0.6, check_interval=0.002,
-        dampings=(p.simulation.damping, p.simulation.rotational_damping), tol_velocity=1e-4,
-        tol_omega=1e-3, tol_residual=5e-3, window=0.05, stop_when_settled=True,
-        max_speed=100.0, progress=False,
-    )
+    out = relax(robot, settling_state, SettleOptions(), (0.05, 0.6),
+                dampings=(p.simulation.damping, p.simulation.rotational_damping))
     assert not out.converged
     assert out.lost is not None and len(out.lost) == p.n_rods
     for _, d in out.lost:

@@ -26,6 +26,7 @@ forces involved, so the closed forms are checked to 1e-7 relative.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -128,8 +129,9 @@ def test_residual_vanishes_at_dynamically_settled_rod():
     # while the straight rod with the base turned carries ~300 N.
     rod = table1_rod_params(ROWS)
     h, _ = ch._build(rod, PHI, None, distal="fixed")
-    opts = ch.SettleOptions(tol_speed=1e-7, tol_omega=1e-6, window=0.02, max_time=5.0)
-    ch._settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=opts)
+    opts = dataclasses.replace(ch.ROD_SETTLE, tol_velocity=1e-7 * rod.length, tol_omega=1e-6,
+                               window=0.02, max_time=5.0)
+    ch._settle(h, quiet_after=h.sim_params.ramp_time, options=opts)
     fresh = build_single_rod(rod, base="motor", angle=PHI, distal="fixed", record=False,
                              check_dt=False)
     model = compile_simulator(fresh.simulator)

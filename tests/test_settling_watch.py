@@ -98,7 +98,7 @@ def test_watched_loop_finds_a_lost_turn_as_the_per_check_loop(
     from hsa_elastica.physics.actuation import Ramp
     from hsa_elastica.robots.builders import build_robot
     from hsa_elastica.robots.compiled import compiled_engine
-    from hsa_elastica.robots.settling import relax
+    from hsa_elastica.robots.settling import SettleOptions, relax
     from hsa_elastica.robots.steady_state import settling_state
 
     p = _params(2e-3)
@@ -109,10 +109,8 @@ def test_watched_loop_finds_a_lost_turn_as_the_per_check_loop(
         schedules = [(lambda t, s=s: s * (2 * math.pi + ramp(t))) for s in p.handedness]
         robot = compiled_engine(build_robot(p, schedules, ramp=None, record=False))
         outcomes.append(relax(
-            robot, settling_state, ramp_end=0.05, t_max=0.3, check_interval=0.002,
-            dampings=(p.simulation.damping, p.simulation.rotational_damping),
-            tol_velocity=1e-4, tol_omega=1e-3, tol_residual=5e-3, window=0.05,
-            stop_when_settled=True, max_speed=100.0, progress=False))
+            robot, settling_state, SettleOptions(), (0.05, 0.3),
+            dampings=(p.simulation.damping, p.simulation.rotational_damping)))
     a, b = outcomes
     assert a.lost is not None and len(a.lost) == p.n_rods and not a.converged
     assert (a.t, a.n_steps, a.lost, a.converged, a.settled_since) == (

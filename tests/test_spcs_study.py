@@ -6,6 +6,7 @@ fitted with n_S = 1 and 2 segments; plus the frame convention of the pose extrac
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from hsa_elastica.spcs import error_metrics
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.validation.spcs_study import (
-    SettleSettings,
+    STUDY_SETTLE,
     SteadyShape,
     fit_rod,
     rod_poses,
@@ -61,7 +62,7 @@ def test_unactuated_rods_are_straight_rest_poses_in_their_base_frames() -> None:
 def twist_shape() -> tuple[Any, SteadyShape]:
     # damping 50 1/s and a 0.1 s ramp: settles at ~0.7 s simulated (~3-5 s wall)
     params = study_params(ramp_time=0.1)
-    shape = simulate_primitive(params, "twist_ccw", 0.5, SettleSettings(max_time=1.5))
+    shape = simulate_primitive(params, "twist_ccw", 0.5, dataclasses.replace(STUDY_SETTLE, max_time=1.5))
     return params, shape
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from hsa_elastica.validation.spcs_study import (
     PRIMITIVE_NAMES,
-    SettleSettings,
+    STUDY_SETTLE,
     end_element_strain_ratio,
     run_study,
     study_params,
@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     per_prim.to_csv(args.out / "spcs_metrics_per_primitive.csv", index=False)
     plot_fig5(per_prim, args.results / "fig5_spcs.png")
     concl = conclusion_text(per_group, end_element_strain_ratio(params, shapes))
-    write_markdown(args.results / "spcs_study.md", params, SettleSettings(), shapes, per_prim, per_group, fits, concl, failed)
+    write_markdown(args.results / "spcs_study.md", params, STUDY_SETTLE, shapes, per_prim, per_group, fits, concl, failed)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         print(per_group.round(4).to_string(index=False))
     print(concl)

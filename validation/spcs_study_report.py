@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 
 from hsa_elastica.params import RobotParams
+from hsa_elastica.robots.settling import SettleOptions
 from hsa_elastica.spcs import SPCSModel, error_metrics
 from hsa_elastica.validation.spcs_study import (
     GROUPS,
     N_SEGMENTS,
     PRIMITIVE_NAMES,
     RodFit,
-    SettleSettings,
     SteadyShape,
 )
 
@@ -85,7 +85,7 @@ def _fmt_table(df: pd.DataFrame, columns: dict[str, str], fmt: dict[str, str]) -
 def write_markdown(
     path: Path,
     params: RobotParams,
-    settle: SettleSettings,
+    settle: SettleOptions,
     shapes: Sequence[SteadyShape],
     per_primitive: pd.DataFrame,
     per_group: pd.DataFrame,

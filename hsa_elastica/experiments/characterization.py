@@ -23,8 +23,8 @@ Steady states come from the static solver of the same discrete model by default
 (``method="static"``, :mod:`hsa_elastica.robots.rod_statics`: milliseconds per point; a solve
 that fails or ends unstable falls back to the dynamics with a logged warning).  With
 ``method="dynamic"`` each run relaxes the dynamics and stops when the rod has settled: every
-node speed below ``tol_speed`` and every angular speed below ``tol_omega`` for ``window``
-seconds after the actuation ramp (not after a fixed long time).  :func:`settling_sim_params`
+node speed below ``tol_velocity`` and every angular speed below ``tol_omega`` for ``window``
+seconds after the actuation ramp (not after a fixed long time; :data:`ROD_SETTLE`).  :func:`settling_sim_params`
 picks ``dt`` and a near-critical damping from the rod's slowest axial/torsional mode so that a
 run takes a few thousand steps.  Both agree to the settling tolerance (tested).  The dynamic
 runs step the handle's operators (PyElastica's Position Verlet) or, with
@@ -88,6 +88,7 @@ from hsa_elastica.experiments.characterization_closed_form import (
 # the dynamic relaxation of a single rod lives with the rods; re-exported here
 from hsa_elastica.robots.rod_relaxation import (
     IMPLICIT_SETTLE_STEP as IMPLICIT_SETTLE_STEP,
+    ROD_SETTLE as ROD_SETTLE,
     NotSettledError as NotSettledError,
     SettleOptions as SettleOptions,
     build_setup as _build,
@@ -111,6 +112,7 @@ __all__ = [
     "DATA_UNITS",
     "DATA_COLUMNS",
     "NotSettledError",
+    "ROD_SETTLE",
     "SettleOptions",
     "default_data_path",
     "load_characterization_data",
@@ -223,7 +225,7 @@ def _twisted_free_rod(
         h.simulator.add_forcing_to(h.rod).using(ref.capture(_AdjustableTipForce), force=0.0)
         h.simulator.finalize()
         tip = ref.instance
-    t = _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
+    t = _settle(h, quiet_after=h.sim_params.ramp_time, options=options)
     return h, t, tip
 
 
@@ -232,7 +234,7 @@ def holding_torque(
     angle: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = SettleOptions(),
+    options: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -258,7 +260,7 @@ def twist_angle_under_torque(
     torque: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = SettleOptions(),
+    options: SettleOptions = ROD_SETTLE,
     method: str = "static",
 ) -> float:
     """Steady base twist angle [rad] under a base torque ``torque`` [N m] (paper's procedure).
@@ -280,7 +282,7 @@ def twist_angle_under_torque(
     sp = settling_sim_params(rod_params, angle=guess) if sim_params is None else sim_params
     h, _ = _build(rod_params, 0.0, sp, distal="twist_locked", base="free_twist", torque=torque)
     reference = np.array(h.rod.director_collection[..., 0])
-    _settle(h, 0.0, quiet_after=sp.ramp_time, options=options)
+    _settle(h, quiet_after=sp.ramp_time, options=options)
     return base_twist_angle(h.rod, reference)
 
 
@@ -289,7 +291,7 @@ def minimum_energy_length(
     angle: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = SettleOptions(),
+    options: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -310,7 +312,7 @@ def spring_constant_details(
     *,
     force: float | None = None,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = SettleOptions(),
+    options: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     pull_only: bool = False,
     method: str = "static",
@@ -337,7 +339,7 @@ def spring_constant_details(
     sides = ((+1.0, "z_pull"),) if pull_only else ((+1.0, "z_pull"), (-1.0, "z_push"))
     for sign, name in sides:
         tip.force = sign * force
-        t = _settle(h, t, quiet_after=t, options=options)
+        t = _settle(h, quiet_after=t, options=options)
         out[name] = float(pos[2, -1] - pos[2, 0])
     return _spring_values(out, force, pull_only)
 
@@ -377,7 +379,7 @@ def spring_constant(
     *,
     force: float | None = None,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = SettleOptions(),
+    options: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -401,7 +403,7 @@ def blocked_force(
     angle: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = SettleOptions(),
+    options: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -417,7 +419,7 @@ def blocked_force(
         if st is not None:
             return st.distal_axial_force_N
     h, law_ref = _build(rod_params, angle, sim_params, distal="fixed", axial_law=axial_law)
-    _settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
+    _settle(h, quiet_after=h.sim_params.ramp_time, options=options)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(0.0))
     n_lab = rod.director_collection[..., -1].T @ rod.internal_stress[:, -1]

@@ -82,6 +82,12 @@ class SingleRod:
         """``[rod]``: the handle's rods as a robot lists them (the compiled engines read it)."""
         return [self.rod]
 
+    @property
+    def motors(self) -> list[OperatorRef[Any]]:
+        """``[base_bc]``: the base's boundary condition as a robot lists its motors (the
+        settling loop's lost-twist test reads a motor-angle base)."""
+        return [self.base_bc]
+
     def named_systems(self) -> dict[Any, str]:
         """``{rod: "rod"}``: the name divergence and Newton-failure reports give the rod."""
         return {self.rod: "rod"}

@@ -3,8 +3,9 @@
 :func:`build_setup` builds a set-up of :func:`~hsa_elastica.robots.builders.build_single_rod`
 (motor or free-twist base ramped to its angle / torque, free / twist-locked / fixed distal end,
 optional tip force and compression law); :func:`settle` steps it until every node speed is below
-``tol_speed`` and every angular speed below ``tol_omega`` for ``window`` seconds after the ramp
-(:class:`SettleOptions`); :func:`settling_sim_params` picks the step and a near-critical
+``tol_velocity`` and every angular speed below ``tol_omega`` for ``window`` seconds after the
+ramp (the settling loop of every dynamic steady state,
+:func:`~hsa_elastica.robots.settling.relax`, with the options :data:`ROD_SETTLE`); :func:`settling_sim_params` picks the step and a near-critical
 damping from the rod's slowest axial / torsional mode; :func:`relax_rod` returns the settled
 state as a :class:`~hsa_elastica.robots.rod_statics.RodSteadyState` (``method = "dynamic"``), the
 dynamic counterpart of :func:`~hsa_elastica.robots.rod_statics.solve_static_rod`
@@ -20,7 +21,6 @@ for their ``method="dynamic"``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +31,7 @@ from hsa_elastica.params import ParameterError, RodParams, SimulationParams
 from hsa_elastica.params import integrator as integrator_record
 from hsa_elastica.params.base import MAX_DAMPING
 from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
+from hsa_elastica.robots.settling import SettleOptions, describe_lost, relax, settle_span
 
 if TYPE_CHECKING:  # pragma: no cover
     from hsa_elastica.robots.builders import OperatorRef
@@ -40,9 +41,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "IMPLICIT_SETTLE_STEP",
     "NotSettledError",
+    "ROD_SETTLE",
     "SettleOptions",
     "build_setup",
     "relax_rod",
+    "rod_speeds",
     "settle",
     "settling_sim_params",
 ]
@@ -57,48 +60,18 @@ def _compressive(axial_law: AxialLawParams | None) -> bool:
 
 
 class NotSettledError(RuntimeError):
-    """A characterization run did not settle within ``SettleOptions.max_time``."""
+    """A characterization run did not settle within its ``SettleOptions.max_time``, or one of
+    its rods lost a turn of twist."""
 
 
-# --------------------------------------------------------------------------------------------
-# settling
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SettleOptions:
-    """When a characterization run counts as settled.
-
-    Attributes
-    ----------
-    tol_speed : float
-        Node speed tolerance as a fraction of the printed length per second [1/s]
-        (``1e-4`` -> 7.5 um/s for a 75 mm rod).
-    tol_omega : float
-        Angular speed tolerance [rad/s].
-    window : float
-        The rod must stay below both tolerances for this many seconds [s].
-    max_time : float
-        Give up (``NotSettledError``) after this simulated time past the ramp [s].
-    check_every : int
-        Steps between two checks.
-    """
-
-    tol_speed: float = 1e-4
-    tol_omega: float = 1e-3
-    window: float = 0.01
-    max_time: float = 2.0
-    check_every: int = 20
-
-    def __post_init__(self) -> None:
-        for name in ("tol_speed", "tol_omega", "window", "max_time"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
-                math.isfinite(v) and v > 0
-            ):
-                raise ParameterError(f"SettleOptions.{name} = {v!r} is invalid: must be a finite number > 0")
-        if isinstance(self.check_every, bool) or not isinstance(self.check_every, int) or self.check_every < 1:
-            raise ParameterError(
-                f"SettleOptions.check_every = {self.check_every!r} is invalid: must be an integer >= 1"
-            )
+#: the settling test of the characterization runs (:class:`SettleOptions`): every node slower
+#: than 5 um/s and every element turning slower than 1e-3 rad/s for 10 ms, checked every
+#: 2 ms, within 2 s of the run's start.  No creep bound: the runs are damped near-critically
+#: (:func:`settling_sim_params`), so a creeping rod is a slow one, which the speed bound
+#: catches.  The speed bound is about 1e-4 rod lengths per second for the closed HSAs of Good
+#: et al. (50-100 mm).
+ROD_SETTLE = SettleOptions(tol_velocity=1e-5, tol_omega=1e-3, tol_residual=math.inf,
+                           window=0.01, check_interval=0.005, max_time=2.0)
 
 
 def _slowest_rate(rod: RodParams) -> float:
@@ -172,41 +145,44 @@ def implicit_engine(handle: "SingleRod") -> Any:
     return engine
 
 
-def settle(handle: "SingleRod", time: float, *, quiet_after: float, options: SettleOptions) -> float:
-    """Step ``handle`` until settled (see :class:`SettleOptions`); returns the time [s].  With
-    ``sim_params.integrator = "implicit"`` the steps are the implicit integrator's (a step it
-    cannot take raises ``ImplicitStepFailed``, a blow-up ``SimulationDiverged``, both naming
-    the time; the rod is ``"rod"``)."""
-    rod = handle.rod
-    sim = handle.simulator
-    step = handle.timestepper.step
-    dt = handle.dt
+def rod_speeds(handle: Any) -> dict[str, float]:
+    """The settling state of a single rod: its largest node speed ``max_speed`` [m/s] and
+    largest element angular speed ``platform_omega`` [rad/s] (the key :func:`relax` reads for
+    the bodies' angular speed; a single rod has none)."""
+    rod = handle.rods[0]
+    return {
+        "max_speed": float(np.sqrt(np.max(np.sum(rod.velocity_collection ** 2, axis=0)))),
+        "platform_omega": float(np.sqrt(np.max(np.sum(rod.omega_collection ** 2, axis=0)))),
+    }
+
+
+def settle(handle: "SingleRod", *, quiet_after: float, options: SettleOptions = ROD_SETTLE
+           ) -> float:
+    """Step ``handle`` from its present time until settled (:func:`relax`, the settling loop
+    of every dynamic steady state, with :func:`rod_speeds` and ``options``; the test starts at
+    ``quiet_after`` [s]); returns the time [s].  With ``sim_params.integrator = "implicit"``
+    the steps are the implicit integrator's, and the test also asks for the force balance
+    (the static residual).  A blow-up or a step the implicit integrator cannot take raises
+    :class:`~hsa_elastica.engines.timeloop.SimulationFailed` naming the time and the rod
+    (``"rod"``); a run that does not settle within ``options.max_time``, or whose rod lost a
+    turn of twist, :class:`NotSettledError`."""
     engine = implicit_engine(handle)
-    v_tol = options.tol_speed * handle.rod_params.length
-    quiet = 0.0
-    t = np.float64(time)
-    deadline = quiet_after + options.max_time
-    while True:
-        if engine is not None:
-            t = np.float64(engine.run(options.check_every * dt))
-        else:
-            for _ in range(options.check_every):
-                t = step(sim, t, dt)
-        v = float(np.max(np.abs(rod.velocity_collection)))
-        w = float(np.max(np.abs(rod.omega_collection)))
-        if not (math.isfinite(v) and math.isfinite(w)):
-            raise NotSettledError(f"characterization run diverged at t = {float(t):.4g} s")
-        if float(t) >= quiet_after and v < v_tol and w < options.tol_omega:
-            quiet += options.check_every * dt
-            if quiet >= options.window:
-                return float(t)
-        else:
-            quiet = 0.0
-        if float(t) > deadline:
-            raise NotSettledError(
-                f"characterization run not settled after {float(t):.3g} s: max speed {v:.3g} m/s "
-                f"(tol {v_tol:.3g}), max angular speed {w:.3g} rad/s (tol {options.tol_omega:.3g})"
-            )
+    runner: Any = handle if engine is None else engine
+    span = settle_span(options, ramp=float(quiet_after), ramp_time=0.0, dt=handle.dt,
+                       start=float(handle.time))
+    sp = handle.sim_params
+    run = relax(runner, rod_speeds, options, span, dampings=(sp.damping, sp.rotational_damping))
+    if run.divergence is not None:
+        raise run.divergence
+    if run.lost:
+        raise NotSettledError(f"characterization run at t = {run.t:.4g} s: {describe_lost(run.lost)}")
+    if not run.converged:
+        raise NotSettledError(
+            f"characterization run not settled after {run.t:.3g} s: max speed "
+            f"{run.state['max_speed']:.3g} m/s (tol {options.tol_velocity:.3g}), max angular "
+            f"speed {run.state['platform_omega']:.3g} rad/s (tol {options.tol_omega:.3g})"
+        )
+    return float(run.t)
 
 
 def build_setup(
@@ -269,7 +245,7 @@ def relax_rod(
     tip_force: "float | NDArray[np.float64] | Any" = 0.0,
     axial_law: AxialLawParams | None = None,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = SettleOptions(),
+    options: SettleOptions = ROD_SETTLE,
 ) -> "RodSteadyState":
     """Steady state of a single-rod set-up by dynamic relaxation: the set-up of
     :func:`~hsa_elastica.robots.rod_statics.solve_static_rod` (same arguments: base ``angle``
@@ -294,7 +270,7 @@ def relax_rod(
                         torque=float(torque), axial_law=axial_law,
                         tip_load=f if np.any(f != 0.0) else False)
     reference = np.array(h.rod.director_collection[..., 0])
-    t = settle(h, 0.0, quiet_after=h.sim_params.ramp_time, options=options)
+    t = settle(h, quiet_after=h.sim_params.ramp_time, options=options)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(t))
     n_lab = rod.director_collection[..., -1].T @ rod.internal_stress[:, -1]

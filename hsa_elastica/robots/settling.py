@@ -1,9 +1,11 @@
-"""The settling loop of the dynamic steady states (single robots:
-:func:`~hsa_elastica.robots.steady_state.solve_steady_state`; stacks:
-:func:`~hsa_elastica.robots.stack_steady_state.solve_stack_steady_state`): :func:`relax`
-advances a robot or stack handle in chunks and applies the settling test described in
-:mod:`hsa_elastica.robots.steady_state` (speeds, damper balance, static residual, held over a
-window) after each one.
+"""The one settling loop of every dynamic steady state, with its one options type
+:class:`SettleOptions`: :func:`relax` advances a handle in chunks and applies the settling
+test described in :mod:`hsa_elastica.robots.steady_state` (speeds, damper balance, static
+residual, held over a window) after each one.  Robots
+(:func:`~hsa_elastica.robots.steady_state.solve_steady_state`) and stacks
+(:func:`~hsa_elastica.robots.stack_steady_state.solve_stack_steady_state`) run it through
+:func:`build_and_settle`; the single-rod characterization runs through
+:func:`~hsa_elastica.robots.rod_relaxation.settle`.
 """
 
 from __future__ import annotations
@@ -37,9 +39,8 @@ __all__ = [
     "TOL_STATIC_RESIDUAL",
     "TOL_WINDING",
     "Relaxation",
-    "SettleSettings",
-    "settle_settings",
-    "settle",
+    "SettleOptions",
+    "settle_span",
     "build_and_settle",
     "raise_divergence",
     "divergence_summary",
@@ -84,24 +85,21 @@ def append_final_sample(robot: Any, t: float) -> None:
 def relax(
     robot: Any,
     state_fn: Callable[[Any], dict[str, Any]],
+    options: SettleOptions,
+    span: tuple[float, float],
     *,
-    ramp_end: float,
-    t_max: float,
-    check_interval: float,
     dampings: tuple[float, float],
-    tol_velocity: float,
-    tol_omega: float,
-    tol_residual: float,
-    window: float,
-    stop_when_settled: bool,
-    max_speed: float,
-    progress: bool,
+    stop_when_settled: bool = True,
+    progress: bool = False,
 ) -> Relaxation:
-    """Advance ``robot`` (a robot or stack handle, fused or per-rod) in chunks of
-    ``check_interval`` [s] up to ``t_max`` [s], applying the settling test of the module doc
-    after every chunk that ends at or after ``ramp_end`` [s].  ``state_fn(robot)`` gives at
-    least ``max_speed`` [m/s] (every rod node and body) and ``platform_omega`` [rad/s] (every
-    body); ``dampings`` = (translational, rotational) damping rates [1/s] of the creep bound.
+    """Advance ``robot`` (a robot, stack or single-rod handle, fused or per-rod) in chunks of
+    ``options.check_interval`` [s] up to ``t_max`` [s], applying the settling test of the
+    module doc with the bounds of ``options`` after every chunk that ends at or after
+    ``ramp_end`` [s] (``span = (ramp_end, t_max)``, :func:`settle_span`).  ``state_fn(robot)``
+    gives at least ``max_speed`` [m/s] (every rod node and body) and ``platform_omega``
+    [rad/s] (every body); ``dampings`` = (translational, rotational) damping rates [1/s] of
+    the creep bound.  ``stop_when_settled`` False: run to ``t_max``, still reporting whether
+    the test held over the last window.
     A divergence, a step the implicit integrator refused or a failed force law
     (:class:`~hsa_elastica.engines.timeloop.SimulationFailed`) stops the run and is returned,
     not raised, as ``divergence``; so does a rod that lost a turn of twist
@@ -110,6 +108,10 @@ def relax(
     (:func:`~hsa_elastica.robots.settling_watch.relax_watched`).  The result's ``wall_time_s``
     is the wall-clock time of the loop, from after its set-up (the settling watch's, with
     the kernels it calls loaded) to the stop."""
+    ramp_end, t_max = span
+    o = options
+    tol_velocity, tol_omega, tol_residual = o.tol_velocity, o.tol_omega, o.tol_residual
+    window, max_speed, check_interval = o.window, o.max_speed, o.check_interval
     dt = robot.dt
     steps_per_check = max(1, int(round(check_interval / dt)))
     bar = _progress_bar(t_max) if progress else None
@@ -218,104 +220,109 @@ def _progress_bar(t_max: float) -> Any:
                         bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
 
 
-# -- the set-up shared by the dynamic steady-state solvers (robot and stack) -------------------
+# -- the options and the set-up shared by every dynamic settling run --------------------------
 @dataclass(frozen=True)
-class SettleSettings:
-    """The checked options of a dynamic steady-state run: the settling test's bounds
-    ``tol_velocity`` [m/s], ``tol_omega`` [rad/s], ``tol_residual`` [m/s^2], the runaway guard
-    ``max_speed`` [m/s], ``window`` and ``check_interval`` [s], the end of the motor ramp
-    ``ramp_end`` [s] (where the test starts) and the simulated time limit ``t_max`` [s]."""
+class SettleOptions:
+    """When a dynamic run counts as settled, and when it gives up (SI units): the one options
+    type of every settling run (robots and stacks, :func:`relax`; the single-rod
+    characterization runs, :func:`~hsa_elastica.robots.rod_relaxation.settle`).
 
-    tol_velocity: float
-    tol_omega: float
-    tol_residual: float
-    max_speed: float
-    window: float
-    check_interval: float
-    ramp_end: float
-    t_max: float
+    Attributes
+    ----------
+    tol_velocity : float
+        Bound on every rod node speed and body speed [m/s].
+    tol_omega : float
+        Bound on every body's angular speed (a single rod: every element's) [rad/s].
+    tol_residual : float
+        The creep bound [m/s^2] (:mod:`hsa_elastica.robots.steady_state`, "The creep bound");
+        ``math.inf``: none (the near-critically damped single-rod runs).
+    max_speed : float
+        Runaway guard [m/s]: a faster node or body stops the run as diverged.
+    window : float
+        Simulated time the bounds must hold for, at every check [s] (0: one check).
+    check_interval : float
+        Simulated time between two checks [s] (rounded to whole steps, at least one).
+    max_time : float or None
+        Give up at this simulated time past the run's start [s] (None: the end of the motor
+        ramp + 3 s); checked against the run's step when it starts
+        (:func:`settle_span`: at most :data:`hsa_elastica.params.MAX_STEPS` steps).
+
+    Invalid values raise ``ParameterError`` naming the field and its range.
+    """
+
+    tol_velocity: float = 1e-4
+    tol_omega: float = 1e-3
+    tol_residual: float = 5e-3
+    max_speed: float = 100.0
+    window: float = 0.05
+    check_interval: float = 0.002
+    max_time: float | None = None
+
+    def __post_init__(self) -> None:
+        checked = {
+            "tol_velocity": positive("tol_velocity", self.tol_velocity, "m/s"),
+            "max_speed": positive("max_speed", self.max_speed, "m/s"),
+            "tol_omega": positive("tol_omega", self.tol_omega, "rad/s"),
+            "tol_residual": math.inf if self.tol_residual == math.inf
+            else positive("tol_residual", self.tol_residual, "m/s^2"),
+            "window": positive("window", self.window, "s", allow_zero=True),
+            "check_interval": positive("check_interval", self.check_interval, "s"),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
 
 
-def settle_settings(
-    *, tol_velocity: float, tol_omega: float, tol_residual: float, max_speed: float,
-    window: float, check_interval: float, ramp: Any, max_time: float | None, ramp_time: float,
-    dt: float,
-) -> SettleSettings:
-    """The options of :func:`~hsa_elastica.robots.steady_state.solve_steady_state` (same names
-    and units) checked (``ParameterError`` naming the first bad one and its range); ``ramp_time`` [s] is the
-    parameters' ramp, used when ``ramp`` is None (a callable ``ramp``: the test starts at 0);
-    ``max_time`` None: the end of the ramp + 3 s; a run is at most
-    :data:`hsa_elastica.params.MAX_STEPS` steps of ``dt`` [s] (the command line's cap)."""
-    tol_v = positive("tol_velocity", tol_velocity, "m/s")
-    v_max = positive("max_speed", max_speed, "m/s")
-    tol_w = positive("tol_omega", tol_omega, "rad/s")
-    tol_r = positive("tol_residual", tol_residual, "m/s^2")
-    win = positive("window", window, "s", allow_zero=True)
-    chk = positive("check_interval", check_interval, "s")
+def settle_span(options: SettleOptions, *, ramp: Any, ramp_time: float, dt: float,
+                start: float = 0.0) -> tuple[float, float]:
+    """``(ramp_end, t_max)`` [s] of a run from ``start`` [s] with ``options``: the settling
+    test starts at the end of the motor ramp (``ramp``: the time [s] it ends; None:
+    ``ramp_time``, the parameters' ramp; a callable: at ``start``) and the run gives up at ``start +
+    options.max_time`` (None: ``ramp_end + 3 s``), at most
+    :data:`hsa_elastica.params.MAX_STEPS` steps of ``dt`` [s] (the command line's cap).
+    ``ParameterError`` naming ``ramp`` or ``max_time`` and the range otherwise."""
     if ramp is None:
         ramp_end = float(ramp_time)
     elif callable(ramp):
-        ramp_end = 0.0
+        ramp_end = float(start)
     else:
         ramp_end = positive("ramp", ramp, "s", allow_zero=True)
-    t_max = check_run_length(ramp_end + 3.0 if max_time is None else max_time, dt, "max_time")
-    return SettleSettings(tol_v, tol_w, tol_r, v_max, win, chk, ramp_end, t_max)
+    span = ramp_end + 3.0 - start if options.max_time is None else options.max_time
+    return ramp_end, start + check_run_length(span, dt, "max_time")
 
 
-def settle(
-    robot: Any, state_fn: Callable[[Any], dict[str, Any]], settings: SettleSettings, *,
-    fast: bool, dampings: tuple[float, float], record: bool, stop_when_settled: bool,
-    progress: bool,
+def build_and_settle(
+    build: Callable[[], Any], params: Any, state_fn: Callable[[Any], dict[str, Any]],
+    options: SettleOptions, span: tuple[float, float], *, fast: bool,
+    dampings: tuple[float, float], record: bool, stop_when_settled: bool, progress: bool,
 ) -> tuple[Any, Relaxation, "pd.DataFrame | None"]:
-    """Run a freshly built ``robot`` (or stack) until it has settled (:func:`relax` with
-    ``settings``), stepped by the compiled engine its ``simulation.integrator`` selects if
-    ``fast``, else by the per-rod operators.  With ``record`` the stopping state is appended to
-    the recordings (unless the run diverged).  Returns the stepped handle, the relaxation and
-    the diagnostics (None without ``record``).  The relaxation's ``setup_wall_time_s`` is the
-    wall-clock time from the call to the start of the simulation loop (compiling the model,
-    the engine's set-up, loading the kernels the loop calls), its ``wall_time_s`` the loop's."""
+    """The dynamic run of a steady-state solver, robot or stack: with ``record``, check that
+    the recordings of ``params`` (a robot's, or a stack's list) fit in memory up to ``t_max``
+    (``span = (ramp_end, t_max)``); ``build()`` the handle and run it until it has settled
+    (:func:`relax`), stepped by the compiled engine its ``simulation.integrator`` selects if
+    ``fast``, else by the per-rod operators.  With ``record`` the stopping state is appended
+    to the recordings (unless the run diverged).  Returns the stepped handle, the relaxation
+    and the diagnostics (None without ``record``).  The relaxation's ``setup_wall_time_s`` is
+    the wall-clock time from the call to the start of the simulation loop (the build,
+    compiling the model, the engine's set-up, loading the kernels the loop calls), its
+    ``wall_time_s`` the loop's."""
+    if record:
+        from hsa_elastica.io.recording import check_recording_size
+
+        check_recording_size(params, span[1])
     wall0 = _time.perf_counter()
+    robot = build()
     if fast:
         from hsa_elastica.robots.compiled import compiled_engine
 
         robot = compiled_engine(robot)
-    s = settings
-    relaxed = relax(
-        robot, state_fn, ramp_end=s.ramp_end, t_max=s.t_max, check_interval=s.check_interval,
-        dampings=dampings, tol_velocity=s.tol_velocity, tol_omega=s.tol_omega,
-        tol_residual=s.tol_residual, window=s.window, stop_when_settled=stop_when_settled,
-        max_speed=s.max_speed, progress=progress,
-    )
+    relaxed = relax(robot, state_fn, options, span, dampings=dampings,
+                    stop_when_settled=stop_when_settled, progress=progress)
     relaxed.setup_wall_time_s = _time.perf_counter() - wall0 - relaxed.wall_time_s
     diagnostics = None
     if record:
         if relaxed.divergence is None:
             append_final_sample(robot, relaxed.t)
         diagnostics = robot.diagnostics()
-    return robot, relaxed, diagnostics
-
-
-def build_and_settle(
-    build: Callable[[], Any], params: Any, state_fn: Callable[[Any], dict[str, Any]],
-    settings: SettleSettings, *, fast: bool, dampings: tuple[float, float], record: bool,
-    stop_when_settled: bool, progress: bool,
-) -> tuple[Any, Relaxation, "pd.DataFrame | None"]:
-    """The dynamic run of a steady-state solver, robot or stack: with ``record``, check that
-    the recordings of ``params`` (a robot's, or a stack's list) fit in memory up to
-    ``settings.t_max``; then ``build()`` the handle and :func:`settle` it.  The relaxation's
-    ``setup_wall_time_s`` includes the build."""
-    if record:
-        from hsa_elastica.io.recording import check_recording_size
-
-        check_recording_size(params, settings.t_max)
-    wall0 = _time.perf_counter()
-    robot = build()
-    built = _time.perf_counter() - wall0
-    robot, relaxed, diagnostics = settle(
-        robot, state_fn, settings, fast=fast, dampings=dampings, record=record,
-        stop_when_settled=stop_when_settled, progress=progress,
-    )
-    relaxed.setup_wall_time_s = built + float(relaxed.setup_wall_time_s)
     return robot, relaxed, diagnostics
 
 

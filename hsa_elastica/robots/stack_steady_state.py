@@ -36,10 +36,11 @@ from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
 from hsa_elastica.robots.settling import (
     Relaxation,
+    SettleOptions,
     build_and_settle,
     divergence_summary,
     raise_divergence,
-    settle_settings,
+    settle_span,
 )
 from hsa_elastica.robots.steady_state import (
     SteadyStateResult,
@@ -215,18 +216,17 @@ def solve_stack_steady_state(
     warn_mass_without_gravity(params, motor_mass if isinstance(motor_mass, (int, float)) else 0.0)
     if method == "static":
         return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
-    settings = settle_settings(
+    options = SettleOptions(
         tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
-        max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
-        max_time=max_time, ramp_time=max(p.simulation.ramp_time for p in params),
-        dt=params[0].simulation.dt,
+        max_speed=max_speed, window=window, check_interval=check_interval, max_time=max_time,
     )
+    span = settle_span(options, ramp=ramp, ramp_time=max(p.simulation.ramp_time for p in params), dt=params[0].simulation.dt)
     dampings = (max(p.simulation.damping for p in params),
                 max(p.simulation.rotational_damping for p in params))
     robot, relaxed, diagnostics = build_and_settle(
         lambda: build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass,
                             record=record, mount=mount, drive=drive),
-        params, _stack_state, settings, fast=fast, dampings=dampings, record=record,
+        params, _stack_state, options, span, fast=fast, dampings=dampings, record=record,
         stop_when_settled=stop_when_settled, progress=progress,
     )
     residual = (math.nan, math.nan)

@@ -83,7 +83,13 @@ from hsa_elastica.params import (
     warn_mass_without_gravity,
 )
 from hsa_elastica.robots.builders import build_robot
-from hsa_elastica.robots.settling import build_and_settle, divergence_summary, raise_divergence, settle_settings
+from hsa_elastica.robots.settling import (
+    SettleOptions,
+    build_and_settle,
+    divergence_summary,
+    raise_divergence,
+    settle_span,
+)
 from hsa_elastica.robots.settling import relax as relax  # re-exported: the settling loop
 from hsa_elastica.robots.settling_checks import (  # re-exported: the settling test and its outcome
     TOL_STATIC_RESIDUAL as TOL_STATIC_RESIDUAL,
@@ -390,17 +396,17 @@ def solve_steady_state(
     """
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
-    settings = settle_settings(
+    options = SettleOptions(
         tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
-        max_speed=max_speed, window=window, check_interval=check_interval, ramp=ramp,
-        max_time=max_time, ramp_time=params.simulation.ramp_time, dt=params.simulation.dt,
+        max_speed=max_speed, window=window, check_interval=check_interval, max_time=max_time,
     )
+    span = settle_span(options, ramp=ramp, ramp_time=params.simulation.ramp_time, dt=params.simulation.dt)
     angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
     warn_mass_without_gravity(params)
     sp = params.simulation
     robot, relaxed, diagnostics = build_and_settle(
         lambda: build_robot(params, [float(a) for a in angles], ramp=ramp, record=record),
-        params, settling_state, settings, fast=fast,
+        params, settling_state, options, span, fast=fast,
         dampings=(sp.damping, sp.rotational_damping), record=record,
         stop_when_settled=stop_when_settled, progress=progress,
     )

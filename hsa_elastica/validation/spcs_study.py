@@ -55,6 +55,7 @@ from hsa_elastica.spcs import (
 from hsa_elastica.params import RobotParams, paper_robot_params
 from hsa_elastica.params.files import write_atomic
 from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.robots.settling import SettleOptions
 from hsa_elastica.io.recording import directors, node_positions
 from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.robots.steady_state import solve_steady_state
@@ -75,15 +76,10 @@ VARIANTS: tuple[str, ...] = ("fixed", "free")
 # --------------------------------------------------------------------------------------------
 # simulation settings and cached steady states
 # --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SettleSettings:
-    """Settling test of ``steady_state.solve_steady_state`` (SI units)."""
-
-    tol_velocity: float = 1e-4  # m/s, every rod node and the platform
-    tol_omega: float = 1e-3  # rad/s, platform
-    window: float = 0.05  # s the bounds must hold for
-    max_time: float = 3.0  # s simulated, give up after
-    check_interval: float = 0.01  # s between checks
+#: the study's settling test (:class:`~hsa_elastica.robots.settling.SettleOptions`):
+#: every rod node and the platform below 1e-4 m/s and the platform below 1e-3 rad/s for
+#: 0.05 s, checked every 0.01 s, giving up at 3 s simulated
+STUDY_SETTLE = SettleOptions(max_time=3.0, check_interval=0.01)
 
 
 def study_params(
@@ -140,7 +136,7 @@ class SteadyShape:
     platform_twist_rad: float
 
 
-def cache_key(params: RobotParams, settle: SettleSettings) -> str:
+def cache_key(params: RobotParams, settle: SettleOptions) -> str:
     """Short hash of everything that changes a steady state (parameters, settling test)."""
     text = repr(params) + repr(settle)
     return hashlib.sha1(text.encode()).hexdigest()[:10]
@@ -151,20 +147,11 @@ def cache_path(out: Path, primitive: str, magnitude: float, key: str) -> Path:
 
 
 def simulate_primitive(
-    params: RobotParams, primitive: str, magnitude: float, settle: SettleSettings
+    params: RobotParams, primitive: str, magnitude: float, settle: SettleOptions
 ) -> SteadyShape:
     """Run the robot to the steady state of ``primitive`` at ``magnitude`` in [0, 1]."""
     angles = primitive_angles(primitive, magnitude, params)
-    res = solve_steady_state(
-        params,
-        angles,
-        tol_velocity=settle.tol_velocity,
-        tol_omega=settle.tol_omega,
-        window=settle.window,
-        max_time=settle.max_time,
-        check_interval=settle.check_interval,
-        record=True,
-    )
+    res = solve_steady_state(params, angles, **dataclasses.asdict(settle), record=True)
     df = res.diagnostics
     assert df is not None
     n = params.n_rods
@@ -197,7 +184,7 @@ def load_or_simulate(
     params: RobotParams,
     primitive: str,
     magnitude: float,
-    settle: SettleSettings,
+    settle: SettleOptions,
     out: Path | None,
     *,
     verbose: bool = True,
@@ -360,14 +347,14 @@ def run_study(
     out: Path | None,
     primitives: Sequence[str] = PRIMITIVE_NAMES,
     params: RobotParams | None = None,
-    settle: SettleSettings | None = None,
+    settle: SettleOptions | None = None,
     n_segments: Sequence[int] = N_SEGMENTS,
     verbose: bool = True,
 ) -> tuple[list[SteadyShape], list[RodFit], pd.DataFrame, pd.DataFrame, list[str]]:
     """Simulate (or load) the steady states, fit them; returns (shapes, fits, per-primitive
     table, per-group table, descriptions of diverged runs)."""
     params = study_params() if params is None else params
-    settle = SettleSettings() if settle is None else settle
+    settle = STUDY_SETTLE if settle is None else settle
     shapes: list[SteadyShape] = []
     failed: list[str] = []
     for prim in primitives:
