@@ -121,9 +121,11 @@ def command_run(name: str, params: str, duration: float, out: str) -> dict[str, 
 
 
 def solve_rtf(p, u, duration: float, record: bool = True) -> float:  # type: ignore[no-untyped-def]
+    from hsa_elastica.robots.settling import SettleOptions
     from hsa_elastica.robots.steady_state import solve_steady_state
 
-    res = solve_steady_state(p, u, max_time=duration, stop_when_settled=False, record=record)
+    res = solve_steady_state(p, u, settle=SettleOptions(max_time=duration),
+                             stop_when_settled=False, record=record)
     return float(res.real_time_factor)
 
 

@@ -248,12 +248,14 @@ def steady_state() -> list[str]:
     wall time to settle (fused: warm second call; reference operators), and the settled pose
     against a fixed-duration run to ramp + 3 s (the solver's default max_time)."""
     from hsa_elastica.params import RobotParams
+    from hsa_elastica.robots.settling import SettleOptions
     from hsa_elastica.robots.steady_state import solve_steady_state
 
     params = RobotParams()
     angles = bend_north(params)
     out = []
-    solve_steady_state(params, angles, record=False, max_time=0.01)  # warm the kernels
+    solve_steady_state(params, angles, record=False,
+                       settle=SettleOptions(max_time=0.01))  # warm the kernels
     res = {}
     for label, kw in (
         ("fused (default)", dict(fast=True)),

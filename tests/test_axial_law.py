@@ -67,7 +67,7 @@ def _tip_loaded_length(rod, law, force):
     h.simulator.add_forcing_to(h.rod).using(tip.capture(ch._AdjustableTipForce), force=force)
     h.simulator.finalize()
     opts = dataclasses.replace(ch.ROD_SETTLE, tol_velocity=2e-5 * rod.length)  # 2e-5 lengths/s
-    ch._settle(h, quiet_after=h.sim_params.ramp_time, options=opts)
+    ch._settle(h, quiet_after=h.sim_params.ramp_time, settle=opts)
     pos = h.rod.position_collection
     return float(pos[2, -1] - pos[2, 0]), ref
 

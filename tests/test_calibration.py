@@ -36,6 +36,7 @@ from hsa_elastica.params import (
     resolve_params,
 )
 from hsa_elastica.robots.builders import build_robot
+from hsa_elastica.robots.settling import SettleOptions
 from hsa_elastica.robots.steady_state import solve_steady_state
 
 
@@ -71,8 +72,9 @@ def test_zero_caps_keep_the_paper_layout_bit_identical() -> None:
         assert float(robot.platform.mass[0]) == pytest.approx(params.platform.mass, rel=1e-12)
     # bit-identical trajectories: a difference shows from the first step on, so 0.05 s (1700
     # steps, the motors 5 % up their 1 s ramp) checks it as well as a longer run
-    a = solve_steady_state(p, [0.5, -0.5, 0.5, -0.5], record=False, max_time=0.05)
-    b = solve_steady_state(explicit, [0.5, -0.5, 0.5, -0.5], record=False, max_time=0.05)
+    short = SettleOptions(max_time=0.05)
+    a = solve_steady_state(p, [0.5, -0.5, 0.5, -0.5], record=False, settle=short)
+    b = solve_steady_state(explicit, [0.5, -0.5, 0.5, -0.5], record=False, settle=short)
     np.testing.assert_array_equal(a.platform_position_m, b.platform_position_m)
     np.testing.assert_array_equal(a.rod_tip_positions_m, b.rod_tip_positions_m)
 
@@ -103,8 +105,9 @@ def test_caps_are_the_same_in_the_fused_and_the_reference_path() -> None:
     # angles, as the 0.1 s with the 0.2 s ramp did, at 40 % of the steps
     p = p.replace(simulation=p.simulation.replace(ramp_time=0.02))
     angles = [1.2, -0.3, 0.2, -1.0]  # a bending pose: exercises joints and caps off-axis
-    fast = solve_steady_state(p, angles, record=False, max_time=0.04, stop_when_settled=False)
-    ref = solve_steady_state(p, angles, record=False, max_time=0.04, stop_when_settled=False, fast=False)
+    kw = dict(record=False, settle=SettleOptions(max_time=0.04), stop_when_settled=False)
+    fast = solve_steady_state(p, angles, **kw)  # type: ignore[arg-type]
+    ref = solve_steady_state(p, angles, fast=False, **kw)  # type: ignore[arg-type]
     # same trajectory to round-off (the fused loop is the operators' arithmetic in one kernel)
     np.testing.assert_allclose(fast.platform_position_m, ref.platform_position_m, rtol=0, atol=1e-9)
 

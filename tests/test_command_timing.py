@@ -64,8 +64,8 @@ _SCRIPT = textwrap.dedent("""
     p = paper_robot_params()
     p = p.replace(rod=p.rod.replace(n_elements=6),
                   simulation=p.simulation.replace(integrator=integrator, dt=dt, ramp_time=0.02))
-    r = solve_steady_state(p, primitive_angles("bend_east", 1.0, p), max_time=0.04,
-                           stop_when_settled=False)
+    r = solve_steady_state(p, primitive_angles("bend_east", 1.0, p),
+                           settle=settling.SettleOptions(max_time=0.04), stop_when_settled=False)
     print(json.dumps({"counts": counts, "names": names, "wall": r.wall_time_s,
                       "setup": r.setup_wall_time_s, "rtf": r.real_time_factor,
                       "sim": r.sim_time_s}))

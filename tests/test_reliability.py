@@ -27,6 +27,7 @@ import pandas as pd
 import pytest
 
 from hsa_elastica.cli import main
+from hsa_elastica.robots.settling import SettleOptions
 from hsa_elastica.engines import timeloop
 from hsa_elastica.engines.timeloop import DT_SAFETY, SimulationDiverged, max_stable_dt
 from hsa_elastica.io.recording import check_recording_size, recording_bytes
@@ -137,7 +138,8 @@ def test_a_robot_frozen_by_damping_is_not_converged() -> None:
     frozen = RobotParams()
     object.__setattr__(frozen.simulation, "damping", 1e9)
     object.__setattr__(frozen.simulation, "rotational_damping", 1e9)
-    result = steady_state_module.solve_steady_state(frozen, angles, record=False, max_time=1.2)
+    result = steady_state_module.solve_steady_state(frozen, angles, record=False,
+                                                    settle=SettleOptions(max_time=1.2))
     z, z_ref = result.platform_position_m[2], reference.platform_position_m[2]
     assert abs(z - z_ref) > 5e-3  # it really did not move
     assert not result.converged

@@ -131,7 +131,7 @@ def test_residual_vanishes_at_dynamically_settled_rod():
     h, _ = ch._build(rod, PHI, None, distal="fixed")
     opts = dataclasses.replace(ch.ROD_SETTLE, tol_velocity=1e-7 * rod.length, tol_omega=1e-6,
                                window=0.02, max_time=5.0)
-    ch._settle(h, quiet_after=h.sim_params.ramp_time, options=opts)
+    ch._settle(h, quiet_after=h.sim_params.ramp_time, settle=opts)
     fresh = build_single_rod(rod, base="motor", angle=PHI, distal="fixed", record=False,
                              check_dt=False)
     model = compile_simulator(fresh.simulator)

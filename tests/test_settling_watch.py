@@ -16,6 +16,7 @@ from hsa_elastica.engines.timeloop import SimulationDiverged
 from hsa_elastica.params import paper_robot_params
 from hsa_elastica.robots import settling, settling_watch
 from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.robots.settling import SettleOptions
 from hsa_elastica.robots.steady_state import solve_steady_state
 
 
@@ -58,7 +59,7 @@ def _same(a, b) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("dt, stop", [(2e-3, True), (1e-3, False)])
 def test_watched_loop_is_the_per_check_loop(monkeypatch: pytest.MonkeyPatch, dt: float,
                                             stop: bool) -> None:
-    watched, reference = _both(monkeypatch, dt, max_time=1.0, stop_when_settled=stop,
+    watched, reference = _both(monkeypatch, dt, settle=SettleOptions(max_time=1.0), stop_when_settled=stop,
                                record=True)
     _same(watched, reference)
     # the run settled (the window and the residual test were exercised), and stopped there
@@ -79,7 +80,8 @@ def test_watched_loop_diverges_as_the_per_check_loop(monkeypatch: pytest.MonkeyP
     for plan in (settling_watch.watch_plan, lambda *a, **k: None):
         monkeypatch.setattr(settling, "watch_plan", plan)
         with pytest.raises(SimulationDiverged) as info:
-            solve_steady_state(p, u, max_time=0.5, max_speed=0.02, record=True)
+            solve_steady_state(p, u, settle=SettleOptions(max_time=0.5, max_speed=0.02),
+                               record=True)
         errors.append(info.value)
     a, b = errors
     assert (a.time, a.last_good_time, a.name, a.reason) == (b.time, b.last_good_time, b.name,
@@ -98,7 +100,7 @@ def test_watched_loop_finds_a_lost_turn_as_the_per_check_loop(
     from hsa_elastica.physics.actuation import Ramp
     from hsa_elastica.robots.builders import build_robot
     from hsa_elastica.robots.compiled import compiled_engine
-    from hsa_elastica.robots.settling import SettleOptions, relax
+    from hsa_elastica.robots.settling import relax
     from hsa_elastica.robots.steady_state import settling_state
 
     p = _params(2e-3)

@@ -17,6 +17,7 @@ import pytest
 
 from hsa_elastica.params import RobotParams
 from hsa_elastica.robots.primitives import primitive_angles
+from hsa_elastica.robots.settling import SettleOptions
 from hsa_elastica.robots.steady_state import JSON_KEYS, solve_steady_state
 
 DT = 2e-5
@@ -32,8 +33,8 @@ def test_stops_at_end_of_window_when_at_rest() -> None:
     # after the ramp and the run must stop one window later (to one check interval).
     ramp, window, chk = 0.02, 0.01, 0.002
     res = solve_steady_state(
-        _params(ramp_time=ramp), [0.0] * 4, window=window, check_interval=chk, max_time=1.0,
-        record=False,
+        _params(ramp_time=ramp), [0.0] * 4,
+        settle=SettleOptions(window=window, check_interval=chk, max_time=1.0), record=False,
     )
     assert res.converged
     assert ramp + window - 1e-9 <= res.sim_time_s <= ramp + window + chk + 1e-9
@@ -43,12 +44,13 @@ def test_stops_at_end_of_window_when_at_rest() -> None:
 
 def test_not_converged_before_ramp_end_and_fixed_duration() -> None:
     # max_time inside the ramp: the settling test never starts -> not converged, stops at max_time
-    res = solve_steady_state(_params(ramp_time=0.05), [0.0] * 4, max_time=0.01, record=False)
+    res = solve_steady_state(_params(ramp_time=0.05), [0.0] * 4,
+                             settle=SettleOptions(max_time=0.01), record=False)
     assert not res.converged
     assert res.sim_time_s == pytest.approx(0.01, abs=DT)
     # stop_when_settled=False runs to max_time although settled long before, still reports it
     res = solve_steady_state(
-        _params(ramp_time=0.01), [0.0] * 4, window=0.005, max_time=0.04,
+        _params(ramp_time=0.01), [0.0] * 4, settle=SettleOptions(window=0.005, max_time=0.04),
         stop_when_settled=False, record=True,
     )
     assert res.converged
@@ -68,7 +70,10 @@ def test_gravity_sag_matches_axial_compliance() -> None:
     EA = rod.youngs_modulus * rod.area
     drop = 0.25 * m_plat * g * (rod.length / EA + 1.0 / p.joint.k_F)
     drop += rod.density * g * rod.length**2 / (2.0 * rod.youngs_modulus)  # ~7.3 um in total
-    res = solve_steady_state(p, [0.0] * 4, tol_velocity=1e-5, window=0.03, max_time=2.0, record=False)
+    res = solve_steady_state(
+        p, [0.0] * 4, settle=SettleOptions(tol_velocity=1e-5, window=0.03, max_time=2.0),
+        record=False,
+    )
     assert res.converged
     # it stopped on its own, well before max_time (velocity decay exp(-20 t) from ~4e-3 m/s)
     assert res.sim_time_s < 1.0
@@ -97,7 +102,7 @@ def test_elongation_full_magnitude_raises_platform() -> None:
     # (a quarter turn combined with a reflection maps the layout onto itself with R <-> L).
     p = _actuated_params()
     angles = primitive_angles("elongation", 1.0, p)
-    res = solve_steady_state(p, angles, max_time=2.0, record=False)
+    res = solve_steady_state(p, angles, settle=SettleOptions(max_time=2.0), record=False)
     assert res.converged, res
     assert res.sim_time_s < 1.5  # stopped by the settling test, not by max_time
     rod = p.rod
@@ -121,7 +126,8 @@ def test_bend_north_tilts_platform_toward_plus_y() -> None:
     # south rods (y < 0), so the platform normal tilts toward +y (north) and the platform moves
     # north; by the mirror symmetry x -> -x of the actuation the normal has no x component.
     p = _actuated_params()
-    res = solve_steady_state(p, primitive_angles("bend_north", 1.0, p), max_time=2.0, record=False)
+    res = solve_steady_state(p, primitive_angles("bend_north", 1.0, p),
+                             settle=SettleOptions(max_time=2.0), record=False)
     assert res.converged
     normal = res.platform_rotation[:, 2]
     assert normal[1] > 0.3  # a clear tilt (the two sides differ by C_eps * pi = 31 mm)
@@ -132,7 +138,8 @@ def test_bend_north_tilts_platform_toward_plus_y() -> None:
 
 
 def test_json_dict_contract() -> None:
-    res = solve_steady_state(_params(ramp_time=0.01), [0.0] * 4, window=0.004, max_time=0.1, record=False)
+    res = solve_steady_state(_params(ramp_time=0.01), [0.0] * 4,
+                             settle=SettleOptions(window=0.004, max_time=0.1), record=False)
     d = res.to_json_dict()
     assert tuple(d) == JSON_KEYS
     assert len(d["motor_angles_rad"]) == 4
@@ -155,7 +162,7 @@ def test_runaway_speed_guard() -> None:
 
     p = _params(ramp_time=0.01, gravity=(0.0, 0.0, -9.81))
     with pytest.raises(SimulationDiverged, match="max_speed") as err:
-        solve_steady_state(p, [0.0] * 4, max_speed=1e-6, record=False)
+        solve_steady_state(p, [0.0] * 4, settle=SettleOptions(max_speed=1e-6), record=False)
     assert err.value.time == pytest.approx(0.002, abs=DT)
 
 
@@ -172,7 +179,7 @@ def test_runaway_speed_guard() -> None:
 )
 def test_invalid_arguments(kw: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
-        solve_steady_state(_params(), [0.0] * 4, **kw)
+        solve_steady_state(_params(), [0.0] * 4, settle=SettleOptions(**kw))
 
 
 def test_fast_path_same_pose_as_reference_operators() -> None:
@@ -183,7 +190,7 @@ def test_fast_path_same_pose_as_reference_operators() -> None:
     # 1e-9 m leaves room for its growth over the run only, not for a lag or a missed operator).
     p = _params(ramp_time=0.01)
     angles = primitive_angles("bend_north", 1.0, p)
-    kw = dict(max_time=0.03, stop_when_settled=False, record=True)
+    kw = dict(settle=SettleOptions(max_time=0.03), stop_when_settled=False, record=True)
     fast = solve_steady_state(p, angles, **kw)  # type: ignore[arg-type]
     ref = solve_steady_state(p, angles, fast=False, **kw)  # type: ignore[arg-type]
     assert fast.n_steps == ref.n_steps == 1500

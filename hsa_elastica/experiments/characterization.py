@@ -94,7 +94,7 @@ from hsa_elastica.robots.rod_relaxation import (
     build_setup as _build,
     implicit_engine as _implicit_engine,
     relax_rod as relax_rod,
-    settle as _settle,
+    settle_rod as _settle,
     settling_sim_params as settling_sim_params,
 )
 
@@ -204,7 +204,7 @@ def _twisted_free_rod(
     rod_params: RodParams,
     angle: float,
     sim_params: SimulationParams | None,
-    options: SettleOptions,
+    settle: SettleOptions,
     tip_force: bool = False,
     axial_law: AxialLawParams | None = None,
 ) -> tuple["SingleRod", float, Any]:
@@ -225,7 +225,7 @@ def _twisted_free_rod(
         h.simulator.add_forcing_to(h.rod).using(ref.capture(_AdjustableTipForce), force=0.0)
         h.simulator.finalize()
         tip = ref.instance
-    t = _settle(h, quiet_after=h.sim_params.ramp_time, options=options)
+    t = _settle(h, quiet_after=h.sim_params.ramp_time, settle=settle)
     return h, t, tip
 
 
@@ -234,7 +234,7 @@ def holding_torque(
     angle: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = ROD_SETTLE,
+    settle: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -249,7 +249,7 @@ def holding_torque(
         st = _static_state(rod_params, angle=angle, axial_law=axial_law)
         if st is not None:
             return st.holding_torque_Nm
-    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, settle, axial_law=axial_law)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(0.0))
     return float(-rod.internal_couple[2, 0] / rod.voronoi_dilatation[0] ** 3)
@@ -260,7 +260,7 @@ def twist_angle_under_torque(
     torque: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = ROD_SETTLE,
+    settle: SettleOptions = ROD_SETTLE,
     method: str = "static",
 ) -> float:
     """Steady base twist angle [rad] under a base torque ``torque`` [N m] (paper's procedure).
@@ -282,7 +282,7 @@ def twist_angle_under_torque(
     sp = settling_sim_params(rod_params, angle=guess) if sim_params is None else sim_params
     h, _ = _build(rod_params, 0.0, sp, distal="twist_locked", base="free_twist", torque=torque)
     reference = np.array(h.rod.director_collection[..., 0])
-    _settle(h, quiet_after=sp.ramp_time, options=options)
+    _settle(h, quiet_after=sp.ramp_time, settle=settle)
     return base_twist_angle(h.rod, reference)
 
 
@@ -291,7 +291,7 @@ def minimum_energy_length(
     angle: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = ROD_SETTLE,
+    settle: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -301,7 +301,7 @@ def minimum_energy_length(
         st = _static_state(rod_params, angle=angle, axial_law=axial_law)
         if st is not None:
             return st.length_m
-    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, options, axial_law=axial_law)
+    h, _, _ = _twisted_free_rod(rod_params, angle, sim_params, settle, axial_law=axial_law)
     pos = h.rod.position_collection
     return float(pos[2, -1] - pos[2, 0])
 
@@ -312,7 +312,7 @@ def spring_constant_details(
     *,
     force: float | None = None,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = ROD_SETTLE,
+    settle: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     pull_only: bool = False,
     method: str = "static",
@@ -331,7 +331,7 @@ def spring_constant_details(
         static = _static_spring(rod_params, angle, force, axial_law, pull_only)
         if static is not None:
             return static
-    h, t, tip = _twisted_free_rod(rod_params, angle, sim_params, options, tip_force=True,
+    h, t, tip = _twisted_free_rod(rod_params, angle, sim_params, settle, tip_force=True,
                                   axial_law=axial_law)
     pos = h.rod.position_collection
     z0 = float(pos[2, -1] - pos[2, 0])
@@ -339,7 +339,7 @@ def spring_constant_details(
     sides = ((+1.0, "z_pull"),) if pull_only else ((+1.0, "z_pull"), (-1.0, "z_push"))
     for sign, name in sides:
         tip.force = sign * force
-        t = _settle(h, quiet_after=t, options=options)
+        t = _settle(h, quiet_after=t, settle=settle)
         out[name] = float(pos[2, -1] - pos[2, 0])
     return _spring_values(out, force, pull_only)
 
@@ -379,7 +379,7 @@ def spring_constant(
     *,
     force: float | None = None,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = ROD_SETTLE,
+    settle: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -392,7 +392,7 @@ def spring_constant(
     """
     pull = _compressive(axial_law)
     det = spring_constant_details(
-        rod_params, angle, force=force, sim_params=sim_params, options=options, axial_law=axial_law,
+        rod_params, angle, force=force, sim_params=sim_params, settle=settle, axial_law=axial_law,
         pull_only=pull, method=method,
     )
     return det["k_pull"] if pull else det["k"]
@@ -403,7 +403,7 @@ def blocked_force(
     angle: float,
     *,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = ROD_SETTLE,
+    settle: SettleOptions = ROD_SETTLE,
     axial_law: AxialLawParams | None = None,
     method: str = "static",
 ) -> float:
@@ -419,7 +419,7 @@ def blocked_force(
         if st is not None:
             return st.distal_axial_force_N
     h, law_ref = _build(rod_params, angle, sim_params, distal="fixed", axial_law=axial_law)
-    _settle(h, quiet_after=h.sim_params.ramp_time, options=options)
+    _settle(h, quiet_after=h.sim_params.ramp_time, settle=settle)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(0.0))
     n_lab = rod.director_collection[..., -1].T @ rod.internal_stress[:, -1]

@@ -2,11 +2,11 @@
 
 :func:`build_setup` builds a set-up of :func:`~hsa_elastica.robots.builders.build_single_rod`
 (motor or free-twist base ramped to its angle / torque, free / twist-locked / fixed distal end,
-optional tip force and compression law); :func:`settle` steps it until every node speed is below
+optional tip force and compression law); :func:`settle_rod` steps it until every node speed is below
 ``tol_velocity`` and every angular speed below ``tol_omega`` for ``window`` seconds after the
 ramp (the settling loop of every dynamic steady state,
-:func:`~hsa_elastica.robots.settling.relax`, with the options :data:`ROD_SETTLE`); :func:`settling_sim_params` picks the step and a near-critical
-damping from the rod's slowest axial / torsional mode; :func:`relax_rod` returns the settled
+:func:`~hsa_elastica.robots.settling.relax`, with the options :data:`ROD_SETTLE`); :func:`settling_sim_params` picks the
+step and a near-critical damping from the rod's slowest axial / torsional mode; :func:`relax_rod` returns the settled
 state as a :class:`~hsa_elastica.robots.rod_statics.RodSteadyState` (``method = "dynamic"``), the
 dynamic counterpart of :func:`~hsa_elastica.robots.rod_statics.solve_static_rod`
 (``steady_state(rod_params, angle, method="dynamic")``).
@@ -46,7 +46,7 @@ __all__ = [
     "build_setup",
     "relax_rod",
     "rod_speeds",
-    "settle",
+    "settle_rod",
     "settling_sim_params",
 ]
 
@@ -156,22 +156,22 @@ def rod_speeds(handle: Any) -> dict[str, float]:
     }
 
 
-def settle(handle: "SingleRod", *, quiet_after: float, options: SettleOptions = ROD_SETTLE
-           ) -> float:
+def settle_rod(handle: "SingleRod", *, quiet_after: float,
+               settle: SettleOptions = ROD_SETTLE) -> float:
     """Step ``handle`` from its present time until settled (:func:`relax`, the settling loop
-    of every dynamic steady state, with :func:`rod_speeds` and ``options``; the test starts at
+    of every dynamic steady state, with :func:`rod_speeds` and ``settle``; the test starts at
     ``quiet_after`` [s]); returns the time [s].  With ``sim_params.integrator = "implicit"``
     the steps are the implicit integrator's, and the test also asks for the force balance
     (the static residual).  A blow-up or a step the implicit integrator cannot take raises
     :class:`~hsa_elastica.engines.timeloop.SimulationFailed` naming the time and the rod
-    (``"rod"``); a run that does not settle within ``options.max_time``, or whose rod lost a
+    (``"rod"``); a run that does not settle within ``settle.max_time``, or whose rod lost a
     turn of twist, :class:`NotSettledError`."""
     engine = implicit_engine(handle)
     runner: Any = handle if engine is None else engine
-    span = settle_span(options, ramp=float(quiet_after), ramp_time=0.0, dt=handle.dt,
+    span = settle_span(settle, ramp=float(quiet_after), ramp_time=0.0, dt=handle.dt,
                        start=float(handle.time))
     sp = handle.sim_params
-    run = relax(runner, rod_speeds, options, span, dampings=(sp.damping, sp.rotational_damping))
+    run = relax(runner, rod_speeds, settle, span, dampings=(sp.damping, sp.rotational_damping))
     if run.divergence is not None:
         raise run.divergence
     if run.lost:
@@ -179,8 +179,8 @@ def settle(handle: "SingleRod", *, quiet_after: float, options: SettleOptions = 
     if not run.converged:
         raise NotSettledError(
             f"characterization run not settled after {run.t:.3g} s: max speed "
-            f"{run.state['max_speed']:.3g} m/s (tol {options.tol_velocity:.3g}), max angular "
-            f"speed {run.state['platform_omega']:.3g} rad/s (tol {options.tol_omega:.3g})"
+            f"{run.state['max_speed']:.3g} m/s (tol {settle.tol_velocity:.3g}), max angular "
+            f"speed {run.state['platform_omega']:.3g} rad/s (tol {settle.tol_omega:.3g})"
         )
     return float(run.t)
 
@@ -245,7 +245,7 @@ def relax_rod(
     tip_force: "float | NDArray[np.float64] | Any" = 0.0,
     axial_law: AxialLawParams | None = None,
     sim_params: SimulationParams | None = None,
-    options: SettleOptions = ROD_SETTLE,
+    settle: SettleOptions = ROD_SETTLE,
 ) -> "RodSteadyState":
     """Steady state of a single-rod set-up by dynamic relaxation: the set-up of
     :func:`~hsa_elastica.robots.rod_statics.solve_static_rod` (same arguments: base ``angle``
@@ -255,7 +255,7 @@ def relax_rod(
     ``integrator = "implicit"`` steps the implicit integrator).  Returns a
     :class:`~hsa_elastica.robots.rod_statics.RodSteadyState` with ``method = "dynamic"``
     (``stable`` None); raises :class:`NotSettledError` when it does not settle in
-    ``options.max_time``."""
+    ``settle.max_time``."""
     import time as _time
 
     from hsa_elastica.physics.actuation import twist_about_axis
@@ -270,7 +270,7 @@ def relax_rod(
                         torque=float(torque), axial_law=axial_law,
                         tip_load=f if np.any(f != 0.0) else False)
     reference = np.array(h.rod.director_collection[..., 0])
-    t = settle(h, quiet_after=h.sim_params.ramp_time, options=options)
+    t = settle_rod(h, quiet_after=h.sim_params.ramp_time, settle=settle)
     rod = h.rod
     rod.compute_internal_forces_and_torques(np.float64(t))
     n_lab = rod.director_collection[..., -1].T @ rod.internal_stress[:, -1]

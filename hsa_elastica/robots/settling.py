@@ -5,7 +5,7 @@ residual, held over a window) after each one.  Robots
 (:func:`~hsa_elastica.robots.steady_state.solve_steady_state`) and stacks
 (:func:`~hsa_elastica.robots.stack_steady_state.solve_stack_steady_state`) run it through
 :func:`build_and_settle`; the single-rod characterization runs through
-:func:`~hsa_elastica.robots.rod_relaxation.settle`.
+:func:`~hsa_elastica.robots.rod_relaxation.settle_rod`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ __all__ = [
     "TOL_STATIC_RESIDUAL",
     "TOL_WINDING",
     "Relaxation",
+    "DEFAULT_SETTLE",
     "SettleOptions",
+    "check_settle",
     "settle_span",
     "build_and_settle",
     "raise_divergence",
@@ -225,7 +227,7 @@ def _progress_bar(t_max: float) -> Any:
 class SettleOptions:
     """When a dynamic run counts as settled, and when it gives up (SI units): the one options
     type of every settling run (robots and stacks, :func:`relax`; the single-rod
-    characterization runs, :func:`~hsa_elastica.robots.rod_relaxation.settle`).
+    characterization runs, :func:`~hsa_elastica.robots.rod_relaxation.settle_rod`).
 
     Attributes
     ----------
@@ -272,6 +274,17 @@ class SettleOptions:
             object.__setattr__(self, name, value)
 
 
+#: the robots' and stacks' settling test (the defaults of :class:`SettleOptions`)
+DEFAULT_SETTLE = SettleOptions()
+
+
+def check_settle(settle: Any) -> SettleOptions:
+    """``settle`` if it is a :class:`SettleOptions`, else ``ParameterError`` naming it."""
+    if not isinstance(settle, SettleOptions):
+        raise ParameterError(f"settle = {settle!r} is invalid: must be a SettleOptions")
+    return settle
+
+
 def settle_span(options: SettleOptions, *, ramp: Any, ramp_time: float, dt: float,
                 start: float = 0.0) -> tuple[float, float]:
     """``(ramp_end, t_max)`` [s] of a run from ``start`` [s] with ``options``: the settling
@@ -279,7 +292,9 @@ def settle_span(options: SettleOptions, *, ramp: Any, ramp_time: float, dt: floa
     ``ramp_time``, the parameters' ramp; a callable: at ``start``) and the run gives up at ``start +
     options.max_time`` (None: ``ramp_end + 3 s``), at most
     :data:`hsa_elastica.params.MAX_STEPS` steps of ``dt`` [s] (the command line's cap).
-    ``ParameterError`` naming ``ramp`` or ``max_time`` and the range otherwise."""
+    ``ParameterError`` naming ``settle`` (not a :class:`SettleOptions`), ``ramp`` or
+    ``max_time`` and the range otherwise."""
+    check_settle(options)
     if ramp is None:
         ramp_end = float(ramp_time)
     elif callable(ramp):

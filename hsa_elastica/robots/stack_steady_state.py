@@ -34,14 +34,8 @@ from hsa_elastica.io.columns import JsonObject
 from hsa_elastica.params import JointParams, ParameterError, RobotParams, warn_mass_without_gravity
 from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
-from hsa_elastica.robots.settling import (
-    Relaxation,
-    SettleOptions,
-    build_and_settle,
-    divergence_summary,
-    raise_divergence,
-    settle_span,
-)
+from hsa_elastica.robots import settling
+from hsa_elastica.robots.settling import DEFAULT_SETTLE, Relaxation, SettleOptions
 from hsa_elastica.robots.steady_state import (
     SteadyStateResult,
     real_time_factor,
@@ -177,18 +171,12 @@ def solve_stack_steady_state(
     motor_mass: float = 0.0,
     mount: JointParams | None = None,
     drive: str = "angle",
-    tol_velocity: float = 1e-4,
-    tol_omega: float = 1e-3,
-    window: float = 0.05,
-    max_time: float | None = None,
-    check_interval: float = 0.002,
+    settle: SettleOptions = DEFAULT_SETTLE,
     ramp: float | Callable[[float], float] | None = None,
     stop_when_settled: bool = True,
     record: bool = True,
     progress: bool = False,
-    max_speed: float = 100.0,
     fast: bool = True,
-    tol_residual: float = 5e-3,
     steps: int = 4,
     check_stability: bool = True,
 ) -> StackSteadyStateResult:
@@ -196,11 +184,12 @@ def solve_stack_steady_state(
     ``n_rods`` numbers per segment, bottom first; [rad], or [N m] for the upper stages with
     ``drive="torque"``).
 
-    ``method="dynamic"`` (default): run from rest and stop once settled; the tolerances,
-    ``window``, ``max_time`` (default: the longest ramp + 3 s), ``check_interval``, ``ramp``,
-    ``stop_when_settled``, ``record``, ``progress``, ``max_speed`` and ``fast`` mean what they
-    mean for :func:`~hsa_elastica.robots.steady_state.solve_steady_state`, applied to every
-    rod and platform of the stack (the creep bound with the largest damping of the segments).
+    ``method="dynamic"`` (default): run from rest and stop once settled; ``settle`` (the
+    settling test and its limits, :class:`~hsa_elastica.robots.settling.SettleOptions`;
+    ``max_time`` None: the longest ramp + 3 s), ``ramp``, ``stop_when_settled``, ``record``,
+    ``progress`` and ``fast`` mean what they mean for
+    :func:`~hsa_elastica.robots.steady_state.solve_steady_state`, applied to every rod and
+    platform of the stack (the creep bound with the largest damping of the segments).
     ``method="static"``: :func:`~hsa_elastica.robots.stack.solve_stack_static` with ``steps``
     continuation steps and ``check_stability`` (``sim_time_s = 0``, no diagnostics).
     ``motor_mass``, ``mount``, ``drive`` as :func:`~hsa_elastica.robots.stack.build_stack`.
@@ -216,17 +205,15 @@ def solve_stack_steady_state(
     warn_mass_without_gravity(params, motor_mass if isinstance(motor_mass, (int, float)) else 0.0)
     if method == "static":
         return _static(params, commands, motor_mass, mount, drive, steps, check_stability)
-    options = SettleOptions(
-        tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
-        max_speed=max_speed, window=window, check_interval=check_interval, max_time=max_time,
-    )
-    span = settle_span(options, ramp=ramp, ramp_time=max(p.simulation.ramp_time for p in params), dt=params[0].simulation.dt)
+    span = settling.settle_span(settle, ramp=ramp,
+                                ramp_time=max(p.simulation.ramp_time for p in params),
+                                dt=params[0].simulation.dt)
     dampings = (max(p.simulation.damping for p in params),
                 max(p.simulation.rotational_damping for p in params))
-    robot, relaxed, diagnostics = build_and_settle(
+    robot, relaxed, diagnostics = settling.build_and_settle(
         lambda: build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass,
                             record=record, mount=mount, drive=drive),
-        params, _stack_state, options, span, fast=fast, dampings=dampings, record=record,
+        params, _stack_state, settle, span, fast=fast, dampings=dampings, record=record,
         stop_when_settled=stop_when_settled, progress=progress,
     )
     residual = (math.nan, math.nan)
@@ -234,7 +221,7 @@ def solve_stack_steady_state(
         residual = robot.static_residual()
     result = _dynamic_result(relaxed, params, commands, residual, motor_mass=motor_mass,
                              drive=drive, diagnostics=diagnostics)
-    raise_divergence(relaxed, result)
+    settling.raise_divergence(relaxed, result)
     return result
 
 
@@ -305,7 +292,7 @@ def _dynamic_result(
         setup_wall_time_s=float(relaxed.setup_wall_time_s),
         settle_time_s=math.nan if relaxed.settled_since is None else float(relaxed.settled_since),
         n_steps=relaxed.n_steps, diverged=divergence is not None,
-        divergence=divergence_summary(divergence), diagnostics=diagnostics,
+        divergence=settling.divergence_summary(divergence), diagnostics=diagnostics,
     )
 
 

@@ -84,6 +84,7 @@ from hsa_elastica.params import (
 )
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.settling import (
+    DEFAULT_SETTLE,
     SettleOptions,
     build_and_settle,
     divergence_summary,
@@ -339,18 +340,12 @@ def solve_steady_state(
     params: RobotParams,
     motor_angles: Sequence[float] | NDArray[np.float64],
     *,
-    tol_velocity: float = 1e-4,
-    tol_omega: float = 1e-3,
-    window: float = 0.05,
-    max_time: float | None = None,
-    check_interval: float = 0.002,
+    settle: SettleOptions = DEFAULT_SETTLE,
     ramp: float | Callable[[float], float] | None = None,
     stop_when_settled: bool = True,
     record: bool = True,
     progress: bool = False,
-    max_speed: float = 100.0,
     fast: bool = True,
-    tol_residual: float = 5e-3,
 ) -> SteadyStateResult:
     """Run the robot from rest to ``motor_angles`` and stop once it has settled.
 
@@ -358,15 +353,19 @@ def solve_steady_state(
     ----------
     motor_angles : (n_rods,) [rad]
         Target motor angles (rotation of each rod base about its own +z, right-hand rule).
-    tol_velocity, tol_omega : m/s, rad/s
-        Bounds on every rod node speed and the platform speed (default 1e-4 m/s = 0.1 mm/s)
-        and on the platform angular speed (default 1e-3 rad/s).
-    window : s
-        Simulated time the bounds must hold for, at every check (default 0.05 s).
-    max_time : s
-        Give up (``converged = False``) at this simulated time; default ``ramp + 3 s``.
-    check_interval : s
-        Simulated time between two settling checks (default 2 ms; rounded to whole steps).
+    settle : SettleOptions
+        The settling test and its limits (:class:`~hsa_elastica.robots.settling.SettleOptions`):
+        ``tol_velocity`` on every rod node speed and the platform speed (default 1e-4 m/s =
+        0.1 mm/s), ``tol_omega`` on the platform angular speed (default 1e-3 rad/s),
+        ``tol_residual`` the creep bound (module doc, "The creep bound"; default 5e-3
+        m/s^2), ``window`` the simulated time the bounds must hold for, at every check
+        (default 0.05 s), ``check_interval`` between two checks (default 2 ms; rounded to
+        whole steps), ``max_time`` where the run gives up (``converged = False``; default
+        ``ramp + 3 s``), ``max_speed`` the runaway guard (default 100 m/s, about the axial
+        wave speed of the paper's rods: a faster node or platform raises
+        ``SimulationDiverged`` while the state is still finite).
+        :func:`~hsa_elastica.robots.steady_state_api.steady_state` also takes these as
+        keywords.
     ramp : None, float [s] or callable
         Passed to :func:`robot.build_robot` (None: ``params.simulation.ramp_time``).  The
         settling test starts at the end of the ramp (for a callable: at t = 0).
@@ -376,14 +375,9 @@ def solve_steady_state(
         Record diagnostics (``result.diagnostics``) at ``params.simulation.record_fps``.
     progress : bool
         tqdm bar in simulated seconds on stderr (a terminal only; it appears after 2 s).
-    max_speed : m/s
-        Runaway guard (default 100 m/s, about the axial wave speed of the paper's rods): a
-        faster node or platform raises ``SimulationDiverged`` while the state is still finite.
     fast : bool
         True (default): the compiled engine ``simulation.integrator`` selects; False: the
         reference per-rod operators (``Robot.run``; module doc, "The engines").
-    tol_residual : m/s^2
-        The creep bound (module doc, "The creep bound"; default 5e-3 m/s^2).
 
     Raises
     ------
@@ -396,17 +390,14 @@ def solve_steady_state(
     """
     if not isinstance(params, RobotParams):
         raise ParameterError(f"params = {params!r} is invalid: must be a RobotParams")
-    options = SettleOptions(
-        tol_velocity=tol_velocity, tol_omega=tol_omega, tol_residual=tol_residual,
-        max_speed=max_speed, window=window, check_interval=check_interval, max_time=max_time,
-    )
-    span = settle_span(options, ramp=ramp, ramp_time=params.simulation.ramp_time, dt=params.simulation.dt)
+    span = settle_span(settle, ramp=ramp, ramp_time=params.simulation.ramp_time,
+                       dt=params.simulation.dt)
     angles = check_motor_angles(motor_angles, params.n_rods, ndim=1)
     warn_mass_without_gravity(params)
     sp = params.simulation
     robot, relaxed, diagnostics = build_and_settle(
         lambda: build_robot(params, [float(a) for a in angles], ramp=ramp, record=record),
-        params, settling_state, options, span, fast=fast,
+        params, settling_state, settle, span, fast=fast,
         dampings=(sp.damping, sp.rotational_damping), record=record,
         stop_when_settled=stop_when_settled, progress=progress,
     )

@@ -11,6 +11,7 @@ solvers are importable from their modules only (no longer from the package top l
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -19,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.params import ParameterError, RobotParams, RodParams
+from hsa_elastica.robots.settling import SettleOptions, check_settle
 
 __all__ = ["SteadyState", "steady_state", "METHODS"]
 
@@ -94,11 +96,22 @@ def _call(solver: Callable[..., Any], chosen: str, options: dict[str, Any], *arg
           **fixed: Any) -> Any:
     """``solver(*args, **fixed, **options)`` once every key of ``options`` is one of the
     solver's keywords (else ``ParameterError`` naming it and the solver's keywords: a keyword
-    of the other method must not surface as a ``TypeError``)."""
-    parameters = inspect.signature(solver).parameters.values()
-    named = [p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    of the other method must not surface as a ``TypeError``).  A solver that takes ``settle``
+    (a :class:`~hsa_elastica.robots.settling.SettleOptions`) also takes its fields as
+    keywords: they replace those of ``settle`` (or of the solver's default)."""
+    parameters = inspect.signature(solver).parameters
+    named = [p.name for p in parameters.values()
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
     accepted = [name for name in named[len(args):] if name not in fixed]
-    takes_any = any(p.kind == p.VAR_KEYWORD for p in parameters)  # a wrapper passes them on
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in parameters.values())  # a wrapper passes them on
+    options = dict(options)
+    if "settle" in accepted:
+        settle_fields = [f.name for f in dataclasses.fields(SettleOptions)]
+        accepted += settle_fields
+        flat = {k: options.pop(k) for k in settle_fields if k in options}
+        if flat:
+            base = check_settle(options.get("settle", parameters["settle"].default))
+            options["settle"] = dataclasses.replace(base, **flat)
     unknown = [] if takes_any else [k for k in options if k not in accepted]
     if unknown:
         raise ParameterError(
@@ -127,7 +140,10 @@ def steady_state(
     ``options``: keywords of the solver used (``solve_static``, ``solve_static_batch``,
     ``solve_steady_state``, ``solve_stack_steady_state``, ``solve_static_rod``; a single rod's
     dynamic relaxation: :func:`hsa_elastica.robots.rod_relaxation.relax_rod`, whose
-    ``sim_params.integrator = "implicit"`` steps the implicit integrator).  A keyword the
+    ``sim_params.integrator = "implicit"`` steps the implicit integrator).  The dynamic solvers'
+    settling test is one :class:`~hsa_elastica.robots.settling.SettleOptions` (``settle=``);
+    its fields may also be given as keywords (``max_time=2.0``, ``tol_velocity=1e-5``), which
+    replace those of ``settle`` or of the solver's default.  A keyword the
     solver does not take (e.g. ``max_time`` with ``method="static"``) and a value out of its
     range raise ``ParameterError`` naming the keyword, before any work.
     """

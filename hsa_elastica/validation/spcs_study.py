@@ -151,7 +151,7 @@ def simulate_primitive(
 ) -> SteadyShape:
     """Run the robot to the steady state of ``primitive`` at ``magnitude`` in [0, 1]."""
     angles = primitive_angles(primitive, magnitude, params)
-    res = solve_steady_state(params, angles, **dataclasses.asdict(settle), record=True)
+    res = solve_steady_state(params, angles, settle=settle, record=True)
     df = res.diagnostics
     assert df is not None
     n = params.n_rods
