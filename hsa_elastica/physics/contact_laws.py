@@ -48,6 +48,8 @@ __all__ = [
     "ContactOutput",
     "law_record",
     "geometry_record",
+    "row_law",
+    "row_obstacle",
     "contact_forces",
     "surface_values",
     "contact_tangent",
@@ -112,6 +114,22 @@ class ContactOutput(NamedTuple):
     force: NDArray[np.float64]
     gap: NDArray[np.float64]
     slip: NDArray[np.float64]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def row_law(par: NDArray[np.float64], i: int) -> ContactLaw:
+    """The law of row ``i`` of a contact table's ``params`` (columns 8-12: k, l, zeta, mu,
+    v_s; :class:`~hsa_elastica.physics.tables.ContactTable`)."""
+    return ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def row_obstacle(ids: NDArray[np.int64], par: NDArray[np.float64], i: int) -> ObstacleGeometry:
+    """The obstacle of row ``i`` of a contact table (:class:`~hsa_elastica.physics.tables.
+    ContactTable`): its kind ``ids[i, 3]``; in ``params``, origin (columns 0-2), direction
+    (3-5), radius (6), length (7) and a box's x axis and inner half edges (15-20)."""
+    return ObstacleGeometry(ids[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
+                            par[i, 15:21])
 
 
 def law_record(p: ContactParams) -> ContactLaw:

@@ -58,13 +58,13 @@ from hsa_elastica.physics.auxetic_law import (
 from hsa_elastica.physics.compiled_laws import apply_laws
 from hsa_elastica.physics.compression_law import CompressionRow, compression_law_forces
 from hsa_elastica.physics.contact_laws import (
-    ContactLaw,
     ContactOutput,
     ContactPoints,
-    ObstacleGeometry,
     body_points,
     body_wrench,
     contact_forces,
+    row_law,
+    row_obstacle,
 )
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
 from hsa_elastica.physics.object_contact_laws import (
@@ -316,7 +316,7 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
     whole block records passed to a kernel cost ~4 us per call in argument passing)."""
     index, par, pts, output = c
     s, kind, m, obj = index[i, 0], index[i, 1], index[i, 2], index[i, 4]
-    rule = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+    rule = row_law(par, i)
     if kind == ROD_ROD:  # rod A (from node s, m nodes) against rod B (index[i, 3:5])
         sb, mb = index[i, 3], index[i, 4]
         one = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
@@ -338,16 +338,13 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
             object_contact_forces(nodes, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
                                   par[i, 0:6], pts[i, 6:9, :m], out)
         else:
-            geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
-                                    par[i, 15:21])
-            contact_forces(nodes, geom, rule, out)
+            contact_forces(nodes, row_obstacle(index, par, i), rule, out)
         f = rod.external_forces
         for a in range(3):
             for p in range(m):
                 f[a, s + p] += out.force[a, p]
         return
-    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
-                                    par[i, 15:21])
+    geom = row_obstacle(index, par, i)
     if kind == 2:
         sphere_support(body.position, body.director, s, geom, par[i, 13], pts[i, 0:3, :1])
     points = ContactPoints(pts[i, 3:6, :m], pts[i, 6:9, :m], pts[i, 9, :m], pts[i, 10, :m])

@@ -66,6 +66,8 @@ from hsa_elastica.physics.contact_laws import (
     _surface,
     contact_forces,
     contact_tangent,
+    row_law,
+    row_obstacle,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, JOINT_BLOCK, NODE
 from hsa_elastica.physics.object_contact_laws import rolling_couple_tangent
@@ -107,7 +109,7 @@ def rod_pair_tangents(
     index, par, pts, _ = c
     for i in rows:
         s, m, sb, mb = index[i, 0], index[i, 2], index[i, 3], index[i, 4]
-        law = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+        law = row_law(par, i)
         one = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
                             pts[i, 0, : m - 1], pts[i, 2, : m - 1])
         two = ContactPoints(rod.position[:, sb : sb + mb], rod.velocity[:, sb : sb + mb],
@@ -172,8 +174,7 @@ def _kinematics(rod: Any, body: Any, c: Any, i: int, p: int, kind: int, m: Any) 
     C[:] = 0.0
     L[:] = 0.0
     r[:] = 0.0
-    geom = ObstacleGeometry(index[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
-                            par[i, 15:21])
+    geom = row_obstacle(index, par, i)
     if kind == ROD_FIXED:
         for a in range(3):
             x[a, 0] = rod.position[a, s + p]
@@ -383,7 +384,7 @@ def contact_point_block(
     kind = row_kind(index, i)
     if kind < 0 or _far(rod, body, c, i, p, kind):
         return False
-    law = ContactLaw(par[i, 8], par[i, 9], par[i, 10], par[i, 11], par[i, 12])
+    law = row_law(par, i)
     x, v = np.empty((3, 1)), np.empty((3, 1))
     A, B, C, L = (np.empty((3, JOINT_BLOCK)), np.empty((3, JOINT_BLOCK)),
                   np.empty((3, JOINT_BLOCK)), np.empty((3, JOINT_BLOCK)))
