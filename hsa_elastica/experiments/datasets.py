@@ -41,10 +41,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -321,16 +324,11 @@ def dask_setup(worker: Any) -> None:  # noqa: ARG001 - Dask's preload interface
     """Preload of the local workers: ignore SIGINT.  Ctrl-C in a terminal reaches the whole
     process group; the main process alone handles it (it closes the cluster), so the workers
     do not print tracebacks of their own."""
-    import signal
-    import threading
-
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start_client(workers: int | None, client: Any) -> tuple[Any, Any, int]:
-    import logging
-
     from dask.distributed import Client, LocalCluster
 
     if client is not None:
@@ -394,27 +392,17 @@ def _run_tasks(tasks: Iterator[ChunkTask], write: Callable[[int, Any], None],
             bar.update(table.num_rows)
             future.release()
             submit(next(tasks, None))
-    except KeyboardInterrupt:
-        if cluster is not None:  # the close below forgets the interrupted chunks' futures
-            _quiet_dask_logs()
+    except KeyboardInterrupt:  # the close forgets the interrupted chunks: the scheduler must
+        if cluster is not None:  # not log them ("Couldn't gather keys") after the one line
+            for name in ("distributed", *logging.root.manager.loggerDict):
+                if name.split(".")[0] == "distributed":
+                    logging.getLogger(name).setLevel(logging.CRITICAL)
         raise
     finally:
         if cluster is not None:
             client.close()
             cluster.close()
     return n_workers
-
-
-def _quiet_dask_logs() -> None:
-    """Only critical messages from Dask's loggers from now on: after Ctrl-C the local
-    cluster's scheduler logs the chunks it could no longer gather (``Couldn't gather keys``)
-    as errors while it closes, a second line after the command's one-line interrupt message
-    (seen in one run of the interrupt test on a loaded machine)."""
-    import logging
-
-    for name in list(logging.root.manager.loggerDict) + ["distributed"]:
-        if name == "distributed" or name.startswith("distributed."):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def build_dataset(
