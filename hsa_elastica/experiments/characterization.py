@@ -24,8 +24,8 @@ Steady states come from the static solver of the same discrete model by default
 that fails or ends unstable falls back to the dynamics with a logged warning).  With
 ``method="dynamic"`` each run relaxes the dynamics and stops when the rod has settled: every
 node speed below ``tol_velocity`` and every angular speed below ``tol_omega`` for ``window``
-seconds after the actuation ramp (not after a fixed long time; :data:`ROD_SETTLE`).  :func:`settling_sim_params`
-picks ``dt`` and a near-critical damping from the rod's slowest axial/torsional mode so that a
+seconds after the actuation ramp (not after a fixed long time; :data:`ROD_SETTLE`).
+:func:`settling_sim_params` picks ``dt`` and a near-critical damping from the rod's slowest axial/torsional mode so that a
 run takes a few thousand steps.  Both agree to the settling tolerance (tested).  The dynamic
 runs step the handle's operators (PyElastica's Position Verlet) or, with
 ``sim_params.integrator = "implicit"`` (``settling_sim_params(rod, integrator="implicit")``:

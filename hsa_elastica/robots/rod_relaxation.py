@@ -2,11 +2,12 @@
 
 :func:`build_setup` builds a set-up of :func:`~hsa_elastica.robots.builders.build_single_rod`
 (motor or free-twist base ramped to its angle / torque, free / twist-locked / fixed distal end,
-optional tip force and compression law); :func:`settle_rod` steps it until every node speed is below
-``tol_velocity`` and every angular speed below ``tol_omega`` for ``window`` seconds after the
-ramp (the settling loop of every dynamic steady state,
-:func:`~hsa_elastica.robots.settling.relax`, with the options :data:`ROD_SETTLE`); :func:`settling_sim_params` picks the
-step and a near-critical damping from the rod's slowest axial / torsional mode; :func:`relax_rod` returns the settled
+optional tip force and compression law); :func:`settle_rod` steps it until every node speed is
+below ``tol_velocity`` and every angular speed below ``tol_omega`` for ``window`` seconds after
+the ramp (the settling loop of every dynamic steady state,
+:func:`~hsa_elastica.robots.settling.relax`, with the options :data:`ROD_SETTLE`);
+:func:`settling_sim_params` picks the step and a near-critical damping from the rod's slowest
+axial / torsional mode; :func:`relax_rod` returns the settled
 state as a :class:`~hsa_elastica.robots.rod_statics.RodSteadyState` (``method = "dynamic"``), the
 dynamic counterpart of :func:`~hsa_elastica.robots.rod_statics.solve_static_rod`
 (``steady_state(rod_params, angle, method="dynamic")``).
@@ -65,11 +66,11 @@ class NotSettledError(RuntimeError):
 
 
 #: the settling test of the characterization runs (:class:`SettleOptions`): every node slower
-#: than 5 um/s and every element turning slower than 1e-3 rad/s for 10 ms, checked every
-#: 2 ms, within 2 s of the run's start.  No creep bound: the runs are damped near-critically
+#: than 10 um/s and every element turning slower than 1e-3 rad/s for 10 ms, checked every
+#: 5 ms, within 2 s of the run's start.  No creep bound: the runs are damped near-critically
 #: (:func:`settling_sim_params`), so a creeping rod is a slow one, which the speed bound
-#: catches.  The speed bound is about 1e-4 rod lengths per second for the closed HSAs of Good
-#: et al. (50-100 mm).
+#: catches.  The speed bound is 1e-4 to 2e-4 rod lengths per second for the closed HSAs of
+#: Good et al. (50-100 mm).
 ROD_SETTLE = SettleOptions(tol_velocity=1e-5, tol_omega=1e-3, tol_residual=math.inf,
                            window=0.01, check_interval=0.005, max_time=2.0)
 
