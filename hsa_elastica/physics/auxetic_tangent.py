@@ -51,7 +51,7 @@ from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH, RodTangentState, vo
 from hsa_elastica.physics.tables import CouplingTable
 from hsa_elastica.physics.variational_rod import log_map_jacobian
 
-__all__ = ["AuxeticTangentWork", "auxetic_tangent_work", "auxetic_tangent_band"]
+__all__ = ["AuxeticTangentWork", "auxetic_tangent_work", "auxetic_tangent_band", "rest_slopes"]
 
 
 class AuxeticTangentWork(NamedTuple):
@@ -146,6 +146,25 @@ def _len(x: NDArray[np.float64], k: int) -> float:
     return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) + 1e-14
 
 
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def rest_slopes(
+    c: CouplingTable, i: int, e: int,
+    law: tuple[float, float, float, float, float, float, float],
+) -> tuple[float, tuple[float, float, float]]:
+    """How element ``e``'s rest state moves with its handed twist strain ``ke_e`` (row ``i`` of
+    the coupling table, ``law`` = :func:`~hsa_elastica.physics.auxetic_law.rest_law` of it):
+    ``d l0_e / d ke_e`` [m^2/rad] (Eq. 11, through the hysteresis play, Eq. 11') and the
+    diagonal ``d S_aa / d ke_e`` [N m/rad] (Eq. 12, 0 where the stiffness law is clipped)."""
+    ke = c.kappa_elem[i][e]
+    y, dy = hysteretic_twist(c, i, e, ke)
+    dl0 = rest_strain_slope(y, *law) * dy * c.printed_lengths[i][e]
+    inside = 1.0 if c.kappa_min[i] < ke < c.kappa_max[i] else 0.0
+    kc = min(max(ke, c.kappa_min[i]), c.kappa_max[i])
+    area = c.area[i]
+    dxy = inside * ALPHA_C * c.G_slope[i] * area
+    return dl0, (dxy, dxy, inside * (c.E_slope[i] + 2.0 * c.E_quad[i] * kc) * area)
+
+
 @njit(cache=True)  # type: ignore[misc]
 def _element_responses(
     rod: RodTangentState, c: CouplingTable, i: int, work: AuxeticTangentWork
@@ -155,9 +174,6 @@ def _element_responses(
     x = rod.position
     n = rod.rest_lengths.shape[0]
     law = rest_law(c, i)
-    kmin = c.kappa_min[i]
-    kmax = c.kappa_max[i]
-    area = c.area[i]
     ve = work.ve
     for e in range(n):
         q = rod.director
@@ -169,14 +185,7 @@ def _element_responses(
         s = (qd[0] / l0, qd[1] / l0, qd[2] / l0)
         rr = (s[0] - rod.rest_sigma[0, e], s[1] - rod.rest_sigma[1, e],
               s[2] - 1.0 - rod.rest_sigma[2, e])
-        ke = c.kappa_elem[i][e]
-        # the rest-length law's input through the hysteresis play, and its slope (Eq. 11')
-        y, dy = hysteretic_twist(c, i, e, ke)
-        dl0 = rest_strain_slope(y, *law) * dy * c.printed_lengths[i][e]
-        inside = 1.0 if kmin < ke < kmax else 0.0
-        kc = min(max(ke, kmin), kmax)
-        ds = (inside * ALPHA_C * c.G_slope[i] * area, inside * ALPHA_C * c.G_slope[i] * area,
-              inside * (c.E_slope[i] + 2.0 * c.E_quad[i] * kc) * area)
+        dl0, ds = rest_slopes(c, i, e, law)
         dil = length / l0
         # stress-space response g = (n - S s) dl0 / l + dS r / e  (force: Q^T g)
         g = work.vec[0]

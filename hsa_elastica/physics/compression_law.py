@@ -46,7 +46,16 @@ from numpy.typing import NDArray
 from elastica.external_forces import NoForces
 from elastica.typing import RodType
 
-from hsa_elastica.physics.auxetic_law import average_to_elements, clip_strain, handed_twist_strain
+from hsa_elastica.physics.auxetic_law import (
+    average_to_elements,
+    clip_strain,
+    handed_twist_strain,
+    rest_law,
+)
+from hsa_elastica.physics.auxetic_tangent import rest_slopes
+from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH, RodTangentState, voronoi_curvature
+from hsa_elastica.physics.tables import CompressionTable, CouplingTable
+from hsa_elastica.physics.variational_rod import log_map_jacobian
 from hsa_elastica.params import ParameterError, RodParams, is_finite_number
 
 __all__ = [
@@ -55,6 +64,9 @@ __all__ = [
     "compression_ratio_kernel",
     "compression_correction_forces",
     "compression_law_forces",
+    "compression_tangent_band",
+    "compression_factors",
+    "compression_row",
     "CompressionRow",
     "twist_range",
 ]
@@ -226,20 +238,159 @@ def compression_law_forces(
     (:data:`WORK_ROWS`, >= n) is workspace (``work[4, :n]`` holds the multipliers afterwards).
     """
     n = dilatation.shape[0]
-    kv = work[0, : n - 1]
-    ke = work[1, :n]
-    ke_clipped = work[2, :n]
-    sigma_z = work[3, :n]
-    factor = work[4, :n]
-    if law.slope != 0.0:
-        handed_twist_strain(director_collection, law.printed_voronoi, law.handedness, kv)
-        average_to_elements(kv, ke)
-        clip_strain(ke, law.kappa_min, law.kappa_max, ke_clipped)
-    for i in range(sigma_z.shape[0]):
-        sigma_z[i] = sigma[2, i] - rest_sigma[2, i]
-    compression_ratio_kernel(ke_clipped, law.ratio, law.slope, sigma_z, factor)
-    compression_correction_forces(factor, internal_stress, director_collection, dilatation,
+    for i in range(n):
+        work[3, i] = sigma[2, i] - rest_sigma[2, i]
+    compression_factors(director_collection, law, work[:, :n])
+    compression_correction_forces(work[4, :n], internal_stress, director_collection, dilatation,
                                   external_forces)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def compression_factors(director_collection: NDArray[np.float64], law: CompressionRow,
+                        work: NDArray[np.float64]) -> None:
+    """The multiplier ``r_c`` (or 1) of each element into ``work[4]``, from the axial strains
+    ``work[3]`` (``sigma_z - sigma0_z``) and, with ``law.slope != 0``, the twist strain of
+    Eq. 4 averaged (Eq. 3) and clipped (``work[0:3]``; ``work[2]`` must hold zeros
+    otherwise)."""
+    n = director_collection.shape[2]
+    if law.slope != 0.0:
+        handed_twist_strain(director_collection, law.printed_voronoi, law.handedness,
+                            work[0, : n - 1])
+        average_to_elements(work[0, : n - 1], work[1, :n])
+        clip_strain(work[1, :n], law.kappa_min, law.kappa_max, work[2, :n])
+    compression_ratio_kernel(work[2, :n], law.ratio, law.slope, work[3, :n], work[4, :n])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def compression_row(c: CompressionTable, i: int) -> CompressionRow:
+    """Row ``i`` of the compiled models' compression table as :func:`compression_law_forces`
+    takes it."""
+    return CompressionRow(c.printed_voronoi[i, : c.n_elems[i] - 1], c.handedness[i],
+                          c.kappa_min[i], c.kappa_max[i], c.ratio[i], c.slope[i])
+
+
+# --------------------------------------------------------------------------------------------
+# consistent tangent
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)  # type: ignore[misc]
+def compression_tangent_band(
+    rod: RodTangentState, law: CompressionRow, work: NDArray[np.float64], c: CouplingTable,
+    i: int, band: NDArray[np.float64],
+) -> None:
+    r"""The exact derivative of :func:`compression_law_forces` with respect to the static
+    solver's unknowns of one rod, added into ``band`` (the layout of
+    :func:`~hsa_elastica.physics.rod_tangent.rod_tangent_band`: node ``k`` at ``6 k``, element
+    ``k``'s rotation increment at ``6 k + 3``, ``band[r, col - r + 14]``).
+
+    Element ``e`` adds ``g = m n_z d3 / e`` to node ``e`` and ``-g`` to node ``e+1``, with
+    ``m = r_c - 1`` where it is compressed (0 elsewhere), ``n_z = S_z . (s - e_z - sigma0)``,
+    ``s = Q d / l0``, ``e = l / l0`` (notation of :mod:`~hsa_elastica.physics.rod_tangent`;
+    ``S_z`` is row z of the shear matrix, ``u = Q^T S_z`` in the lab frame, ``t = d / l``):
+
+    * ``dg/dd = m / (e l0) d3 (u - n_z t / e)^T`` (``d = x_{e+1} - x_e``);
+    * ``dg/dw_e = m / e (d3 (S_z x s)^T + n_z [-d2, d1, 0])`` (``dd3 = w_y d1 - w_x d2``);
+    * through the twist strain ``ke_e``: the auxetic rest length and axial stiffness
+      (``dg/dl0 = m d3 (n_z - S_z . s) / l``, ``dg/dS_zz = m r_z d3 / e``, their slopes from
+      :func:`~hsa_elastica.physics.auxetic_tangent.rest_slopes`, row ``i`` of the coupling
+      table ``c``; ``i < 0``: no coupling) and the ratio ``r_c`` itself (``dg/dm = n_z d3 / e``
+      times ``slope`` inside the clip range), each chained to the rotations of the elements
+      beside the Voronoi regions (Eq. 4: ``dkv_j = -h / pv_j [M_j (w_{j+1} - R_j w_j)]_z``).
+
+    Whether an element is compressed is held (the switch at ``r_z = 0`` has no derivative; the
+    kink is where the two sides meet, as for a hard clip).  ``work`` is the law's workspace:
+    the strains and multipliers of this state are written into it as the forces write them
+    (:func:`compression_factors`); ``rod`` must hold the auxetic rest configuration of this
+    state (the coupling's update has run)."""
+    n = rod.rest_lengths.shape[0]
+    x, q, shear = rod.position, rod.director, rod.shear_matrix
+    for e in range(n):  # the axial strains, then the multipliers, as the forces take them
+        work[3, e] = _axial(rod, e) - 1.0 - rod.rest_sigma[2, e]
+    compression_factors(q, law, work[:, :n])
+    resp = np.zeros((2, 6, n))  # rows' response to ke_e: through the coupling, through r_c
+    rest = rest_law(c, i) if i >= 0 else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for e in range(n):
+        m = work[4, e] - 1.0
+        if work[3, e] >= 0.0 or m == 0.0:  # in tension (r_c does not apply) or r_c = 1
+            continue
+        l0 = rod.rest_lengths[e]
+        d = (x[0, e + 1] - x[0, e], x[1, e + 1] - x[1, e], x[2, e + 1] - x[2, e])
+        length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + 1e-14
+        s = ((q[0, 0, e] * d[0] + q[0, 1, e] * d[1] + q[0, 2, e] * d[2]) / l0,
+             (q[1, 0, e] * d[0] + q[1, 1, e] * d[1] + q[1, 2, e] * d[2]) / l0,
+             (q[2, 0, e] * d[0] + q[2, 1, e] * d[1] + q[2, 2, e] * d[2]) / l0)
+        r = (s[0] - rod.rest_sigma[0, e], s[1] - rod.rest_sigma[1, e], work[3, e])
+        sz = (shear[2, 0, e], shear[2, 1, e], shear[2, 2, e])
+        nz = sz[0] * r[0] + sz[1] * r[1] + sz[2] * r[2]
+        dil = length / l0
+        a = (sz[1] * s[2] - sz[2] * s[1], sz[2] * s[0] - sz[0] * s[2],
+             sz[0] * s[1] - sz[1] * s[0])  # S_z x s
+        for p in range(3):
+            d3 = q[2, p, e]
+            for col in range(3):
+                pos = m / (dil * l0) * d3 * ((sz[0] * q[0, col, e] + sz[1] * q[1, col, e]
+                                              + sz[2] * q[2, col, e]) - nz / dil * d[col] / length)
+                rot = m / dil * (d3 * a[col] + nz * (-q[1, p, e] if col == 0 else
+                                                     (q[0, p, e] if col == 1 else 0.0)))
+                for side in range(2):  # node e (+g), node e+1 (-g)
+                    row = 6 * (e + side) + p
+                    sign = 1.0 - 2.0 * side
+                    band[row, 6 * e + col - row + HALF_BANDWIDTH] -= sign * pos
+                    band[row, 6 * e + 6 + col - row + HALF_BANDWIDTH] += sign * pos
+                    band[row, 6 * e + 3 + col - row + HALF_BANDWIDTH] += sign * rot
+            g_l0 = m * d3 * (nz - (sz[0] * s[0] + sz[1] * s[1] + sz[2] * s[2])) / length
+            g_s = m * r[2] * d3 / dil
+            if i >= 0:
+                dl0, ds = rest_slopes(c, i, e, rest)
+                resp[0, p, e] = g_l0 * dl0 + g_s * ds[2]
+                resp[0, 3 + p, e] = -resp[0, p, e]
+            if law.slope != 0.0 and law.kappa_min < work[1, e] < law.kappa_max:
+                resp[1, p, e] = nz * d3 / dil * law.slope
+                resp[1, 3 + p, e] = -resp[1, p, e]
+    _chain_twist(rod, law, c, i, resp, band)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _axial(rod: RodTangentState, e: int) -> float:
+    """``s_z = (Q d)_z / l0`` of element ``e`` [-] (PyElastica's ``sigma_z + 1``)."""
+    x, q = rod.position, rod.director
+    return ((q[2, 0, e] * (x[0, e + 1] - x[0, e]) + q[2, 1, e] * (x[1, e + 1] - x[1, e])
+             + q[2, 2, e] * (x[2, e + 1] - x[2, e])) / rod.rest_lengths[e])
+
+
+@njit(cache=True)  # type: ignore[misc]
+def _chain_twist(rod: RodTangentState, law: CompressionRow, c: CouplingTable, i: int,
+                 resp: NDArray[np.float64], band: NDArray[np.float64]) -> None:
+    """The rows' responses ``resp[k, :, e]`` to ``ke_e`` (``k`` = 0: the coupling's twist
+    strain, 1: the law's own) chained to the rotations: ``ke_e = (kv_{e-1} + kv_e) / 2``,
+    ``kv_j = -h theta_{j,z} / pv_j`` (Eq. 3-4), ``dtheta_j = M_j (w_{j+1} - R_j w_j)``."""
+    q = rod.director
+    rot = np.empty((3, 3))
+    m_log = np.empty((3, 3))
+    theta = np.empty(3)
+    y = np.empty(9)
+    for j in range(rod.rest_voronoi_lengths.shape[0]):
+        voronoi_curvature(q, j, rod.rest_voronoi_lengths[j], rot, theta)
+        log_map_jacobian(theta[0], theta[1], theta[2], m_log)
+        for k in range(2):
+            if k == 0:
+                if i < 0:
+                    continue
+                f = -c.handedness[i] / c.printed_voronoi[i][j]
+            else:
+                f = -law.handedness / law.printed_voronoi[j]
+            # nodes j, j+1, j+2: element j's rows and element j+1's, each ke moving by 1/2
+            for r in range(3):
+                y[r] = 0.5 * resp[k, r, j]
+                y[3 + r] = 0.5 * (resp[k, 3 + r, j] + resp[k, r, j + 1])
+                y[6 + r] = 0.5 * resp[k, 3 + r, j + 1]
+            for r in range(9):
+                if y[r] == 0.0:
+                    continue
+                row = 6 * j + 6 * (r // 3) + r % 3
+                for s in range(3):
+                    mr = m_log[2, 0] * rot[0, s] + m_log[2, 1] * rot[1, s] + m_log[2, 2] * rot[2, s]
+                    band[row, 6 * j + 3 + s - row + HALF_BANDWIDTH] -= y[r] * f * mr
+                    band[row, 6 * j + 9 + s - row + HALF_BANDWIDTH] += y[r] * f * m_log[2, s]
 
 
 # --------------------------------------------------------------------------------------------

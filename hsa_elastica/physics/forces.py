@@ -56,7 +56,7 @@ from hsa_elastica.physics.auxetic_law import (
     reciprocal_twist_couple,
 )
 from hsa_elastica.physics.compiled_laws import apply_laws
-from hsa_elastica.physics.compression_law import CompressionRow, compression_law_forces
+from hsa_elastica.physics.compression_law import compression_law_forces, compression_row
 from hsa_elastica.physics.contact_laws import (
     ContactOutput,
     ContactPoints,
@@ -295,10 +295,7 @@ def apply_compression(c: CompressionTable, i: int, rod: RodBlockArrays) -> None:
     compression_law_forces(
         rod.director[:, :, e0:e1], rod.sigma[:, e0:e1], rod.rest_sigma[:, e0:e1],
         rod.internal_stress[:, e0:e1], rod.dilatation[e0:e1],
-        rod.external_forces[:, n0 : n0 + ne + 1],
-        CompressionRow(c.printed_voronoi[i, : ne - 1], c.handedness[i], c.kappa_min[i],
-                       c.kappa_max[i], c.ratio[i], c.slope[i]),
-        c.work[i],
+        rod.external_forces[:, n0 : n0 + ne + 1], compression_row(c, i), c.work[i],
     )
 
 

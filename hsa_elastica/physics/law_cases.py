@@ -18,6 +18,12 @@ from numpy.typing import NDArray
 
 from hsa_elastica.physics.auxetic_law import auxetic_update
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
+from hsa_elastica.physics.compression_law import WORK_ROWS as COMPRESSION_WORK_ROWS
+from hsa_elastica.physics.compression_law import (
+    CompressionRow,
+    compression_law_forces,
+    compression_tangent_band,
+)
 from hsa_elastica.physics.contact_laws import (
     ContactLaw,
     ContactOutput,
@@ -163,19 +169,24 @@ def _rod_forces(b: RodBlockArrays, base: tuple[Array, Array], dx: Array,
     return out
 
 
+def _auxetic_hook(coupling: CouplingTable) -> Callable[[RodBlockArrays], None]:
+    """The one-way auxetic law's update of a rod's rest configuration (row 0 of
+    ``coupling``), to run before its internal forces."""
+    def before(blk: RodBlockArrays) -> None:
+        vor = np.empty((3, blk.rest_voronoi_lengths.shape[0]))
+        rotation_log_inplace(blk.director, vor)
+        auxetic_update(vor, coupling, 0, -1.0, blk.rest_lengths, blk.rest_voronoi_lengths,
+                       blk.shear_matrix, blk.bend_matrix)
+
+    return before
+
+
 def _rod_case(rng: np.random.Generator, table: Callable[[RodBlockArrays], Any] | None) -> LawCase:
     n = 6
     b = _rod_block(n, rng)
     coupling: Any = None if table is None else table(b)
     base = (b.position.copy(), b.director.copy())
-
-    def before(blk: RodBlockArrays) -> None:
-        vor = np.empty((3, n - 1))
-        rotation_log_inplace(blk.director, vor)
-        auxetic_update(vor, coupling, 0, -1.0, blk.rest_lengths, blk.rest_voronoi_lengths,
-                       blk.shear_matrix, blk.bend_matrix)
-
-    hook = None if coupling is None else before
+    hook = None if coupling is None else _auxetic_hook(coupling)
 
     def tangent() -> Array:
         _rod_forces(b, base, np.zeros(6 * n + 3), hook)  # the rest configuration at dx = 0
@@ -229,6 +240,46 @@ def auxetic_case(rng: np.random.Generator) -> LawCase:
     """The one-way auxetic law (Eq. 2-5) before the rod's internal forces: the rod's tangent
     plus its chain rule (:mod:`~hsa_elastica.physics.auxetic_tangent`)."""
     return _rod_case(rng, _coupling_table)
+
+
+def compression_case(rng: np.random.Generator) -> LawCase:
+    """The compression-softening axial law (:mod:`~hsa_elastica.physics.compression_law`) on
+    a rod with the one-way auxetic law: ``r_c = 0.6 + 0.005 m/rad * ke`` clipped to
+    [-30, 30] rad/m, the elements alternately compressed and stretched by 3 % (the switch
+    between them is held); its forces after the auxetic update and the internal forces."""
+    n = 6
+    b = _rod_block(n, rng)
+    coupling = _coupling_table(b)
+    law = CompressionRow(b.rest_voronoi_lengths.copy(), -1.0, -30.0, 30.0, 0.6, 0.005)
+    work = np.zeros((COMPRESSION_WORK_ROWS, n))
+    base = (b.position.copy(), b.director.copy())
+    before = _auxetic_hook(coupling)
+    _rod_forces(b, base, np.zeros(6 * n + 3), before)  # rest strains: 3 % from the switch
+    b.rest_sigma[2] = b.sigma[2] + 0.03 * np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+
+    def forces(dx: Array) -> Array:
+        _rod_forces(b, base, dx, before)
+        b.external_forces[:] = 0.0
+        compression_law_forces(b.director, b.sigma, b.rest_sigma, b.internal_stress,
+                               b.dilatation, b.external_forces, law, work)
+        out = np.zeros(6 * n + 3)
+        for i in range(n + 1):
+            out[6 * i : 6 * i + 3] = b.external_forces[:, i]
+        return out
+
+    def tangent() -> Array:
+        forces(np.zeros(6 * n + 3))  # the rest configuration and the law's strains at dx = 0
+        state = RodTangentState(b.position, b.director, b.rest_lengths, b.rest_voronoi_lengths,
+                                b.rest_sigma, b.rest_kappa, b.shear_matrix, b.bend_matrix)
+        band = np.zeros((6 * n + 3, 2 * HALF_BANDWIDTH + 1))
+        compression_tangent_band(state, law, work, coupling, 0, band)
+        dense = np.empty((6 * n + 3, 6 * n + 3))
+        band_to_dense(band, dense)
+        return dense
+
+    l0 = float(np.mean(b.rest_lengths))
+    steps = np.tile(np.r_[np.full(3, 1e-6 * l0), np.full(3, 1e-6)], n + 1)[: 6 * n + 3]
+    return LawCase(6 * n + 3, forces, tangent, steps)
 
 
 # --------------------------------------------------------------------------------------------

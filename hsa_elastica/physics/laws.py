@@ -51,6 +51,7 @@ from hsa_elastica.physics.compiled_laws import LAW_REGISTRY, CompiledLaw
 from hsa_elastica.physics.law_cases import (
     LawCase,
     auxetic_case,
+    compression_case,
     contact_case,
     joint_case,
     motor_mount_case,
@@ -60,7 +61,7 @@ from hsa_elastica.physics.law_cases import (
     turn,
     twist_mount_case,
 )
-from hsa_elastica.physics.compression_law import compression_law_forces
+from hsa_elastica.physics.compression_law import compression_law_forces, compression_tangent_band
 from hsa_elastica.physics.damper_cases import (
     body_damper_case,
     gyroscopic_case,
@@ -145,9 +146,10 @@ LAWS: tuple[LawTangent, ...] = (
     LawTangent("body damper", damper_forces, None, body_damper_case, damper_tangent),
     LawTangent("gyroscopic couple", gyroscopic_couples, None, gyroscopic_case,
                gyroscopic_tangent),
-    # without a tangent: the static solver differences the whole residual of a model using them
+    LawTangent("compression law", compression_law_forces, compression_tangent_band,
+               compression_case),
+    # without a tangent: the static solver differences the whole residual of a model using it
     LawTangent("passive coupling", reciprocal_twist_couple, None, None),
-    LawTangent("compression law", compression_law_forces, None, None),
 )
 
 
