@@ -19,7 +19,11 @@ residual (``statics.DEFAULT_JACOBIAN = "fd"``; the cached single-rod solvers bui
 each run), with their wall times and the largest
 relative difference of their values (the same equilibria: tolerance-sized).
 
+``--sets``: only the named parameter sets (``--sets fitted_compression
+fitted_nonlinear_compression``: the two with the compression law).
+
 Run: python benchmarks/bench_characterization.py [--jobs 2] [--rows 4 6 8 10 12] [--jacobians]
+[--sets NAME ...]
 """
 
 from __future__ import annotations
@@ -93,10 +97,19 @@ def main() -> None:
     ap.add_argument("--rows", type=int, nargs="+", default=list(ROWS))
     ap.add_argument("--jacobians", action="store_true",
                     help="only the static run with either Jacobian (jacobian_rows)")
+    ap.add_argument("--sets", nargs="+", default=None,
+                    help="only these parameter sets (table1, fitted, fitted_nonlinear, "
+                         "fitted_compression, fitted_nonlinear_compression)")
     args = ap.parse_args()
     data = load_characterization_data()
     data = data[data["rows"].isin(args.rows)].reset_index(drop=True)
     rods, laws = parameter_sets(args.rows)
+    if args.sets is not None:
+        unknown = sorted(set(args.sets) - set(rods))
+        if unknown:
+            ap.error(f"--sets: unknown {unknown}; one of {sorted(rods)}")
+        rods = {k: v for k, v in rods.items() if k in args.sets}
+        laws = {k: v for k, v in laws.items() if k in args.sets}
     # warm numba's cache (loads the compiled kernels; a cold cache compiles for minutes)
     simulate_point(table1_rod_params(4), "blocked_force", 0.5, method="static")
     if args.jacobians:

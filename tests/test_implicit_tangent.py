@@ -95,8 +95,24 @@ def _stack(**kw):  # type: ignore[no-untyped-def]
     return build_stack([p, p], [[0.0] * 4, [0.0] * 4], record=False, **kw)
 
 
+def _rod_with_compression_law():  # type: ignore[no-untyped-def]
+    """The characterization's set-up with the compression law (ratio 0.6 at zero twist,
+    softening less as the rod twists): its tangent is in the rod's band."""
+    from hsa_elastica.physics.compression_law import AxialCompressionLaw, AxialLawParams
+
+    p = _robot_params()
+    law = AxialLawParams(compression_ratio=0.6, compression_ratio_slope=0.001)
+    h = build_single_rod(p.rod, p.simulation, angle=0.3, distal="twist_locked",
+                         tip_force=(0.3, -0.2, -1.5), record=False, finalize=False)
+    h.simulator.add_forcing_to(h.rod).using(AxialCompressionLaw,
+                                            **AxialCompressionLaw.kwargs_for(p.rod, law))
+    h.simulator.finalize()
+    return h
+
+
 CASES = {
     "robot": lambda: build_robot(_robot_params(), [0.0] * 4),
+    "single rod with the compression law": _rod_with_compression_law,
     "single rod": lambda: build_single_rod(
         _robot_params().rod, _robot_params().simulation, angle=0.3, distal="free",
         record=False),

@@ -202,6 +202,64 @@ def test_hybrid_jacobian_of_a_loaded_single_rod(base: str) -> None:
     assert err < 1e-6
 
 
+def _compression_rod(jacobian: str = "tangent", distal: str = "twist_locked") -> StaticSolver:
+    """The Table I rod (6 rows) with the compression law (``r_c = 0.6 + 0.002 m/rad *
+    kappa_h``) on its motor, its tip twist-locked or fixed (the characterization's
+    set-ups)."""
+    from hsa_elastica.params import table1_rod_params
+    from hsa_elastica.physics.compression_law import AxialLawParams
+    from hsa_elastica.robots.rod_statics import RodStaticSolver
+
+    law = AxialLawParams(compression_ratio=0.6, compression_ratio_slope=0.002)
+    solver = RodStaticSolver(table1_rod_params(6), axial_law=law, distal=distal).solver
+    if jacobian != "tangent":
+        solver = StaticSolver(solver.model, jacobian=jacobian)
+    solver.jit = True
+    return solver
+
+
+def test_hybrid_jacobian_of_a_rod_with_the_compression_law() -> None:
+    """The compression law's tangent (``compression_tangent_band``) goes into the rod's band:
+    nothing is differenced (no colour), and at a twisted pose pushed together along the rod
+    (most elements compressed, their ratio following the twist) the Jacobian is within 1e-6 of
+    each column's norm of central differences (the oracle's truncation, as above)."""
+    solver = _compression_rod()
+    assert solver.hybrid is not None and solver.n_colors_external == 0
+    rng = np.random.default_rng(5)
+    a = np.full(solver.n_motors, 1.2)
+    solver.move(np.where(solver.is_torque, 2e-2, 2e-4) * rng.standard_normal(solver.n))
+    pos = solver.model.rod_arrays.position
+    pos[2] *= 0.97  # 3 % shorter: compressed against any twisted rest length below 3 %
+    f0 = solver.evaluate(a).copy()
+    work = solver.model.tables.compression.work[0]
+    n = solver.model.tables.compression.n_elems[0]
+    assert np.count_nonzero(work[4, :n] < 1.0) >= n // 2  # compressed, r_c from the twist
+    assert np.ptp(work[4, :n][work[4, :n] < 1.0]) > 0.0
+    hybrid = solver.jacobian(a, f0).toarray()
+    central = _central(solver, a)
+    err = np.max(np.abs(hybrid - central) / np.linalg.norm(central, axis=0))
+    print(f"compression law: hybrid against central differences {err:.2g}")
+    assert err < 1e-6
+
+
+def test_rod_with_the_compression_law_reaches_the_equilibrium_of_the_differences() -> None:
+    """Blocked at its printed length and twisted (the blocked-force experiment: compressed
+    against its longer rest length), Newton with the tangent and with the whole residual
+    differenced reach the same equilibrium (to 1e-9 m / rad, the force tolerance over the
+    stiffness, as on the robot)."""
+    poses = []
+    for kind in ("tangent", "fd"):
+        solver = _compression_rod(kind, distal="fixed")
+        assert (solver.hybrid is None) == (kind == "fd")
+        out = solver.solve(np.full(solver.n_motors, 1.5))
+        assert out.converged
+        poses.append(solver.pose())
+    law = solver.model.tables.compression.work[0]
+    assert np.count_nonzero(law[4] < 1.0) > 0  # the law acts at the equilibrium
+    for x, y in zip(*poses):
+        assert np.max(np.abs(x - y), initial=0.0) < 1e-9
+
+
 def test_hybrid_jacobian_needs_no_colour_on_the_robot() -> None:
     """On the paper robot everything but the rods' elasticity and the platform joints is
     gravity (constant): neither the remainder nor the joints (exact tangents) need a colour.

@@ -68,7 +68,7 @@ evaluations per step).
 A model the tangents do not cover keeps the differences of the whole residual
 (:func:`make_implicit_tangent` returns None): whatever
 :func:`~hsa_elastica.engines.statics_hybrid.make_hybrid` does not cover (the passive coupling,
-the compression law, torque-driven rigid mounts), torque-driven compliant mounts and the
+torque-driven rigid mounts), torque-driven compliant mounts and the
 coupling's twist filter.
 """
 

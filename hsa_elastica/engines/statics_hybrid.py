@@ -8,7 +8,8 @@ law, with the one-way auxetic law's rest configuration) plus its external force 
 * the internal part from the exact tangent of each rod
   (:func:`~hsa_elastica.physics.rod_tangent.rod_tangent_band`, plus
   :func:`~hsa_elastica.physics.auxetic_tangent.auxetic_tangent_band` for a rod with a one-way
-  auxetic coupling), scattered into the Jacobian's values through a precomputed map
+  auxetic coupling and :func:`~hsa_elastica.physics.compression_law.compression_tangent_band`
+  for one with the compression law), scattered into the Jacobian's values through a precomputed map
   (:class:`HybridPlan`; held nodes and elements are dropped, partly held elements keep their
   free rotation components, a twist-locked element adds the lock's chain rule:
   :mod:`~hsa_elastica.engines.statics_rods`; a base held on a body by a rigid motor mount
@@ -48,7 +49,7 @@ The rounded clip of the rest strain enters through its slope; a hard clip (``cli
 enters through its one-sided slope at the kink (the finite differences would take the
 forward side too).  Laws the tangent does not cover (the passive, reciprocal coupling) keep the
 forward-difference Jacobian of the whole residual (:func:`make_hybrid` returns None), as do
-the compression law and torque-driven rigid motor mounts (``TwistMountBC``).
+torque-driven rigid motor mounts (``TwistMountBC``).
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ from hsa_elastica.physics.mounts import (
     twist_mount_torque_tangent,
 )
 from hsa_elastica.physics.tables import (
+    OP_COMPRESSION,
     OP_CONTACT,
     OP_COUPLING,
     OP_GRAVITY_BODY,
@@ -521,7 +523,7 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     None (differences of the whole residual) for a model with other operations than the
     auxetic coupling, the joints and mounts, the contacts, gravity, the loads and registered
     laws with a tangent: the passive coupling (its reciprocal couple and exact-gradient forces
-    have no tangent here), the compression law, a rod end held on a body by a torque-driven
+    have no tangent here), a rod end held on a body by a torque-driven
     rigid mount (``TwistMountBC``: its twist relative to the body has no chain rule here; the
     angle-driven ``MotorMountBC`` takes its chain rule, :mod:`~hsa_elastica.engines.
     statics_mounts`, unless :data:`MOUNT_TANGENT` is off, or the model also has contacts or
@@ -536,7 +538,8 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     # gravity and the loads (a lab force on a node, a couple about an element's own axis,
     # ramped in time) do not depend on the state: the remainder has nothing to difference
     covered = np.isin(program[:, 0], (OP_COUPLING, OP_JOINT_FORCE, OP_JOINT_TORQUE,
-                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_LOAD, OP_CONTACT))
+                                      OP_GRAVITY_ROD, OP_GRAVITY_BODY, OP_LOAD, OP_CONTACT,
+                                      OP_COMPRESSION))
     covered |= is_law & has_tangents(solver.tables.laws)
     mounted = solver.tables.motors.body >= 0  # rigid mounts: their chain rule (statics_mounts)
     covered |= program[:, 0] == OP_MOUNT_REACTION
@@ -555,6 +558,7 @@ def make_hybrid(solver: Any, joint_tangent: bool = True, remainder: bool = True
     ops = np.ascontiguousarray(program[differenced_joints])
     tangent_ops = np.ascontiguousarray(np.concatenate([program[exact], points[0]]))
     kept = ~exact & ~differenced_joints & ~points[2] & ~is_law
+    kept &= program[:, 0] != OP_COMPRESSION  # in the rods' bands (statics_rods)
     kept &= program[:, 0] != OP_MOUNT_REACTION
     rest = np.ascontiguousarray(program[kept])
     pos = csc_positions(solver)

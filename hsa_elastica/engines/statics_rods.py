@@ -3,7 +3,8 @@ and of the implicit integrator's Newton matrix (:mod:`hsa_elastica.engines.impli
 
 Each rod's consistent tangent (:func:`~hsa_elastica.physics.rod_tangent.rod_tangent_band`,
 plus :func:`~hsa_elastica.physics.auxetic_tangent.auxetic_tangent_band` for a rod with a
-one-way auxetic coupling) is computed as a band over all its nodes and elements and scattered
+one-way auxetic coupling and :func:`~hsa_elastica.physics.compression_law.
+compression_tangent_band` for one with the compression law) is computed as a band over all its nodes and elements and scattered
 into the Jacobian's CSC values through precomputed pairs (:func:`tangent_entries`: held nodes
 and elements are dropped, partly held elements keep their free rotation components).
 
@@ -30,6 +31,7 @@ from hsa_elastica.engines.statics_kernels import KIND_NODE, KIND_SWING, ROTATION
 from hsa_elastica.engines.statics_mounts import mount_chain, mount_entries
 from hsa_elastica.physics.actuation import twist_lock_gradient
 from hsa_elastica.physics.auxetic_tangent import auxetic_tangent_band, auxetic_tangent_work
+from hsa_elastica.physics.compression_law import compression_row, compression_tangent_band
 from hsa_elastica.physics.rod_tangent import (
     HALF_BANDWIDTH,
     RodTangentState,
@@ -83,6 +85,11 @@ def rod_tangents(model: Any, plan: Any, data: NDArray[np.float64]) -> None:
         rod_tangent_band(state, work, rows)
         if plan.coupling[r] >= 0:
             auxetic_tangent_band(state, model.tables.couplings, plan.coupling[r], aux, rows)
+        comp = model.tables.compression
+        for k in range(comp.elem_start.shape[0]):  # the compression law on this rod
+            if comp.elem_start[k] == s:
+                compression_tangent_band(state, compression_row(comp, k), comp.work[k],
+                                         model.tables.couplings, plan.coupling[r], rows)
         flat = rows.ravel()
         for p in range(plan.ptr[r], plan.ptr[r + 1]):
             data[plan.dst[p]] += flat[plan.src[p]]
