@@ -70,7 +70,7 @@ from hsa_elastica.physics.contact_laws import (
     row_obstacle,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, JOINT_BLOCK, NODE
-from hsa_elastica.physics.object_contact_laws import rolling_couple_tangent
+from hsa_elastica.physics.object_contact_laws import object_geometry, rolling_couple_tangent
 from hsa_elastica.physics.rod_contact_laws import rod_rod_tangent
 from hsa_elastica.physics.tables import OP_CONTACT, ROD_ROD
 
@@ -222,13 +222,9 @@ def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
     Q = body.director[:, :, b]
     s, kind = index[i, 0], index[i, 3]
     capsule = kind == CAPSULE
-    h = 0.5 * par[i, 7] if capsule else 0.0
-    frame = np.empty(6)
-    for a in range(3):
-        frame[3 + a] = Q[2, a] if capsule else 0.0  # the axis: the body's d3
-        frame[a] = body.position[a, b] - h * frame[3 + a]
-    geom = ObstacleGeometry(kind, frame[0:3], frame[3:6], par[i, 6],
-                            par[i, 7] if capsule else 0.0, frame)
+    # the object's obstacle at its present pose, as the force evaluation builds it
+    geom = object_geometry(body.position, body.director, b, (kind, par[i, 6], par[i, 7]),
+                           np.empty(6))
     xn = rod.position[:, s + p]
     phi, n0, n1, n2, _, _ = _surface(_scalars(geom), xn[0], xn[1], xn[2])
     nv = (n0, n1, n2)
