@@ -30,6 +30,13 @@ Twist strain: Eq. 4 against the printed Voronoi lengths, averaged to elements wi
 padding (Eq. 3) and clipped to ``[eps_min, eps_max] / C_eps`` -- the same strain the rest-length
 and stiffness laws see (kernels of :mod:`hsa_elastica.physics.auxetic_coupling`).
 
+Tangent: :func:`compression_tangent_band` is the exact derivative of
+:func:`compression_law_forces` with respect to the static solver's unknowns of the rod (its
+stretch, its turn, and the twist strain that moves the auxetic rest length, the axial
+stiffness and ``r_c``); the static solver and the implicit integrator add it to the rod's band
+(:mod:`hsa_elastica.engines.statics_rods`), ``tests/test_law_tangents.py`` checks it against
+central differences.
+
 Units: SI (N, m, rad/m); ``compression_ratio`` [-], ``compression_ratio_slope`` [m/rad].
 """
 
