@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import functools
 import json
 import os
 import statistics
@@ -69,6 +70,7 @@ def _child(argv: list[str]) -> None:
     def timed(owner: Any, name: str, part: str) -> None:
         f: Callable[..., Any] = getattr(owner, name)
 
+        @functools.wraps(f)  # its signature: steady_state() checks the keywords against it
         def g(*a: Any, **k: Any) -> Any:
             t = time.perf_counter()
             try:
