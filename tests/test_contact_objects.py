@@ -592,3 +592,74 @@ def test_a_free_cylinder_object_has_the_inertia_of_a_solid_cylinder() -> None:
     stock = Cylinder(np.zeros(3), np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0]), length,
                      r, rho)
     assert stock.mass_second_moment_of_inertia[0, 0, 0] == pytest.approx(mass * r * r / 4)
+
+
+def test_cylinder_object_params_are_checked_and_round_trip(tmp_path: Any) -> None:
+    """A ``cylinder`` object: its length and axis checked, its mass from ``density`` (``rho pi
+    R^2 L``, by hand here) or given (both must agree), the record written and read back."""
+    from hsa_elastica.params import EnvironmentParams, ObjectParams, RobotParams, load_params, save_params
+
+    c = ObjectParams(shape="cylinder", radius=0.015, length=0.03, density=1200.0, axis=(0.0, 0.0, 2.0))
+    assert c.mass == pytest.approx(1200.0 * math.pi * 0.015**2 * 0.03, rel=1e-12)
+    assert c.axis == (0.0, 0.0, 1.0)  # normalised
+    s = ObjectParams(radius=0.02, density=1000.0)
+    assert s.mass == pytest.approx(1000.0 * 4.0 / 3.0 * math.pi * 0.02**3, rel=1e-12)
+    assert ObjectParams().mass == 0.05  # neither given: the default
+    assert ObjectParams(shape="cylinder", mass=0.02, density=None).density is None
+    bad = [
+        (dict(shape="cylinder", length=0.0), r"^ObjectParams.length = 0.0 is invalid: must be a finite number > 0 and <= 1 \(m\)"),
+        (dict(shape="cylinder", axis=(0.0, 0.0, 0.0)), r"^ObjectParams.axis = \(0.0, 0.0, 0.0\) is invalid: must be a non-zero vector"),
+        (dict(mass=0.01, density=1000.0), r"^ObjectParams.mass = 0.01 is invalid: it disagrees with density \* volume = 0.0335103"),
+        (dict(density=-1.0), r"^ObjectParams.density = -1.0 is invalid: must be None or a finite number > 0 and <= 100000 \(kg/m\^3\)"),
+        (dict(radius=0.5, density=1e5), r"^ObjectParams.density = 100000.0 is invalid: the mass density \* volume = 52359.9 must be > 0 and <= 1000"),
+    ]
+    for kwargs, line in bad:
+        with pytest.raises(ParameterError, match=line) as e:
+            ObjectParams(**kwargs)  # type: ignore[arg-type]
+        assert "\n" not in str(e.value)
+    p = _robot_params((c, s))
+    back = RobotParams.from_dict(p.to_dict())  # mass and density both written: they agree
+    assert back.environment == p.environment
+    save_params(p, tmp_path / "objects.yaml")
+    assert load_params(tmp_path / "objects.yaml", RobotParams).environment == p.environment
+    with pytest.raises(ParameterError, match=r"^EnvironmentParams.objects\[0\]: ObjectParams.shape = 'cone'"):
+        EnvironmentParams(objects=({"shape": "cone"},))
+
+
+def test_a_robot_builds_a_cylinder_object_that_stands_on_the_floor_with_its_weight() -> None:
+    """A ``cylinder`` object of a robot's parameters, upright on a damped floor beside the
+    robot: the builder's body has the mass ``rho pi R^2 L`` and the solid cylinder's inertia
+    (by hand), its axis along ``axis``; on the fused engine it settles on its bottom rim with
+    the floor carrying its weight (0.5 %: the floor's damping ratio 0.5 settles the bounce of
+    its landing within the 0.3 s)."""
+    import dataclasses
+
+    from hsa_elastica.params import ObjectParams
+    from hsa_elastica.robots.builders import build_fast_robot
+
+    r, length, rho = 0.015, 0.03, 1000.0
+    floor = PlaneObstacle(point=(0.0, 0.0, -0.01), normal=(0.0, 0.0, 1.0),
+                          contact=ContactParams(stiffness=1e3, damping_ratio=0.5))
+    cyl = ObjectParams(shape="cylinder", radius=r, length=length, density=rho,
+                       position=(0.12, 0.0, -0.01 + 0.5 * length), axis=(0.0, 0.0, 1.0))
+    p = _robot_params((cyl,))
+    p = dataclasses.replace(p, environment=dataclasses.replace(p.environment, obstacles=(floor,)))
+    robot = build_fast_robot(p, [0.0] * 4, record=False)
+    contacts: Any = robot.robot.contacts  # type: ignore[union-attr]
+    # per obstacle the rods' and the platform's contacts, then per object the obstacles' on
+    # it and the rods' (docs/contact.md, "In a parameter file")
+    on_floor = contacts[p.n_rods + 1]
+    body = contacts[p.n_rods + 2].instance.body
+    assert isinstance(body, Cylinder)
+    mass = rho * math.pi * r * r * length
+    assert _mass(body) == pytest.approx(mass, rel=1e-12)
+    expected = [mass * (3 * r * r + length * length) / 12] * 2 + [mass * r * r / 2]
+    np.testing.assert_allclose(np.diag(body.mass_second_moment_of_inertia[:, :, 0]), expected,
+                               rtol=1e-12)
+    np.testing.assert_allclose(body.director_collection[2, :, 0], [0.0, 0.0, 1.0], atol=1e-15)
+    robot.run(0.3)
+    weight = mass * G
+    print("floor force / weight", on_floor.instance.total_force[2] / weight,
+          "height", body.position_collection[2, 0])
+    assert on_floor.instance.total_force[2] == pytest.approx(weight, rel=5e-3)
+    assert body.position_collection[2, 0] == pytest.approx(-0.01 + 0.5 * length, abs=2e-3)

@@ -229,7 +229,8 @@ def world_of(df: pd.DataFrame, params: Any) -> World | None:
     env = getattr(params, "environment", None)
     if env is None or not (env.obstacles or env.objects) or not hasattr(params, "n_rods"):
         return None
-    objects = object_tracks(df, [(o.shape, o.radius, 0.0) for o in env.objects])
+    objects = object_tracks(df, [(o.shape, o.radius, o.length if o.shape == "cylinder" else 0.0)
+                                  for o in env.objects])
     prefixes = data.rod_prefixes(df)
     rods = [data.positions(df, p) for p in prefixes]
     world = World(obstacles=tuple(env.obstacles), objects=objects, length=float(params.rod.length))

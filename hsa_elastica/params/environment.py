@@ -208,30 +208,70 @@ _KINDS: dict[str, type] = {
 
 
 #: the shapes of a free object (``ObjectParams.shape``)
-OBJECT_SHAPES = ("sphere",)
+OBJECT_SHAPES = ("sphere", "cylinder")
+
+#: kg; the mass of an object given neither ``mass`` nor ``density``
+DEFAULT_OBJECT_MASS = 0.05
 
 
 @dataclass(frozen=True)
 class ObjectParams(_ParamsBase):
-    """A free rigid object the rods can push (docs/contact.md, "Moving objects"): a
-    ``sphere`` of ``radius`` [m] and ``mass`` [kg] (uniform) centred at ``position`` [m],
-    under gravity, resting on the environment's obstacles (each with its own law); ``contact``
-    is the law between the rods' nodes and it."""
+    """A free rigid object the rods can push (docs/contact.md, "Moving objects"), uniform,
+    centred at ``position`` [m], under gravity, resting on the environment's obstacles (each
+    with its own law); ``contact`` is the law between the rods' nodes and it.
+
+    * ``shape``: ``sphere`` of ``radius`` [m], or ``cylinder`` of ``radius`` and ``length``
+      [m] along ``axis`` (a direction in the robot frame, normalised; PyElastica's
+      ``Cylinder``: the rods touch it as the capsule of its radius about its axis segment, it
+      rests on an obstacle by the rims of its two faces);
+    * ``mass`` [kg] or ``density`` [kg/m^3]: with ``density`` the mass is the density times
+      the shape's volume (``4 pi R^3 / 3``, ``pi R^2 L``); given both, they must agree (to
+      1e-9); given neither, :data:`DEFAULT_OBJECT_MASS`.  After construction ``mass`` is
+      always the object's mass.  The inertia is the uniform solid's (a cylinder:
+      ``M (3 R^2 + L^2) / 12`` about a diameter, ``M R^2 / 2`` about its axis).
+    * ``length`` and ``axis`` are not used by a sphere.
+    """
 
     shape: str = "sphere"
     radius: float = field(default=0.02, metadata={"unit": "m"})
-    mass: float = field(default=0.05, metadata={"unit": "kg"})
+    mass: float | None = field(default=None, metadata={"unit": "kg"})
     position: tuple[float, float, float] = field(default=(0.0, 0.0, 0.02), metadata={"unit": "m"})
     contact: ContactParams = field(default_factory=ContactParams)
+    density: float | None = field(default=None, metadata={"unit": "kg/m^3"})
+    length: float = field(default=0.04, metadata={"unit": "m"})
+    axis: tuple[float, float, float] = (1.0, 0.0, 0.0)
 
     def __post_init__(self) -> None:
         if self.shape not in OBJECT_SHAPES:
             raise ParameterError(f"ObjectParams.shape = {_short(self.shape)} is invalid: must be "
                                  f"one of {', '.join(OBJECT_SHAPES)}")
         _check_real(self, "radius", gt=0.0, le=1.0)
-        _check_real(self, "mass", gt=0.0, le=1000.0)
+        _check_real(self, "length", gt=0.0, le=1.0)
+        _unit_vector(self, "axis")
+        _check_real(self, "mass", gt=0.0, le=1000.0, optional=True)
+        _check_real(self, "density", gt=0.0, le=1e5, optional=True)
+        if self.density is not None:
+            mass = self.density * self.volume
+            if self.mass is not None and abs(self.mass - mass) > 1e-9 * mass:
+                raise ParameterError(
+                    f"ObjectParams.mass = {_short(self.mass)} is invalid: it disagrees with "
+                    f"density * volume = {mass:.6g} (kg); give one of mass and density")
+            if not 0.0 < mass <= 1000.0:
+                raise ParameterError(
+                    f"ObjectParams.density = {_short(self.density)} is invalid: the mass "
+                    f"density * volume = {mass:.6g} must be > 0 and <= 1000 (kg)")
+            object.__setattr__(self, "mass", mass)
+        elif self.mass is None:
+            object.__setattr__(self, "mass", DEFAULT_OBJECT_MASS)
         _check_vector(self, "position")
         _contact(self)
+
+    @property
+    def volume(self) -> float:
+        """The shape's volume [m^3]."""
+        if self.shape == "cylinder":
+            return math.pi * self.radius**2 * self.length
+        return 4.0 / 3.0 * math.pi * self.radius**3
 
 
 def _objects(items: Any) -> tuple[ObjectParams, ...]:

@@ -66,7 +66,7 @@ rods and platform when ``sim.gravity`` is set.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -86,6 +86,7 @@ from hsa_elastica.physics.mounts import MotorMount, TwistMount
 from hsa_elastica.physics.rigid_mounts import MotorMountBC, MountReaction, TwistMountBC
 from hsa_elastica.params import (
     JointParams,
+    ObjectParams,
     ParameterError,
     RobotParams,
     RodParams,
@@ -106,6 +107,7 @@ from hsa_elastica.robots.environment import (
     _add_gravity,
     _add_material_damping,
     _add_recorder,
+    solid_cylinder,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -412,26 +414,42 @@ def _object_recorders(sim: HSASimulator, objects: list[Any], sp: Any) -> dict[st
 def _add_objects(sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod],
                  objects: list[Any] | None = None) -> list[OperatorRef[Any]]:
     """Each free object of ``robot_params.environment`` (docs/contact.md, "Moving objects"): a
-    PyElastica ``Sphere`` of its mass under the simulation's gravity (if any), resting on every
-    obstacle (``BodyContact``: its point closest to it), touched by every rod's nodes but the
-    end ones (``ObjectContact``); placements checked first.  The references: per object the
-    obstacles' contacts on it, then the rods' (``ref.instance.body``: the sphere)."""
-    from elastica import Sphere
-
+    PyElastica ``Sphere`` or a solid ``Cylinder`` (:func:`_object_body`) under the simulation's
+    gravity (if any), resting on every obstacle (``BodyContact``: a sphere's point closest to
+    it, a cylinder's rims), touched by every rod's nodes but the end ones (``ObjectContact``);
+    placements checked first.  The references: per object the obstacles' contacts on it, then
+    the rods' (``ref.instance.body``: the object)."""
     from hsa_elastica.physics.contact import add_contact
     from hsa_elastica.physics.object_contact import add_object_contact
 
     refs: list[OperatorRef[Any]] = []
     for obj in robot_params.environment.objects:
-        density = obj.mass / (4.0 / 3.0 * np.pi * obj.radius**3)
-        sphere = Sphere(np.array(obj.position, dtype=np.float64), obj.radius, density)
-        sim.append(sphere)
+        body = _object_body(obj)
+        sim.append(body)
         if objects is not None:
-            objects.append(sphere)
-        _add_gravity(sim, sphere, robot_params.simulation)
-        refs += [add_contact(sim, sphere, o) for o in robot_params.environment.obstacles]
-        refs += [add_object_contact(sim, rod, sphere, obj.contact, nodes=(1, -1)) for rod in rods]
+            objects.append(body)
+        _add_gravity(sim, body, robot_params.simulation)
+        refs += [add_contact(sim, body, o) for o in robot_params.environment.obstacles]
+        refs += [add_object_contact(sim, rod, body, obj.contact, nodes=(1, -1)) for rod in rods]
     return refs
+
+
+def _object_body(obj: ObjectParams) -> Any:
+    """The rigid body of ``obj``: a ``Sphere``, or a ``Cylinder`` centred at ``obj.position``
+    along ``obj.axis`` with a solid cylinder's inertia (:func:`solid_cylinder`), of the
+    object's mass (``obj.mass`` [kg] over the shape's volume as the density)."""
+    from elastica import Sphere
+
+    centre = np.array(obj.position, dtype=np.float64)
+    density = float(cast(float, obj.mass)) / obj.volume
+    if obj.shape == "sphere":
+        return Sphere(centre, obj.radius, density)
+    axis = np.array(obj.axis, dtype=np.float64)
+    helper = np.eye(3)[int(np.argmin(np.abs(axis)))]  # the basis vector least along the axis
+    normal = np.cross(axis, helper)
+    normal /= np.linalg.norm(normal)
+    return solid_cylinder(centre - 0.5 * obj.length * axis, axis, normal, obj.length,
+                          obj.radius, density)
 
 
 def _place_rods(
