@@ -626,12 +626,14 @@ def test_cylinder_object_params_are_checked_and_round_trip(tmp_path: Any) -> Non
         EnvironmentParams(objects=({"shape": "cone"},))
 
 
-def test_a_robot_builds_a_cylinder_object_that_stands_on_the_floor_with_its_weight() -> None:
+@pytest.mark.parametrize("integrator, dt", [("explicit", 5e-5), ("implicit", 1e-3)])
+def test_a_robot_builds_a_cylinder_object_that_stands_on_the_floor_with_its_weight(
+        integrator: str, dt: float) -> None:
     """A ``cylinder`` object of a robot's parameters, upright on a damped floor beside the
     robot: the builder's body has the mass ``rho pi R^2 L`` and the solid cylinder's inertia
-    (by hand), its axis along ``axis``; on the fused engine it settles on its bottom rim with
-    the floor carrying its weight (0.5 %: the floor's damping ratio 0.5 settles the bounce of
-    its landing within the 0.3 s)."""
+    (by hand), its axis along ``axis``; on the fused and the implicit engine it settles on its
+    bottom rim with the floor carrying its weight (0.5 %: the floor's damping ratio 0.5 settles
+    the bounce of its landing within the 0.3 s)."""
     import dataclasses
 
     from hsa_elastica.params import ObjectParams
@@ -643,7 +645,8 @@ def test_a_robot_builds_a_cylinder_object_that_stands_on_the_floor_with_its_weig
     cyl = ObjectParams(shape="cylinder", radius=r, length=length, density=rho,
                        position=(0.12, 0.0, -0.01 + 0.5 * length), axis=(0.0, 0.0, 1.0))
     p = _robot_params((cyl,))
-    p = dataclasses.replace(p, environment=dataclasses.replace(p.environment, obstacles=(floor,)))
+    p = dataclasses.replace(p, environment=dataclasses.replace(p.environment, obstacles=(floor,)),
+                            simulation=dataclasses.replace(p.simulation, dt=dt, integrator=integrator))
     robot = build_fast_robot(p, [0.0] * 4, record=False)
     contacts: Any = robot.robot.contacts  # type: ignore[union-attr]
     # per obstacle the rods' and the platform's contacts, then per object the obstacles' on
