@@ -266,6 +266,16 @@ class ObjectParams(_ParamsBase):
         _check_vector(self, "position")
         _contact(self)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields, without those the object does not use (a sphere's ``length`` and
+        ``axis``, an absent ``density``), readable by ``from_dict``."""
+        out = super().to_dict()
+        if self.density is None:
+            del out["density"]
+        if self.shape == "sphere":
+            del out["length"], out["axis"]
+        return out
+
     @property
     def volume(self) -> float:
         """The shape's volume [m^3]."""
