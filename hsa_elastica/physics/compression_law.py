@@ -375,9 +375,14 @@ def _chain_twist(rod: RodTangentState, law: CompressionRow, c: CouplingTable, i:
     m_log = np.empty((3, 3))
     theta = np.empty(3)
     y = np.empty(9)
+    mr = np.empty(3)
     for j in range(rod.rest_voronoi_lengths.shape[0]):
+        if not (resp[:, :, j].any() or resp[:, :, j + 1].any()):
+            continue  # neither element beside the region compressed: nothing to chain
         voronoi_curvature(q, j, rod.rest_voronoi_lengths[j], rot, theta)
         log_map_jacobian(theta[0], theta[1], theta[2], m_log)
+        for t in range(3):  # row z of M_j R_j (the turn of element j)
+            mr[t] = m_log[2, 0] * rot[0, t] + m_log[2, 1] * rot[1, t] + m_log[2, 2] * rot[2, t]
         for k in range(2):
             if k == 0:
                 if i < 0:
@@ -395,8 +400,7 @@ def _chain_twist(rod: RodTangentState, law: CompressionRow, c: CouplingTable, i:
                     continue
                 row = 6 * j + 6 * (r // 3) + r % 3
                 for s in range(3):
-                    mr = m_log[2, 0] * rot[0, s] + m_log[2, 1] * rot[1, s] + m_log[2, 2] * rot[2, s]
-                    band[row, 6 * j + 3 + s - row + HALF_BANDWIDTH] -= y[r] * f * mr
+                    band[row, 6 * j + 3 + s - row + HALF_BANDWIDTH] -= y[r] * f * mr[s]
                     band[row, 6 * j + 9 + s - row + HALF_BANDWIDTH] += y[r] * f * m_log[2, s]
 
 
