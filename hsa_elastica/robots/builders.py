@@ -441,7 +441,7 @@ def _object_body(obj: ObjectParams) -> Any:
     from elastica import Sphere
 
     centre = np.array(obj.position, dtype=np.float64)
-    density = float(cast(float, obj.mass)) / obj.volume
+    density = cast(float, obj.mass) / obj.volume  # a float once the record is built
     if obj.shape == "sphere":
         return Sphere(centre, obj.radius, density)
     axis = np.array(obj.axis, dtype=np.float64)
