@@ -155,8 +155,9 @@ def test_the_registry_holds_every_law_of_the_static_jacobian() -> None:
     names = [e.name for e in LAWS]
     assert len(set(names)) == len(names)
     for name in ("rod", "auxetic coupling", "contact", "object contact", "cylinder contact",
-                 "rolling couple", "rod contact", "joint force", "joint couple", "motor mount",
-                 "twist mount", "compression law"):
+                 "body object contact", "body cylinder contact", "rolling couple",
+                 "rod contact", "joint force", "joint couple", "motor mount", "twist mount",
+                 "compression law"):
         assert tangent_source(law(name)) == "exact"
     assert tangent_source(law("quadratic drag")) == "exact"  # declared in physics/drag.py
     assert tangent_source(law("passive coupling")) == "finite differences"
@@ -165,7 +166,8 @@ def test_the_registry_holds_every_law_of_the_static_jacobian() -> None:
         assert tangent_source(law(name)) == "velocities only"
     assert {e.name for e in VELOCITY_LAWS} == {"joint force", "joint couple", "motor mount",
                                                "twist mount", "rod contact", "object contact",
-                                               "cylinder contact", "rolling couple",
+                                               "cylinder contact", "body object contact",
+                                               "body cylinder contact", "rolling couple",
                                                "quadratic drag"} | dampers
     with pytest.raises(KeyError, match="registered: rod"):
         law("no such law")

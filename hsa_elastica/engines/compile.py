@@ -363,7 +363,7 @@ class _Compiler(TableBuilder):
             obj = self._body_index(inst.body)
         if isinstance(inst, (RodContact, ObjectContact)) and self._is_rod(system):
             start = self._rod_offsets(system)[0] + inst.node_range(system)[0]
-        elif isinstance(inst, BodyContact) and self._is_body(system):
+        elif isinstance(inst, (BodyContact, ObjectContact)) and self._is_body(system):
             start = self._body_index(system)
         else:
             raise FastPathUnsupported(f"{type(inst).__name__} on a system outside its memory block")

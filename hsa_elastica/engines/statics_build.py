@@ -299,8 +299,8 @@ def topology_pattern(solver: Any, program: NDArray[np.int64] | None = None,
                 continue
             obj = int(contacts.ids[i, 4])  # a free object: each node with the object's body
             carrier = body(obj) if obj >= 0 else np.zeros(0, dtype=np.int64)
-            if is_body:
-                u = body(system)
+            if is_body:  # a body's points (on an object: with the object's body)
+                u = np.concatenate([body(system), carrier])
                 block(u, u)
             else:
                 for k in range(system, system + m):

@@ -452,14 +452,16 @@ def joint_tangent_map(
         unknown[(group, i, a)] = j
     dst = -np.ones((ops.shape[0], JOINT_BLOCK * JOINT_BLOCK), dtype=np.int64)
     for p, (code, i) in enumerate(ops.tolist()):
-        if code == OP_CONTACT:
+        if code == OP_CONTACT:  # (slot in the block, group of the unknowns, index)
             local = point_groups(solver.tables.contacts, i)
         elif code == OP_JOINT_FORCE:
             body = int(joints.body[i])
-            local = [(NODE, int(joints.node[i])), (BODY_POS, body), (BODY_ROT, body)]
+            local = [(NODE, NODE, int(joints.node[i])), (BODY_POS, BODY_POS, body),
+                     (BODY_ROT, BODY_ROT, body)]
         else:
-            local = [(ELEMENT, int(joints.element[i])), (BODY_ROT, int(joints.body[i]))]
-        cells = [(g + a, unknown.get((g, idx, a))) for g, idx in local for a in range(3)]
+            local = [(ELEMENT, ELEMENT, int(joints.element[i])),
+                     (BODY_ROT, BODY_ROT, int(joints.body[i]))]
+        cells = [(slot + a, unknown.get((g, idx, a))) for slot, g, idx in local for a in range(3)]
         for lr, jr in cells:
             for lc, jc in cells:
                 if jr is not None and jc is not None:

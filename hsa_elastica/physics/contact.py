@@ -96,6 +96,27 @@ def rim_points(radius: float, length: float, n_rim: int) -> NDArray[np.float64]:
     return np.ascontiguousarray(np.concatenate([bottom, top], axis=1))
 
 
+def check_n_rim(n_rim: Any, owner: str) -> int:
+    """``n_rim`` as an int, or ``ParameterError`` naming ``owner.n_rim`` and its range."""
+    if isinstance(n_rim, bool) or not isinstance(n_rim, (int, np.integer)) or not 3 <= n_rim <= 1000:
+        raise ParameterError(f"{owner}.n_rim = {n_rim!r:.40} is invalid: must be an integer >= 3 "
+                             "and <= 1000")
+    return int(n_rim)
+
+
+def check_body_points(points: Any, owner: str) -> NDArray[np.float64]:
+    """``points`` as a (3, m) float array (a body's contact points in its frame [m]), or
+    ``ParameterError`` naming ``owner.points``."""
+    try:
+        local = np.asarray(points, dtype=np.float64)
+    except (TypeError, ValueError):
+        local = np.zeros((0,))
+    if local.ndim != 2 or local.shape[0] != 3 or local.shape[1] < 1 or not np.isfinite(local).all():
+        raise ParameterError(f"{owner}.points is invalid: must be a (3, m) array of finite "
+                             "numbers, m >= 1 (m, body frame)")
+    return np.ascontiguousarray(local)
+
+
 def _gaps(points: ContactPoints, obstacle: Any) -> NDArray[np.float64]:
     out = ContactOutput(np.zeros_like(points.position), np.zeros(points.radius.size),
                         np.zeros(points.radius.size))
@@ -263,22 +284,15 @@ class BodyContact(NoForces, _ContactSensor):
     def __init__(self, obstacle: Any, n_rim: int = 16, points: Any = None) -> None:
         super().__init__()
         _check_obstacle("BodyContact", obstacle)
-        if isinstance(n_rim, bool) or not isinstance(n_rim, (int, np.integer)) or not 3 <= n_rim <= 1000:
-            raise ParameterError(f"BodyContact.n_rim = {n_rim!r:.40} is invalid: must be an "
-                                 "integer >= 3 and <= 1000")
+        self.n_rim = check_n_rim(n_rim, "BodyContact")
         self.obstacle = obstacle
         self.geometry = geometry_record(obstacle)
         self.law = law_record(obstacle.contact)
-        self.n_rim = int(n_rim)
         self.local: NDArray[np.float64] | None = None
         self.sphere_radius = 0.0  # a Sphere without points: its radius [m]
         self.rolling_resistance = float(obstacle.contact.rolling_resistance)  # a Sphere's [-]
         if points is not None:
-            local = np.asarray(points, dtype=np.float64)
-            if local.ndim != 2 or local.shape[0] != 3 or local.shape[1] < 1 or not np.isfinite(local).all():
-                raise ParameterError("BodyContact.points is invalid: must be a (3, m) array of "
-                                     "finite numbers, m >= 1 (m, body frame)")
-            self.local = np.ascontiguousarray(local)
+            self.local = check_body_points(points, "BodyContact")
         self._points: ContactPoints | None = None
 
     def _setup(self, body: Any) -> None:
@@ -330,10 +344,11 @@ class BodyContact(NoForces, _ContactSensor):
                            (self.rolling_resistance, self.sphere_radius, self.law.slip_velocity))
 
 
-def _normals(points: ContactPoints, obstacle: Any) -> NDArray[np.float64]:
-    """Outward unit normals (3, n) of ``obstacle`` at the points (``surface_values``)."""
+def _normals(points: ContactPoints, geometry: Any) -> NDArray[np.float64]:
+    """Outward unit normals (3, n) of the obstacle ``geometry`` (its record) at the points
+    (``surface_values``)."""
     out = np.empty_like(points.position)
-    surface_values(points.position, geometry_record(obstacle), np.empty(out.shape[1]), out)
+    surface_values(points.position, geometry, np.empty(out.shape[1]), out)
     return out
 
 
@@ -393,7 +408,8 @@ def step_limits(op: Any, system: Any) -> tuple[float, float]:
     friction's damping ``mu f_el / rho`` (at most ``mu f_el / v_s``), ``dt < 2 / lambda`` with
     ``lambda`` its largest rate.  A rod's nodes count with their own masses (the rod's elastic
     forces not included: its own limit is the time-step check's); a rigid body's points through
-    its mass and inertia (6x6).  ``inf``: nothing touches."""
+    its mass and inertia (6x6; with an object, the two bodies' 12x12 and the points'
+    velocities relative to it).  ``inf``: nothing touches."""
     if hasattr(op, "step_limits"):  # a rod against a rod (physics/rod_contact.py)
         return op.step_limits(system)  # type: ignore[no-any-return]
     geometry, law = None, op._law_params()
@@ -416,13 +432,17 @@ def step_limits(op: Any, system: Any) -> tuple[float, float]:
     if geometry is None:
         geometry = geometry_record(op.obstacle)
     k_n, c_n, c_t = _laws(pts, geometry, law)
-    if not isinstance(op, BodyContact):
+    if not isinstance(op, BodyContact) and getattr(op, "local", None) is None:
         m = pts.mass
         zeta = c_n / (2.0 * np.sqrt(np.maximum(k_n, 1e-300) * m))
         friction = float(np.min(2.0 * m / np.maximum(c_t, 1e-300)))
         return _damped_limit(k_n / m, zeta), friction
-    n = _normals(pts, op.obstacle)
+    n = _normals(pts, geometry)
     mass, jac = _body_matrices(system, pts)
+    if not isinstance(op, BodyContact):  # a body's points on an object: both bodies move
+        other, other_jac = _body_matrices(op.body, pts)
+        mass = np.block([[mass, np.zeros((6, 6))], [np.zeros((6, 6)), other]])
+        jac = np.concatenate([jac, -other_jac], axis=2)
     normal_map = np.einsum("ip,pij->pj", n, jac)  # n_p^T J_p (m, 6)
     tangent_map = jac - n.T[:, :, None] * normal_map[:, None, :]  # (I - n n^T) J_p
     chol_inv = np.linalg.inv(np.linalg.cholesky(mass))
@@ -463,10 +483,10 @@ def _compiled_points(op: Any, system: Any) -> ContactPoints:
 
 
 def _row_kind(op: Any) -> int:
-    """The ``ContactTable.ids`` system column: 0 a rod's nodes, 1 a body's points, 2 a
-    sphere's support point."""
+    """The ``ContactTable.ids`` system column: 0 a rod's nodes, 1 a body's points (on a fixed
+    obstacle, or an ``ObjectContact``'s on an object), 2 a sphere's support point."""
     if not isinstance(op, BodyContact):
-        return 0
+        return 0 if getattr(op, "local", None) is None else 1
     return 2 if op.sphere_radius > 0.0 else 1
 
 
@@ -504,8 +524,8 @@ def contact_table(items: list[tuple[Any, Any, int, int]]) -> ContactTable:
         if isinstance(op, BodyContact):
             table.params[k, 13] = op.sphere_radius
             table.params[k, 14] = op.rolling_resistance if op.sphere_radius > 0.0 else 0.0
-            if op.local is not None:
-                table.points[k, 0:3, :m] = op.local
+        if getattr(op, "local", None) is not None:  # a body's points, in its frame
+            table.points[k, 0:3, :m] = op.local
         table.points[k, 9, :m] = p.radius
         table.points[k, 10, :m] = p.mass
         out = ContactOutput(table.output[k, 0:3, :m], table.output[k, 3, :m],

@@ -307,7 +307,8 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
     ``gap`` / ``slip``) added to the rod's nodes, or reduced to the body's force and torque
     (:func:`~hsa_elastica.physics.contact_laws.body_wrench`); against an object
     (:func:`~hsa_elastica.physics.object_contact_laws.object_contact_forces`) its reaction
-    added to the object; a rod against a rod (row kind ``ROD_ROD``,
+    added to the object (a rod's nodes, or a body's points whose force and couple the body
+    takes); a rod against a rod (row kind ``ROD_ROD``,
     :func:`~hsa_elastica.physics.rod_contact_laws.rod_rod_forces`) its force added to the first
     rod's nodes and the reactions to the second's.  ``rod`` / ``body``: views of the blocks (:func:`block_view`; the
     whole block records passed to a kernel cost ~4 us per call in argument passing)."""
@@ -347,7 +348,11 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
     points = ContactPoints(pts[i, 3:6, :m], pts[i, 6:9, :m], pts[i, 9, :m], pts[i, 10, :m])
     body_points((body.position, body.velocity, body.omega, body.director), s, pts[i, 0:3, :m],
                 points)
-    contact_forces(points, geom, rule, out)
+    if obj >= 0:  # the body's points on an object: their velocities become the relative ones
+        object_contact_forces(points, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
+                              par[i, 0:6], pts[i, 6:9, :m], out)
+    else:
+        contact_forces(points, geom, rule, out)
     body_wrench((body.position, body.director, body.external_forces, body.external_torques), s,
                 points, out.force)
     if kind == 2 and par[i, 14] > 0.0:  # a sphere's rolling resistance

@@ -81,6 +81,7 @@ from hsa_elastica.physics.mounts import (
     twist_mount_torque_tangent,
 )
 from hsa_elastica.physics.object_contact_cases import (
+    body_object_contact_case,
     cylinder_contact_case,
     object_contact_case,
     rolling_couple_case,
@@ -123,6 +124,11 @@ LAWS: tuple[LawTangent, ...] = (
                object_contact_case, contact_point_block),
     LawTangent("cylinder contact", object_contact_forces, contact_point_block,
                cylinder_contact_case, contact_point_block),
+    # a rigid body's points (the platform's rims) on a free sphere / Cylinder: two bodies
+    LawTangent("body object contact", object_contact_forces, contact_point_block,
+               body_object_contact_case, contact_point_block),
+    LawTangent("body cylinder contact", object_contact_forces, contact_point_block,
+               lambda rng: body_object_contact_case(rng, capsule=True), contact_point_block),
     LawTangent("rolling couple", rolling_couple, rolling_couple_tangent, rolling_couple_case,
                rolling_couple_tangent),
     # rod against rod: one element pair, the closest points' motion included; its velocity

@@ -1,6 +1,7 @@
 """Random valid configurations of the free objects' contact laws for the registry of
-tangents (:mod:`~hsa_elastica.physics.laws`): rod nodes on a free sphere or ``Cylinder``, and
-a free sphere's support point on a curved obstacle with rolling resistance.  Each is one row of a
+tangents (:mod:`~hsa_elastica.physics.laws`): rod nodes on a free sphere or ``Cylinder``, a
+rigid body's points on one, and a free sphere's support point on a curved obstacle with
+rolling resistance.  Each is one row of a
 :class:`~hsa_elastica.physics.tables.ContactTable` as the engines compile it: its forces from
 the force evaluation's own kernel (:func:`~hsa_elastica.physics.forces.apply_contact`), its
 tangent from the point blocks the Newton matrices scatter
@@ -28,7 +29,8 @@ from hsa_elastica.physics.mount_kernels import SystemView
 from hsa_elastica.physics.point_tangent import contact_point_block
 from hsa_elastica.physics.tables import CONTACT_PARAMS, ContactTable
 
-__all__ = ["object_contact_case", "cylinder_contact_case", "rolling_couple_case"]
+__all__ = ["object_contact_case", "cylinder_contact_case", "rolling_couple_case",
+           "body_object_contact_case"]
 
 Array = NDArray[np.float64]
 
@@ -167,3 +169,61 @@ def rolling_couple_case(rng: np.random.Generator, c_rr: float = 0.2) -> LawCase:
     empty: Any = _system(np.zeros((3, 1)), np.zeros((3, 1)), np.zeros((3, 1)),
                          np.ascontiguousarray(np.eye(3)[:, :, None]))
     return _row_case(table, empty, body, 0, (1e-4 * LAW[1], 1e-6, 1e-7, 1e-6))
+
+
+def body_object_contact_case(rng: np.random.Generator, capsule: bool = False) -> LawCase:
+    """Three points fixed on a moving, spinning rigid body (body 0, as a platform's rims;
+    turned ~2 rad) within a smoothing length (0.1 mm) of touching a free sphere (radius 5 cm)
+    or, with ``capsule``, a free ``Cylinder`` (a capsule of radius 5 cm about its 10 cm axis)
+    (body 1), relative tangential speeds about the slip velocity; unknowns: body 0's position
+    and rotation, then the object's (the point block's ``OWN_POS``, ``OWN_ROT``, ``BODY_POS``,
+    ``BODY_ROT`` slots)."""
+    center, q = _bodies(rng)
+    shape = (CAPSULE, 0.05, 0.1) if capsule else (SPHERE, 0.05, 0.0)
+    table = _table((0, 1, 3, shape[0], 1), 3)
+    table.params[0, 6:8] = shape[1:]
+    table.points[0, 10] = 1e-3  # the points' reduced masses [kg]; radius 0 (a body's point)
+    reach = 0.05 + 1e-4 * rng.uniform(-1.0, 1.0, 3)  # from the centre (or the axis, the cap)
+    local = np.empty((3, 3))  # in the object's frame
+    for p in range(3):
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        local[:, p] = reach[p] * d
+        if capsule:  # beside the side, or (the last one) on the upper cap
+            if p < 2:
+                d[2] = 0.0
+                local[:, p] = reach[p] * d / np.linalg.norm(d) + [0.0, 0.0, rng.uniform(-0.04, 0.04)]
+            else:
+                d[2] = abs(d[2]) + 0.5
+                local[:, p] = np.array([0.0, 0.0, 0.05]) + reach[p] * d / np.linalg.norm(d)
+    points = center[:, None] + q[:, :, 1].T @ local  # object frame -> lab
+    own = center + 0.08 * rng.normal(size=3)  # body 0's centre
+    table.points[0, 0:3, :] = q[:, :, 0] @ (points - own[:, None])  # lab -> body 0's frame
+    position = np.stack([own, center], axis=1)
+    body = _system(position, 1e-3 * rng.normal(size=(3, 2)), 0.02 * rng.normal(size=(3, 2)), q)
+    empty = _system(np.zeros((3, 1)), np.zeros((3, 1)), np.zeros((3, 1)),
+                    np.ascontiguousarray(np.eye(3)[:, :, None]))
+    n = 12
+
+    def forces(dx: Array, dv: Array | None = None) -> Array:
+        o = _system(body.position, body.velocity, body.omega, body.director)
+        for b in (0, 1):
+            o.position[:, b] += dx[6 * b : 6 * b + 3]
+            turn(o.director, b, dx[6 * b + 3 : 6 * b + 6])
+            if dv is not None:
+                o.velocity[:, b] += dv[6 * b : 6 * b + 3]
+                o.omega[:, b] += dv[6 * b + 3 : 6 * b + 6]
+        apply_contact(table, 0, empty, o)
+        return np.concatenate([o.external_forces[:, 0], o.external_torques[:, 0],
+                               o.external_forces[:, 1], o.external_torques[:, 1]])
+
+    def tangent(velocity: bool) -> Array:
+        out = np.zeros((n, n))  # the block's slots are these unknowns, in this order
+        for p in range(3):
+            contact_point_block(empty, body, table, p, velocity, out)
+        return out
+
+    steps = np.tile(np.r_[np.full(3, 1e-4 * LAW[1]), np.full(3, 1e-6)], 2)
+    v_steps = np.tile(np.r_[np.full(3, 1e-7), np.full(3, 1e-6)], 2)
+    return LawCase(n, forces, lambda: tangent(False), steps,
+                   lambda dv: forces(np.zeros(n), dv), lambda: tangent(True), v_steps)

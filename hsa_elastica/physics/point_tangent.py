@@ -28,6 +28,11 @@ velocity, ``H`` the obstacle's signed-distance Hessian, ``R`` a sphere's radius:
   the law at the turned axis is the turned law at the node turned back, which adds the terms
   ``[x_n - x_o] Q^T`` (position), ``[v_rel] Q^T`` (velocity) and ``-[f] Q^T`` (the force) to
   its rotation columns (they cancel for a sphere);
+* a body's point on a free object (``ObjectContact`` on a rigid body, ``BODY_OBJECT``): the
+  object's law as for a rod's node at the point ``x_p = x_b + r_b``, ``v_p = v_b + w_b x
+  r_b``; the point's columns carried to the body's position and rotation, which take the
+  block's ``NODE`` and ``ELEMENT`` slots (``OWN_POS`` / ``OWN_ROT``: the block couples two
+  bodies), and the body's rows ``f`` and ``Q_b (r_b x f)`` there;
 * a sphere's support point with rolling resistance: the rolling couple's tangent added to the
   sphere's couple rows (:func:`~hsa_elastica.physics.object_contact_laws.
   rolling_couple_tangent`, from the point's ``df``).
@@ -69,17 +74,21 @@ from hsa_elastica.physics.contact_laws import (
     row_law,
     row_obstacle,
 )
-from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, JOINT_BLOCK, NODE
+from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, ELEMENT, JOINT_BLOCK, NODE
 from hsa_elastica.physics.object_contact_laws import object_geometry, rolling_couple_tangent
 from hsa_elastica.physics.rod_contact_laws import rod_rod_tangent
 from hsa_elastica.physics.tables import OP_CONTACT, ROD_ROD
 
 __all__ = ["contact_point_block", "point_row", "point_groups", "point_ops", "pair_rows",
            "rod_pair_tangents", "ROD_FIXED", "BODY_POINTS", "SPHERE_SUPPORT", "ROD_OBJECT",
-           "row_kind"]
+           "BODY_OBJECT", "row_kind"]
 
 #: the contact row kinds a point block is made for (:func:`row_kind`)
-ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT = 0, 1, 2, 3
+ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT, BODY_OBJECT = 0, 1, 2, 3, 4
+
+#: a body's points on an object (``BODY_OBJECT``) put the body's own position and rotation
+#: in the block's ``NODE`` and ``ELEMENT`` slots, the object's in ``BODY_POS`` / ``BODY_ROT``
+OWN_POS, OWN_ROT = NODE, ELEMENT
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -93,7 +102,9 @@ def row_kind(ids: NDArray[np.int64], i: int) -> int:
         if ids[i, 4] < 0:
             return ROD_FIXED
         return ROD_OBJECT
-    return SPHERE_SUPPORT if ids[i, 1] == 2 else BODY_POINTS
+    if ids[i, 1] == 2:
+        return SPHERE_SUPPORT
+    return BODY_OBJECT if ids[i, 4] >= 0 else BODY_POINTS
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -182,14 +193,14 @@ def _kinematics(rod: Any, body: Any, c: Any, i: int, p: int, kind: int, m: Any) 
             A[a, NODE + a] = 1.0
             C[a, NODE + a] = 1.0
         return geom, -1, 0.0
-    b = index[i, 4] if kind == ROD_OBJECT else s
+    b = index[i, 4] if kind == ROD_OBJECT or kind == BODY_OBJECT else s
     Q = body.director[:, :, b]
     om = body.omega[:, b]
     wl = np.empty(3)
     for a in range(3):
         wl[a] = Q[0, a] * om[0] + Q[1, a] * om[1] + Q[2, a] * om[2]
     T = w3[2]
-    if kind == ROD_OBJECT:
+    if kind == ROD_OBJECT or kind == BODY_OBJECT:
         return _object_kinematics(rod, body, c, i, p, b, wl, m), b, -1.0
     if kind == SPHERE_SUPPORT:
         _support_kinematics(body, _scalars(geom), par[i, 13], b, wl, m)
@@ -216,7 +227,7 @@ def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
     the velocity the law sees take ``[x_n - x_o] Q^T`` and ``[v_rel] Q^T`` (the force's own
     turn, ``-[f] Q^T``, is added by :func:`contact_point_block`); a sphere's law does not
     change under its turn about the centre (those three terms cancel)."""
-    index, par, _, _ = c
+    index, par, pts, _ = c
     x, v, A, B, C, L, r, w3 = m
     J, S, T = w3[0], w3[1], w3[2]
     Q = body.director[:, :, b]
@@ -225,7 +236,13 @@ def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
     # the object's obstacle at its present pose, as the force evaluation builds it
     geom = object_geometry(body.position, body.director, b, (kind, par[i, 6], par[i, 7]),
                            np.empty(6))
-    xn = rod.position[:, s + p]
+    own = index[i, 1] != 0  # a body's point (BODY_OBJECT), not a rod's node
+    xn, vn = np.empty(3), np.empty(3)
+    if own:
+        _own_point(body, s, pts[i, 0:3, p], xn, vn)
+    else:
+        xn[:] = rod.position[:, s + p]
+        vn[:] = rod.velocity[:, s + p]
     phi, n0, n1, n2, _, _ = _surface(_scalars(geom), xn[0], xn[1], xn[2])
     nv = (n0, n1, n2)
     d = (xn[0] - body.position[0, b], xn[1] - body.position[1, b], xn[2] - body.position[2, b])
@@ -233,9 +250,9 @@ def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
         r[a] = d[a] - phi * nv[a]
         x[a, 0] = xn[a]
     # v_rel = v_n - v_o - w x r
-    v[0, 0] = rod.velocity[0, s + p] - body.velocity[0, b] - (wl[1] * r[2] - wl[2] * r[1])
-    v[1, 0] = rod.velocity[1, s + p] - body.velocity[1, b] - (wl[2] * r[0] - wl[0] * r[2])
-    v[2, 0] = rod.velocity[2, s + p] - body.velocity[2, b] - (wl[0] * r[1] - wl[1] * r[0])
+    v[0, 0] = vn[0] - body.velocity[0, b] - (wl[1] * r[2] - wl[2] * r[1])
+    v[1, 0] = vn[1] - body.velocity[1, b] - (wl[2] * r[0] - wl[0] * r[2])
+    v[2, 0] = vn[2] - body.velocity[2, b] - (wl[0] * r[1] - wl[1] * r[0])
     # J = d (x - phi n) / d x = I - n n^T - phi H: the surface point follows the node (R H on
     # a sphere); L = d r / dq = J on the node, -J on the object's position
     _hessian(_scalars(geom), xn, J)
@@ -270,7 +287,59 @@ def _object_kinematics(rod: Any, body: Any, c: Any, i: int, p: int, b: int,
                 T[a, k] += _sk(v[:, 0], a, k)
     _times_qt(B, BODY_ROT, 1.0, T, Q)
     _times_qt(C, BODY_ROT, 1.0, _skew_mat(T, r), Q)  # d v_rel / d omega = [r] Q^T
+    if own:
+        _carry_to_body(body, s, xn, w3, (A, B, C, L))
     return geom
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _own_point(body: Any, s: int, loc: Any, xp: NDArray[np.float64],
+               vp: NDArray[np.float64]) -> None:
+    """Position and velocity (lab) of the point ``loc`` (its frame) of body ``s``:
+    ``x_s + r``, ``v_s + w x r``, ``r = Q^T loc``."""
+    Q, om = body.director[:, :, s], body.omega[:, s]
+    r = np.empty(3)
+    wl = np.empty(3)
+    for a in range(3):
+        r[a] = Q[0, a] * loc[0] + Q[1, a] * loc[1] + Q[2, a] * loc[2]
+        wl[a] = Q[0, a] * om[0] + Q[1, a] * om[1] + Q[2, a] * om[2]
+    for a in range(3):
+        xp[a] = body.position[a, s] + r[a]
+        vp[a] = body.velocity[a, s] + (wl[(a + 1) % 3] * r[(a + 2) % 3]
+                                       - wl[(a + 2) % 3] * r[(a + 1) % 3])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _carry_to_body(body: Any, s: int, xp: NDArray[np.float64], w3: NDArray[np.float64],
+                   mats: Any) -> None:
+    """A body's point (``BODY_OBJECT``): the columns :func:`_object_kinematics` wrote for the
+    point's own position and velocity (the ``NODE`` slot) carried to body ``s``'s unknowns,
+    its position (``OWN_POS`` = ``NODE``: ``d x_p / d x_s = I``) and rotation (``OWN_ROT``,
+    ``D = d x_p / dW = -[r] Q^T``, ``r = x_p - x_s``): ``M[:, OWN_ROT] = M[:, NODE] D`` for
+    ``A``, ``L`` and ``B``; the point's velocity ``v_s + w x r`` adds ``-[w x r] Q^T`` to
+    ``B``'s and ``D`` to ``C``'s (``d v_p / d omega = -[r] Q^T``)."""
+    A, B, C, L = mats
+    D, S = w3[1], w3[2]
+    Q, om = body.director[:, :, s], body.omega[:, s]
+    r = (xp[0] - body.position[0, s], xp[1] - body.position[1, s], xp[2] - body.position[2, s])
+    wl = np.empty(3)
+    for a in range(3):
+        wl[a] = Q[0, a] * om[0] + Q[1, a] * om[1] + Q[2, a] * om[2]
+    wr = (wl[1] * r[2] - wl[2] * r[1], wl[2] * r[0] - wl[0] * r[2], wl[0] * r[1] - wl[1] * r[0])
+    for a in range(3):  # D = -[r] Q^T, S = -[w x r] Q^T
+        for k in range(3):
+            D[a, k] = -(_sk(r, a, 0) * Q[k, 0] + _sk(r, a, 1) * Q[k, 1] + _sk(r, a, 2) * Q[k, 2])
+            S[a, k] = -(_sk(wr, a, 0) * Q[k, 0] + _sk(wr, a, 1) * Q[k, 1]
+                        + _sk(wr, a, 2) * Q[k, 2])
+    for M in (A, L, B):
+        for a in range(3):
+            n0, n1, n2 = M[a, NODE], M[a, NODE + 1], M[a, NODE + 2]
+            for k in range(3):
+                M[a, OWN_ROT + k] = n0 * D[0, k] + n1 * D[1, k] + n2 * D[2, k]
+    for a in range(3):
+        for k in range(3):
+            B[a, OWN_ROT + k] += S[a, k]
+            C[a, OWN_ROT + k] = D[a, k]
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -343,17 +412,6 @@ def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
     radius = pts[i, 9, p]
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         x0, x1, x2 = rod.position[0, s + p], rod.position[1, s + p], rod.position[2, s + p]
-        if kind == ROD_OBJECT:  # a sphere about the object's centre, a capsule on its axis
-            o = index[i, 4]
-            e0, e1, e2 = body.director[2, 0, o], body.director[2, 1, o], body.director[2, 2, o]
-            if index[i, 3] == CAPSULE:
-                h = 0.5 * par[i, 7]
-                gs = (CAPSULE, body.position[0, o] - h * e0, body.position[1, o] - h * e1,
-                      body.position[2, o] - h * e2, e0, e1, e2, par[i, 6], par[i, 7],
-                      0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            else:
-                gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o],
-                      0.0, 0.0, 0.0, par[i, 6], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     elif kind == SPHERE_SUPPORT:  # the support point's gap is the centre's less the radius
         x0, x1, x2 = body.position[0, s], body.position[1, s], body.position[2, s]
         radius = par[i, 13]
@@ -362,6 +420,17 @@ def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
         x0 = body.position[0, s] + Q[0, 0] * loc[0] + Q[1, 0] * loc[1] + Q[2, 0] * loc[2]
         x1 = body.position[1, s] + Q[0, 1] * loc[0] + Q[1, 1] * loc[1] + Q[2, 1] * loc[2]
         x2 = body.position[2, s] + Q[0, 2] * loc[0] + Q[1, 2] * loc[1] + Q[2, 2] * loc[2]
+    if kind == ROD_OBJECT or kind == BODY_OBJECT:  # a sphere about the object's centre, a
+        o = index[i, 4]  # capsule on its axis
+        e0, e1, e2 = body.director[2, 0, o], body.director[2, 1, o], body.director[2, 2, o]
+        if index[i, 3] == CAPSULE:
+            h = 0.5 * par[i, 7]
+            gs = (CAPSULE, body.position[0, o] - h * e0, body.position[1, o] - h * e1,
+                  body.position[2, o] - h * e2, e0, e1, e2, par[i, 6], par[i, 7],
+                  0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        else:
+            gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o],
+                  0.0, 0.0, 0.0, par[i, 6], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     phi = _surface(gs, x0, x1, x2)[0]
     return phi - radius > FAR_SMOOTHING_LENGTHS * par[i, 9]  # type: ignore[no-any-return]
 
@@ -398,10 +467,14 @@ def contact_point_block(
                 df[a, q] = (dx[a, 0, 0] * A[0, q] + dx[a, 1, 0] * A[1, q]
                             + dx[a, 2, 0] * A[2, q] + dv[a, 0, 0] * B[0, q]
                             + dv[a, 1, 0] * B[1, q] + dv[a, 2, 0] * B[2, q])
-    if kind == ROD_OBJECT and index[i, 3] == CAPSULE and not velocity:
+    carried = kind == ROD_OBJECT or kind == BODY_OBJECT
+    if carried and index[i, 3] == CAPSULE and not velocity:
         _turned_force(body.director[:, :, b], point, geom, law, w3[2], df)
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         out[NODE : NODE + 3, :] += df
+    if kind == BODY_OBJECT:
+        _own_rows(body.director[:, :, index[i, 0]], point, geom, law, x[:, 0], body.position[:, index[i, 0]], df,
+                  velocity, w3[0], out)
     if b >= 0:
         _body_rows(body.director[:, :, b], point, geom, law, r, df, L, sign, velocity, out)
     if kind == SPHERE_SUPPORT and par[i, 14] > 0.0:  # the sphere's rolling resistance
@@ -420,6 +493,45 @@ def _turned_force(Q: NDArray[np.float64], point: ContactPoints, geom: ObstacleGe
     res = ContactOutput(np.empty((3, 1)), np.empty(1), np.empty(1))
     contact_forces(point, geom, law, res)
     _times_qt(df, BODY_ROT, -1.0, _skew_mat(work, res.force[:, 0]), Q)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _own_rows(Q: NDArray[np.float64], point: ContactPoints, geom: ObstacleGeometry,
+              law: ContactLaw, xp: Any, xs: Any, df: NDArray[np.float64], velocity: bool,
+              work: NDArray[np.float64], out: NDArray[np.float64]) -> None:
+    """The rows of the body whose point touches an object (``BODY_OBJECT``; its unknowns in
+    the ``OWN_POS`` / ``OWN_ROT`` slots): force ``df``, couple ``Q ([r] df - [f] L)`` with
+    ``r = x_p - x_s`` and ``L = d r / dq = -[r] Q^T`` on its rotation, and (positions) the
+    frame's turn ``[T]``, ``T = Q (r x f)``, as :func:`_body_rows` for a body's own points."""
+    out[OWN_POS : OWN_POS + 3, :] += df
+    r = (xp[0] - xs[0], xp[1] - xs[1], xp[2] - xs[2])
+    f = np.zeros(3)
+    if not velocity:
+        res = ContactOutput(np.empty((3, 1)), np.empty(1), np.empty(1))
+        contact_forces(point, geom, law, res)
+        f[:] = res.force[:, 0]
+    m = np.empty((3, JOINT_BLOCK))  # [r] df, then - [f] L on the rotation's columns
+    for a in range(3):
+        for q in range(JOINT_BLOCK):
+            m[a, q] = _sk(r, a, 0) * df[0, q] + _sk(r, a, 1) * df[1, q] + _sk(r, a, 2) * df[2, q]
+    if not velocity:  # [f] [r] Q^T
+        for a in range(3):
+            for k in range(3):
+                work[a, k] = (_sk(f, a, 0) * _sk(r, 0, k) + _sk(f, a, 1) * _sk(r, 1, k)
+                              + _sk(f, a, 2) * _sk(r, 2, k))
+        _times_qt(m, OWN_ROT, 1.0, work, Q)
+    for a in range(3):
+        for q in range(JOINT_BLOCK):
+            out[OWN_ROT + a, q] += Q[a, 0] * m[0, q] + Q[a, 1] * m[1, q] + Q[a, 2] * m[2, q]
+    if velocity:
+        return
+    t = (r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0])
+    tb = np.empty(3)
+    for a in range(3):
+        tb[a] = Q[a, 0] * t[0] + Q[a, 1] * t[1] + Q[a, 2] * t[2]
+    for a in range(3):
+        for k in range(3):
+            out[OWN_ROT + a, OWN_ROT + k] += _sk(tb, a, k)
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -459,16 +571,20 @@ def _body_rows(
 # --------------------------------------------------------------------------------------------
 # set-up (Python): which unknowns a point's block touches
 # --------------------------------------------------------------------------------------------
-def point_groups(contacts: Any, flat: int) -> list[tuple[int, int]]:
-    """``(group, index)`` of the unknowns of contact point ``flat`` (:func:`point_row`) in
-    the block's layout, one branch per row kind (:func:`row_kind`)."""
+def point_groups(contacts: Any, flat: int) -> list[tuple[int, int, int]]:
+    """``(slot, group, index)`` of the unknowns of contact point ``flat`` (:func:`point_row`):
+    the block's slot, the unknowns' group (``NODE``, ``BODY_POS``, ``BODY_ROT``) and the
+    node's or body's index, one branch per row kind (:func:`row_kind`)."""
     i, p = point_row(int(contacts.points.shape[2]), int(flat))
     system, kind, obj = (int(contacts.ids[i, k]) for k in (0, 1, 4))
+    if kind != 0 and obj >= 0:  # a body's point on a free object (OWN_POS / OWN_ROT slots)
+        return [(OWN_POS, BODY_POS, system), (OWN_ROT, BODY_ROT, system),
+                (BODY_POS, BODY_POS, obj), (BODY_ROT, BODY_ROT, obj)]
     if kind != 0:  # a body's own points or its support point
-        return [(BODY_POS, system), (BODY_ROT, system)]
+        return [(BODY_POS, BODY_POS, system), (BODY_ROT, BODY_ROT, system)]
     if obj >= 0:  # a rod's node and a free object
-        return [(NODE, system + p), (BODY_POS, obj), (BODY_ROT, obj)]
-    return [(NODE, system + p)]
+        return [(NODE, NODE, system + p), (BODY_POS, BODY_POS, obj), (BODY_ROT, BODY_ROT, obj)]
+    return [(NODE, NODE, system + p)]
 
 
 def point_ops(contacts: Any, rows: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -290,7 +290,8 @@ class ContactTable(NamedTuple):
     """Contacts with obstacles (physics/contact.py, physics/object_contact.py,
     docs/contact.md), one row per ``RodContact`` (nodes of a rod and a fixed obstacle),
     ``BodyContact`` (points fixed on a rigid body, or a sphere's support point, and a fixed
-    obstacle) or ``ObjectContact`` (nodes of a rod and the obstacle a free body carries).
+    obstacle) or ``ObjectContact`` (nodes of a rod, or a body's points, and the obstacle a
+    free body carries).
 
     Four arrays (each array of a record costs a reference count where a kernel takes it, so
     the row's fields are columns): ``ids`` (system: the rod's first contact node in the
