@@ -518,7 +518,8 @@ def test_a_robot_builds_its_objects_and_the_fused_engine_drops_them_under_gravit
     robot = build_fast_robot(p, [0.0] * 4, record=False)
     contacts: Any = robot.robot.contacts  # type: ignore[union-attr]
     objects = [r for r in contacts if isinstance(r.instance, ObjectContact)]
-    assert len(objects) == 4  # one per rod
+    assert len(objects) == 5  # one per rod, then the platform's (its rims)
+    assert objects[-1].system is robot.robot.platform  # type: ignore[union-attr]
     sphere = objects[0].instance.body
     assert isinstance(sphere, Sphere) and _mass(sphere) == pytest.approx(0.05, rel=1e-12)
     robot.run(0.05)

@@ -37,7 +37,8 @@ from test_render import L, N_ELEM, PARAMS, synthetic_diagnostics  # tests/ is on
 FLOOR_Z = -0.01  # m
 BALL_R = 0.02  # m
 NODE = 4  # the node of rod 0 the ball touches
-N_CONTACTS = 10  # 1 obstacle x (4 rods + platform), then 1 object x (1 obstacle + 4 rods)
+N_CONTACTS = 11  # 1 obstacle x (4 rods + platform), then 1 object x (1 obstacle + 4 rods
+# + platform)
 K_FLOOR_BALL, K_ROD0_BALL = 5, 6
 
 
@@ -110,7 +111,9 @@ def test_contact_layout_is_the_order_of_the_builders_contacts_and_objects_are_re
     assert len(layout) == len(robot.contacts) == N_CONTACTS
     for touch, ref in zip(layout, robot.contacts):
         inst = ref.instance
-        if touch.rod_on_object:
+        if touch.rod_on_object and touch.rod == -1:  # the platform's rims on the object
+            assert isinstance(inst, ObjectContact) and ref.system is robot.platform
+        elif touch.rod_on_object:
             assert isinstance(inst, ObjectContact)
             assert np.shares_memory(inst._source, robot.rods[touch.rod].position_collection)
         elif touch.rod == -2:

@@ -35,11 +35,14 @@ from hsa_elastica.params import (
     SphereObstacle,
     paper_robot_params,
 )
+from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, ELEMENT, NODE
 from hsa_elastica.physics.point_tangent import (
+    BODY_OBJECT,
     BODY_POINTS,
     ROD_FIXED,
     ROD_OBJECT,
     SPHERE_SUPPORT,
+    point_groups,
     row_kind,
 )
 from hsa_elastica.physics.contact_laws import CAPSULE, PLANE, SPHERE
@@ -56,10 +59,11 @@ LAW = ContactParams(stiffness=1e5, smoothing_length=2e-3, damping_ratio=0.5,
 # the paper robot at 4 elements: rod axes at (+-0.017, +-0.017) m, contact nodes at z = 0.025,
 # 0.05, 0.075 m with contact radius 7.5 mm; the platform's top face at z = 0.103 m, rim 47.5 mm
 FLOOR = 0.0155  # m: 2 mm below the rods' lowest contact nodes
-BALL_R = 0.05  # m
+BALL_R = 0.03  # m: its top 2.4 cm below the platform's east rim
+ROLL = 0.2  # the floor's rolling resistance on the ball (rolling test)
 
 
-def _params(integrator: str = "implicit"):  # type: ignore[no-untyped-def]
+def _params(integrator: str = "implicit", ball_at: Any = None):  # type: ignore[no-untyped-def]
     p = paper_robot_params()
     p = p.replace(rod=p.rod.replace(n_elements=4),
                   simulation=p.simulation.replace(integrator=integrator, dt=2e-3,
@@ -77,6 +81,9 @@ def _params(integrator: str = "implicit"):  # type: ignore[no-untyped-def]
     dx = np.sqrt((BALL_R + 0.0095) ** 2 - 0.017 ** 2 - (0.075 - FLOOR - BALL_R - 0.001) ** 2)
     ball = ObjectParams(radius=BALL_R, mass=0.02,
                         position=(0.017 + dx, 0.0, FLOOR + BALL_R + 0.001), contact=LAW)
+    if ball_at is not None:  # (radius, x): a ball elsewhere on the floor
+        ball = ObjectParams(radius=ball_at[0], mass=0.02, contact=LAW,
+                            position=(ball_at[1], 0.0, FLOOR + ball_at[0] + 0.001))
     return p.replace(environment=EnvironmentParams(obstacles=obstacles, objects=(ball,)))
 
 
@@ -149,6 +156,9 @@ def test_every_contact_row_kind_is_in_the_scene_and_within_reach() -> None:
     for i in range(ids.shape[0]):
         k = int(row_kind(ids, i))
         nearest[k] = min(nearest.get(k, np.inf), float(gaps[i, : ids[i, 2]].min()))
+    # the platform's rims on the ball (BODY_OBJECT) are far apart here: their block is
+    # checked with a ball on the platform (test_newton_matrix_with_a_ball_on_the_platform...)
+    assert nearest.pop(BODY_OBJECT) > 10.0 * LAW.smoothing_length
     assert set(nearest) == {ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT}
     assert max(nearest.values()) < 2.5 * LAW.smoothing_length, nearest
 
@@ -239,12 +249,10 @@ def _push_scene():  # type: ignore[no-untyped-def]
 
 
 def test_pushing_trajectory_agrees_with_the_differences() -> None:
-    """1.2 s of the push scene (the rods reach the ball at about 0.85 s and roll it 3.9 mm)
-    on either Newton matrix, Newton iterated to tight tolerances (1e-9 N, 1e-11 m): the same
-    residual's solution, so the states agree to the tolerances' accumulation (measured
-    3e-10 m rods, 1.4e-8 m bodies; bound 1e-5 m).  At the default tolerances (1e-7 m
-    increments) the collision amplifies the stopping point's difference: the ball's travel differs by some
-    percent between the two matrices, as between either and the tight runs."""
+    """1.2 s of the push scene (the platform's rim knocks the ball at about 0.7 s and rolls it
+    about 4 cm) on either Newton matrix, Newton iterated to tight tolerances (1e-9 N, 1e-11
+    m): the same residual's solution, so the states agree to the tolerances' accumulation
+    (measured 2.7e-8 m rods, 2.6e-8 m bodies; bound 1e-5 m)."""
     params, angles = _push_scene()
     tight: dict[str, Any] = dict(tol_force=1e-9, tol_torque=1e-11, tol_position=1e-11,
                                  tol_rotation=1e-9)
@@ -395,28 +403,92 @@ def test_newton_matrix_with_rod_contacts_equals_the_differences(velocity: float)
 
 
 def test_every_contact_row_takes_its_tangent() -> None:
-    """A program of five contact rows (ids as ``ContactTable`` lays them out: a rod's nodes on
+    """A program of six contact rows (ids as ``ContactTable`` lays them out: a rod's nodes on
     a plane, a body's rim points, a sphere's support point, a rod on a ``Cylinder`` object --
-    a capsule about the object --, a rod against a rod): the points of the four with a
-    block become scatter operations (3 + 2 + 1 + 3 points), the rod-rod row a pair row, and
-    no contact row is left for the remainder's differences (only gravity's operation)."""
+    a capsule about the object --, a rod against a rod, a body's points on a sphere object):
+    the points of the five with a block become scatter operations (3 + 2 + 1 + 3 + 2
+    points), the rod-rod row a pair row, and no contact row is left for the remainder's
+    differences (only gravity's operation)."""
     ids = np.array([[0, 0, 3, PLANE, -1],  # rod nodes 0..2 on a plane
                     [0, 1, 2, SPHERE, -1],  # body 0's two rim points on a sphere obstacle
                     [1, 2, 1, PLANE, -1],  # sphere body 1's support point on a plane
                     [4, 0, 3, CAPSULE, 2],  # rod nodes 4..6 on the Cylinder object (body 2)
-                    [0, ROD_ROD, 4, 4, 4]], dtype=np.int64)
-    contacts = SimpleNamespace(ids=ids, points=np.zeros((5, 11, 4)))
+                    [0, ROD_ROD, 4, 4, 4],
+                    [0, 1, 2, SPHERE, 1]], dtype=np.int64)  # body 0's points on sphere body 1
+    contacts = SimpleNamespace(ids=ids, points=np.zeros((6, 11, 4)))
     solver = SimpleNamespace(tables=SimpleNamespace(contacts=contacts))
-    program = np.array([[OP_CONTACT, i] for i in range(5)] + [[OP_GRAVITY_ROD, 0]],
+    program = np.array([[OP_CONTACT, i] for i in range(6)] + [[OP_GRAVITY_ROD, 0]],
                        dtype=np.int64)
     ops, pairs, done = contact_points(solver, program, True)
-    assert [row_kind(ids, i) for i in range(5)] == [ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT,
-                                                     ROD_OBJECT, -1]
-    assert ops[:, 1].tolist() == [0, 1, 2, 4, 5, 8, 12, 13, 14]  # row * width + point, width 4
+    assert [row_kind(ids, i) for i in range(6)] == [ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT,
+                                                     ROD_OBJECT, -1, BODY_OBJECT]
+    # row * width + point, width 4
+    assert ops[:, 1].tolist() == [0, 1, 2, 4, 5, 8, 12, 13, 14, 20, 21]
     assert pairs.tolist() == [4]
-    assert done.tolist() == [True, True, True, True, True, False]
+    assert done.tolist() == [True, True, True, True, True, True, False]
+    # the body-object block: the body's own unknowns in the NODE / ELEMENT slots
+    assert point_groups(contacts, 21) == [(NODE, BODY_POS, 0), (ELEMENT, BODY_ROT, 0),
+                                          (BODY_POS, BODY_POS, 1), (BODY_ROT, BODY_ROT, 1)]
     ops, pairs, done = contact_points(solver, program, False)
     assert ops.shape == (0, 2) and pairs.shape == (0,) and not done.any()
+
+
+# --------------------------------------------------------------------------------------------
+# a ball carried on the platform's rim
+# --------------------------------------------------------------------------------------------
+PLATFORM_TOP, PLATFORM_RIM = 0.103, 0.0475  # m (module's robot at 4 elements)
+
+
+def _platform_ball_robot() -> ImplicitRobot:
+    """The robot of :func:`_params` with the floor and the sphere beside rod 1 only, and a
+    free ball (radius 6 cm, 20 g) resting on the platform's top rim with a gap of 1 mm (half a
+    smoothing length; ``build_robot`` adds the platform's ``ObjectContact`` on it)."""
+    p = _params()
+    rb = 0.06
+    z = PLATFORM_TOP + np.sqrt((rb + 0.001) ** 2 - PLATFORM_RIM ** 2)
+    ball = ObjectParams(radius=rb, mass=0.02, position=(0.0, 0.0, z), contact=LAW)
+    env = EnvironmentParams(obstacles=p.environment.obstacles[:2], objects=(ball,))
+    return ImplicitRobot(build_robot(p.replace(environment=env), [0.0] * 4))
+
+
+@pytest.mark.parametrize("velocity", [0.0, 1.0])
+def test_newton_matrix_with_a_ball_on_the_platform_equals_the_differences(
+        velocity: float) -> None:
+    """The platform's rim points on the free ball (row kind ``BODY_OBJECT``: a block coupling
+    two bodies) in the implicit Newton matrix over the contacts' columns, against the whole
+    residual's forward differences; bounds as for the other contacts (1e-4 at rest, 5e-2
+    moving); without the contact blocks the error exceeds 0.1."""
+    e = _platform_ball_robot().engine
+    ids = e.model.tables.contacts.ids
+    rows = [i for i in range(ids.shape[0]) if row_kind(ids, i) == BODY_OBJECT]
+    assert len(rows) == 1 and e.jacobian == "tangent"
+    e.solver.evaluate(np.zeros(e.solver.n_motors))
+    gap = e.model.tables.contacts.output[rows[0], 3, : ids[rows[0], 2]]
+    assert gap.min() < 1.0 * LAW.smoothing_length  # the top rim within reach
+    _deformed(e, 5, velocity)
+    cv = e.gamma / (e.beta * e.dt)
+    ca = (1.0 - e.alpha_m) / ((1.0 - e.alpha_f) * e.beta * e.dt ** 2)
+    cols = _contact_columns(e)
+    data, fd = _matrices(e, cv)
+    err = _column_error(e, cols, data, fd, ca)
+    print("velocity", velocity, "platform-ball error", err, "columns", len(cols))
+    assert err < (1e-4 if velocity == 0.0 else 5e-2)
+    # without the platform-ball blocks alone, the ball's and the platform's columns miss
+    s, tan = e.solver, e._tangent
+    assert tan is not None
+    bodies = (int(ids[rows[0], 0]), int(ids[rows[0], 4]))
+    own = [j for j in range(s.n) if s.kind[j] in (KIND_BODY_POS, KIND_BODY_ROT)
+           and int(s.index[j]) in bodies]
+    width = e.model.tables.contacts.points.shape[2]
+    keep = ~((tan.plan.tangent_ops[:, 0] == OP_CONTACT)
+             & (tan.plan.tangent_ops[:, 1] // width == rows[0]))
+    e._tangent = tan._replace(plan=tan.plan._replace(
+        tangent_ops=np.ascontiguousarray(tan.plan.tangent_ops[keep]),
+        tangent_dst=np.ascontiguousarray(tan.plan.tangent_dst[keep])))
+    data, fd = _matrices(e, cv)
+    without = _column_error(e, own, data, fd, ca)
+    print("without the platform-ball blocks", without, "over", len(own), "columns")
+    assert without > 0.1
 
 
 # --------------------------------------------------------------------------------------------
@@ -511,16 +583,16 @@ def test_newton_matrix_with_a_cylinder_equals_the_differences(velocity: float) -
 
 
 def test_newton_matrix_with_rolling_resistance_equals_the_differences() -> None:
-    """The scene of :func:`_params` with the floor's rolling resistance ``c_rr = 0.2`` on the
-    ball, moving (the ball rolls and spins: its couple acts), over the ball's six columns:
+    """The scene of :func:`_params` with the floor's rolling resistance ``c_rr = 0.2`` on a
+    ball of 5 cm away from the robot, moving (the ball rolls and spins: its couple acts), over the ball's six columns:
     the tangent Newton matrix against the whole residual's forward differences (their
     truncation over the friction's and the couple's smoothing, ``v_s`` = 1 cm/s and ``v_s /
-    R`` = 0.2 rad/s: measured 1.5e-4 of a column; bound 1e-3); with the couple's tangent left
+    R`` = 0.2 rad/s: measured 1.4e-4 of a column; bound 1e-3); with the couple's tangent left
     out (the same scene's matrix at ``c_rr = 0``) it misses by more than 1e-2 (measured
-    2.4e-2)."""
-    p = _params()
+    3.2e-2)."""
+    p = _params(ball_at=(0.05, 0.12))  # 5 cm: 3 cm off the platform, 5 cm off the rods
     floor = p.environment.obstacles[0]
-    floor = floor.replace(contact=floor.contact.replace(rolling_resistance=0.2))
+    floor = floor.replace(contact=floor.contact.replace(rolling_resistance=ROLL))
     p = p.replace(environment=dataclasses.replace(
         p.environment, obstacles=(floor,) + tuple(p.environment.obstacles[1:])))
     e = ImplicitRobot(build_robot(p, [0.0] * 4)).engine
@@ -542,7 +614,7 @@ def test_newton_matrix_with_rolling_resistance_equals_the_differences() -> None:
     assert len(rows) == 1
     c.params[rows[0], 14] = 0.0
     without = _matrices(e, cv)[0]
-    c.params[rows[0], 14] = 0.2
+    c.params[rows[0], 14] = ROLL
     print("without the couple's tangent", _column_error(e, cols, without, fd, ca))
     assert _column_error(e, cols, without, fd, ca) > 1e-2
 

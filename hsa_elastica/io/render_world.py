@@ -10,11 +10,12 @@ Read from a run (pure numpy; the pyvista meshes are :mod:`hsa_elastica.io.render
   ``object{j}/quaternion_{x|y|z|w}`` (body->robot_base) with its shape from
   ``environment.objects[j]``;
 * each contact ``k`` of the robot (the order of ``Robot.contacts``: per obstacle the rods' in
-  order, then the platform's; then per object the obstacles' contacts on it, then the rods')
+  order, then the platform's; then per object the obstacles' contacts on it, then the rods',
+  then the platform's)
   from ``sensors/contact_force_{x|y|z}_{k}`` [N], ``sensors/contact_sliding_{k}`` and
   ``sensors/contact_sticking_{k}`` (counts).  An arrow shows the force on the body that is
   *touched and moves*: on a rod or the platform from an obstacle, on an object from an
-  obstacle or from a rod (the negative of the recorded force on the rod).  It is drawn at the
+  obstacle or from a rod or the platform (the negative of the recorded force on them).  It is drawn at the
   contact's deepest point projected onto the surface it touches (the node or rim point with
   the smallest signed distance; the force is the sum over the contact's points): on a rod or
   the platform ending there, pushing from outside; on an object (drawn translucent) starting
@@ -177,7 +178,7 @@ def contact_layout(n_rods: int, obstacles: Sequence[Any], n_objects: int) -> lis
     out = [_Touch(r, ob) for ob in obstacles for r in [*range(n_rods), -1]]
     for j in range(n_objects):
         out += [_Touch(-2, ob, j) for ob in obstacles]
-        out += [_Touch(r, None, j, True) for r in range(n_rods)]
+        out += [_Touch(r, None, j, True) for r in [*range(n_rods), -1]]
     return out
 
 
@@ -190,8 +191,12 @@ def _contact_track(df: pd.DataFrame, k: int, touch: _Touch, rods: list[NDArray[n
     n_t = len(df)
     origin = np.zeros((n_t, 3))
     for t in range(n_t):
-        if touch.rod_on_object:  # the rod's force on the object, at the object's surface
-            x = rods[touch.rod][t].T[1:-1]
+        if touch.rod_on_object:  # the rod's (platform's) force on the object, at its surface
+            if touch.rod == -1:
+                pos, rot, radius, thickness = platform
+                x = _rim_points(pos[t], rot[t], radius, thickness)
+            else:
+                x = rods[touch.rod][t].T[1:-1]
             phi, n = _object_distance(objects[touch.obj], t, x)
         elif touch.rod == -2:  # the object on an obstacle: its support point
             x = objects[touch.obj].position[t][None, :]

@@ -397,7 +397,7 @@ def _add_obstacles(
     for obstacle in robot_params.environment.obstacles:
         refs += [add_contact(sim, rod, obstacle, nodes=(1, -1)) for rod in rods]
         refs.append(add_contact(sim, platform, obstacle))
-    refs += _add_objects(sim, robot_params, rods, objects)
+    refs += _add_objects(sim, robot_params, rods, platform, objects)
     rod_contact = robot_params.environment.rod_contact
     if rod_contact is not None:  # one RodRodContact per pair of rods (physics/rod_contact.py)
         from hsa_elastica.physics.rod_contact import add_rod_contacts
@@ -412,13 +412,14 @@ def _object_recorders(sim: HSASimulator, objects: list[Any], sp: Any) -> dict[st
 
 
 def _add_objects(sim: HSASimulator, robot_params: RobotParams, rods: list[CosseratRod],
-                 objects: list[Any] | None = None) -> list[OperatorRef[Any]]:
+                 platform: Any, objects: list[Any] | None = None) -> list[OperatorRef[Any]]:
     """Each free object of ``robot_params.environment`` (docs/contact.md, "Moving objects"): a
     PyElastica ``Sphere`` or a solid ``Cylinder`` (:func:`_object_body`) under the simulation's
     gravity (if any), resting on every obstacle (``BodyContact``: a sphere's point closest to
-    it, a cylinder's rims), touched by every rod's nodes but the end ones (``ObjectContact``);
-    placements checked first.  The references: per object the obstacles' contacts on it, then
-    the rods' (``ref.instance.body``: the object)."""
+    it, a cylinder's rims), touched by every rod's nodes but the end ones and by the
+    platform's rims (``ObjectContact``); placements checked first.  The references: per object
+    the obstacles' contacts on it, then the rods', then the platform's
+    (``ref.instance.body``: the object)."""
     from hsa_elastica.physics.contact import add_contact
     from hsa_elastica.physics.object_contact import add_object_contact
 
@@ -431,6 +432,7 @@ def _add_objects(sim: HSASimulator, robot_params: RobotParams, rods: list[Cosser
         _add_gravity(sim, body, robot_params.simulation)
         refs += [add_contact(sim, body, o) for o in robot_params.environment.obstacles]
         refs += [add_object_contact(sim, rod, body, obj.contact, nodes=(1, -1)) for rod in rods]
+        refs.append(add_object_contact(sim, platform, body, obj.contact))
     return refs
 
 
