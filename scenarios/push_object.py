@@ -2,17 +2,19 @@
 """Push a ball: the paper robot bends east into a light ball resting on the floor next to it
 and rolls it away (docs/contact.md, "Moving objects").
 
-The ball (radius 5 cm, 20 g) rests on a rough floor 1 cm below the rods' bases, 2 mm from the
-east rods; the robot runs the ``bend_east`` primitive on the fused engine, its motors ramped to
-the primitive's angles over ``simulation.ramp_time`` (1 s).  The east rods reach the ball about
-0.9 s in (magnitude 1) and knock it to about 10 mm/s; it rolls away without slipping, slowed by
-the floor's rolling resistance (``ROLLING_RESISTANCE``: ``(5/7) c_rr g`` = 0.035 m/s^2, less
-below the floor's slip velocity of 1 cm/s, where the couple is smoothed) and comes to rest
-about 4 mm from its start 2.5 s in (without rolling resistance it rolls on at 11.1 mm/s).  The
-``HSAPush-v0`` env pushes faster: its motors turn at the servos' speed (``MX28_SPEED``, 5.8
-rad/s) toward the held command, and the same ``bend_east`` knocks the ball to about 33 mm/s.  Prints the ball's position, speed and the rods' force on it every
-tenth of the run, and saves a side view (x-z plane: the rods' centre lines, the platform's
-centre, the ball at its start and end) to ``--still``, the run directory to ``--out`` (for
+The ball (radius 5 cm, 20 g) rests on a rough floor 1 cm below the rods' bases, 12.5 mm east
+of the platform's rim; the robot runs the ``bend_east`` primitive on the fused engine (at
+2e-5 s: below the stable step of the platform's rim sticking on the ball), its motors ramped
+to the primitive's angles over ``simulation.ramp_time`` (1 s).  The platform tilts east and
+its rim knocks the ball about 0.7 s in (magnitude 1; the rods do not reach it), to about 89
+mm/s; it rolls away without slipping, slowed by the floor's rolling resistance
+(``ROLLING_RESISTANCE``: ``(5/7) c_rr g`` = 0.035 m/s^2, less below the floor's slip velocity
+of 1 cm/s, where the couple is smoothed) and comes to rest about 126 mm from its start 4.5 s
+in.  The ``HSAPush-v0`` env pushes faster: its motors turn at the servos' speed
+(``MX28_SPEED``, 5.8 rad/s) toward the held command, and the same ``bend_east`` knocks the ball
+to about 142 mm/s.  Prints the ball's position, speed and the robot's force on it (the rods'
+and the platform's) every tenth of the run, and saves a side view (x-z plane: the rods'
+centre lines, the platform's section, the ball at its start and end) to ``--still``, the run directory to ``--out`` (for
 ``hsa-elastica render`` and ``view``, which draw the floor, the ball and the contact forces)
 and its video to ``--video``.
 
@@ -43,6 +45,10 @@ from hsa_elastica.robots.primitives import primitive_angles
 
 FLOOR = -0.01  # m, below the rods' lowest contact nodes
 BALL_R, BALL_M = 0.05, 0.02  # m, kg
+BALL_GAP = 0.0125  # m, the ball's start east of the platform's rim (as HSAPush-v0's)
+#: the fused step [s]: below the stable step of the sticking friction between the platform's
+#: rim and the ball (``contact.step_limits``: 2.6e-5 s while it presses on it)
+DT = 2e-5
 #: the floor's rolling resistance [-]: a rolling ball slows at (5/7) c_rr g = 0.035 m/s^2
 #: (the HSAPush-v0 env's floor has none)
 ROLLING_RESISTANCE = 0.005
@@ -53,13 +59,12 @@ def scene_params(magnitude: float) -> tuple[Any, Any]:
     p = paper_robot_params()
     p = dataclasses.replace(
         p, rod=dataclasses.replace(p.rod, n_elements=10),
-        simulation=dataclasses.replace(p.simulation, dt=5e-5, gravity=(0.0, 0.0, -9.81)))
-    reach = p.circle_radius + 0.0075  # the rods' axes, plus their contact radius [m]
+        simulation=dataclasses.replace(p.simulation, dt=DT, gravity=(0.0, 0.0, -9.81)))
     floor = PlaneObstacle(point=(0.0, 0.0, FLOOR), normal=(0.0, 0.0, 1.0), contact=ContactParams(
         stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5, friction_coefficient=0.5,
         slip_velocity=1e-2, rolling_resistance=ROLLING_RESISTANCE))
     ball = ObjectParams(radius=BALL_R, mass=BALL_M,
-                        position=(reach + BALL_R + 0.002, 0.0, FLOOR + BALL_R),
+                        position=(p.platform.radius + BALL_R + BALL_GAP, 0.0, FLOOR + BALL_R),
                         contact=ContactParams(stiffness=1e3, smoothing_length=1e-5,
                                               damping_ratio=0.5, friction_coefficient=0.3,
                                               slip_velocity=1e-2))
@@ -78,8 +83,12 @@ def side_view(robot: Any, ball: Any, start: Any, path: str) -> None:
     for rod in robot.robot.rods:
         x = rod.position_collection
         ax.plot(x[0], x[2], lw=4, color="tab:blue")
-    pl = robot.robot.platform.position_collection[:, 0]
-    ax.plot(pl[0], pl[2], "s", color="tab:gray", ms=12)
+    platform = robot.robot.platform  # its section in the x-z plane, rim to rim
+    centre, normal = platform.position_collection[:, 0], platform.director_collection[2, :, 0]
+    across = np.cross(normal, [0.0, 1.0, 0.0])
+    across *= float(np.ravel(platform.radius)[0]) / np.linalg.norm(across)
+    ends = np.array([centre - across, centre + across])
+    ax.plot(ends[:, 0], ends[:, 2], lw=4, color="tab:gray", solid_capstyle="butt")
     for centre, style in ((start, "--"), (ball.position_collection[:, 0], "-")):
         ax.add_patch(plt.Circle((centre[0], centre[2]), BALL_R, fill=False, ls=style,
                                 color="tab:red"))
@@ -121,10 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     steps = max(1, int(round(args.duration / 0.1)))
     for _ in range(steps):
         robot.run(args.duration / steps)
-        force = -sum(r.instance.total_force for r in pushes)
+        force = -sum(r.instance.total_force for r in pushes)  # the rods' and the platform's
         print(f"t = {robot.time:5.2f} s  ball x = {ball.position_collection[0, 0] * 1e3:7.2f} mm"
               f"  v_x = {ball.velocity_collection[0, 0] * 1e3:6.2f} mm/s"
-              f"  rods' force on it = {np.round(force, 4)} N")
+              f"  robot's force on it = {np.round(force, 4)} N")
     if args.still:
         side_view(robot, ball, start, args.still)
     if record:

@@ -2,13 +2,11 @@
 
 The scene of ``scenarios/push_object.py`` (:func:`push_scene`): the paper robot (10 elements
 per rod, gravity), a rough floor (:data:`FLOOR` m, a ``PlaneObstacle``) and a free ball of
-radius :data:`BALL_RADIUS` m and :data:`BALL_MASS` kg resting on it 2 mm east of the east
-rods (docs/contact.md, "Moving objects").  Bending east, the rods knock the ball; it then rolls
-on the floor (its ``ContactParams.rolling_resistance`` is 0: a knocked ball rolls on at a
-nearly constant speed; with the scene's 0.005 the implicit default and the explicit stepper
-part by 0.54 mm on the ball after 1 s of held ``bend_east``, beyond the 0.5 mm the env's test
-allows, docs/contact.md).  ``render()`` draws the floor and the ball with the robot
-and the target.
+radius :data:`BALL_RADIUS` m and :data:`BALL_MASS` kg resting on it :data:`BALL_GAP` m east
+of the platform's rim (docs/contact.md, "Moving objects").  Bending east, the platform tilts
+and its rim knocks the ball (the rods do not reach it); it then rolls on the floor (its
+``ContactParams.rolling_resistance`` is 0: a knocked ball rolls on at a nearly constant
+speed).  ``render()`` draws the floor and the ball with the robot and the target.
 
 Conventions as ``HSARobot-v1`` (:mod:`hsa_elastica.envs.hsa_robot`): the same **action**
 (``(4,)`` normalised motor commands in ``[-1, 1]`` mapped onto the rods' elongating ranges),
@@ -36,9 +34,10 @@ Conventions as ``HSARobot-v1`` (:mod:`hsa_elastica.envs.hsa_robot`): the same **
   (ball centre to target), ``target_position_m``, ``motor_angles_rad``,
   ``observation_clipped``, ``ball_position_m``, ``is_success``.
 * ``integrator``: ``"implicit"`` (default, internal step
-  :data:`~hsa_elastica.envs.hsa_robot.IMPLICIT_DT`: 3.2x the explicit stepper's env steps/s
-  here, the held push within 0.4 mm of it) or ``"explicit"`` (the fused Position-Verlet
-  stepper at the scene's 5e-5 s); docs/control.md, "Gymnasium environment HSAPush-v0".
+  :data:`~hsa_elastica.envs.hsa_robot.IMPLICIT_DT`: 13x the explicit stepper's env steps/s
+  here, the held push within 0.3 mm of it) or ``"explicit"`` (the fused Position-Verlet
+  stepper at the scene's :data:`PUSH_DT`); docs/control.md, "Gymnasium environment
+  HSAPush-v0".
 """
 
 from __future__ import annotations
@@ -72,15 +71,20 @@ from hsa_elastica.params import (
 )
 from hsa_elastica.robots.primitives import DEFAULT_PHI_MAX
 
-__all__ = ["HSAPushEnv", "push_scene", "FLOOR", "BALL_RADIUS", "BALL_MASS", "PUSH_DT",
+__all__ = ["HSAPushEnv", "push_scene", "FLOOR", "BALL_RADIUS", "BALL_MASS", "BALL_GAP", "PUSH_DT",
            "POSITION_MARGIN", "BALL_NAMES"]
 
 #: height of the floor [m] (below the rods' lowest contact nodes), as scenarios/push_object.py
 FLOOR = -0.01
 #: the ball's radius [m] and mass [kg]
 BALL_RADIUS, BALL_MASS = 0.05, 0.02
-#: the explicit stepper's step [s] in the scene (scenarios/push_object.py)
-PUSH_DT = 5e-5
+#: the ball's start east of the platform's rim [m] (horizontal gap, at rest): out of the rods'
+#: reach, within the sweep of the platform's rim when the robot bends east
+BALL_GAP = 0.0125
+#: the explicit stepper's step [s] in the scene (scenarios/push_object.py): below the stable
+#: step of the sticking friction between the platform's rim and the ball, 2.6e-5 s when it
+#: presses on it (``contact.step_limits``; at 5e-5 s the explicit push ended 4.5 mm off)
+PUSH_DT = 2e-5
 #: margin [m] around the region in the bound of the ball position in the observation (the
 #: ball leaves the region by less than ``MAX_SPEED * control_dt`` before the episode ends)
 POSITION_MARGIN = 0.5
@@ -90,17 +94,18 @@ BALL_NAMES = tuple(f"ball_{q}_{c}" for q in ("position_m", "velocity_m_s") for c
 
 def push_scene() -> RobotParams:
     """The paper robot (10 elements per rod, dt :data:`PUSH_DT`, gravity) with the rough floor
-    and the ball 2 mm east of the east rods' surface: ``scenarios/push_object.py``'s scene."""
+    and the ball :data:`BALL_GAP` east of the platform's rim: ``scenarios/push_object.py``'s
+    scene."""
     p = paper_robot_params()
     p = dataclasses.replace(
         p, rod=dataclasses.replace(p.rod, n_elements=10),
         simulation=dataclasses.replace(p.simulation, dt=PUSH_DT, gravity=(0.0, 0.0, -9.81)))
-    reach = p.circle_radius + 0.0075  # the rods' axes, plus their contact radius [m]
     floor = PlaneObstacle(point=(0.0, 0.0, FLOOR), normal=(0.0, 0.0, 1.0), contact=ContactParams(
         stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5, friction_coefficient=0.5,
         slip_velocity=1e-2))
     ball = ObjectParams(radius=BALL_RADIUS, mass=BALL_MASS,
-                        position=(reach + BALL_RADIUS + 0.002, 0.0, FLOOR + BALL_RADIUS),
+                        position=(p.platform.radius + BALL_RADIUS + BALL_GAP, 0.0,
+                                  FLOOR + BALL_RADIUS),
                         contact=ContactParams(stiffness=1e3, smoothing_length=1e-5,
                                               damping_ratio=0.5, friction_coefficient=0.3,
                                               slip_velocity=1e-2))
