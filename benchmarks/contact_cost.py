@@ -1,6 +1,8 @@
 """Cost of the contact law on the fused step: the paper robot (10 elements per rod) without
-obstacles, above a floor it does not touch, and pressing its platform on a plate, side by side
-in one run (docs/contact.md, "Cost on the compiled engines").
+obstacles, above a floor it does not touch, pressing its platform on a plate, and above a floor
+with two free objects resting on it (a ball and a can, the robot's rods and platform in
+contact with both), side by side in one run (docs/contact.md, "Cost on the compiled
+engines").
 
 Each case builds the robot with its ``environment`` and runs it on the fused engine for the
 warm up; then the cases are timed round robin (``--steps`` steps each, ``--rounds`` times),
@@ -15,7 +17,13 @@ import argparse
 import dataclasses
 import time
 
-from hsa_elastica.params import ContactParams, EnvironmentParams, PlaneObstacle, paper_robot_params
+from hsa_elastica.params import (
+    ContactParams,
+    EnvironmentParams,
+    ObjectParams,
+    PlaneObstacle,
+    paper_robot_params,
+)
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.compiled import FastRobot
 
@@ -40,7 +48,21 @@ def _cases() -> dict[str, object]:
         "no contact": p,
         "floor, not touching": p.replace(environment=EnvironmentParams(obstacles=(floor,))),
         "plate, pressed": p.replace(environment=EnvironmentParams(obstacles=(plate,))),
+        "floor, two objects": p.replace(environment=EnvironmentParams(
+            obstacles=(floor,), objects=_objects())),
     }
+
+
+def _objects() -> tuple[ObjectParams, ObjectParams]:
+    """``HSAPush-v0``'s ball (5 cm, 20 g, 12.5 mm east of the platform's rim) and a can
+    (1.5 cm radius, 3 cm tall, 21 g) standing 3.5 cm north of the north rods' contact
+    surface, on the floor."""
+    soft = ContactParams(stiffness=1e3, smoothing_length=1e-5, damping_ratio=0.5)
+    ball = ObjectParams(radius=0.05, mass=0.02, position=(0.11, 0.0, -0.01 + 0.05),
+                        contact=soft)
+    can = ObjectParams(shape="cylinder", radius=0.015, length=0.03, density=1000.0,
+                       axis=(0.0, 0.0, 1.0), position=(0.0, 0.075, -0.01 + 0.015), contact=soft)
+    return ball, can
 
 
 def main() -> int:
@@ -62,7 +84,7 @@ def main() -> int:
     base = best["no contact"]
     for name, (built, _) in robots.items():
         force = (f"  (plate on the platform: {built.contacts[-1].instance.total_force[2]:.1f} N)"
-                 if built.contacts else "")
+                 if name.startswith("plate") else "")
         print(f"{name:22s} {best[name]:7.2f} us/step  {best[name] / base:5.2f} x{force}")
     return 0
 
