@@ -96,6 +96,16 @@ def rim_points(radius: float, length: float, n_rim: int) -> NDArray[np.float64]:
     return np.ascontiguousarray(np.concatenate([bottom, top], axis=1))
 
 
+def cylinder_rims(body: Any, n_rim: int, owner: str, also: str = "") -> NDArray[np.float64]:
+    """The default contact points of a rigid body: a ``Cylinder``'s rims (:func:`rim_points`),
+    or ``ParameterError`` naming ``owner.points`` (``also``: the other bodies with defaults)."""
+    if not isinstance(body, Cylinder):
+        raise ParameterError(
+            f"{owner}.points is None on a {type(body).__name__}: the default rim points need a "
+            f"Cylinder (radius and length){also}; give points, a (3, m) array (m, body frame)")
+    return rim_points(float(np.ravel(body.radius)[0]), float(np.ravel(body.length)[0]), n_rim)
+
+
 def check_n_rim(n_rim: Any, owner: str) -> int:
     """``n_rim`` as an int, or ``ParameterError`` naming ``owner.n_rim`` and its range."""
     if isinstance(n_rim, bool) or not isinstance(n_rim, (int, np.integer)) or not 3 <= n_rim <= 1000:
@@ -301,12 +311,7 @@ class BodyContact(NoForces, _ContactSensor):
             self.sphere_radius = float(np.ravel(body.radius)[0])
             self.local = np.zeros((3, 1))
         if self.local is None:
-            if not isinstance(body, Cylinder):
-                raise ParameterError(
-                    f"BodyContact.points is None on a {type(body).__name__}: the default rim "
-                    "points need a Cylinder (radius and length) or a Sphere; give points, a "
-                    "(3, m) array (m)")
-            self.local = rim_points(float(body.radius), float(body.length), self.n_rim)
+            self.local = cylinder_rims(body, self.n_rim, "BodyContact", " or a Sphere")
         m = self.local.shape[1]
         self._points = ContactPoints(np.zeros((3, m)), np.zeros((3, m)), np.zeros(m),
                                      np.full(m, float(np.sum(body.mass)) / m))

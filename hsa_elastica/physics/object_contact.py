@@ -36,7 +36,7 @@ from hsa_elastica.physics.contact import (
     _rod_points,
     check_body_points,
     check_n_rim,
-    rim_points,
+    cylinder_rims,
 )
 from hsa_elastica.physics.contact_laws import (
     CAPSULE,
@@ -170,13 +170,7 @@ class ObjectContact(NoForces, _ContactSensor):
             raise ParameterError("ObjectContact.nodes on a rigid body is invalid: a body touches "
                                  "with its points (points = (3, m) array, or a Cylinder's rims)")
         if self.local is None:
-            if not isinstance(system, Cylinder):
-                raise ParameterError(
-                    f"ObjectContact.points is None on a {type(system).__name__}: the default "
-                    "rim points need a Cylinder (radius and length); give points, a (3, m) "
-                    "array (m, body frame)")
-            self.local = rim_points(float(np.ravel(system.radius)[0]),
-                                    float(np.ravel(system.length)[0]), self.n_rim)
+            self.local = cylinder_rims(system, self.n_rim, "ObjectContact")
 
     def check_overlap(self, system: Any, points: ContactPoints, out: ContactOutput) -> None:
         """``ParameterError`` naming the node (or the body's point) and the object if one
