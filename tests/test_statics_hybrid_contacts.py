@@ -25,7 +25,7 @@ from hsa_elastica.engines.implicit import ImplicitEngine
 from hsa_elastica.engines.implicit_kernels import Increment, dynamic_fd_jacobian, dynamic_forces
 from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
 from hsa_elastica.engines.statics import StaticSolver
-from hsa_elastica.engines.statics_contacts import contact_points
+from hsa_elastica.engines.statics_contacts import contact_points, point_groups
 from hsa_elastica.engines.statics_kernels import KIND_BODY_POS, KIND_BODY_ROT
 from hsa_elastica.params import (
     ContactParams,
@@ -42,7 +42,6 @@ from hsa_elastica.physics.point_tangent import (
     ROD_FIXED,
     ROD_OBJECT,
     SPHERE_SUPPORT,
-    point_groups,
     row_kind,
 )
 from hsa_elastica.physics.contact_laws import CAPSULE, PLANE, SPHERE

@@ -63,7 +63,12 @@ from numpy.typing import NDArray
 
 from hsa_elastica.engines.statics_build import rod_ranges, topology_pattern
 from hsa_elastica.engines.statics_rods import rod_tangents, tangent_entries
-from hsa_elastica.engines.statics_contacts import contact_points, node_unknowns, pair_tangents
+from hsa_elastica.engines.statics_contacts import (
+    contact_points,
+    node_unknowns,
+    pair_tangents,
+    point_groups,
+)
 from hsa_elastica.engines.statics_kernels import (
     KIND_BODY_POS,
     KIND_BODY_ROT,
@@ -110,7 +115,7 @@ from hsa_elastica.physics.tables import (
     OP_LOAD,
     OP_MOUNT_REACTION,
 )
-from hsa_elastica.physics.point_tangent import contact_point_block, point_groups
+from hsa_elastica.physics.point_tangent import contact_point_block
 
 __all__ = ["HybridPlan", "residual_external", "joint_residual", "joint_tangents",
            "hybrid_jacobian", "greedy_colors", "smallest_last", "colour_columns", "make_hybrid",

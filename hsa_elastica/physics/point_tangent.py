@@ -77,11 +77,10 @@ from hsa_elastica.physics.contact_laws import (
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, ELEMENT, JOINT_BLOCK, NODE
 from hsa_elastica.physics.object_contact_laws import object_geometry, rolling_couple_tangent
 from hsa_elastica.physics.rod_contact_laws import rod_rod_tangent
-from hsa_elastica.physics.tables import OP_CONTACT, ROD_ROD
+from hsa_elastica.physics.tables import ROD_ROD
 
-__all__ = ["contact_point_block", "point_row", "point_groups", "point_ops", "pair_rows",
-           "rod_pair_tangents", "ROD_FIXED", "BODY_POINTS", "SPHERE_SUPPORT", "ROD_OBJECT",
-           "BODY_OBJECT", "row_kind"]
+__all__ = ["contact_point_block", "point_row", "rod_pair_tangents", "ROD_FIXED", "BODY_POINTS",
+           "SPHERE_SUPPORT", "ROD_OBJECT", "BODY_OBJECT", "row_kind"]
 
 #: the contact row kinds a point block is made for (:func:`row_kind`)
 ROD_FIXED, BODY_POINTS, SPHERE_SUPPORT, ROD_OBJECT, BODY_OBJECT = 0, 1, 2, 3, 4
@@ -473,7 +472,8 @@ def contact_point_block(
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         out[NODE : NODE + 3, :] += df
     if kind == BODY_OBJECT:
-        _own_rows(body.director[:, :, index[i, 0]], point, geom, law, x[:, 0], body.position[:, index[i, 0]], df,
+        s0 = index[i, 0]  # the body whose point this is
+        _own_rows(body.director[:, :, s0], point, geom, law, x[:, 0], body.position[:, s0], df,
                   velocity, w3[0], out)
     if b >= 0:
         _body_rows(body.director[:, :, b], point, geom, law, r, df, L, sign, velocity, out)
@@ -566,39 +566,3 @@ def _body_rows(
     for a in range(3):
         for k in range(3):
             out[BODY_ROT + a, BODY_ROT + k] += _sk(tb, a, k)
-
-
-# --------------------------------------------------------------------------------------------
-# set-up (Python): which unknowns a point's block touches
-# --------------------------------------------------------------------------------------------
-def point_groups(contacts: Any, flat: int) -> list[tuple[int, int, int]]:
-    """``(slot, group, index)`` of the unknowns of contact point ``flat`` (:func:`point_row`):
-    the block's slot, the unknowns' group (``NODE``, ``BODY_POS``, ``BODY_ROT``) and the
-    node's or body's index, one branch per row kind (:func:`row_kind`)."""
-    i, p = point_row(int(contacts.points.shape[2]), int(flat))
-    system, kind, obj = (int(contacts.ids[i, k]) for k in (0, 1, 4))
-    if kind != 0 and obj >= 0:  # a body's point on a free object (OWN_POS / OWN_ROT slots)
-        return [(OWN_POS, BODY_POS, system), (OWN_ROT, BODY_ROT, system),
-                (BODY_POS, BODY_POS, obj), (BODY_ROT, BODY_ROT, obj)]
-    if kind != 0:  # a body's own points or its support point
-        return [(BODY_POS, BODY_POS, system), (BODY_ROT, BODY_ROT, system)]
-    if obj >= 0:  # a rod's node and a free object
-        return [(NODE, NODE, system + p), (BODY_POS, BODY_POS, obj), (BODY_ROT, BODY_ROT, obj)]
-    return [(NODE, NODE, system + p)]
-
-
-def point_ops(contacts: Any, rows: NDArray[np.int64]) -> NDArray[np.int64]:
-    """``(OP_CONTACT, row * width + point)`` for every point of the contact ``rows`` that
-    have a point block (:func:`row_kind`; the joint scatter's operations); the other rows
-    are left out (:func:`pair_rows`, or the remainder's differences)."""
-    width = int(contacts.points.shape[2])
-    flat = [int(i) * width + p for i in rows if row_kind(contacts.ids, int(i)) >= 0
-            for p in range(int(contacts.ids[i, 2]))]
-    return np.array([(OP_CONTACT, f) for f in flat], dtype=np.int64).reshape(-1, 2)
-
-
-def pair_rows(contacts: Any, rows: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The rod-rod rows (``tables.ROD_ROD``) among the contact ``rows``
-    (:func:`rod_pair_tangents`)."""
-    rows = np.asarray(rows, dtype=np.int64)
-    return np.ascontiguousarray(rows[contacts.ids[rows, 1] == ROD_ROD]) if rows.size else rows
