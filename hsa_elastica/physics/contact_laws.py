@@ -163,7 +163,7 @@ def geometry_record(obstacle: Any) -> ObstacleGeometry:
 # --------------------------------------------------------------------------------------------
 # shared helpers: the expressions the force and the tangent both differentiate
 # --------------------------------------------------------------------------------------------
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _scalars(geom: ObstacleGeometry) -> tuple[Any, ...]:
     """The obstacle as a tuple of scalars ``(kind, origin (3), direction (3), radius,
     length, box (6))``: read once per kernel call (an array taken out of a record is
@@ -173,7 +173,7 @@ def _scalars(geom: ObstacleGeometry) -> tuple[Any, ...]:
             b[0], b[1], b[2], b[3], b[4], b[5])
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _box_axes(geom: tuple[Any, ...]) -> tuple[Any, ...]:
     """A box's unit axes x, y = z x x, z (lab) from its scalars (:func:`_scalars`)."""
     z0, z1, z2, x0, x1, x2 = geom[4], geom[5], geom[6], geom[9], geom[10], geom[11]
@@ -181,7 +181,7 @@ def _box_axes(geom: tuple[Any, ...]) -> tuple[Any, ...]:
             (z0, z1, z2))
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _box_clamp(u: tuple[float, float, float], h: float, d0: float, d1: float, d2: float
                ) -> tuple[float, float]:
     """``(q, r)``: the coordinate ``q = d . u`` along a box axis ``u`` and its excess
@@ -190,7 +190,7 @@ def _box_clamp(u: tuple[float, float, float], h: float, d0: float, d1: float, d2
     return q, q - min(max(q, -h), h)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _box_surface(geom: tuple[Any, ...], d0: float, d1: float, d2: float) -> tuple[Any, ...]:
     """:func:`_surface` of a box at ``d`` from its centre: outside the inner box (half edges
     ``h``), the distance to its closest point ``c = clamp(q, -h, h)`` (``q``: ``d`` in the
@@ -287,7 +287,7 @@ def _hessian9(
             _hessian_entry(geom, n, dist, interior, 2, 2))
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def _normal_terms(g: float, law: ContactLaw) -> tuple[float, float, float, float]:
     """``(f_el, s, d f_el / d g, d s / d g)``: the elastic normal force
     ``k l softplus(-g / l)`` [N] and the contact indicator ``s = sigmoid(-g / l)``, with their
@@ -340,7 +340,7 @@ def surface_values(
 # --------------------------------------------------------------------------------------------
 # the law's kernels
 # --------------------------------------------------------------------------------------------
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def law_force(
     g: float, n0: float, n1: float, n2: float, v0: float, v1: float, v2: float, mass: float,
     law: ContactLaw,
@@ -361,7 +361,7 @@ def law_force(
             fn * n2 - law.mu * f_el * t2 / rho, slip)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def contact_forces(
     pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, out: ContactOutput
 ) -> None:

@@ -334,7 +334,7 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
                               pts[i, 9, :m], pts[i, 10, :m])
         if obj >= 0:
             object_contact_forces(nodes, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
-                                  par[i, 0:6], pts[i, 6:9, :m], out)
+                                  par[i, 0:6], out)
         else:
             contact_forces(nodes, row_obstacle(index, par, i), rule, out)
         f = rod.external_forces
@@ -350,7 +350,7 @@ def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) ->
                 points)
     if obj >= 0:  # the body's points on an object: their velocities become the relative ones
         object_contact_forces(points, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
-                              par[i, 0:6], pts[i, 6:9, :m], out)
+                              par[i, 0:6], out)
     else:
         contact_forces(points, geom, rule, out)
     body_wrench((body.position, body.director, body.external_forces, body.external_torques), s,

@@ -8,9 +8,9 @@ about its axis segment), and the points' velocity is their velocity relative to 
 surface point they touch, spin included (:func:`relative_velocity`):
 ``v_rel = v_p - v_o - w x r_p``, ``r_p = x_p - phi n - x_o`` the lever from the body's centre
 of mass to the point of its surface closest to the node.  The body takes the equal and
-opposite forces at those surface points (:func:`object_reaction`): ``-sum f_p`` and the couple
-``-sum r_p x f_p``.  Velocity and couple use the same lever, so the contact's power is
-``sum f_p . v_rel`` exactly: the damping and friction of the law take energy out of the pair
+opposite forces at those surface points: ``-sum f_p`` and the couple ``-sum r_p x f_p``
+(:func:`object_contact_forces`, one pass over the points).  Velocity and couple use the same
+lever, so the contact's power is ``sum f_p . v_rel`` exactly: the damping and friction of the law take energy out of the pair
 as they do against a fixed obstacle.  The normal damping takes the reduced mass of node and
 body (:func:`reduced_masses`).  A free sphere resting on a fixed obstacle touches it at its
 support point (:func:`sphere_support`) and meets its rolling resistance there
@@ -21,6 +21,7 @@ The contact's tangent in the Newton matrices' unknowns, objects included, is
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica.physics.contact_laws import (
     CAPSULE,
+    FAR_SMOOTHING_LENGTHS,
     ContactLaw,
     ContactOutput,
     ContactPoints,
@@ -36,7 +38,7 @@ from hsa_elastica.physics.contact_laws import (
     _hessian_entry,
     _scalars,
     _surface,
-    contact_forces,
+    law_force,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT
 
@@ -45,7 +47,6 @@ __all__ = [
     "rolling_couple_tangent",
     "object_geometry",
     "relative_velocity",
-    "object_reaction",
     "object_contact_forces",
     "reduced_masses",
     "sphere_support",
@@ -78,14 +79,34 @@ def object_geometry(
     return ObstacleGeometry(kind, frame[0:3], frame[3:6], radius, length, frame)  # (no box)
 
 
-@njit(cache=True)  # type: ignore[misc]
-def _lever(gs: tuple[Any, ...], x: NDArray[np.float64], o: int, p: NDArray[np.float64],
-           k: int) -> tuple[float, float, float]:
-    """``r = x_p - phi n - x_o``: from body ``o``'s centre to its surface point closest to
-    point ``k`` of ``p`` (3, n)."""
-    phi, n0, n1, n2, _, _ = _surface(gs, p[0, k], p[1, k], p[2, k])
-    return (p[0, k] - phi * n0 - x[0, o], p[1, k] - phi * n1 - x[1, o],
-            p[2, k] - phi * n2 - x[2, o])
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _spin(q: NDArray[np.float64], omega: NDArray[np.float64], o: int
+          ) -> tuple[float, float, float]:
+    """``w = Q^T omega``: body ``o``'s angular velocity in the lab (``omega`` in its frame)."""
+    return (q[0, 0, o] * omega[0, o] + q[1, 0, o] * omega[1, o] + q[2, 0, o] * omega[2, o],
+            q[0, 1, o] * omega[0, o] + q[1, 1, o] * omega[1, o] + q[2, 1, o] * omega[2, o],
+            q[0, 2, o] * omega[0, o] + q[1, 2, o] * omega[1, o] + q[2, 2, o] * omega[2, o])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _lever_velocity(
+    gs: tuple[Any, ...], x: NDArray[np.float64], v: NDArray[np.float64], o: int,
+    w: tuple[float, float, float], pts: ContactPoints, k: int,
+) -> tuple[Any, ...]:
+    """Point ``k`` of ``pts`` against the surface ``gs`` of body ``o`` (centre ``x[:, o]``,
+    velocity ``v[:, o]``, lab angular velocity ``w``): ``(phi, n, r, u)``, its signed distance
+    [m] and normal, the lever ``r = x_p - phi n - x_o`` from the body's centre to its surface
+    point closest to the point, and the velocity relative to that surface point
+    ``u = v_p - v_o - w x r`` [m/s] (scalars: no allocation in a kernel's loop)."""
+    position, velocity = pts.position, pts.velocity
+    phi, n0, n1, n2, _, _ = _surface(gs, position[0, k], position[1, k], position[2, k])
+    r0 = position[0, k] - phi * n0 - x[0, o]
+    r1 = position[1, k] - phi * n1 - x[1, o]
+    r2 = position[2, k] - phi * n2 - x[2, o]
+    return (phi, (n0, n1, n2), (r0, r1, r2),
+            (velocity[0, k] - v[0, o] - (w[1] * r2 - w[2] * r1),
+             velocity[1, k] - v[1, o] - (w[2] * r0 - w[0] * r2),
+             velocity[2, k] - v[2, o] - (w[0] * r1 - w[1] * r0)))
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -94,58 +115,60 @@ def relative_velocity(
     rel: NDArray[np.float64],
 ) -> None:
     """``rel[:, p] = v_p - v_o - (Q^T omega) x r_p`` (lab) for body ``o`` of
-    ``body = (x, v, omega, Q, ...)`` (``omega`` in the body frame)."""
+    ``body = (x, v, omega, Q, ...)`` (``omega`` in the body frame; :func:`_lever_velocity`)."""
     x, v, omega, q = body[0], body[1], body[2], body[3]
     gs = _scalars(geom)
-    w0 = q[0, 0, o] * omega[0, o] + q[1, 0, o] * omega[1, o] + q[2, 0, o] * omega[2, o]
-    w1 = q[0, 1, o] * omega[0, o] + q[1, 1, o] * omega[1, o] + q[2, 1, o] * omega[2, o]
-    w2 = q[0, 2, o] * omega[0, o] + q[1, 2, o] * omega[1, o] + q[2, 2, o] * omega[2, o]
-    position, velocity = pts.position, pts.velocity
-    for p in range(position.shape[1]):
-        r0, r1, r2 = _lever(gs, x, o, position, p)
-        rel[0, p] = velocity[0, p] - v[0, o] - (w1 * r2 - w2 * r1)
-        rel[1, p] = velocity[1, p] - v[1, o] - (w2 * r0 - w0 * r2)
-        rel[2, p] = velocity[2, p] - v[2, o] - (w0 * r1 - w1 * r0)
-
-
-@njit(cache=True)  # type: ignore[misc]
-def object_reaction(
-    position: NDArray[np.float64], geom: ObstacleGeometry, body: tuple[Any, ...], o: int,
-    force: NDArray[np.float64],
-) -> None:
-    """Add to body ``o`` of ``body = (x, v, omega, Q, external_forces, external_torques)`` the
-    reaction of the forces ``force`` (3, n) [N] on the points ``position``: ``-sum f_p`` and
-    the couple ``-sum r_p x f_p`` (lab, converted to the body frame)."""
-    x, q, f, tau = body[0], body[3], body[4], body[5]
-    gs = _scalars(geom)
-    t0 = t1 = t2 = 0.0
-    for p in range(force.shape[1]):
-        r0, r1, r2 = _lever(gs, x, o, position, p)
-        f0, f1, f2 = force[0, p], force[1, p], force[2, p]
-        f[0, o] -= f0
-        f[1, o] -= f1
-        f[2, o] -= f2
-        t0 -= r1 * f2 - r2 * f1
-        t1 -= r2 * f0 - r0 * f2
-        t2 -= r0 * f1 - r1 * f0
-    for i in range(3):
-        tau[i, o] += q[i, 0, o] * t0 + q[i, 1, o] * t1 + q[i, 2, o] * t2
+    w = _spin(q, omega, o)
+    for p in range(pts.position.shape[1]):
+        _, _, _, u = _lever_velocity(gs, x, v, o, w, pts, p)
+        rel[0, p], rel[1, p], rel[2, p] = u
 
 
 @njit(cache=True)  # type: ignore[misc]
 def object_contact_forces(
     pts: ContactPoints, body: tuple[Any, ...], o: int, shape: tuple[int, float, float],
-    law: ContactLaw, frame: NDArray[np.float64], rel: NDArray[np.float64], out: ContactOutput,
+    law: ContactLaw, frame: NDArray[np.float64], out: ContactOutput,
 ) -> None:
-    """The contact of the points ``pts`` (a rod's nodes: positions, velocities, radii, reduced
-    masses) with the obstacle ``shape`` carried by body ``o`` of ``body = (x, v, omega, Q,
-    external_forces, external_torques)``: the forces on the points written to ``out`` (the
-    caller adds them to its nodes), the reaction added to the body.  ``frame`` (6,) and
-    ``rel`` (3, n) are scratch."""
-    geom = object_geometry(body[0], body[3], o, shape, frame)
-    relative_velocity(pts, body, o, geom, rel)
-    contact_forces(ContactPoints(pts.position, rel, pts.radius, pts.mass), geom, law, out)
-    object_reaction(pts.position, geom, body, o, out.force)
+    """The contact of the points ``pts`` (a rod's nodes, or a body's points: positions,
+    velocities, radii, reduced masses) with the obstacle ``shape`` carried by body ``o`` of
+    ``body = (x, v, omega, Q, external_forces, external_torques)``: the forces on the points
+    written to ``out`` (force, gap, tangential speed; the caller adds the forces to its nodes
+    or body), the reaction added to the body: ``-sum f_p`` and the couple ``-sum r_p x f_p``
+    (lab, converted to the body frame).  ``frame`` (6,) is scratch.
+
+    One pass over the points: each point's distance, lever and relative velocity
+    (:func:`_lever_velocity`), the law's force
+    (:func:`~hsa_elastica.physics.contact_laws.law_force`; none beyond
+    :data:`~hsa_elastica.physics.contact_laws.FAR_SMOOTHING_LENGTHS` smoothing lengths, as
+    :func:`~hsa_elastica.physics.contact_laws.contact_forces`) and its reaction, without calls
+    or scratch arrays inside the loop (docs/contact.md, "On the compiled engines")."""
+    x, v, omega, q, f, tau = body
+    gs = _scalars(object_geometry(x, q, o, shape, frame))
+    far = FAR_SMOOTHING_LENGTHS * law.smoothing_length
+    w = _spin(q, omega, o)
+    radius, mass = pts.radius, pts.mass
+    force, gap, slip = out
+    t0 = t1 = t2 = 0.0
+    for p in range(radius.shape[0]):
+        phi, n, r, u = _lever_velocity(gs, x, v, o, w, pts, p)
+        g = phi - radius[p]
+        gap[p] = g
+        if g > far:
+            un = n[0] * u[0] + n[1] * u[1] + n[2] * u[2]
+            s0, s1, s2 = u[0] - n[0] * un, u[1] - n[1] * un, u[2] - n[2] * un
+            force[0, p] = force[1, p] = force[2, p] = 0.0
+            slip[p] = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+            continue
+        f0, f1, f2, slip[p] = law_force(g, n[0], n[1], n[2], u[0], u[1], u[2], mass[p], law)
+        force[0, p], force[1, p], force[2, p] = f0, f1, f2
+        f[0, o] -= f0
+        f[1, o] -= f1
+        f[2, o] -= f2
+        t0 -= r[1] * f2 - r[2] * f1
+        t1 -= r[2] * f0 - r[0] * f2
+        t2 -= r[0] * f1 - r[1] * f0
+    for i in range(3):
+        tau[i, o] += q[i, 0, o] * t0 + q[i, 1, o] * t1 + q[i, 2, o] * t2
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -176,9 +199,7 @@ def _rolling_state(
     allocation in the contact loop)."""
     _, n0, n1, n2, dist, interior = _surface(gs, x[0, b], x[1, b], x[2, b])
     fn = force[0, 0] * n0 + force[1, 0] * n1 + force[2, 0] * n2
-    w0 = q[0, 0, b] * om[0, b] + q[1, 0, b] * om[1, b] + q[2, 0, b] * om[2, b]
-    w1 = q[0, 1, b] * om[0, b] + q[1, 1, b] * om[1, b] + q[2, 1, b] * om[2, b]
-    w2 = q[0, 2, b] * om[0, b] + q[1, 2, b] * om[1, b] + q[2, 2, b] * om[2, b]
+    w0, w1, w2 = _spin(q, om, b)
     wn = w0 * n0 + w1 * n1 + w2 * n2
     t0, t1, t2 = w0 - wn * n0, w1 - wn * n1, w2 - wn * n2
     rho = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2 + ws * ws)
