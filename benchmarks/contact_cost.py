@@ -9,6 +9,11 @@ warm up; then the cases are timed round robin (``--steps`` steps each, ``--round
 keeping each case's fastest round (the machine is shared)::
 
     python benchmarks/contact_cost.py            # ~1 min once the kernels are cached
+    python benchmarks/contact_cost.py --rows     # and each contact row of the two-object scene
+
+``--rows`` times each contact row of the "floor, two objects" case alone in a compiled loop
+(:func:`~hsa_elastica.physics.forces.apply_contact`, ``--steps`` calls, fastest of
+``--rounds``), at the state after the warm up.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from typing import Any
+
+import numpy as np
+from numba import njit
 
 from hsa_elastica.params import (
     ContactParams,
@@ -24,6 +33,8 @@ from hsa_elastica.params import (
     PlaneObstacle,
     paper_robot_params,
 )
+from hsa_elastica.physics.forces import apply_contact
+from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.compiled import FastRobot
 
@@ -65,10 +76,47 @@ def _objects() -> tuple[ObjectParams, ObjectParams]:
     return ball, can
 
 
+@njit  # type: ignore[misc]
+def _apply_rows(contacts: Any, rows: Any, rod: Any, body: Any, n: int) -> None:
+    """``n`` times the contact rows ``rows`` of the table, as the force evaluation applies
+    them (the views made once)."""
+    rod_view = block_view(rod)
+    body_view = block_view(body)
+    for _ in range(n):
+        for i in rows:
+            apply_contact(contacts, i, rod_view, body_view)
+
+
+def _row_costs(robot: FastRobot, steps: int, rounds: int) -> None:
+    """Print each contact row's time [us] (fastest of ``rounds`` loops of ``steps`` calls)
+    and the sum of the rows timed together."""
+    table = robot.model.tables.contacts
+    index = table[0]
+    rod, body = robot.rod_arrays, robot.body_arrays
+    names = {0: "rod nodes", 1: "body points", 2: "sphere support"}
+    everything = np.arange(index.shape[0])
+    for i in [*range(index.shape[0]), -1]:
+        rows = everything if i < 0 else np.array([i])
+        _apply_rows(table, rows, rod, body, 2)
+        best = float("inf")
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            _apply_rows(table, rows, rod, body, steps)
+            best = min(best, (time.perf_counter() - t0) / steps * 1e6)
+        if i < 0:
+            print(f"all {index.shape[0]} rows together      {best:7.2f} us")
+        else:
+            what = names.get(int(index[i, 1]), "rod pair")
+            on = f"object {index[i, 4]}" if index[i, 1] in (0, 1) and index[i, 4] >= 0 else ""
+            print(f"row {i:2d}: {index[i, 2]:3d} {what:15s} {on:9s} {best:7.2f} us")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rows", action="store_true",
+                    help="also time each contact row of the two-object scene")
     args = ap.parse_args()
     robots = {}
     for name, params in _cases().items():
@@ -86,6 +134,8 @@ def main() -> int:
         force = (f"  (plate on the platform: {built.contacts[-1].instance.total_force[2]:.1f} N)"
                  if name.startswith("plate") else "")
         print(f"{name:22s} {best[name]:7.2f} us/step  {best[name] / base:5.2f} x{force}")
+    if args.rows:
+        _row_costs(robots["floor, two objects"][1], args.steps, args.rounds)
     return 0
 
 
