@@ -54,6 +54,7 @@ __all__ = [
     "surface_values",
     "contact_tangent",
     "law_force",
+    "point_force",
     "body_points",
     "body_wrench",
     "FAR_SMOOTHING_LENGTHS",
@@ -362,30 +363,38 @@ def law_force(
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
+def point_force(
+    g: float, n0: float, n1: float, n2: float, v0: float, v1: float, v2: float, mass: float,
+    law: ContactLaw, far: float,
+) -> tuple[float, float, float, float]:
+    """:func:`law_force` at one point, or beyond ``far`` [m] (:data:`FAR_SMOOTHING_LENGTHS`
+    smoothing lengths) no force and the tangential speed ``|v - n (n . v)|`` [m/s]: what
+    every contact kernel's loop writes per point."""
+    if g > far:
+        vn = n0 * v0 + n1 * v1 + n2 * v2
+        t0, t1, t2 = v0 - n0 * vn, v1 - n1 * vn, v2 - n2 * vn
+        return 0.0, 0.0, 0.0, math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    return law_force(g, n0, n1, n2, v0, v1, v2, mass, law)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def contact_forces(
     pts: ContactPoints, geom: ObstacleGeometry, law: ContactLaw, out: ContactOutput
 ) -> None:
     """Contact force on every point (written to ``out.force``, not accumulated), its gap and
     tangential speed: ``f = max(f_el - c s v_n, 0) n - mu f_el v_t / rho`` (0 beyond
-    :data:`FAR_SMOOTHING_LENGTHS` smoothing lengths)."""
+    :data:`FAR_SMOOTHING_LENGTHS` smoothing lengths; :func:`point_force`)."""
     far = FAR_SMOOTHING_LENGTHS * law.smoothing_length
     gs = _scalars(geom)
     x, v, radius, mass = pts
     force, gap, slip = out
     for p in range(x.shape[1]):
         phi, n0, n1, n2, _, _ = _surface(gs, x[0, p], x[1, p], x[2, p])
-        if phi - radius[p] > far:
-            vn = n0 * v[0, p] + n1 * v[1, p] + n2 * v[2, p]
-            t0, t1, t2 = v[0, p] - n0 * vn, v[1, p] - n1 * vn, v[2, p] - n2 * vn
-            for i in range(3):
-                force[i, p] = 0.0
-            gap[p] = phi - radius[p]
-            slip[p] = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
-            continue
-        f0, f1, f2, sp = law_force(phi - radius[p], n0, n1, n2, v[0, p], v[1, p], v[2, p],
-                                   mass[p], law)
+        g = phi - radius[p]
+        f0, f1, f2, sp = point_force(g, n0, n1, n2, v[0, p], v[1, p], v[2, p], mass[p], law,
+                                     far)
         force[0, p], force[1, p], force[2, p] = f0, f1, f2
-        gap[p] = phi - radius[p]
+        gap[p] = g
         slip[p] = sp
 
 

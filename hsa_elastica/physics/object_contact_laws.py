@@ -1,27 +1,27 @@
 """Contact of rod nodes with an obstacle carried by a moving rigid body: the kernels
 (docs/contact.md, "Moving objects").
 
-The law is the fixed obstacles' (:func:`~hsa_elastica.physics.contact_laws.contact_forces`,
-one kernel): the obstacle's geometry is taken at the body's present pose
-(:func:`object_geometry`: a ``Sphere`` is a sphere about its centre, a ``Cylinder`` a capsule
-about its axis segment), and the points' velocity is their velocity relative to the body's
-surface point they touch, spin included (:func:`relative_velocity`):
-``v_rel = v_p - v_o - w x r_p``, ``r_p = x_p - phi n - x_o`` the lever from the body's centre
-of mass to the point of its surface closest to the node.  The body takes the equal and
-opposite forces at those surface points: ``-sum f_p`` and the couple ``-sum r_p x f_p``
-(:func:`object_contact_forces`, one pass over the points).  Velocity and couple use the same
-lever, so the contact's power is ``sum f_p . v_rel`` exactly: the damping and friction of the law take energy out of the pair
-as they do against a fixed obstacle.  The normal damping takes the reduced mass of node and
-body (:func:`reduced_masses`).  A free sphere resting on a fixed obstacle touches it at its
-support point (:func:`sphere_support`) and meets its rolling resistance there
-(:func:`rolling_couple`, with its tangent :func:`rolling_couple_tangent` from the same terms).
-The contact's tangent in the Newton matrices' unknowns, objects included, is
+The law is the fixed obstacles' (:func:`~hsa_elastica.physics.contact_laws.point_force`, one
+kernel): the obstacle's geometry is taken at the body's present pose (:func:`object_geometry`:
+a ``Sphere`` is a sphere about its centre, a ``Cylinder`` a capsule about its axis segment),
+and the points' velocity is their velocity relative to the body's surface point they touch,
+spin included (:func:`relative_velocity`): ``v_rel = v_p - v_o - w x r_p``, with
+``r_p = x_p - phi n - x_o`` the lever from the body's centre of mass to the point of its
+surface closest to the node.  The body takes the equal and opposite forces at those surface
+points: ``-sum f_p`` and the couple ``-sum r_p x f_p`` (:func:`object_contact_forces`, one
+pass over the points).
+Velocity and couple use the same lever, so the contact's power is ``sum f_p . v_rel`` exactly:
+the damping and friction of the law take energy out of the pair as they do against a fixed
+obstacle.  The normal damping takes the reduced mass of node and body (:func:`reduced_masses`).
+A free sphere resting on a fixed obstacle touches it at its support point
+(:func:`sphere_support`) and meets its rolling resistance there (:func:`rolling_couple`, with
+its tangent :func:`rolling_couple_tangent` from the same terms).  The contact's tangent in the
+Newton matrices' unknowns, objects included, is
 :func:`~hsa_elastica.physics.point_tangent.contact_point_block`.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,7 @@ from hsa_elastica.physics.contact_laws import (
     _hessian_entry,
     _scalars,
     _surface,
-    law_force,
+    point_force,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT
 
@@ -138,8 +138,7 @@ def object_contact_forces(
 
     One pass over the points: each point's distance, lever and relative velocity
     (:func:`_lever_velocity`), the law's force
-    (:func:`~hsa_elastica.physics.contact_laws.law_force`; none beyond
-    :data:`~hsa_elastica.physics.contact_laws.FAR_SMOOTHING_LENGTHS` smoothing lengths, as
+    (:func:`~hsa_elastica.physics.contact_laws.point_force`, as
     :func:`~hsa_elastica.physics.contact_laws.contact_forces`) and its reaction, without calls
     or scratch arrays inside the loop (docs/contact.md, "On the compiled engines")."""
     x, v, omega, q, f, tau = body
@@ -153,14 +152,11 @@ def object_contact_forces(
         phi, n, r, u = _lever_velocity(gs, x, v, o, w, pts, p)
         g = phi - radius[p]
         gap[p] = g
-        if g > far:
-            un = n[0] * u[0] + n[1] * u[1] + n[2] * u[2]
-            s0, s1, s2 = u[0] - n[0] * un, u[1] - n[1] * un, u[2] - n[2] * un
-            force[0, p] = force[1, p] = force[2, p] = 0.0
-            slip[p] = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-            continue
-        f0, f1, f2, slip[p] = law_force(g, n[0], n[1], n[2], u[0], u[1], u[2], mass[p], law)
+        f0, f1, f2, slip[p] = point_force(g, n[0], n[1], n[2], u[0], u[1], u[2], mass[p], law,
+                                          far)
         force[0, p], force[1, p], force[2, p] = f0, f1, f2
+        if g > far:  # no force: no reaction
+            continue
         f[0, o] -= f0
         f[1, o] -= f1
         f[2, o] -= f2
