@@ -12,8 +12,9 @@ keeping each case's fastest round (the machine is shared)::
     python benchmarks/contact_cost.py --rows     # and each contact row of the two-object scene
 
 ``--rows`` times each contact row of the "floor, two objects" case alone in a compiled loop
-(:func:`~hsa_elastica.physics.forces.apply_contact`, ``--steps`` calls, fastest of
-``--rounds``), at the state after the warm up.
+(:func:`~hsa_elastica.physics.contact_rows.apply_contact`, ``--steps`` calls, fastest of
+``--rounds``), at the state after the warm up, and all rows together as the force evaluation
+applies them (:func:`~hsa_elastica.physics.contact_rows.apply_contact_run`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from hsa_elastica.params import (
     PlaneObstacle,
     paper_robot_params,
 )
-from hsa_elastica.physics.forces import apply_contact
+from hsa_elastica.physics.contact_rows import apply_contact, apply_contact_run
 from hsa_elastica.physics.mount_kernels import block_view
+from hsa_elastica.physics.tables import OP_CONTACT
 from hsa_elastica.robots.builders import build_robot
 from hsa_elastica.robots.compiled import FastRobot
 
@@ -79,12 +81,17 @@ def _objects() -> tuple[ObjectParams, ObjectParams]:
 @njit  # type: ignore[misc]
 def _apply_rows(contacts: Any, rows: Any, rod: Any, body: Any, n: int) -> None:
     """``n`` times the contact rows ``rows`` of the table, as the force evaluation applies
-    them (the views made once)."""
+    them (the views made once; several rows as one run)."""
     rod_view = block_view(rod)
     body_view = block_view(body)
+    program = np.empty((rows.shape[0], 2), dtype=np.int64)
+    program[:, 0] = OP_CONTACT
+    program[:, 1] = rows
     for _ in range(n):
-        for i in rows:
-            apply_contact(contacts, i, rod_view, body_view)
+        if rows.shape[0] > 1:
+            apply_contact_run(contacts, program, 0, rod_view, body_view)
+        else:
+            apply_contact(contacts, rows[0], rod_view, body_view)
 
 
 def _row_costs(robot: FastRobot, steps: int, rounds: int) -> None:

@@ -235,7 +235,7 @@ def test_a_spinning_capsule_takes_the_reaction_at_its_surface_and_the_pair_s_pow
     out = ContactOutput(np.zeros((3, n)), np.zeros(n), np.zeros(n))
     body = (x_o[:, None].copy(), v_o[:, None].copy(), omega[:, None].copy(), q[:, :, None].copy(),
             np.zeros((3, 1)), np.zeros((3, 1)))
-    object_contact_forces(pts, body, 0, (CAPSULE, radius, length), law, np.zeros(6), out)
+    object_contact_forces(pts, body, 0, (CAPSULE, radius, length), law, out)
 
     # the geometry, independently: closest axis point, normal, surface point, lever
     seg = np.clip((position - x_o) @ axis, -0.5 * length, 0.5 * length)

@@ -50,11 +50,15 @@ __all__ = [
     "geometry_record",
     "row_law",
     "row_obstacle",
+    "row_geometry",
     "contact_forces",
+    "obstacle_point",
     "surface_values",
     "contact_tangent",
     "law_force",
     "point_force",
+    "body_spin",
+    "body_point",
     "body_points",
     "body_wrench",
     "FAR_SMOOTHING_LENGTHS",
@@ -131,6 +135,16 @@ def row_obstacle(ids: NDArray[np.int64], par: NDArray[np.float64], i: int) -> Ob
     (3-5), radius (6), length (7) and a box's x axis and inner half edges (15-20)."""
     return ObstacleGeometry(ids[i, 3], par[i, 0:3], par[i, 3:6], par[i, 6], par[i, 7],
                             par[i, 15:21])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def row_geometry(ids: NDArray[np.int64], par: NDArray[np.float64], i: int) -> tuple[Any, ...]:
+    """:func:`row_obstacle`'s geometry as :func:`_scalars`' tuple, read from the table's
+    columns without taking a slice (the compiled force evaluation's rows: each slice is a
+    reference count)."""
+    return (ids[i, 3], par[i, 0], par[i, 1], par[i, 2], par[i, 3], par[i, 4], par[i, 5],
+            par[i, 6], par[i, 7], par[i, 15], par[i, 16], par[i, 17], par[i, 18], par[i, 19],
+            par[i, 20])
 
 
 def law_record(p: ContactParams) -> ContactLaw:
@@ -389,13 +403,26 @@ def contact_forces(
     x, v, radius, mass = pts
     force, gap, slip = out
     for p in range(x.shape[1]):
-        phi, n0, n1, n2, _, _ = _surface(gs, x[0, p], x[1, p], x[2, p])
-        g = phi - radius[p]
-        f0, f1, f2, sp = point_force(g, n0, n1, n2, v[0, p], v[1, p], v[2, p], mass[p], law,
-                                     far)
+        f0, f1, f2, gap[p], slip[p] = obstacle_point(
+            gs, (x[0, p], x[1, p], x[2, p]), (v[0, p], v[1, p], v[2, p]), radius[p], mass[p],
+            law, far)
         force[0, p], force[1, p], force[2, p] = f0, f1, f2
-        gap[p] = g
-        slip[p] = sp
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def obstacle_point(
+    gs: tuple[Any, ...], x: tuple[float, float, float], v: tuple[float, float, float],
+    radius: float, mass: float, law: ContactLaw, far: float,
+) -> tuple[float, float, float, float, float]:
+    """One point at ``x`` [m] with velocity ``v`` [m/s], ``radius`` [m] and ``mass`` [kg]
+    against the fixed obstacle ``gs`` (:func:`_scalars`): ``(f0, f1, f2, gap, slip)``, the
+    force [N] of :func:`point_force` at the gap ``phi(x) - radius`` [m] and the tangential
+    speed [m/s].  The step of every loop over points against an obstacle
+    (:func:`contact_forces`, the compiled force evaluation's rows)."""
+    phi, n0, n1, n2, _, _ = _surface(gs, x[0], x[1], x[2])
+    g = phi - radius
+    f0, f1, f2, sp = point_force(g, n0, n1, n2, v[0], v[1], v[2], mass, law, far)
+    return f0, f1, f2, g, sp
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -457,21 +484,38 @@ def body_points(
     of ``body = (x, v, omega, Q)`` (PyElastica layout: ``Q`` maps lab -> body, ``omega`` in
     the body frame) into ``pts``: ``x_p = x + Q^T r``, ``v_p = v + (Q^T omega) x (Q^T r)``."""
     x, v, omega, q = body
-    Q = q[:, :, b]
-    w = (Q[0, 0] * omega[0, b] + Q[1, 0] * omega[1, b] + Q[2, 0] * omega[2, b],
-         Q[0, 1] * omega[0, b] + Q[1, 1] * omega[1, b] + Q[2, 1] * omega[2, b],
-         Q[0, 2] * omega[0, b] + Q[1, 2] * omega[1, b] + Q[2, 2] * omega[2, b])
+    w = body_spin(q, omega, b)
     position, velocity = pts.position, pts.velocity
     for p in range(local.shape[1]):
-        r = (Q[0, 0] * local[0, p] + Q[1, 0] * local[1, p] + Q[2, 0] * local[2, p],
-             Q[0, 1] * local[0, p] + Q[1, 1] * local[1, p] + Q[2, 1] * local[2, p],
-             Q[0, 2] * local[0, p] + Q[1, 2] * local[1, p] + Q[2, 2] * local[2, p])
-        position[0, p] = x[0, b] + r[0]
-        position[1, p] = x[1, b] + r[1]
-        position[2, p] = x[2, b] + r[2]
-        velocity[0, p] = v[0, b] + w[1] * r[2] - w[2] * r[1]
-        velocity[1, p] = v[1, b] + w[2] * r[0] - w[0] * r[2]
-        velocity[2, p] = v[2, b] + w[0] * r[1] - w[1] * r[0]
+        (position[0, p], position[1, p], position[2, p], velocity[0, p], velocity[1, p],
+         velocity[2, p]) = body_point(x, v, q, b, w, (local[0, p], local[1, p], local[2, p]))
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def body_spin(q: NDArray[np.float64], omega: NDArray[np.float64], b: int
+              ) -> tuple[float, float, float]:
+    """``w = Q^T omega``: body ``b``'s angular velocity in the lab [rad/s] (``omega`` in its
+    frame, ``Q = q[:, :, b]`` lab -> body)."""
+    return (q[0, 0, b] * omega[0, b] + q[1, 0, b] * omega[1, b] + q[2, 0, b] * omega[2, b],
+            q[0, 1, b] * omega[0, b] + q[1, 1, b] * omega[1, b] + q[2, 1, b] * omega[2, b],
+            q[0, 2, b] * omega[0, b] + q[1, 2, b] * omega[1, b] + q[2, 2, b] * omega[2, b])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def body_point(
+    x: NDArray[np.float64], v: NDArray[np.float64], q: NDArray[np.float64], b: int,
+    w: tuple[float, float, float], local: tuple[float, float, float],
+) -> tuple[float, float, float, float, float, float]:
+    """The lab position [m] and velocity [m/s] of the point ``l = local`` (body frame) of
+    body ``b`` (centre ``x``, velocity ``v``, directors ``q``; arrays, not a record: this runs
+    per point) turning at ``w`` (lab, :func:`body_spin`): ``x + Q^T l`` and
+    ``v + w x (Q^T l)``."""
+    l0, l1, l2 = local
+    r0 = q[0, 0, b] * l0 + q[1, 0, b] * l1 + q[2, 0, b] * l2
+    r1 = q[0, 1, b] * l0 + q[1, 1, b] * l1 + q[2, 1, b] * l2
+    r2 = q[0, 2, b] * l0 + q[1, 2, b] * l1 + q[2, 2, b] * l2
+    return (x[0, b] + r0, x[1, b] + r1, x[2, b] + r2, v[0, b] + w[1] * r2 - w[2] * r1,
+            v[1, b] + w[2] * r0 - w[0] * r2, v[2, b] + w[0] * r1 - w[1] * r0)
 
 
 @njit(cache=True)  # type: ignore[misc]

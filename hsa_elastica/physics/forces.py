@@ -16,9 +16,8 @@ calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
    :mod:`hsa_elastica.physics.joints`), gravity (PyElastica's kernel), point forces and base
    torques (:func:`apply_load`), the compression-softening axial law
    (:func:`apply_compression`) and the contacts with obstacles, free objects and other rods
-   (:func:`apply_contact`, kernels :func:`~hsa_elastica.physics.contact_laws.contact_forces`,
-   :func:`~hsa_elastica.physics.contact_laws.body_wrench`,
-   :func:`~hsa_elastica.physics.rod_contact_laws.rod_rod_forces`).
+   (:func:`~hsa_elastica.physics.contact_rows.apply_contact_run`: a run of consecutive
+   contact rows in one call).
 
 External forces and torques are *added* (the caller zeroes them, as PyElastica does at the end
 of a step).  :func:`constrain_rates` is the velocity half of the boundary conditions and the
@@ -57,19 +56,8 @@ from hsa_elastica.physics.auxetic_law import (
 )
 from hsa_elastica.physics.compiled_laws import apply_laws
 from hsa_elastica.physics.compression_law import compression_law_forces, compression_row
-from hsa_elastica.physics.contact_laws import (
-    ContactOutput,
-    ContactPoints,
-    body_points,
-    body_wrench,
-    contact_forces,
-    row_law,
-    row_obstacle,
-)
+from hsa_elastica.physics.contact_rows import apply_contact, apply_contact_run
 from hsa_elastica.physics.joints import joint_force_kernel, joint_torque_kernel
-from hsa_elastica.physics.object_contact_laws import (
-    object_contact_forces, rolling_couple, sphere_support)
-from hsa_elastica.physics.rod_contact_laws import rod_rod_forces
 from hsa_elastica.physics.mount_kernels import (
     SystemView,
     block_view,
@@ -89,8 +77,8 @@ from hsa_elastica.physics.rod_kernels import (
 from hsa_elastica.physics.tables import (
     END_FIXED, END_TWIST_LOCK, OP_COMPRESSION, OP_CONTACT, OP_COUPLING, OP_COUPLING_TORQUE, OP_DAMP_BODY,
     OP_DAMP_ROD, OP_END, OP_GRAVITY_BODY, OP_GRAVITY_ROD, OP_JOINT_FORCE, OP_JOINT_TORQUE,
-    OP_LOAD, OP_MATERIAL_DAMPING, OP_MOTOR, OP_MOUNT_REACTION, ROD_ROD, STATUS_STIFFNESS,
-    BodyBlockArrays, BodyDamperTable, CompressionTable, ContactTable, CouplingTable, EndTable,
+    OP_LOAD, OP_MATERIAL_DAMPING, OP_MOTOR, OP_MOUNT_REACTION, STATUS_STIFFNESS,
+    BodyBlockArrays, BodyDamperTable, CompressionTable, CouplingTable, EndTable,
     ForcingTables, GravityTable, LoadTable, JointTable, MaterialDampingTable, MotorTable,
     RodBlockArrays, RodDamperTable,
 )
@@ -297,67 +285,6 @@ def apply_compression(c: CompressionTable, i: int, rod: RodBlockArrays) -> None:
         rod.internal_stress[:, e0:e1], rod.dilatation[e0:e1],
         rod.external_forces[:, n0 : n0 + ne + 1], compression_row(c, i), c.work[i],
     )
-
-
-@njit(cache=True)  # type: ignore[misc]
-def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) -> None:
-    """``RodContact.apply_forces`` / ``BodyContact.apply_forces`` /
-    ``ObjectContact.apply_forces`` of row ``i``: the contact forces of the row's points (kernel
-    :func:`~hsa_elastica.physics.contact_laws.contact_forces`, written to the row's ``force`` /
-    ``gap`` / ``slip``) added to the rod's nodes, or reduced to the body's force and torque
-    (:func:`~hsa_elastica.physics.contact_laws.body_wrench`); against an object
-    (:func:`~hsa_elastica.physics.object_contact_laws.object_contact_forces`) its reaction
-    added to the object (a rod's nodes, or a body's points whose force and couple the body
-    takes); a rod against a rod (row kind ``ROD_ROD``,
-    :func:`~hsa_elastica.physics.rod_contact_laws.rod_rod_forces`) its force added to the first
-    rod's nodes and the reactions to the second's.  ``rod`` / ``body``: views of the blocks (:func:`block_view`; the
-    whole block records passed to a kernel cost ~4 us per call in argument passing)."""
-    index, par, pts, output = c
-    s, kind, m, obj = index[i, 0], index[i, 1], index[i, 2], index[i, 4]
-    rule = row_law(par, i)
-    if kind == ROD_ROD:  # rod A (from node s, m nodes) against rod B (index[i, 3:5])
-        sb, mb = index[i, 3], index[i, 4]
-        one = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
-                            pts[i, 0, : m - 1], pts[i, 2, : m - 1])
-        two = ContactPoints(rod.position[:, sb : sb + mb], rod.velocity[:, sb : sb + mb],
-                            pts[i, 1, : mb - 1], pts[i, 3, : mb - 1])
-        pair_out = ContactOutput(output[i, 0:3, :m], output[i, 3, : m - 1], output[i, 4, : m - 1])
-        rod_rod_forces(one, two, rule, rod.external_forces[:, sb : sb + mb], pair_out)
-        fa = rod.external_forces
-        for k in range(3):
-            for p in range(m):
-                fa[k, s + p] += pair_out.force[k, p]
-        return
-    out = ContactOutput(output[i, 0:3, :m], output[i, 3, :m], output[i, 4, :m])
-    if kind == 0:
-        nodes = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
-                              pts[i, 9, :m], pts[i, 10, :m])
-        if obj >= 0:
-            object_contact_forces(nodes, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
-                                  par[i, 0:6], out)
-        else:
-            contact_forces(nodes, row_obstacle(index, par, i), rule, out)
-        f = rod.external_forces
-        for a in range(3):
-            for p in range(m):
-                f[a, s + p] += out.force[a, p]
-        return
-    geom = row_obstacle(index, par, i)
-    if kind == 2:
-        sphere_support(body.position, body.director, s, geom, par[i, 13], pts[i, 0:3, :1])
-    points = ContactPoints(pts[i, 3:6, :m], pts[i, 6:9, :m], pts[i, 9, :m], pts[i, 10, :m])
-    body_points((body.position, body.velocity, body.omega, body.director), s, pts[i, 0:3, :m],
-                points)
-    if obj >= 0:  # the body's points on an object: their velocities become the relative ones
-        object_contact_forces(points, body, obj, (index[i, 3], par[i, 6], par[i, 7]), rule,
-                              par[i, 0:6], out)
-    else:
-        contact_forces(points, geom, rule, out)
-    body_wrench((body.position, body.director, body.external_forces, body.external_torques), s,
-                points, out.force)
-    if kind == 2 and par[i, 14] > 0.0:  # a sphere's rolling resistance
-        rolling_couple((body.position, body.director, body.omega, body.external_torques), s,
-                       geom, out.force, (par[i, 14], par[i, 13], rule.slip_velocity))
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -575,7 +502,8 @@ def evaluate_forces(
             apply_compression(forcings.compression, i, rod)
         elif code == OP_GRAVITY_BODY:
             apply_gravity(forcings.body_gravity, i, body.mass, body.external_forces)
-        elif code == OP_CONTACT:
-            apply_contact(forcings.contacts, i, rod_view, body_view)
+        elif code == OP_CONTACT and (p == 0 or sync_program[p - 1, 0] != OP_CONTACT):
+            # a run of contact rows in one call (the rows of the run after its first skip)
+            apply_contact_run(forcings.contacts, sync_program, p, rod_view, body_view)
     apply_laws(forcings.laws, t, rod_view, sync_program)  # the registered laws (OP_LAW rows)
     return True

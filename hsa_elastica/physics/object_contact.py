@@ -117,7 +117,6 @@ class ObjectContact(NoForces, _ContactSensor):
         self.law = law_record(contact)
         self._points: ContactPoints | None = None
         self._source: Any = None  # the rod's position array the points are views of
-        self._frame = np.zeros(6)
 
     def _law_params(self) -> ContactParams:
         return self.contact
@@ -175,7 +174,7 @@ class ObjectContact(NoForces, _ContactSensor):
         starts deeper in the object than its radius plus :data:`OVERLAP_SMOOTHING_LENGTHS`
         smoothing lengths."""
         scratch = (*body_arrays(self.body)[:4], np.zeros((3, 1)), np.zeros((3, 1)))
-        object_contact_forces(points, scratch, 0, self.shape, self.law, self._frame, out)
+        object_contact_forces(points, scratch, 0, self.shape, self.law, out)
         limit = points.radius + OVERLAP_SMOOTHING_LENGTHS * self.contact.smoothing_length
         deep = np.flatnonzero(out.gap < -limit)
         if deep.size:
@@ -195,7 +194,7 @@ class ObjectContact(NoForces, _ContactSensor):
         if local is not None:  # a body's points at its present state
             body_points(_kinematics(system), 0, local, self._points)
         object_contact_forces(self._points, body_arrays(self.body), 0, self.shape, self.law,
-                              self._frame, self._out)
+                              self._out)
         if local is not None:
             body_wrench((system.position_collection, system.director_collection,
                          system.external_forces, system.external_torques), 0, self._points,

@@ -3,7 +3,7 @@ tangents (:mod:`~hsa_elastica.physics.laws`): rod nodes on a free sphere or ``Cy
 rigid body's points on one, and a free sphere's support point on a curved obstacle with
 rolling resistance.  Each is one row of a
 :class:`~hsa_elastica.physics.tables.ContactTable` as the engines compile it: its forces from
-the force evaluation's own kernel (:func:`~hsa_elastica.physics.forces.apply_contact`), its
+the force evaluation's own kernel (:func:`~hsa_elastica.physics.contact_rows.apply_contact`), its
 tangent from the point blocks the Newton matrices scatter
 (:func:`~hsa_elastica.physics.point_tangent.contact_point_block`), so the check covers the
 engines' path, kinematics and scatter layout included.
@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.contact_laws import CAPSULE, SPHERE
-from hsa_elastica.physics.forces import apply_contact
+from hsa_elastica.physics.contact_rows import apply_contact
 from hsa_elastica.physics.joint_tangent import BODY_POS, JOINT_BLOCK, NODE
 from hsa_elastica.physics.law_cases import LawCase, _rotation, turn
 from hsa_elastica.physics.mount_kernels import SystemView

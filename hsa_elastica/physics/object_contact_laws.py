@@ -38,6 +38,7 @@ from hsa_elastica.physics.contact_laws import (
     _hessian_entry,
     _scalars,
     _surface,
+    body_spin,
     point_force,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT
@@ -46,10 +47,13 @@ __all__ = [
     "rolling_couple",
     "rolling_couple_tangent",
     "object_geometry",
+    "object_scalars",
+    "object_point",
     "relative_velocity",
     "object_contact_forces",
     "reduced_masses",
     "sphere_support",
+    "support_point",
 ]
 
 
@@ -69,44 +73,64 @@ def object_geometry(
     -> body) at its present pose: ``shape = (kind, radius, length)``; a SPHERE about the
     centre, a CAPSULE along the body's local z (``Cylinder``'s axis, ``length`` long, centred).
     Origin and direction are written to ``frame`` (6,) and viewed by the record."""
-    kind, radius, length = shape
-    e0, e1, e2 = q[2, 0, o], q[2, 1, o], q[2, 2, o]
-    h = 0.5 * length if kind == CAPSULE else 0.0
-    frame[0] = x[0, o] - h * e0
-    frame[1] = x[1, o] - h * e1
-    frame[2] = x[2, o] - h * e2
-    frame[3], frame[4], frame[5] = e0, e1, e2
-    return ObstacleGeometry(kind, frame[0:3], frame[3:6], radius, length, frame)  # (no box)
+    gs = object_scalars(x, q, o, shape)
+    frame[0], frame[1], frame[2], frame[3], frame[4], frame[5] = gs[1:7]
+    return ObstacleGeometry(gs[0], frame[0:3], frame[3:6], gs[7], gs[8], frame)  # (no box)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
-def _spin(q: NDArray[np.float64], omega: NDArray[np.float64], o: int
-          ) -> tuple[float, float, float]:
-    """``w = Q^T omega``: body ``o``'s angular velocity in the lab (``omega`` in its frame)."""
-    return (q[0, 0, o] * omega[0, o] + q[1, 0, o] * omega[1, o] + q[2, 0, o] * omega[2, o],
-            q[0, 1, o] * omega[0, o] + q[1, 1, o] * omega[1, o] + q[2, 1, o] * omega[2, o],
-            q[0, 2, o] * omega[0, o] + q[1, 2, o] * omega[1, o] + q[2, 2, o] * omega[2, o])
+def object_scalars(
+    x: NDArray[np.float64], q: NDArray[np.float64], o: int, shape: tuple[int, float, float]
+) -> tuple[Any, ...]:
+    """:func:`object_geometry` as :func:`~hsa_elastica.physics.contact_laws._scalars`' tuple
+    (no array written: the compiled force evaluation's rows)."""
+    kind, radius, length = shape
+    e0, e1, e2 = q[2, 0, o], q[2, 1, o], q[2, 2, o]
+    h = 0.5 * length if kind == CAPSULE else 0.0
+    return (kind, x[0, o] - h * e0, x[1, o] - h * e1, x[2, o] - h * e2, e0, e1, e2, radius,
+            length, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def _lever_velocity(
     gs: tuple[Any, ...], x: NDArray[np.float64], v: NDArray[np.float64], o: int,
-    w: tuple[float, float, float], pts: ContactPoints, k: int,
+    w: tuple[float, float, float], y: tuple[float, float, float],
+    u: tuple[float, float, float],
 ) -> tuple[Any, ...]:
-    """Point ``k`` of ``pts`` against the surface ``gs`` of body ``o`` (centre ``x[:, o]``,
-    velocity ``v[:, o]``, lab angular velocity ``w``): ``(phi, n, r, u)``, its signed distance
-    [m] and normal, the lever ``r = x_p - phi n - x_o`` from the body's centre to its surface
-    point closest to the point, and the velocity relative to that surface point
-    ``u = v_p - v_o - w x r`` [m/s] (scalars: no allocation in a kernel's loop)."""
-    position, velocity = pts.position, pts.velocity
-    phi, n0, n1, n2, _, _ = _surface(gs, position[0, k], position[1, k], position[2, k])
-    r0 = position[0, k] - phi * n0 - x[0, o]
-    r1 = position[1, k] - phi * n1 - x[1, o]
-    r2 = position[2, k] - phi * n2 - x[2, o]
+    """A point at ``y`` [m] moving at ``u`` [m/s] against the surface ``gs`` of body ``o``
+    (centre ``x[:, o]``, velocity ``v[:, o]``, lab angular velocity ``w``): ``(phi, n, r,
+    u_rel)``, its signed distance [m] and normal, the lever ``r = x_p - phi n - x_o`` from the
+    body's centre to its surface point closest to the point, and the velocity relative to that
+    surface point ``u_rel = v_p - v_o - w x r`` [m/s] (scalars: no allocation in a kernel's
+    loop)."""
+    phi, n0, n1, n2, _, _ = _surface(gs, y[0], y[1], y[2])
+    r0 = y[0] - phi * n0 - x[0, o]
+    r1 = y[1] - phi * n1 - x[1, o]
+    r2 = y[2] - phi * n2 - x[2, o]
     return (phi, (n0, n1, n2), (r0, r1, r2),
-            (velocity[0, k] - v[0, o] - (w[1] * r2 - w[2] * r1),
-             velocity[1, k] - v[1, o] - (w[2] * r0 - w[0] * r2),
-             velocity[2, k] - v[2, o] - (w[0] * r1 - w[1] * r0)))
+            (u[0] - v[0, o] - (w[1] * r2 - w[2] * r1),
+             u[1] - v[1, o] - (w[2] * r0 - w[0] * r2),
+             u[2] - v[2, o] - (w[0] * r1 - w[1] * r0)))
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def object_point(
+    gs: tuple[Any, ...], x: NDArray[np.float64], v: NDArray[np.float64], o: int,
+    w: tuple[float, float, float], y: tuple[float, float, float],
+    u: tuple[float, float, float], radius: float, mass: float, law: ContactLaw, far: float,
+) -> tuple[Any, ...]:
+    """One point (position ``y`` [m], velocity ``u`` [m/s], ``radius`` [m], reduced ``mass``
+    [kg]) against the obstacle ``gs`` carried by body ``o`` (centre ``x``, velocity ``v``;
+    arrays, not a record: this runs per point; :func:`_lever_velocity`):
+    ``(f0, f1, f2, gap, slip, r)``, the force on the point [N] of
+    :func:`~hsa_elastica.physics.contact_laws.point_force` at its velocity relative to the
+    body's surface point, the gap [m], the tangential speed [m/s] and the lever ``r`` [m] of
+    the reaction ``-f`` the body takes.  The step of every loop over points against an object
+    (:func:`object_contact_forces`, the compiled force evaluation's rows)."""
+    phi, n, r, rel = _lever_velocity(gs, x, v, o, w, y, u)
+    g = phi - radius
+    f0, f1, f2, sp = point_force(g, n[0], n[1], n[2], rel[0], rel[1], rel[2], mass, law, far)
+    return f0, f1, f2, g, sp, r
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -118,23 +142,25 @@ def relative_velocity(
     ``body = (x, v, omega, Q, ...)`` (``omega`` in the body frame; :func:`_lever_velocity`)."""
     x, v, omega, q = body[0], body[1], body[2], body[3]
     gs = _scalars(geom)
-    w = _spin(q, omega, o)
-    for p in range(pts.position.shape[1]):
-        _, _, _, u = _lever_velocity(gs, x, v, o, w, pts, p)
-        rel[0, p], rel[1, p], rel[2, p] = u
+    w = body_spin(q, omega, o)
+    y, u = pts.position, pts.velocity
+    for p in range(y.shape[1]):
+        _, _, _, rel_p = _lever_velocity(gs, x, v, o, w, (y[0, p], y[1, p], y[2, p]),
+                                         (u[0, p], u[1, p], u[2, p]))
+        rel[0, p], rel[1, p], rel[2, p] = rel_p
 
 
 @njit(cache=True)  # type: ignore[misc]
 def object_contact_forces(
     pts: ContactPoints, body: tuple[Any, ...], o: int, shape: tuple[int, float, float],
-    law: ContactLaw, frame: NDArray[np.float64], out: ContactOutput,
+    law: ContactLaw, out: ContactOutput,
 ) -> None:
     """The contact of the points ``pts`` (a rod's nodes, or a body's points: positions,
     velocities, radii, reduced masses) with the obstacle ``shape`` carried by body ``o`` of
     ``body = (x, v, omega, Q, external_forces, external_torques)``: the forces on the points
     written to ``out`` (force, gap, tangential speed; the caller adds the forces to its nodes
     or body), the reaction added to the body: ``-sum f_p`` and the couple ``-sum r_p x f_p``
-    (lab, converted to the body frame).  ``frame`` (6,) is scratch.
+    (lab, converted to the body frame).
 
     One pass over the points: each point's distance, lever and relative velocity
     (:func:`_lever_velocity`), the law's force
@@ -142,18 +168,17 @@ def object_contact_forces(
     :func:`~hsa_elastica.physics.contact_laws.contact_forces`) and its reaction, without calls
     or scratch arrays inside the loop (docs/contact.md, "On the compiled engines")."""
     x, v, omega, q, f, tau = body
-    gs = _scalars(object_geometry(x, q, o, shape, frame))
+    gs = object_scalars(x, q, o, shape)
     far = FAR_SMOOTHING_LENGTHS * law.smoothing_length
-    w = _spin(q, omega, o)
-    radius, mass = pts.radius, pts.mass
+    w = body_spin(q, omega, o)
+    y, u, radius, mass = pts
     force, gap, slip = out
     t0 = t1 = t2 = 0.0
     for p in range(radius.shape[0]):
-        phi, n, r, u = _lever_velocity(gs, x, v, o, w, pts, p)
-        g = phi - radius[p]
+        f0, f1, f2, g, slip[p], r = object_point(
+            gs, x, v, o, w, (y[0, p], y[1, p], y[2, p]), (u[0, p], u[1, p], u[2, p]),
+            radius[p], mass[p], law, far)
         gap[p] = g
-        f0, f1, f2, slip[p] = point_force(g, n[0], n[1], n[2], u[0], u[1], u[2], mass[p], law,
-                                          far)
         force[0, p], force[1, p], force[2, p] = f0, f1, f2
         if g > far:  # no force: no reaction
             continue
@@ -177,9 +202,19 @@ def sphere_support(
     the obstacle's outward normal at the centre.  A body contact on that one point (radius 0)
     has the gap ``phi(centre) - R`` and the velocity and lever of the sphere's surface there,
     so a rolling sphere feels no friction and a sliding one the friction couple."""
-    _, n0, n1, n2, _, _ = _surface(_scalars(geom), x[0, b], x[1, b], x[2, b])
-    for i in range(3):
-        local[i, 0] = -radius * (q[i, 0, b] * n0 + q[i, 1, b] * n1 + q[i, 2, b] * n2)
+    local[0, 0], local[1, 0], local[2, 0] = support_point(_scalars(geom), x, q, b, radius)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def support_point(
+    gs: tuple[Any, ...], x: NDArray[np.float64], q: NDArray[np.float64], b: int, radius: float
+) -> tuple[float, float, float]:
+    """:func:`sphere_support`'s point ``Q (-R n)`` (body frame) [m] on the obstacle ``gs``
+    (:func:`~hsa_elastica.physics.contact_laws._scalars`)."""
+    _, n0, n1, n2, _, _ = _surface(gs, x[0, b], x[1, b], x[2, b])
+    return (-radius * (q[0, 0, b] * n0 + q[0, 1, b] * n1 + q[0, 2, b] * n2),
+            -radius * (q[1, 0, b] * n0 + q[1, 1, b] * n1 + q[1, 2, b] * n2),
+            -radius * (q[2, 0, b] * n0 + q[2, 1, b] * n1 + q[2, 2, b] * n2))
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
@@ -195,7 +230,7 @@ def _rolling_state(
     allocation in the contact loop)."""
     _, n0, n1, n2, dist, interior = _surface(gs, x[0, b], x[1, b], x[2, b])
     fn = force[0, 0] * n0 + force[1, 0] * n1 + force[2, 0] * n2
-    w0, w1, w2 = _spin(q, om, b)
+    w0, w1, w2 = body_spin(q, om, b)
     wn = w0 * n0 + w1 * n1 + w2 * n2
     t0, t1, t2 = w0 - wn * n0, w1 - wn * n1, w2 - wn * n2
     rho = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2 + ws * ws)

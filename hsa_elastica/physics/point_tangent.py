@@ -61,7 +61,6 @@ from numpy.typing import NDArray
 from hsa_elastica.physics.contact_laws import (
     CAPSULE,
     FAR_SMOOTHING_LENGTHS,
-    SPHERE,
     ContactLaw,
     ContactOutput,
     ContactPoints,
@@ -69,13 +68,16 @@ from hsa_elastica.physics.contact_laws import (
     _hessian_entry,
     _scalars,
     _surface,
+    body_point,
     contact_forces,
     contact_tangent,
+    row_geometry,
     row_law,
     row_obstacle,
 )
 from hsa_elastica.physics.joint_tangent import BODY_POS, BODY_ROT, ELEMENT, JOINT_BLOCK, NODE
-from hsa_elastica.physics.object_contact_laws import object_geometry, rolling_couple_tangent
+from hsa_elastica.physics.object_contact_laws import (
+    object_geometry, object_scalars, rolling_couple_tangent)
 from hsa_elastica.physics.rod_contact_laws import rod_rod_tangent
 from hsa_elastica.physics.tables import ROD_ROD
 
@@ -405,9 +407,7 @@ def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
     alone and without allocating: most points of a scene are far at any time."""
     index, par, pts, _ = c
     s = index[i, 0]
-    gs = (index[i, 3], par[i, 0], par[i, 1], par[i, 2], par[i, 3], par[i, 4], par[i, 5],
-          par[i, 6], par[i, 7], par[i, 15], par[i, 16], par[i, 17], par[i, 18], par[i, 19],
-          par[i, 20])
+    gs = row_geometry(index, par, i)
     radius = pts[i, 9, p]
     if kind == ROD_FIXED or kind == ROD_OBJECT:
         x0, x1, x2 = rod.position[0, s + p], rod.position[1, s + p], rod.position[2, s + p]
@@ -415,21 +415,12 @@ def _far(rod: Any, body: Any, c: Any, i: int, p: int, kind: int) -> bool:
         x0, x1, x2 = body.position[0, s], body.position[1, s], body.position[2, s]
         radius = par[i, 13]
     else:
-        Q, loc = body.director[:, :, s], pts[i, 0:3, p]
-        x0 = body.position[0, s] + Q[0, 0] * loc[0] + Q[1, 0] * loc[1] + Q[2, 0] * loc[2]
-        x1 = body.position[1, s] + Q[0, 1] * loc[0] + Q[1, 1] * loc[1] + Q[2, 1] * loc[2]
-        x2 = body.position[2, s] + Q[0, 2] * loc[0] + Q[1, 2] * loc[1] + Q[2, 2] * loc[2]
-    if kind == ROD_OBJECT or kind == BODY_OBJECT:  # a sphere about the object's centre, a
-        o = index[i, 4]  # capsule on its axis
-        e0, e1, e2 = body.director[2, 0, o], body.director[2, 1, o], body.director[2, 2, o]
-        if index[i, 3] == CAPSULE:
-            h = 0.5 * par[i, 7]
-            gs = (CAPSULE, body.position[0, o] - h * e0, body.position[1, o] - h * e1,
-                  body.position[2, o] - h * e2, e0, e1, e2, par[i, 6], par[i, 7],
-                  0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        else:
-            gs = (SPHERE, body.position[0, o], body.position[1, o], body.position[2, o],
-                  0.0, 0.0, 0.0, par[i, 6], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        x0, x1, x2, _, _, _ = body_point(body.position, body.velocity, body.director, s,
+                                         (0.0, 0.0, 0.0), (pts[i, 0, p], pts[i, 1, p],
+                                                           pts[i, 2, p]))
+    if kind == ROD_OBJECT or kind == BODY_OBJECT:  # the object's obstacle at its pose
+        gs = object_scalars(body.position, body.director, index[i, 4],
+                            (index[i, 3], par[i, 6], par[i, 7]))
     phi = _surface(gs, x0, x1, x2)[0]
     return phi - radius > FAR_SMOOTHING_LENGTHS * par[i, 9]  # type: ignore[no-any-return]
 

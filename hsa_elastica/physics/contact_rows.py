@@ -1,0 +1,222 @@
+"""The contact table's rows on the compiled engines: :func:`apply_contact` (docs/contact.md,
+"On the compiled engines").
+
+One row is a ``RodContact``, ``BodyContact``, ``ObjectContact`` or ``RodRodContact`` of the
+model (:class:`~hsa_elastica.physics.tables.ContactTable`).  A row's loop visits its points
+once and, per point, calls the step every contact loop of the package calls: against a fixed
+obstacle :func:`~hsa_elastica.physics.contact_laws.obstacle_point`, against an object
+:func:`~hsa_elastica.physics.object_contact_laws.object_point`, a rigid body's point placed by
+:func:`~hsa_elastica.physics.contact_laws.body_point`.  The loops index the blocks' arrays
+and the table's columns directly: a slice of an array, or an array taken out of a record, is
+an atomic reference count in numba's generated code, and those counts, not the law's
+arithmetic, were most of a row's cost (``benchmarks/contact_cost.py --rows``).  The operator
+classes (:mod:`hsa_elastica.physics.contact`, :mod:`hsa_elastica.physics.object_contact`)
+loop over their own points with the same per-point steps
+(:func:`~hsa_elastica.physics.contact_laws.contact_forces`,
+:func:`~hsa_elastica.physics.object_contact_laws.object_contact_forces`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from hsa_elastica.physics.contact_laws import (
+    FAR_SMOOTHING_LENGTHS,
+    ContactLaw,
+    ContactOutput,
+    ContactPoints,
+    body_point,
+    body_spin,
+    obstacle_point,
+    row_geometry,
+    row_law,
+    row_obstacle,
+)
+from hsa_elastica.physics.mount_kernels import SystemView
+from hsa_elastica.physics.object_contact_laws import (
+    object_point,
+    object_scalars,
+    rolling_couple,
+    support_point,
+)
+from hsa_elastica.physics.rod_contact_laws import rod_rod_forces
+from hsa_elastica.physics.tables import OP_CONTACT, ROD_ROD, ContactTable
+
+__all__ = ["apply_contact", "apply_contact_run"]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _write(output: NDArray[np.float64], i: int, p: int, f: tuple[float, float, float],
+           gap: float, slip: float) -> None:
+    """Point ``p`` of row ``i``'s output: force [N], gap [m], tangential speed [m/s]."""
+    output[i, 0, p], output[i, 1, p], output[i, 2, p] = f
+    output[i, 3, p] = gap
+    output[i, 4, p] = slip
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _add_couple(tau: NDArray[np.float64], q: NDArray[np.float64], b: int,
+                t: tuple[float, float, float]) -> None:
+    """Add the lab couple ``t`` [N m] to body ``b``'s torque, in its frame (``Q t``)."""
+    for a in range(3):
+        tau[a, b] += q[a, 0, b] * t[0] + q[a, 1, b] * t[1] + q[a, 2, b] * t[2]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _moment(t: tuple[float, float, float], r: tuple[float, float, float],
+            f: tuple[float, float, float], sign: float) -> tuple[float, float, float]:
+    """``t + sign r x f``: a couple summed over points."""
+    return (t[0] + sign * (r[1] * f[2] - r[2] * f[1]),
+            t[1] + sign * (r[2] * f[0] - r[0] * f[2]),
+            t[2] + sign * (r[0] * f[1] - r[1] * f[0]))
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _rod_nodes(c: ContactTable, i: int, rod: SystemView, body: SystemView, law: ContactLaw,
+               far: float) -> None:
+    """Row ``i`` of kind 0: the rod's nodes ``s .. s + m - 1`` of the block against the
+    row's fixed obstacle, or against the obstacle object ``index[i, 4]`` carries (its reaction
+    ``-f`` and couple ``-r x f`` added to the object)."""
+    index, par, pts, output = c
+    s, m, o = index[i, 0], index[i, 2], index[i, 4]
+    y, u, fr = rod.position, rod.velocity, rod.external_forces
+    if o < 0:
+        gs = row_geometry(index, par, i)
+        for p in range(m):
+            k = s + p
+            f0, f1, f2, g, slip = obstacle_point(gs, (y[0, k], y[1, k], y[2, k]),
+                                                 (u[0, k], u[1, k], u[2, k]), pts[i, 9, p],
+                                                 pts[i, 10, p], law, far)
+            _write(output, i, p, (f0, f1, f2), g, slip)
+            fr[0, k] += f0
+            fr[1, k] += f1
+            fr[2, k] += f2
+        return
+    x, v, om, q, fo, to = body
+    gs = object_scalars(x, q, o, (index[i, 3], par[i, 6], par[i, 7]))
+    w = body_spin(q, om, o)
+    t = (0.0, 0.0, 0.0)
+    for p in range(m):
+        k = s + p
+        f0, f1, f2, g, slip, r = object_point(
+            gs, x, v, o, w, (y[0, k], y[1, k], y[2, k]), (u[0, k], u[1, k], u[2, k]),
+            pts[i, 9, p], pts[i, 10, p], law, far)
+        _write(output, i, p, (f0, f1, f2), g, slip)
+        fr[0, k] += f0
+        fr[1, k] += f1
+        fr[2, k] += f2
+        if g > far:  # no force: no reaction
+            continue
+        fo[0, o] -= f0
+        fo[1, o] -= f1
+        fo[2, o] -= f2
+        t = _moment(t, r, (f0, f1, f2), -1.0)
+    _add_couple(to, q, o, t)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _body_points(c: ContactTable, i: int, body: SystemView, law: ContactLaw,
+                 far: float) -> None:
+    """Row ``i`` of kind 1 (the points ``points[i, 0:3]`` fixed in body ``s``) or 2 (a
+    sphere's support point on the row's obstacle) against the fixed obstacle or the object
+    ``index[i, 4]``: the points' forces and their moment about the body's centre added to the
+    body, the object's reaction to the object; a sphere's rolling resistance."""
+    index, par, pts, output = c
+    s, kind, m, o = index[i, 0], index[i, 1], index[i, 2], index[i, 4]
+    x, v, om, q, fb, tb = body
+    if kind == 2:
+        pts[i, 0, 0], pts[i, 1, 0], pts[i, 2, 0] = support_point(
+            row_geometry(index, par, i), x, q, s, par[i, 13])
+    w = body_spin(q, om, s)
+    gs = row_geometry(index, par, i)
+    wo = w
+    if o >= 0:
+        gs = object_scalars(x, q, o, (index[i, 3], par[i, 6], par[i, 7]))
+        wo = body_spin(q, om, o)
+    t = (0.0, 0.0, 0.0)
+    to = (0.0, 0.0, 0.0)
+    for p in range(m):
+        y0, y1, y2, u0, u1, u2 = body_point(x, v, q, s, w,
+                                            (pts[i, 0, p], pts[i, 1, p], pts[i, 2, p]))
+        if o >= 0:
+            f0, f1, f2, g, slip, r = object_point(gs, x, v, o, wo, (y0, y1, y2), (u0, u1, u2),
+                                                  pts[i, 9, p], pts[i, 10, p], law, far)
+            if g <= far:
+                fb[0, o] -= f0
+                fb[1, o] -= f1
+                fb[2, o] -= f2
+                to = _moment(to, r, (f0, f1, f2), -1.0)
+        else:
+            f0, f1, f2, g, slip = obstacle_point(gs, (y0, y1, y2), (u0, u1, u2), pts[i, 9, p],
+                                                 pts[i, 10, p], law, far)
+        _write(output, i, p, (f0, f1, f2), g, slip)
+        fb[0, s] += f0
+        fb[1, s] += f1
+        fb[2, s] += f2
+        t = _moment(t, (y0 - x[0, s], y1 - x[1, s], y2 - x[2, s]), (f0, f1, f2), 1.0)
+    if o >= 0:
+        _add_couple(tb, q, o, to)
+    _add_couple(tb, q, s, t)
+    if kind == 2 and par[i, 14] > 0.0:  # a sphere's rolling resistance
+        rolling_couple((x, q, om, tb), s, row_obstacle(index, par, i), output[i, 0:3, :1],
+                       (par[i, 14], par[i, 13], law.slip_velocity))
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _rod_pair(c: ContactTable, i: int, rod: SystemView, law: ContactLaw) -> None:
+    """Row ``i`` of kind ``ROD_ROD``: rod A (from node ``s``, ``m`` nodes) against rod B
+    (``index[i, 3:5]``; :func:`~hsa_elastica.physics.rod_contact_laws.rod_rod_forces`), the
+    force added to A's nodes, the reactions to B's."""
+    index, _, pts, output = c
+    s, m, sb, mb = index[i, 0], index[i, 2], index[i, 3], index[i, 4]
+    one = ContactPoints(rod.position[:, s : s + m], rod.velocity[:, s : s + m],
+                        pts[i, 0, : m - 1], pts[i, 2, : m - 1])
+    two = ContactPoints(rod.position[:, sb : sb + mb], rod.velocity[:, sb : sb + mb],
+                        pts[i, 1, : mb - 1], pts[i, 3, : mb - 1])
+    pair_out = ContactOutput(output[i, 0:3, :m], output[i, 3, : m - 1], output[i, 4, : m - 1])
+    rod_rod_forces(one, two, law, rod.external_forces[:, sb : sb + mb], pair_out)
+    fa = rod.external_forces
+    for k in range(3):
+        for p in range(m):
+            fa[k, s + p] += pair_out.force[k, p]
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def _row(c: ContactTable, i: int, rod: SystemView, body: SystemView) -> None:
+    """Row ``i`` of the table, by its kind (:func:`apply_contact`)."""
+    kind = c.ids[i, 1]
+    law = row_law(c.params, i)
+    if kind == ROD_ROD:
+        _rod_pair(c, i, rod, law)
+    elif kind == 0:
+        _rod_nodes(c, i, rod, body, law, FAR_SMOOTHING_LENGTHS * law.smoothing_length)
+    else:
+        _body_points(c, i, body, law, FAR_SMOOTHING_LENGTHS * law.smoothing_length)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_contact(c: ContactTable, i: int, rod: SystemView, body: SystemView) -> None:
+    """``RodContact.apply_forces`` / ``BodyContact.apply_forces`` /
+    ``ObjectContact.apply_forces`` / ``RodRodContact.apply_forces`` of row ``i``: the contact
+    forces of the row's points (written to the row's ``output``: force, gap, tangential
+    speed) added to the rod's nodes or reduced to the body's force and torque; against an
+    object its reaction added to the object.  ``rod`` / ``body``: views of the blocks
+    (:func:`~hsa_elastica.physics.mount_kernels.block_view`; the whole block records passed to
+    a kernel cost ~4 us per call in argument passing)."""
+    _row(c, i, rod, body)
+
+
+@njit(cache=True)  # type: ignore[misc]
+def apply_contact_run(
+    c: ContactTable, program: NDArray[np.int64], p: int, rod: SystemView, body: SystemView
+) -> None:
+    """:func:`apply_contact` on the rows of the ``OP_CONTACT`` entries of ``program`` from
+    entry ``p`` on, in order, up to the first entry of another operator: the force
+    evaluation calls it once per run of contacts (a call takes the table and the views once;
+    per row it was ~10 % of the rows' cost)."""
+    for q in range(p, program.shape[0]):
+        if program[q, 0] != OP_CONTACT:
+            return
+        _row(c, program[q, 1], rod, body)
