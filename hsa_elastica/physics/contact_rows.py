@@ -36,8 +36,10 @@ from hsa_elastica.physics.contact_laws import (
 )
 from hsa_elastica.physics.mount_kernels import SystemView
 from hsa_elastica.physics.object_contact_laws import (
+    add_couple,
     object_point,
     object_scalars,
+    react,
     rolling_couple,
     support_point,
 )
@@ -57,20 +59,12 @@ def _write(output: NDArray[np.float64], i: int, p: int, f: tuple[float, float, f
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
-def _add_couple(tau: NDArray[np.float64], q: NDArray[np.float64], b: int,
-                t: tuple[float, float, float]) -> None:
-    """Add the lab couple ``t`` [N m] to body ``b``'s torque, in its frame (``Q t``)."""
-    for a in range(3):
-        tau[a, b] += q[a, 0, b] * t[0] + q[a, 1, b] * t[1] + q[a, 2, b] * t[2]
-
-
-@njit(cache=True, inline="always")  # type: ignore[misc]
 def _moment(t: tuple[float, float, float], r: tuple[float, float, float],
-            f: tuple[float, float, float], sign: float) -> tuple[float, float, float]:
-    """``t + sign r x f``: a couple summed over points."""
-    return (t[0] + sign * (r[1] * f[2] - r[2] * f[1]),
-            t[1] + sign * (r[2] * f[0] - r[0] * f[2]),
-            t[2] + sign * (r[0] * f[1] - r[1] * f[0]))
+            f: tuple[float, float, float]) -> tuple[float, float, float]:
+    """``t + r x f``: a body's couple summed over its points."""
+    return (t[0] + (r[1] * f[2] - r[2] * f[1]),
+            t[1] + (r[2] * f[0] - r[0] * f[2]),
+            t[2] + (r[0] * f[1] - r[1] * f[0]))
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
@@ -109,11 +103,8 @@ def _rod_nodes(c: ContactTable, i: int, rod: SystemView, body: SystemView, law: 
         fr[2, k] += f2
         if g > far:  # no force: no reaction
             continue
-        fo[0, o] -= f0
-        fo[1, o] -= f1
-        fo[2, o] -= f2
-        t = _moment(t, r, (f0, f1, f2), -1.0)
-    _add_couple(to, q, o, t)
+        t = react(fo, o, (f0, f1, f2), r, t)
+    add_couple(to, q, o, t)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
@@ -126,11 +117,10 @@ def _body_points(c: ContactTable, i: int, body: SystemView, law: ContactLaw,
     index, par, pts, output = c
     s, kind, m, o = index[i, 0], index[i, 1], index[i, 2], index[i, 4]
     x, v, om, q, fb, tb = body
-    if kind == 2:
-        pts[i, 0, 0], pts[i, 1, 0], pts[i, 2, 0] = support_point(
-            row_geometry(index, par, i), x, q, s, par[i, 13])
-    w = body_spin(q, om, s)
     gs = row_geometry(index, par, i)
+    if kind == 2:  # (a sphere's support row is always on a fixed obstacle)
+        pts[i, 0, 0], pts[i, 1, 0], pts[i, 2, 0] = support_point(gs, x, q, s, par[i, 13])
+    w = body_spin(q, om, s)
     wo = w
     if o >= 0:
         gs = object_scalars(x, q, o, (index[i, 3], par[i, 6], par[i, 7]))
@@ -144,10 +134,7 @@ def _body_points(c: ContactTable, i: int, body: SystemView, law: ContactLaw,
             f0, f1, f2, g, slip, r = object_point(gs, x, v, o, wo, (y0, y1, y2), (u0, u1, u2),
                                                   pts[i, 9, p], pts[i, 10, p], law, far)
             if g <= far:
-                fb[0, o] -= f0
-                fb[1, o] -= f1
-                fb[2, o] -= f2
-                to = _moment(to, r, (f0, f1, f2), -1.0)
+                to = react(fb, o, (f0, f1, f2), r, to)
         else:
             f0, f1, f2, g, slip = obstacle_point(gs, (y0, y1, y2), (u0, u1, u2), pts[i, 9, p],
                                                  pts[i, 10, p], law, far)
@@ -155,10 +142,10 @@ def _body_points(c: ContactTable, i: int, body: SystemView, law: ContactLaw,
         fb[0, s] += f0
         fb[1, s] += f1
         fb[2, s] += f2
-        t = _moment(t, (y0 - x[0, s], y1 - x[1, s], y2 - x[2, s]), (f0, f1, f2), 1.0)
+        t = _moment(t, (y0 - x[0, s], y1 - x[1, s], y2 - x[2, s]), (f0, f1, f2))
     if o >= 0:
-        _add_couple(tb, q, o, to)
-    _add_couple(tb, q, s, t)
+        add_couple(tb, q, o, to)
+    add_couple(tb, q, s, t)
     if kind == 2 and par[i, 14] > 0.0:  # a sphere's rolling resistance
         rolling_couple((x, q, om, tb), s, row_obstacle(index, par, i), output[i, 0:3, :1],
                        (par[i, 14], par[i, 13], law.slip_velocity))

@@ -54,6 +54,8 @@ __all__ = [
     "reduced_masses",
     "sphere_support",
     "support_point",
+    "react",
+    "add_couple",
 ]
 
 
@@ -173,7 +175,7 @@ def object_contact_forces(
     w = body_spin(q, omega, o)
     y, u, radius, mass = pts
     force, gap, slip = out
-    t0 = t1 = t2 = 0.0
+    t = (0.0, 0.0, 0.0)
     for p in range(radius.shape[0]):
         f0, f1, f2, g, slip[p], r = object_point(
             gs, x, v, o, w, (y[0, p], y[1, p], y[2, p]), (u[0, p], u[1, p], u[2, p]),
@@ -182,14 +184,31 @@ def object_contact_forces(
         force[0, p], force[1, p], force[2, p] = f0, f1, f2
         if g > far:  # no force: no reaction
             continue
-        f[0, o] -= f0
-        f[1, o] -= f1
-        f[2, o] -= f2
-        t0 -= r[1] * f2 - r[2] * f1
-        t1 -= r[2] * f0 - r[0] * f2
-        t2 -= r[0] * f1 - r[1] * f0
-    for i in range(3):
-        tau[i, o] += q[i, 0, o] * t0 + q[i, 1, o] * t1 + q[i, 2, o] * t2
+        t = react(f, o, (f0, f1, f2), r, t)
+    add_couple(tau, q, o, t)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def react(f: NDArray[np.float64], o: int, force: tuple[float, float, float],
+          r: tuple[float, float, float], t: tuple[float, float, float]
+          ) -> tuple[float, float, float]:
+    """The reaction of a point's contact ``force`` [N] on the object ``o``: ``-force``
+    added to its external force ``f``; returns the couple ``t - r x force`` [N m] (lab, ``r``
+    the lever from its centre), summed over the points by the caller."""
+    f[0, o] -= force[0]
+    f[1, o] -= force[1]
+    f[2, o] -= force[2]
+    return (t[0] - (r[1] * force[2] - r[2] * force[1]),
+            t[1] - (r[2] * force[0] - r[0] * force[2]),
+            t[2] - (r[0] * force[1] - r[1] * force[0]))
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def add_couple(tau: NDArray[np.float64], q: NDArray[np.float64], b: int,
+               t: tuple[float, float, float]) -> None:
+    """Add the lab couple ``t`` [N m] to body ``b``'s torque, in its frame (``Q t``)."""
+    for a in range(3):
+        tau[a, b] += q[a, 0, b] * t[0] + q[a, 1, b] * t[1] + q[a, 2, b] * t[2]
 
 
 @njit(cache=True)  # type: ignore[misc]
