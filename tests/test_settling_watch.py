@@ -133,3 +133,64 @@ def test_watched_loop_only_where_every_recording_ends_a_check(fps: float, used: 
     robot = compiled_engine(build_robot(p, primitive_angles("bend_east", 1.0, p), record=True))
     assert (settling_watch.watch_plan(robot, settling_state, 2) is not None) == used
     assert settling_watch.watch_plan(robot, settling_state, 1) is not None  # every step a check
+
+
+def _relax_both(monkeypatch: pytest.MonkeyPatch, residual_ok: bool):  # type: ignore[no-untyped-def]
+    """The bend primitive relaxed to 1 s without stopping, on the watched and the per-check
+    loop; with ``residual_ok`` False both see a static residual above any bound (the watched
+    loop through a bound of 0, the per-check loop through its test); the per-check loop's
+    residual tests are logged (time, outcome)."""
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import compiled_engine
+    from hsa_elastica.robots.settling import relax
+    from hsa_elastica.robots.steady_state import settling_state
+
+    p = _params(2e-3)
+    u = primitive_angles("bend_east", 1.0, p)
+    tests: list[tuple[float, bool]] = []
+    real = settling.equilibrium_residual_ok
+
+    def logged(robot):  # type: ignore[no-untyped-def]
+        ok = real(robot) and residual_ok
+        tests.append((float(robot.time), ok))
+        return ok
+
+    if not residual_ok:
+        monkeypatch.setattr(settling_watch, "TOL_STATIC_RESIDUAL", 0.0)
+    outcomes = []
+    for plan in (settling_watch.watch_plan, lambda *a, **k: None):
+        monkeypatch.setattr(settling, "watch_plan", plan)
+        monkeypatch.setattr(settling, "equilibrium_residual_ok", logged)
+        robot = compiled_engine(build_robot(p, u, record=False))
+        outcomes.append(relax(robot, settling_state, SettleOptions(window=0.05), (0.2, 1.0),
+                              dampings=(p.simulation.damping, p.simulation.rotational_damping),
+                              stop_when_settled=False))
+    a, b = outcomes
+    assert (a.t, a.n_steps, a.converged, a.settled_since) == (
+        b.t, b.n_steps, b.converged, b.settled_since)
+    return b, tests
+
+
+def test_a_settled_run_tests_its_force_balance_once_per_window(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the speeds hold from some check on: the residual is tested at the check that completes
+    # the window (0.05 s later), then once per window, and at the last check (1 s)
+    run, tests = _relax_both(monkeypatch, residual_ok=True)
+    assert run.converged and run.settled_since is not None
+    times = [t for t, _ in tests]
+    assert all(ok for _, ok in tests)
+    assert times[0] == pytest.approx(run.settled_since + 0.05, abs=1e-9)
+    assert times[-1] == pytest.approx(1.0, abs=1e-9)
+    assert np.all(np.diff(times[:-1]) == pytest.approx(0.05, abs=1e-9))
+    assert len(times) <= (1.0 - run.settled_since) / 0.05 + 1
+
+
+def test_a_force_imbalance_at_the_window_s_end_starts_the_window_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a residual above its bound: never converged; each failed test restarts the window, so
+    # the tests are one window and one check apart
+    run, tests = _relax_both(monkeypatch, residual_ok=False)
+    assert not run.converged
+    times = [t for t, _ in tests]
+    assert len(times) >= 2 and not any(ok for _, ok in tests)
+    assert np.all(np.diff(times) == pytest.approx(0.05 + 2e-3, abs=1e-9))

@@ -13,8 +13,10 @@ same tests in the same order as the Python loop, on the same arrays:
 2. lost turns of twist (:func:`~hsa_elastica.physics.actuation.winding_defect` of each rod
    held by a motor in the lab, at the motor's angle at the check);
 3. the settling test: largest node / body speed, the first body's angular speed, the creep
-   bounds and, once those hold after the ramp, the static residual of the pose
-   (:func:`~hsa_elastica.engines.residual_check.pose_residual`); the settling window.
+   bounds; the settling window; and, at the check that completes the window, then once per
+   window while the run stays settled and at the run's last check, the static residual of
+   the pose (:func:`~hsa_elastica.engines.residual_check.pose_residual`; a residual above its
+   bound restarts the window).
 
 A check that needs Python (a suspected divergence, a lost turn, the run settled and asked to
 stop) ends the call there and says so (:data:`CHECK_SUSPECT`, :data:`CHECK_LOST`,
@@ -75,7 +77,8 @@ CHECK_FAILED = 4
 L_TOL_V, L_TOL_W, L_TOL_R, L_CREEP_T, L_CREEP_R, L_TOL_RW = 0, 1, 2, 3, 4, 5
 L_RAMP_END, L_WINDOW, L_TOL_STATIC, L_V2_MAX, L_STRETCH, L_STOP, L_TOL_WINDING = (
     6, 7, 8, 9, 10, 11, 12)
-N_LIMITS = 13
+L_LAST = 13
+N_LIMITS = 14
 
 
 class SettleWatch(NamedTuple):
@@ -88,8 +91,9 @@ class SettleWatch(NamedTuple):
     director; ``limits`` (:data:`N_LIMITS`,): tol_velocity [m/s], tol_omega [rad/s],
     tol_residual [m/s^2], the creep factors [1/s], ``tol_residual / tol_velocity * tol_omega``,
     ``ramp_end - dt/2`` [s], ``window - dt/2`` [s], the static residual bound [N, N m],
-    ``max_speed**2``, ``max_stretch``, stop when settled (1/0), the lost-twist bound [rad];
-    ``state``: start of the settling window [s] (nan: none), converged (1/0)."""
+    ``max_speed**2``, ``max_stretch``, stop when settled (1/0), the lost-twist bound [rad],
+    ``t_max - dt/2`` [s] (the run's last check); ``state``: start of the settling window [s]
+    (nan: none), converged (1/0), time [s] from which the static residual is due again."""
 
     node_range: NDArray[np.int64]
     elem_range: NDArray[np.int64]
@@ -181,14 +185,19 @@ def settle_test(t: float, angles: NDArray[np.float64], rod: RodBlockArrays,
     speed, omega = _speeds(rod, body, w)
     calm = (speed < lim[L_TOL_V] and omega < lim[L_TOL_W] and speed * lim[L_CREEP_T] < lim[L_TOL_R]
             and omega * lim[L_CREEP_R] < lim[L_TOL_RW])
-    if calm and t >= lim[L_RAMP_END]:
-        fn, tn = pose_residual(rod, body, joints, angles, check)
-        worst = tn if tn > fn else fn  # noqa: FURB136 (Python's max(fn, tn): nan only if fn is)
-        calm = worst < lim[L_TOL_STATIC]
     if t >= lim[L_RAMP_END] and calm:
         if math.isnan(st[0]):
             st[0] = t
+            st[2] = -np.inf
         converged = t - st[0] >= lim[L_WINDOW]
+        if converged and (t >= st[2] or t >= lim[L_LAST]):  # the force balance (module doc)
+            fn, tn = pose_residual(rod, body, joints, angles, check)
+            worst = tn if tn > fn else fn  # noqa: FURB136 (Python's max(fn, tn): nan only if fn is)
+            if not worst < lim[L_TOL_STATIC]:
+                st[0] = np.nan
+                st[1] = 0.0
+                return False
+            st[2] = t + lim[L_WINDOW]
         st[1] = 1.0 if converged else 0.0
         return converged and lim[L_STOP] != 0.0
     st[0] = np.nan

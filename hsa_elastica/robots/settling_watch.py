@@ -118,7 +118,7 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
         np.array(body, dtype=i64), np.array(cols, dtype=i64),
         np.array(twist_elems, dtype=i64).reshape(-1, 2),
         np.array(refs, dtype=np.float64).reshape(-1, 3, 3), np.zeros(N_LIMITS),
-        np.array([np.nan, 0.0]))
+        np.array([np.nan, 0.0, -np.inf]))
 
 
 def _limits(watch: SettleWatch, dt: float, s: dict[str, Any]) -> None:
@@ -128,7 +128,8 @@ def _limits(watch: SettleWatch, dt: float, s: dict[str, Any]) -> None:
         s["tol_velocity"], s["tol_omega"], s["tol_residual"], creep_factor(s["dampings"][0], dt),
         creep_factor(s["dampings"][1], dt), s["tol_residual"] / s["tol_velocity"] * s["tol_omega"],
         s["ramp_end"] - 0.5 * dt, s["window"] - 0.5 * dt, TOL_STATIC_RESIDUAL, v_max * v_max,
-        DEFAULT_MAX_STRETCH, 1.0 if s["stop_when_settled"] else 0.0, TOL_WINDING]
+        DEFAULT_MAX_STRETCH, 1.0 if s["stop_when_settled"] else 0.0, TOL_WINDING,
+        s["t_max"] - 0.5 * dt]
 
 
 def _last_good(model: Any) -> LastGood:
@@ -228,7 +229,7 @@ def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: 
     compiled loop (see the module doc); ``settings``: relax's ``ramp_end``, ``dampings``,
     ``tol_velocity``, ``tol_omega``, ``tol_residual``, ``window``, ``stop_when_settled``."""
     dt = robot.dt
-    _limits(watch, dt, dict(settings, max_speed=max_speed))
+    _limits(watch, dt, dict(settings, max_speed=max_speed, t_max=t_max))
     v_max = check_bound("max_speed", max_speed, "m/s")
     engine, model = robot.engine, robot.model
     check = robot.residual_check().record
