@@ -11,8 +11,9 @@ compiling step excluded), 20 ms control step, the same seeded random actions for
 ``HSAStack``, coarse (10 elements per rod) and full (25) discretization.  For ``-v1`` also the
 implicit integrator's force evaluations per internal step (Newton iterations) and Jacobians
 per env step.  ``--vector``: wall-clock env steps/s of ``gym.make_vec(..., num_envs=2,
-vectorization_mode="async")`` against one env in this process (``-v1`` coarse; the speed-up
-needs two idle cores).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
+vectorization_mode="async")`` against one env in this process, three times in alternation
+(``-v1`` coarse, the same calls: one after an episode's end resets, as the vector env's
+autoreset does; the speed-up needs two idle cores).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
 matrix refreshed at a contraction rate of ``X`` instead of the default
 (:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
 rule before it; the stack's difference matrix is not affected), run just before the default.
@@ -103,34 +104,46 @@ def run_env(env_id: str, disc: str, policy: str, n_steps: int, refresh: float | 
     return out
 
 
-def run_vector(n_steps: int, num_envs: int = 2) -> tuple[float, float]:
+def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3) -> list[tuple[float, float]]:
     """Wall-clock env steps/s of one ``HSARobot-v1`` (coarse) env and of an async vector env
-    of ``num_envs`` (all sub-envs' steps counted), after a warm-up step each."""
+    of ``num_envs`` (all sub-envs' steps counted), ``repeat`` times in alternation, after a
+    warm-up step each.  Both do the same work: ``n_steps`` calls of the same random actions,
+    where a call after an episode's end (the 150-step ``TimeLimit``) resets, as the vector
+    env's autoreset does; both envs of the vector get the same actions (no imbalance between
+    them, so the ratio is the parallel speed-up and the pipes' cost)."""
     import gymnasium as gym
 
     import hsa_elastica  # noqa: F401
 
+    acts = _actions("random", n_steps + 1, 4)
     env = _make("HSARobot-v1")
-    env.reset(seed=0)
-    acts = _actions("random", n_steps, 4)
-    env.step(acts[0])
-    t0 = time.perf_counter()
-    for a in acts[1:]:
-        env.step(a)
-    single = n_steps / (time.perf_counter() - t0)
-    env.close()
     venv = gym.make_vec("HSARobot-v1", num_envs=num_envs, vectorization_mode="async")
+    out = []
     try:
-        venv.reset(seed=0)
-        batch = [np.stack([a] * num_envs) for a in acts]
-        venv.step(batch[0])
-        t0 = time.perf_counter()
-        for a in batch[1:]:
-            venv.step(a)
-        vector = num_envs * n_steps / (time.perf_counter() - t0)
+        for _ in range(repeat):
+            env.reset(seed=0)
+            env.step(acts[0])
+            done = False
+            t0 = time.perf_counter()
+            for a in acts[1:]:
+                if done:
+                    env.reset()
+                    done = False
+                else:
+                    _, _, term, trunc, _ = env.step(a)
+                    done = bool(term or trunc)
+            single = n_steps / (time.perf_counter() - t0)
+            venv.reset(seed=0)
+            batch = [np.stack([a] * num_envs) for a in acts]
+            venv.step(batch[0])
+            t0 = time.perf_counter()
+            for a in batch[1:]:
+                venv.step(a)
+            out.append((single, num_envs * n_steps / (time.perf_counter() - t0)))
     finally:
+        env.close()
         venv.close()
-    return single, vector
+    return out
 
 
 def _loops() -> tuple[Any, Any, Any, Any]:
@@ -267,9 +280,10 @@ def main() -> None:
             line += f" {_cell(cmp)} | {_stats(cmp)} |"
         print(line, flush=True)
     if args.vector:
-        single, vector = run_vector(args.steps)
-        print(f"\nHSARobot-v1 coarse, wall clock: one env {single:.0f} env steps/s, async vector "
-              f"env of 2 {vector:.0f} env steps/s ({vector / single:.2f}x)")
+        print(f"\nHSARobot-v1 coarse, wall clock, {args.steps} calls, in alternation:")
+        for single, vector in run_vector(args.steps):
+            print(f"  one env {single:.0f} env steps/s, async vector env of 2 {vector:.0f} env "
+                  f"steps/s ({vector / single:.2f}x)", flush=True)
 
 
 if __name__ == "__main__":
