@@ -194,3 +194,57 @@ def test_a_force_imbalance_at_the_window_s_end_starts_the_window_again(
     times = [t for t, _ in tests]
     assert len(times) >= 2 and not any(ok for _, ok in tests)
     assert np.all(np.diff(times) == pytest.approx(0.05 + 2e-3, abs=1e-9))
+
+
+class _Clock:
+    """What :func:`settling_watch._batch` reads of a compiled handle: its step, chunk, and the
+    recorders' sampling steps (real recorders at rates that do not divide the check period)."""
+
+    def __init__(self, dt: float, chunk: int, fps: tuple[float, ...]) -> None:
+        from types import SimpleNamespace
+
+        from hsa_elastica.io.recording import RodRecorder
+
+        self.dt, self.chunk = dt, chunk
+        self.recorders = [RodRecorder(fps=f, dt=dt) for f in fps]
+        self.model = SimpleNamespace(inputs=SimpleNamespace(callback_every=1 if fps else 0))
+
+    def _next_callback_step(self, step: int) -> int:
+        return min((r.next_sample_step(step) for r in self.recorders), default=-1)
+
+
+def _batch_by_hand(clock: _Clock, t: float, t_max: float, per_check: int):  # type: ignore[no-untyped-def]
+    """The checks of one call, one at a time: a check records when the first recording step
+    from its first step on is its last step."""
+    steps, ends, samples = [], [], []
+    while t < t_max - 0.5 * clock.dt:
+        n = min(per_check, int(np.ceil((t_max - t) / clock.dt - 1e-9)))
+        if steps and sum(steps) + n > clock.chunk:
+            break
+        first = round(t / clock.dt) + 1
+        t = t + n * clock.dt
+        end = round(t / clock.dt)
+        nxt = clock._next_callback_step(first) if clock.recorders else -1
+        steps.append(n)
+        ends.append(t)
+        samples.append(end if nxt == end else 0)
+    return steps, ends, samples
+
+
+@pytest.mark.parametrize("dt, per_check, chunk, fps", [
+    (2e-3, 1, 500, (100.0,)), (1e-3, 2, 500, (100.0, 30.0)), (1e-3, 3, 47, (60.0,)),
+    (5e-4, 4, 500, (33.0, 100.0)), (2e-3, 1, 500, (500.0,)), (1e-3, 1, 500, (700.0,)),
+    (2e-3, 1, 500, ()),
+])
+def test_a_call_s_checks_and_recordings_are_those_taken_one_at_a_time(
+        dt: float, per_check: int, chunk: int, fps: tuple[float, ...]) -> None:
+    clock = _Clock(dt, chunk, fps)
+    t, t_max, calls = 0.0, 0.7, 0
+    while t < t_max - 0.5 * dt:
+        got = settling_watch._batch(clock, t, t_max, per_check)
+        assert got == _batch_by_hand(clock, t, t_max, per_check)
+        assert 0 < sum(got[0]) <= max(chunk, per_check)
+        t, calls = got[1][-1], calls + 1
+    assert calls >= 1 and abs(t - t_max) < 1e-9
+    if fps:  # the recordings are there at all (a rate dividing the checks records every sample)
+        assert any(settling_watch._batch(clock, 0.0, t_max, per_check)[2])

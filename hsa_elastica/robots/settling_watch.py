@@ -159,27 +159,36 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
         list[int], list[float], list[int]]:
     """The checks of the next engine call: their steps (as the per-check loop sizes them), end
     times, and the recording step each ends on (0: none), up to ``robot.chunk`` steps."""
-    dt = robot.dt
-    recording = robot.model.inputs.callback_every > 0
+    dt = float(robot.dt)
+    t = float(t)
     steps: list[int] = []
     ends: list[float] = []
-    samples: list[int] = []
-    total = 0
-    sample = -1  # the next recording step from ``start`` on (none from ``start`` > sample)
-    start = sample + 1
-    while t < t_max - 0.5 * dt:
+    firsts: list[int] = []
+    total, chunk, stop = 0, int(robot.chunk), float(t_max) - 0.5 * dt
+    while t < stop:
         n = min(per_check, math.ceil((t_max - t) / dt - 1e-9))
-        if steps and total + n > robot.chunk:
+        if steps and total + n > chunk:
             break
-        first = round(t / dt) + 1
-        if recording and (first > sample or first < start):
-            sample, start = robot._next_callback_step(first), first
+        firsts.append(round(t / dt) + 1)
         steps.append(n)
         total += n
         t = t + n * dt
         ends.append(t)
-        samples.append(sample if sample > 0 and round(np.float64(t) / np.float64(dt)) == sample
-                       else 0)
+    if robot.model.inputs.callback_every <= 0 or not steps:
+        return steps, ends, [0] * len(steps)
+    # a check records if the first recording step from its first step on is its last step
+    # (a recording step inside a check is not recorded); the recording steps are found once
+    # each (Python floats divide and round as numpy's float64 do)
+    last = round(ends[-1] / dt)
+    samples: list[int] = []
+    sample = robot._next_callback_step(firsts[0])
+    for first, end in zip(firsts, ends):
+        while 0 < sample < first:  # passed: the next one from this check's first step on
+            sample = robot._next_callback_step(first)
+        step = round(end / dt)
+        samples.append(sample if sample > 0 and step == sample else 0)
+        if sample == step and step < last:
+            sample = robot._next_callback_step(step + 1)
     return steps, ends, samples
 
 
