@@ -183,7 +183,7 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
     samples: list[int] = []
     sample = robot._next_callback_step(firsts[0])
     for first, end in zip(firsts, ends):
-        while 0 < sample < first:  # passed: the next one from this check's first step on
+        if 0 < sample < first:  # passed: the next one from this check's first step on
             sample = robot._next_callback_step(first)
         step = round(end / dt)
         samples.append(sample if sample > 0 and step == sample else 0)
