@@ -81,13 +81,38 @@ from hsa_elastica.physics.sensors import (
     robot_sensor_kernel,
 )
 
-__all__ = ["RobotSensorRecorder", "sensor_columns"]
+__all__ = ["JointRests", "RobotSensorRecorder", "sensor_columns"]
 
 #: ``joint_rest(i)`` -> the stored rest orientation of rod ``i``'s joint (None: not applied yet)
 JointRest = Callable[[int], "NDArray[np.float64] | None"]
 #: ``twist_couple(i)`` -> the reciprocal twist couple of rod ``i``'s passive coupling (None:
 #: the one-way law)
 TwistCouple = Callable[[int], "NDArray[np.float64] | None"]
+
+
+class JointRests:
+    """The rest orientations of the rods' tip joints where an engine keeps them: rows ``rows``
+    (one per rod) of a joint table's ``rest_orientation`` (n, 3, 3) and ``initialized`` (n,)
+    arrays.  Called with a rod's index it is a :data:`JointRest`; :meth:`gather` reads all of
+    them in one copy (what :class:`RobotSensorRecorder` does at each sample)."""
+
+    def __init__(self, rest_orientation: NDArray[np.float64], initialized: NDArray[Any],
+                 rows: list[int]) -> None:
+        self.rest_orientation = rest_orientation
+        self.initialized = initialized
+        self.rows = np.asarray(rows, dtype=np.int64)
+
+    def __call__(self, i: int) -> NDArray[np.float64] | None:
+        k = self.rows[i]
+        return self.rest_orientation[k] if self.initialized[k] != 0 else None
+
+    def gather(self, out: NDArray[np.float64]) -> bool:
+        """Every rod's stored rest orientation into ``out`` (n_rods, 3, 3); False (``out``
+        untouched) if a joint was not applied yet."""
+        if not self.initialized[self.rows].all():
+            return False
+        np.take(self.rest_orientation, self.rows, axis=0, out=out)
+        return True
 
 
 def sensor_columns(n_rods: int, n_contacts: int = 0) -> list[str]:
@@ -320,10 +345,12 @@ class _BlockPlan:
         robot = rec._robot
         rods = robot.rods
         n = len(rods)
-        for i, rod in enumerate(rods):
-            self.rests[i] = joint_rest_orientation(
-                rec._rest(i), platform.director_collection, 0, rod.director_collection,
-                rod.director_collection.shape[2] - 1)
+        gather = getattr(rec._joint_rest, "gather", None)  # a JointRests: one copy
+        if gather is None or not gather(self.rests):
+            for i, rod in enumerate(rods):
+                self.rests[i] = joint_rest_orientation(
+                    rec._rest(i), platform.director_collection, 0, rod.director_collection,
+                    rod.director_collection.shape[2] - 1)
         out = self.out
         robot_sensor_kernel(self.rods, self.body, self.internal_torques, self.index, self.gains,
                             self.attachments, self.rests, self.references, self.b, out)

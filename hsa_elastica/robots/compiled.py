@@ -48,6 +48,7 @@ from hsa_elastica.engines.timeloop import (
     find_runaway,
     runaway_suspect,
 )
+from hsa_elastica.io.sensors import JointRests
 from hsa_elastica.params import MAX_STEPS, ParameterError, check_run_length, integrator
 from hsa_elastica.params.integrators import register_handle
 
@@ -117,12 +118,8 @@ class FastRobot(ControlMixin):
             if sensors is None or not hasattr(sensors, "bind"):
                 continue
             rows = [self.model.tip_joint_row(rod.director_collection) for rod in robot.rods]
-
-            def joint_rest(i: int, rows: list[int] = rows) -> NDArray[np.float64] | None:
-                k = rows[i]
-                return joints.rest_orientation[k] if joints.initialized[k] != 0 else None
-
-            sensors.bind(robot, joint_rest=joint_rest,
+            sensors.bind(robot, joint_rest=JointRests(joints.rest_orientation,
+                                                      joints.initialized, rows),
                          twist_couple=self._twist_couple_reader(robot),
                          blocks=(self.rod_arrays, self.body_arrays))
 
