@@ -72,6 +72,54 @@ def test_watched_loop_is_the_per_check_loop(monkeypatch: pytest.MonkeyPatch, dt:
         assert watched.sim_time_s == pytest.approx(1.0)
 
 
+def _plate(p):  # type: ignore[no-untyped-def]
+    """``p`` under a stiff plate 1 mm above the platform's top face at rest, which the
+    elongating robot presses (the contact's sensor columns record its force)."""
+    from hsa_elastica.params import ContactParams, EnvironmentParams, PlaneObstacle
+    from hsa_elastica.robots.builders import build_robot
+
+    rest = build_robot(p, [0.0] * 4, record=False, finalize=False)
+    top = float(rest.platform.position_collection[2, 0]) + 0.5 * p.platform.thickness
+    plate = PlaneObstacle(point=(0.0, 0.0, top + 1e-3), normal=(0.0, 0.0, -1.0),
+                          contact=ContactParams(stiffness=2e5, smoothing_length=1e-4,
+                                                damping_ratio=0.3))
+    return p.replace(environment=EnvironmentParams(obstacles=(plate,)))
+
+
+@pytest.mark.parametrize("case", ["passive", "plate"])
+def test_watched_recordings_are_the_per_check_loop_s(monkeypatch: pytest.MonkeyPatch,
+                                                     case: str) -> None:
+    # the recorders replayed from the compiled loop's copies of each recorded instant read what
+    # they read live in the per-check loop: the passive law's twist couple and strains (the
+    # sensors' motor torque) and a contact's force (its sensor columns)
+    p = _params(2e-3)
+    if case == "passive":
+        p = p.replace(rod=p.rod.replace(coupling_law="passive"))
+        name = "bend_east"
+    else:
+        p = _plate(p)
+        name = "elongation"
+    u = primitive_angles(name, 1.0, p)
+    calls = []
+    plan = settling_watch.watch_plan
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        w = plan(*a, **k)
+        calls.append(w is not None)
+        return w
+
+    kw = dict(settle=SettleOptions(max_time=0.4), stop_when_settled=False, record=True)
+    monkeypatch.setattr(settling, "watch_plan", spy)
+    watched = solve_steady_state(p, u, **kw)
+    monkeypatch.setattr(settling, "watch_plan", lambda *a, **k: None)
+    reference = solve_steady_state(p, u, **kw)
+    assert calls == [True]
+    _same(watched, reference)
+    if case == "plate":  # the plate was pressed: its force is in the recording
+        force = watched.diagnostics.filter(like="contact").abs().to_numpy()
+        assert np.nanmax(force) > 1.0
+
+
 def test_watched_loop_diverges_as_the_per_check_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     # a speed bound the ramp exceeds: the runaway guard stops both runs at the same check
     p = _params(2e-3)

@@ -64,7 +64,9 @@ from hsa_elastica.physics.tables import (
     OP_COUPLING_TORQUE,
     OP_MOTOR,
     OP_MOUNT_REACTION,
+    BLOCK_CONSTANTS,
     LAW_MEMORY,
+    OUTPUTS,
     ROD_FIELDS,
     BodyBlockArrays,
     BodyDamperTable,
@@ -148,6 +150,18 @@ class CompiledModel:
                 for key, a in ([(prefix, record)] if isinstance(record, np.ndarray) else
                                [(f"{prefix}.{n}", v) for n, v in record._asdict().items()
                                 if isinstance(v, np.ndarray) and v.flags.writeable])}
+
+    def instant_arrays(self) -> list[NDArray[np.float64]]:
+        """The float arrays a record of an instant holds (what a recorder may read of it): the
+        :attr:`state`'s but for the memory blocks' constants (``BLOCK_CONSTANTS``) and the
+        force evaluation's outputs (``OUTPUTS``, the contacts' sensor arrays).  Between two
+        instants the rest of the model is unchanged or scratch written before it is read."""
+        state = self.state
+        arrays = [a for block, name in ((state.rod, "rod"), (state.body, "body"))
+                  for f, a in block._asdict().items() if f not in BLOCK_CONSTANTS[name]]
+        arrays += [a for memory in state.memory.values() for a in memory.values()]
+        arrays += [getattr(getattr(self.tables, t), f) for t, fs in OUTPUTS.items() for f in fs]
+        return [a for a in arrays if a.dtype == np.float64]
 
     def tip_joint_row(self, director: NDArray[np.float64]) -> int:
         """The row of :attr:`joints` at the tip element of the rod whose director array is

@@ -34,7 +34,9 @@ __all__ = [
     "ForcingTables",
     "ModelTables",
     "MotorSchedule",
+    "BLOCK_CONSTANTS",
     "LAW_MEMORY",
+    "OUTPUTS",
     "WORKSPACE",
     "Pose",
     "State",
@@ -414,6 +416,16 @@ WORKSPACE: dict[str, tuple[str, ...]] = {
     "couplings": ("work",), "motors": ("work", "mount_work"), "material": ("work",),
     "ends": ("work",), "compression": ("work",),
 }
+#: the fields of the memory blocks fixed when the model is built (rest strains, masses and
+#: inertias): no executor writes them, so a record of an instant need not copy them
+BLOCK_CONSTANTS: dict[str, tuple[str, ...]] = {
+    "rod": ("mass", "mass_second_moment_of_inertia", "inv_mass_second_moment_of_inertia",
+            "rest_sigma", "rest_kappa"),
+    "body": ("mass", "mass_second_moment_of_inertia", "inv_mass_second_moment_of_inertia"),
+}
+#: the arrays a force evaluation writes for readers outside the step (the contacts' sensor
+#: arrays are views of them): not needed by the next step, but part of a record of an instant
+OUTPUTS: dict[str, tuple[str, ...]] = {"contacts": ("output",)}
 
 
 class Pose(NamedTuple):

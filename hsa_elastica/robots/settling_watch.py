@@ -77,8 +77,7 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
             or getattr(robot.robot, "segments", None) or robot.model.inputs.scheduled_loads
             or robot.time != 0.0 or not hasattr(robot.robot, "platform")):
         return None
-    if not all(a.flags.c_contiguous for a in robot.model.state_arrays().values()
-               if a.dtype == np.float64):
+    if not all(a.flags.c_contiguous for a in robot.model.instant_arrays()):
         return None  # (the recordings copy them as flat views)
     for target in robot.model.inputs.callbacks:
         if steps_per_check == 1:
@@ -198,7 +197,7 @@ class _Recording:
 
     def __init__(self, robot: Any) -> None:
         self.robot = robot
-        arrays = [a for a in robot.model.state_arrays().values() if a.dtype == np.float64]
+        arrays = robot.model.instant_arrays()
         self.arrays = tuple(a.reshape(-1) for a in arrays)
         self.size = sum(a.size for a in arrays)
         self.live = np.empty(self.size)
