@@ -91,10 +91,12 @@ def test_watched_recordings_are_the_per_check_loop_s(monkeypatch: pytest.MonkeyP
                                                      case: str) -> None:
     # the recorders replayed from the compiled loop's copies of each recorded instant read what
     # they read live in the per-check loop: the passive law's twist couple and strains (the
-    # sensors' motor torque) and a contact's force (its sensor columns)
+    # sensors' motor torque), damped joints (the joint wrench reads the velocities) and a
+    # contact's force (its sensor columns)
     p = _params(2e-3)
     if case == "passive":
-        p = p.replace(rod=p.rod.replace(coupling_law="passive"))
+        p = p.replace(rod=p.rod.replace(coupling_law="passive"),
+                      joint=p.joint.replace(nu_F=50.0, nu_tau=0.01))
         name = "bend_east"
     else:
         p = _plate(p)
@@ -118,6 +120,30 @@ def test_watched_recordings_are_the_per_check_loop_s(monkeypatch: pytest.MonkeyP
     if case == "plate":  # the plate was pressed: its force is in the recording
         force = watched.diagnostics.filter(like="contact").abs().to_numpy()
         assert np.nanmax(force) > 1.0
+
+
+def test_a_recorder_s_reads_count_only_where_its_class_takes_the_samples() -> None:
+    # the compiled loop copies for the recorders only what they declare they read; a subclass
+    # that takes its samples another way (or a callback that declares nothing) gets everything
+    from elastica.callback_functions import CallBackBaseClass
+
+    from hsa_elastica.io.recording import RigidBodyRecorder, RodRecorder, sample_reads
+    from hsa_elastica.io.sensors import RobotSensorRecorder
+
+    class Accelerations(RodRecorder):
+        def _fill(self, rod, row):  # type: ignore[no-untyped-def]
+            row[1:] = rod.acceleration_collection.reshape(-1)[: row.size - 1]
+
+    class Renamed(RodRecorder):  # samples as RodRecorder does
+        pass
+
+    assert "rod.position" in sample_reads(RodRecorder(every=1))  # type: ignore[operator]
+    assert sample_reads(Renamed(every=1)) == RodRecorder.reads
+    assert sample_reads(Accelerations(every=1)) is None
+    assert sample_reads(CallBackBaseClass()) is None
+    assert "body.omega" in sample_reads(RigidBodyRecorder(every=1))  # type: ignore[operator]
+    assert "contacts.output" in sample_reads(RobotSensorRecorder(every=1))  # type: ignore[operator]
+    assert settling_watch._reads([RodRecorder(every=1), CallBackBaseClass()]) is None
 
 
 def test_watched_loop_diverges_as_the_per_check_loop(monkeypatch: pytest.MonkeyPatch) -> None:

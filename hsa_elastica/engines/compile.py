@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection
 
 import numpy as np
 from numpy.typing import NDArray
@@ -151,17 +151,25 @@ class CompiledModel:
                                [(f"{prefix}.{n}", v) for n, v in record._asdict().items()
                                 if isinstance(v, np.ndarray) and v.flags.writeable])}
 
-    def instant_arrays(self) -> list[NDArray[np.float64]]:
+    def instant_arrays(self, reads: Collection[str] | None = None) -> list[NDArray[np.float64]]:
         """The float arrays a record of an instant holds (what a recorder may read of it): the
         :attr:`state`'s but for the memory blocks' constants (``BLOCK_CONSTANTS``) and the
         force evaluation's outputs (``OUTPUTS``, the contacts' sensor arrays).  Between two
-        instants the rest of the model is unchanged or scratch written before it is read."""
+        instants the rest of the model is unchanged or scratch written before it is read.
+
+        ``reads``: the names (``"rod.position"``, ``"body.director"``, ``"couplings.couple"``,
+        ...) of the arrays the readers need; the others are given as empty views, so that the
+        list has the same length and types for every model and every set of readers (one
+        compiled loop).  None: all of them."""
         state = self.state
-        arrays = [a for block, name in ((state.rod, "rod"), (state.body, "body"))
-                  for f, a in block._asdict().items() if f not in BLOCK_CONSTANTS[name]]
-        arrays += [a for memory in state.memory.values() for a in memory.values()]
-        arrays += [getattr(getattr(self.tables, t), f) for t, fs in OUTPUTS.items() for f in fs]
-        return [a for a in arrays if a.dtype == np.float64]
+        named = [(f"{name}.{f}", a) for block, name in ((state.rod, "rod"), (state.body, "body"))
+                 for f, a in block._asdict().items() if f not in BLOCK_CONSTANTS[name]]
+        named += [(f"{law}.{f}", a) for law, memory in state.memory.items()
+                  for f, a in memory.items()]
+        named += [(f"{t}.{f}", getattr(getattr(self.tables, t), f))
+                  for t, fs in OUTPUTS.items() for f in fs]
+        return [a if reads is None or key in reads else a.reshape(-1)[:0]
+                for key, a in named if a.dtype == np.float64]
 
     def tip_joint_row(self, director: NDArray[np.float64]) -> int:
         """The row of :attr:`joints` at the tip element of the rod whose director array is

@@ -51,6 +51,7 @@ __all__ = [
     "directors",
     "node_positions",
     "rod_strains",
+    "sample_reads",
 ]
 
 _XYZ = ("x", "y", "z")
@@ -203,7 +204,14 @@ class _Forward(CallBackBaseClass):
 
 
 class _Recorder(CallBackBaseClass):
-    """Shared sampling logic; subclasses define the columns and fill one row per sample."""
+    """Shared sampling logic; subclasses define the columns and fill one row per sample.
+
+    :attr:`reads` names the arrays of a compiled model a sample reads (``"rod.position"``,
+    ``"body.director"``, ...; see ``CompiledModel.instant_arrays``): a compiled settling run
+    copies only those at its recording steps for the recorders to read after the engine call.
+    None (a subclass that does not say): every array of the instant."""
+
+    reads: tuple[str, ...] | None = None
 
     def __init__(
         self, *, every: int | None = None, fps: float | None = None, dt: float | None = None
@@ -295,6 +303,22 @@ class _Recorder(CallBackBaseClass):
         return pd.DataFrame(self._buffer.rows().copy(), columns=self._columns)
 
 
+def sample_reads(callback: Any) -> tuple[str, ...] | None:
+    """The arrays a sample of ``callback`` reads (its class's :attr:`_Recorder.reads`), or None
+    where that is not known: a callback without ``reads``, or a subclass that overrides how a
+    sample is taken (``make_callback``, ``record``, ``_fill``) below the class that declared
+    them."""
+    cls = type(callback)
+    owner = next((c for c in cls.__mro__ if "reads" in vars(c)), None)
+    if owner is None or getattr(callback, "reads", None) is None:
+        return None
+    for name in ("make_callback", "record", "_fill"):
+        definer = next((c for c in cls.__mro__ if name in vars(c)), None)
+        if definer is not None and not issubclass(owner, definer):
+            return None
+    return tuple(callback.reads)
+
+
 def _vector_columns(name: str, n: int | None) -> list[str]:
     if n is None:
         return [f"{name}_{c}" for c in _XYZ]
@@ -314,6 +338,9 @@ class RodRecorder(_Recorder):
     the element does not count); unwrapped between samples, so it keeps counting past +-pi as
     long as it changes by less than pi between samples.
     """
+
+    reads = ("rod.position", "rod.velocity", "rod.director", "rod.rest_lengths",
+             "rod.rest_voronoi_lengths")
 
     def __init__(
         self, *, every: int | None = None, fps: float | None = None, dt: float | None = None
@@ -423,6 +450,8 @@ class RigidBodyRecorder(_Recorder):
     ``velocity_{x|y|z}`` [m/s], ``omega_{x|y|z}`` [rad/s] in the BODY frame (PyElastica's
     ``omega_collection``).
     """
+
+    reads = ("body.position", "body.velocity", "body.omega", "body.director")
 
     def _make_columns(self, body: Any) -> list[str]:
         return (

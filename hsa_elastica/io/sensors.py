@@ -175,6 +175,15 @@ class RobotSensorRecorder(_Recorder):
     distal node and element on body 0 of the platform (as :func:`build_robot` connects them).
     """
 
+    #: the rods' and the platform's motion, the rods' strains, stresses and stiffnesses (the
+    #: motor torque, with the passive law's correction), the joints' rest orientations, the
+    #: passive law's twist couple and the contacts' outputs
+    reads = ("rod.position", "rod.velocity", "rod.omega", "rod.director", "rod.internal_torques",
+             "rod.rest_lengths", "rod.rest_voronoi_lengths", "rod.shear_matrix", "rod.bend_matrix",
+             "rod.sigma", "rod.dilatation", "rod.voronoi_dilatation", "rod.kappa",
+             "rod.internal_stress", "body.position", "body.velocity", "body.omega",
+             "body.director", "joints.rest_orientation", "couplings.couple", "contacts.output")
+
     def __init__(
         self, *, every: int | None = None, fps: float | None = None, dt: float | None = None
     ) -> None:

@@ -49,6 +49,7 @@ from hsa_elastica.engines.timeloop import (
     check_bound,
     find_runaway,
 )
+from hsa_elastica.io.recording import sample_reads
 from hsa_elastica.physics.actuation import MotorAngleBC
 from hsa_elastica.robots.settling_checks import (
     TOL_STATIC_RESIDUAL,
@@ -191,13 +192,25 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
     return steps, ends, samples
 
 
+def _reads(callbacks: list[Any]) -> set[str] | None:
+    """What the recorders ``callbacks`` read of an instant (their ``reads``); None (all of it)
+    if one of them does not say."""
+    names: set[str] = set()
+    for target in callbacks:
+        reads = sample_reads(target)
+        if reads is None:
+            return None
+        names.update(reads)
+    return names
+
+
 class _Recording:
     """The model's state arrays as flat views, the rows the compiled loop copies them into at
     recording steps, and their replay to the recorders (Python callbacks) after the call."""
 
     def __init__(self, robot: Any) -> None:
         self.robot = robot
-        arrays = robot.model.instant_arrays()
+        arrays = robot.model.instant_arrays(_reads(robot.model.inputs.callbacks))
         self.arrays = tuple(a.reshape(-1) for a in arrays)
         self.size = sum(a.size for a in arrays)
         self.live = np.empty(self.size)
