@@ -26,9 +26,10 @@ def _params(dt: float):  # type: ignore[no-untyped-def]
     return p.replace(simulation=p.simulation.replace(integrator="implicit", dt=dt, ramp_time=0.2))
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, dt: float, **kw):  # type: ignore[no-untyped-def]
-    p = _params(dt)
-    u = primitive_angles("bend_east", 1.0, p)
+def _both(monkeypatch: pytest.MonkeyPatch, dt: float, *, params=None,  # type: ignore[no-untyped-def]
+          primitive: str = "bend_east", **kw):
+    p = _params(dt) if params is None else params
+    u = primitive_angles(primitive, 1.0, p)
     calls = []
     plan = settling_watch.watch_plan
 
@@ -101,21 +102,9 @@ def test_watched_recordings_are_the_per_check_loop_s(monkeypatch: pytest.MonkeyP
     else:
         p = _plate(p)
         name = "elongation"
-    u = primitive_angles(name, 1.0, p)
-    calls = []
-    plan = settling_watch.watch_plan
-
-    def spy(*a, **k):  # type: ignore[no-untyped-def]
-        w = plan(*a, **k)
-        calls.append(w is not None)
-        return w
-
-    kw = dict(settle=SettleOptions(max_time=0.4), stop_when_settled=False, record=True)
-    monkeypatch.setattr(settling, "watch_plan", spy)
-    watched = solve_steady_state(p, u, **kw)
-    monkeypatch.setattr(settling, "watch_plan", lambda *a, **k: None)
-    reference = solve_steady_state(p, u, **kw)
-    assert calls == [True]
+    watched, reference = _both(monkeypatch, 2e-3, params=p, primitive=name,
+                               settle=SettleOptions(max_time=0.4), stop_when_settled=False,
+                               record=True)
     _same(watched, reference)
     if case == "plate":  # the plate was pressed: its force is in the recording
         force = watched.diagnostics.filter(like="contact").abs().to_numpy()
