@@ -135,6 +135,21 @@ def test_a_recorder_s_reads_count_only_where_its_class_takes_the_samples() -> No
     assert settling_watch._reads([RodRecorder(every=1), CallBackBaseClass()]) is None
 
 
+def test_a_misspelt_read_is_refused_naming_it() -> None:
+    # a name that is no array of the model would leave the recorder reading the live state at
+    # every sample: refused before the run; a constant (never copied) is a valid name
+    from hsa_elastica.params import ParameterError
+    from hsa_elastica.robots.builders import build_robot
+    from hsa_elastica.robots.compiled import compiled_engine
+
+    p = _params(2e-3)
+    model = compiled_engine(build_robot(p, [0.0] * 4, record=False)).model
+    with pytest.raises(ParameterError, match="'rod.positon' is invalid"):
+        model.instant_arrays({"rod.position", "rod.positon"})
+    arrays = model.instant_arrays({"rod.mass", "couplings.C_eps"})
+    assert len(arrays) == len(model.instant_arrays()) and not any(a.size for a in arrays)
+
+
 def test_watched_loop_diverges_as_the_per_check_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     # a speed bound the ramp exceeds: the runaway guard stops both runs at the same check
     p = _params(2e-3)

@@ -75,6 +75,7 @@ from hsa_elastica.physics.tables import (
     RodBlockArrays,
     State,
 )
+from hsa_elastica.params import ParameterError
 
 __all__ = ["CompiledModel", "FastPathUnsupported", "Inputs", "compile_simulator"]
 
@@ -168,6 +169,15 @@ class CompiledModel:
                   for f, a in memory.items()]
         named += [(f"{t}.{f}", getattr(getattr(self.tables, t), f))
                   for t, fs in OUTPUTS.items() for f in fs]
+        if reads is not None:
+            known = {f"rod.{f}" for f in RodBlockArrays._fields}
+            known |= {f"body.{f}" for f in BodyBlockArrays._fields}
+            known |= {f"{t}.{f}" for t, table in self.tables._asdict().items()
+                      if hasattr(table, "_fields") for f in table._fields}
+            for name in sorted(set(reads) - known):
+                raise ParameterError(
+                    f"a recorder's reads = {name!r} is invalid: not an array of the compiled "
+                    "model (rod.<field>, body.<field> or <table>.<field>, e.g. rod.position)")
         return [a if reads is None or key in reads else a.reshape(-1)[:0]
                 for key, a in named if a.dtype == np.float64]
 
