@@ -262,3 +262,13 @@ def test_rod_sample_is_the_arrays_strains_and_twist_bit_for_bit():
         [base_twist_angle(rod, rec._director0)]])
     np.testing.assert_array_equal(row, expected)
     assert abs(row[-1]) > 0.3  # the turn of element 0 is read (rad)
+
+
+@pytest.mark.parametrize("fps, dt", [(100.0, 2e-3), (30.0, 1e-3), (1.0 / 10.5e-3, 1e-3),
+                                     (700.0, 1e-3), (33.0, 5e-4)])
+def test_sample_steps_are_the_steps_one_at_a_time(fps: float, dt: float) -> None:
+    # the steps of a range at once (the settling loop's batches) against is_sample_step
+    rec = RodRecorder(fps=fps, dt=dt)
+    for first, last in ((0, 0), (0, 400), (17, 351), (1000, 1003)):
+        expected = [s for s in range(first, last + 1) if rec.is_sample_step(s)]
+        assert rec.sample_steps(first, last).tolist() == expected

@@ -285,10 +285,16 @@ class _Clock:
 
         self.dt, self.chunk = dt, chunk
         self.recorders = [RodRecorder(fps=f, dt=dt) for f in fps]
-        self.model = SimpleNamespace(inputs=SimpleNamespace(callback_every=1 if fps else 0))
+        self.model = SimpleNamespace(inputs=SimpleNamespace(callback_every=1 if fps else 0,
+                                                            callbacks=self.recorders))
 
     def _next_callback_step(self, step: int) -> int:
         return min((r.next_sample_step(step) for r in self.recorders), default=-1)
+
+    def _callback_steps(self, first: int, last: int):  # type: ignore[no-untyped-def]
+        from hsa_elastica.robots.compiled import FastRobot
+
+        return FastRobot._callback_steps(self, first, last)  # type: ignore[arg-type]
 
 
 def _batch_by_hand(clock: _Clock, t: float, t_max: float, per_check: int):  # type: ignore[no-untyped-def]

@@ -247,6 +247,13 @@ class _Recorder(CallBackBaseClass):
             k += 1
         return int(round(k * p))
 
+    def sample_steps(self, first: int, last: int) -> NDArray[np.int64]:
+        """The sampling steps in ``[first, last]``, ascending (those of :meth:`is_sample_step`)."""
+        p = self.steps_per_sample
+        k = np.arange(max(0, math.floor(first / p)), math.floor(last / p) + 2, dtype=np.float64)
+        steps = np.rint(k * p).astype(np.int64)  # round(k p): both round half to even
+        return steps[(steps >= first) & (steps <= last)]
+
     def attach(self, simulator: Any, system: Any) -> _Recorder:
         """Register this instance as a callback of ``system`` in ``simulator``; returns self."""
         simulator.collect_diagnostics(system).using(_Forward, target=self)

@@ -343,6 +343,25 @@ class FastRobot(ControlMixin):
             best = s if best < 0 else min(best, s)
         return best
 
+    def _callback_steps(self, first: int, last: int) -> NDArray[np.int64]:
+        """The steps in ``[first, last]`` at which a callback samples, ascending (the steps
+        :meth:`_next_callback_step` finds one by one)."""
+        found = []
+        for target in self.model.inputs.callbacks:
+            if hasattr(target, "sample_steps"):
+                found.append(np.asarray(target.sample_steps(first, last), dtype=np.int64))
+            elif hasattr(target, "next_sample_step"):  # a recorder of another kind
+                s, steps = int(target.next_sample_step(first)), []
+                while s <= last:
+                    steps.append(s)
+                    s = int(target.next_sample_step(s + 1))
+                found.append(np.array(steps, dtype=np.int64))
+            else:
+                every = getattr(target, "every", 1)
+                every = int(every) if isinstance(every, (int, np.integer)) and every >= 1 else 1
+                found.append(np.arange(-(-first // every) * every, last + 1, every, dtype=np.int64))
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
     def diagnostics(self) -> "pd.DataFrame":
         """Recorded samples, as :meth:`hsa_elastica.robots.handles.Robot.diagnostics`."""
         return self.robot.diagnostics()

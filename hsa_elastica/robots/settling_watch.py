@@ -161,11 +161,18 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
     times, and the recording step each ends on (0: none), up to ``robot.chunk`` steps."""
     dt = float(robot.dt)
     t = float(t)
-    steps: list[int] = []
-    ends: list[float] = []
-    firsts: list[int] = []
-    total, chunk, stop = 0, int(robot.chunk), float(t_max) - 0.5 * dt
-    while t < stop:
+    chunk, stop = int(robot.chunk), float(t_max) - 0.5 * dt
+    # the full checks (per_check steps each) at once: their start times as the per-check loop
+    # adds them up (a cumulative sum adds in the same order), up to the first that is not full
+    k_max = max(1, chunk // per_check)
+    starts = np.cumsum(np.concatenate(([t], np.full(k_max, per_check * dt))))
+    full = (starts[:k_max] < stop) & (np.ceil((t_max - starts[:k_max]) / dt - 1e-9) >= per_check)
+    k = k_max if full.all() else int(np.argmin(full))
+    steps = [per_check] * k
+    ends = starts[1:k + 1].tolist()
+    firsts = (np.rint(starts[:k] / dt) + 1).astype(np.int64).tolist()
+    t, total = float(starts[k]), k * per_check
+    while t < stop:  # the rest: a last, shorter check
         n = min(per_check, math.ceil((t_max - t) / dt - 1e-9))
         if steps and total + n > chunk:
             break
@@ -176,19 +183,14 @@ def _batch(robot: Any, t: float, t_max: float, per_check: int) -> tuple[
         ends.append(t)
     if robot.model.inputs.callback_every <= 0 or not steps:
         return steps, ends, [0] * len(steps)
-    # a check records if the first recording step from its first step on is its last step
-    # (a recording step inside a check is not recorded); the recording steps are found once
-    # each (Python floats divide and round as numpy's float64 do)
-    last = round(ends[-1] / dt)
-    samples: list[int] = []
-    sample = robot._next_callback_step(firsts[0])
-    for first, end in zip(firsts, ends):
-        if 0 < sample < first:  # passed: the next one from this check's first step on
-            sample = robot._next_callback_step(first)
-        step = round(end / dt)
-        samples.append(sample if sample > 0 and step == sample else 0)
-        if sample == step and step < last:
-            sample = robot._next_callback_step(step + 1)
+    # a check records if the first recording step from its first step on is its last step (a
+    # recording step inside a check is not recorded)
+    first_steps = np.array(firsts, dtype=np.int64)
+    last_steps = np.rint(np.array(ends) / dt).astype(np.int64)
+    recording = robot._callback_steps(int(first_steps[0]), int(last_steps[-1]))
+    i = np.searchsorted(recording, first_steps)  # each check's first recording step from its first
+    hit = recording[np.minimum(i, recording.size - 1)] if recording.size else last_steps + 1
+    samples = np.where((i < recording.size) & (hit == last_steps), last_steps, 0).tolist()
     return steps, ends, samples
 
 
