@@ -332,3 +332,19 @@ def test_a_call_s_checks_and_recordings_are_those_taken_one_at_a_time(
     assert calls >= 1 and abs(t - t_max) < 1e-9
     if fps:  # some check of the run ends on a recording step
         assert any(settling_watch._batch(clock, 0.0, t_max, per_check)[2])
+
+
+def test_a_call_s_step_times_are_those_of_one_call_per_check() -> None:
+    # the motor table's times of a batch at once, against the per-check loop's arithmetic
+    # (check c starts where the one before ended, end + n dt; step k of it ends at start + k dt)
+    from hsa_elastica.engines.implicit_watch import _step_times
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        steps = rng.integers(1, 5, rng.integers(0, 300))
+        t, dt = float(rng.uniform(0.0, 10.0)), float(rng.choice([2e-3, 1e-3, 5e-4, 3e-5]))
+        parts, end = [np.array([t])], t
+        for n in steps:
+            parts.append(end + dt * np.arange(1, int(n) + 1, dtype=np.float64))
+            end = end + int(n) * dt
+        np.testing.assert_array_equal(_step_times(steps, t, dt), np.concatenate(parts))

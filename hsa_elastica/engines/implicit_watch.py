@@ -307,6 +307,16 @@ def watched_steps(
     return CHECK_PASSED
 
 
+def _step_times(steps: NDArray[np.int64], t: float, dt: float) -> NDArray[np.float64]:
+    """``t`` and the end time of every step of checks of ``steps[c]`` steps [s], as one engine
+    call per check computes them: check ``c`` starts where the one before ended (``end + n
+    dt``, added up in order: a cumulative sum) and its step ``k`` ends at ``start + k dt``."""
+    n = np.asarray(steps, dtype=np.int64)
+    starts = np.cumsum(np.concatenate(([float(t)], n * float(dt))))[:-1]
+    k = np.arange(1, int(n.sum()) + 1, dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+    return np.concatenate(([float(t)], np.repeat(starts, n) + float(dt) * k.astype(np.float64)))
+
+
 def run_checks(engine: Any, steps: NDArray[np.int64], t: float, watch: SettleWatch,
                check: ResidualRecord, good: LastGood, samples: Samples,
                out: NDArray[np.float64]) -> tuple[int, int, float]:
@@ -319,14 +329,7 @@ def run_checks(engine: Any, steps: NDArray[np.int64], t: float, watch: SettleWat
     it); raises :class:`~hsa_elastica.engines.implicit.ImplicitStepFailed` as ``run_steps``."""
     dt = engine.dt
     engine.time = t
-    parts = [np.array([t])]
-    ends = []
-    end = t
-    for n in steps:
-        parts.append(end + dt * np.arange(1, int(n) + 1, dtype=np.float64))
-        end = end + int(n) * dt
-        ends.append(end)
-    times = np.concatenate(parts)
+    times = _step_times(steps, t, dt)
     values, rates = engine.motor_rows(times)
     if not engine._started:
         engine.start(values[0], rates[0])
