@@ -348,3 +348,39 @@ def test_a_call_s_step_times_are_those_of_one_call_per_check() -> None:
             parts.append(end + dt * np.arange(1, int(n) + 1, dtype=np.float64))
             end = end + int(n) * dt
         np.testing.assert_array_equal(_step_times(steps, t, dt), np.concatenate(parts))
+
+
+def test_a_stack_s_watched_loop_is_the_per_check_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a two-stage stack on the implicit integrator: every segment's rods and platform watched
+    # (the largest angular speed of the platforms), the bottom stage's rods for lost twist, the
+    # recordings of every segment replayed
+    from hsa_elastica.robots.stack import stack_primitive_angles
+    from hsa_elastica.robots.stack_steady_state import solve_stack_steady_state
+
+    p = _params(1e-3)
+    p = p.replace(rod=p.rod.replace(n_elements=8),
+                  simulation=p.simulation.replace(damping=20.0, rotational_damping=20.0))
+    u = stack_primitive_angles([("bend_east", 1.0), ("twist_cw", 0.5)], [p, p])
+    calls = []
+    plan = settling_watch.watch_plan
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        w = plan(*a, **k)
+        calls.append(w is not None)
+        return w
+
+    kw = dict(settle=SettleOptions(max_time=1.5), record=True)
+    monkeypatch.setattr(settling, "watch_plan", spy)
+    watched = solve_stack_steady_state([p, p], u, **kw)
+    monkeypatch.setattr(settling, "watch_plan", lambda *a, **k: None)
+    reference = solve_stack_steady_state([p, p], u, **kw)
+    assert calls == [True]
+    for key in ("converged", "sim_time_s", "n_steps", "settle_time_s", "max_node_speed_m_s",
+                "max_platform_omega_rad_s", "diverged"):
+        x, y = getattr(watched, key), getattr(reference, key)
+        assert x == y or (np.isnan(x) and np.isnan(y)), key
+    for a, b in zip(watched.relative_poses, reference.relative_poses):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    pd.testing.assert_frame_equal(watched.diagnostics, reference.diagnostics, check_exact=True)
+    assert watched.converged and watched.diagnostics.shape[0] > 10

@@ -12,7 +12,7 @@ same tests in the same order as the Python loop, on the same arrays:
    engine call);
 2. lost turns of twist (:func:`~hsa_elastica.physics.actuation.winding_defect` of each rod
    held by a motor in the lab, at the motor's angle at the check);
-3. the settling test: largest node / body speed, the first body's angular speed, the creep
+3. the settling test: largest node / body speed, largest body angular speed, the creep
    bounds; the settling window; and, at the check that completes the window, then once per
    window while the run stays settled and at the run's last check, the static residual of
    the pose (:func:`~hsa_elastica.engines.residual_check.pose_residual`; a residual above its
@@ -85,8 +85,8 @@ class SettleWatch(NamedTuple):
     """What a check watches and its bounds (see the module doc).
 
     ``node_range`` / ``elem_range`` (k, 2): nodes and elements ``[start, end)`` of each watched
-    rod in the rod block; ``body`` (b,): the watched bodies (the first one's angular speed is
-    tested); ``twist_col`` (m,): motor-angle column of each rod checked for lost twist,
+    rod in the rod block; ``body`` (b,): the watched bodies (a robot's platform, a stack's
+    platforms); ``twist_col`` (m,): motor-angle column of each rod checked for lost twist,
     ``twist_elems`` (m, 2) its elements, ``twist_ref`` (m, 3, 3) its motor's reference
     director; ``limits`` (:data:`N_LIMITS`,): tol_velocity [m/s], tol_omega [rad/s],
     tol_residual [m/s^2], the creep factors [1/s], ``tol_residual / tol_velocity * tol_omega``,
@@ -153,8 +153,8 @@ def twist_lost(rod: RodBlockArrays, angles: NDArray[np.float64], w: SettleWatch)
 
 @njit(cache=True)  # type: ignore[misc]
 def _speeds(rod: RodBlockArrays, body: BodyBlockArrays, w: SettleWatch) -> tuple[float, float]:
-    """Largest node speed of the watched rods and speed of the watched bodies [m/s], angular
-    speed of the first body [rad/s] (as numpy's norms: per node the sum of the squares in
+    """Largest node speed of the watched rods and speed of the watched bodies [m/s], largest
+    angular speed of the watched bodies [rad/s] (as numpy's norms: per node the sum of the squares in
     order, per body vector a dot product)."""
     speed = 0.0
     for k in range(w.node_range.shape[0]):
@@ -169,9 +169,8 @@ def _speeds(rod: RodBlockArrays, body: BodyBlockArrays, w: SettleWatch) -> tuple
     for i in range(w.body.shape[0]):
         v = np.ascontiguousarray(body.velocity[:, w.body[i]])
         speed = max(speed, math.sqrt(np.dot(v, v)))
-        if i == 0:
-            om = np.ascontiguousarray(body.omega[:, w.body[i]])
-            omega = math.sqrt(np.dot(om, om))
+        om = np.ascontiguousarray(body.omega[:, w.body[i]])
+        omega = max(omega, math.sqrt(np.dot(om, om)))
     return speed, omega
 
 

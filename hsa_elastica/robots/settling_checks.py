@@ -24,6 +24,7 @@ __all__ = [
     "lost_twist",
     "lost_twist_model",
     "settling_state",
+    "stack_settling_state",
 ]
 
 
@@ -163,4 +164,15 @@ def settling_state(robot: Any) -> dict[str, Any]:
         ),
         "max_speed": max(speeds),
         "platform_omega": float(np.linalg.norm(plat.omega_collection[:, 0])),
+    }
+
+
+def stack_settling_state(robot: Any) -> dict[str, Any]:
+    """:func:`settling_state` of every segment of a stack, and the largest speeds over all of
+    them (what a stack's settling run watches)."""
+    per = [settling_state(seg) for seg in robot.segments]
+    return {
+        "segments": per,
+        "max_speed": max(s["max_speed"] for s in per),
+        "platform_omega": max(s["platform_omega"] for s in per),
     }

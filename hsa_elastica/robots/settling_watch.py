@@ -11,9 +11,11 @@ divergence (``find_runaway`` decides and names the system), a suspected lost tur
 their time arithmetic, the tests and their order, the recordings, the reported state and
 times -- is what :func:`relax`'s per-check loop does, bit for bit.
 
-Used by :func:`relax` when it applies (:func:`watch_plan`): a single robot (not a stack) on
+Used by :func:`relax` when it applies (:func:`watch_plan`): a robot or a stack on
 :class:`~hsa_elastica.robots.compiled.ImplicitRobot` from time 0, with the settling state of
-:func:`~hsa_elastica.robots.settling_checks.settling_state`, recorders sampling at check ends.
+:func:`~hsa_elastica.robots.settling_checks.settling_state` (a stack's:
+:func:`~hsa_elastica.robots.settling_checks.stack_settling_state`), recorders sampling at check
+ends.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from hsa_elastica.robots.settling_checks import (
     describe_lost,
     lost_twist,
     settling_state,
+    stack_settling_state,
 )
 
 log = logging.getLogger("hsa_elastica.robots.settling")
@@ -69,14 +72,19 @@ __all__ = ["relax_watched", "watch_plan"]
 def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
                steps_per_check: int) -> SettleWatch | None:
     """The :class:`SettleWatch` of ``robot`` (bounds not filled in), or None where
-    :func:`relax_watched` does not apply: not an implicit single robot at time 0, another
-    settling state than :func:`~hsa_elastica.robots.settling_checks.settling_state`, scheduled
-    loads, a callback sampling between check ends, a rod's motor not in the model."""
+    :func:`relax_watched` does not apply: not an implicit robot or stack at time 0, another
+    settling state than :func:`~hsa_elastica.robots.settling_checks.settling_state` (a robot)
+    or :func:`~hsa_elastica.robots.settling_checks.stack_settling_state` (a stack: every
+    segment's rods and platform watched), scheduled loads, a callback sampling between check
+    ends, a rod's motor not in the model."""
     from hsa_elastica.robots.compiled import ImplicitRobot
 
-    if (not isinstance(robot, ImplicitRobot) or state_fn is not settling_state
-            or getattr(robot.robot, "segments", None) or robot.model.inputs.scheduled_loads
-            or robot.time != 0.0 or not hasattr(robot.robot, "platform")):
+    if not isinstance(robot, ImplicitRobot):
+        return None
+    segments = getattr(robot.robot, "segments", None)
+    watched = stack_settling_state if segments else settling_state
+    if (state_fn is not watched or robot.model.inputs.scheduled_loads or robot.time != 0.0
+            or not hasattr(robot.robot, "platform")):
         return None
     if not all(a.flags.c_contiguous for a in robot.model.instant_arrays()):
         return None  # (the recordings copy them as flat views)
@@ -92,18 +100,21 @@ def watch_plan(robot: Any, state_fn: Callable[[Any], dict[str, Any]],
         if abs(float(period) - whole) > 1e-9 or whole % steps_per_check:
             return None
     model = robot.model
-    handle: Any = robot.robot  # the built robot: rods, platform, motor handles
+    parts: list[Any] = segments or [robot.robot]  # the built robots: rods, platform, motors
+    rods = [rod for part in parts for rod in part.rods]
+    motors = [ref for part in parts for ref in part.motors]
     rod_block, body_block = model.rod_arrays, model.body_arrays
     nodes, elems = [], []
-    for rod in handle.rods:
+    for rod in rods:
         n0 = compat.block_offset(rod.position_collection, rod_block.position)
         e0 = compat.block_offset(rod.director_collection, rod_block.director)
         nodes.append((n0, n0 + int(rod.n_elems) + 1))
         elems.append((e0, e0 + int(rod.n_elems)))
-    body = [compat.block_offset(handle.platform.position_collection, body_block.position)]
+    body = [compat.block_offset(part.platform.position_collection, body_block.position)
+            for part in parts]
     cols, twist_elems, refs = [], [], []
     bcs = list(model.inputs.motor_bcs)
-    for ref, span in zip(handle.motors, elems):
+    for ref, span in zip(motors, elems):
         bc = getattr(ref, "instance", ref)
         if isinstance(bc, MotorAngleBC):
             col = next((i for i, b in enumerate(bcs) if b is bc), -1)

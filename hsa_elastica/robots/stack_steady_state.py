@@ -36,10 +36,10 @@ from hsa_elastica.physics.rotations import rotation_matrix_to_quaternion
 from hsa_elastica.robots.stack import Pose, build_stack, _motor_schedules, _solve_static_stack
 from hsa_elastica.robots import settling
 from hsa_elastica.robots.settling import DEFAULT_SETTLE, Relaxation, SettleOptions
+from hsa_elastica.robots.settling_checks import stack_settling_state
 from hsa_elastica.robots.steady_state import (
     SteadyStateResult,
     real_time_factor,
-    settling_state,
     timing_keys,
 )
 
@@ -153,16 +153,6 @@ class StackSteadyStateResult:
         return out
 
 
-def _stack_state(robot: Any) -> dict[str, Any]:
-    """:func:`settling_state` of every segment, and the largest speeds over all of them."""
-    per = [settling_state(seg) for seg in robot.segments]
-    return {
-        "segments": per,
-        "max_speed": max(s["max_speed"] for s in per),
-        "platform_omega": max(s["platform_omega"] for s in per),
-    }
-
-
 def solve_stack_steady_state(
     segments: Sequence[RobotParams],
     motor_angles: Sequence[Sequence[float]],
@@ -213,7 +203,7 @@ def solve_stack_steady_state(
     robot, relaxed, diagnostics = settling.build_and_settle(
         lambda: build_stack(params, [list(u) for u in commands], ramp=ramp, motor_mass=motor_mass,
                             record=record, mount=mount, drive=drive),
-        params, _stack_state, settle, span, fast=fast, dampings=dampings, record=record,
+        params, stack_settling_state, settle, span, fast=fast, dampings=dampings, record=record,
         stop_when_settled=stop_when_settled, progress=progress,
     )
     residual = (math.nan, math.nan)
@@ -313,7 +303,7 @@ def _static(params: list[RobotParams], commands: list[NDArray[np.float64]], moto
         params, commands, motor_mass=motor_mass, mount=mount, drive=drive, steps=steps,
         check_stability=check_stability,
     )
-    state = _stack_state(stack)
+    state = stack_settling_state(stack)
     return _result(
         state, params, commands, stack.relative_poses(), speeds=(0.0, 0.0),
         residual=(out.residual_force_N, out.residual_torque_Nm), motor_mass=motor_mass,
