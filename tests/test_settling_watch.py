@@ -26,10 +26,8 @@ def _params(dt: float):  # type: ignore[no-untyped-def]
     return p.replace(simulation=p.simulation.replace(integrator="implicit", dt=dt, ramp_time=0.2))
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, dt: float, *, params=None,  # type: ignore[no-untyped-def]
-          primitive: str = "bend_east", **kw):
-    p = _params(dt) if params is None else params
-    u = primitive_angles(primitive, 1.0, p)
+def _watched_and_reference(monkeypatch: pytest.MonkeyPatch, solve):  # type: ignore[no-untyped-def]
+    """``solve()`` on the watched loop (which must run) and on the per-check loop."""
     calls = []
     plan = settling_watch.watch_plan
 
@@ -39,10 +37,19 @@ def _both(monkeypatch: pytest.MonkeyPatch, dt: float, *, params=None,  # type: i
         return w
 
     monkeypatch.setattr(settling, "watch_plan", spy)
-    watched = solve_steady_state(p, u, **kw)
+    watched = solve()
     monkeypatch.setattr(settling, "watch_plan", lambda *a, **k: None)
-    reference = solve_steady_state(p, u, **kw)
+    reference = solve()
     assert calls == [True]  # the watched loop did run
+    return watched, reference
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, dt: float, *, params=None,  # type: ignore[no-untyped-def]
+          primitive: str = "bend_east", **kw):
+    p = _params(dt) if params is None else params
+    u = primitive_angles(primitive, 1.0, p)
+    watched, reference = _watched_and_reference(monkeypatch,
+                                                lambda: solve_steady_state(p, u, **kw))
     return watched, reference
 
 
@@ -361,20 +368,8 @@ def test_a_stack_s_watched_loop_is_the_per_check_loop(monkeypatch: pytest.Monkey
     p = p.replace(rod=p.rod.replace(n_elements=8),
                   simulation=p.simulation.replace(damping=20.0, rotational_damping=20.0))
     u = stack_primitive_angles([("bend_east", 1.0), ("twist_cw", 0.5)], [p, p])
-    calls = []
-    plan = settling_watch.watch_plan
-
-    def spy(*a, **k):  # type: ignore[no-untyped-def]
-        w = plan(*a, **k)
-        calls.append(w is not None)
-        return w
-
-    kw = dict(settle=SettleOptions(max_time=1.5), record=True)
-    monkeypatch.setattr(settling, "watch_plan", spy)
-    watched = solve_stack_steady_state([p, p], u, **kw)
-    monkeypatch.setattr(settling, "watch_plan", lambda *a, **k: None)
-    reference = solve_stack_steady_state([p, p], u, **kw)
-    assert calls == [True]
+    watched, reference = _watched_and_reference(monkeypatch, lambda: solve_stack_steady_state(
+        [p, p], u, settle=SettleOptions(max_time=1.5), record=True))
     for key in ("converged", "sim_time_s", "n_steps", "settle_time_s", "max_node_speed_m_s",
                 "max_platform_omega_rad_s", "diverged"):
         x, y = getattr(watched, key), getattr(reference, key)
