@@ -174,10 +174,12 @@ class CompiledModel:
             known |= {f"body.{f}" for f in BodyBlockArrays._fields}
             known |= {f"{t}.{f}" for t, table in self.tables._asdict().items()
                       if hasattr(table, "_fields") for f in table._fields}
-            for name in sorted(set(reads) - known):
+            unknown = sorted(set(reads) - known)
+            if unknown:
                 raise ParameterError(
-                    f"a recorder's reads = {name!r} is invalid: not an array of the compiled "
-                    "model (rod.<field>, body.<field> or <table>.<field>, e.g. rod.position)")
+                    f"a recorder's reads = {unknown[0]!r} is invalid: not an array of the "
+                    "compiled model (rod.<field>, body.<field> or <table>.<field>, e.g. "
+                    "rod.position)")
         return [a if reads is None or key in reads else a.reshape(-1)[:0]
                 for key, a in named if a.dtype == np.float64]
 
