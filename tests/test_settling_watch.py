@@ -379,3 +379,38 @@ def test_a_stack_s_watched_loop_is_the_per_check_loop(monkeypatch: pytest.Monkey
         np.testing.assert_array_equal(a[1], b[1])
     pd.testing.assert_frame_equal(watched.diagnostics, reference.diagnostics, check_exact=True)
     assert watched.converged and watched.diagnostics.shape[0] > 10
+
+
+@pytest.mark.parametrize("damped", [False, True])
+def test_samples_taken_in_the_loop_are_what_the_callbacks_record(
+        monkeypatch: pytest.MonkeyPatch, damped: bool) -> None:
+    # the built-in recorders' samples taken inside the compiled loop (robots/loop_samples.py)
+    # against copies of the same instants replayed one at a time through PyElastica's
+    # callbacks: every column equal, the joint wrench with damped joints (it reads the
+    # velocities) included
+    from hsa_elastica.robots import loop_samples
+
+    p = _params(2e-3)
+    if damped:
+        p = p.replace(joint=p.joint.replace(nu_F=50.0, nu_tau=0.01))
+    u = primitive_angles("bend_east", 1.0, p)
+    plans = []
+    plan = loop_samples.LoopSamples.plan
+
+    def spy(self, count):  # type: ignore[no-untyped-def]
+        taken = plan(self, count)
+        plans.append(taken is not None)
+        return taken
+
+    def solve():  # type: ignore[no-untyped-def]
+        return solve_steady_state(p, u, settle=SettleOptions(max_time=0.3),
+                                  stop_when_settled=False, record=True)
+
+    monkeypatch.setattr(loop_samples.LoopSamples, "plan", spy)
+    compiled = solve()
+    assert plans and all(plans)  # the loop took every sample after the first
+    monkeypatch.setattr(loop_samples.LoopSamples, "make",
+                        classmethod(lambda cls, *a: None))
+    copies = solve()
+    assert len(compiled.diagnostics) == 31  # 0.3 s at 100 fps, the first sample and the last
+    pd.testing.assert_frame_equal(compiled.diagnostics, copies.diagnostics, check_exact=True)

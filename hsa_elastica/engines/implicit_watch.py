@@ -41,6 +41,7 @@ from hsa_elastica.engines.implicit import ImplicitStepFailed
 from hsa_elastica.engines.implicit_newton import take_steps
 from hsa_elastica.engines.residual_check import ResidualRecord, pose_residual
 from hsa_elastica.engines.timeloop import runaway_suspect
+from hsa_elastica.io.sample_kernels import SamplePlan, take_samples
 from hsa_elastica.physics.actuation import winding_defect
 from hsa_elastica.physics.tables import BodyBlockArrays, JointTable, RodBlockArrays
 
@@ -235,11 +236,14 @@ def check_state(t: float, angles: NDArray[np.float64], rod: RodBlockArrays,
 class Samples(NamedTuple):
     """The recordings of a batch: ``flags[c]`` = 1 where check ``c`` ends on a recording step;
     ``arrays``: (flat views of) the model's state arrays, copied at those checks into the rows
-    of ``rows`` (see :func:`save_row`)."""
+    of ``rows`` (see :func:`save_row`; a ``rows`` of no columns: no copies); ``plan``: the
+    recorders' samples taken there by :func:`~hsa_elastica.io.sample_kernels.take_samples`
+    (:func:`~hsa_elastica.io.sample_kernels.no_samples`: none)."""
 
     flags: NDArray[np.int64]
     arrays: tuple[NDArray[np.float64], ...]  # float64 1-D views
     rows: NDArray[np.float64]
+    plan: SamplePlan
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -298,7 +302,10 @@ def watched_steps(
         row += n
         out[0], out[1], out[2] = c + 1, t, n
         if samples.flags[c]:
-            save_row(samples.arrays, samples.rows[int(out[3])])
+            k = int(out[3])
+            if samples.rows.shape[1] > 0:
+                save_row(samples.arrays, samples.rows[k])
+            take_samples(rod, body, samples.plan, k)
             out[3] += 1
         code = check_state(t, angles[row], rod, body, joints, watch, check, good, 0)
         if code != CHECK_PASSED:

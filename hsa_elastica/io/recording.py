@@ -168,6 +168,21 @@ class _RowBuffer:
         self.n += 1
         return row
 
+    def extend_empty(self, count: int) -> NDArray[np.float64]:
+        """The next ``count`` rows (uninitialised), appended."""
+        need = self.n + count
+        if need > self.data.shape[0]:
+            grown = np.empty((max(need, 2 * self.data.shape[0]), self.data.shape[1]))
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        rows = self.data[self.n:need]
+        self.n = need
+        return rows
+
+    def extend(self, rows: NDArray[np.float64]) -> None:
+        """``rows`` (count, columns) appended (copied)."""
+        self.extend_empty(rows.shape[0])[:] = rows
+
     def rows(self) -> NDArray[np.float64]:
         return self.data[: self.n]
 

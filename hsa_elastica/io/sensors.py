@@ -69,6 +69,7 @@ from numpy.typing import NDArray
 
 from hsa_elastica import compat
 from hsa_elastica.io.recording import _Recorder, _vector_columns
+from hsa_elastica.io.sample_kernels import block_views
 from hsa_elastica.physics.actuation import MotorAngleBC, Ramp, twist_about_axis
 from hsa_elastica.physics.mount_kernels import system_arrays
 from hsa_elastica.physics.sensors import (
@@ -81,7 +82,7 @@ from hsa_elastica.physics.sensors import (
     robot_sensor_kernel,
 )
 
-__all__ = ["JointRests", "RobotSensorRecorder", "sensor_columns"]
+__all__ = ["JointRests", "RobotSensorRecorder", "motor_columns", "sensor_columns"]
 
 #: ``joint_rest(i)`` -> the stored rest orientation of rod ``i``'s joint (None: not applied yet)
 JointRest = Callable[[int], "NDArray[np.float64] | None"]
@@ -163,6 +164,26 @@ def _motor_angles(row: NDArray[np.float64], i: int, n: int, schedule: Any, t: fl
     row[1 + i] = math.nan if schedule is None else _commanded(schedule, t)
     row[1 + 9 * n + 6 + i] = imposed
     row[1 + n + i] = measured
+
+
+def motor_columns(rows: NDArray[np.float64], i: int, n: int, schedule: Any,
+                  times: NDArray[np.float64], measured: NDArray[np.float64]) -> None:
+    """:func:`_motor_angles` of many samples at once: motor ``i``'s columns of ``rows`` (one
+    row per time of ``times`` [s]) from its ``measured`` angles [rad], the same numbers (numpy's
+    elementwise arithmetic and ``rint`` round as Python's floats and ``round`` do)."""
+    if schedule is None:
+        imposed = np.full(times.shape[0], math.nan)
+        commanded = imposed
+    else:
+        imposed = np.array([float(schedule(t)) for t in times.tolist()], dtype=np.float64)
+        commanded = (np.full(times.shape[0], float(schedule.target))
+                     if isinstance(schedule, Ramp) else imposed)
+    branch = np.array(measured, dtype=np.float64)
+    ok = ~(np.isnan(imposed) | np.isnan(branch))
+    branch[ok] += 2.0 * math.pi * np.rint((imposed[ok] - branch[ok]) / (2.0 * math.pi))
+    rows[:, 1 + i] = commanded
+    rows[:, 1 + 9 * n + 6 + i] = imposed
+    rows[:, 1 + n + i] = branch
 
 
 class RobotSensorRecorder(_Recorder):
@@ -288,12 +309,6 @@ class RobotSensorRecorder(_Recorder):
                 row[o + 3 * n + c * n + i] = self._wrench[3 + c]
 
 
-def _block_arrays(block: Any) -> tuple[NDArray[np.float64], ...]:
-    """A memory block's arrays in ``SystemView`` order, as a plain tuple."""
-    return (block.position, block.velocity, block.omega, block.director, block.external_forces,
-            block.external_torques)
-
-
 class _BlockPlan:
     """The rods' sensor columns of a :class:`RobotSensorRecorder` read in one compiled call
     (:func:`~hsa_elastica.physics.sensors.robot_sensor_kernel`) on the memory blocks the rods
@@ -333,7 +348,7 @@ class _BlockPlan:
             return None
         motors = [robot.motors[i].instance for i in range(len(robot.rods))]
         elems: list[int] = []
-        plan = cls(_block_arrays(rod_block), _block_arrays(body_block), rod_block.internal_torques,
+        plan = cls(block_views(rod_block), block_views(body_block), rod_block.internal_torques,
                    b, motors, elems)
         for i, rod in enumerate(robot.rods):
             bc, n_elems = motors[i], int(rod.director_collection.shape[2])

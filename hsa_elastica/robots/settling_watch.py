@@ -52,7 +52,9 @@ from hsa_elastica.engines.timeloop import (
     find_runaway,
 )
 from hsa_elastica.io.recording import sample_reads
+from hsa_elastica.io.sample_kernels import no_samples
 from hsa_elastica.physics.actuation import MotorAngleBC
+from hsa_elastica.robots.loop_samples import LoopSamples
 from hsa_elastica.robots.settling_checks import (
     TOL_STATIC_RESIDUAL,
     TOL_WINDING,
@@ -218,30 +220,54 @@ def _reads(callbacks: list[Any]) -> set[str] | None:
 
 
 class _Recording:
-    """The model's state arrays as flat views, the rows the compiled loop copies them into at
-    recording steps, and their replay to the recorders (Python callbacks) after the call."""
+    """The recorders' samples of the compiled loop's calls: taken by the loop itself where
+    :class:`~hsa_elastica.robots.loop_samples.LoopSamples` applies, else the model's state
+    arrays (flat views) copied into rows at the recording steps and replayed to the recorders
+    (Python callbacks) after the call."""
 
-    def __init__(self, robot: Any) -> None:
+    def __init__(self, robot: Any, expected: int = 0) -> None:
         self.robot = robot
-        arrays = robot.model.instant_arrays(_reads(robot.model.inputs.callbacks))
+        model = robot.model
+        arrays = model.instant_arrays(_reads(model.inputs.callbacks))
         self.arrays = tuple(a.reshape(-1) for a in arrays)
         self.size = sum(a.size for a in arrays)
         self.live = np.empty(self.size)
         self.rows = np.empty((0, self.size))
+        #: the samples of the run (the shared buffers' first size)
+        self.expected = expected
+        #: the built-in recorders' samples in the loop (None: not (yet) applicable)
+        self.compiled: LoopSamples | None = None
+        self.taken = False  # the last call's samples taken by the loop
+        self._no_rows = np.zeros((0, 0))
+        self._no_plan = no_samples(model.rod_arrays, model.body_arrays)
 
     def samples(self, flags: list[int]) -> Samples:
         need = sum(1 for f in flags if f)
+        marks = np.array([1 if f else 0 for f in flags], dtype=np.int64)
+        plan = None
+        if need:
+            if self.compiled is None:
+                self.compiled = LoopSamples.make(self.robot.model, max(self.expected, need))
+            if self.compiled is not None:
+                plan = self.compiled.plan(need)
+        self.taken = plan is not None
+        if plan is not None:
+            return Samples(marks, self.arrays, self._no_rows, plan)
         if self.rows.shape[0] < need:
             self.rows = np.empty((need, self.size))
-        return Samples(np.array([1 if f else 0 for f in flags], dtype=np.int64), self.arrays,
-                       self.rows)
+        return Samples(marks, self.arrays, self.rows, self._no_plan)
 
     def replay(self, rows: int, ends: list[float], samples: list[int], t: float) -> None:
         """The recorders at the first ``rows`` recorded checks (end times ``ends``, recording
-        steps ``samples``), each on its copied state; the state at ``t`` [s] put back."""
+        steps ``samples``): the columns Python fills in of the samples the loop took, or each
+        sample on its copied state (the state at ``t`` [s] put back)."""
         if rows == 0:
             return
         robot, sim = self.robot, self.robot.robot.simulator
+        if self.taken:
+            assert self.compiled is not None
+            self.compiled.finish([t_k for t_k, step in zip(ends, samples) if step][:rows])
+            return
         save_row(self.arrays, self.live)
         k = 0
         for t_k, step in zip(ends, samples):
@@ -268,7 +294,8 @@ def relax_watched(robot: Any, state_fn: Callable[[Any], dict[str, Any]], watch: 
     engine, model = robot.engine, robot.model
     check = robot.residual_check().record
     good = _last_good(model)
-    recording = _Recording(robot)
+    first = round(float(robot.time) / dt) + 1
+    recording = _Recording(robot, int(robot._callback_steps(first, round(t_max / dt)).size))
     out = np.zeros(4)
     systems, names = robot._checked_systems(None)
     sim = robot.robot.simulator
