@@ -10,7 +10,10 @@ ratios, not the absolute numbers of two runs):
   (``sim_time_s / wall_time_s``, the simulation loop: the steps, the settling checks every
   2 ms, the recordings at 100 fps);
 * **solve (warm)**: the same run (``solve_steady_state``, recording) a second time in this
-  process: its ``real_time_factor``; **no rec.**: the same without recording;
+  process: its ``real_time_factor``; **copies**: the same with the recorders' samples taken
+  from copies of each recorded instant replayed through PyElastica's callbacks after each
+  engine call (the way any callback is served) instead of inside the loop
+  (``robots/loop_samples.py``); **no rec.**: the same without recording;
 * **engine**: ``ImplicitRobot(...).run(0.03)`` until ``D`` (what
   ``benchmarks/bench_implicit.py`` measures: no recording, no settling checks, the robot
   built and the kernels loaded beforehand), wall time.
@@ -122,12 +125,22 @@ def command_run(name: str, params: str, duration: float, out: str) -> dict[str, 
     return row
 
 
-def solve_rtf(p, u, duration: float, record: bool = True) -> float:  # type: ignore[no-untyped-def]
+def solve_rtf(p, u, duration: float, record: bool = True,  # type: ignore[no-untyped-def]
+              copies: bool = False) -> float:
+    """The real-time factor of a settling run; ``copies``: the recorders' samples from copies
+    of each instant replayed through the callbacks instead of taken inside the loop."""
+    from hsa_elastica.robots.loop_samples import LoopSamples
     from hsa_elastica.robots.settling import SettleOptions
     from hsa_elastica.robots.steady_state import solve_steady_state
 
-    res = solve_steady_state(p, u, settle=SettleOptions(max_time=duration),
-                             stop_when_settled=False, record=record)
+    make = LoopSamples.__dict__["make"]
+    if copies:
+        LoopSamples.make = classmethod(lambda cls, *a: None)  # type: ignore[method-assign, assignment]
+    try:
+        res = solve_steady_state(p, u, settle=SettleOptions(max_time=duration),
+                                 stop_when_settled=False, record=record)
+    finally:
+        LoopSamples.make = make  # type: ignore[method-assign]
     return float(res.real_time_factor)
 
 
@@ -171,24 +184,26 @@ def main() -> None:
             solve_rtf(p, u, 0.1, record=False)
             engine_rtf(p, u, 0.1)
             cmd: list[dict[str, float]] = []
-            solve, bare, eng = [], [], []
+            solve, copies, bare, eng = [], [], [], []
             for _ in range(args.repeat):
                 cmd.append(command_run(args.primitive, path, args.duration,
                                        os.path.join(tmp, "run")))
                 solve.append(solve_rtf(p, u, args.duration))
+                copies.append(solve_rtf(p, u, args.duration, copies=True))
                 bare.append(solve_rtf(p, u, args.duration, record=False))
                 eng.append(engine_rtf(p, u, args.duration))
             med = {k: statistics.median(r[k] for r in cmd) for k in cmd[0]}
-            s, b, e = (statistics.median(x) for x in (solve, bare, eng))
+            s, k, b, e = (statistics.median(x) for x in (solve, copies, bare, eng))
             c = med["rtf"]
-            rows.append(f"{dt:8.0e} {c:8.1f} {s:8.1f} {b:8.1f} {e:8.1f} {c / e:11.2f} "
-                        f"{s / e:13.2f} {b / e:9.2f}")
+            rows.append(f"{dt:8.0e} {c:8.1f} {s:8.1f} {k:8.1f} {b:8.1f} {e:8.1f} {c / e:11.2f} "
+                        f"{s / e:13.2f} {k / e:13.2f} {b / e:9.2f}")
             splits.append(f"{dt:8.0e} " + " ".join(f"{med[k]:>{max(len(k), 6)}.3f}" for k in PARTS)
                           + f" {med['total']:7.3f} {med['setup']:7.3f} {med['command']:8.3f}")
     print(f"{args.primitive}, {args.duration:g} s, implicit; real-time factors (medians of "
           f"{args.repeat}), wall time")
-    print(f"{'dt [s]':>8} {'command':>8} {'solve':>8} {'no rec.':>8} {'engine':>8} "
-          f"{'cmd/engine':>11} {'solve/engine':>13} {'no rec./e':>9}")
+    print(f"{'dt [s]':>8} {'command':>8} {'solve':>8} {'copies':>8} {'no rec.':>8} "
+          f"{'engine':>8} {'cmd/engine':>11} {'solve/engine':>13} {'copies/engine':>13} "
+          f"{'no rec./e':>9}")
     print("\n".join(rows))
     print(f"\nthe command's wall time [s] (medians of {args.repeat}; total from spawn to exit; "
           "setup_wall_time_s and command_wall_time_s of summary.json)")
