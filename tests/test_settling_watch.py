@@ -381,14 +381,20 @@ def test_a_stack_s_watched_loop_is_the_per_check_loop(monkeypatch: pytest.Monkey
     assert watched.converged and watched.diagnostics.shape[0] > 10
 
 
-@pytest.mark.parametrize("damped", [False, True])
+@pytest.mark.parametrize("damped, grown", [(False, False), (True, False), (False, True)])
 def test_samples_taken_in_the_loop_are_what_the_callbacks_record(
-        monkeypatch: pytest.MonkeyPatch, damped: bool) -> None:
+        monkeypatch: pytest.MonkeyPatch, damped: bool, grown: bool) -> None:
     # the built-in recorders' samples taken inside the compiled loop (robots/loop_samples.py)
     # against copies of the same instants replayed one at a time through PyElastica's
     # callbacks: every column equal, the joint wrench with damped joints (it reads the
-    # velocities) included
+    # velocities) included; ``grown``: the shared buffers made for one sample, so that the
+    # first call grows them (the first sample's rows carried over)
     from hsa_elastica.robots import loop_samples
+
+    if grown:
+        make = loop_samples.LoopSamples.make.__func__  # type: ignore[attr-defined]
+        monkeypatch.setattr(loop_samples.LoopSamples, "make",
+                            classmethod(lambda cls, model, capacity: make(cls, model, 1)))
 
     p = _params(2e-3)
     if damped:

@@ -119,7 +119,7 @@ class LoopSamples:
         return replay
 
     # -- the outputs ------------------------------------------------------------------------
-    def _shared(self, recorders: list[Any], views: list[NDArray[np.float64]],
+    def _shared(self, recorders: list[Any],
                 rows: int) -> tuple[NDArray[np.float64], list[NDArray[np.float64]]]:
         """One array (recorders, rows, columns) holding the recorders' row buffers (their rows
         so far copied in), each buffer's data a view of it."""
@@ -143,10 +143,8 @@ class LoopSamples:
                 and all(_buf(r).data is v for r, v in zip(recs, views))):
             return
         self.capacity = n + max(count, self.capacity)
-        self._rods, self._rod_views = self._shared(self.rod_recorders, self._rod_views,
-                                                   self.capacity)
-        self._bodies, self._body_views = self._shared(self.body_recorders, self._body_views,
-                                                      self.capacity)
+        self._rods, self._rod_views = self._shared(self.rod_recorders, self.capacity)
+        self._bodies, self._body_views = self._shared(self.body_recorders, self.capacity)
         self._angle = np.empty((len(self.rod_recorders), self.capacity))
         k = 0 if self._plan is None else self._plan.index.shape[0]
         shape = self.model.body_arrays.director.shape
