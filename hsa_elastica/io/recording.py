@@ -160,16 +160,11 @@ class _RowBuffer:
         self.n = 0
 
     def next_row(self) -> NDArray[np.float64]:
-        if self.n == self.data.shape[0]:
-            grown = np.empty((2 * self.data.shape[0], self.data.shape[1]), dtype=np.float64)
-            grown[: self.n] = self.data[: self.n]
-            self.data = grown
-        row = self.data[self.n]
-        self.n += 1
-        return row
+        return self.extend_empty(1)[0]
 
     def extend_empty(self, count: int) -> NDArray[np.float64]:
-        """The next ``count`` rows (uninitialised), appended."""
+        """The next ``count`` rows (uninitialised), appended (the capacity at least doubled
+        when they do not fit)."""
         need = self.n + count
         if need > self.data.shape[0]:
             grown = np.empty((max(need, 2 * self.data.shape[0]), self.data.shape[1]))
@@ -178,10 +173,6 @@ class _RowBuffer:
         rows = self.data[self.n:need]
         self.n = need
         return rows
-
-    def extend(self, rows: NDArray[np.float64]) -> None:
-        """``rows`` (count, columns) appended (copied)."""
-        self.extend_empty(rows.shape[0])[:] = rows
 
     def rows(self) -> NDArray[np.float64]:
         return self.data[: self.n]

@@ -236,7 +236,7 @@ class _Recording:
         #: the samples of the run (the shared buffers' first size)
         self.expected = expected
         #: the built-in recorders' samples in the loop (None: not (yet) applicable)
-        self.compiled: LoopSamples | None = None
+        self.in_loop: LoopSamples | None = None
         self.taken = False  # the last call's samples taken by the loop
         self._no_rows = np.zeros((0, 0))
         self._no_plan = no_samples(model.rod_arrays, model.body_arrays)
@@ -246,10 +246,10 @@ class _Recording:
         marks = np.array([1 if f else 0 for f in flags], dtype=np.int64)
         plan = None
         if need:
-            if self.compiled is None:
-                self.compiled = LoopSamples.make(self.robot.model, max(self.expected, need))
-            if self.compiled is not None:
-                plan = self.compiled.plan(need)
+            if self.in_loop is None:
+                self.in_loop = LoopSamples.make(self.robot.model, max(self.expected, need))
+            if self.in_loop is not None:
+                plan = self.in_loop.plan(need)
         self.taken = plan is not None
         if plan is not None:
             return Samples(marks, self.arrays, self._no_rows, plan)
@@ -265,8 +265,8 @@ class _Recording:
             return
         robot, sim = self.robot, self.robot.robot.simulator
         if self.taken:
-            assert self.compiled is not None
-            self.compiled.finish([t_k for t_k, step in zip(ends, samples) if step][:rows])
+            assert self.in_loop is not None
+            self.in_loop.finish([t_k for t_k, step in zip(ends, samples) if step][:rows])
             return
         save_row(self.arrays, self.live)
         k = 0
