@@ -18,6 +18,11 @@ matrix refreshed at a contraction rate of ``X`` instead of the default
 (:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
 rule before it; the stack's difference matrix is not affected), run just before the default.
 
+``--episodes N``: only whole ``-v1`` episodes (reset and the 150 steps of the ``TimeLimit``,
+random actions), wall clock, N episodes per cell: each reset restoring the engine the first
+reset built (the envs' way) against building robot, model and engine anew at each reset, three
+times in alternation.
+
 ``--eval-cost``: the cost of one Newton iteration's pieces on ``HSARobot-v1`` (coarse and
 full; after 5 env steps, each piece in a compiled loop): the force evaluation
 (``dynamic_forces``) per rod element, against PyElastica's own internal-force kernels
@@ -31,6 +36,7 @@ Usage::
     python benchmarks/bench_envs.py --steps 300 --rows robot-coarse --vector
     python benchmarks/bench_envs.py --refresh 0.9     # also the earlier refresh threshold
     python benchmarks/bench_envs.py --eval-cost --rows robot-coarse
+    python benchmarks/bench_envs.py --episodes 5 --rows robot-coarse,stack-coarse
 """
 
 from __future__ import annotations
@@ -146,6 +152,40 @@ def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3) -> list[tuple[f
     return out
 
 
+def run_episodes(name: str, disc: str, n_episodes: int, repeat: int = 3) -> list[tuple[float, ...]]:
+    """Wall-clock of ``n_episodes`` episodes of ``name``-v1 (reset, then the 150 steps of the
+    ``TimeLimit`` with random actions), once with each reset restoring the engine built by the
+    first (the env's way) and once building robot and engine anew at each reset (the way
+    before: the env's snapshot at rest dropped before each reset), ``repeat`` times in
+    alternation.  Per repeat: mean reset [ms] restored and built, episode env steps/s
+    (resets included) restored and built."""
+    env = _make(f"{name}-v1", discretization=disc)
+    acts = _actions("random", 150, env.action_space.shape[0])
+    env.reset(seed=0)
+    env.step(acts[0])  # compile / warm up
+    out = []
+    for _ in range(repeat):
+        row = []
+        for rebuild in (False, True):
+            t_reset = 0.0
+            t0 = time.perf_counter()
+            for _ in range(n_episodes):
+                if rebuild:
+                    env.unwrapped._at_rest = None
+                t1 = time.perf_counter()
+                env.reset()
+                t_reset += time.perf_counter() - t1
+                for a in acts[1:]:
+                    _, _, term, trunc, _ = env.step(a)
+                    if term or trunc:
+                        break
+            row.append((t_reset / n_episodes * 1e3, 150 * n_episodes / (time.perf_counter() - t0)))
+        (r_ms, r_rate), (b_ms, b_rate) = row
+        out.append((r_ms, b_ms, r_rate, b_rate))
+    env.close()
+    return out
+
+
 def _loops() -> tuple[Any, Any, Any, Any]:
     """Compiled loops of ``n`` calls: the force evaluation, the pose update, the band solve,
     PyElastica's internal forces and torques of one rod."""
@@ -244,6 +284,9 @@ def main() -> None:
                     help="actions (default random)")
     ap.add_argument("--vector", action="store_true",
                     help="also an async vector env of 2 against one env (wall clock)")
+    ap.add_argument("--episodes", type=int, default=0,
+                    help="only whole -v1 episodes (resets included): N episodes per cell, a reset "
+                         "restoring the built engine against one building it anew")
     ap.add_argument("--refresh", type=float, default=None,
                     help="also each -v1 row with the tangent matrix refreshed at this "
                          "contraction rate (0.9: the earlier rule)")
@@ -261,6 +304,18 @@ def main() -> None:
         return
     if args.refresh is not None and not 0.0 < args.refresh < 1.0:
         ap.error(f"--refresh = {args.refresh!r} is invalid: must be in (0, 1)")
+    if args.episodes:
+        print(f"\n-v1 episodes (reset + 150 steps, random actions), wall clock, {args.episodes} "
+              "episodes per cell, in alternation:")
+        print("| env | discretization | reset, restored [ms] | reset, built anew [ms] | env steps/s "
+              "with resets, restored | built anew | restored / built |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for key in args.rows.split(","):
+            name, disc = ROWS[key]
+            for r_ms, b_ms, r_rate, b_rate in run_episodes(name, disc, args.episodes):
+                print(f"| {name} | {disc} | {r_ms:.2f} | {b_ms:.1f} | {r_rate:.0f} | {b_rate:.0f} "
+                      f"| {r_rate / b_rate:.2f} |", flush=True)
+        return
     print(f"# bench_envs: 20 ms control step, {args.steps} env steps per run, {args.policy} "
           f"actions, CPU time of one process")
     cmp_head = (f" -v1 at refresh {args.refresh:g}: env steps/s | evals / step | Jacobians / env "

@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 import warnings
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 import hsa_elastica  # noqa: E402,F401  (registers the ids)
-from hsa_elastica.envs import HSARobotEnv  # noqa: E402
+from hsa_elastica.engines.implicit import ImplicitStepFailed  # noqa: E402
+from hsa_elastica.envs import HSARobotEnv, HSAStackEnv  # noqa: E402
 from hsa_elastica.params import ParameterError  # noqa: E402
 
 #: the paper robot's rod handedness (Section II-E: R, L, R, L around the circle) and phi_max
@@ -414,3 +416,40 @@ def test_snapshot_restores_the_servo_limits_start_angles() -> None:
     env.set_state(snap)
     again = [env.step(a)[0] for a in actions]
     np.testing.assert_array_equal(np.array(first), np.array(again))
+
+
+def _episode(env: HSARobotEnv, seed: int, actions: np.ndarray) -> np.ndarray:
+    obs, _ = env.reset(seed=seed)
+    return np.array([obs] + [env.step(a)[0] for a in actions])
+
+
+@pytest.mark.parametrize("make", [
+    HSARobotEnv,  # implicit, servo-limited (HSARobot-v1)
+    lambda: HSARobotEnv(integrator=None, motor_speed=None),  # explicit fused (HSARobot-v0)
+    lambda: HSARobotEnv(integrator="explicit", fast=False),  # per-rod operators
+    lambda: HSAStackEnv(discretization="coarse"),  # HSAStack-v1, coarse
+], ids=["implicit", "fused", "operators", "stack"])
+def test_a_reset_restores_the_built_engine_bitwise_as_a_new_env_would_start(
+        make: Callable[[], HSARobotEnv]) -> None:
+    """A reset after an episode restores the snapshot taken when the engine was built instead
+    of building it again: the same engine object, and the episode that follows is bitwise the
+    one a brand-new env gives from the same seed and actions (the previous episode left the
+    robot bent, moving, at another time).  After an episode whose last step failed the next
+    reset builds the robot anew."""
+    env = make()
+    rng = np.random.default_rng(5)
+    before, actions = (rng.uniform(-1.0, 1.0, (n, env.n_rods)).astype(np.float32) for n in (6, 5))
+    _episode(env, 1, before)
+    engine = env.robot
+    reused = _episode(env, 2, actions)
+    assert env.robot is engine
+    np.testing.assert_array_equal(reused, _episode(make(), 2, actions))
+    env.robot.rods[0].position_collection[:] = np.nan
+    if env.params.simulation.integrator == "explicit":  # the episode terminates as diverged
+        *_, terminated, _, info = env.step(actions[0])
+        assert terminated and "diverged" in info
+    else:  # the implicit integrator refuses the step (ImplicitStepFailed, module docstring)
+        with pytest.raises(ImplicitStepFailed, match="refused"):
+            env.step(actions[0])
+    np.testing.assert_array_equal(_episode(env, 2, actions), reused)
+    assert env.robot is not engine

@@ -190,6 +190,15 @@ class HSAPushEnv(HSARobotEnv):
         self.ball: Any = None
         self._distance = 0.0
 
+    def _build(self) -> Any:
+        """A fresh robot at rest with the scene's contacts; keeps its ball (the first object)."""
+        from hsa_elastica.physics.object_contact import ObjectContact
+
+        robot = super()._build()
+        self.ball = next(r.instance.body for r in robot.contacts
+                         if isinstance(r.instance, ObjectContact))
+        return robot
+
     def _in_region(self, x: NDArray[np.float64]) -> bool:
         (x0, x1), (y0, y1) = self.region
         return bool(x0 <= x[0] <= x1 and y0 <= x[1] <= y1)
@@ -227,17 +236,7 @@ class HSAPushEnv(HSARobotEnv):
                     f"reset(): options['target'] = {text if len(text) <= 60 else text[:50] + '...'} "
                     f"is invalid: must be 3 finite numbers (m), x and y inside region {self.region}")
         self.target = target
-        robot: Any = self._build()
-        from hsa_elastica.physics.object_contact import ObjectContact
-
-        self.ball = next(r.instance.body for r in robot.contacts
-                         if isinstance(r.instance, ObjectContact))
-        if self.fast:
-            from hsa_elastica.robots.compiled import compiled_engine
-
-            robot = compiled_engine(
-                robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
-        self.robot = robot
+        self.robot = self._robot_at_rest()
         obs, self._distance, info = self._outcome()
         return obs, info
 

@@ -38,7 +38,9 @@ installed: the extra ``rl``):
 * **episode**: the env never truncates by itself; ``gym.make`` wraps it in gymnasium's
   ``TimeLimit`` with the spec's ``max_episode_steps = 150`` (3 s; ``gym.make(...,
   max_episode_steps=N)`` changes it).  ``terminated`` only when the simulation diverges
-  (``info["diverged"]``, reward -1).
+  (``info["diverged"]``, reward -1).  The first reset builds the robot and its engine; later
+  resets restore its state at rest into that engine (bitwise a new env's start); after an
+  episode that diverged or raised, the next reset builds anew.
 * **target**: uniform in a cylinder above the rest pose that the paper robot reaches (radius
   ``target_radius`` [m], heights ``target_height`` [m] above the rest platform centre), or
   ``reset(options={"target": (x, y, z)})`` (within the observation bounds).
@@ -343,6 +345,9 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             [0.0, 0.0, self.params.rod.length + 0.5 * self.params.platform.thickness]
         )
         self.robot: Any = None
+        #: the robot's snapshot as built (:meth:`_robot_at_rest`); None until the first reset
+        #: and after an episode that diverged
+        self._at_rest: Any = None
         self.target = self.rest_position.copy()
         self._last_obs: NDArray[np.float32] | None = None
         #: the motors' imposed angles [rad] at the robot's present time (set by reset, step
@@ -411,6 +416,20 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
                 f"invalid: must be 3 finite numbers within +-{reach:.4g} m (the robot's reach)"
             )
         self.target = target
+        self.robot = self._robot_at_rest()
+        obs, _, info = self._outcome()
+        return obs, info
+
+    def _robot_at_rest(self) -> Any:
+        """The robot at rest for a new episode.  The first reset (and the first after an
+        episode that diverged) builds the robot and its engine and keeps a snapshot of it
+        (:meth:`~hsa_elastica.engines.control.ControlMixin.get_state`); any other reset
+        restores that snapshot into the engine already built, so the episode starts from
+        bitwise the same state as a fresh build without building the model, the Newton
+        matrix's pattern and the handles again (docs/performance.md, "Environments")."""
+        if self.robot is not None and self._at_rest is not None:
+            self.robot.set_state(self._at_rest)
+            return self.robot
         robot: Any = self._build()
         if self.fast:
             from hsa_elastica.robots.compiled import compiled_engine
@@ -420,9 +439,8 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             # retried in halves, simulation.max_halvings, rather than ending the episode)
             robot = compiled_engine(
                 robot, chunk=max(500, int(math.ceil(self.control_dt / robot.dt)) + 1))
-        self.robot = robot
-        obs, _, info = self._outcome()
-        return obs, info
+        self._at_rest = robot.get_state()
+        return robot
 
     def step(
         self, action: NDArray[np.float32]
@@ -448,11 +466,15 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
             now = self._motor_angles
             angles = now + np.minimum(np.maximum(angles - now, -reach), reach)
         self.robot.set_motor_angles(angles)
+        # an interval that raises (diverged, a step refused, interrupted) leaves the next
+        # reset to build the robot anew rather than restore into this engine
+        at_rest, self._at_rest = self._at_rest, None
         try:
             self.robot.step(self.control_dt)
         except (SimulationDiverged, FloatingPointError) as exc:
             self._motor_angles = imposed_motor_angles(self.robot)
             return str(exc)
+        self._at_rest = at_rest
         return None
 
     def render(self) -> NDArray[np.uint8] | None:
