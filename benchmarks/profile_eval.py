@@ -24,6 +24,10 @@ up exactly to the whole (their memory traffic overlaps differently in one loop).
 ``PYTHONPATH`` pointing at another checkout to time that checkout's kernels (the script uses
 only names present before and after the evaluation was made cheaper).
 
+The loops here are compiled on each run (not cached): numba keys a cached kernel on its own
+file only, so a cached loop would keep the package's kernels as they were when it was first
+compiled (the package's own cache is kept in step by ``hsa_elastica.kernel_cache``).
+
 Usage::
 
     python benchmarks/profile_eval.py [--rows coarse,full] [--calls 2000] [--reps 7]
@@ -66,13 +70,13 @@ from hsa_elastica.physics.tables import (
 )
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _dynamic(n, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def]
     for _ in range(n):
         dynamic_forces(0.1, ang, rat, v, model, terms, f, m)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _evaluate(n, ang, model, sync, values):  # type: ignore[no-untyped-def]
     rod, body, tb, work, status = model
     forcings = ForcingTables(tb.rod_gravity, tb.body_gravity, tb.loads, tb.compression,
@@ -83,7 +87,7 @@ def _evaluate(n, ang, model, sync, values):  # type: ignore[no-untyped-def]
                         forcings, (sync, values), work, status)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _values(n, ang, model):  # type: ignore[no-untyped-def]
     rod, body, tb, _, _ = model
     motors, ends, program = tb.motors, tb.ends, tb.values_program
@@ -91,14 +95,14 @@ def _values(n, ang, model):  # type: ignore[no-untyped-def]
         constrain_values(program, motors, ang, rod, ends, body)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _rotation_log(n, model):  # type: ignore[no-untyped-def]
     rod, _, _, work, _ = model
     for _ in range(n):
         rotation_log_inplace(rod.director, work.vor3)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _couplings(n, model):  # type: ignore[no-untyped-def]
     rod, _, tb, work, _ = model
     c = tb.couplings
@@ -108,21 +112,21 @@ def _couplings(n, model):  # type: ignore[no-untyped-def]
         apply_couplings(program, c, 0.1, rod, work.vor3, status)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _forces(n, model):  # type: ignore[no-untyped-def]
     rod, _, _, work, _ = model
     for _ in range(n):
         internal_forces_inplace(rod, work)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _torques(n, model):  # type: ignore[no-untyped-def]
     rod, _, _, work, _ = model
     for _ in range(n):
         internal_torques_inplace(rod, work, True)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _velocities(n, rat, v, model, terms):  # type: ignore[no-untyped-def]
     rod, body, tb, _, _ = model
     motors, dr, db, material, ends = tb.motors, tb.rod_dampers, tb.body_dampers, tb.material, tb.ends
@@ -132,14 +136,14 @@ def _velocities(n, rat, v, model, terms):  # type: ignore[no-untyped-def]
         constrain_rates(bc, motors, rat, dr, db, material, rod, body, ends)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _zero(n, model):  # type: ignore[no-untyped-def]
     rod, body, _, _, _ = model
     for _ in range(n):
         zero_external(rod, body)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _dampers(n, model, terms):  # type: ignore[no-untyped-def]
     rod, body, tb, _, _ = model
     material = tb.material
@@ -148,7 +152,7 @@ def _dampers(n, model, terms):  # type: ignore[no-untyped-def]
         damper_forces(program, dr, db, material, rod, body)
 
 
-@njit(cache=True)  # type: ignore[misc]
+@njit  # type: ignore[misc]
 def _gather(n, model, terms, out):  # type: ignore[no-untyped-def]
     rod, body, _, _, _ = model
     unknowns = terms.unknowns

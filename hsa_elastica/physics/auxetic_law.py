@@ -37,23 +37,29 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.compat import inv_rotate
-from hsa_elastica.physics.hysteresis import advance_play, hysteretic_twist
-from hsa_elastica.physics.tables import CouplingTable
+from hsa_elastica.physics.hysteresis import advance_play_arrays, hysteretic_input, play_row
+from hsa_elastica.physics.tables import CouplingTable, RestLengthRow, StiffnessRow, TwistRow
 
 
 __all__ = [
     "ALPHA_C",
     "auxetic_update",
+    "twist_row",
+    "update_of_rows",
     "handed_twist_strain",
     "handed_twist_from_rotation",
     "average_to_elements",
     "clip_strain",
     "auxetic_rest_lengths",
+    "rest_length_row",
+    "rest_lengths_of_row",
     "rest_strain",
     "rest_strain_slope",
     "soft_clip",
     "PASSIVE_CLIP_WIDTH",
     "twist_dependent_stiffness",
+    "stiffness_row",
+    "stiffness_of_row",
     "low_pass",
     "creep_blend",
     "StepMemory",
@@ -221,50 +227,67 @@ def rest_law(c: CouplingTable, i: int) -> tuple[float, float, float, float, floa
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
+def rest_length_row(c: CouplingTable, i: int) -> RestLengthRow:
+    """Row ``i`` of ``c`` as the rest-length law reads it, the creep's and the play's clocks
+    advanced for this evaluation (:func:`creep_blend`, :func:`~hsa_elastica.physics.
+    hysteresis.play_row`; each only when its law is on)."""
+    fraction = c.creep_fraction[i]
+    return RestLengthRow(c.eps[i], c.printed_lengths[i], c.eps_creep[i], rest_law(c, i),
+                         fraction, creep_blend(c, i) if fraction != 0.0 else 0.0,
+                         play_row(c, i))
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def auxetic_rest_lengths(
     kappa_h_elements: NDArray[np.float64], c: CouplingTable, i: int,
     rest_lengths: NDArray[np.float64], rest_voronoi_lengths: NDArray[np.float64],
 ) -> None:
-    """Rest-length law, Eq. 2-3 (optionally quadratic), of row ``i`` of the coupling table
-    ``c``, written in place.
+    """Rest-length law, Eq. 2-3, of row ``i`` of the coupling table ``c``, written in place
+    (:func:`rest_lengths_of_row` of :func:`rest_length_row`)."""
+    rest_lengths_of_row(kappa_h_elements, rest_length_row(c, i), rest_lengths,
+                        rest_voronoi_lengths)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def rest_lengths_of_row(
+    kappa_h_elements: NDArray[np.float64], row: RestLengthRow,
+    rest_lengths: NDArray[np.float64], rest_voronoi_lengths: NDArray[np.float64],
+) -> None:
+    """Rest-length law, Eq. 2-3 (optionally quadratic), of one coupling row
+    (:func:`rest_length_row`), written in place.
 
     ``eps = rest_strain(kappa_h_elements)`` [-] (:func:`rest_strain` with the row's ``C_eps``
     [m/rad], ``C_eps2`` [m^2/rad^2], twist range ``kappa_min, kappa_max`` [rad/m], ``eps_min``,
     ``eps_max`` and ``clip_width``; the paper's ``clip(C_eps * kappa_h_elements, eps_min,
-    eps_max)`` for ``C_eps2 = 0``) into ``c.eps[i]``,
-    ``rest_lengths = (1 + eps) * c.printed_lengths[i]`` [m],
+    eps_max)`` for ``C_eps2 = 0``) into ``row.eps``,
+    ``rest_lengths = (1 + eps) * printed_lengths`` [m],
     ``rest_voronoi_lengths = 0.5 * (rest_lengths[1:] + rest_lengths[:-1])`` [m].
     ``kappa_h_elements`` [rad/m] are the element averages of Eq. 4.
 
-    With the row's ``play_weight != 0`` (hysteresis, :mod:`hsa_elastica.physics.hysteresis`)
-    the play memory ``c.play[i]`` is first advanced (:func:`advance_play`, once per time) and
-    the law sees the hysteretic twist strain (:func:`hysteretic_twist`) instead of
+    With the play on (``row.play.weight != 0``, :mod:`hsa_elastica.physics.hysteresis`) its
+    arrays are first advanced (:func:`~hsa_elastica.physics.hysteresis.advance_play_arrays`)
+    and the law sees the hysteretic twist strain
+    (:func:`~hsa_elastica.physics.hysteresis.hysteretic_input`) instead of
     ``kappa_h_elements``.
 
-    With the row's ``creep_fraction`` ``cf != 0`` the creep strain ``c.eps_creep[i]`` [-] is
-    first advanced towards ``cf * eps`` (:func:`creep_blend`) and the rest length is
-    ``(1 + eps + eps_creep) * printed``; ``c.eps[i]`` stays the instantaneous strain.
+    With the creep on (``row.creep_fraction`` ``cf != 0``) the creep strain ``row.eps_creep``
+    [-] is advanced towards ``cf * eps`` by the row's blend and the rest length is
+    ``(1 + eps + eps_creep) * printed``; ``row.eps`` stays the instantaneous strain.
     """
-    eps = c.eps[i]
-    printed_lengths = c.printed_lengths[i]
-    law = rest_law(c, i)
+    eps, printed_lengths, eps_creep, law, fraction, blend, play = row
+    memory, trial, width, weight, frozen, clock = play
     n = eps.shape[0]
-    fraction = c.creep_fraction[i]
-    if c.play_weight[i] != 0.0:
-        advance_play(c, i, kappa_h_elements)
+    advance_play_arrays(clock, memory, trial, kappa_h_elements, width)
+    for k in range(n):
+        x = hysteretic_input(kappa_h_elements[k], weight, frozen, width, memory[k], trial[k])[0]
+        eps[k] = rest_strain(x, *law)
     if fraction == 0.0:
         for k in range(n):
-            e = rest_strain(hysteretic_twist(c, i, k, kappa_h_elements[k])[0], *law)
-            eps[k] = e
-            rest_lengths[k] = (1.0 + e) * printed_lengths[k]
+            rest_lengths[k] = (1.0 + eps[k]) * printed_lengths[k]
     else:
-        blend = creep_blend(c, i)
-        eps_creep = c.eps_creep[i]
         for k in range(n):
-            e = rest_strain(hysteretic_twist(c, i, k, kappa_h_elements[k])[0], *law)
-            eps[k] = e
-            eps_creep[k] += blend * (fraction * e - eps_creep[k])
-            rest_lengths[k] = (1.0 + e + eps_creep[k]) * printed_lengths[k]
+            eps_creep[k] += blend * (fraction * eps[k] - eps_creep[k])
+            rest_lengths[k] = (1.0 + eps[k] + eps_creep[k]) * printed_lengths[k]
     for k in range(n - 1):
         rest_voronoi_lengths[k] = 0.5 * (rest_lengths[k + 1] + rest_lengths[k])
 
@@ -297,16 +320,30 @@ def twist_dependent_stiffness(
 
     Returns the smallest diagonal entry written (callers check it is > 0).
     """
-    area = c.area[i]
-    E_slope = c.E_slope[i]
-    G_slope = c.G_slope[i]
-    bend_rigidity_slope = c.bend_slope[i]
-    twist_rigidity_slope = c.twist_slope[i]
-    E_quad = c.E_quad[i]
-    twist_rigidity_quad = c.twist_quad[i]
-    printed_shear_matrix = c.printed_shear[i]
-    printed_bend_matrix = c.printed_bend[i]
-    printed_voronoi_lengths = c.printed_voronoi[i]
+    return stiffness_of_row(  # type: ignore[no-any-return]
+        kappa_h_elements, kappa_h_voronoi, stiffness_row(c, i), rest_voronoi_lengths,
+        shear_matrix, bend_matrix,
+    )
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def stiffness_row(c: CouplingTable, i: int) -> StiffnessRow:
+    """Row ``i`` of ``c`` as the stiffness law (Eq. 5) reads it."""
+    return StiffnessRow(c.area[i], c.E_slope[i], c.G_slope[i], c.bend_slope[i],
+                        c.twist_slope[i], c.E_quad[i], c.twist_quad[i], c.printed_shear[i],
+                        c.printed_bend[i], c.printed_voronoi[i])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def stiffness_of_row(
+    kappa_h_elements: NDArray[np.float64], kappa_h_voronoi: NDArray[np.float64],
+    row: StiffnessRow, rest_voronoi_lengths: NDArray[np.float64],
+    shear_matrix: NDArray[np.float64], bend_matrix: NDArray[np.float64],
+) -> float:
+    """:func:`twist_dependent_stiffness` of one coupling row (:func:`stiffness_row`)."""
+    (area, E_slope, G_slope, bend_rigidity_slope, twist_rigidity_slope, E_quad,
+     twist_rigidity_quad, printed_shear_matrix, printed_bend_matrix,
+     printed_voronoi_lengths) = row
     smallest = np.inf
     for e in range(kappa_h_elements.shape[0]):
         k = kappa_h_elements[e]
@@ -520,22 +557,43 @@ def auxetic_update(
 
     Returns the smallest stiffness written (callers check it is > 0).
     """
-    kappa_vor = c.kappa_vor[i]
-    kappa_elem = c.kappa_elem[i]
-    kappa_min = c.kappa_min[i]
-    kappa_max = c.kappa_max[i]
+    return update_of_rows(  # type: ignore[no-any-return]
+        rotation_vectors, twist_row(c, i), rest_length_row(c, i), stiffness_row(c, i),
+        filter_blend, rest_lengths, rest_voronoi_lengths, shear_matrix, bend_matrix,
+    )
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def twist_row(c: CouplingTable, i: int) -> TwistRow:
+    """Row ``i`` of ``c`` as the twist strain (Eq. 3-4) reads and writes it."""
+    return TwistRow(c.kappa_vor_raw[i], c.kappa_vor[i], c.kappa_vor_clipped[i], c.kappa_elem[i],
+                    c.kappa_elem_clipped[i], c.printed_voronoi[i], c.handedness[i],
+                    c.kappa_min[i], c.kappa_max[i])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def update_of_rows(
+    rotation_vectors: NDArray[np.float64], twist: TwistRow, rest: RestLengthRow,
+    stiffness: StiffnessRow, filter_blend: float, rest_lengths: NDArray[np.float64],
+    rest_voronoi_lengths: NDArray[np.float64], shear_matrix: NDArray[np.float64],
+    bend_matrix: NDArray[np.float64],
+) -> float:
+    """:func:`auxetic_update` of one coupling row read by :func:`twist_row`,
+    :func:`rest_length_row` and :func:`stiffness_row`.  A caller that loops over the table's
+    rows builds the three in its loop and calls this: a kernel that takes the table and uses
+    it after a loop reference-counts each of the table's 45 arrays per call
+    (:class:`~hsa_elastica.physics.tables.TwistRow`)."""
+    (raw, kappa_vor, vor_clipped, kappa_elem, elem_clipped, printed_voronoi, handedness,
+     kappa_min, kappa_max) = twist
     if filter_blend < 0.0:
-        handed_twist_from_rotation(rotation_vectors, c.printed_voronoi[i], c.handedness[i],
-                                   kappa_vor)
+        handed_twist_from_rotation(rotation_vectors, printed_voronoi, handedness, kappa_vor)
     else:
-        handed_twist_from_rotation(rotation_vectors, c.printed_voronoi[i], c.handedness[i],
-                                   c.kappa_vor_raw[i])
-        low_pass(c.kappa_vor_raw[i], filter_blend, kappa_vor)
+        handed_twist_from_rotation(rotation_vectors, printed_voronoi, handedness, raw)
+        low_pass(raw, filter_blend, kappa_vor)
     average_to_elements(kappa_vor, kappa_elem)
-    auxetic_rest_lengths(kappa_elem, c, i, rest_lengths, rest_voronoi_lengths)
-    clip_strain(kappa_elem, kappa_min, kappa_max, c.kappa_elem_clipped[i])
-    clip_strain(kappa_vor, kappa_min, kappa_max, c.kappa_vor_clipped[i])
-    return twist_dependent_stiffness(  # type: ignore[no-any-return]
-        c.kappa_elem_clipped[i], c.kappa_vor_clipped[i], c, i, rest_voronoi_lengths,
-        shear_matrix, bend_matrix,
+    rest_lengths_of_row(kappa_elem, rest, rest_lengths, rest_voronoi_lengths)
+    clip_strain(kappa_elem, kappa_min, kappa_max, elem_clipped)
+    clip_strain(kappa_vor, kappa_min, kappa_max, vor_clipped)
+    return stiffness_of_row(  # type: ignore[no-any-return]
+        elem_clipped, vor_clipped, stiffness, rest_voronoi_lengths, shear_matrix, bend_matrix,
     )

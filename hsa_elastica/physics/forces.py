@@ -9,8 +9,9 @@ calls the operators of an :class:`~hsa_elastica.robots.builders.HSASimulator`:
    kernel :func:`~hsa_elastica.physics.actuation.rotate_about_own_axis`) and the rod-end
    constraints of the single-rod experiments (fixed end, distal twist lock, free-twist base;
    :func:`constrain_end`);
-2. the auxetic rest configuration (Eq. 2-5; :func:`apply_couplings`, kernel
-   :func:`~hsa_elastica.physics.auxetic_law.auxetic_update`);
+2. the auxetic rest configuration (Eq. 2-5; :func:`apply_couplings`: the sequence of
+   :func:`~hsa_elastica.physics.auxetic_law.auxetic_update` on each row's records,
+   :func:`~hsa_elastica.physics.auxetic_law.update_of_rows`);
 3. the rods' internal forces and torques (:mod:`hsa_elastica.physics.rod_kernels`);
 4. the forcings and connections in FIFO order: platform joints (Eq. 6-7, kernels of
    :mod:`hsa_elastica.physics.joints`), gravity (PyElastica's kernel), point forces and base
@@ -50,9 +51,12 @@ from elastica.external_forces import GravityForces
 
 from hsa_elastica.physics.actuation import free_twist_director, remove_twist, rotate_about_own_axis
 from hsa_elastica.physics.auxetic_law import (
-    auxetic_update,
     handed_twist_from_rotation,
     reciprocal_twist_couple,
+    rest_length_row,
+    stiffness_row,
+    twist_row,
+    update_of_rows,
 )
 from hsa_elastica.physics.compiled_laws import apply_laws
 from hsa_elastica.physics.compression_law import compression_law_forces, compression_row
@@ -107,7 +111,7 @@ def initialize_couplings(
     program: NDArray[np.int64], c: CouplingTable, t: float, rotation: NDArray[np.float64]
 ) -> None:
     """First application of the couplings of ``program`` not applied yet: the twist filter
-    starts from the present strain (Eq. 4 from ``rotation``, see :func:`_coupling`) at
+    starts from the present strain (Eq. 4 from ``rotation``, see :func:`apply_couplings`) at
     time ``t`` [s].  Kept out of :func:`apply_couplings`: a cold branch there costs ~0.3 us per
     call in numba's generated code."""
     nv = c.printed_voronoi.shape[1]
@@ -124,51 +128,47 @@ def initialize_couplings(
             c.initialized[i] = 1
 
 
-@njit(cache=True, inline="always")  # type: ignore[misc]
-def _coupling(
-    c: CouplingTable, i: int, t: float, rod: RodBlockArrays, rotation: NDArray[np.float64]
-) -> float:
-    """``AuxeticCoupling.apply_forces`` on coupling ``i`` of the table (its rod's slice of the
-    block) at time ``t`` [s]; returns the smallest stiffness written (the caller checks > 0).
-    ``rotation`` (3, Voronoi entries of the block) holds ``log(Q_{k+1} Q_k^T)`` [rad] of the
-    present directors (:func:`~hsa_elastica.physics.rod_kernels.rotation_log_inplace`).  The
-    coupling must have been initialised (:func:`initialize_couplings`).  Inlined into
-    :func:`apply_couplings`."""
-    ne = c.printed_lengths.shape[1]
-    nv = c.printed_voronoi.shape[1]
-    e0 = c.elem_start[i]
-    v0 = c.vor_start[i]
-    blend = -1.0
-    if c.filter_time[i] > 0.0:
-        blend = 1.0 - math.exp(-max(t - c.last_time[i], 0.0) / c.filter_time[i])
-    c.last_time[i] = t
-    return auxetic_update(  # type: ignore[no-any-return]
-        rotation[:, v0 : v0 + nv], c, i, blend, rod.rest_lengths[e0 : e0 + ne],
-        rod.rest_voronoi_lengths[v0 : v0 + nv], rod.shear_matrix[:, :, e0 : e0 + ne],
-        rod.bend_matrix[:, :, v0 : v0 + nv],
-    )
-
-
 @njit(cache=True)  # type: ignore[misc]
 def apply_couplings(
     program: NDArray[np.int64], c: CouplingTable, t: float, rod: RodBlockArrays,
     rotation: NDArray[np.float64], status: NDArray[np.float64],
 ) -> bool:
-    """``AuxeticCoupling.apply_forces`` (:func:`_coupling`) on every coupling row of ``program`` in its order, in one call
-    (the table and the rod block are passed once per evaluation, not once per coupling: each
-    call of a kernel with a record argument reference-counts every array of the record).
-    Returns False at the first non-positive stiffness, with ``status`` = (``STATUS_STIFFNESS``,
-    the coupling, the smallest stiffness, ``t``)."""
+    """``AuxeticCoupling.apply_forces`` on every coupling row of ``program`` in its order, in
+    one call, at time ``t`` [s]: :func:`~hsa_elastica.physics.auxetic_law.update_of_rows` on
+    the row's rod slice of the block, ``rotation`` (3, Voronoi entries of the block) holding
+    ``log(Q_{k+1} Q_k^T)`` [rad] of the present directors
+    (:func:`~hsa_elastica.physics.rod_kernels.rotation_log_inplace`); the couplings must have
+    been initialised (:func:`initialize_couplings`).  The row's records are read here, in the
+    loop, and the table passed once per evaluation, not once per coupling (a kernel given a
+    record reference-counts its arrays; :class:`~hsa_elastica.physics.tables.TwistRow`).
+    Returns False at the first non-positive stiffness, with ``status`` =
+    (``STATUS_STIFFNESS``, the coupling, the smallest stiffness, ``t``)."""
+    ne = c.printed_lengths.shape[1]
+    nv = c.printed_voronoi.shape[1]
     for p in range(program.shape[0]):
-        if program[p, 0] == OP_COUPLING:
-            i = program[p, 1]
-            smallest = _coupling(c, i, t, rod, rotation)
-            if not smallest > 0.0:
-                status[0] = STATUS_STIFFNESS
-                status[1] = i
-                status[2] = smallest
-                status[3] = t
-                return False
+        if program[p, 0] != OP_COUPLING:
+            continue
+        i = program[p, 1]
+        e0 = c.elem_start[i]
+        v0 = c.vor_start[i]
+        filter_time = c.filter_time[i]
+        last = c.last_time[i]
+        c.last_time[i] = t  # before the rows: the creep and the play read this evaluation's time
+        twist, rest, stiffness = twist_row(c, i), rest_length_row(c, i), stiffness_row(c, i)
+        blend = -1.0
+        if filter_time > 0.0:
+            blend = 1.0 - math.exp(-max(t - last, 0.0) / filter_time)
+        smallest = update_of_rows(
+            rotation[:, v0 : v0 + nv], twist, rest, stiffness, blend,
+            rod.rest_lengths[e0 : e0 + ne], rod.rest_voronoi_lengths[v0 : v0 + nv],
+            rod.shear_matrix[:, :, e0 : e0 + ne], rod.bend_matrix[:, :, v0 : v0 + nv],
+        )
+        if not smallest > 0.0:
+            status[0] = STATUS_STIFFNESS
+            status[1] = i
+            status[2] = smallest
+            status[3] = t
+            return False
     return True
 
 

@@ -49,10 +49,10 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.params import MAX_PLAY_WIDTH, invalid_parameter, is_finite_number
-from hsa_elastica.physics.tables import CouplingTable
+from hsa_elastica.physics.tables import CouplingTable, PlayRow
 
-__all__ = ["play", "play_output", "advance_play", "hysteretic_twist", "settle_play",
-           "check_hysteresis"]
+__all__ = ["play", "play_output", "play_clock", "advance_play_arrays", "advance_play",
+           "hysteretic_input", "play_row", "hysteretic_twist", "settle_play", "check_hysteresis"]
 
 
 def check_hysteresis(owner: str, width: Any, weight: Any, reciprocal: Any = False) -> None:
@@ -92,8 +92,47 @@ def play_output(
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
+def play_clock(c: CouplingTable, i: int) -> int:
+    """The play clock of row ``i`` of ``c`` at an evaluation at ``c.last_time[i]`` (set by the
+    caller), advanced; returns what :func:`advance_play_arrays` does with the row's arrays:
+    0 nothing (a frozen row, the static solver, reads the memory and writes nothing), 1 the
+    output at the latest evaluation only (a later evaluation at the same time keeps ``F``), 2
+    also ``F`` from the same memory (a time earlier than the last one: a step taken again in
+    halves), 3 first the memory from the latest output of the earlier time, then both (the
+    first evaluation at a later time; ``c.play_last[i]`` becomes that time)."""
+    if c.play_frozen[i] != 0:
+        return 0
+    now = c.last_time[i]
+    last = c.play_last[i]
+    if now == last:
+        return 1
+    c.play_last[i] = now
+    return 3 if now > last else 2
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def advance_play_arrays(clock: int, memory: NDArray[np.float64], trial: NDArray[np.float64],
+                        x: NDArray[np.float64], width: float) -> None:
+    """The play's arrays of one row at the element inputs ``x`` [rad/m] as ``clock`` says
+    (:func:`play_clock`): ``trial[:n]`` the play's output ``F`` of this time, ``trial[n:]``
+    its output at this (the latest) evaluation, ``memory`` the memory [rad/m]."""
+    n = x.shape[0]
+    if clock == 0:
+        return
+    if clock == 3:
+        for k in range(n):
+            memory[k] = trial[n + k]
+    if clock >= 2:
+        for k in range(n):
+            trial[k] = play(memory[k], x[k], width)
+    for k in range(n):
+        trial[n + k] = play(memory[k], x[k], width)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def advance_play(c: CouplingTable, i: int, x: NDArray[np.float64]) -> None:
-    """The play of row ``i`` of ``c`` at this evaluation, the element inputs ``x`` [rad/m].
+    """The play of row ``i`` of ``c`` at this evaluation, the element inputs ``x`` [rad/m]
+    (:func:`play_clock`, then :func:`advance_play_arrays`).
 
     ``c.play_trial[i]`` holds two rows of ``n`` elements: ``[:n]`` the play's output ``F``
     of this time, ``[n:]`` its output at the latest evaluation.  At the first evaluation at a
@@ -103,41 +142,43 @@ def advance_play(c: CouplingTable, i: int, x: NDArray[np.float64]) -> None:
     integrator corrects it, :func:`settle_play`).  An evaluation at an earlier time (a step
     taken again in halves) computes ``F`` again from the same memory.  A frozen row
     (``play_frozen``, the static solver) reads the memory and writes nothing."""
-    if c.play_frozen[i] != 0:
-        return
-    now = c.last_time[i]
-    last = c.play_last[i]
-    memory = c.play[i]
-    buf = c.play_trial[i]
-    n = x.shape[0]
-    width = c.play_width[i]
-    if now != last:
-        if now > last:
-            for k in range(n):
-                memory[k] = buf[n + k]
-        c.play_last[i] = now
-        for k in range(n):
-            buf[k] = play(memory[k], x[k], width)
-    for k in range(n):
-        buf[n + k] = play(memory[k], x[k], width)
+    memory, trial, width = c.play[i], c.play_trial[i], c.play_width[i]
+    advance_play_arrays(play_clock(c, i), memory, trial, x, width)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def hysteretic_input(x: float, weight: float, frozen: int, width: float, memory: float,
+                     trial: float) -> tuple[float, float]:
+    """``(y, dy/dx)`` of one element at the input ``x`` [rad/m], its play's ``memory`` and
+    ``trial`` (its ``F`` of this time) [rad/m], the play's ``weight``, ``width`` and
+    ``frozen`` flag (:class:`~hsa_elastica.physics.tables.PlayRow`): the twist strain the
+    rest-length law sees.  A frozen row (the static solver): :func:`play_output` from the
+    memory (the play's slope, 1 - w inside, 1 sliding).  A dynamic row: ``x + w (F - x)``
+    with the play output ``F`` of this time (:func:`advance_play`; the exact play at the
+    explicit steppers' single evaluation), slope ``1 - w``.  With the law off (``weight =
+    0``) ``(x, 1)``."""
+    if weight == 0.0:
+        return x, 1.0
+    if frozen != 0:
+        return play_output(memory, x, width, weight)  # type: ignore[no-any-return]
+    return x + weight * (trial - x), 1.0 - weight
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def play_row(c: CouplingTable, i: int) -> PlayRow:
+    """Row ``i`` of ``c``'s play, its clock advanced (:func:`play_clock`) when the law is on."""
+    weight = c.play_weight[i]
+    return PlayRow(c.play[i], c.play_trial[i], c.play_width[i], weight, c.play_frozen[i],
+                   play_clock(c, i) if weight != 0.0 else 0)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
 def hysteretic_twist(c: CouplingTable, i: int, e: int, x: float) -> tuple[float, float]:
-    """``(y, dy/dx)`` of element ``e`` of row ``i`` of ``c`` at the input ``x`` [rad/m]: the
-    twist strain the rest-length law sees.  A frozen row (the static solver):
-    :func:`play_output` from the memory (the play's slope, 1 - w inside, 1 sliding).  A
-    dynamic row: ``x + w (F - x)`` with the play output ``F`` of this time
-    (:func:`advance_play`; the exact play at the explicit steppers' single evaluation),
-    slope ``1 - w``.  With the law off (``play_weight = 0``) ``(x, 1)``."""
-    weight = c.play_weight[i]
-    if weight == 0.0:
-        return x, 1.0
-    if c.play_frozen[i] != 0:
-        return play_output(  # type: ignore[no-any-return]
-            c.play[i][e], x, c.play_width[i], weight
-        )
-    return x + weight * (c.play_trial[i][e] - x), 1.0 - weight
+    """:func:`hysteretic_input` of element ``e`` of row ``i`` of ``c`` at the input ``x``
+    [rad/m] (the row's clock not advanced)."""
+    return hysteretic_input(  # type: ignore[no-any-return]
+        x, c.play_weight[i], c.play_frozen[i], c.play_width[i], c.play[i][e], c.play_trial[i][e]
+    )
 
 
 @njit(cache=True)  # type: ignore[misc]

@@ -18,6 +18,10 @@ __all__ = [
     "RodBlockArrays",
     "BodyBlockArrays",
     "CouplingTable",
+    "TwistRow",
+    "PlayRow",
+    "RestLengthRow",
+    "StiffnessRow",
     "JointTable",
     "MotorTable",
     "RodDamperTable",
@@ -199,6 +203,65 @@ class CouplingTable(NamedTuple):
     play_trial: NDArray[np.float64]  # (n, 2 ne) state: the play's branch of this time, then its
     # output at the latest evaluation [rad/m] (physics/hysteresis.advance_play)
 
+
+
+# One row of the coupling table as the laws' loops read it: views of the row's arrays and its
+# scalars, taken from the table at the top of a kernel (``auxetic_law.rest_length_row`` /
+# ``stiffness_row``).  A kernel that still uses the 45-array table after a loop pays a
+# reference count on each of its arrays per call (numba prunes the counts only where the
+# table's last use comes before the loops): 0.5 us per coupling row, measured.
+
+
+class TwistRow(NamedTuple):
+    """The twist strain of one coupling row (Eq. 3-4): its arrays [rad/m] and constants."""
+
+    kappa_vor_raw: NDArray[np.float64]  # (nv,) unfiltered strain (with the twist filter)
+    kappa_vor: NDArray[np.float64]  # (nv,)
+    kappa_vor_clipped: NDArray[np.float64]  # (nv,)
+    kappa_elem: NDArray[np.float64]  # (ne,)
+    kappa_elem_clipped: NDArray[np.float64]  # (ne,)
+    printed_voronoi: NDArray[np.float64]  # (nv,) m
+    handedness: float
+    kappa_min: float  # rad/m, clip range of the stiffness law
+    kappa_max: float
+
+
+class PlayRow(NamedTuple):
+    """The hysteresis play of one coupling row (``physics/hysteresis.py``)."""
+
+    memory: NDArray[np.float64]  # (ne,) the play's memory m [rad/m]
+    trial: NDArray[np.float64]  # (2 ne,) F of this time, then the output at the latest evaluation
+    width: float  # rad/m
+    weight: float  # -, 0 = off
+    frozen: int  # 1: the memory is a given state (the static solver)
+    clock: int  # what this evaluation does with the arrays (hysteresis.play_clock)
+
+
+class RestLengthRow(NamedTuple):
+    """The rest-length law of one coupling row (Eq. 2-3, the creep, the play)."""
+
+    eps: NDArray[np.float64]  # (ne,) out: the law's instantaneous strain [-]
+    printed_lengths: NDArray[np.float64]  # (ne,) m
+    eps_creep: NDArray[np.float64]  # (ne,) state: creep part of the rest strain [-]
+    law: tuple[float, float, float, float, float, float, float]  # auxetic_law.rest_law
+    creep_fraction: float  # -, 0 = off
+    creep_blend: float  # -, this evaluation's creep blend (auxetic_law.creep_blend)
+    play: PlayRow
+
+
+class StiffnessRow(NamedTuple):
+    """The stiffness law of one coupling row (Eq. 5) and the printed geometry it scales."""
+
+    area: float  # m^2
+    E_slope: float
+    G_slope: float
+    bend_slope: float
+    twist_slope: float
+    E_quad: float
+    twist_quad: float
+    printed_shear: NDArray[np.float64]  # (3, 3, ne) N
+    printed_bend: NDArray[np.float64]  # (3, 3, nv) N m^2
+    printed_voronoi: NDArray[np.float64]  # (nv,) m
 
 class JointTable(NamedTuple):
     node: NDArray[np.int64]  # rod node index in the block
