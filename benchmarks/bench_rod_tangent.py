@@ -123,7 +123,7 @@ def _table(b: RodBlockArrays) -> CouplingTable:
         printed_voronoi=b.rest_voronoi_lengths.copy()[None],
         printed_shear=b.shear_matrix.copy()[None], printed_bend=b.bend_matrix.copy()[None],
         **{f: np.zeros((1, nv)) for f in ("kappa_vor_raw", "kappa_vor", "kappa_vor_clipped", "couple")},
-        **{f: np.zeros((1, N_ELEMS)) for f in ("kappa_elem", "kappa_elem_clipped", "eps", "play", "play_trial")},
+        **{f: np.zeros((1, N_ELEMS)) for f in ("kappa_elem", "kappa_elem_clipped", "eps", "eps_creep", "play", "play_trial")},
     )
 
 
