@@ -15,7 +15,7 @@ increments (notation of :mod:`hsa_elastica.physics.rod_tangent`, Eq. 1-9; ``h`` 
   (:func:`~hsa_elastica.physics.auxetic_law.rest_strain_slope`, the rounded clip's slope);
   ``rv_j = (l0_j + l0_{j+1}) / 2``; with hysteresis (11') the law's input is the play's
   ``y(ke_e)`` and ``dl0_e = eps'(y) y'(ke_e) pl_e dke_e``
-  (:func:`~hsa_elastica.physics.hysteresis.hysteretic_twist`: ``y' = 1 - w`` inside the play,
+  (:func:`~hsa_elastica.physics.hysteresis.hysteretic_input`: ``y' = 1 - w`` inside the play,
   1 while it slides, the memory held as the static solver holds it);
 * (12) ``S_xx = S_yy = S0 + alpha_c G' A kc``, ``S_zz = S0 + E' A kc + E'' A kc^2`` with
   ``kc = clip(ke, kappa_min, kappa_max)`` (slope 1 inside the range, 0 outside);
@@ -46,12 +46,13 @@ from numba import njit
 from numpy.typing import NDArray
 
 from hsa_elastica.physics.auxetic_law import ALPHA_C, rest_law, rest_strain_slope
-from hsa_elastica.physics.hysteresis import hysteretic_twist
+from hsa_elastica.physics.hysteresis import hysteretic_input
 from hsa_elastica.physics.rod_tangent import HALF_BANDWIDTH, RodTangentState, voronoi_curvature
 from hsa_elastica.physics.tables import CouplingTable
 from hsa_elastica.physics.variational_rod import log_map_jacobian
 
-__all__ = ["AuxeticTangentWork", "auxetic_tangent_work", "auxetic_tangent_band", "rest_slopes"]
+__all__ = ["AuxeticTangentWork", "auxetic_tangent_work", "auxetic_tangent_band", "rest_slopes",
+           "rest_slopes_of", "slope_coefficients"]
 
 
 class AuxeticTangentWork(NamedTuple):
@@ -85,9 +86,12 @@ def _voronoi_sensitivities(
     rot = work.mat[0]
     m_log = work.mat[1]
     theta = work.vec[1]
+    # the table read before the loop (docs/architecture.md, "Rules for physics code")
     kmin = c.kappa_min[i]
     kmax = c.kappa_max[i]
     h = c.handedness[i]
+    kappa_vor, printed_voronoi = c.kappa_vor[i], c.printed_voronoi[i]
+    bend_slope, twist_slope, twist_quad = c.bend_slope[i], c.twist_slope[i], c.twist_quad[i]
     for j in range(rod.rest_voronoi_lengths.shape[0]):
         rv = rod.rest_voronoi_lengths[j]
         voronoi_curvature(q, j, rv, rot, theta)
@@ -100,11 +104,11 @@ def _voronoi_sensitivities(
         cb = _mv(B, j, qv)
         bk = _mv(B, j, kap)
         # dB_aa/dkv (Eq. 12, clipped) and dB_zz/drv
-        inside = 1.0 if kmin < c.kappa_vor[i][j] < kmax else 0.0
-        kvc = min(max(c.kappa_vor[i][j], kmin), kmax)
-        pv = c.printed_voronoi[i][j]
-        db_dk = (inside * c.bend_slope[i], inside * c.bend_slope[i],
-                 inside * (c.twist_slope[i] + 2.0 * c.twist_quad[i] * kvc) * rv / pv)
+        inside = 1.0 if kmin < kappa_vor[j] < kmax else 0.0
+        kvc = min(max(kappa_vor[j], kmin), kmax)
+        pv = printed_voronoi[j]
+        db_dk = (inside * bend_slope, inside * bend_slope,
+                 inside * (twist_slope + 2.0 * twist_quad * kvc) * rv / pv)
         bzz_rv = B[2, 2, j] / rv
         for r in range(3):
             # da/drv (with B_zz(rv)) and da/dkv (Eq. 14)
@@ -121,7 +125,7 @@ def _voronoi_sensitivities(
                                    + rv * ic * (kap[r1] * gz[r2] - kap[r2] * gz[r1]))
             work.kv_a[3 + r, j] = rv * ic * (kap[r1] * gk[r2] - kap[r2] * gk[r1])
         log_map_jacobian(theta[0], theta[1], theta[2], m_log)
-        f = -h / c.printed_voronoi[i][j]
+        f = -h / printed_voronoi[j]
         for s in range(3):
             mr = m_log[2, 0] * rot[0, s] + m_log[2, 1] * rot[1, s] + m_log[2, 2] * rot[2, s]
             work.z[s, j] = -f * mr  # w_j
@@ -147,22 +151,44 @@ def _len(x: NDArray[np.float64], k: int) -> float:
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
+def slope_coefficients(c: CouplingTable, i: int) -> tuple[float, float, float, float, float, float]:
+    """Row ``i``'s stiffness-law coefficients the slopes read, ``(kappa_min, kappa_max, area,
+    G_slope, E_slope, E_quad)`` (:func:`rest_slopes_of`)."""
+    return (c.kappa_min[i], c.kappa_max[i], c.area[i], c.G_slope[i], c.E_slope[i], c.E_quad[i])
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
+def rest_slopes_of(
+    ke: float, law: tuple[float, float, float, float, float, float, float],
+    play: tuple[float, int, float], memory: float, trial: float, printed_length: float,
+    coefficients: tuple[float, float, float, float, float, float],
+) -> tuple[float, tuple[float, float, float]]:
+    """How an element's rest state moves with its handed twist strain ``ke`` [rad/m] (``law``
+    = :func:`~hsa_elastica.physics.auxetic_law.rest_law`, ``play`` = the play's ``(weight,
+    frozen, width)`` with the element's ``memory`` and ``trial`` [rad/m], its printed length
+    [m], the :func:`slope_coefficients`): ``d l0_e / d ke_e`` [m^2/rad] (Eq. 11, through the
+    hysteresis play, Eq. 11') and the diagonal ``d S_aa / d ke_e`` [N m/rad] (Eq. 12, 0 where
+    the stiffness law is clipped).  Scalars only: the element loops call it per element."""
+    y, dy = hysteretic_input(ke, play[0], play[1], play[2], memory, trial)
+    dl0 = rest_strain_slope(y, *law) * dy * printed_length
+    kmin, kmax, area, G_slope, E_slope, E_quad = coefficients
+    inside = 1.0 if kmin < ke < kmax else 0.0
+    kc = min(max(ke, kmin), kmax)
+    dxy = inside * ALPHA_C * G_slope * area
+    return dl0, (dxy, dxy, inside * (E_slope + 2.0 * E_quad * kc) * area)
+
+
+@njit(cache=True, inline="always")  # type: ignore[misc]
 def rest_slopes(
     c: CouplingTable, i: int, e: int,
     law: tuple[float, float, float, float, float, float, float],
 ) -> tuple[float, tuple[float, float, float]]:
-    """How element ``e``'s rest state moves with its handed twist strain ``ke_e`` (row ``i`` of
-    the coupling table, ``law`` = :func:`~hsa_elastica.physics.auxetic_law.rest_law` of it):
-    ``d l0_e / d ke_e`` [m^2/rad] (Eq. 11, through the hysteresis play, Eq. 11') and the
-    diagonal ``d S_aa / d ke_e`` [N m/rad] (Eq. 12, 0 where the stiffness law is clipped)."""
-    ke = c.kappa_elem[i][e]
-    y, dy = hysteretic_twist(c, i, e, ke)
-    dl0 = rest_strain_slope(y, *law) * dy * c.printed_lengths[i][e]
-    inside = 1.0 if c.kappa_min[i] < ke < c.kappa_max[i] else 0.0
-    kc = min(max(ke, c.kappa_min[i]), c.kappa_max[i])
-    area = c.area[i]
-    dxy = inside * ALPHA_C * c.G_slope[i] * area
-    return dl0, (dxy, dxy, inside * (c.E_slope[i] + 2.0 * c.E_quad[i] * kc) * area)
+    """:func:`rest_slopes_of` of element ``e`` of row ``i`` of the coupling table (``law`` =
+    :func:`~hsa_elastica.physics.auxetic_law.rest_law` of it)."""
+    return rest_slopes_of(  # type: ignore[no-any-return]
+        c.kappa_elem[i][e], law, (c.play_weight[i], c.play_frozen[i], c.play_width[i]),
+        c.play[i][e], c.play_trial[i][e], c.printed_lengths[i][e], slope_coefficients(c, i),
+    )
 
 
 @njit(cache=True)  # type: ignore[misc]
@@ -173,7 +199,11 @@ def _element_responses(
     node e, element e, node e+1, element e+1)."""
     x = rod.position
     n = rod.rest_lengths.shape[0]
+    # the table read before the loop (docs/architecture.md, "Rules for physics code")
     law = rest_law(c, i)
+    kappa_elem, printed, memory, trial = c.kappa_elem[i], c.printed_lengths[i], c.play[i], c.play_trial[i]
+    play = (c.play_weight[i], c.play_frozen[i], c.play_width[i])
+    coefficients = slope_coefficients(c, i)
     ve = work.ve
     for e in range(n):
         q = rod.director
@@ -185,7 +215,8 @@ def _element_responses(
         s = (qd[0] / l0, qd[1] / l0, qd[2] / l0)
         rr = (s[0] - rod.rest_sigma[0, e], s[1] - rod.rest_sigma[1, e],
               s[2] - 1.0 - rod.rest_sigma[2, e])
-        dl0, ds = rest_slopes(c, i, e, law)
+        dl0, ds = rest_slopes_of(kappa_elem[e], law, play, memory[e], trial[e], printed[e],
+                                 coefficients)
         dil = length / l0
         # stress-space response g = (n - S s) dl0 / l + dS r / e  (force: Q^T g)
         g = work.vec[0]
