@@ -12,7 +12,7 @@ one-row table):
   into an axial strain ``eps = clip(C_eps * avg, eps_min, eps_max)`` (:func:`rest_strain`; an
   optional quadratic term ``C_eps2``);
 * Eq. 2 -- ``rest = (1 + eps) * printed`` and the rest Voronoi lengths
-  (:func:`auxetic_rest_lengths`);
+  (:func:`rest_lengths_of_row`);
 * Eq. 5 -- stiffnesses linear (optionally quadratic) in the clipped twist strain, and the twist
   rigidity scaled by ``rest_voronoi / printed_voronoi`` (:func:`twist_dependent_stiffness`);
 * optional creep of the rest strain (not in the paper): ``eps_rest = eps + eps_c`` with
@@ -50,7 +50,6 @@ __all__ = [
     "handed_twist_from_rotation",
     "average_to_elements",
     "clip_strain",
-    "auxetic_rest_lengths",
     "rest_length_row",
     "rest_lengths_of_row",
     "rest_strain",
@@ -235,17 +234,6 @@ def rest_length_row(c: CouplingTable, i: int) -> RestLengthRow:
     return RestLengthRow(c.eps[i], c.printed_lengths[i], c.eps_creep[i], rest_law(c, i),
                          fraction, creep_blend(c, i) if fraction != 0.0 else 0.0,
                          play_row(c, i))
-
-
-@njit(cache=True, inline="always")  # type: ignore[misc]
-def auxetic_rest_lengths(
-    kappa_h_elements: NDArray[np.float64], c: CouplingTable, i: int,
-    rest_lengths: NDArray[np.float64], rest_voronoi_lengths: NDArray[np.float64],
-) -> None:
-    """Rest-length law, Eq. 2-3, of row ``i`` of the coupling table ``c``, written in place
-    (:func:`rest_lengths_of_row` of :func:`rest_length_row`)."""
-    rest_lengths_of_row(kappa_h_elements, rest_length_row(c, i), rest_lengths,
-                        rest_voronoi_lengths)
 
 
 @njit(cache=True, inline="always")  # type: ignore[misc]
@@ -549,7 +537,7 @@ def auxetic_update(
     ``c.kappa_vor[i]`` [rad/m]; with ``filter_blend < 0`` unfiltered, else through
     :func:`low_pass` of the raw strain in ``c.kappa_vor_raw[i]`` with that blend) -> element
     average (Eq. 3, ``c.kappa_elem[i]``) -> rest lengths and rest Voronoi lengths (Eq. 2,
-    :func:`auxetic_rest_lengths`, ``c.eps[i]``) -> both strains clipped to
+    :func:`rest_lengths_of_row`, ``c.eps[i]``) -> both strains clipped to
     ``[kappa_min, kappa_max]`` -> stiffness law and twist-rigidity scaling (Eq. 5,
     :func:`twist_dependent_stiffness`).  Writes the rod's ``rest_lengths``,
     ``rest_voronoi_lengths`` [m] and the diagonals of ``shear_matrix`` [N] / ``bend_matrix``
