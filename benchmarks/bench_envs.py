@@ -188,25 +188,34 @@ def run_episodes(name: str, disc: str, n_episodes: int, repeat: int = 3) -> list
 
 def _loops() -> tuple[Any, Any, Any, Any]:
     """Compiled loops of ``n`` calls: the force evaluation, the pose update, the band solve,
-    PyElastica's internal forces and torques of one rod."""
+    PyElastica's internal forces and torques of one rod.  The loops borrow their records as
+    the integrator's kernel does (:func:`~hsa_elastica.physics.borrow.borrowed`), so each
+    piece costs what it costs inside a step."""
     from elastica.rod.cosserat_rod import _compute_internal_forces, _compute_internal_torques
     from numba import njit
 
     from hsa_elastica.engines.implicit_kernels import dynamic_forces, set_pose
     from hsa_elastica.engines.statics_linalg import bordered_solve
+    try:
+        from hsa_elastica.physics.borrow import borrowed
+    except ImportError:  # a checkout whose engines count references: count them here too
+        borrowed = njit(lambda records: records)
 
     @njit  # type: ignore[misc]
     def forces(n, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def]
+        ang, rat, v, model, terms, f, m = borrowed((ang, rat, v, model, terms, f, m))
         for _ in range(n):
             dynamic_forces(0.1, ang, rat, v, model, terms, f, m)
 
     @njit  # type: ignore[misc]
     def pose(n, x, q0, model, terms, buf):  # type: ignore[no-untyped-def]
+        x, q0, model, terms, buf = borrowed((x, q0, model, terms, buf))
         for _ in range(n):
             set_pose(x, q0, model.rod, model.body, terms.unknowns, buf.pose)
 
     @njit  # type: ignore[misc]
     def solve(n, lu, r, dx, work):  # type: ignore[no-untyped-def]
+        lu, r, dx, work = borrowed((lu, r, dx, work))
         for _ in range(n):
             bordered_solve(lu, r, dx, work)
 

@@ -24,6 +24,10 @@ up exactly to the whole (their memory traffic overlaps differently in one loop).
 ``PYTHONPATH`` pointing at another checkout to time that checkout's kernels (the script uses
 only names present before and after the evaluation was made cheaper).
 
+The loops borrow their records (:func:`~hsa_elastica.physics.borrow.borrowed`) as the
+engines' kernels do, so a part costs here what it costs inside a step; with ``PYTHONPATH`` at a
+checkout whose engines count the records' references, the loops count them too.
+
 The loops here are compiled on each run (not cached): numba keys a cached kernel on its own
 file only, so a cached loop would keep the package's kernels as they were when it was first
 compiled (the package's own cache is kept in step by ``hsa_elastica.kernel_cache``).
@@ -60,6 +64,12 @@ from hsa_elastica.physics.rod_kernels import (
     internal_torques_inplace,
     rotation_log_inplace,
 )
+try:
+    from hsa_elastica.physics.borrow import borrowed
+except ImportError:  # a checkout whose engines count references: count them here too
+    @njit  # type: ignore[misc]
+    def borrowed(records):  # type: ignore[no-untyped-def]
+        return records
 from hsa_elastica.physics.tables import (
     OP_GRAVITY_BODY,
     OP_GRAVITY_ROD,
@@ -72,12 +82,14 @@ from hsa_elastica.physics.tables import (
 
 @njit  # type: ignore[misc]
 def _dynamic(n, ang, rat, v, model, terms, f, m):  # type: ignore[no-untyped-def]
+    ang, rat, v, model, terms, f, m = borrowed((ang, rat, v, model, terms, f, m))
     for _ in range(n):
         dynamic_forces(0.1, ang, rat, v, model, terms, f, m)
 
 
 @njit  # type: ignore[misc]
 def _evaluate(n, ang, model, sync, values):  # type: ignore[no-untyped-def]
+    ang, model, sync, values = borrowed((ang, model, sync, values))
     rod, body, tb, work, status = model
     forcings = ForcingTables(tb.rod_gravity, tb.body_gravity, tb.loads, tb.compression,
                              tb.contacts, tb.laws)
@@ -89,6 +101,7 @@ def _evaluate(n, ang, model, sync, values):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _values(n, ang, model):  # type: ignore[no-untyped-def]
+    ang, model = borrowed((ang, model))
     rod, body, tb, _, _ = model
     motors, ends, program = tb.motors, tb.ends, tb.values_program
     for _ in range(n):
@@ -97,6 +110,7 @@ def _values(n, ang, model):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _rotation_log(n, model):  # type: ignore[no-untyped-def]
+    model = borrowed(model)
     rod, _, _, work, _ = model
     for _ in range(n):
         rotation_log_inplace(rod.director, work.vor3)
@@ -104,6 +118,7 @@ def _rotation_log(n, model):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _couplings(n, model):  # type: ignore[no-untyped-def]
+    model = borrowed(model)
     rod, _, tb, work, _ = model
     c = tb.couplings
     program = tb.sync_program
@@ -114,6 +129,7 @@ def _couplings(n, model):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _forces(n, model):  # type: ignore[no-untyped-def]
+    model = borrowed(model)
     rod, _, _, work, _ = model
     for _ in range(n):
         internal_forces_inplace(rod, work)
@@ -121,6 +137,7 @@ def _forces(n, model):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _torques(n, model):  # type: ignore[no-untyped-def]
+    model = borrowed(model)
     rod, _, _, work, _ = model
     for _ in range(n):
         internal_torques_inplace(rod, work, True)
@@ -128,6 +145,7 @@ def _torques(n, model):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _velocities(n, rat, v, model, terms):  # type: ignore[no-untyped-def]
+    rat, v, model, terms = borrowed((rat, v, model, terms))
     rod, body, tb, _, _ = model
     motors, dr, db, material, ends = tb.motors, tb.rod_dampers, tb.body_dampers, tb.material, tb.ends
     unknowns, bc = terms.unknowns, terms.bc_program
@@ -138,6 +156,7 @@ def _velocities(n, rat, v, model, terms):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _zero(n, model):  # type: ignore[no-untyped-def]
+    model = borrowed(model)
     rod, body, _, _, _ = model
     for _ in range(n):
         zero_external(rod, body)
@@ -145,6 +164,7 @@ def _zero(n, model):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _dampers(n, model, terms):  # type: ignore[no-untyped-def]
+    model, terms = borrowed((model, terms))
     rod, body, tb, _, _ = model
     material = tb.material
     program, dr, db = terms.damp_program, terms.rod_damping, terms.body_damping
@@ -154,6 +174,7 @@ def _dampers(n, model, terms):  # type: ignore[no-untyped-def]
 
 @njit  # type: ignore[misc]
 def _gather(n, model, terms, out):  # type: ignore[no-untyped-def]
+    model, terms, out = borrowed((model, terms, out))
     rod, body, _, _, _ = model
     unknowns = terms.unknowns
     for _ in range(n):

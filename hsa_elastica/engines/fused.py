@@ -69,6 +69,7 @@ from elastica.rod.data_structures import overload_operator_dynamic_numba
 from hsa_elastica.compat import update_accelerations, zeroed_out_external_forces_and_torques
 from hsa_elastica.engines.compile import CompiledModel, FastPathUnsupported
 from hsa_elastica.physics.actuation import Ramp
+from hsa_elastica.physics.borrow import borrowed
 from hsa_elastica.physics.forces import constrain_rates, constrain_values, evaluate_forces
 from hsa_elastica.physics.rod_kernels import (
     kinematic_update_inplace,
@@ -179,7 +180,8 @@ def advance(
     non-positive stiffness.  Forces come from
     :func:`hsa_elastica.physics.forces.evaluate_forces`, the evaluation the static solver uses.
     """
-    # unpacked once: an array taken out of a record is reference-counted at every use
+    # borrowed (no reference counts in the loop, hsa_elastica.physics.borrow), unpacked once
+    schedule, rod, body, tables, status = borrowed((schedule, rod, body, tables, status))
     angle_half, angle_full, rate_half = schedule
     (couplings, joints, motors, rod_dampers, body_dampers, rod_gravity, body_gravity, material,
      ends, loads, compression, contacts, laws, sync_program, values_program, rates_program) = tables

@@ -30,6 +30,7 @@ from hsa_elastica.engines.implicit_kernels import (
 )
 from hsa_elastica.engines.implicit_tangent import implicit_tangent_jacobian
 from hsa_elastica.engines.statics_linalg import bordered_factor, bordered_solve
+from hsa_elastica.physics.borrow import borrowed
 from hsa_elastica.physics.auxetic_law import restore_step_memory, save_step_memory
 from hsa_elastica.physics.forces import constrain_values
 from hsa_elastica.physics.hysteresis import settle_play
@@ -149,7 +150,10 @@ def newton_steps(
     Jacobian (:func:`implicit_tangent_jacobian` or :func:`dynamic_fd_jacobian`) is factorised here (:func:`bordered_factor`, into
     ``jw.lu``).  Returns the number of steps done; fewer than ``n_steps`` when a step failed
     (``jw.info[4]`` says why; the state is at that step's start, the residual of its last
-    iterate in ``buf.r``)."""
+    iterate in ``buf.r``).  The records are borrowed for the call
+    (:func:`~hsa_elastica.physics.borrow.borrowed`: no reference counts in its loops)."""
+    angles, rates, model, terms, ga, settings, q0, buf, jw = borrowed(
+        (angles, rates, model, terms, ga, settings, q0, buf, jw))
     return take_steps(n_steps, h, t0, angles, rates, model, terms, ga, settings, q0, buf, jw)
 
 

@@ -43,6 +43,7 @@ from hsa_elastica.engines.residual_check import ResidualRecord, pose_residual
 from hsa_elastica.engines.timeloop import runaway_suspect
 from hsa_elastica.io.sample_kernels import SamplePlan, take_samples
 from hsa_elastica.physics.actuation import winding_defect
+from hsa_elastica.physics.borrow import borrowed
 from hsa_elastica.physics.tables import BodyBlockArrays, JointTable, RodBlockArrays
 
 __all__ = [
@@ -285,7 +286,10 @@ def watched_steps(
     Returns the outcome (``CHECK_*``) with ``out = [checks completed, time after them [s],
     steps done in the check that stopped the call, rows recorded]``: for :data:`CHECK_FAILED` the check
     ``out[0]`` stopped after ``out[2]`` of its steps, at time ``out[1] + out[2] h``; for the
-    other stops the check ``out[0] - 1`` ended at ``out[1]``."""
+    other stops the check ``out[0] - 1`` ended at ``out[1]``.  The records are borrowed for
+    the call (:func:`~hsa_elastica.physics.borrow.borrowed`)."""
+    angles, rates, engine, watch, check, good, samples, out = borrowed(
+        (angles, rates, engine, watch, check, good, samples, out))
     model, terms, ga, settings, q0, buf, jw = engine
     rod, body, joints = model.rod, model.body, model.tables.joints
     t = t0

@@ -83,6 +83,7 @@ from hsa_elastica.engines.statics_kernels import (
     restore_colour,
     zero_external,
 )
+from hsa_elastica.physics.borrow import borrowed
 from hsa_elastica.physics.compiled_laws import add_law_tangents, has_tangents
 from hsa_elastica.physics.joint_tangent import (
     BODY_POS,
@@ -331,7 +332,10 @@ def hybrid_jacobian(
     ``rest_written``: the caller's last force evaluation was at this state and these
     ``angles`` (it wrote the auxetic rest configuration the tangents read), so a remainder
     without colours needs no evaluation.  The tangents are taken before the remainder's
-    colours, which leave the rest configuration of their last perturbed state."""
+    colours, which leave the rest configuration of their last perturbed state.  The records
+    are borrowed for the call (:func:`~hsa_elastica.physics.borrow.borrowed`)."""
+    angles, model, unknowns, ext, joint, plan, data = borrowed(
+        (angles, model, unknowns, ext, joint, plan, data))
     data[:] = 0.0
     colours = ext[0].color_ptr.shape[0] > 1
     if colours or not rest_written:

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from hsa_elastica.physics.borrow import borrowed
 from hsa_elastica.physics.forces import evaluate_forces
 from hsa_elastica.physics.rod_kernels import kinematic_update_inplace
 from hsa_elastica.physics.tables import BodyBlockArrays, ForcingTables, ModelTables, RodBlockArrays
@@ -161,7 +162,9 @@ def perturb_translation(
 def residual(
     angles: NDArray[np.float64], model: ForceModel, unknowns: Unknowns, out: NDArray[np.float64]
 ) -> bool:
-    """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state."""
+    """Residual [N, N m] of the unknowns (``kind``/``index``/``comp``) at the current state
+    (the records borrowed for the call, :func:`~hsa_elastica.physics.borrow.borrowed`)."""
+    angles, model, unknowns, out = borrowed((angles, model, unknowns, out))
     rod, body, tables, work, status = model
     zero_external(rod, body)
     ok = evaluate_forces(
@@ -218,8 +221,11 @@ def fd_jacobian(
     perturbed together (:func:`perturb_colour`); the state is restored exactly (saved copies)
     after each colour (:func:`restore_colour`).  For a one-off Jacobian,
     :meth:`~hsa_elastica.engines.statics.StaticSolver.jacobian` runs the same three kernels
-    from Python.
+    from Python.  The records are borrowed for the call
+    (:func:`~hsa_elastica.physics.borrow.borrowed`).
     """
+    angles, model, unknowns, pattern, buffers = borrowed(
+        (angles, model, unknowns, pattern, buffers))
     rod = model.rod
     body = model.body
     for c in range(pattern.color_ptr.shape[0] - 1):
