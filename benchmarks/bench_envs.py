@@ -11,9 +11,10 @@ compiling step excluded), 20 ms control step, the same seeded random actions for
 ``HSAStack``, coarse (10 elements per rod) and full (25) discretization.  For ``-v1`` also the
 implicit integrator's force evaluations per internal step (Newton iterations) and Jacobians
 per env step.  ``--vector``: wall-clock env steps/s of ``gym.make_vec(..., num_envs=2,
-vectorization_mode="async")`` against one env in this process, three times in alternation
-(``-v1`` coarse, the same calls: one after an episode's end resets, as the vector env's
-autoreset does; the speed-up needs two idle cores).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
+vectorization_mode="async")`` (Gymnasium's processes) and of ``gym.make_vec(..., num_envs=2)``
+(the package's vector env, sub-envs on threads) against one env in this process, three times
+in alternation (``-v1`` coarse, the same calls: one after an episode's end resets, as the
+vector envs' autoreset does; the speed-up needs two idle cores).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
 matrix refreshed at a contraction rate of ``X`` instead of the default
 (:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
 rule before it; the stack's difference matrix is not affected), run just before the default.
@@ -110,20 +111,25 @@ def run_env(env_id: str, disc: str, policy: str, n_steps: int, refresh: float | 
     return out
 
 
-def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3) -> list[tuple[float, float]]:
-    """Wall-clock env steps/s of one ``HSARobot-v1`` (coarse) env and of an async vector env
-    of ``num_envs`` (all sub-envs' steps counted), ``repeat`` times in alternation, after a
-    warm-up step each.  Both do the same work: ``n_steps`` calls of the same random actions,
-    where a call after an episode's end (the 150-step ``TimeLimit``) resets, as the vector
-    env's autoreset does; both envs of the vector get the same actions (no imbalance between
-    them, so the ratio is the parallel speed-up and the pipes' cost)."""
+def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3) -> list[tuple[float, ...]]:
+    """Wall-clock env steps/s of one ``HSARobot-v1`` (coarse) env, of an async vector env of
+    ``num_envs`` (Gymnasium's: one process per sub-env) and of the package's vector env
+    (``gym.make_vec`` without a mode: sub-envs on threads; absent on a checkout without it:
+    NaN), all sub-envs' steps counted, ``repeat`` times in alternation, after a warm-up step
+    each.  All do the same work: ``n_steps`` calls of the same random actions, where a call
+    after an episode's end (the 150-step ``TimeLimit``) resets, as the vector envs' autoreset
+    does; every sub-env gets the same actions (no imbalance between them, so the ratio is the
+    parallel speed-up and the cost of the exchange)."""
     import gymnasium as gym
 
     import hsa_elastica  # noqa: F401
 
     acts = _actions("random", n_steps + 1, 4)
     env = _make("HSARobot-v1")
-    venv = gym.make_vec("HSARobot-v1", num_envs=num_envs, vectorization_mode="async")
+    venvs = [gym.make_vec("HSARobot-v1", num_envs=num_envs, vectorization_mode="async")]
+    if gym.spec("HSARobot-v1").vector_entry_point is not None:
+        venvs.append(gym.make_vec("HSARobot-v1", num_envs=num_envs))
+    batch = [np.stack([a] * num_envs) for a in acts]
     out = []
     try:
         for _ in range(repeat):
@@ -138,17 +144,19 @@ def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3) -> list[tuple[f
                 else:
                     _, _, term, trunc, _ = env.step(a)
                     done = bool(term or trunc)
-            single = n_steps / (time.perf_counter() - t0)
-            venv.reset(seed=0)
-            batch = [np.stack([a] * num_envs) for a in acts]
-            venv.step(batch[0])
-            t0 = time.perf_counter()
-            for a in batch[1:]:
-                venv.step(a)
-            out.append((single, num_envs * n_steps / (time.perf_counter() - t0)))
+            row = [n_steps / (time.perf_counter() - t0)]
+            for venv in venvs:
+                venv.reset(seed=0)
+                venv.step(batch[0])
+                t0 = time.perf_counter()
+                for a in batch[1:]:
+                    venv.step(a)
+                row.append(num_envs * n_steps / (time.perf_counter() - t0))
+            out.append(tuple(row) + (np.nan,) * (3 - len(row)))
     finally:
         env.close()
-        venv.close()
+        for venv in venvs:
+            venv.close()
     return out
 
 
@@ -292,7 +300,7 @@ def main() -> None:
     ap.add_argument("--policy", choices=("random", "smooth"), default="random",
                     help="actions (default random)")
     ap.add_argument("--vector", action="store_true",
-                    help="also an async vector env of 2 against one env (wall clock)")
+                    help="also the vector envs of 2 (async, threads) against one env (wall clock)")
     ap.add_argument("--episodes", type=int, default=0,
                     help="only whole -v1 episodes (resets included): N episodes per cell, a reset "
                          "restoring the built engine against one building it anew")
@@ -345,9 +353,10 @@ def main() -> None:
         print(line, flush=True)
     if args.vector:
         print(f"\nHSARobot-v1 coarse, wall clock, {args.steps} calls, in alternation:")
-        for single, vector in run_vector(args.steps):
+        for single, vector, threaded in run_vector(args.steps):
             print(f"  one env {single:.0f} env steps/s, async vector env of 2 {vector:.0f} env "
-                  f"steps/s ({vector / single:.2f}x)", flush=True)
+                  f"steps/s ({vector / single:.2f}x), the package's vector env of 2 (threads) "
+                  f"{threaded:.0f} ({threaded / single:.2f}x)", flush=True)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ installed, the optional extra ``rl``).  So all of these work::
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -26,7 +27,7 @@ import sys
 from types import ModuleType
 from typing import Any, Sequence
 
-__all__ = ["ENVS", "V0_KWARGS", "register", "install"]
+__all__ = ["ENVS", "V0_KWARGS", "register", "install", "make_vector"]
 
 #: the keyword arguments of the ``-v0`` ids: the classes' defaults before ``-v1`` (the
 #: integrator of the params -- the explicit stepper for the paper robot -- and no motor speed
@@ -47,12 +48,22 @@ ENVS: dict[str, tuple[str, int, dict[str, Any]]] = {
 }
 
 
+def make_vector(env_id: str, num_envs: int, **kwargs: Any) -> Any:
+    """The ids' ``vector_entry_point``: :func:`hsa_elastica.envs.vector.make_vector` (its
+    sub-envs stepped on threads), imported when a vector env is made."""
+    from hsa_elastica.envs.vector import make_vector as make
+
+    return make(env_id, num_envs, **kwargs)
+
+
 def register(gym: Any) -> None:
-    """Register every id of :data:`ENVS` with the gymnasium module ``gym`` (once)."""
+    """Register every id of :data:`ENVS` with the gymnasium module ``gym`` (once), with
+    :func:`make_vector` as its vector entry point (``gym.make_vec(id, num_envs=N)``)."""
     for env_id, (entry_point, steps, kwargs) in ENVS.items():
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=entry_point, max_episode_steps=steps,
-                         kwargs=dict(kwargs))
+                         kwargs=dict(kwargs),
+                         vector_entry_point=functools.partial(make_vector, env_id))
 
 
 class _RegisteringLoader(importlib.abc.Loader):

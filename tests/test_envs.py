@@ -271,10 +271,11 @@ def test_stack_env_reaches_up_and_is_truncated_by_its_time_limit() -> None:
     env.close()
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_vector_env_matches_single_envs(mode: str) -> None:
-    """``gym.make_vec`` in both modes: each sub-env follows the single env of its seed exactly,
-    and the TimeLimit truncates and autoresets every sub-env."""
+@pytest.mark.parametrize("mode", [None, "sync", "async"])
+def test_vector_env_matches_single_envs(mode: str | None) -> None:
+    """``gym.make_vec`` in every mode (None: the package's vector env, sub-envs on threads):
+    each sub-env follows the single env of its seed exactly, and the TimeLimit truncates and
+    autoresets every sub-env."""
     actions = np.array([[-0.5, 0.2, 0.9, -1.0], [1.0, 0.0, -0.3, 0.4]], dtype=np.float32)
     venv = gym.make_vec("HSARobot-v1", num_envs=2, vectorization_mode=mode, max_episode_steps=2)
     try:

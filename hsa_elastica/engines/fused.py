@@ -157,7 +157,8 @@ def step_times(
         t_full[s] = t
 
 
-@njit(cache=True)  # type: ignore[misc]
+# nogil: released for the call (envs stepped on threads, hsa_elastica.envs.vector)
+@njit(cache=True, nogil=True)  # type: ignore[misc]
 def advance(
     n_steps: int,
     dt: float,

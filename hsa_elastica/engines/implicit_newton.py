@@ -137,7 +137,9 @@ def _predictor(stage: int, h: float, b: float, base: NDArray[np.float64],
             x[j] = h * v[j]
 
 
-@njit(cache=True)  # type: ignore[misc]
+# nogil: the GIL is released for the call, so that envs stepped on threads
+# (hsa_elastica.envs.vector) run their steps side by side
+@njit(cache=True, nogil=True)  # type: ignore[misc]
 def newton_steps(
     n_steps: int, h: float, t0: float, angles: NDArray[np.float64],
     rates: NDArray[np.float64], model: DynamicModel, terms: DynamicTerms, ga: AlphaState,
