@@ -90,16 +90,23 @@ def test_threads_out_of_range_is_refused(threads: Any) -> None:
     assert not built
 
 
-def test_sub_env_exception_reaches_the_caller() -> None:
-    """A non-finite command of the second sub-env (run on the second thread): its env's
-    ParameterError is raised by the vector env's step."""
+@pytest.mark.parametrize("bad_env", [0, 1])
+def test_sub_env_exception_reaches_the_caller(bad_env: int) -> None:
+    """A non-finite command of sub-env 0 (the caller's thread) or 1 (another thread): its
+    env's ParameterError is raised by the vector env's step, no call taken ahead is left
+    over, and the next step batches that step's results."""
     venv = ThreadVectorEnv(_envs("HSARobot-v1"), threads=3)
     try:
         venv.reset(seed=0)
         bad = ACTIONS[0].copy()
-        bad[1, 2] = np.nan
+        bad[bad_env, 2] = np.nan
         with pytest.raises(ParameterError, match="action"):
             venv.step(bad)
+        obs, _, _, _, info = venv.step(ACTIONS[1])
+        times = [env.unwrapped.robot.time for env in venv.envs]
+        np.testing.assert_array_equal(info["sim_time_s"], times)
+        for i, env in enumerate(venv.envs):
+            np.testing.assert_array_equal(obs[i], env.unwrapped._last_obs)
     finally:
         venv.close()
 

@@ -21,6 +21,10 @@
 ``-v1``: the implicit integrator and motors limited to the paper robot's servo speed (the
 classes' defaults); ``HSARobot-v0`` / ``HSAStack-v0``: the earlier defaults (explicit stepper,
 unlimited motors), kept so that earlier results reproduce.
+
+``gym.make_vec(id, num_envs=N)`` without a ``vectorization_mode`` builds
+:class:`~hsa_elastica.envs.vector.ThreadVectorEnv`: the sub-envs' steps on threads, side by
+side (the step kernels release the GIL), results as Gymnasium's ``SyncVectorEnv``.
 """
 
 from __future__ import annotations
@@ -35,5 +39,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
 from hsa_elastica.envs.hsa_robot import HSARobotEnv
 from hsa_elastica.envs.hsa_push import HSAPushEnv
 from hsa_elastica.envs.hsa_stack import HSAStackEnv
+from hsa_elastica.envs.vector import ThreadVectorEnv
 
-__all__ = ["HSARobotEnv", "HSAStackEnv", "HSAPushEnv"]
+__all__ = ["HSARobotEnv", "HSAStackEnv", "HSAPushEnv", "ThreadVectorEnv"]

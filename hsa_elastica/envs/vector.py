@@ -6,35 +6,32 @@
 implicit integrator's Newton kernel, the explicit fused stepper) release Python's GIL for the
 call, so the sub-envs' steps run on threads at the same time, in one process: no pipes, no
 pickled results, no worker processes waking up for every step.  Only the envs' own Python (the
-action's motor schedule, the observation, about 0.1 ms of a 1.4 ms step of ``HSARobot-v1``)
+action's motor schedule, the observation, about 0.15 ms of a 1.3 ms step of ``HSARobot-v1``)
 takes turns.
 
-Results are those of Gymnasium's :class:`~gymnasium.vector.SyncVectorEnv` bit for bit (each
-sub-env's arithmetic is its own; the infos are merged in the order of the sub-envs), with the
-same autoreset modes.  ``vectorization_mode="sync"`` / ``"async"`` keep Gymnasium's own vector
-envs (``"async"``: one process per sub-env, for envs whose Python dominates, or more sub-envs
-than a process's threads can serve).
+Results are those of Gymnasium's :class:`~gymnasium.vector.SyncVectorEnv` bit for bit, with the
+same autoreset modes: each sub-env's arithmetic is its own, and ``SyncVectorEnv.step`` itself
+batches the results, each sub-env handing over the call it took ahead.
+``vectorization_mode="sync"`` / ``"async"`` keep Gymnasium's own vector envs (``"async"``: one
+process per sub-env, for envs whose Python dominates, or more sub-envs than a process's
+threads can serve).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from copy import deepcopy
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Any, Callable, Sequence, SupportsFloat
+from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
-from gymnasium.vector.utils import concatenate, iterate
+from gymnasium.vector.utils import iterate
 
 from hsa_elastica.params import ParameterError
 
 __all__ = ["ThreadVectorEnv", "make_vector", "default_threads"]
-
-#: one sub-env's outcome: observation, reward, terminated, truncated, info, and (autoreset
-#: ``SAME_STEP`` after an episode's end) the final observation and info, else None
-_Outcome = tuple[Any, SupportsFloat, bool, bool, dict[str, Any], Any]
 
 
 def default_threads() -> int:
@@ -54,12 +51,49 @@ def _check_count(name: str, value: Any, maximum: int | None = None) -> int:
     return int(value)
 
 
+class _Prepared(gym.Wrapper):  # type: ignore[misc]
+    """A sub-env whose next ``step`` / ``reset`` calls may have been taken ahead, on a thread:
+    such a call returns the result prepared for it (the call that was made with the same
+    arguments), any other goes through."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.prepared: list[tuple[str, Any]] = []
+
+    def prepare(self, action: Any, mode: AutoresetMode, ended: bool) -> None:
+        """Take ahead what ``SyncVectorEnv.step`` will call next: after an episode's end
+        (``ended``) with autoreset ``NEXT_STEP`` the reset, else the step (with ``SAME_STEP``
+        and an episode that ends: the step, then the reset)."""
+        if mode == AutoresetMode.NEXT_STEP and ended:
+            self.prepared.append(("reset", self.env.reset()))
+            return
+        out = self.env.step(action)
+        self.prepared.append(("step", out))
+        if mode == AutoresetMode.SAME_STEP and (out[2] or out[3]):
+            self.prepared.append(("reset", self.env.reset()))
+
+    def _take(self, kind: str) -> Any:
+        got, out = self.prepared.pop(0)
+        assert got == kind, f"prepared {got}, called {kind}"
+        return out
+
+    def step(self, action: Any) -> Any:
+        return self._take("step") if self.prepared else self.env.step(action)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if self.prepared and seed is None and options is None:
+            return self._take("reset")
+        return self.env.reset(seed=seed, options=options)
+
+
 class ThreadVectorEnv(SyncVectorEnv):  # type: ignore[misc]
-    """Gymnasium's :class:`~gymnasium.vector.SyncVectorEnv` whose :meth:`step` runs the
+    """Gymnasium's :class:`~gymnasium.vector.SyncVectorEnv` whose :meth:`step` takes the
     sub-envs' steps on ``threads`` threads (default: one per core, at most one per sub-env;
-    the calling thread takes the first share).  ``env_fns``, ``copy``, ``observation_mode``
-    and ``autoreset_mode`` as for ``SyncVectorEnv``; resets run one after the other (a reset
-    restores a snapshot in under a millisecond)."""
+    the calling thread takes the first share), then lets ``SyncVectorEnv.step`` batch their
+    results.  ``env_fns``, ``copy``, ``observation_mode`` and ``autoreset_mode`` as for
+    ``SyncVectorEnv``; resets run one after the other (a reset restores a snapshot in under a
+    millisecond).  ``envs[i]`` is sub-env ``i`` in a thin wrapper that hands over the result
+    of a call taken ahead."""
 
     def __init__(
         self,
@@ -73,87 +107,52 @@ class ThreadVectorEnv(SyncVectorEnv):  # type: ignore[misc]
         _check_count("num_envs", n_envs)
         self.threads = (min(n_envs, default_threads()) if threads is None
                         else _check_count("threads", threads, n_envs))
-        super().__init__(env_fns, copy=copy, observation_mode=observation_mode,
-                         autoreset_mode=autoreset_mode)
+        super().__init__([functools.partial(_wrapped, fn) for fn in env_fns], copy=copy,
+                         observation_mode=observation_mode, autoreset_mode=autoreset_mode)
         # sub-env k runs on thread k % threads; thread 0 is the caller's
         self._shares = [list(range(k, n_envs, self.threads)) for k in range(self.threads)]
         self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="hsa-env") \
             if self.threads > 1 else None
+        self._ended = np.zeros(n_envs, dtype=bool)
+        self._subs: list[_Prepared] = [env for env in self.envs if isinstance(env, _Prepared)]
 
-    def _sub_step(self, i: int, action: Any) -> _Outcome:
-        """Sub-env ``i``'s part of a step, as ``SyncVectorEnv.step`` takes it."""
-        env = self.envs[i]
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]:
-            obs, info = env.reset()
-            return obs, 0.0, False, False, info, None
-        if self.autoreset_mode == AutoresetMode.DISABLED:
-            assert not self._autoreset_envs[i], f"{self._autoreset_envs=}"
-        obs, reward, terminated, truncated, info = env.step(action)
-        final = None
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and (terminated or truncated):
-            final = (obs, info)
-            obs, info = env.reset()
-        return obs, reward, terminated, truncated, info, final
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        """``SyncVectorEnv.reset``; no sub-env's episode has ended after it."""
+        out = super().reset(seed=seed, options=options)
+        self._ended[:] = False
+        return out  # type: ignore[no-any-return]
 
-    def _run_share(self, share: list[int], actions: list[Any],
-                   out: list[_Outcome | None]) -> None:
+    def _prepare_share(self, share: list[int], actions: list[Any]) -> None:
         for i in share:
-            out[i] = self._sub_step(i, actions[i])
+            self._subs[i].prepare(actions[i], self.autoreset_mode, bool(self._ended[i]))
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """Every sub-env's step (or autoreset), the sub-envs on their threads; the batched
-        results as ``SyncVectorEnv.step`` returns them.  The outcomes are merged in the order
-        of the sub-envs, those that are ready while the other threads still step.  An
-        exception of a sub-env is raised here once every thread is done."""
+        """Every sub-env's step (or autoreset) taken on its thread, then batched by
+        ``SyncVectorEnv.step``.  An exception of a sub-env is raised here once every thread is
+        done (the other sub-envs have taken their step; the batched results are not updated)."""
         acts = list(iterate(self.action_space, actions))
         if len(acts) != self.num_envs:
             raise ParameterError(
                 f"actions has {len(acts)} rows: must have num_envs = {self.num_envs}")
-        out: list[_Outcome | None] = [None] * self.num_envs
         futures: list[Future[None]] = []
         if self._pool is not None:
-            futures = [self._pool.submit(self._run_share, share, acts, out)
+            futures = [self._pool.submit(self._prepare_share, share, acts)
                        for share in self._shares[1:]]
-        infos: dict[str, Any] = {}
+        error: BaseException | None = None
         try:
-            self._run_share(self._shares[0], acts, out)
-            merged, infos = self._merge(out, 0, infos)
-        finally:
-            wait(futures)
+            self._prepare_share(self._shares[0], acts)
+        except BaseException as exc:  # noqa: BLE001 -- raised below, once the threads are done
+            error = exc
+        wait(futures)
         for f in futures:
-            f.result()  # a sub-env's exception
-        _, infos = self._merge(out, merged, infos)
-        self._observations = concatenate(self.single_observation_space, self._env_obs,
-                                         self._observations)
-        self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
-        return (
-            deepcopy(self._observations) if self.copy else self._observations,
-            np.copy(self._rewards),
-            np.copy(self._terminations),
-            np.copy(self._truncations),
-            infos,
-        )
-
-    def _merge(self, out: list[_Outcome | None], first: int, infos: dict[str, Any]
-               ) -> tuple[int, dict[str, Any]]:
-        """The outcomes from sub-env ``first`` on, up to the first not ready, into the
-        batched arrays and ``infos`` (as ``SyncVectorEnv.step`` adds them); returns the index
-        of the first one not merged and the infos."""
-        i = first
-        while i < len(out):
-            outcome = out[i]
-            if outcome is None:
-                break
-            obs, reward, terminated, truncated, info, final = outcome
-            if final is not None:
-                infos = self._add_info(infos, {"final_obs": final[0], "final_info": final[1]}, i)
-            self._env_obs[i] = obs
-            self._rewards[i] = reward
-            self._terminations[i] = terminated
-            self._truncations[i] = truncated
-            infos = self._add_info(infos, info, i)
-            i += 1
-        return i, infos
+            error = error or f.exception()
+        if error is not None:
+            for env in self._subs:
+                env.prepared.clear()
+            raise error
+        out = super().step(actions)
+        self._ended = np.logical_or(out[2], out[3])
+        return out  # type: ignore[no-any-return]
 
     def close_extras(self, **kwargs: Any) -> None:
         """The threads, then the sub-envs."""
@@ -161,6 +160,10 @@ class ThreadVectorEnv(SyncVectorEnv):  # type: ignore[misc]
             self._pool.shutdown(wait=True)
             self._pool = None
         super().close_extras(**kwargs)
+
+
+def _wrapped(env_fn: Callable[[], gym.Env]) -> _Prepared:
+    return _Prepared(env_fn())
 
 
 def make_vector(env_id: str, num_envs: int, *, threads: int | None = None,
