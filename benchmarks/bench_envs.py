@@ -14,7 +14,8 @@ per env step.  ``--vector``: wall-clock env steps/s of ``gym.make_vec(..., num_e
 vectorization_mode="async")`` (Gymnasium's processes) and of ``gym.make_vec(..., num_envs=2)``
 (the package's vector env, sub-envs on threads) against one env in this process, three times
 in alternation (``-v1`` coarse, the same calls: one after an episode's end resets, as the
-vector envs' autoreset does; the speed-up needs two idle cores).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
+vector envs' autoreset does; the speed-up needs two idle cores; ``--vector-id HSAStack-v1``
+for the stack).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
 matrix refreshed at a contraction rate of ``X`` instead of the default
 (:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
 rule before it; the stack's difference matrix is not affected), run just before the default.
@@ -111,8 +112,9 @@ def run_env(env_id: str, disc: str, policy: str, n_steps: int, refresh: float | 
     return out
 
 
-def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3) -> list[tuple[float, ...]]:
-    """Wall-clock env steps/s of one ``HSARobot-v1`` (coarse) env, of an async vector env of
+def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3,
+               env_id: str = "HSARobot-v1") -> list[tuple[float, ...]]:
+    """Wall-clock env steps/s of one ``env_id`` (coarse) env, of an async vector env of
     ``num_envs`` (Gymnasium's: one process per sub-env) and of the package's vector env
     (``gym.make_vec`` without a mode: sub-envs on threads; absent on a checkout without it:
     NaN), all sub-envs' steps counted, ``repeat`` times in alternation, after a warm-up step
@@ -124,11 +126,11 @@ def run_vector(n_steps: int, num_envs: int = 2, repeat: int = 3) -> list[tuple[f
 
     import hsa_elastica  # noqa: F401
 
-    acts = _actions("random", n_steps + 1, 4)
-    env = _make("HSARobot-v1")
-    venvs = [gym.make_vec("HSARobot-v1", num_envs=num_envs, vectorization_mode="async")]
-    if gym.spec("HSARobot-v1").vector_entry_point is not None:
-        venvs.append(gym.make_vec("HSARobot-v1", num_envs=num_envs))
+    env = _make(env_id)
+    acts = _actions("random", n_steps + 1, env.action_space.shape[0])
+    venvs = [gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="async")]
+    if gym.spec(env_id).vector_entry_point is not None:
+        venvs.append(gym.make_vec(env_id, num_envs=num_envs))
     batch = [np.stack([a] * num_envs) for a in acts]
     out = []
     try:
@@ -301,6 +303,8 @@ def main() -> None:
                     help="actions (default random)")
     ap.add_argument("--vector", action="store_true",
                     help="also the vector envs of 2 (async, threads) against one env (wall clock)")
+    ap.add_argument("--vector-id", default="HSARobot-v1",
+                    help="the env id of --vector (default HSARobot-v1; e.g. HSAStack-v1)")
     ap.add_argument("--episodes", type=int, default=0,
                     help="only whole -v1 episodes (resets included): N episodes per cell, a reset "
                          "restoring the built engine against one building it anew")
@@ -352,8 +356,8 @@ def main() -> None:
             line += f" {_cell(cmp)} | {_stats(cmp)} |"
         print(line, flush=True)
     if args.vector:
-        print(f"\nHSARobot-v1 coarse, wall clock, {args.steps} calls, in alternation:")
-        for single, vector, threaded in run_vector(args.steps):
+        print(f"\n{args.vector_id} coarse, wall clock, {args.steps} calls, in alternation:")
+        for single, vector, threaded in run_vector(args.steps, env_id=args.vector_id):
             print(f"  one env {single:.0f} env steps/s, async vector env of 2 {vector:.0f} env "
                   f"steps/s ({vector / single:.2f}x), the package's vector env of 2 (threads) "
                   f"{threaded:.0f} ({threaded / single:.2f}x)", flush=True)
