@@ -64,11 +64,13 @@ def test_threads_match_sync_vector_env(env_id: str, mode: str) -> None:
 
 def test_make_vec_builds_the_threaded_env() -> None:
     """``gym.make_vec`` without a mode gives the package's vector env with the spec's kwargs
-    and TimeLimit; ``threads`` picks the threads."""
-    venv = gym.make_vec("HSARobot-v1", num_envs=2, n_elements=4, max_episode_steps=5, threads=1)
+    and TimeLimit; ``threads`` and ``autoreset_mode`` are the vector env's."""
+    venv = gym.make_vec("HSARobot-v1", num_envs=2, n_elements=4, max_episode_steps=5, threads=1,
+                        autoreset_mode="SameStep")
     try:
         assert isinstance(venv, ThreadVectorEnv)
         assert venv.threads == 1
+        assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
         assert venv.envs[0].spec.max_episode_steps == 5
         assert venv.envs[0].unwrapped.params.rod.n_elements == 4
     finally:

@@ -167,13 +167,17 @@ def _wrapped(env_fn: Callable[[], gym.Env]) -> _Prepared:
 
 
 def make_vector(env_id: str, num_envs: int, *, threads: int | None = None,
-                **kwargs: Any) -> ThreadVectorEnv:
+                autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+                copy: bool = True, **kwargs: Any) -> ThreadVectorEnv:
     """A :class:`ThreadVectorEnv` of ``num_envs`` ``gym.make(env_id, **kwargs)`` envs (the
     ``vector_entry_point`` of the registered ids: ``kwargs`` are the spec's keyword arguments
-    with the caller's, and ``max_episode_steps``)."""
+    with the caller's, and ``max_episode_steps``); ``threads``, ``autoreset_mode`` and
+    ``copy`` are the vector env's (``gym.make_vec`` passes a custom vector env's arguments
+    with the env's)."""
     num_envs = _check_count("num_envs", num_envs)
 
     def make() -> gym.Env:
         return gym.make(env_id, **kwargs)
 
-    return ThreadVectorEnv([make] * num_envs, threads=threads)
+    return ThreadVectorEnv([make] * num_envs, threads=threads, autoreset_mode=autoreset_mode,
+                           copy=copy)
