@@ -92,6 +92,15 @@ def test_threads_out_of_range_is_refused(threads: Any) -> None:
     assert not built
 
 
+@pytest.mark.parametrize("keyword, value, allowed", [
+    ("autoreset_mode", "next_step", "NextStep"), ("copy", "yes", "True or False")])
+def test_bad_vector_keyword_is_refused(keyword: str, value: Any, allowed: str) -> None:
+    """A bad ``autoreset_mode`` / ``copy`` through ``gym.make_vec``: ParameterError naming the
+    keyword and what it may be, not a ``ValueError`` from inside Gymnasium."""
+    with pytest.raises(ParameterError, match=rf"{keyword} = .* invalid: must be .*{allowed}"):
+        gym.make_vec("HSARobot-v1", num_envs=2, **{keyword: value})
+
+
 @pytest.mark.parametrize("bad_env", [0, 1])
 def test_sub_env_exception_reaches_the_caller(bad_env: int) -> None:
     """A non-finite command of sub-env 0 (the caller's thread) or 1 (another thread): its

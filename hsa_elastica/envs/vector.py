@@ -107,6 +107,12 @@ class ThreadVectorEnv(SyncVectorEnv):  # type: ignore[misc]
         _check_count("num_envs", n_envs)
         self.threads = (min(n_envs, default_threads()) if threads is None
                         else _check_count("threads", threads, n_envs))
+        modes = [m.value for m in AutoresetMode]
+        if not isinstance(autoreset_mode, AutoresetMode) and autoreset_mode not in modes:
+            raise ParameterError(
+                f"autoreset_mode = {autoreset_mode!r} is invalid: must be one of {modes}")
+        if not isinstance(copy, (bool, np.bool_)):
+            raise ParameterError(f"copy = {copy!r} is invalid: must be True or False")
         super().__init__([functools.partial(_wrapped, fn) for fn in env_fns], copy=copy,
                          observation_mode=observation_mode, autoreset_mode=autoreset_mode)
         # sub-env k runs on thread k % threads; thread 0 is the caller's
