@@ -16,15 +16,18 @@ from hsa_elastica.envs.vector import ThreadVectorEnv  # noqa: E402
 from hsa_elastica.params import ParameterError  # noqa: E402
 from gymnasium.vector import AutoresetMode, SyncVectorEnv  # noqa: E402
 
-#: seeded random commands, a different one per sub-env
+#: seeded random commands of the robot, a different one per sub-env
 ACTIONS = np.random.default_rng(7).uniform(-1.0, 1.0, (7, 3, 4)).astype(np.float32)
 
 
 def _run(venv: Any) -> list[tuple[Any, ...]]:
-    """Reset (seeds 1, 2, 3) and 7 steps of :data:`ACTIONS`; every returned value."""
+    """Reset (seeds 1, 2, 3) and 7 steps of seeded random commands, a different one per
+    sub-env; every returned value."""
+    rng = np.random.default_rng(7)
     try:
         out: list[tuple[Any, ...]] = [venv.reset(seed=[1, 2, 3])]
-        out += [venv.step(a) for a in ACTIONS]
+        out += [venv.step(rng.uniform(-1.0, 1.0, venv.action_space.shape).astype(np.float32))
+                for _ in range(7)]
     finally:
         venv.close()
     return out
@@ -49,13 +52,14 @@ def _envs(env_id: str, **kwargs: Any) -> list[Any]:
     return [lambda: gym.make(env_id, max_episode_steps=3, n_elements=4, **kwargs)] * 3
 
 
-@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
-@pytest.mark.parametrize("env_id", ["HSARobot-v1", "HSARobot-v0"])
+@pytest.mark.parametrize("env_id, mode", [
+    ("HSARobot-v1", "NextStep"), ("HSARobot-v1", "SameStep"), ("HSARobot-v0", "NextStep"),
+    ("HSARobot-v0", "SameStep"), ("HSAStack-v1", "NextStep")])
 def test_threads_match_sync_vector_env(env_id: str, mode: str) -> None:
     """Three sub-envs on two threads (one with two sub-envs, one with one): observations,
-    rewards, ends and infos (the final observations of ``same_step`` too) as Gymnasium's
+    rewards, ends and infos (the final observations of ``SameStep`` too) as Gymnasium's
     ``SyncVectorEnv`` gives them, bit for bit; ``-v0`` steps the explicit fused stepper,
-    ``-v1`` the implicit integrator."""
+    ``-v1`` the implicit integrator, the stack its two stages in one model."""
     threaded = _run(ThreadVectorEnv(_envs(env_id), threads=2, autoreset_mode=AutoresetMode(mode)))
     reference = _run(SyncVectorEnv(_envs(env_id), autoreset_mode=AutoresetMode(mode)))
     _assert_same(threaded, reference)
