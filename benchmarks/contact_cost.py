@@ -34,6 +34,7 @@ from hsa_elastica.params import (
     PlaneObstacle,
     paper_robot_params,
 )
+from hsa_elastica.physics.borrow import borrowed
 from hsa_elastica.physics.contact_rows import apply_contact, apply_contact_run
 from hsa_elastica.physics.mount_kernels import block_view
 from hsa_elastica.physics.tables import OP_CONTACT
@@ -81,7 +82,9 @@ def _objects() -> tuple[ObjectParams, ObjectParams]:
 @njit  # type: ignore[misc]
 def _apply_rows(contacts: Any, rows: Any, rod: Any, body: Any, n: int) -> None:
     """``n`` times the contact rows ``rows`` of the table, as the force evaluation applies
-    them (the views made once; several rows as one run)."""
+    them (the records borrowed as the engines borrow them, the views made once; several rows
+    as one run)."""
+    contacts, rod, body = borrowed((contacts, rod, body))
     rod_view = block_view(rod)
     body_view = block_view(body)
     program = np.empty((rows.shape[0], 2), dtype=np.int64)

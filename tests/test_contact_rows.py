@@ -89,3 +89,19 @@ def test_a_run_ends_at_the_first_entry_of_another_operator() -> None:
         assert np.array_equal(a, b)
     everything = _apply(robot, np.array([[OP_CONTACT, i] for i in range(n)]), one_by_one=True)
     assert not np.array_equal(run[3], everything[3])  # the rows after the cut were left out
+
+
+def test_rows_out_of_table_order_are_applied_as_the_program_lists_them() -> None:
+    """The run is cut where the program's next row is not the table's next row (a run of one
+    loop's consecutive rows is one call): a permuted program, with rows skipped and repeated,
+    gives the rows one by one in its order, bit for bit."""
+    robot = _scene()
+    n = robot.model.tables.contacts.ids.shape[0]
+    order = [n - 1, 0, 1, 2, 5, 4, 3, 3] + list(range(7, n - 1, 2))
+    program = np.array([[OP_CONTACT, i] for i in order], dtype=np.int64)
+    run = _apply(robot, program, one_by_one=False)
+    rows = _apply(robot, program, one_by_one=True)
+    for a, b in zip(run, rows):
+        assert np.array_equal(a, b)
+    table_order = _apply(robot, np.array([[OP_CONTACT, i] for i in range(n)]), one_by_one=True)
+    assert not np.array_equal(run[3], table_order[3])  # rows 6, 8, ... were left out
