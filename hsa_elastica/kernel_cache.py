@@ -21,7 +21,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-__all__ = ["KERNEL_PARTS", "STAMP_NAME", "ensure_fresh_cache", "kernel_files", "sources_digest"]
+__all__ = ["KERNEL_PARTS", "STAMP_NAME", "cache_directory", "ensure_fresh_cache", "kernel_files",
+           "sources_digest"]
 
 #: the file beside the cache that holds the digest of the sources it was compiled from
 STAMP_NAME = "hsa_elastica-sources.sha256"
@@ -99,6 +100,14 @@ def _cache_dir(source: Path) -> Path | None:
         return Path(FunctionCache(namespace["probe"]).cache_path)
     except (RuntimeError, OSError, AttributeError):
         return None
+
+
+def cache_directory(root: Path = PACKAGE) -> Path | None:
+    """The directory numba caches the package's first kernel module in, where the sources'
+    digest (and :mod:`hsa_elastica.engines.precompile`'s lock) is kept; None if numba finds
+    none it can write."""
+    files = kernel_files(root)
+    return _cache_dir(files[0]) if files else None
 
 
 def _remove_cached(source: Path, directory: Path) -> int:

@@ -19,23 +19,32 @@ processes writing two signatures of one kernel at once would race on its cache i
 
 Used by ``hsa-elastica compile`` (the whole table) and, for the command being run, by every
 simulating CLI command when its kernels are not cached yet (:func:`enable` by the CLI,
-:func:`precompile_if_cold` by the builders).  Library users call :func:`precompile` themselves;
-``pip install`` compiles nothing.
+:func:`precompile_if_cold` by the builders), and by the Gymnasium envs' first reset
+(:func:`precompile_first_use`: ``hsa-elastica compile`` in a child interpreter, so that no
+process is forked from the user's).  Other library users call :func:`precompile` themselves;
+``pip install`` compiles nothing.  Two processes precompiling into one cache at once (two
+commands started together, the sub-envs of an asynchronous vector env) take turns on a lock
+file beside the cache: the second finds the kernels cached and compiles nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import importlib
 import os
+import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = ["COMMANDS", "Summary", "compiled_here", "decode_type", "enable", "encode_type",
-           "entries", "is_cold", "kernel", "precompile", "precompile_if_cold"]
+           "entries", "is_cold", "kernel", "precompile", "precompile_first_use",
+           "precompile_if_cold"]
 
 #: the table's commands: a CLI command precompiles the kernels of the entry it maps to;
 #: ``envs``: the Gymnasium environments (``hsa-elastica compile --command envs``)
@@ -49,6 +58,10 @@ COMMANDS: dict[str, str] = {
 
 _ENABLED: str | None = None  # the table command :func:`precompile_if_cold` compiles
 _QUIET = False
+#: the lock file, in numba's cache directory, that precompiling processes take turns on
+LOCK_NAME = "hsa_elastica-precompile.lock"
+_FIRST_USE = threading.Lock()  # held by the thread running :func:`precompile_first_use`
+_FIRST_USE_DONE: set[str] = set()  # the table commands it has run (or found cached) here
 
 
 @dataclass
@@ -377,13 +390,112 @@ def precompile(command: str | None = None, *, workers: int | None = None,
     summary = Summary(cached=len(chosen) - len(todo))
     if not todo:
         return summary
-    summary.workers = min(workers or default_workers(), len(todo))
-    from hsa_elastica.io.compile_notice import parallel_progress
+    with _taking_turns(stream, quiet):
+        todo = [i for i in todo if not _cached(i)]  # another process may have compiled them
+        summary.cached = len(chosen) - len(todo)
+        if todo:
+            summary.workers = min(workers or default_workers(), len(todo))
+            from hsa_elastica.io.compile_notice import parallel_progress
 
-    with parallel_progress(len(todo), summary.workers, stream=stream, quiet=quiet) as tick:
-        _run_pool(todo, summary.workers, tick, summary)
+            with parallel_progress(len(todo), summary.workers, stream=stream,
+                                   quiet=quiet) as tick:
+                _run_pool(todo, summary.workers, tick, summary)
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+@contextlib.contextmanager
+def _taking_turns(stream: TextIO | None, quiet: bool) -> Iterator[None]:
+    """Hold an exclusive lock on :data:`LOCK_NAME` in numba's cache directory (POSIX
+    ``flock``: released when the process ends, however it ends), saying once that this process
+    waits if another holds it.  Without ``fcntl`` or a writable cache directory, no lock."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    from hsa_elastica.kernel_cache import cache_directory
+
+    directory = cache_directory()
+    try:
+        if directory is None:
+            raise OSError("no cache directory")
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = open(directory / LOCK_NAME, "a")  # noqa: SIM115 - closed below
+    except OSError:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            if not quiet:
+                print("waiting for another process compiling numba kernels into the same cache",
+                      file=stream if stream is not None else sys.stderr, flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def precompile_first_use(command: str, stream: TextIO | None = None) -> bool:
+    """Before a library entry point's first compiled call (the Gymnasium envs' first reset):
+    if ``command``'s kernels (a key of :data:`COMMANDS`) are not cached
+    (:func:`is_cold`), compile them on every core in a child interpreter running
+    ``hsa-elastica compile --command COMMAND`` (its progress on ``stream``, default stderr), so
+    that no process is forked from the caller's, which may hold threads.  Once per command and
+    process (threads wait for the one compiling); never with ``HSA_ELASTICA_PRECOMPILE=0``.
+    True if the child ran.  Never raises: a failure leaves the kernels to be compiled on first
+    use, in this process, as without it."""
+    table = COMMANDS.get(command, command)
+    with _FIRST_USE:
+        if table in _FIRST_USE_DONE:
+            return False
+        _FIRST_USE_DONE.add(table)
+        if (os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+                or os.environ.get("HSA_ELASTICA_PRECOMPILE", "1") == "0"):
+            return False
+        out = stream if stream is not None else sys.stderr
+        try:
+            if not is_cold(table):
+                return False
+            print(f"compiling the numba kernels of {command!r} on every core (first use only; "
+                  "cached for later runs)", file=out, flush=True)
+            done = subprocess.run(_compile_command(command), env=_child_environment(),
+                                  stdout=subprocess.DEVNULL, stderr=_child_stderr(out),
+                                  check=False)
+            if done.returncode != 0:
+                print(f"parallel compilation ended with exit code {done.returncode}: the rest "
+                      "compiles on first use", file=out, flush=True)
+        except Exception as exc:  # noqa: BLE001 - the run compiles its kernels itself
+            print(f"parallel compilation skipped ({type(exc).__name__}: {exc})".splitlines()[0],
+                  file=out, flush=True)
+            return False
+        return True
+
+
+def _compile_command(command: str) -> list[str]:
+    """The child's command line: ``hsa-elastica compile`` for ``command``'s kernels."""
+    return [sys.executable, "-m", "hsa_elastica.cli", "compile", "--command", command]
+
+
+def _child_environment() -> dict[str, str]:
+    """This process's environment, with the directory this package was imported from first on
+    ``PYTHONPATH`` (the child compiles the same checkout whatever ``sys.path`` this process
+    was given)."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join([root, env["PYTHONPATH"]]) if env.get(
+        "PYTHONPATH") else root
+    return env
+
+
+def _child_stderr(stream: TextIO) -> Any:
+    """Where the child's progress goes: ``stream`` if it has a file descriptor (the child's bar
+    then draws on the same terminal), else this process's stderr."""
+    try:
+        stream.flush()
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def enable(command: str | None, quiet: bool = False) -> None:

@@ -420,6 +420,16 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         obs, _, info = self._outcome()
         return obs, info
 
+    @property
+    def kernel_command(self) -> str:
+        """The kernel table's command whose kernels this env's compiled engine runs
+        (:mod:`hsa_elastica.engines.precompile`): ``"envs"`` on the implicit integrator,
+        ``"primitive"`` (the fused explicit loop) on the explicit one.  On a cold numba cache the
+        first reset compiles them on every core (``hsa-elastica compile --command NAME`` does
+        it ahead of time)."""
+        return "primitive" if integrator_record(self.params.simulation).kernel_table is None \
+            else "envs"
+
     def _robot_at_rest(self) -> Any:
         """The robot at rest for a new episode.  The first reset (and the first after an
         episode that diverged) builds the robot and its engine and keeps a snapshot of it
@@ -430,6 +440,10 @@ class HSARobotEnv(gym.Env):  # type: ignore[misc]
         if self.robot is not None and self._at_rest is not None:
             self.robot.set_state(self._at_rest)
             return self.robot
+        if self.fast:
+            from hsa_elastica.engines.precompile import precompile_first_use
+
+            precompile_first_use(self.kernel_command)
         robot: Any = self._build()
         if self.fast:
             from hsa_elastica.robots.compiled import compiled_engine
