@@ -55,6 +55,13 @@ def test_params_select_and_validate_the_integrator(tmp_path) -> None:  # type: i
     robot = build_fast_robot(q, [0.0] * 4, record=False)  # 1e-3 s: no explicit limit
     assert isinstance(robot, ImplicitRobot) and robot.engine.rho_inf == 0.5
     assert robot.engine.max_halvings == 2
+    assert (robot.engine.tol_position, robot.engine.tol_rotation) == (1e-7, 1e-5)
+    q = _small(dt=1e-3, implicit_tol_position=1e-6, implicit_tol_rotation=1e-4)
+    robot = build_fast_robot(q, [0.0] * 4, record=False)
+    assert (robot.engine.tol_position, robot.engine.tol_rotation) == (1e-6, 1e-4)
+    for name, bad in (("implicit_tol_position", 0.0), ("implicit_tol_rotation", 0.5)):
+        with pytest.raises(ParameterError, match=rf"{name} = .* is invalid"):
+            SimulationParams(**{name: bad})
     assert SimulationParams().max_halvings == ENV_MAX_HALVINGS  # the library's default
     # Chung & Hulbert's parameters: rho_inf = 1 is the trapezoidal rule
     assert generalized_alpha(1.0) == pytest.approx((0.5, 0.5, 0.5, 0.25))

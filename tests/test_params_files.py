@@ -52,6 +52,8 @@ OUT_OF_RANGE: dict[tuple[str, str], list[Any]] = {
     ("simulation", "ramp_shape"): ["cubic"],
     ("simulation", "implicit_rho_inf"): [1.5, -0.1],
     ("simulation", "max_halvings"): [-1, 21, 2.5],
+    ("simulation", "implicit_tol_position"): [0.0, 2e-4],
+    ("simulation", "implicit_tol_rotation"): [-1e-5, 0.1],
     ("simulation", "gravity"): [[0.0, -9.81]],
     ("joint", "k_F"): [0.5, -1.0],
     ("joint", "k_tau"): [-1.0],

@@ -54,7 +54,9 @@ installed: the extra ``rl``):
   elongation 132.67 vs 132.69 mm high).  The step is 87 % of the stable limit of 10-element
   rods (``max_stable_dt``: 6.9e-5 s; the paper's 3e-5 s is 86 % of its 3.5e-5 s); at 6e-5 s
   the seven primitives and 25 random motor-angle sets settle over a 10 s hold
-  (``benchmarks/robot_hold.py --elements 10 --dt 6e-5``), 7e-5 s diverges.  ``"full"``: the discretization of
+  (``benchmarks/robot_hold.py --elements 10 --dt 6e-5``), 7e-5 s diverges.  The implicit
+  integrator's Newton tolerances are :data:`COARSE_NEWTON_TOLERANCES` there (1e-6 m, 1e-4 rad,
+  against the library's 1e-7 m, 1e-5 rad).  ``"full"``: the discretization of
   ``params`` as given (the paper robot: 25 elements, dt = 3e-5 s explicit) --
   the default when ``params`` is given, so a model passed in is never coarsened silently.
   ``n_elements`` / ``dt`` override either.
@@ -104,6 +106,7 @@ __all__ = [
     "HSARobotEnv", "DISCRETIZATIONS", "observation_bounds", "observation_names", "EnvInfo",
     "OLD_INFO_KEYS", "platform_reach", "MAX_SPEED",
     "MAX_ANGULAR_SPEED", "TORQUE_BOUND_FACTOR", "STRETCH_MARGIN", "MX28_SPEED", "IMPLICIT_DT",
+    "COARSE_NEWTON_TOLERANCES",
 ]
 
 #: internal step [s] of the implicit integrator (``integrator="implicit"``) when ``dt`` is not
@@ -120,6 +123,12 @@ DISCRETIZATIONS: dict[str, tuple[int | None, float | None]] = {
     "coarse": (10, 6e-5),
     "full": (None, None),
 }
+#: Newton's tolerances of the implicit integrator in the ``"coarse"`` discretization,
+#: ``simulation.implicit_tol_position`` [m] and ``implicit_tol_rotation`` [rad]: 10 times the
+#: library's defaults, still 100 times below the integrator's pose accuracy target (0.1 mm), for
+#: a model whose 10 elements per rod are far coarser than that (docs/performance.md,
+#: "Environments"); ``"full"`` keeps the parameters' own
+COARSE_NEWTON_TOLERANCES = (1e-6, 1e-4)
 
 #: colour of the target sphere in the rendered images
 TARGET_COLOR = "#e31a1c"
@@ -196,6 +205,10 @@ def discretized(
                     for p in segments]
     if dt is not None:
         segments = [simulation(p, dt=dt) for p in segments]
+    if discretization == "coarse":
+        tol_position, tol_rotation = COARSE_NEWTON_TOLERANCES
+        segments = [simulation(p, implicit_tol_position=tol_position,
+                               implicit_tol_rotation=tol_rotation) for p in segments]
     return discretization, segments
 
 

@@ -122,6 +122,11 @@ PER_ROD_IMPERFECTIONS = {
 #: largest lean of the rods [rad] about either axis of the base (5.7 deg: a printing or
 #: mounting error, not a design)
 MAX_ROD_TILT = 0.1
+#: largest Newton tolerances of the implicit integrator, ``implicit_tol_position`` [m] and
+#: ``implicit_tol_rotation`` [rad]: the pose accuracy the integrator is held to (0.1 mm, 0.01 rad
+#: across a 10 mm element)
+MAX_IMPLICIT_TOL_POSITION = 1e-4
+MAX_IMPLICIT_TOL_ROTATION = 1e-2
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,13 @@ class SimulationParams(_ParamsBase):
     stop a run whose other steps ``dt`` serves; a step that needs more than 1/16 of ``dt`` is
     refused, and then ``dt`` itself is too large (``ImplicitEngine.n_halved`` counts the
     halved steps).
+
+    ``implicit_tol_position`` [m] / ``implicit_tol_rotation`` [rad] (implicit only): Newton's
+    tolerance on the position / rotation increments of a step (the iteration stops when the
+    estimated remaining error is below them, :mod:`hsa_elastica.engines.implicit`).  Defaults
+    1e-7 m / 1e-5 rad, 1000 times finer than the integrator's pose accuracy target (0.1 mm);
+    at most :data:`MAX_IMPLICIT_TOL_POSITION` / :data:`MAX_IMPLICIT_TOL_ROTATION`.  The
+    Gymnasium envs' coarse discretization takes 1e-6 m / 1e-4 rad.
     """
 
     dt: float = field(default=3e-5, metadata={"unit": "s"})
@@ -182,6 +194,12 @@ class SimulationParams(_ParamsBase):
     max_halvings: int = field(
         default=DEFAULT_MAX_HALVINGS, metadata={"unit": "-, refused implicit steps retried down to dt / 2**n"}
     )
+    implicit_tol_position: float = field(
+        default=1e-7, metadata={"unit": "m, Newton's tolerance on position increments (implicit)"}
+    )
+    implicit_tol_rotation: float = field(
+        default=1e-5, metadata={"unit": "rad, Newton's tolerance on rotation increments (implicit)"}
+    )
 
     def __post_init__(self) -> None:
         _check_real(self, "dt", gt=0.0)
@@ -189,6 +207,8 @@ class SimulationParams(_ParamsBase):
             raise _fail(self, "integrator", self.integrator, f"must be one of {INTEGRATOR_NAMES}")
         _check_real(self, "implicit_rho_inf", ge=0.0, le=1.0)
         _check_int(self, "max_halvings", ge=0, le=MAX_HALVINGS)
+        _check_real(self, "implicit_tol_position", gt=0.0, le=MAX_IMPLICIT_TOL_POSITION)
+        _check_real(self, "implicit_tol_rotation", gt=0.0, le=MAX_IMPLICIT_TOL_ROTATION)
         _check_real(self, "damping", ge=0.0, le=MAX_DAMPING)
         _check_real(self, "rotational_damping", ge=0.0, le=MAX_DAMPING)
         _check_vector(self, "gravity", optional=True)

@@ -491,7 +491,8 @@ def compiled_engine(robot: "Robot | Stack | SingleRod", *, chunk: int = 500) -> 
     """``robot`` stepped by the compiled engine its ``simulation.integrator`` (a single rod's
     ``sim_params.integrator``) selects: a
     :class:`FastRobot` (``"explicit"``) or an :class:`ImplicitRobot` with
-    ``simulation.implicit_rho_inf`` and ``simulation.max_halvings`` (``"implicit"``)."""
+    ``simulation.implicit_rho_inf``, ``simulation.max_halvings`` and Newton's tolerances
+    ``simulation.implicit_tol_position`` / ``implicit_tol_rotation`` (``"implicit"``)."""
     sim = _simulation_params(robot)
     handle: FastRobot = integrator(sim).build(robot, sim, chunk=chunk)
     return handle
@@ -499,7 +500,9 @@ def compiled_engine(robot: "Robot | Stack | SingleRod", *, chunk: int = 500) -> 
 
 def _implicit_handle(robot: "Robot | Stack | SingleRod", sim: Any, chunk: int) -> ImplicitRobot:
     return ImplicitRobot(robot, rho_inf=float(sim.implicit_rho_inf), chunk=chunk,
-                         max_halvings=int(sim.max_halvings))
+                         max_halvings=int(sim.max_halvings),
+                         tol_position=float(sim.implicit_tol_position),
+                         tol_rotation=float(sim.implicit_tol_rotation))
 
 
 # the compiled handle of each integrator of the registry (params/integrators.py)
