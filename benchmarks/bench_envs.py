@@ -15,7 +15,10 @@ vectorization_mode="async")`` (Gymnasium's processes) and of ``gym.make_vec(...,
 (the package's vector env, sub-envs on threads) against one env in this process, three times
 in alternation (``-v1`` coarse, the same calls: one after an episode's end resets, as the
 vector envs' autoreset does; the speed-up needs two idle cores; ``--vector-id HSAStack-v1``
-for the stack).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
+for the stack).  ``--tolerances POS,ROT``: each ``-v1`` row also with the coarse
+discretization's Newton tolerances at ``POS`` [m], ``ROT`` [rad] (``1e-7,1e-5``: the library's
+defaults, which the coarse envs used before), run just before the default (the full rows keep
+the parameters' own, so their two columns agree).  ``--refresh X``: each ``-v1`` row also with the tangent Newton
 matrix refreshed at a contraction rate of ``X`` instead of the default
 (:attr:`~hsa_elastica.engines.implicit.ImplicitEngine.slow_contraction_tangent`; 0.9 was the
 rule before it; the stack's difference matrix is not affected), run just before the default.
@@ -37,6 +40,7 @@ Usage::
     python benchmarks/bench_envs.py              # 150 env steps per run
     python benchmarks/bench_envs.py --steps 300 --rows robot-coarse --vector
     python benchmarks/bench_envs.py --refresh 0.9     # also the earlier refresh threshold
+    python benchmarks/bench_envs.py --tolerances 1e-7,1e-5 --rows robot-coarse,stack-coarse
     python benchmarks/bench_envs.py --eval-cost --rows robot-coarse
     python benchmarks/bench_envs.py --episodes 5 --rows robot-coarse,stack-coarse
 """
@@ -74,21 +78,28 @@ def _make(env_id: str, **kw: Any) -> Any:
 
 
 def run_env(env_id: str, disc: str, policy: str, n_steps: int, refresh: float | None = None,
-            **kw: Any) -> dict[str, Any]:
+            tolerances: tuple[float, float] | None = None, **kw: Any) -> dict[str, Any]:
     """Env steps/s [1/s] of ``n_steps`` steps (after one warm-up step) and, for the implicit
     integrator, its Newton statistics; ``refresh``: the tangent matrix's refresh threshold
-    (``ImplicitEngine.slow_contraction_tangent``, default: the class's); ``kw`` go to
-    ``gym.make`` (e.g. ``motor_speed``)."""
+    (``ImplicitEngine.slow_contraction_tangent``, default: the class's); ``tolerances``: the
+    coarse discretization's Newton tolerances [m], [rad] (default:
+    ``COARSE_NEWTON_TOLERANCES``); ``kw`` go to ``gym.make`` (e.g. ``motor_speed``)."""
     from hsa_elastica.engines.implicit import ImplicitEngine, ImplicitStepFailed
+    from hsa_elastica.envs import hsa_robot
 
     default = ImplicitEngine.slow_contraction_tangent
+    default_tol = getattr(hsa_robot, "COARSE_NEWTON_TOLERANCES", None)
     if refresh is not None:  # read when reset builds the engine
         ImplicitEngine.slow_contraction_tangent = refresh
+    if tolerances is not None:  # read when the env is made
+        hsa_robot.COARSE_NEWTON_TOLERANCES = tolerances
     try:
         env = _make(env_id, discretization=disc, **kw)
         env.reset(seed=0)
     finally:
         ImplicitEngine.slow_contraction_tangent = default
+        if default_tol is not None:
+            hsa_robot.COARSE_NEWTON_TOLERANCES = default_tol
     acts = _actions(policy, n_steps, env.action_space.shape[0])
     out: dict[str, Any] = {"dt": env.unwrapped.params.simulation.dt}
     try:
@@ -308,6 +319,10 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=0,
                     help="only whole -v1 episodes (resets included): N episodes per cell, a reset "
                          "restoring the built engine against one building it anew")
+    ap.add_argument("--tolerances", default=None, metavar="POS,ROT",
+                    help="also each -v1 row with the coarse discretization's Newton tolerances "
+                    "POS [m], ROT [rad] (e.g. 1e-7,1e-5, the library's defaults), run just before "
+                    "the default")
     ap.add_argument("--refresh", type=float, default=None,
                     help="also each -v1 row with the tangent matrix refreshed at this "
                          "contraction rate (0.9: the earlier rule)")
@@ -325,6 +340,16 @@ def main() -> None:
         return
     if args.refresh is not None and not 0.0 < args.refresh < 1.0:
         ap.error(f"--refresh = {args.refresh!r} is invalid: must be in (0, 1)")
+    tolerances = None
+    if args.tolerances is not None:
+        try:
+            pos, rot = (float(x) for x in args.tolerances.split(","))
+        except ValueError:
+            ap.error(f"--tolerances = {args.tolerances!r} is invalid: must be POS,ROT (two numbers)")
+        if not (0.0 < pos <= 1e-4 and 0.0 < rot <= 1e-2):
+            ap.error(f"--tolerances = {args.tolerances!r} is invalid: POS in (0, 1e-4] m, ROT in "
+                     "(0, 1e-2] rad")
+        tolerances = (pos, rot)
     if args.episodes:
         print(f"\n-v1 episodes (reset + 150 steps, random actions), wall clock, {args.episodes} "
               "episodes per cell, in alternation:")
@@ -339,16 +364,19 @@ def main() -> None:
         return
     print(f"# bench_envs: 20 ms control step, {args.steps} env steps per run, {args.policy} "
           f"actions, CPU time of one process")
-    cmp_head = (f" -v1 at refresh {args.refresh:g}: env steps/s | evals / step | Jacobians / env "
-                "step |" if args.refresh is not None else "")
+    changed = " and ".join(
+        ([f"refresh {args.refresh:g}"] if args.refresh is not None else [])
+        + ([f"tolerances {args.tolerances}"] if tolerances is not None else []))
+    cmp_head = (f" -v1 at {changed}: env steps/s | evals / step | Jacobians / env "
+                "step |" if changed else "")
     print("| env | discretization | -v0 env steps/s (dt) | -v1 env steps/s (dt) | -v1 / -v0 "
           "| -v1 evals / step | -v1 Jacobians / env step |" + cmp_head)
     print("|---|---|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if cmp_head else ""))
     for key in args.rows.split(","):
         name, disc = ROWS[key]
         old = run_env(f"{name}-v0", disc, args.policy, args.steps)
-        cmp = (run_env(f"{name}-v1", disc, args.policy, args.steps, refresh=args.refresh)
-               if args.refresh is not None else None)
+        cmp = (run_env(f"{name}-v1", disc, args.policy, args.steps, refresh=args.refresh,
+                       tolerances=tolerances) if changed else None)
         new = run_env(f"{name}-v1", disc, args.policy, args.steps)
         ratio = f"{new['rate'] / old['rate']:.2f}" if "rate" in old and "rate" in new else ""
         line = f"| {name} | {disc} | {_cell(old)} | {_cell(new)} | {ratio} | {_stats(new)} |"
