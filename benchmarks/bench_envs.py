@@ -85,21 +85,21 @@ def run_env(env_id: str, disc: str, policy: str, n_steps: int, refresh: float | 
     coarse discretization's Newton tolerances [m], [rad] (default:
     ``COARSE_NEWTON_TOLERANCES``); ``kw`` go to ``gym.make`` (e.g. ``motor_speed``)."""
     from hsa_elastica.engines.implicit import ImplicitEngine, ImplicitStepFailed
-    from hsa_elastica.envs import hsa_robot
+    from hsa_elastica.envs import discretization as envs_discretization
 
     default = ImplicitEngine.slow_contraction_tangent
-    default_tol = getattr(hsa_robot, "COARSE_NEWTON_TOLERANCES", None)
+    default_tol = getattr(envs_discretization, "COARSE_NEWTON_TOLERANCES", None)
     if refresh is not None:  # read when reset builds the engine
         ImplicitEngine.slow_contraction_tangent = refresh
     if tolerances is not None:  # read when the env is made
-        hsa_robot.COARSE_NEWTON_TOLERANCES = tolerances
+        envs_discretization.COARSE_NEWTON_TOLERANCES = tolerances
     try:
         env = _make(env_id, discretization=disc, **kw)
         env.reset(seed=0)
     finally:
         ImplicitEngine.slow_contraction_tangent = default
         if default_tol is not None:
-            hsa_robot.COARSE_NEWTON_TOLERANCES = default_tol
+            envs_discretization.COARSE_NEWTON_TOLERANCES = default_tol
     acts = _actions(policy, n_steps, env.action_space.shape[0])
     out: dict[str, Any] = {"dt": env.unwrapped.params.simulation.dt}
     try:
